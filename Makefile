@@ -1,0 +1,120 @@
+# roastop — build, test, bench, install. Plain GNU make; see README.md.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+CC ?= cc
+PKGS := ncursesw libcurl libcjson libcrypto
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
+	-Wmissing-prototypes -Wformat=2 -Wundef -Wvla
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+LIB_SRC := $(sort $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c src/*/*/*.c)))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+FUZZ_SECONDS ?= 10
+
+.PHONY: all deps deps-test test unit integration asan bench fuzz fuzz-smoke demo install clean
+
+all: $(BUILD)/roastop
+
+deps:
+	@scripts/deps.sh build
+
+deps-test:
+	@scripts/deps.sh test
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libroastop.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/roastop: $(BUILD)/obj/src/main.o $(BUILD)/libroastop.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libroastop.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS) $(CMOCKA_LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libroastop.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libroastop.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS)
+
+# The one test command (README, .ci/run): installs what it needs, then runs
+# unit tests, integration tests, a short fuzz pass and the ASan/UBSan build.
+test: deps-test
+	$(MAKE) --no-print-directory unit integration fuzz-smoke asan
+
+unit: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
+
+integration: $(BUILD)/roastop $(TOOL_BIN)
+	@ROASTOP=$(BUILD)/roastop TOOLS=$(BUILD)/tools sh tests/integration/run.sh
+
+# ASan + UBSan build of the unit tests, in its own build directory.
+asan:
+	$(MAKE) --no-print-directory BUILD=build-asan CC=clang \
+		CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" unit
+
+# libFuzzer harnesses (clang); each parser gets one. The library is built
+# once with the fuzzer's instrumentation and linked into every harness.
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZ_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzzobj/%.o)
+
+$(BUILD)/fuzzobj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+
+fuzz-smoke: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz-corpus/$$n; \
+		echo "fuzz $$n: $(FUZZ_SECONDS) s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
+			$(BUILD)/fuzz-corpus/$$n tests/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.log 2>&1 \
+			|| { tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; done
+
+bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN)
+	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
+
+# Runs the dashboard on the embedded default recording.
+demo: deps $(BUILD)/roastop
+	@sh scripts/demo.sh $(BUILD)
+
+install: $(BUILD)/roastop
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/roastop/themes
+	install -m 755 $(BUILD)/roastop $(DESTDIR)$(PREFIX)/bin/roastop
+	install -m 644 roastop.1 $(DESTDIR)$(PREFIX)/share/man/man1/roastop.1
+	for t in themes/*.theme; do [ -e "$$t" ] || continue; \
+		install -m 644 "$$t" $(DESTDIR)$(PREFIX)/share/roastop/themes/; done
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzzobj -name '*.d' 2>/dev/null)

@@ -1,0 +1,26 @@
+/* The application: one poll() loop over a signalfd, timerfds and the
+ * sources' descriptors (brubeck's habit: no signal handler doing real
+ * work, no sleeps). Events flow source -> recorder -> run_apply. */
+#ifndef ROASTOP_APP_H
+#define ROASTOP_APP_H
+
+#include "roastop/common.h"
+
+struct app_config {
+	const char *replay_path; /* NULL = live */
+	double speed; /* replay speed factor, 0 = as fast as possible */
+	const char *record_path; /* NULL = do not record */
+	const char *output_dir; /* NULL or "" = roastop-measurements/<timestamp> */
+	double duration; /* <= 0: no limit */
+	double checkpoint_interval; /* seconds, 0 = no checkpoints */
+	bool headless;
+	bool exit_on_run_end;
+	const char *processor_prefix; /* glob for fine-metrics processor rows, or NULL */
+};
+
+/* Runs until q, a signal, --duration, the end of a headless replay or
+ * --exit-on-run-end; writes the measurement and prints the summary.
+ * Returns the process exit status. */
+int app_main(const struct app_config *cfg);
+
+#endif

@@ -1,0 +1,167 @@
+/* Everything roastop learns is an event with a receive time. Sources only
+ * produce events; run_apply() is the only thing that changes state.
+ *
+ * Every string and array of an event lives in the event's arena, so an
+ * event is reused without malloc: event_reset() before decoding the next one.
+ * Strings are NUL-terminated UTF-8; NULL means "not given". */
+#ifndef ROASTOP_EVENT_H
+#define ROASTOP_EVENT_H
+
+#include "roastop/arena.h"
+#include "roastop/common.h"
+
+enum event_type {
+	EV_NONE = 0,
+	EV_SAMPLE, /* a scheduler poll: workers and their state */
+	EV_CHUNK, /* one processed chunk, from the emitter */
+	EV_RUN_START,
+	EV_RUN_END,
+	EV_REPORT, /* coffea's report at the end of Runner.run */
+	EV_FINE, /* cumulative Dask fine metrics */
+	EV_STATUS, /* a source connected / degraded / lost */
+	EV__COUNT
+};
+
+/* One worker in a scheduler sample. id (the worker address) is required. */
+struct worker_sample {
+	const char *id;
+	const char *name;
+	const char *host;
+	const char *status; /* "running", "paused", ... */
+	optnum nthreads;
+	optnum memory_bytes; /* process memory as the scheduler sees it */
+	optnum memory_limit;
+	optnum cpu_percent; /* 0-100 per worker, as WorkerState.metrics["cpu"] */
+	optnum executing; /* tasks executing now */
+	optnum processing; /* tasks assigned (processing set) */
+	optnum managed_bytes;
+	optnum spilled_bytes;
+};
+
+struct ev_sample {
+	const char *source; /* "state", "identity", "prometheus", ... */
+	const char *scheduler_id; /* changes when the scheduler restarts */
+	const char *dask_version;
+	uint32_t worker_count; /* always set; equals n_workers when detailed */
+	optnum total_threads; /* set when known even without per-worker rows */
+	optnum tasks_processing; /* cluster-wide, when the source gives it */
+	size_t n_workers; /* 0 when the source has no per-worker detail */
+	struct worker_sample *workers;
+};
+
+struct kv_num {
+	const char *key;
+	double value;
+};
+
+struct file_meta {
+	const char *filename;
+	optnum compression_ratio;
+	optnum total_branches;
+	optnum total_tree_bytes;
+};
+
+/* Field names are roastcoffea 0.1.2's @track_metrics record, plus roastop's
+ * own (cpu_time, worker, host, pid, seq, error, custom). */
+struct ev_chunk {
+	optnum t_start, t_end, duration;
+	optnum mem_before_mb, mem_after_mb, mem_delta_mb;
+	optnum bytes_read, timestamp, num_events;
+	optnum entry_start, entry_stop;
+	optnum num_branches_accessed, accessed_bytes, accessed_uncompressed_bytes;
+	optnum branches_read_percent, bytes_read_percent;
+	optnum cpu_time; /* thread CPU seconds inside process() */
+	optnum pid, seq;
+	const char *dataset, *file, *uuid, *worker, *host;
+	const char *error; /* exception type when process() raised; else NULL */
+	size_t n_branches;
+	const char **accessed_branches;
+	size_t n_timing, n_memory, n_bytes; /* track_time / track_memory / track_bytes */
+	struct kv_num *timing, *memory, *bytes;
+	bool has_file_metadata;
+	struct file_meta file_metadata;
+	const char *custom_json; /* unknown fields as a compact JSON object, or NULL */
+};
+
+struct ev_run_start {
+	const char *run_id;
+	const char *name;
+	const char *processor; /* processor class name: the fine-metrics prefix */
+	size_t n_datasets;
+	const char **datasets;
+	optnum expected_events;
+	const char *client_host;
+	optnum client_pid;
+};
+
+struct ev_run_end {
+	const char *run_id;
+};
+
+struct ev_report {
+	optnum bytesread, entries, processtime, chunks;
+	size_t n_columns;
+	const char **columns;
+};
+
+enum fine_scope {
+	FINE_CLUSTER = 0, /* Scheduler.cumulative_worker_metrics: since scheduler start */
+	FINE_SPAN = 1, /* the run's span: already scoped to the run */
+};
+
+/* (context, prefix, activity, unit) -> value, cumulative. */
+struct fine_row {
+	const char *context, *prefix, *activity, *unit;
+	double value;
+};
+
+struct ev_fine {
+	enum fine_scope scope;
+	size_t n_rows;
+	struct fine_row *rows;
+};
+
+enum source_state {
+	SRC_CONNECTED = 0,
+	SRC_DEGRADED,
+	SRC_LOST,
+	SRC__COUNT
+};
+
+struct ev_status {
+	const char *source; /* "scheduler", "udp", "replay" */
+	enum source_state state;
+	const char *reason; /* human text, may be NULL */
+};
+
+struct event {
+	enum event_type type;
+	double t; /* receive time, seconds since the epoch (roastop's clock) */
+	union {
+		struct ev_sample sample;
+		struct ev_chunk chunk;
+		struct ev_run_start run_start;
+		struct ev_run_end run_end;
+		struct ev_report report;
+		struct ev_fine fine;
+		struct ev_status status;
+	} u;
+	struct arena mem; /* owns every string and array above */
+};
+
+/* Hard bounds every decoder enforces (a bad event is rejected whole). */
+#define EVENT_MAX_STRING 4096u
+#define EVENT_MAX_LIST 65536u /* workers, branches, columns, fine rows */
+#define EVENT_MAX_SECTIONS 256u
+#define EVENT_ARENA_LIMIT (64u << 20)
+
+void event_init(struct event *ev);
+/* Forget the payload, keep the arena's memory for the next decode. */
+void event_reset(struct event *ev);
+void event_free(struct event *ev);
+
+const char *event_type_name(enum event_type t);
+enum event_type event_type_from_name(const char *name);
+const char *source_state_name(enum source_state s);
+
+#endif

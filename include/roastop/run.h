@@ -1,0 +1,195 @@
+/* The run model: everything roastop knows about one analysis run, in
+ * bounded memory. run_apply() is the only way it changes. Metrics, views and
+ * exporters read it (const) and never write it. */
+#ifndef ROASTOP_RUN_H
+#define ROASTOP_RUN_H
+
+#include "roastop/common.h"
+#include "roastop/event.h"
+#include "roastop/hist.h"
+#include "roastop/stats.h"
+#include "roastop/strmap.h"
+#include "roastop/timeline.h"
+#include "roastop/topk.h"
+
+#define RUN_TIMELINE_POINTS 2048
+#define RUN_WORKER_TIMELINE_POINTS 64
+#define RUN_MAX_WORKERS 100000
+#define RUN_MAX_DATASETS 1024
+#define RUN_MAX_FILES 200000
+#define RUN_MAX_SECTIONS 256
+#define RUN_MAX_BRANCHES 100000
+#define RUN_MAX_FINE_ROWS 8192
+#define RUN_LOG_LINES 256
+#define RUN_LOG_TEXT 160
+#define RUN_NAME_LEN 128
+
+/* Per worker ever seen (keyed by address). Last-sample values plus exact
+ * accumulators for the worker's time-weighted memory average. */
+struct worker_agg {
+	char name[RUN_NAME_LEN];
+	char host[64];
+	char status[16];
+	optnum nthreads, memory_bytes, memory_limit, cpu_percent;
+	optnum executing, processing, managed_bytes, spilled_bytes;
+	double t_first_seen, t_last_seen;
+	bool present; /* in the latest detailed sample */
+	bool was_present; /* in the one before: joins and departures */
+	double mem_peak;
+	uint64_t mem_samples;
+	double mem_integral, mem_covered; /* trapezoid over this worker's samples */
+	double mem_first, mem_t_last, mem_v_last;
+	struct timeline mem_pct; /* memory / limit x 100, small, for views */
+};
+
+struct dataset_agg {
+	uint64_t n_chunks; /* successful */
+	uint64_t n_failed;
+	double total_duration; /* seconds, successful chunks */
+	double total_events; /* successful chunks with num_events */
+	double total_bytes_read;
+	struct stats duration;
+	struct hist *duration_hist; /* allocated on first chunk */
+};
+
+/* Per file: counts, plus the first chunk's per-file read metrics and the
+ * file metadata (deduplicated: the first one seen wins, as roastcoffea). */
+struct file_agg {
+	uint64_t n_chunks;
+	double total_events, total_duration;
+	bool has_meta;
+	optnum compression_ratio, total_branches, total_tree_bytes;
+	bool has_first;
+	optnum accessed_bytes, bytes_read_percent, num_branches_accessed, branches_read_percent;
+	char dataset[RUN_NAME_LEN];
+};
+
+struct section_agg {
+	struct stats s; /* seconds, MB or bytes depending on the map */
+};
+
+/* One (context, prefix, activity, unit) counter. Cumulative counters reset
+ * when the scheduler restarts; `carried` keeps what earlier segments added. */
+struct fine_agg {
+	double base; /* first value seen in this segment (cluster scope) */
+	double last;
+	double carried;
+	bool span; /* from a span snapshot: base is 0 */
+};
+
+struct report_agg {
+	bool present;
+	optnum bytesread, entries, processtime, chunks;
+	uint64_t n_columns;
+};
+
+struct source_info {
+	char name[32];
+	enum source_state state;
+	char reason[RUN_LOG_TEXT];
+	double since;
+	uint64_t transitions;
+};
+
+enum log_kind { LOG_INFO = 0, LOG_WARN, LOG_ERROR };
+
+struct log_line {
+	double t;
+	enum log_kind kind;
+	char text[RUN_LOG_TEXT];
+};
+
+struct run {
+	/* run markers */
+	char run_id[64];
+	char name[RUN_NAME_LEN];
+	char processor[RUN_NAME_LEN];
+	uint32_t n_datasets_declared;
+	optnum expected_events;
+	bool started, ended;
+	double t_run_start, t_run_end;
+	double t_first, t_last; /* first and latest event receive time */
+	bool any_event;
+	uint64_t applied[EV__COUNT];
+	uint64_t ignored; /* events that were valid but not applicable (e.g. time going back) */
+
+	/* chunks */
+	uint64_t n_chunks; /* every chunk record, failed included */
+	uint64_t n_failed;
+	struct stats chunk_duration; /* successful chunks, seconds */
+	struct stats chunk_events; /* successful chunks with num_events */
+	struct stats chunk_mem_delta; /* successful chunks with mem_delta_mb, MB */
+	struct stats chunk_cpu_time; /* chunks with cpu_time, seconds */
+	struct stats chunk_bytes_read; /* chunks with bytes_read */
+	struct hist duration_hist;
+	struct hist events_hist; /* events per chunk */
+	struct topk slowest;
+	struct strmap datasets; /* -> struct dataset_agg */
+	struct strmap files; /* -> struct file_agg */
+	struct strmap sec_time; /* track_time: seconds */
+	struct strmap sec_mem; /* track_memory: MB */
+	struct strmap sec_bytes; /* track_bytes: bytes */
+	struct strmap branches; /* set of accessed branch names */
+	struct strmap errors; /* error type -> uint64_t count */
+	uint64_t overflow_datasets, overflow_files, overflow_sections, overflow_branches;
+	uint64_t chunks_with_custom;
+	uint64_t branch_lists_seen[8]; /* fingerprints of branch lists already merged */
+	uint64_t branch_lists_next;
+	struct timeline tl_events; /* cumulative events at each chunk arrival */
+	struct timeline tl_bytes; /* cumulative bytes_read at each chunk arrival */
+
+	/* scheduler samples */
+	uint64_t n_samples;
+	char scheduler_id[96];
+	char dask_version[32];
+	uint64_t scheduler_restarts;
+	struct strmap workers; /* address -> struct worker_agg */
+	uint64_t overflow_workers;
+	uint32_t workers_now;
+	struct timeline tl_workers; /* worker count */
+	struct timeline tl_threads; /* total threads */
+	struct timeline tl_mem_used; /* sum of worker memory, bytes */
+	struct timeline tl_mem_limit; /* sum of memory limits, bytes */
+	struct timeline tl_mem_worst_pct; /* highest worker memory %, per sample */
+	struct timeline tl_cpu; /* mean worker CPU % per sample */
+	struct timeline tl_executing; /* tasks executing, cluster-wide */
+	struct stats worker_mem_bytes; /* every worker sample: peak = max */
+	struct stats worker_mem_pct; /* every worker sample with a limit */
+	struct stats worker_cpu_pct; /* every worker sample */
+
+	/* fine metrics */
+	/* "context\x1fprefix\x1factivity\x1funit" -> struct fine_agg. Metrics use
+	 * the span rows when there are any (scoped to the run), else the cluster
+	 * rows' growth since roastop first saw them. */
+	struct strmap fine_cluster;
+	struct strmap fine_span;
+	uint64_t n_fine_cluster, n_fine_span; /* snapshots applied */
+	uint64_t overflow_fine;
+
+	/* coffea report */
+	struct report_agg report;
+
+	/* sources and event log */
+	struct source_info sources[4];
+	size_t n_sources;
+	struct log_line log[RUN_LOG_LINES]; /* ring */
+	uint64_t log_count; /* total lines ever; newest at (log_count-1) % RUN_LOG_LINES */
+};
+
+/* 0 on success, -1 when out of memory. */
+int run_init(struct run *r);
+void run_destroy(struct run *r);
+/* Applies one event. Returns 0 when applied, 1 when ignored as not
+ * applicable (counted in r->ignored). Never half-applies. */
+int run_apply(struct run *r, const struct event *ev);
+/* The fine-metrics key for a row, written into buf (NUL-terminated). */
+size_t run_fine_key(char *buf, size_t size, const char *context, const char *prefix,
+		    const char *activity, const char *unit);
+/* Splits a fine key back into its 4 parts (pointers into buf, which is modified). */
+bool run_fine_split(char *buf, const char *parts[4]);
+/* Cumulative value of a fine row over the run (carried + last - base). */
+double run_fine_value(const struct fine_agg *f);
+/* The i-th newest log line (0 = newest), or NULL. */
+const struct log_line *run_log_get(const struct run *r, size_t i);
+
+#endif

@@ -1,0 +1,33 @@
+/* String-keyed hash map with values stored inline (val_size bytes each),
+ * entries kept in insertion order (index 0..count-1) so output is stable.
+ * Open addressing with linear probing over an index table. Keys are copied.
+ * A map has a maximum entry count: past it, strmap_upsert returns NULL and
+ * the caller counts the overflow instead of growing without bound. */
+#ifndef ROASTOP_STRMAP_H
+#define ROASTOP_STRMAP_H
+
+#include "roastop/common.h"
+
+struct strmap {
+	size_t val_size;
+	size_t max_entries;
+	size_t count;
+	size_t cap_entries; /* allocated entry slots */
+	char **keys; /* insertion order */
+	unsigned char *vals; /* insertion order, val_size each */
+	uint32_t *hashes;
+	uint32_t *index; /* slot -> entry index + 1; 0 = empty */
+	size_t index_cap; /* power of two */
+};
+
+void strmap_init(struct strmap *m, size_t val_size, size_t max_entries);
+void strmap_free(struct strmap *m);
+/* Pointer to the value for key, or NULL. Valid until the next upsert. */
+void *strmap_get(const struct strmap *m, const char *key);
+/* Finds or inserts key; a new value is zero-filled and *added set true.
+ * NULL when the map is full or memory is out. Valid until the next upsert. */
+void *strmap_upsert(struct strmap *m, const char *key, bool *added);
+const char *strmap_key_at(const struct strmap *m, size_t i);
+void *strmap_val_at(const struct strmap *m, size_t i);
+
+#endif

@@ -1,0 +1,51 @@
+/* A time series with bounded memory: at most `cap` points, each a bucket
+ * holding min/max/mean of the raw samples it covers. When full, adjacent
+ * buckets merge in pairs and each new bucket covers twice as many samples,
+ * so resolution halves as the run grows. Integrals are exact regardless:
+ * the trapezoid rule over every raw sample is accumulated as samples arrive.
+ *
+ * A gap (the source was lost) breaks the series: no trapezoid spans it, the
+ * first point after it is flagged so views draw no line through it, and the
+ * covered time excludes it. */
+#ifndef ROASTOP_TIMELINE_H
+#define ROASTOP_TIMELINE_H
+
+#include "roastop/common.h"
+
+struct tl_point {
+	double t; /* time of the first raw sample in the bucket */
+	float min, max, mean;
+	uint32_t n; /* raw samples in the bucket */
+	bool gap_before;
+};
+
+struct timeline {
+	struct tl_point *pts;
+	size_t cap; /* even, >= 4 */
+	size_t len;
+	uint32_t per_bucket; /* raw samples per bucket now: 1, 2, 4, ... */
+	/* exact accumulators over every raw sample */
+	uint64_t n_samples;
+	double integral; /* sum of trapezoids, value x seconds */
+	double covered; /* seconds covered by trapezoids */
+	double min, max; /* over all raw samples */
+	double sum; /* plain sum, for the arithmetic mean */
+	double t_last, v_last;
+	bool has_last; /* false at start and after a gap */
+	bool gap_pending;
+};
+
+/* 0 on success, -1 when out of memory. */
+int timeline_init(struct timeline *tl, size_t cap);
+void timeline_free(struct timeline *tl);
+/* Samples must come in non-decreasing time; an earlier one is ignored
+ * (returns false), as are non-finite values. */
+bool timeline_push(struct timeline *tl, double t, double v);
+void timeline_gap(struct timeline *tl);
+/* integral / covered; with one sample, that sample; invalid when empty. */
+optnum timeline_time_avg(const struct timeline *tl);
+optnum timeline_mean(const struct timeline *tl); /* arithmetic mean of samples */
+optnum timeline_max(const struct timeline *tl);
+optnum timeline_min(const struct timeline *tl);
+
+#endif

@@ -1,0 +1,364 @@
+/* The loop. Sources hand events to app_deliver(), which records them and
+ * applies them to the run; timers drive replay pacing, checkpoints and
+ * --duration; a signalfd turns SIGINT/SIGTERM/SIGHUP into a clean stop. */
+#include "roastop/app.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "roastop/measurement.h"
+#include "roastop/metrics.h"
+#include "roastop/record.h"
+#include "roastop/replay.h"
+#include "roastop/report_text.h"
+#include "roastop/run.h"
+#include "roastop/strbuf.h"
+
+#define REPLAY_BATCH 8192 /* events between two looks at the signal fd */
+
+enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD__COUNT };
+
+struct app {
+	const struct app_config *cfg;
+	struct run run;
+	struct event ev; /* reused for every decoded event */
+	struct replay *replay;
+	struct recorder *rec;
+	int fds[FD__COUNT];
+	bool stop;
+	const char *stop_reason;
+	char out_dir[PATH_MAX];
+	/* replay pacing: recording time rec_t0 plays at monotonic wall_t0 */
+	bool pending; /* ev holds an event waiting for its time */
+	bool paced;
+	double rec_t0, wall_t0;
+	bool replay_done;
+	uint64_t checkpoints, checkpoint_errors;
+};
+
+static double clock_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double clock_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* "now" for the metrics: the recording's clock in a replay, else the wall. */
+static double app_now(const struct app *a)
+{
+	if (a->cfg->replay_path)
+		return a->run.any_event ? a->run.t_last : 0.0;
+	return clock_real();
+}
+
+static struct itimerspec itimer_of(double first, double period)
+{
+	struct itimerspec it = { 0 };
+	it.it_value.tv_sec = (time_t)first;
+	it.it_value.tv_nsec = (long)((first - floor(first)) * 1e9);
+	if (it.it_value.tv_sec == 0 && it.it_value.tv_nsec == 0)
+		it.it_value.tv_nsec = 1; /* 0 would disarm */
+	it.it_interval.tv_sec = (time_t)period;
+	it.it_interval.tv_nsec = (long)((period - floor(period)) * 1e9);
+	return it;
+}
+
+static int timer_open(double first, double period)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (first > 0) {
+		struct itimerspec it = itimer_of(first, period);
+		timerfd_settime(fd, 0, &it, NULL);
+	}
+	return fd;
+}
+
+static void timer_drain(int fd)
+{
+	uint64_t n;
+	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		;
+}
+
+static int signals_open(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return -1;
+	signal(SIGPIPE, SIG_IGN); /* a dead ssh session must not kill the write */
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+static void default_out_dir(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char stamp[32];
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d_%H-%M-%S", &tm);
+	snprintf(buf, size, "roastop-measurements/%s", stamp);
+}
+
+static void app_deliver(struct app *a, const struct event *ev)
+{
+	if (a->rec && recorder_write(a->rec, ev) != 0) {
+		fprintf(stderr, "roastop: recording stopped: %s\n", strerror(errno));
+		recorder_close(a->rec);
+		a->rec = NULL;
+	}
+	run_apply(&a->run, ev);
+	if (a->cfg->exit_on_run_end && a->run.ended && !a->stop) {
+		a->stop = true;
+		a->stop_reason = "run ended";
+	}
+}
+
+static void pace_arm(struct app *a, double due_mono)
+{
+	double wait = due_mono - clock_mono();
+	struct itimerspec it = itimer_of(wait > 0 ? wait : 0, 0);
+	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+}
+
+/* Is the pending event due? Arms the pace timer when it is not. */
+static bool replay_due(struct app *a)
+{
+	if (a->cfg->speed <= 0)
+		return true;
+	if (!a->paced) {
+		a->paced = true;
+		a->rec_t0 = a->ev.t;
+		a->wall_t0 = clock_mono();
+	}
+	double due = a->wall_t0 + (a->ev.t - a->rec_t0) / a->cfg->speed;
+	if (due <= clock_mono())
+		return true;
+	pace_arm(a, due);
+	return false;
+}
+
+static void replay_finish(struct app *a)
+{
+	a->replay_done = true;
+	if (a->cfg->headless && !a->stop) {
+		a->stop = true;
+		a->stop_reason = "end of recording";
+	}
+}
+
+/* Delivers due events, at most a batch, so signals are looked at often. */
+static void replay_step(struct app *a)
+{
+	for (int i = 0; i < REPLAY_BATCH && !a->stop; i++) {
+		if (!a->pending) {
+			int rc = replay_next(a->replay, &a->ev);
+			if (rc < 0)
+				fprintf(stderr, "roastop: replay: %s\n", strerror(errno));
+			if (rc <= 0) {
+				replay_finish(a);
+				return;
+			}
+			a->pending = true;
+		}
+		if (!replay_due(a))
+			return;
+		a->pending = false;
+		app_deliver(a, &a->ev);
+	}
+}
+
+static void app_measure(const struct app *a, struct metrics *m)
+{
+	struct metrics_options opt = { .processor_prefix = a->cfg->processor_prefix };
+	metrics_compute(&a->run, app_now(a), &opt, m);
+}
+
+static int app_write(struct app *a, char *err, size_t errsz)
+{
+	struct metrics m;
+	app_measure(a, &m);
+	return measurement_write(a->out_dir, &m, &a->run, err, errsz);
+}
+
+static void app_checkpoint(struct app *a)
+{
+	char err[512];
+	if (app_write(a, err, sizeof(err)) == 0) {
+		a->checkpoints++;
+		return;
+	}
+	if (a->checkpoint_errors++ == 0)
+		fprintf(stderr, "roastop: checkpoint failed: %s\n", err);
+}
+
+static void app_signal(struct app *a)
+{
+	struct signalfd_siginfo si;
+	while (read(a->fds[FD_SIGNAL], &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		a->stop = true;
+		a->stop_reason = strsignal((int)si.ssi_signo);
+	}
+}
+
+static int poll_timeout(const struct app *a)
+{
+	if (a->replay && !a->replay_done && (!a->pending || a->cfg->speed <= 0))
+		return 0; /* more to read now */
+	return -1;
+}
+
+static void app_loop(struct app *a)
+{
+	struct pollfd pfd[FD__COUNT];
+	while (!a->stop) {
+		for (int i = 0; i < FD__COUNT; i++)
+			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
+		int n = poll(pfd, FD__COUNT, poll_timeout(a));
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
+			break;
+		}
+		if (n > 0 && (pfd[FD_SIGNAL].revents & POLLIN))
+			app_signal(a);
+		if (n > 0 && (pfd[FD_DURATION].revents & POLLIN)) {
+			a->stop = true;
+			a->stop_reason = "--duration reached";
+		}
+		if (n > 0 && (pfd[FD_CHECKPOINT].revents & POLLIN)) {
+			timer_drain(a->fds[FD_CHECKPOINT]);
+			app_checkpoint(a);
+		}
+		if (n > 0 && (pfd[FD_PACE].revents & POLLIN))
+			timer_drain(a->fds[FD_PACE]);
+		if (a->replay && !a->replay_done && !a->stop)
+			replay_step(a);
+	}
+}
+
+static int app_open_sources(struct app *a)
+{
+	char err[512];
+	if (a->cfg->replay_path) {
+		a->replay = replay_open(a->cfg->replay_path, err, sizeof(err));
+		if (!a->replay) {
+			fprintf(stderr, "roastop: %s\n", err);
+			return -1;
+		}
+	} else {
+		fprintf(stderr, "roastop: live sources (UDP listener, scheduler poller) are not "
+				"available yet in this build; use --replay FILE\n");
+	}
+	if (a->cfg->record_path) {
+		a->rec = recorder_open(a->cfg->record_path, err, sizeof(err));
+		if (!a->rec) {
+			fprintf(stderr, "roastop: %s\n", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int app_open_fds(struct app *a)
+{
+	const struct app_config *c = a->cfg;
+	a->fds[FD_SIGNAL] = signals_open();
+	a->fds[FD_CHECKPOINT] = timer_open(c->checkpoint_interval, c->checkpoint_interval);
+	a->fds[FD_DURATION] = timer_open(c->duration > 0 ? c->duration : 0, 0);
+	a->fds[FD_PACE] = timer_open(0, 0);
+	for (int i = 0; i < FD__COUNT; i++) {
+		if (a->fds[i] < 0) {
+			fprintf(stderr, "roastop: cannot set up the event loop: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void app_close(struct app *a)
+{
+	if (a->rec && recorder_close(a->rec) != 0)
+		fprintf(stderr, "roastop: recording incomplete: %s\n", strerror(errno));
+	a->rec = NULL;
+	if (a->replay)
+		replay_close(a->replay);
+	for (int i = 0; i < FD__COUNT; i++)
+		if (a->fds[i] >= 0)
+			close(a->fds[i]);
+	event_free(&a->ev);
+	run_destroy(&a->run);
+}
+
+/* Final write, then the summary on stdout (also when the write failed, so
+ * nothing is lost: the exit status says it). */
+static int app_finish(struct app *a)
+{
+	char err[512];
+	int rc = app_write(a, err, sizeof(err));
+	struct metrics m;
+	app_measure(a, &m);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	text_summary(&m, &a->run, &sb);
+	fwrite(sb.data, 1, sb.len, stdout);
+	strbuf_free(&sb);
+	if (rc != 0) {
+		fprintf(stderr, "roastop: could not write the measurement: %s\n", err);
+		return 1;
+	}
+	printf("\nroastop: stopped (%s); measurement written to %s\n",
+	       a->stop_reason ? a->stop_reason : "done", a->out_dir);
+	fflush(stdout);
+	return 0;
+}
+
+int app_main(const struct app_config *cfg)
+{
+	struct app *a = calloc(1, sizeof(*a));
+	if (!a || run_init(&a->run) != 0) {
+		fprintf(stderr, "roastop: out of memory\n");
+		free(a);
+		return 1;
+	}
+	a->cfg = cfg;
+	event_init(&a->ev);
+	for (int i = 0; i < FD__COUNT; i++)
+		a->fds[i] = -1;
+	if (cfg->output_dir && cfg->output_dir[0])
+		snprintf(a->out_dir, sizeof(a->out_dir), "%s", cfg->output_dir);
+	else
+		default_out_dir(a->out_dir, sizeof(a->out_dir));
+	int rc = 1;
+	if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
+		if (cfg->headless || cfg->replay_path)
+			fprintf(stderr, "roastop: collecting; measurement goes to %s\n", a->out_dir);
+		app_loop(a);
+		rc = app_finish(a);
+	}
+	app_close(a);
+	free(a);
+	return rc;
+}

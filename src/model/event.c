@@ -1,0 +1,54 @@
+#include "roastop/event.h"
+
+#include <string.h>
+
+static const char *const type_names[EV__COUNT] = {
+	[EV_NONE] = "none",	       [EV_SAMPLE] = "sample",
+	[EV_CHUNK] = "chunk",	       [EV_RUN_START] = "run_start",
+	[EV_RUN_END] = "run_end",      [EV_REPORT] = "report",
+	[EV_FINE] = "fine",	       [EV_STATUS] = "status",
+};
+
+static const char *const state_names[SRC__COUNT] = {
+	[SRC_CONNECTED] = "connected",
+	[SRC_DEGRADED] = "degraded",
+	[SRC_LOST] = "lost",
+};
+
+void event_init(struct event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	arena_init(&ev->mem, EVENT_ARENA_LIMIT);
+}
+
+void event_reset(struct event *ev)
+{
+	struct arena keep = ev->mem;
+	memset(ev, 0, sizeof(*ev));
+	ev->mem = keep;
+	arena_reset(&ev->mem);
+}
+
+void event_free(struct event *ev)
+{
+	arena_free(&ev->mem);
+	memset(ev, 0, sizeof(*ev));
+}
+
+const char *event_type_name(enum event_type t)
+{
+	return (t >= 0 && t < EV__COUNT) ? type_names[t] : "unknown";
+}
+
+enum event_type event_type_from_name(const char *name)
+{
+	for (int t = EV_SAMPLE; t < EV__COUNT; t++)
+		if (strcmp(type_names[t], name) == 0)
+			return (enum event_type)t;
+	return EV_NONE;
+}
+
+const char *source_state_name(enum source_state s)
+{
+	return (s >= 0 && s < SRC__COUNT) ? state_names[s] : "unknown";
+}

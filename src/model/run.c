@@ -1,0 +1,698 @@
+/* The run model. run_apply() is the only entry point that changes state;
+ * each event kind has one apply function. Everything is bounded: maps have
+ * caps (overflow is counted), timelines have fixed capacity. */
+#include "roastop/run.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FINE_SEP '\x1f'
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	if (!src) {
+		dst[0] = '\0';
+		return;
+	}
+	size_t n = strlen(src);
+	if (n >= size) {
+		n = size - 1;
+		while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+			n--; /* do not cut a UTF-8 sequence */
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static void run_log(struct run *r, double t, enum log_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void run_log(struct run *r, double t, enum log_kind kind, const char *fmt, ...)
+{
+	struct log_line *l = &r->log[r->log_count % RUN_LOG_LINES];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(l->text, sizeof(l->text), fmt, ap);
+	va_end(ap);
+	l->t = t;
+	l->kind = kind;
+	r->log_count++;
+}
+
+const struct log_line *run_log_get(const struct run *r, size_t i)
+{
+	if (i >= r->log_count || i >= RUN_LOG_LINES)
+		return NULL;
+	return &r->log[(r->log_count - 1 - i) % RUN_LOG_LINES];
+}
+
+static const size_t timeline_offsets[] = {
+	offsetof(struct run, tl_events),	offsetof(struct run, tl_bytes),
+	offsetof(struct run, tl_workers),	offsetof(struct run, tl_threads),
+	offsetof(struct run, tl_mem_used),	offsetof(struct run, tl_mem_limit),
+	offsetof(struct run, tl_mem_worst_pct), offsetof(struct run, tl_cpu),
+	offsetof(struct run, tl_executing),
+};
+
+static struct timeline *timeline_at(struct run *r, size_t i)
+{
+	return (struct timeline *)((char *)r + timeline_offsets[i]);
+}
+
+int run_init(struct run *r)
+{
+	memset(r, 0, sizeof(*r));
+	stats_init(&r->chunk_duration);
+	stats_init(&r->chunk_events);
+	stats_init(&r->chunk_mem_delta);
+	stats_init(&r->chunk_cpu_time);
+	stats_init(&r->chunk_bytes_read);
+	stats_init(&r->worker_mem_bytes);
+	stats_init(&r->worker_mem_pct);
+	stats_init(&r->worker_cpu_pct);
+	hist_init(&r->duration_hist);
+	hist_init(&r->events_hist);
+	topk_init(&r->slowest);
+	strmap_init(&r->datasets, sizeof(struct dataset_agg), RUN_MAX_DATASETS);
+	strmap_init(&r->files, sizeof(struct file_agg), RUN_MAX_FILES);
+	strmap_init(&r->sec_time, sizeof(struct section_agg), RUN_MAX_SECTIONS);
+	strmap_init(&r->sec_mem, sizeof(struct section_agg), RUN_MAX_SECTIONS);
+	strmap_init(&r->sec_bytes, sizeof(struct section_agg), RUN_MAX_SECTIONS);
+	strmap_init(&r->branches, 1, RUN_MAX_BRANCHES);
+	strmap_init(&r->errors, sizeof(uint64_t), RUN_MAX_SECTIONS);
+	strmap_init(&r->workers, sizeof(struct worker_agg), RUN_MAX_WORKERS);
+	strmap_init(&r->fine_cluster, sizeof(struct fine_agg), RUN_MAX_FINE_ROWS);
+	strmap_init(&r->fine_span, sizeof(struct fine_agg), RUN_MAX_FINE_ROWS);
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(timeline_offsets); i++) {
+		if (timeline_init(timeline_at(r, i), RUN_TIMELINE_POINTS) != 0) {
+			run_destroy(r);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void run_destroy(struct run *r)
+{
+	for (size_t i = 0; i < r->datasets.count; i++) {
+		struct dataset_agg *d = strmap_val_at(&r->datasets, i);
+		free(d->duration_hist);
+	}
+	for (size_t i = 0; i < r->workers.count; i++) {
+		struct worker_agg *w = strmap_val_at(&r->workers, i);
+		timeline_free(&w->mem_pct);
+	}
+	struct strmap *maps[] = { &r->datasets, &r->files,	 &r->sec_time,	   &r->sec_mem,
+				  &r->sec_bytes, &r->branches,	 &r->errors,	   &r->workers,
+				  &r->fine_cluster, &r->fine_span };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(maps); i++)
+		strmap_free(maps[i]);
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(timeline_offsets); i++)
+		timeline_free(timeline_at(r, i));
+}
+
+/* ---- chunks ---------------------------------------------------------- */
+
+static double chunk_duration(const struct ev_chunk *c)
+{
+	if (c->duration.valid)
+		return c->duration.value;
+	return c->t_end.value - c->t_start.value; /* the decoder checked both */
+}
+
+static optnum chunk_mem_delta(const struct ev_chunk *c)
+{
+	if (c->mem_delta_mb.valid)
+		return c->mem_delta_mb;
+	if (c->mem_before_mb.valid && c->mem_after_mb.valid)
+		return optnum_of(c->mem_after_mb.value - c->mem_before_mb.value);
+	return optnum_none();
+}
+
+static struct dataset_agg *dataset_get(struct run *r, const char *name)
+{
+	bool added = false;
+	struct dataset_agg *d = strmap_upsert(&r->datasets, name ? name : "unknown", &added);
+	if (!d)
+		r->overflow_datasets++;
+	return d;
+}
+
+static void chunk_failed(struct run *r, double t, const struct ev_chunk *c)
+{
+	r->n_failed++;
+	struct dataset_agg *d = dataset_get(r, c->dataset);
+	if (d)
+		d->n_failed++;
+	bool added = false;
+	uint64_t *n = strmap_upsert(&r->errors, c->error, &added);
+	if (n)
+		(*n)++;
+	run_log(r, t, LOG_ERROR, "chunk failed: %s on %s (%s)", c->error,
+		c->worker ? c->worker : "?", c->file ? c->file : "?");
+}
+
+static void dataset_add(struct run *r, const struct ev_chunk *c, double dur)
+{
+	struct dataset_agg *d = dataset_get(r, c->dataset);
+	if (!d)
+		return;
+	d->n_chunks++;
+	d->total_duration += dur;
+	if (c->num_events.valid)
+		d->total_events += c->num_events.value;
+	if (c->bytes_read.valid)
+		d->total_bytes_read += c->bytes_read.value;
+	stats_add(&d->duration, dur);
+	if (!d->duration_hist) {
+		d->duration_hist = malloc(sizeof(*d->duration_hist));
+		if (d->duration_hist)
+			hist_init(d->duration_hist);
+	}
+	if (d->duration_hist)
+		hist_add(d->duration_hist, dur);
+}
+
+static struct file_agg *file_get(struct run *r, const char *name)
+{
+	bool added = false;
+	struct file_agg *f = strmap_upsert(&r->files, name, &added);
+	if (!f)
+		r->overflow_files++;
+	return f;
+}
+
+/* Per-file read metrics come from the first chunk of each file; file
+ * metadata from the first chunk that carries it (roastcoffea dedups both). */
+static void file_add(struct run *r, const struct ev_chunk *c, double dur)
+{
+	if (c->has_file_metadata && c->file_metadata.filename) {
+		struct file_agg *m = file_get(r, c->file_metadata.filename);
+		if (m && !m->has_meta) {
+			m->has_meta = true;
+			m->compression_ratio = c->file_metadata.compression_ratio;
+			m->total_branches = c->file_metadata.total_branches;
+			m->total_tree_bytes = c->file_metadata.total_tree_bytes;
+		}
+	}
+	if (!c->file)
+		return;
+	struct file_agg *f = file_get(r, c->file);
+	if (!f)
+		return;
+	f->n_chunks++;
+	f->total_duration += dur;
+	if (c->num_events.valid)
+		f->total_events += c->num_events.value;
+	if (!f->dataset[0])
+		copy_str(f->dataset, sizeof(f->dataset), c->dataset);
+	if (!f->has_first) {
+		f->has_first = true;
+		f->accessed_bytes = c->accessed_bytes;
+		f->bytes_read_percent = c->bytes_read_percent;
+		f->num_branches_accessed = c->num_branches_accessed;
+		f->branches_read_percent = c->branches_read_percent;
+	}
+}
+
+static void sections_add(struct strmap *m, const struct kv_num *kv, size_t n, uint64_t *overflow)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool added = false;
+		struct section_agg *s = strmap_upsert(m, kv[i].key, &added);
+		if (!s) {
+			(*overflow)++;
+			continue;
+		}
+		if (added)
+			stats_init(&s->s);
+		stats_add(&s->s, kv[i].value);
+	}
+}
+
+static uint64_t branch_list_hash(const struct ev_chunk *c)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < c->n_branches; i++) {
+		for (const unsigned char *p = (const unsigned char *)c->accessed_branches[i]; *p; p++)
+			h = (h ^ *p) * 1099511628211ull;
+		h = (h ^ 0x1f) * 1099511628211ull;
+	}
+	return h ^ c->n_branches;
+}
+
+/* Chunks of one analysis nearly always read the same branch list: remember
+ * the last few lists by fingerprint and skip the per-branch inserts. */
+static void branches_add(struct run *r, const struct ev_chunk *c)
+{
+	if (c->n_branches == 0)
+		return;
+	uint64_t h = branch_list_hash(c);
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(r->branch_lists_seen); i++)
+		if (r->branch_lists_seen[i] == h)
+			return;
+	bool full = false;
+	for (size_t i = 0; i < c->n_branches; i++) {
+		bool added = false;
+		if (!strmap_upsert(&r->branches, c->accessed_branches[i], &added)) {
+			r->overflow_branches++;
+			full = true;
+		}
+	}
+	if (!full)
+		r->branch_lists_seen[r->branch_lists_next++ % ROASTOP_ARRAY_LEN(r->branch_lists_seen)] = h;
+}
+
+static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c)
+{
+	double dur = chunk_duration(c);
+	stats_add(&r->chunk_duration, dur);
+	hist_add(&r->duration_hist, dur);
+	if (c->num_events.valid) {
+		stats_add(&r->chunk_events, c->num_events.value);
+		hist_add(&r->events_hist, c->num_events.value);
+	}
+	optnum md = chunk_mem_delta(c);
+	if (md.valid)
+		stats_add(&r->chunk_mem_delta, md.value);
+	if (c->cpu_time.valid)
+		stats_add(&r->chunk_cpu_time, c->cpu_time.value);
+	if (c->bytes_read.valid)
+		stats_add(&r->chunk_bytes_read, c->bytes_read.value);
+	topk_offer(&r->slowest, dur, c->file, c->dataset, c->worker, c->entry_start, c->entry_stop,
+		   c->num_events);
+	dataset_add(r, c, dur);
+	file_add(r, c, dur);
+	sections_add(&r->sec_time, c->timing, c->n_timing, &r->overflow_sections);
+	sections_add(&r->sec_mem, c->memory, c->n_memory, &r->overflow_sections);
+	sections_add(&r->sec_bytes, c->bytes, c->n_bytes, &r->overflow_sections);
+	branches_add(r, c);
+	if (c->custom_json)
+		r->chunks_with_custom++;
+	timeline_push(&r->tl_events, t, r->chunk_events.sum);
+	timeline_push(&r->tl_bytes, t, r->chunk_bytes_read.sum);
+}
+
+static void apply_chunk(struct run *r, double t, const struct ev_chunk *c)
+{
+	r->n_chunks++;
+	if (c->error)
+		chunk_failed(r, t, c);
+	else
+		chunk_succeeded(r, t, c);
+}
+
+/* ---- scheduler samples ------------------------------------------------ */
+
+/* Trapezoid over this worker's own samples: roastcoffea's per-worker
+ * time-weighted memory average. mem_t_last < 0 marks a broken chain. */
+static void worker_mem_add(struct worker_agg *w, double t, double v)
+{
+	if (w->mem_samples == 0)
+		w->mem_first = v;
+	else if (w->mem_t_last >= 0 && t > w->mem_t_last) {
+		w->mem_integral += 0.5 * (w->mem_v_last + v) * (t - w->mem_t_last);
+		w->mem_covered += t - w->mem_t_last;
+	}
+	w->mem_samples++;
+	w->mem_t_last = t;
+	w->mem_v_last = v;
+	if (v > w->mem_peak)
+		w->mem_peak = v;
+}
+
+static void worker_copy(struct worker_agg *w, const struct worker_sample *s)
+{
+	if (s->name)
+		copy_str(w->name, sizeof(w->name), s->name);
+	if (s->host)
+		copy_str(w->host, sizeof(w->host), s->host);
+	if (s->status)
+		copy_str(w->status, sizeof(w->status), s->status);
+	w->nthreads = s->nthreads;
+	w->memory_bytes = s->memory_bytes;
+	w->memory_limit = s->memory_limit;
+	w->cpu_percent = s->cpu_percent;
+	w->executing = s->executing;
+	w->processing = s->processing;
+	w->managed_bytes = s->managed_bytes;
+	w->spilled_bytes = s->spilled_bytes;
+}
+
+/* Cluster-wide sums of one sample, for the timelines. */
+struct sample_sums {
+	double threads, mem, limit, worst_pct, cpu, executing;
+	size_t n_threads, n_mem, n_limit, n_pct, n_cpu, n_exec;
+};
+
+static void sums_add(struct sample_sums *a, const struct worker_sample *s)
+{
+	if (s->nthreads.valid) {
+		a->threads += s->nthreads.value;
+		a->n_threads++;
+	}
+	if (s->memory_bytes.valid) {
+		a->mem += s->memory_bytes.value;
+		a->n_mem++;
+	}
+	if (s->memory_limit.valid && s->memory_limit.value > 0) {
+		a->limit += s->memory_limit.value;
+		a->n_limit++;
+		if (s->memory_bytes.valid) {
+			double pct = 100.0 * s->memory_bytes.value / s->memory_limit.value;
+			a->worst_pct = a->n_pct ? fmax(a->worst_pct, pct) : pct;
+			a->n_pct++;
+		}
+	}
+	if (s->cpu_percent.valid) {
+		a->cpu += s->cpu_percent.value;
+		a->n_cpu++;
+	}
+	if (s->executing.valid) {
+		a->executing += s->executing.value;
+		a->n_exec++;
+	}
+}
+
+static void worker_sample_apply(struct run *r, double t, const struct worker_sample *s)
+{
+	bool added = false;
+	struct worker_agg *w = strmap_upsert(&r->workers, s->id, &added);
+	if (!w) {
+		r->overflow_workers++;
+		return;
+	}
+	if (added) {
+		w->t_first_seen = t;
+		w->mem_t_last = -1;
+		copy_str(w->name, sizeof(w->name), s->id);
+		if (timeline_init(&w->mem_pct, RUN_WORKER_TIMELINE_POINTS) != 0)
+			w->mem_pct.cap = 0;
+	}
+	if (added)
+		run_log(r, t, LOG_INFO, "worker joined: %s", s->name ? s->name : s->id);
+	else if (!w->was_present && !w->present)
+		run_log(r, t, LOG_INFO, "worker back: %s", s->name ? s->name : s->id);
+	worker_copy(w, s);
+	w->present = true;
+	w->t_last_seen = t;
+	if (s->memory_bytes.valid) {
+		worker_mem_add(w, t, s->memory_bytes.value);
+		stats_add(&r->worker_mem_bytes, s->memory_bytes.value);
+		if (s->memory_limit.valid && s->memory_limit.value > 0) {
+			double pct = 100.0 * s->memory_bytes.value / s->memory_limit.value;
+			stats_add(&r->worker_mem_pct, pct);
+			if (w->mem_pct.cap)
+				timeline_push(&w->mem_pct, t, pct);
+		}
+	}
+	if (s->cpu_percent.valid)
+		stats_add(&r->worker_cpu_pct, s->cpu_percent.value);
+}
+
+static void workers_mark_absent(struct run *r)
+{
+	for (size_t i = 0; i < r->workers.count; i++) {
+		struct worker_agg *w = strmap_val_at(&r->workers, i);
+		w->was_present = w->present;
+		w->present = false;
+	}
+}
+
+static void workers_log_departures(struct run *r, double t)
+{
+	for (size_t i = 0; i < r->workers.count; i++) {
+		const struct worker_agg *w = strmap_val_at(&r->workers, i);
+		if (w->was_present && !w->present)
+			run_log(r, t, LOG_WARN, "worker left: %s", w->name);
+	}
+}
+
+static void scheduler_identity(struct run *r, double t, const struct ev_sample *s)
+{
+	if (s->dask_version)
+		copy_str(r->dask_version, sizeof(r->dask_version), s->dask_version);
+	if (!s->scheduler_id)
+		return;
+	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {
+		r->scheduler_restarts++;
+		run_log(r, t, LOG_WARN, "scheduler restarted (new id %s)", s->scheduler_id);
+	}
+	copy_str(r->scheduler_id, sizeof(r->scheduler_id), s->scheduler_id);
+}
+
+static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
+			     const struct sample_sums *a)
+{
+	timeline_push(&r->tl_workers, t, s->worker_count);
+	if (s->total_threads.valid)
+		timeline_push(&r->tl_threads, t, s->total_threads.value);
+	else if (s->n_workers && a->n_threads == s->n_workers)
+		timeline_push(&r->tl_threads, t, a->threads);
+	else if (s->worker_count == 0)
+		timeline_push(&r->tl_threads, t, 0);
+	if (a->n_mem)
+		timeline_push(&r->tl_mem_used, t, a->mem);
+	if (a->n_limit)
+		timeline_push(&r->tl_mem_limit, t, a->limit);
+	if (a->n_pct)
+		timeline_push(&r->tl_mem_worst_pct, t, a->worst_pct);
+	if (a->n_cpu)
+		timeline_push(&r->tl_cpu, t, a->cpu / (double)a->n_cpu);
+	if (s->tasks_processing.valid)
+		timeline_push(&r->tl_executing, t, s->tasks_processing.value);
+	else if (a->n_exec)
+		timeline_push(&r->tl_executing, t, a->executing);
+}
+
+static void apply_sample(struct run *r, double t, const struct ev_sample *s)
+{
+	scheduler_identity(r, t, s);
+	r->n_samples++;
+	r->workers_now = s->worker_count;
+	struct sample_sums sums = { 0 };
+	bool detailed = s->n_workers > 0 || s->worker_count == 0;
+	if (detailed) {
+		workers_mark_absent(r);
+		for (size_t i = 0; i < s->n_workers; i++) {
+			worker_sample_apply(r, t, &s->workers[i]);
+			sums_add(&sums, &s->workers[i]);
+		}
+		workers_log_departures(r, t);
+	}
+	sample_timelines(r, t, s, &sums);
+}
+
+/* ---- fine metrics ----------------------------------------------------- */
+
+size_t run_fine_key(char *buf, size_t size, const char *context, const char *prefix,
+		    const char *activity, const char *unit)
+{
+	int n = snprintf(buf, size, "%s%c%s%c%s%c%s", context ? context : "", FINE_SEP,
+			 prefix ? prefix : "", FINE_SEP, activity ? activity : "", FINE_SEP,
+			 unit ? unit : "");
+	if (n < 0)
+		return 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+bool run_fine_split(char *buf, const char *parts[4])
+{
+	parts[0] = buf;
+	for (int i = 1; i < 4; i++) {
+		char *sep = strchr(parts[i - 1], FINE_SEP);
+		if (!sep)
+			return false;
+		*sep = '\0';
+		parts[i] = sep + 1;
+	}
+	return true;
+}
+
+double run_fine_value(const struct fine_agg *f)
+{
+	return f->carried + f->last - f->base;
+}
+
+/* Cluster counters include activity from before roastop started: rows in
+ * the first cluster snapshot become the baseline; rows that appear later
+ * start from 0. A counter that goes down means the scheduler restarted:
+ * what the old one counted is carried and the new one counts from 0. */
+static void fine_row_apply(struct run *r, struct strmap *m, const struct fine_row *row,
+			   bool baseline)
+{
+	char key[4 * EVENT_MAX_STRING + 4];
+	run_fine_key(key, sizeof(key), row->context, row->prefix, row->activity, row->unit);
+	bool added = false;
+	struct fine_agg *f = strmap_upsert(m, key, &added);
+	if (!f) {
+		r->overflow_fine++;
+		return;
+	}
+	if (added) {
+		f->base = baseline ? row->value : 0.0;
+		f->last = row->value;
+		f->span = m == &r->fine_span;
+		return;
+	}
+	if (row->value < f->last) {
+		f->carried += f->last - f->base;
+		f->base = 0.0;
+	}
+	f->last = row->value;
+}
+
+static void apply_fine(struct run *r, const struct ev_fine *f)
+{
+	bool span = f->scope == FINE_SPAN;
+	struct strmap *m = span ? &r->fine_span : &r->fine_cluster;
+	bool baseline = !span && r->n_fine_cluster == 0;
+	for (size_t i = 0; i < f->n_rows; i++)
+		fine_row_apply(r, m, &f->rows[i], baseline);
+	if (span)
+		r->n_fine_span++;
+	else
+		r->n_fine_cluster++;
+}
+
+/* ---- run markers, report, status -------------------------------------- */
+
+static void apply_run_start(struct run *r, double t, const struct ev_run_start *s)
+{
+	if (r->started) {
+		run_log(r, t, LOG_WARN, "another run started (%s): its numbers add to this session's",
+			s->run_id ? s->run_id : "?");
+		r->ended = false;
+	} else {
+		r->started = true;
+		r->t_run_start = t;
+	}
+	copy_str(r->run_id, sizeof(r->run_id), s->run_id);
+	if (s->name)
+		copy_str(r->name, sizeof(r->name), s->name);
+	if (s->processor)
+		copy_str(r->processor, sizeof(r->processor), s->processor);
+	r->n_datasets_declared = (uint32_t)s->n_datasets;
+	r->expected_events = s->expected_events;
+	run_log(r, t, LOG_INFO, "run started: %s (%s)", r->name[0] ? r->name : r->run_id,
+		r->processor[0] ? r->processor : "processor unknown");
+}
+
+static void apply_run_end(struct run *r, double t)
+{
+	r->ended = true;
+	r->t_run_end = t;
+	run_log(r, t, LOG_INFO, "run ended");
+}
+
+static void report_add(optnum *into, optnum v)
+{
+	if (!v.valid)
+		return;
+	*into = optnum_of((into->valid ? into->value : 0.0) + v.value);
+}
+
+/* Two reports in one session (two Runner.run calls) add up. */
+static void apply_report(struct run *r, double t, const struct ev_report *rep)
+{
+	struct report_agg *a = &r->report;
+	if (a->present)
+		run_log(r, t, LOG_INFO, "another coffea report: totals add up");
+	a->present = true;
+	report_add(&a->bytesread, rep->bytesread);
+	report_add(&a->entries, rep->entries);
+	report_add(&a->processtime, rep->processtime);
+	report_add(&a->chunks, rep->chunks);
+	a->n_columns += rep->n_columns;
+}
+
+static struct source_info *source_find(struct run *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_sources; i++)
+		if (strcmp(r->sources[i].name, name) == 0)
+			return &r->sources[i];
+	if (r->n_sources == ROASTOP_ARRAY_LEN(r->sources))
+		return NULL;
+	struct source_info *s = &r->sources[r->n_sources++];
+	copy_str(s->name, sizeof(s->name), name);
+	s->state = SRC__COUNT; /* so the first status counts as a change */
+	return s;
+}
+
+/* The scheduler was lost: no line is drawn and no trapezoid spans the gap. */
+static void scheduler_gap(struct run *r)
+{
+	struct timeline *tls[] = { &r->tl_workers, &r->tl_threads, &r->tl_mem_used,
+				   &r->tl_mem_limit, &r->tl_mem_worst_pct, &r->tl_cpu,
+				   &r->tl_executing };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(tls); i++)
+		timeline_gap(tls[i]);
+	for (size_t i = 0; i < r->workers.count; i++) {
+		struct worker_agg *w = strmap_val_at(&r->workers, i);
+		w->mem_t_last = -1;
+		if (w->mem_pct.cap)
+			timeline_gap(&w->mem_pct);
+	}
+}
+
+static int apply_status(struct run *r, double t, const struct ev_status *st)
+{
+	struct source_info *s = source_find(r, st->source ? st->source : "?");
+	if (!s)
+		return 1;
+	copy_str(s->reason, sizeof(s->reason), st->reason);
+	if (s->state == st->state)
+		return 0;
+	bool first = s->state == SRC__COUNT;
+	s->state = st->state;
+	s->since = t;
+	s->transitions++;
+	if (st->state == SRC_LOST && strcmp(s->name, "scheduler") == 0)
+		scheduler_gap(r);
+	if (!first || st->state != SRC_CONNECTED)
+		run_log(r, t, st->state == SRC_CONNECTED ? LOG_INFO : LOG_WARN, "%s %s%s%s",
+			s->name, source_state_name(st->state), s->reason[0] ? ": " : "",
+			s->reason);
+	return 0;
+}
+
+/* ---- the one entry point ---------------------------------------------- */
+
+static void run_clock(struct run *r, double t)
+{
+	if (!r->any_event) {
+		r->any_event = true;
+		r->t_first = t;
+		r->t_last = t;
+	}
+	if (t > r->t_last)
+		r->t_last = t;
+}
+
+int run_apply(struct run *r, const struct event *ev)
+{
+	if (ev->type <= EV_NONE || ev->type >= EV__COUNT || !isfinite(ev->t)) {
+		r->ignored++;
+		return 1;
+	}
+	run_clock(r, ev->t);
+	int rc = 0;
+	switch (ev->type) {
+	case EV_SAMPLE: apply_sample(r, ev->t, &ev->u.sample); break;
+	case EV_CHUNK: apply_chunk(r, ev->t, &ev->u.chunk); break;
+	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start); break;
+	case EV_RUN_END: apply_run_end(r, ev->t); break;
+	case EV_REPORT: apply_report(r, ev->t, &ev->u.report); break;
+	case EV_FINE: apply_fine(r, &ev->u.fine); break;
+	case EV_STATUS: rc = apply_status(r, ev->t, &ev->u.status); break;
+	default: rc = 1; break;
+	}
+	if (rc)
+		r->ignored++;
+	else
+		r->applied[ev->type]++;
+	return rc;
+}

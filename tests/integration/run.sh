@@ -1,0 +1,15 @@
+#!/bin/sh
+# Integration tests: the real roastop binary, driven from pytest in a virtual
+# environment under the build directory (pinned versions, tests/requirements.txt).
+set -eu
+BUILD=${BUILD:-build}
+VENV="$BUILD/venv"
+if [ ! -x "$VENV/bin/pytest" ] || ! cmp -s tests/requirements.txt "$VENV/requirements.txt"; then
+	python3 -m venv "$VENV"
+	"$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
+	cp tests/requirements.txt "$VENV/requirements.txt"
+fi
+ROASTOP=$(realpath "${ROASTOP:-$BUILD/roastop}")
+TOOLS=$(realpath "${TOOLS:-$BUILD/tools}")
+export ROASTOP TOOLS
+exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/integration "$@"
