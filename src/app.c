@@ -197,11 +197,32 @@ static void app_measure(const struct app *a, struct metrics *m)
 	metrics_compute(&a->run, app_now(a), &opt, m);
 }
 
+/* Source-level counters that are not run state: written under "roastop". */
+static cJSON *app_extra(const struct app *a)
+{
+	cJSON *extra = cJSON_CreateObject();
+	if (!extra || !a->replay)
+		return extra;
+	const struct reject_counts *rc = replay_rejects(a->replay);
+	cJSON *rej = cJSON_AddObjectToObject(extra, "replay_rejected");
+	if (!rej)
+		return extra;
+	cJSON_AddNumberToObject(rej, "total", (double)rc->total);
+	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
+		if (rc->by_reason[e])
+			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)rc->by_reason[e]);
+	cJSON_AddNumberToObject(extra, "replay_lines", (double)replay_lines(a->replay));
+	return extra;
+}
+
 static int app_write(struct app *a, char *err, size_t errsz)
 {
 	struct metrics m;
 	app_measure(a, &m);
-	return measurement_write(a->out_dir, &m, &a->run, err, errsz);
+	cJSON *extra = app_extra(a);
+	int rc = measurement_write(a->out_dir, &m, &a->run, extra, err, errsz);
+	cJSON_Delete(extra);
+	return rc;
 }
 
 static void app_checkpoint(struct app *a)

@@ -1,0 +1,75 @@
+/* Every number roastop reports, computed in one place from the run state.
+ * Pure: no I/O, no clocks, no globals; `now` is the caller's clock. The
+ * screen, summary.txt and metrics.json all read a struct metrics, so they
+ * cannot disagree. Formulas and choices: docs/metrics.md. */
+#ifndef ROASTOP_METRICS_H
+#define ROASTOP_METRICS_H
+
+#include <cjson/cJSON.h>
+
+#include "roastop/run.h"
+
+struct metrics_options {
+	const char *processor_prefix; /* glob for processor task prefixes, or NULL */
+};
+
+enum total_source { TOTAL_NONE = 0, TOTAL_REPORT, TOTAL_CHUNKS };
+
+struct metrics {
+	double t_start, t_end; /* the interval elapsed_time_seconds measures */
+	/* workflow (roastcoffea aggregation/workflow.py) */
+	optnum elapsed_time_seconds, total_events, total_cpu_time, total_bytes_read;
+	optnum num_chunks, avg_cpu_time_per_chunk;
+	optnum data_rate_gbps, event_rate_elapsed_khz, event_rate_cpu_total_khz;
+	enum total_source src_events, src_cpu, src_bytes, src_chunks;
+	/* workers (aggregation/backends/dask.py) */
+	optnum avg_workers, peak_workers, total_cores, cores_per_worker;
+	optnum peak_memory_bytes, avg_memory_per_worker_bytes;
+	/* efficiency (aggregation/efficiency.py) */
+	optnum core_efficiency, speedup_factor, event_rate_core_khz;
+	/* fine metrics (aggregation/fine_metrics.py) */
+	bool has_fine, fine_from_span, processor_known;
+	optnum processor_cpu_time_seconds, processor_io_wait_time_seconds;
+	optnum processor_cpu_percent, processor_io_wait_percent;
+	optnum overhead_cpu_time_seconds, overhead_io_wait_time_seconds;
+	optnum total_bytes_memory_read, disk_read_bytes, disk_write_bytes;
+	optnum compression_time_seconds, decompression_time_seconds;
+	optnum total_compression_overhead_seconds;
+	optnum serialization_time_seconds, deserialization_time_seconds;
+	optnum total_serialization_overhead_seconds;
+	/* chunks (aggregation/chunk.py) */
+	optnum num_successful_chunks, num_failed_chunks;
+	optnum chunk_duration_mean, chunk_duration_min, chunk_duration_max, chunk_duration_std;
+	optnum chunk_mem_delta_mean_mb, chunk_mem_delta_min_mb, chunk_mem_delta_max_mb;
+	optnum chunk_mem_delta_std_mb;
+	optnum total_events_from_chunks, chunk_events_mean, chunk_events_min, chunk_events_max;
+	/* branch coverage (aggregation/branch_coverage.py) */
+	optnum avg_branches_read_percent, avg_bytes_read_percent, total_branches_read;
+	/* roastop's own (new names) */
+	optnum data_rate_mb_per_s, efficiency_ratio, io_overhead_pct;
+	optnum memory_utilization_mean_percent, memory_utilization_min_percent;
+	optnum memory_utilization_max_percent, cpu_utilization_mean_percent;
+	optnum chunk_duration_p50, chunk_duration_p90, chunk_duration_p99;
+	optnum workers_now, memory_used_now_bytes, memory_limit_now_bytes;
+	optnum expected_events, progress_percent, eta_seconds;
+};
+
+/* Per-dataset numbers, as roastcoffea's per_dataset plus roastop's p99. */
+struct dataset_metrics {
+	const char *name;
+	uint64_t num_chunks, num_failed;
+	double total_duration, total_events;
+	optnum mean_duration, mean_events_per_chunk, p99_duration, event_rate_khz;
+	optnum share_of_time_percent;
+};
+
+void metrics_compute(const struct run *r, double now, const struct metrics_options *opt,
+		     struct metrics *m);
+/* i-th dataset (insertion order), false past the end. */
+bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
+		     struct dataset_metrics *out);
+/* The whole metrics.json object; NULL when out of memory. */
+cJSON *metrics_to_json(const struct metrics *m, const struct run *r);
+const char *metrics_source_name(enum total_source s);
+
+#endif

@@ -1,0 +1,11 @@
+/* The human summary (summary.txt, and stdout on exit): the tables of
+ * roastcoffea's print_summary, plain text, "n/a" for what was not measured. */
+#ifndef ROASTOP_REPORT_TEXT_H
+#define ROASTOP_REPORT_TEXT_H
+
+#include "roastop/metrics.h"
+#include "roastop/strbuf.h"
+
+void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* roastop: arguments -> app. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "roastop/app.h"
+#include "roastop/cli.h"
+
+static void note_pending(const struct cli_opts *o)
+{
+	if (!o->headless && !o->replay)
+		return;
+	if (!o->headless)
+		fprintf(stderr, "roastop: the interactive dashboard is not available yet in this "
+				"build; running headless\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o;
+	char err[256];
+	switch (cli_parse(argc, argv, getenv("ROASTOP_SCHEDULER"), &o, err, sizeof(err))) {
+	case CLI_HELP:
+		cli_usage(stdout);
+		return 0;
+	case CLI_VERSION:
+		printf("roastop %s\n", ROASTOP_VERSION);
+		return 0;
+	case CLI_ERROR:
+		fprintf(stderr, "roastop: %s (try 'roastop --help')\n", err);
+		return 2;
+	case CLI_RUN: break;
+	}
+	note_pending(&o);
+	struct app_config cfg = {
+		.replay_path = o.replay,
+		.speed = o.speed,
+		.record_path = o.record,
+		.output_dir = o.output,
+		.duration = o.duration,
+		.checkpoint_interval = o.checkpoint,
+		.headless = true, /* the screen arrives with the dashboard issue */
+		.exit_on_run_end = o.exit_on_run_end,
+		.processor_prefix = o.processor_prefix,
+	};
+	return app_main(&cfg);
+}

@@ -1,0 +1,97 @@
+/* The slowest chunks: a min-heap on duration, so the smallest kept item is
+ * at the root and a new item either replaces it or is dropped. */
+#include "roastop/topk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void topk_init(struct topk *k)
+{
+	memset(k, 0, sizeof(*k));
+}
+
+static void copy_utf8(char *dst, size_t size, const char *src)
+{
+	if (!src) {
+		dst[0] = '\0';
+		return;
+	}
+	size_t n = strlen(src);
+	if (n >= size) {
+		n = size - 1;
+		while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static void swap(struct topk_item *a, struct topk_item *b)
+{
+	struct topk_item t = *a;
+	*a = *b;
+	*b = t;
+}
+
+static void sift_up(struct topk *k, size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (k->items[p].duration <= k->items[i].duration)
+			return;
+		swap(&k->items[p], &k->items[i]);
+		i = p;
+	}
+}
+
+static void sift_down(struct topk *k, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < k->len && k->items[l].duration < k->items[m].duration)
+			m = l;
+		if (r < k->len && k->items[r].duration < k->items[m].duration)
+			m = r;
+		if (m == i)
+			return;
+		swap(&k->items[m], &k->items[i]);
+		i = m;
+	}
+}
+
+void topk_offer(struct topk *k, double duration, const char *file, const char *dataset,
+		const char *worker, optnum entry_start, optnum entry_stop, optnum num_events)
+{
+	if (k->len == TOPK_CAP && duration <= k->items[0].duration)
+		return;
+	size_t at = k->len < TOPK_CAP ? k->len++ : 0;
+	struct topk_item *it = &k->items[at];
+	it->duration = duration;
+	it->entry_start = entry_start;
+	it->entry_stop = entry_stop;
+	it->num_events = num_events;
+	copy_utf8(it->file, sizeof(it->file), file);
+	copy_utf8(it->dataset, sizeof(it->dataset), dataset);
+	copy_utf8(it->worker, sizeof(it->worker), worker);
+	if (at == 0 && k->len == TOPK_CAP)
+		sift_down(k, 0);
+	else
+		sift_up(k, at);
+}
+
+static int by_duration_desc(const void *a, const void *b)
+{
+	double x = ((const struct topk_item *)a)->duration;
+	double y = ((const struct topk_item *)b)->duration;
+	return (x < y) - (x > y);
+}
+
+size_t topk_sorted(const struct topk *k, struct topk_item *out, size_t max)
+{
+	struct topk_item tmp[TOPK_CAP];
+	memcpy(tmp, k->items, k->len * sizeof(*tmp));
+	qsort(tmp, k->len, sizeof(*tmp), by_duration_desc);
+	size_t n = k->len < max ? k->len : max;
+	memcpy(out, tmp, n * sizeof(*out));
+	return n;
+}

@@ -1,0 +1,290 @@
+/* run_apply(): each event kind changes exactly what it should. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "roastop/run.h"
+
+static struct event ev_at(enum event_type type, double t)
+{
+	struct event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.t = t;
+	return ev;
+}
+
+static struct event chunk(double t, double dur, double events, const char *ds, const char *file)
+{
+	struct event ev = ev_at(EV_CHUNK, t);
+	ev.u.chunk.duration = optnum_of(dur);
+	ev.u.chunk.num_events = optnum_of(events);
+	ev.u.chunk.dataset = ds;
+	ev.u.chunk.file = file;
+	return ev;
+}
+
+static int setup(void **state)
+{
+	static struct run r;
+	if (run_init(&r) != 0)
+		return -1;
+	*state = &r;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	run_destroy(*state);
+	return 0;
+}
+
+static void chunks_aggregate_per_dataset_and_file(void **state)
+{
+	struct run *r = *state;
+	struct event a = chunk(100, 2.0, 1000, "ttbar", "f1.root");
+	struct event b = chunk(101, 4.0, 3000, "ttbar", "f2.root");
+	struct event c = chunk(102, 6.0, 500, "dy", "f1.root");
+	assert_int_equal(run_apply(r, &a), 0);
+	assert_int_equal(run_apply(r, &b), 0);
+	assert_int_equal(run_apply(r, &c), 0);
+	assert_int_equal(r->n_chunks, 3);
+	assert_int_equal(r->chunk_duration.n, 3);
+	assert_true(fabs(r->chunk_duration.sum - 12.0) < 1e-12);
+	assert_true(fabs(r->chunk_events.sum - 4500.0) < 1e-12);
+	const struct dataset_agg *tt = strmap_get(&r->datasets, "ttbar");
+	assert_non_null(tt);
+	assert_int_equal(tt->n_chunks, 2);
+	assert_true(fabs(tt->total_events - 4000.0) < 1e-12);
+	assert_true(fabs(tt->total_duration - 6.0) < 1e-12);
+	const struct file_agg *f1 = strmap_get(&r->files, "f1.root");
+	assert_int_equal(f1->n_chunks, 2);
+	assert_true(fabs(r->t_first - 100) < 1e-12 && fabs(r->t_last - 102) < 1e-12);
+	struct topk_item top[TOPK_CAP];
+	assert_int_equal(topk_sorted(&r->slowest, top, TOPK_CAP), 3);
+	assert_true(fabs(top[0].duration - 6.0) < 1e-12);
+	assert_string_equal(top[0].dataset, "dy");
+}
+
+static void failed_chunk_counts_but_stays_out_of_statistics(void **state)
+{
+	struct run *r = *state;
+	struct event ok = chunk(10, 1.0, 100, "d", "f");
+	struct event bad = chunk(11, 50.0, 100, "d", "f");
+	bad.u.chunk.error = "OSError";
+	run_apply(r, &ok);
+	run_apply(r, &bad);
+	run_apply(r, &bad);
+	assert_int_equal(r->n_chunks, 3);
+	assert_int_equal(r->n_failed, 2);
+	assert_int_equal(r->chunk_duration.n, 1);
+	assert_true(fabs(r->chunk_duration.max - 1.0) < 1e-12);
+	const uint64_t *n = strmap_get(&r->errors, "OSError");
+	assert_non_null(n);
+	assert_int_equal(*n, 2);
+	const struct dataset_agg *d = strmap_get(&r->datasets, "d");
+	assert_int_equal(d->n_failed, 2);
+	assert_non_null(strstr(run_log_get(r, 0)->text, "OSError"));
+}
+
+static void duration_from_start_and_end_when_absent(void **state)
+{
+	struct run *r = *state;
+	struct event ev = ev_at(EV_CHUNK, 5);
+	ev.u.chunk.t_start = optnum_of(1000.5);
+	ev.u.chunk.t_end = optnum_of(1003.0);
+	ev.u.chunk.mem_before_mb = optnum_of(100);
+	ev.u.chunk.mem_after_mb = optnum_of(130);
+	run_apply(r, &ev);
+	assert_true(fabs(r->chunk_duration.sum - 2.5) < 1e-12);
+	assert_true(fabs(r->chunk_mem_delta.sum - 30.0) < 1e-12);
+	assert_int_equal(r->chunk_events.n, 0); /* not given: not counted as 0 */
+}
+
+static void sections_branches_and_file_metadata(void **state)
+{
+	struct run *r = *state;
+	const char *br[] = { "Muon_pt", "Muon_eta" };
+	struct kv_num timing[] = { { "jets", 0.5 }, { "hists", 0.25 } };
+	struct event a = chunk(1, 1.0, 10, "d", "f.root");
+	a.u.chunk.accessed_branches = br;
+	a.u.chunk.n_branches = 2;
+	a.u.chunk.timing = timing;
+	a.u.chunk.n_timing = 2;
+	a.u.chunk.has_file_metadata = true;
+	a.u.chunk.file_metadata = (struct file_meta){ "f.root", optnum_of(0.25), optnum_of(100),
+						      optnum_of(1e6) };
+	a.u.chunk.bytes_read_percent = optnum_of(12.0);
+	struct event b = a;
+	b.u.chunk.file_metadata.compression_ratio = optnum_of(0.9); /* later copy: ignored */
+	b.u.chunk.bytes_read_percent = optnum_of(50.0);
+	run_apply(r, &a);
+	run_apply(r, &b);
+	assert_int_equal(r->branches.count, 2);
+	const struct section_agg *jets = strmap_get(&r->sec_time, "jets");
+	assert_int_equal(jets->s.n, 2);
+	assert_true(fabs(jets->s.sum - 1.0) < 1e-12);
+	const struct file_agg *f = strmap_get(&r->files, "f.root");
+	assert_true(f->has_meta && fabs(f->compression_ratio.value - 0.25) < 1e-12);
+	assert_true(fabs(f->bytes_read_percent.value - 12.0) < 1e-12); /* first chunk wins */
+}
+
+static struct worker_sample worker(const char *id, double threads, double mem, double limit)
+{
+	struct worker_sample w;
+	memset(&w, 0, sizeof(w));
+	w.id = id;
+	w.nthreads = optnum_of(threads);
+	w.memory_bytes = optnum_of(mem);
+	w.memory_limit = optnum_of(limit);
+	w.cpu_percent = optnum_of(50);
+	return w;
+}
+
+static void apply_sample(struct run *r, double t, struct worker_sample *ws, size_t n)
+{
+	struct event ev = ev_at(EV_SAMPLE, t);
+	ev.u.sample.worker_count = (uint32_t)n;
+	ev.u.sample.n_workers = n;
+	ev.u.sample.workers = ws;
+	ev.u.sample.scheduler_id = "S1";
+	assert_int_equal(run_apply(r, &ev), 0);
+}
+
+/* Two workers, then one leaves: counts, trapezoids, joins and departures. */
+static void samples_track_workers_joining_and_leaving(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample two[] = { worker("a", 4, 100, 1000), worker("b", 2, 300, 1000) };
+	apply_sample(r, 0, two, 2);
+	apply_sample(r, 10, two, 2);
+	apply_sample(r, 20, two, 1);
+	assert_int_equal(r->workers.count, 2);
+	assert_int_equal(r->workers_now, 1);
+	/* worker count 2,2,1 over 0..20: (2*10 + 1.5*10) / 20 = 1.75 */
+	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 1.75) < 1e-12);
+	/* threads 6,6,4: (60 + 50) / 20 = 5.5 */
+	assert_true(fabs(timeline_time_avg(&r->tl_threads).value - 5.5) < 1e-12);
+	const struct worker_agg *b = strmap_get(&r->workers, "b");
+	assert_false(b->present);
+	assert_non_null(strstr(run_log_get(r, 0)->text, "worker left"));
+	assert_true(fabs(r->worker_mem_bytes.max - 300) < 1e-12);
+	assert_true(fabs(r->worker_mem_pct.max - 30.0) < 1e-12);
+	const struct worker_agg *a = strmap_get(&r->workers, "a");
+	assert_true(fabs(a->mem_integral / a->mem_covered - 100.0) < 1e-12);
+}
+
+static void scheduler_loss_breaks_trapezoids(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample one[] = { worker("a", 1, 100, 1000) };
+	apply_sample(r, 0, one, 1);
+	apply_sample(r, 10, one, 1);
+	struct event lost = ev_at(EV_STATUS, 11);
+	lost.u.status = (struct ev_status){ "scheduler", SRC_LOST, "connection refused" };
+	assert_int_equal(run_apply(r, &lost), 0);
+	struct worker_sample three[] = { worker("a", 1, 100, 1000), worker("b", 1, 1, 9),
+					 worker("c", 1, 1, 9) };
+	apply_sample(r, 100, three, 3);
+	apply_sample(r, 110, three, 3);
+	/* 1 worker for 10 s, gap, 3 workers for 10 s: (10 + 30) / 20 = 2 */
+	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 2.0) < 1e-12);
+	assert_int_equal(r->sources[0].state, SRC_LOST);
+	assert_int_equal(r->sources[0].transitions, 1);
+}
+
+static void scheduler_restart_is_counted(void **state)
+{
+	struct run *r = *state;
+	struct event ev = ev_at(EV_SAMPLE, 1);
+	ev.u.sample.scheduler_id = "S1";
+	run_apply(r, &ev);
+	ev.t = 2;
+	ev.u.sample.scheduler_id = "S2";
+	run_apply(r, &ev);
+	assert_int_equal(r->scheduler_restarts, 1);
+	assert_string_equal(r->scheduler_id, "S2");
+}
+
+static void fine(struct run *r, double t, enum fine_scope scope, const char *prefix, double v)
+{
+	struct fine_row row = { "execute", prefix, "thread-cpu", "seconds", v };
+	struct event ev = ev_at(EV_FINE, t);
+	ev.u.fine = (struct ev_fine){ scope, 1, &row };
+	assert_int_equal(run_apply(r, &ev), 0);
+}
+
+static const struct fine_agg *fine_get(const struct strmap *m, const char *prefix)
+{
+	char key[256];
+	run_fine_key(key, sizeof(key), "execute", prefix, "thread-cpu", "seconds");
+	return strmap_get(m, key);
+}
+
+/* Cluster counters: baseline from the first snapshot, rows new later start
+ * at 0, a decrease (scheduler restart) carries what was counted. */
+static void fine_cluster_baseline_and_restart(void **state)
+{
+	struct run *r = *state;
+	fine(r, 1, FINE_CLUSTER, "old", 100);
+	fine(r, 2, FINE_CLUSTER, "old", 130);
+	fine(r, 2, FINE_CLUSTER, "Proc", 7);
+	fine(r, 3, FINE_CLUSTER, "Proc", 12);
+	fine(r, 4, FINE_CLUSTER, "Proc", 3); /* restarted scheduler */
+	assert_true(fabs(run_fine_value(fine_get(&r->fine_cluster, "old")) - 30) < 1e-12);
+	assert_true(fabs(run_fine_value(fine_get(&r->fine_cluster, "Proc")) - 15) < 1e-12);
+	fine(r, 5, FINE_SPAN, "Proc", 40);
+	assert_true(fabs(run_fine_value(fine_get(&r->fine_span, "Proc")) - 40) < 1e-12);
+	char key[256];
+	run_fine_key(key, sizeof(key), "a", "b", "c", "d");
+	const char *parts[4];
+	assert_true(run_fine_split(key, parts));
+	assert_string_equal(parts[2], "c");
+}
+
+static void markers_report_and_ignored(void **state)
+{
+	struct run *r = *state;
+	struct event s = ev_at(EV_RUN_START, 50);
+	s.u.run_start.run_id = "r1";
+	s.u.run_start.processor = "MyProc";
+	s.u.run_start.expected_events = optnum_of(1e6);
+	struct event rep = ev_at(EV_REPORT, 60);
+	rep.u.report.entries = optnum_of(10);
+	rep.u.report.bytesread = optnum_of(20);
+	struct event e = ev_at(EV_RUN_END, 70);
+	struct event none = ev_at(EV_NONE, 80);
+	run_apply(r, &s);
+	run_apply(r, &rep);
+	run_apply(r, &rep);
+	run_apply(r, &e);
+	assert_int_equal(run_apply(r, &none), 1);
+	assert_true(r->started && r->ended);
+	assert_true(r->t_run_start == 50 && r->t_run_end == 70);
+	assert_string_equal(r->processor, "MyProc");
+	assert_true(fabs(r->report.entries.value - 20) < 1e-12); /* two reports add */
+	assert_false(r->report.processtime.valid);
+	assert_int_equal(r->ignored, 1);
+	assert_int_equal(r->applied[EV_REPORT], 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(chunks_aggregate_per_dataset_and_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(failed_chunk_counts_but_stays_out_of_statistics, setup, teardown),
+		cmocka_unit_test_setup_teardown(duration_from_start_and_end_when_absent, setup, teardown),
+		cmocka_unit_test_setup_teardown(sections_branches_and_file_metadata, setup, teardown),
+		cmocka_unit_test_setup_teardown(samples_track_workers_joining_and_leaving, setup, teardown),
+		cmocka_unit_test_setup_teardown(scheduler_loss_breaks_trapezoids, setup, teardown),
+		cmocka_unit_test_setup_teardown(scheduler_restart_is_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(fine_cluster_baseline_and_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
+}
