@@ -26,6 +26,9 @@ TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 FUZZ_SECONDS ?= 10
 
+# Keep the instrumented objects between harness builds.
+.SECONDARY:
+
 .PHONY: all deps deps-test test unit integration asan bench fuzz fuzz-smoke demo install clean
 
 all: $(BUILD)/roastop
@@ -38,18 +41,20 @@ deps-test:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libroastop.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(BUILD)/roastop: $(BUILD)/obj/src/main.o $(BUILD)/libroastop.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libroastop.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS) $(CMOCKA_LIBS)
+	@echo "  TEST    $@"
+	@$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS) $(CMOCKA_LIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libroastop.a
 	@mkdir -p $(dir $@)
@@ -68,13 +73,14 @@ unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
 integration: $(BUILD)/roastop $(TOOL_BIN)
-	@ROASTOP=$(BUILD)/roastop TOOLS=$(BUILD)/tools sh tests/integration/run.sh
+	@BUILD=$(BUILD) ROASTOP=$(BUILD)/roastop TOOLS=$(BUILD)/tools sh tests/integration/run.sh
 
-# ASan + UBSan build of the unit tests, in its own build directory.
+# ASan + UBSan build of the unit tests and of the binary the integration
+# tests drive, in its own build directory.
 asan:
 	$(MAKE) --no-print-directory BUILD=build-asan CC=clang \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-		LDFLAGS="-fsanitize=address,undefined" unit
+		LDFLAGS="-fsanitize=address,undefined" unit integration
 
 # libFuzzer harnesses (clang); each parser gets one. The library is built
 # once with the fuzzer's instrumentation and linked into every harness.
@@ -84,7 +90,8 @@ FUZZ_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzzobj/%.o)
 
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  FUZZCC  $<"
+	@clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
@@ -95,7 +102,7 @@ fuzz: $(FUZZ_BIN)
 fuzz-smoke: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz-corpus/$$n; \
 		echo "fuzz $$n: $(FUZZ_SECONDS) s"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=0 \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=$(BUILD)/fuzz/$$n- \
 			$(BUILD)/fuzz-corpus/$$n tests/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.log 2>&1 \
 			|| { tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; done
 

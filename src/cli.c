@@ -71,6 +71,19 @@ static const struct option_def *find_short(char c)
 	return NULL;
 }
 
+/* An argument echoed in an error: at most 64 bytes, control bytes as '?',
+ * so an error stays one line whatever the user (or a fuzzer) typed. */
+static const char *shown(const char *arg, char buf[72])
+{
+	size_t i = 0;
+	for (; arg[i] && i < 64; i++) {
+		unsigned char c = (unsigned char)arg[i];
+		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
 static bool parse_number(const char *s, double lo, double hi, double *out)
 {
 	char *end = NULL;
@@ -110,6 +123,7 @@ static bool parse_listen(const char *s, struct cli_opts *o)
 static enum cli_result set_value(const struct option_def *d, const char *v, struct cli_opts *o,
 				 char *err, size_t errsz)
 {
+	char q[72];
 	char *base = (char *)o;
 	switch (d->kind) {
 	case O_STR:
@@ -121,7 +135,7 @@ static enum cli_result set_value(const struct option_def *d, const char *v, stru
 		return CLI_RUN;
 	case O_NUM:
 		if (!parse_number(v, d->lo, d->hi, (double *)(base + d->off))) {
-			snprintf(err, errsz, "--%s: '%.64s' is not a number in [%g, %g]", d->name, v,
+			snprintf(err, errsz, "--%s: '%s' is not a number in [%g, %g]", d->name, shown(v, q),
 				 d->lo, d->hi);
 			return CLI_ERROR;
 		}
@@ -130,13 +144,13 @@ static enum cli_result set_value(const struct option_def *d, const char *v, stru
 		return CLI_RUN;
 	case O_LISTEN:
 		if (!parse_listen(v, o)) {
-			snprintf(err, errsz, "--listen: '%.64s' is not HOST:PORT", v);
+			snprintf(err, errsz, "--listen: '%s' is not HOST:PORT", shown(v, q));
 			return CLI_ERROR;
 		}
 		return CLI_RUN;
 	case O_HEADER:
 		if (o->n_headers == CLI_MAX_HEADERS || !strchr(v, ':')) {
-			snprintf(err, errsz, "--header: '%.64s' is not 'Name: value' or too many", v);
+			snprintf(err, errsz, "--header: '%s' is not 'Name: value' or too many", shown(v, q));
 			return CLI_ERROR;
 		}
 		o->headers[o->n_headers++] = v;
@@ -159,6 +173,7 @@ static enum cli_result no_value_kind(const struct option_def *d, struct cli_opts
 static enum cli_result parse_one(int argc, char *const argv[], int *i, struct cli_opts *o,
 				 char *err, size_t errsz)
 {
+	char q[72];
 	const char *arg = argv[*i];
 	const struct option_def *d = NULL;
 	const char *value = NULL;
@@ -170,11 +185,11 @@ static enum cli_result parse_one(int argc, char *const argv[], int *i, struct cl
 	} else if (arg[0] == '-' && arg[1] && !arg[2]) {
 		d = find_short(arg[1]);
 	} else {
-		snprintf(err, errsz, "unexpected argument '%.64s'", arg);
+		snprintf(err, errsz, "unexpected argument '%s'", shown(arg, q));
 		return CLI_ERROR;
 	}
 	if (!d) {
-		snprintf(err, errsz, "unknown option '%.64s'", arg);
+		snprintf(err, errsz, "unknown option '%s'", shown(arg, q));
 		return CLI_ERROR;
 	}
 	bool takes_value = d->kind != O_FLAG && d->kind != O_HELP && d->kind != O_VERSION;
@@ -197,9 +212,10 @@ static enum cli_result parse_one(int argc, char *const argv[], int *i, struct cl
 
 static enum cli_result check_combination(struct cli_opts *o, char *err, size_t errsz)
 {
+	char q[72];
 	if (strncmp(o->scheduler, "http://", 7) != 0 && strncmp(o->scheduler, "https://", 8) != 0) {
-		snprintf(err, errsz, "--scheduler: '%.64s' must start with http:// or https://",
-			 o->scheduler);
+		snprintf(err, errsz, "--scheduler: '%s' must start with http:// or https://",
+			 shown(o->scheduler, q));
 		return CLI_ERROR;
 	}
 	if (strlen(o->scheduler) > 2048) {
@@ -211,7 +227,7 @@ static enum cli_result check_combination(struct cli_opts *o, char *err, size_t e
 		return CLI_ERROR;
 	}
 	if (o->record && o->replay && strcmp(o->record, o->replay) == 0) {
-		snprintf(err, errsz, "--record and --replay name the same file '%.64s'", o->record);
+		snprintf(err, errsz, "--record and --replay name the same file '%s'", shown(o->record, q));
 		return CLI_ERROR;
 	}
 	return CLI_RUN;
@@ -220,12 +236,13 @@ static enum cli_result check_combination(struct cli_opts *o, char *err, size_t e
 enum cli_result cli_parse(int argc, char *const argv[], const char *env_scheduler,
 			  struct cli_opts *o, char *err, size_t errsz)
 {
+	char q[72];
 	cli_defaults(o, env_scheduler);
 	err[0] = '\0';
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			if (i + 1 < argc) {
-				snprintf(err, errsz, "unexpected argument '%.64s'", argv[i + 1]);
+				snprintf(err, errsz, "unexpected argument '%s'", shown(argv[i + 1], q));
 				return CLI_ERROR;
 			}
 			break;

@@ -355,7 +355,7 @@ static double arg_num(const char *opt, const char *v, double lo, double hi)
 
 static void parse_args(struct gen *g, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(o, "--chunks") == 0) g->chunks = (uint64_t)arg_num(o, v, 1, 1e9);
 		else if (strcmp(o, "--workers") == 0) g->workers = (uint64_t)arg_num(o, v, 1, MAX_WORKERS);
@@ -372,7 +372,6 @@ static void parse_args(struct gen *g, int argc, char **argv)
 					"[--fail-every K] [--seed N] [--truth FILE]\n");
 			exit(2);
 		}
-		i++;
 	}
 }
 

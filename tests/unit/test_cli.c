@@ -101,6 +101,10 @@ static void errors_name_the_option(void **state)
 	struct cli_opts o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, 5, "--record", "a", "--replay", "a"), CLI_ERROR);
+	/* found by fuzz_cli: a newline in an echoed argument made a two-line error */
+	assert_int_equal(parse(&o, err, NULL, 2, "--bad\noption"), CLI_ERROR);
+	assert_null(strchr(err, '\n'));
+	assert_non_null(strstr(err, "--bad?option"));
 }
 
 int main(void)
