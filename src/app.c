@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roastop/format.h"
 #include "roastop/measurement.h"
 #include "roastop/metrics.h"
 #include "roastop/record.h"
@@ -215,20 +216,32 @@ static cJSON *app_extra(const struct app *a)
 	return extra;
 }
 
-static int app_write(struct app *a, char *err, size_t errsz)
+static int app_write(struct app *a, const struct metrics *m, char *err, size_t errsz)
 {
-	struct metrics m;
-	app_measure(a, &m);
 	cJSON *extra = app_extra(a);
-	int rc = measurement_write(a->out_dir, &m, &a->run, extra, err, errsz);
+	int rc = measurement_write(a->out_dir, m, &a->run, extra, err, errsz);
 	cJSON_Delete(extra);
 	return rc;
+}
+
+/* Headless runs print one progress line per checkpoint, for batch logs. */
+static void app_progress(const struct metrics *m)
+{
+	char el[FMT_LEN], ch[FMT_LEN], ev[FMT_LEN], wk[FMT_LEN], rate[FMT_LEN];
+	fprintf(stderr, "roastop: %s elapsed, %s chunks, %s events (%s), %s workers\n",
+		format_duration(el, m->elapsed_time_seconds), format_count(ch, m->num_chunks),
+		format_count(ev, m->total_events), format_num(rate, m->event_rate_elapsed_khz, "%.1f kHz"),
+		format_num(wk, m->workers_now, "%.0f"));
 }
 
 static void app_checkpoint(struct app *a)
 {
 	char err[512];
-	if (app_write(a, err, sizeof(err)) == 0) {
+	struct metrics m;
+	app_measure(a, &m);
+	if (a->cfg->headless)
+		app_progress(&m);
+	if (app_write(a, &m, err, sizeof(err)) == 0) {
 		a->checkpoints++;
 		return;
 	}
@@ -338,9 +351,9 @@ static void app_close(struct app *a)
 static int app_finish(struct app *a)
 {
 	char err[512];
-	int rc = app_write(a, err, sizeof(err));
 	struct metrics m;
 	app_measure(a, &m);
+	int rc = app_write(a, &m, err, sizeof(err));
 	struct strbuf sb;
 	strbuf_init(&sb);
 	text_summary(&m, &a->run, &sb);
