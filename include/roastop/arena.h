@@ -10,7 +10,8 @@ struct arena_block;
 
 struct arena {
 	struct arena_block *head; /* block being filled */
-	struct arena_block *first; /* kept across resets */
+	struct arena_block *first; /* small blocks, kept across resets */
+	struct arena_block *large; /* one per large allocation, freed at reset */
 	size_t total; /* bytes handed out since the last reset */
 	size_t limit; /* 0 = unlimited; otherwise arena_alloc fails past it */
 };

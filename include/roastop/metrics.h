@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "roastop/run.h"
+#include "roastop/strbuf.h"
 
 struct metrics_options {
 	const char *processor_prefix; /* glob for processor task prefixes, or NULL */
@@ -68,8 +69,10 @@ void metrics_compute(const struct run *r, double now, const struct metrics_optio
 /* i-th dataset (insertion order), false past the end. */
 bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 		     struct dataset_metrics *out);
-/* The whole metrics.json object; NULL when out of memory. */
-cJSON *metrics_to_json(const struct metrics *m, const struct run *r);
+/* Appends the whole metrics.json text; extra's members (may be NULL) go
+ * into the "roastop" object. 0, or -1 when out of memory. */
+int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON *extra,
+		       struct strbuf *out);
 const char *metrics_source_name(enum total_source s);
 
 #endif

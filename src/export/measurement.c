@@ -94,15 +94,6 @@ static int file_replace(const char *dir, const char *name, const char *data, siz
 	return rc;
 }
 
-static void merge_extra(cJSON *metrics, const cJSON *extra)
-{
-	cJSON *ro = cJSON_GetObjectItemCaseSensitive(metrics, "roastop");
-	if (!ro || !extra)
-		return;
-	for (const cJSON *e = extra->child; e; e = e->next)
-		cJSON_AddItemToObject(ro, e->string, cJSON_Duplicate(e, true));
-}
-
 static int write_json(const char *dir, const char *name, cJSON *obj, char *err, size_t errsz)
 {
 	char *text = obj ? cJSON_Print(obj) : NULL;
@@ -110,11 +101,9 @@ static int write_json(const char *dir, const char *name, cJSON *obj, char *err, 
 		snprintf(err, errsz, "cannot write %s/%s: out of memory", dir, name);
 		return -1;
 	}
-	size_t len = strlen(text);
-	text[len] = '\0';
 	struct strbuf sb;
 	strbuf_init(&sb);
-	strbuf_append(&sb, text, len);
+	strbuf_puts(&sb, text);
 	strbuf_puts(&sb, "\n");
 	cJSON_free(text);
 	int rc = sb.failed ? -1 : file_replace(dir, name, sb.data, sb.len, err, errsz);
@@ -178,10 +167,14 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
 			 strerror(errno));
 		return -1;
 	}
-	cJSON *obj = metrics_to_json(m, r);
-	merge_extra(obj, extra);
-	int rc = write_json(dir, "metrics.json", obj, err, errsz);
-	cJSON_Delete(obj);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	int rc = metrics_write_json(m, r, extra, &sb);
+	if (rc == 0)
+		rc = file_replace(dir, "metrics.json", sb.data, sb.len, err, errsz);
+	else
+		snprintf(err, errsz, "cannot write %s/metrics.json: out of memory", dir);
+	strbuf_free(&sb);
 	if (rc == 0)
 		rc = write_metadata(dir, m, err, errsz);
 	if (rc == 0)

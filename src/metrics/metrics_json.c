@@ -1,8 +1,10 @@
 /* metrics.json: roastcoffea 0.1.2's keys in its order (workflow, workers,
  * efficiency, fine, chunks, branch coverage), then roastop's additions.
- * Scalars are numbers when measured and null when not; NaN never appears. */
+ * Scalars are numbers when measured and null when not; NaN never appears.
+ * Written as a stream (no JSON tree): the per-file maps can be large. */
 #include <math.h>
 
+#include "roastop/jsonw.h"
 #include "roastop/metrics.h"
 
 struct key {
@@ -44,189 +46,209 @@ static const struct key extra_keys[] = {
 	K(workers_now), K(expected_events), K(progress_percent),
 };
 
-static void add_num(cJSON *obj, const char *name, optnum v)
-{
-	if (v.valid && isfinite(v.value))
-		cJSON_AddNumberToObject(obj, name, v.value);
-	else
-		cJSON_AddNullToObject(obj, name);
-}
-
-static void add_keys(cJSON *obj, const struct metrics *m, const struct key *keys, size_t n)
+static void add_keys(struct jsonw *w, const struct metrics *m, const struct key *keys, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		add_num(obj, keys[i].name, *(const optnum *)((const char *)m + keys[i].off));
+		jsonw_opt(w, keys[i].name, *(const optnum *)((const char *)m + keys[i].off));
 }
 
-static void add_per_dataset(cJSON *obj, const struct run *r, const struct metrics *m)
+static void add_per_dataset(struct jsonw *w, const struct run *r, const struct metrics *m)
 {
-	cJSON *all = cJSON_AddObjectToObject(obj, "per_dataset");
 	struct dataset_metrics d;
-	for (size_t i = 0; all && metrics_dataset(r, m, i, &d); i++) {
+	jsonw_object(w, "per_dataset");
+	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
 		if (d.num_chunks == 0)
 			continue; /* only failed chunks: roastcoffea lists successful ones */
-		cJSON *o = cJSON_AddObjectToObject(all, d.name);
-		if (!o)
-			return;
-		cJSON_AddNumberToObject(o, "num_chunks", (double)d.num_chunks);
-		cJSON_AddNumberToObject(o, "total_duration", d.total_duration);
-		cJSON_AddNumberToObject(o, "total_events", d.total_events);
-		add_num(o, "mean_duration", d.mean_duration);
+		jsonw_object(w, d.name);
+		jsonw_num(w, "num_chunks", (double)d.num_chunks);
+		jsonw_num(w, "total_duration", d.total_duration);
+		jsonw_num(w, "total_events", d.total_events);
+		jsonw_opt(w, "mean_duration", d.mean_duration);
 		if (d.mean_events_per_chunk.valid)
-			add_num(o, "mean_events_per_chunk", d.mean_events_per_chunk);
+			jsonw_opt(w, "mean_events_per_chunk", d.mean_events_per_chunk);
+		jsonw_end(w, '}');
 	}
+	jsonw_end(w, '}');
 }
 
-static void add_opt_field(cJSON *o, const char *name, optnum v, double dflt)
+static double or_zero(optnum v)
 {
-	cJSON_AddNumberToObject(o, name, v.valid && isfinite(v.value) ? v.value : dflt);
+	return v.valid && isfinite(v.value) ? v.value : 0.0;
 }
 
 /* file_metadata, compression_ratios, file_read_metrics and
- * bytes_read_percent_per_file, as roastcoffea's branch_coverage.py */
-static void add_files(cJSON *obj, const struct run *r)
+ * bytes_read_percent_per_file, as roastcoffea's branch_coverage.py: files
+ * with metadata only; read metrics from the file's first chunk, else 0. */
+static void add_file_metadata(struct jsonw *w, const struct run *r)
 {
-	cJSON *meta = cJSON_AddObjectToObject(obj, "file_metadata");
-	cJSON *ratios = cJSON_AddArrayToObject(obj, "compression_ratios");
-	cJSON *reads = cJSON_AddObjectToObject(obj, "file_read_metrics");
-	cJSON *pcts = cJSON_AddArrayToObject(obj, "bytes_read_percent_per_file");
-	if (!meta || !ratios || !reads || !pcts)
-		return;
+	jsonw_object(w, "file_metadata");
 	for (size_t i = 0; i < r->files.count; i++) {
 		const struct file_agg *f = strmap_val_at(&r->files, i);
-		const char *name = strmap_key_at(&r->files, i);
 		if (!f->has_meta)
 			continue;
-		cJSON *m = cJSON_AddObjectToObject(meta, name);
-		cJSON *rd = cJSON_AddObjectToObject(reads, name);
-		if (!m || !rd)
-			return;
-		cJSON_AddStringToObject(m, "filename", name);
-		add_num(m, "compression_ratio", f->compression_ratio);
-		add_num(m, "total_branches", f->total_branches);
-		add_num(m, "total_tree_bytes", f->total_tree_bytes);
-		if (f->compression_ratio.valid && f->compression_ratio.value > 0)
-			cJSON_AddItemToArray(ratios, cJSON_CreateNumber(f->compression_ratio.value));
-		add_opt_field(rd, "total_branches", f->total_branches, 0);
-		add_opt_field(rd, "branches_read_percent", f->branches_read_percent, 0);
-		add_opt_field(rd, "total_tree_bytes", f->total_tree_bytes, 0);
-		add_opt_field(rd, "bytes_read", f->accessed_bytes, 0);
-		add_opt_field(rd, "bytes_read_percent", f->bytes_read_percent, 0);
-		if (f->bytes_read_percent.valid && f->bytes_read_percent.value > 0)
-			cJSON_AddItemToArray(pcts, cJSON_CreateNumber(f->bytes_read_percent.value));
+		jsonw_object(w, strmap_key_at(&r->files, i));
+		jsonw_str(w, "filename", strmap_key_at(&r->files, i));
+		jsonw_opt(w, "compression_ratio", f->compression_ratio);
+		jsonw_opt(w, "total_branches", f->total_branches);
+		jsonw_opt(w, "total_tree_bytes", f->total_tree_bytes);
+		jsonw_end(w, '}');
 	}
+	jsonw_end(w, '}');
 }
 
-static void add_sections(cJSON *parent, const char *name, const struct strmap *m,
+/* A list of one positive per-file value, in file order. */
+static void add_file_list(struct jsonw *w, const struct run *r, const char *key, bool ratio)
+{
+	jsonw_array(w, key);
+	for (size_t i = 0; i < r->files.count; i++) {
+		const struct file_agg *f = strmap_val_at(&r->files, i);
+		optnum v = ratio ? f->compression_ratio : f->bytes_read_percent;
+		if (f->has_meta && v.valid && v.value > 0)
+			jsonw_num(w, NULL, v.value);
+	}
+	jsonw_end(w, ']');
+}
+
+static void add_file_reads(struct jsonw *w, const struct run *r)
+{
+	jsonw_object(w, "file_read_metrics");
+	for (size_t i = 0; i < r->files.count; i++) {
+		const struct file_agg *f = strmap_val_at(&r->files, i);
+		if (!f->has_meta)
+			continue;
+		jsonw_object(w, strmap_key_at(&r->files, i));
+		jsonw_num(w, "total_branches", or_zero(f->total_branches));
+		jsonw_num(w, "branches_read_percent", or_zero(f->branches_read_percent));
+		jsonw_num(w, "total_tree_bytes", or_zero(f->total_tree_bytes));
+		jsonw_num(w, "bytes_read", or_zero(f->accessed_bytes));
+		jsonw_num(w, "bytes_read_percent", or_zero(f->bytes_read_percent));
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, '}');
+}
+
+static void add_sections(struct jsonw *w, const char *name, const struct strmap *m,
 			 const char *unit_total, const char *unit_mean)
 {
-	cJSON *o = cJSON_AddObjectToObject(parent, name);
-	for (size_t i = 0; o && i < m->count; i++) {
+	jsonw_object(w, name);
+	for (size_t i = 0; i < m->count; i++) {
 		const struct section_agg *s = strmap_val_at(m, i);
-		cJSON *e = cJSON_AddObjectToObject(o, strmap_key_at(m, i));
-		if (!e)
-			return;
-		cJSON_AddNumberToObject(e, "count", (double)s->s.n);
-		cJSON_AddNumberToObject(e, unit_total, s->s.sum);
-		add_num(e, unit_mean, stats_mean(&s->s));
-		add_num(e, "min", stats_min(&s->s));
-		add_num(e, "max", stats_max(&s->s));
+		jsonw_object(w, strmap_key_at(m, i));
+		jsonw_num(w, "count", (double)s->s.n);
+		jsonw_num(w, unit_total, s->s.sum);
+		jsonw_opt(w, unit_mean, stats_mean(&s->s));
+		jsonw_opt(w, "min", stats_min(&s->s));
+		jsonw_opt(w, "max", stats_max(&s->s));
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, '}');
+}
+
+static void add_section_summary(struct jsonw *w, const struct run *r)
+{
+	jsonw_object(w, "section_summary");
+	add_sections(w, "timing", &r->sec_time, "total_seconds", "mean_seconds");
+	add_sections(w, "memory", &r->sec_mem, "total_mb", "mean_mb");
+	add_sections(w, "bytes", &r->sec_bytes, "total_bytes", "mean_bytes");
+	jsonw_end(w, '}');
+}
+
+static void add_string_if(struct jsonw *w, const char *name, const char *v)
+{
+	jsonw_str(w, name, v && v[0] ? v : NULL);
+}
+
+static void add_sources(struct jsonw *w, const struct metrics *m, const struct run *r)
+{
+	jsonw_object(w, "metric_sources");
+	jsonw_str(w, "total_events", metrics_source_name(m->src_events));
+	jsonw_str(w, "total_cpu_time", metrics_source_name(m->src_cpu));
+	jsonw_str(w, "total_bytes_read", metrics_source_name(m->src_bytes));
+	jsonw_str(w, "num_chunks", metrics_source_name(m->src_chunks));
+	jsonw_str(w, "fine_metrics", !m->has_fine ? "none" : (m->fine_from_span ? "span" : "cluster"));
+	jsonw_end(w, '}');
+	jsonw_object(w, "sources");
+	for (size_t i = 0; i < r->n_sources; i++) {
+		jsonw_object(w, r->sources[i].name);
+		jsonw_str(w, "state", source_state_name(r->sources[i].state));
+		jsonw_str(w, "reason", r->sources[i].reason);
+		jsonw_num(w, "transitions", (double)r->sources[i].transitions);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, '}');
+}
+
+static void add_counts(struct jsonw *w, const struct run *r)
+{
+	jsonw_object(w, "events_applied");
+	for (int t = EV_SAMPLE; t < EV__COUNT; t++)
+		jsonw_num(w, event_type_name(t), (double)r->applied[t]);
+	jsonw_end(w, '}');
+	jsonw_num(w, "events_ignored", (double)r->ignored);
+	jsonw_object(w, "overflow");
+	jsonw_num(w, "workers", (double)r->overflow_workers);
+	jsonw_num(w, "datasets", (double)r->overflow_datasets);
+	jsonw_num(w, "files", (double)r->overflow_files);
+	jsonw_num(w, "sections", (double)r->overflow_sections);
+	jsonw_num(w, "branches", (double)r->overflow_branches);
+	jsonw_num(w, "fine_rows", (double)r->overflow_fine);
+	jsonw_end(w, '}');
+	jsonw_object(w, "chunk_errors");
+	for (size_t i = 0; i < r->errors.count; i++)
+		jsonw_num(w, strmap_key_at(&r->errors, i),
+			  (double)*(const uint64_t *)strmap_val_at(&r->errors, i));
+	jsonw_end(w, '}');
+	jsonw_num(w, "chunks_with_custom_fields", (double)r->chunks_with_custom);
+	jsonw_num(w, "scheduler_samples", (double)r->n_samples);
+	jsonw_num(w, "scheduler_restarts", (double)r->scheduler_restarts);
+	jsonw_num(w, "workers_seen", (double)r->workers.count);
+}
+
+/* The caller's own counters (e.g. replay rejections), already JSON. */
+static void add_extra(struct jsonw *w, const cJSON *extra)
+{
+	for (const cJSON *e = extra ? extra->child : NULL; e; e = e->next) {
+		char *text = cJSON_PrintUnformatted(e);
+		if (text && e->string)
+			jsonw_raw(w, e->string, text);
+		cJSON_free(text);
 	}
 }
 
-static void add_section_summary(cJSON *obj, const struct run *r)
+static void add_roastop(struct jsonw *w, const struct metrics *m, const struct run *r,
+			const cJSON *extra)
 {
-	cJSON *s = cJSON_AddObjectToObject(obj, "section_summary");
-	if (!s)
-		return;
-	add_sections(s, "timing", &r->sec_time, "total_seconds", "mean_seconds");
-	add_sections(s, "memory", &r->sec_mem, "total_mb", "mean_mb");
-	add_sections(s, "bytes", &r->sec_bytes, "total_bytes", "mean_bytes");
+	jsonw_object(w, "roastop");
+	jsonw_str(w, "version", ROASTOP_VERSION);
+	add_string_if(w, "run_id", r->run_id);
+	add_string_if(w, "run_name", r->name);
+	add_string_if(w, "processor", r->processor);
+	add_string_if(w, "dask_version", r->dask_version);
+	add_string_if(w, "scheduler_id", r->scheduler_id);
+	jsonw_bool(w, "run_ended", r->ended);
+	add_sources(w, m, r);
+	add_counts(w, r);
+	add_extra(w, extra);
+	jsonw_end(w, '}');
 }
 
-static void add_string_if(cJSON *o, const char *name, const char *v)
+int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON *extra,
+		       struct strbuf *out)
 {
-	if (v && v[0])
-		cJSON_AddStringToObject(o, name, v);
-	else
-		cJSON_AddNullToObject(o, name);
-}
-
-static void add_sources(cJSON *o, const struct metrics *m, const struct run *r)
-{
-	cJSON *src = cJSON_AddObjectToObject(o, "metric_sources");
-	if (src) {
-		cJSON_AddStringToObject(src, "total_events", metrics_source_name(m->src_events));
-		cJSON_AddStringToObject(src, "total_cpu_time", metrics_source_name(m->src_cpu));
-		cJSON_AddStringToObject(src, "total_bytes_read", metrics_source_name(m->src_bytes));
-		cJSON_AddStringToObject(src, "num_chunks", metrics_source_name(m->src_chunks));
-		cJSON_AddStringToObject(src, "fine_metrics",
-					!m->has_fine ? "none" : (m->fine_from_span ? "span" : "cluster"));
-	}
-	cJSON *st = cJSON_AddObjectToObject(o, "sources");
-	for (size_t i = 0; st && i < r->n_sources; i++) {
-		cJSON *s = cJSON_AddObjectToObject(st, r->sources[i].name);
-		if (!s)
-			return;
-		cJSON_AddStringToObject(s, "state", source_state_name(r->sources[i].state));
-		cJSON_AddStringToObject(s, "reason", r->sources[i].reason);
-		cJSON_AddNumberToObject(s, "transitions", (double)r->sources[i].transitions);
-	}
-}
-
-static void add_counts(cJSON *o, const struct run *r)
-{
-	cJSON *ap = cJSON_AddObjectToObject(o, "events_applied");
-	for (int t = EV_SAMPLE; ap && t < EV__COUNT; t++)
-		cJSON_AddNumberToObject(ap, event_type_name(t), (double)r->applied[t]);
-	cJSON_AddNumberToObject(o, "events_ignored", (double)r->ignored);
-	cJSON *ov = cJSON_AddObjectToObject(o, "overflow");
-	if (ov) {
-		cJSON_AddNumberToObject(ov, "workers", (double)r->overflow_workers);
-		cJSON_AddNumberToObject(ov, "datasets", (double)r->overflow_datasets);
-		cJSON_AddNumberToObject(ov, "files", (double)r->overflow_files);
-		cJSON_AddNumberToObject(ov, "sections", (double)r->overflow_sections);
-		cJSON_AddNumberToObject(ov, "branches", (double)r->overflow_branches);
-		cJSON_AddNumberToObject(ov, "fine_rows", (double)r->overflow_fine);
-	}
-	cJSON *err = cJSON_AddObjectToObject(o, "chunk_errors");
-	for (size_t i = 0; err && i < r->errors.count; i++)
-		cJSON_AddNumberToObject(err, strmap_key_at(&r->errors, i),
-					(double)*(const uint64_t *)strmap_val_at(&r->errors, i));
-	cJSON_AddNumberToObject(o, "chunks_with_custom_fields", (double)r->chunks_with_custom);
-	cJSON_AddNumberToObject(o, "scheduler_samples", (double)r->n_samples);
-	cJSON_AddNumberToObject(o, "scheduler_restarts", (double)r->scheduler_restarts);
-	cJSON_AddNumberToObject(o, "workers_seen", (double)r->workers.count);
-}
-
-static void add_roastop(cJSON *obj, const struct metrics *m, const struct run *r)
-{
-	cJSON *o = cJSON_AddObjectToObject(obj, "roastop");
-	if (!o)
-		return;
-	cJSON_AddStringToObject(o, "version", ROASTOP_VERSION);
-	add_string_if(o, "run_id", r->run_id);
-	add_string_if(o, "run_name", r->name);
-	add_string_if(o, "processor", r->processor);
-	add_string_if(o, "dask_version", r->dask_version);
-	add_string_if(o, "scheduler_id", r->scheduler_id);
-	cJSON_AddBoolToObject(o, "run_ended", r->ended);
-	add_sources(o, m, r);
-	add_counts(o, r);
-}
-
-cJSON *metrics_to_json(const struct metrics *m, const struct run *r)
-{
-	cJSON *obj = cJSON_CreateObject();
-	if (!obj)
-		return NULL;
-	add_keys(obj, m, scalar_keys, sizeof(scalar_keys) / sizeof(scalar_keys[0]));
-	add_per_dataset(obj, r, m);
-	add_files(obj, r);
-	add_keys(obj, m, branch_keys, sizeof(branch_keys) / sizeof(branch_keys[0]));
-	add_keys(obj, m, extra_keys, sizeof(extra_keys) / sizeof(extra_keys[0]));
-	add_section_summary(obj, r);
-	cJSON_AddNullToObject(obj, "tracking_data");
-	add_roastop(obj, m, r);
-	return obj;
+	struct jsonw w;
+	jsonw_init(&w, out);
+	jsonw_object(&w, NULL);
+	add_keys(&w, m, scalar_keys, sizeof(scalar_keys) / sizeof(scalar_keys[0]));
+	add_per_dataset(&w, r, m);
+	add_file_metadata(&w, r);
+	add_file_list(&w, r, "compression_ratios", true);
+	add_file_reads(&w, r);
+	add_file_list(&w, r, "bytes_read_percent_per_file", false);
+	add_keys(&w, m, branch_keys, sizeof(branch_keys) / sizeof(branch_keys[0]));
+	add_keys(&w, m, extra_keys, sizeof(extra_keys) / sizeof(extra_keys[0]));
+	add_section_summary(&w, r);
+	jsonw_raw(&w, "tracking_data", "null");
+	add_roastop(&w, m, r, extra);
+	jsonw_end(&w, '}');
+	return out->failed ? -1 : 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #define ARENA_BLOCK_MIN 4096u
+#define ARENA_LARGE (ARENA_BLOCK_MIN / 4) /* bigger requests get their own block */
 #define ARENA_ALIGN 16u
 
 struct arena_block {
@@ -28,6 +29,7 @@ void arena_init(struct arena *a, size_t limit)
 {
 	a->head = NULL;
 	a->first = NULL;
+	a->large = NULL;
 	a->total = 0;
 	a->limit = limit;
 }
@@ -44,16 +46,33 @@ static void blocks_free(struct arena_block *b)
 void arena_free(struct arena *a)
 {
 	blocks_free(a->first);
+	blocks_free(a->large);
 	arena_init(a, a->limit);
 }
 
-/* Blocks are kept: the next event of the same size allocates nothing. */
+/* Small blocks are kept, so the next event of the same size allocates
+ * nothing; large allocations are returned (they are rare, e.g. the worker
+ * array of a scheduler sample). */
 void arena_reset(struct arena *a)
 {
 	for (struct arena_block *b = a->first; b; b = b->next)
 		b->used = 0;
+	blocks_free(a->large);
+	a->large = NULL;
 	a->head = a->first;
 	a->total = 0;
+}
+
+static void *alloc_large(struct arena *a, size_t need)
+{
+	struct arena_block *b = block_new(need);
+	if (!b)
+		return NULL;
+	b->next = a->large;
+	a->large = b;
+	b->used = need;
+	a->total += need;
+	return b->data;
 }
 
 static size_t align_up(size_t n)
@@ -66,11 +85,17 @@ void *arena_alloc(struct arena *a, size_t size)
 	size_t need = align_up(size ? size : 1);
 	if (need < size || (a->limit && a->total + need > a->limit))
 		return NULL;
+	if (need > ARENA_LARGE)
+		return alloc_large(a, need);
+	/* Small requests fill blocks in order: a block is left only when the
+	 * request does not fit, wasting less than ARENA_LARGE of it; blocks past
+	 * head are empty after a reset, so the chain never grows beyond what
+	 * the largest event needed. */
 	struct arena_block *b = a->head;
-	while (b && b->cap - b->used < need && b->next)
-		b = b->next; /* blocks past head are empty after a reset */
+	if (b && b->cap - b->used < need && b->next)
+		b = b->next;
 	if (!b || b->cap - b->used < need) {
-		size_t cap = need > ARENA_BLOCK_MIN ? need : ARENA_BLOCK_MIN;
+		size_t cap = ARENA_BLOCK_MIN;
 		struct arena_block *nb = block_new(cap);
 		if (!nb)
 			return NULL;
