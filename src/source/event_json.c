@@ -2,7 +2,6 @@
  * a field cannot be decoded under one name and encoded under another. */
 #include "roastop/event_json.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,31 +213,10 @@ bool event_json_tables_sorted(void)
 	return true;
 }
 
-/* ---- input checks ----------------------------------------------------- */
-
-/* Nesting depth outside strings, before cJSON recurses into it. */
-static bool depth_ok(const char *s, size_t len)
-{
-	int depth = 0;
-	bool in_str = false;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_str = false;
-		} else if (c == '"') {
-			in_str = true;
-		} else if (c == '{' || c == '[') {
-			if (++depth > EVENT_JSON_MAX_DEPTH)
-				return false;
-		} else if (c == '}' || c == ']') {
-			depth--;
-		}
-	}
-	return true;
-}
+/* ---- the pull parser ---------------------------------------------------
+ * One pass over the text, no tree: values are decoded straight into the
+ * event's arena. Strict JSON (RFC 8259) plus roastop's limits: nesting
+ * depth, string length, UTF-8 validity (including what \u escapes make). */
 
 /* Well-formed UTF-8: no overlong forms, no surrogates, <= U+10FFFF. */
 static bool utf8_ok(const unsigned char *s)
@@ -275,263 +253,636 @@ static bool utf8_ok(const unsigned char *s)
 	return true;
 }
 
-/* ---- decoding --------------------------------------------------------- */
-
-struct dec {
+struct jp {
+	const char *p, *end;
+	int depth;
 	struct event *ev;
-	struct strbuf custom;
+	struct strbuf custom; /* unknown chunk fields, raw JSON members */
 	bool custom_used;
+	bool saw_count, saw_rows, saw_state; /* fields whose presence is required */
 };
 
-static enum decode_error dec_string(struct dec *d, const cJSON *v, const char **out)
+static void ws(struct jp *j)
 {
-	if (!cJSON_IsString(v) || !v->valuestring)
-		return DEC_BAD_TYPE;
-	size_t len = strlen(v->valuestring);
-	if (len > EVENT_MAX_STRING)
-		return DEC_STRING_TOO_LONG;
-	if (!utf8_ok((const unsigned char *)v->valuestring))
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+static bool lit(struct jp *j, const char *word, size_t n)
+{
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+		return false;
+	j->p += n;
+	return true;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool hex4(struct jp *j, uint32_t *out)
+{
+	if (j->end - j->p < 4)
+		return false;
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(j->p[i]);
+		if (h < 0)
+			return false;
+		v = v << 4 | (uint32_t)h;
+	}
+	j->p += 4;
+	*out = v;
+	return true;
+}
+
+static size_t utf8_put(char *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		o[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (char)(0xC0 | cp >> 6);
+		o[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | cp >> 12);
+		o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		o[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | cp >> 18);
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* \uXXXX, with surrogate pairs; a lone surrogate or \u0000 is bad UTF-8. */
+static enum decode_error unicode_escape(struct jp *j, char *o, size_t *n)
+{
+	uint32_t cp, lo;
+	if (!hex4(j, &cp))
+		return DEC_NOT_JSON;
+	if (cp >= 0xD800 && cp <= 0xDBFF) {
+		if (!lit(j, "\\u", 2) || !hex4(j, &lo))
+			return DEC_BAD_UTF8;
+		if (lo < 0xDC00 || lo > 0xDFFF)
+			return DEC_BAD_UTF8;
+		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+	} else if ((cp >= 0xDC00 && cp <= 0xDFFF) || cp == 0) {
 		return DEC_BAD_UTF8;
-	*out = arena_strndup(&d->ev->mem, v->valuestring, len);
+	}
+	*n = utf8_put(o, cp);
+	return DEC_OK;
+}
+
+static enum decode_error escape(struct jp *j, char *o, size_t *n)
+{
+	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	if (j->p >= j->end)
+		return DEC_NOT_JSON;
+	char c = *j->p++;
+	if (c == 'u')
+		return unicode_escape(j, o, n);
+	const char *k = memchr(from, c, sizeof(from) - 1);
+	if (!k)
+		return DEC_NOT_JSON;
+	*o = to[k - from];
+	*n = 1;
+	return DEC_OK;
+}
+
+/* A string into buf (cap bytes, NUL-terminated); the opening quote is at p.
+ * With buf NULL the string is only checked (for skipped values). Runs of
+ * plain bytes are copied at once; UTF-8 is validated only when a byte
+ * >= 0x80 appeared. */
+static enum decode_error string_into(struct jp *j, char *buf, size_t cap, size_t *len)
+{
+	j->p++; /* opening quote */
+	size_t n = 0;
+	bool high = false;
+	while (j->p < j->end) {
+		const char *run = j->p;
+		while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (unsigned char)*j->p >= 0x20) {
+			high |= (unsigned char)*j->p >= 0x80;
+			j->p++;
+		}
+		size_t k = (size_t)(j->p - run);
+		if (n + k >= cap)
+			return DEC_STRING_TOO_LONG;
+		if (buf)
+			memcpy(buf + n, run, k);
+		n += k;
+		if (j->p >= j->end)
+			break;
+		unsigned char c = (unsigned char)*j->p;
+		if (c == '"') {
+			j->p++;
+			if (buf)
+				buf[n] = '\0';
+			*len = n;
+			return buf && high && !utf8_ok((const unsigned char *)buf) ? DEC_BAD_UTF8 : DEC_OK;
+		}
+		if (c < 0x20)
+			return DEC_NOT_JSON;
+		char tmp[4];
+		j->p++; /* backslash */
+		enum decode_error e = escape(j, tmp, &k);
+		if (e)
+			return e;
+		high |= (unsigned char)tmp[0] >= 0x80;
+		if (n + k >= cap)
+			return DEC_STRING_TOO_LONG;
+		if (buf)
+			memcpy(buf + n, tmp, k);
+		n += k;
+	}
+	return DEC_NOT_JSON;
+}
+
+/* A string value into the arena. */
+static enum decode_error jp_string(struct jp *j, const char **out)
+{
+	if (j->p >= j->end || *j->p != '"')
+		return DEC_BAD_TYPE;
+	char buf[EVENT_MAX_STRING + 8];
+	size_t len;
+	enum decode_error e = string_into(j, buf, EVENT_MAX_STRING + 1, &len);
+	if (e)
+		return e;
+	*out = arena_strndup(&j->ev->mem, buf, len);
 	return *out ? DEC_OK : DEC_NO_MEMORY;
 }
 
-static enum decode_error dec_number(const cJSON *v, const struct field *f, optnum *out)
+static const double pow10_exact[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+static bool is_digit(const struct jp *j)
 {
-	if (!cJSON_IsNumber(v))
+	return j->p < j->end && *j->p >= '0' && *j->p <= '9';
+}
+
+/* Digits into a mantissa while it stays below 2^53; counts what overflowed.
+ * With mant NULL the digits are only skipped. */
+static void digits(struct jp *j, uint64_t *mant, int *ndig, int *frac, bool after_point)
+{
+	if (!mant) {
+		while (is_digit(j))
+			j->p++;
+		return;
+	}
+	for (; is_digit(j); j->p++) {
+		if (*mant < (1ull << 53) / 10) {
+			*mant = *mant * 10 + (uint64_t)(*j->p - '0');
+			*ndig += *mant != 0;
+			*frac += after_point;
+		} else {
+			*ndig = 99; /* too many digits for the fast path */
+		}
+	}
+}
+
+/* RFC 8259 number grammar. The value is exact and fast when mantissa and
+ * power of ten are both exactly representable (one correctly rounded
+ * division or multiplication, Clinger's fast path); else strtod on a
+ * bounded copy. convert=false only checks the syntax. */
+static enum decode_error number_scan(struct jp *j, double *out, bool convert)
+{
+	const char *s = j->p;
+	bool neg = j->p < j->end && *j->p == '-';
+	j->p += neg;
+	if (!is_digit(j))
 		return DEC_BAD_TYPE;
-	double x = v->valuedouble;
-	if (!isfinite(x) || x < f->lo || x > f->hi)
+	uint64_t mant = 0;
+	int ndig = 0, frac = 0;
+	uint64_t *m = convert ? &mant : NULL;
+	if (*j->p == '0')
+		j->p++;
+	else
+		digits(j, m, &ndig, &frac, false);
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		if (!is_digit(j))
+			return DEC_NOT_JSON;
+		digits(j, m, &ndig, &frac, true);
+	}
+	bool has_exp = j->p < j->end && (*j->p == 'e' || *j->p == 'E');
+	if (has_exp) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (!is_digit(j))
+			return DEC_NOT_JSON;
+		while (is_digit(j))
+			j->p++;
+	}
+	if (!convert)
+		return DEC_OK;
+	if (!has_exp && ndig <= 15 && frac <= 22) {
+		double v = (double)mant / pow10_exact[frac];
+		*out = neg ? -v : v;
+		return DEC_OK;
+	}
+	char buf[64];
+	size_t n = (size_t)(j->p - s);
+	if (n >= sizeof(buf))
 		return DEC_OUT_OF_RANGE;
-	if (f->kind == K_INT && x != floor(x))
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	*out = strtod(buf, NULL);
+	return isfinite(*out) ? DEC_OK : DEC_OUT_OF_RANGE;
+}
+
+static enum decode_error jp_number(struct jp *j, double *out)
+{
+	return number_scan(j, out, true);
+}
+
+static bool jp_null(struct jp *j)
+{
+	return j->p < j->end && *j->p == 'n' && lit(j, "null", 4);
+}
+
+static enum decode_error skip_value(struct jp *j);
+
+/* Walks an object or array, calling each member/element through fn. */
+typedef enum decode_error (*member_fn)(struct jp *j, void *ctx, const char *key);
+
+static enum decode_error container(struct jp *j, bool object, member_fn fn, void *ctx)
+{
+	if (++j->depth > EVENT_JSON_MAX_DEPTH)
+		return DEC_TOO_DEEP;
+	j->p++; /* the bracket */
+	ws(j);
+	char close = object ? '}' : ']';
+	if (j->p < j->end && *j->p == close) {
+		j->p++;
+		j->depth--;
+		return DEC_OK;
+	}
+	for (;;) {
+		char key[EVENT_MAX_STRING + 8];
+		size_t klen;
+		ws(j);
+		if (object) {
+			if (j->p >= j->end || *j->p != '"')
+				return DEC_NOT_JSON;
+			enum decode_error e = string_into(j, key, EVENT_MAX_STRING + 1, &klen);
+			if (e)
+				return e;
+			ws(j);
+			if (j->p >= j->end || *j->p++ != ':')
+				return DEC_NOT_JSON;
+			ws(j);
+		}
+		enum decode_error e = fn(j, ctx, object ? key : NULL);
+		if (e)
+			return e;
+		ws(j);
+		if (j->p < j->end && *j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (j->p < j->end && *j->p == close) {
+			j->p++;
+			j->depth--;
+			return DEC_OK;
+		}
+		return DEC_NOT_JSON;
+	}
+}
+
+static enum decode_error skip_member(struct jp *j, void *ctx, const char *key)
+{
+	(void)ctx;
+	(void)key;
+	return skip_value(j);
+}
+
+static enum decode_error skip_value(struct jp *j)
+{
+	if (j->p >= j->end)
+		return DEC_NOT_JSON;
+	size_t len;
+	double d;
+	switch (*j->p) {
+	case '{': return container(j, true, skip_member, NULL);
+	case '[': return container(j, false, skip_member, NULL);
+	case '"': return string_into(j, NULL, EVENT_JSON_MAX + 1, &len);
+	case 't': return lit(j, "true", 4) ? DEC_OK : DEC_NOT_JSON;
+	case 'f': return lit(j, "false", 5) ? DEC_OK : DEC_NOT_JSON;
+	case 'n': return lit(j, "null", 4) ? DEC_OK : DEC_NOT_JSON;
+	default: return number_scan(j, &d, false) == DEC_OK ? DEC_OK : DEC_NOT_JSON;
+	}
+}
+
+/* ---- decoding into the event ------------------------------------------ */
+
+/* Arrays of unknown length grow by doubling inside the arena. */
+struct vec {
+	void *data;
+	size_t n, cap, size;
+};
+
+static void *vec_push(struct jp *j, struct vec *v)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 8;
+		void *d = arena_alloc(&j->ev->mem, cap * v->size);
+		if (!d)
+			return NULL;
+		if (v->n)
+			memcpy(d, v->data, v->n * v->size);
+		v->data = d;
+		v->cap = cap;
+	}
+	void *slot = (char *)v->data + v->n++ * v->size;
+	memset(slot, 0, v->size);
+	return slot;
+}
+
+static enum decode_error number_in(struct jp *j, const struct field *f, optnum *out)
+{
+	double x;
+	enum decode_error e = jp_number(j, &x);
+	if (e)
+		return e;
+	if (x < f->lo || x > f->hi || (f->kind == K_INT && x != floor(x)))
 		return DEC_OUT_OF_RANGE;
 	*out = optnum_of(x);
 	return DEC_OK;
 }
 
-static void *dec_array(struct dec *d, size_t n, size_t size)
+static enum decode_error strlist_el(struct jp *j, void *ctx, const char *key)
 {
-	return arena_alloc(&d->ev->mem, (n ? n : 1) * size);
+	(void)key;
+	struct vec *v = ctx;
+	if (v->n == EVENT_MAX_LIST)
+		return DEC_LIST_TOO_LONG;
+	const char **slot = vec_push(j, v);
+	return slot ? jp_string(j, slot) : DEC_NO_MEMORY;
 }
 
-static enum decode_error dec_strlist(struct dec *d, const cJSON *v, const char ***out, size_t *n)
+static enum decode_error kv_member(struct jp *j, void *ctx, const char *key)
 {
-	if (!cJSON_IsArray(v))
-		return DEC_BAD_TYPE;
-	size_t count = (size_t)cJSON_GetArraySize(v);
-	if (count > EVENT_MAX_LIST)
+	struct vec *v = ctx;
+	if (v->n == EVENT_MAX_SECTIONS)
 		return DEC_LIST_TOO_LONG;
-	const char **list = dec_array(d, count, sizeof(*list));
-	if (!list)
-		return DEC_NO_MEMORY;
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next) {
-		enum decode_error err = dec_string(d, e, &list[i++]);
-		if (err)
-			return err;
-	}
-	*out = list;
-	*n = count;
-	return DEC_OK;
-}
-
-/* {name: number} sections of track_time / track_memory / track_bytes. */
-static enum decode_error dec_kv(struct dec *d, const cJSON *v, struct kv_num **out, size_t *n)
-{
-	if (!cJSON_IsObject(v))
-		return DEC_BAD_TYPE;
-	size_t count = (size_t)cJSON_GetArraySize(v);
-	if (count > EVENT_MAX_SECTIONS)
-		return DEC_LIST_TOO_LONG;
-	struct kv_num *kv = dec_array(d, count, sizeof(*kv));
+	struct kv_num *kv = vec_push(j, v);
 	if (!kv)
 		return DEC_NO_MEMORY;
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		if (!cJSON_IsNumber(e))
-			return DEC_BAD_TYPE;
-		if (!isfinite(e->valuedouble) || fabs(e->valuedouble) > BIG)
-			return DEC_OUT_OF_RANGE;
-		size_t len = strlen(e->string);
-		if (len > EVENT_MAX_STRING)
-			return DEC_STRING_TOO_LONG;
-		if (!utf8_ok((const unsigned char *)e->string))
-			return DEC_BAD_UTF8;
-		kv[i].key = arena_strndup(&d->ev->mem, e->string, len);
-		if (!kv[i].key)
-			return DEC_NO_MEMORY;
-		kv[i].value = e->valuedouble;
-	}
-	*out = kv;
-	*n = count;
-	return DEC_OK;
-}
-
-static enum decode_error dec_fields(struct dec *d, const struct table *t, const cJSON *obj,
-				    void *base, bool top);
-
-static enum decode_error dec_workers(struct dec *d, const cJSON *v, struct worker_sample **out,
-				     size_t *n)
-{
-	if (!cJSON_IsArray(v))
-		return DEC_BAD_TYPE;
-	size_t count = (size_t)cJSON_GetArraySize(v);
-	if (count > EVENT_MAX_LIST)
-		return DEC_LIST_TOO_LONG;
-	struct worker_sample *ws = dec_array(d, count, sizeof(*ws));
-	if (!ws)
-		return DEC_NO_MEMORY;
-	memset(ws, 0, (count ? count : 1) * sizeof(*ws));
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next, i++) {
-		if (!cJSON_IsObject(e))
-			return DEC_BAD_TYPE;
-		enum decode_error err = dec_fields(d, &worker_table, e, &ws[i], false);
-		if (err)
-			return err;
-		if (!ws[i].id)
-			return DEC_MISSING_FIELD;
-	}
-	*out = ws;
-	*n = count;
-	return DEC_OK;
-}
-
-/* Rows as [context, prefix, activity, unit, value]. */
-static enum decode_error dec_row(struct dec *d, const cJSON *e, struct fine_row *row)
-{
-	if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 5)
-		return DEC_BAD_TYPE;
-	const char **parts[4] = { &row->context, &row->prefix, &row->activity, &row->unit };
-	const cJSON *c = e->child;
-	for (int i = 0; i < 4; i++, c = c->next) {
-		enum decode_error err = dec_string(d, c, parts[i]);
-		if (err)
-			return err;
-	}
-	if (!cJSON_IsNumber(c))
-		return DEC_BAD_TYPE;
-	if (!isfinite(c->valuedouble) || c->valuedouble < 0 || c->valuedouble > BIG)
+	double x;
+	enum decode_error e = jp_number(j, &x);
+	if (e)
+		return e;
+	if (fabs(x) > BIG)
 		return DEC_OUT_OF_RANGE;
-	row->value = c->valuedouble;
-	return DEC_OK;
+	kv->value = x;
+	kv->key = arena_strdup(&j->ev->mem, key);
+	return kv->key ? DEC_OK : DEC_NO_MEMORY;
 }
 
-static enum decode_error dec_rows(struct dec *d, const cJSON *v, struct fine_row **out, size_t *n)
+struct obj_ctx {
+	const struct table *t;
+	char *base;
+	bool top;
+};
+
+static enum decode_error field_member(struct jp *j, void *ctx, const char *key);
+
+static enum decode_error object_into(struct jp *j, const struct table *t, void *base)
 {
-	if (!cJSON_IsArray(v))
+	if (j->p >= j->end || *j->p != '{')
 		return DEC_BAD_TYPE;
-	size_t count = (size_t)cJSON_GetArraySize(v);
-	if (count > EVENT_MAX_LIST)
+	struct obj_ctx c = { t, base, false };
+	return container(j, true, field_member, &c);
+}
+
+static enum decode_error worker_el(struct jp *j, void *ctx, const char *key)
+{
+	(void)key;
+	struct vec *v = ctx;
+	if (v->n == EVENT_MAX_LIST)
 		return DEC_LIST_TOO_LONG;
-	struct fine_row *rows = dec_array(d, count, sizeof(*rows));
-	if (!rows)
+	struct worker_sample *w = vec_push(j, v);
+	if (!w)
 		return DEC_NO_MEMORY;
-	size_t i = 0;
-	for (const cJSON *e = v->child; e; e = e->next) {
-		enum decode_error err = dec_row(d, e, &rows[i++]);
-		if (err)
-			return err;
-	}
-	*out = rows;
-	*n = count;
+	enum decode_error e = object_into(j, &worker_table, w);
+	return e ? e : (w->id ? DEC_OK : DEC_MISSING_FIELD);
+}
+
+/* [context, prefix, activity, unit, value] */
+struct row_ctx {
+	struct fine_row *row;
+	int i;
+};
+
+static enum decode_error row_part(struct jp *j, void *ctx, const char *key)
+{
+	(void)key;
+	struct row_ctx *rc = ctx;
+	const char **parts[4] = { &rc->row->context, &rc->row->prefix, &rc->row->activity,
+				  &rc->row->unit };
+	int i = rc->i++;
+	if (i < 4)
+		return jp_string(j, parts[i]);
+	if (i > 4)
+		return DEC_BAD_TYPE;
+	double x;
+	enum decode_error e = jp_number(j, &x);
+	if (e)
+		return e;
+	if (x < 0 || x > BIG)
+		return DEC_OUT_OF_RANGE;
+	rc->row->value = x;
 	return DEC_OK;
 }
 
-static enum decode_error dec_enum(const cJSON *v, const char *const *names, int count, int *out)
+static enum decode_error row_el(struct jp *j, void *ctx, const char *key)
 {
-	if (!cJSON_IsString(v))
+	(void)key;
+	struct vec *v = ctx;
+	if (v->n == EVENT_MAX_LIST)
+		return DEC_LIST_TOO_LONG;
+	struct fine_row *row = vec_push(j, v);
+	if (!row)
+		return DEC_NO_MEMORY;
+	if (j->p >= j->end || *j->p != '[')
 		return DEC_BAD_TYPE;
+	struct row_ctx rc = { row, 0 };
+	enum decode_error e = container(j, false, row_part, &rc);
+	return e ? e : (rc.i == 5 ? DEC_OK : DEC_BAD_TYPE);
+}
+
+/* A list-valued field: fills the pointer at off and the count at off2. */
+static enum decode_error list_field(struct jp *j, const struct field *f, char *base)
+{
+	static const struct {
+		size_t size;
+		member_fn fn;
+		bool object;
+	} kinds[] = {
+		[K_STRLIST] = { sizeof(const char *), strlist_el, false },
+		[K_KV] = { sizeof(struct kv_num), kv_member, true },
+		[K_WORKERS] = { sizeof(struct worker_sample), worker_el, false },
+		[K_ROWS] = { sizeof(struct fine_row), row_el, false },
+	};
+	bool object = kinds[f->kind].object;
+	if (j->p >= j->end || *j->p != (object ? '{' : '['))
+		return DEC_BAD_TYPE;
+	struct vec v = { .size = kinds[f->kind].size };
+	enum decode_error e = container(j, object, kinds[f->kind].fn, &v);
+	if (e)
+		return e;
+	if (!v.data && !(v.data = arena_alloc(&j->ev->mem, v.size)))
+		return DEC_NO_MEMORY;
+	*(void **)(base + f->off) = v.data;
+	*(size_t *)(base + f->off2) = v.n;
+	return DEC_OK;
+}
+
+static enum decode_error enum_field(struct jp *j, const struct field *f, char *base)
+{
+	static const char *const scopes[] = { "cluster", "span" };
+	static const char *const states[] = { "connected", "degraded", "lost" };
+	const char *const *names = f->kind == K_SCOPE ? scopes : states;
+	int count = f->kind == K_SCOPE ? 2 : 3;
+	const char *v;
+	enum decode_error e = jp_string(j, &v);
+	if (e)
+		return e;
 	for (int i = 0; i < count; i++) {
-		if (strcmp(v->valuestring, names[i]) == 0) {
-			*out = i;
+		if (strcmp(v, names[i]) == 0) {
+			*(int *)(base + f->off) = i;
 			return DEC_OK;
 		}
 	}
 	return DEC_OUT_OF_RANGE;
 }
 
-static enum decode_error dec_filemeta(struct dec *d, const cJSON *v, struct file_meta *fm,
-				      bool *has)
+static enum decode_error value_field(struct jp *j, const struct field *f, char *base)
 {
-	if (!cJSON_IsObject(v))
-		return DEC_BAD_TYPE;
-	enum decode_error err = dec_fields(d, &filemeta_table, v, fm, false);
-	if (err)
-		return err;
-	if (!fm->filename)
-		return DEC_MISSING_FIELD;
-	*has = true;
-	return DEC_OK;
-}
-
-static enum decode_error dec_value(struct dec *d, const struct field *f, const cJSON *v,
-				   char *base)
-{
-	static const char *const scopes[] = { "cluster", "span" };
-	static const char *const states[] = { "connected", "degraded", "lost" };
 	void *p = base + f->off;
 	switch (f->kind) {
 	case K_NUM:
-	case K_INT: return dec_number(v, f, p);
-	case K_STR: return dec_string(d, v, p);
-	case K_STRLIST: return dec_strlist(d, v, p, (size_t *)(base + f->off2));
-	case K_KV: return dec_kv(d, v, p, (size_t *)(base + f->off2));
-	case K_WORKERS: return dec_workers(d, v, p, (size_t *)(base + f->off2));
-	case K_ROWS: return dec_rows(d, v, p, (size_t *)(base + f->off2));
-	case K_FILEMETA: return dec_filemeta(d, v, p, (bool *)(base + f->off2));
-	case K_SCOPE: return dec_enum(v, scopes, 2, (int *)p);
-	case K_STATE: return dec_enum(v, states, 3, (int *)p);
+	case K_INT: return number_in(j, f, p);
+	case K_STR: return jp_string(j, p);
+	case K_SCOPE: return enum_field(j, f, base);
+	case K_STATE: j->saw_state = true; return enum_field(j, f, base);
+	case K_FILEMETA: {
+		enum decode_error e = object_into(j, &filemeta_table, p);
+		if (!e && !((struct file_meta *)p)->filename)
+			e = DEC_MISSING_FIELD;
+		if (!e)
+			*(bool *)(base + f->off2) = true;
+		return e;
+	}
 	case K_U32: {
 		optnum x;
-		enum decode_error err = dec_number(v, f, &x);
-		if (!err && x.value != floor(x.value))
-			err = DEC_OUT_OF_RANGE;
-		if (!err)
+		enum decode_error e = number_in(j, &(struct field){ f->name, K_INT, 0, 0, f->lo, f->hi }, &x);
+		if (!e) {
 			*(uint32_t *)p = (uint32_t)x.value;
-		return err;
-	}
-	}
-	return DEC_BAD_TYPE;
-}
-
-/* Unknown chunk fields are kept (bounded) as a compact JSON object. */
-static void custom_keep(struct dec *d, const cJSON *v)
-{
-	char *text = cJSON_PrintUnformatted(v);
-	if (!text)
-		return;
-	size_t need = strlen(text) + strlen(v->string) + 8;
-	if (d->custom.len + need <= EVENT_CUSTOM_MAX && utf8_ok((const unsigned char *)v->string)) {
-		strbuf_puts(&d->custom, d->custom_used ? "," : "{");
-		strbuf_json_string(&d->custom, v->string);
-		strbuf_puts(&d->custom, ":");
-		strbuf_puts(&d->custom, text);
-		d->custom_used = true;
-	}
-	cJSON_free(text);
-}
-
-static enum decode_error dec_fields(struct dec *d, const struct table *t, const cJSON *obj,
-				    void *base, bool top)
-{
-	for (const cJSON *v = obj->child; v; v = v->next) {
-		if (!v->string)
-			return DEC_BAD_TYPE;
-		if (top && (strcmp(v->string, "type") == 0 || strcmp(v->string, "t") == 0))
-			continue;
-		const struct field *f = field_find(t, v->string);
-		if (!f) {
-			if (top && t == &type_tables[EV_CHUNK])
-				custom_keep(d, v);
-			continue; /* forward compatible: unknown fields are ignored */
+			j->saw_count = true;
 		}
-		if (cJSON_IsNull(v))
-			continue;
-		enum decode_error err = dec_value(d, f, v, base);
-		if (err)
-			return err;
+		return e;
 	}
+	case K_ROWS: j->saw_rows = true; return list_field(j, f, base);
+	default: return list_field(j, f, base);
+	}
+}
+
+/* An unknown chunk field is kept as raw JSON (validated), within a budget. */
+static enum decode_error custom_keep(struct jp *j, const char *key)
+{
+	const char *start = j->p;
+	enum decode_error e = skip_value(j);
+	if (e)
+		return e;
+	size_t len = (size_t)(j->p - start);
+	if (j->custom.len + len + strlen(key) + 8 > EVENT_CUSTOM_MAX)
+		return DEC_OK; /* over budget: dropped, the chunk itself is kept */
+	size_t mark = j->custom.len;
+	strbuf_puts(&j->custom, j->custom_used ? "," : "{");
+	strbuf_json_string(&j->custom, key);
+	strbuf_puts(&j->custom, ":");
+	strbuf_append(&j->custom, start, len);
+	if (!utf8_ok((const unsigned char *)j->custom.data + mark))
+		return DEC_BAD_UTF8;
+	j->custom_used = true;
+	return DEC_OK;
+}
+
+static enum decode_error field_member(struct jp *j, void *ctx, const char *key)
+{
+	struct obj_ctx *c = ctx;
+	if (c->top && key[0] == 't' && (key[1] == '\0' || strcmp(key, "type") == 0))
+		return skip_value(j); /* read by the header pass */
+	const struct field *f = field_find(c->t, key);
+	if (!f)
+		return c->top && c->t == &type_tables[EV_CHUNK] ? custom_keep(j, key) : skip_value(j);
+	if (jp_null(j))
+		return DEC_OK; /* null: not given */
+	return value_field(j, f, c->base);
+}
+
+/* The header pass: "type" and "t" wherever they stand. */
+struct head {
+	const char *type_text;
+	size_t type_len;
+	bool have_t;
+	double t;
+	bool t_bad;
+};
+
+static enum decode_error head_member(struct jp *j, void *ctx, const char *key)
+{
+	struct head *h = ctx;
+	if (j->depth != 1 || key[0] != 't')
+		return skip_value(j);
+	if (strcmp(key, "type") == 0 && j->p < j->end && *j->p == '"') {
+		h->type_text = j->p + 1;
+		enum decode_error e = string_into(j, NULL, EVENT_MAX_STRING + 1, &h->type_len);
+		return e;
+	}
+	if (key[1] == '\0') {
+		h->have_t = true;
+		if (jp_number(j, &h->t) == DEC_OK)
+			return DEC_OK;
+		h->t_bad = true;
+	}
+	return skip_value(j);
+}
+
+static enum decode_error decode_head(struct jp *j, struct event *ev)
+{
+	struct head h = { 0 };
+	enum decode_error e = container(j, true, head_member, &h);
+	if (e)
+		return e;
+	ws(j);
+	if (j->p != j->end)
+		return DEC_NOT_JSON; /* trailing bytes after the object */
+	if (!h.type_text)
+		return DEC_NO_TYPE;
+	char name[32];
+	if (h.type_len >= sizeof(name))
+		return DEC_UNKNOWN_TYPE;
+	memcpy(name, h.type_text, h.type_len);
+	name[h.type_len] = '\0';
+	ev->type = event_type_from_name(name);
+	if (ev->type == EV_NONE)
+		return DEC_UNKNOWN_TYPE;
+	if (!h.have_t || h.t_bad || !(h.t >= T_MIN && h.t <= T_MAX))
+		return DEC_NO_TIME;
+	ev->t = h.t;
 	return DEC_OK;
 }
 
@@ -550,104 +901,77 @@ static enum decode_error check_chunk(const struct ev_chunk *c)
 
 static enum decode_error check_sample(struct ev_sample *s, bool count_given)
 {
-	if (s->n_workers && !count_given)
-		s->worker_count = (uint32_t)s->n_workers;
-	else if (!count_given)
+	if (!count_given && !s->workers)
 		return DEC_MISSING_FIELD;
-	else if (s->n_workers && s->worker_count != s->n_workers)
+	if (!count_given)
+		s->worker_count = (uint32_t)s->n_workers;
+	else if (s->workers && s->worker_count != s->n_workers)
 		return DEC_INCONSISTENT;
 	return DEC_OK;
 }
 
-static enum decode_error check_event(struct event *ev, const cJSON *obj)
+static enum decode_error check_event(struct jp *j, struct event *ev)
 {
 	switch (ev->type) {
 	case EV_CHUNK: return check_chunk(&ev->u.chunk);
-	case EV_SAMPLE:
-		return check_sample(&ev->u.sample, cJSON_GetObjectItemCaseSensitive(obj, "worker_count") &&
-							   !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(obj, "worker_count")));
+	case EV_SAMPLE: return check_sample(&ev->u.sample, j->saw_count);
 	case EV_RUN_START: return ev->u.run_start.run_id ? DEC_OK : DEC_MISSING_FIELD;
-	case EV_FINE: return cJSON_GetObjectItemCaseSensitive(obj, "rows") ? DEC_OK : DEC_MISSING_FIELD;
-	case EV_STATUS:
-		return ev->u.status.source && cJSON_GetObjectItemCaseSensitive(obj, "state")
-			       ? DEC_OK
-			       : DEC_MISSING_FIELD;
+	case EV_FINE: return j->saw_rows ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_STATUS: return ev->u.status.source && j->saw_state ? DEC_OK : DEC_MISSING_FIELD;
 	default: return DEC_OK;
 	}
 }
 
-static enum decode_error dec_head(const cJSON *obj, struct event *ev)
+static enum decode_error decode_body(struct jp *j, const char *text)
 {
-	const cJSON *type = NULL, *t = NULL;
-	for (const cJSON *v = obj->child; v && !(type && t); v = v->next) {
-		if (!v->string)
-			continue;
-		if (!type && strcmp(v->string, "type") == 0)
-			type = v;
-		else if (!t && strcmp(v->string, "t") == 0)
-			t = v;
-	}
-	if (!cJSON_IsString(type))
-		return DEC_NO_TYPE;
-	ev->type = event_type_from_name(type->valuestring);
-	if (ev->type == EV_NONE)
-		return DEC_UNKNOWN_TYPE;
-	if (!cJSON_IsNumber(t) || !(t->valuedouble >= T_MIN && t->valuedouble <= T_MAX))
-		return DEC_NO_TIME;
-	ev->t = t->valuedouble;
-	return DEC_OK;
-}
-
-static enum decode_error dec_object(struct dec *d, const cJSON *obj)
-{
-	struct event *ev = d->ev;
-	enum decode_error err = dec_head(obj, ev);
-	if (err)
-		return err;
-	err = dec_fields(d, &type_tables[ev->type], obj, &ev->u, true);
-	if (err)
-		return err;
-	err = check_event(ev, obj);
-	if (err)
-		return err;
-	if (d->custom_used) {
-		strbuf_puts(&d->custom, "}");
-		if (d->custom.failed)
+	struct event *ev = j->ev;
+	j->p = text;
+	j->depth = 0;
+	ws(j);
+	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true };
+	enum decode_error e = container(j, true, field_member, &c);
+	if (!e)
+		e = check_event(j, ev);
+	if (!e && j->custom_used) {
+		strbuf_puts(&j->custom, "}");
+		if (j->custom.failed)
 			return DEC_NO_MEMORY;
-		ev->u.chunk.custom_json = arena_strndup(&ev->mem, d->custom.data, d->custom.len);
+		ev->u.chunk.custom_json = arena_strndup(&ev->mem, j->custom.data, j->custom.len);
 		if (!ev->u.chunk.custom_json)
 			return DEC_NO_MEMORY;
 	}
-	return DEC_OK;
+	return e;
 }
 
+/* Two passes over the text: the header pass checks the syntax and finds
+ * "type" and "t" wherever they are; the body pass fills the event. */
 enum decode_error event_decode_json(const char *text, size_t len, struct event *ev)
 {
 	event_reset(ev);
 	if (len > EVENT_JSON_MAX)
 		return DEC_TOO_LARGE;
-	if (!depth_ok(text, len))
-		return DEC_TOO_DEEP;
-	const char *end = NULL;
-	cJSON *obj = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	if (!obj)
-		return DEC_NOT_JSON;
-	for (; end && end < text + len; end++) {
-		if (*end != ' ' && *end != '\t' && *end != '\r' && *end != '\n') {
-			cJSON_Delete(obj); /* trailing bytes after the object */
-			return DEC_NOT_JSON;
+	struct jp j = { .p = text, .end = text + len, .ev = ev };
+	ws(&j);
+	enum decode_error e;
+	if (j.p < j.end && *j.p == '{') {
+		e = decode_head(&j, ev);
+	} else {
+		e = skip_value(&j);
+		if (e == DEC_OK) {
+			ws(&j);
+			e = j.p == j.end ? DEC_NOT_OBJECT : DEC_NOT_JSON;
 		}
+		if (e == DEC_BAD_TYPE || j.p == text)
+			e = DEC_NOT_JSON;
 	}
-	enum decode_error err = DEC_NOT_OBJECT;
-	struct dec d = { .ev = ev };
-	strbuf_init(&d.custom);
-	if (cJSON_IsObject(obj))
-		err = dec_object(&d, obj);
-	strbuf_free(&d.custom);
-	cJSON_Delete(obj);
-	if (err)
+	if (!e) {
+		strbuf_init(&j.custom);
+		e = decode_body(&j, text);
+		strbuf_free(&j.custom);
+	}
+	if (e)
 		event_reset(ev); /* all or nothing */
-	return err;
+	return e;
 }
 
 /* ---- encoding --------------------------------------------------------- */

@@ -1,5 +1,7 @@
 /* The event decoder on hostile bytes: never crash; whatever it accepts must
- * encode and decode again to the same text (no half-applied state). */
+ * be valid JSON to an independent parser (cJSON), and must encode and decode
+ * again to the same text (no half-applied state). */
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* a rejected event must be empty */
 		return 0;
 	}
+	cJSON *ref = cJSON_ParseWithLength((const char *)data, size);
+	if (!ref || !cJSON_IsObject(ref))
+		abort(); /* accepted something that is not a JSON object */
+	cJSON_Delete(ref);
 	struct strbuf a, b;
 	strbuf_init(&a);
 	strbuf_init(&b);
