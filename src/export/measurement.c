@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "roastop/report_text.h"
+#include "roastop/fsutil.h"
 #include "roastop/strbuf.h"
 
 /* mkdir -p, 0755. */
@@ -43,20 +44,6 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A fresh temporary (O_EXCL: never an existing file or a planted link),
  * written, fsync'd, then renamed over the final name. */
 static int file_replace(const char *dir, const char *name, const char *data, size_t len,
@@ -75,7 +62,7 @@ static int file_replace(const char *dir, const char *name, const char *data, siz
 		snprintf(err, errsz, "cannot create %s: %s", final, strerror(errno));
 		return -1;
 	}
-	int rc = write_all(fd, data, len);
+	int rc = fsutil_write_all(fd, data, len);
 	if (rc == 0)
 		rc = fsync(fd);
 	int saved = errno;

@@ -10,6 +10,7 @@
 
 #include "roastop/event_json.h"
 #include "roastop/replay.h"
+#include "roastop/fsutil.h"
 #include "roastop/strbuf.h"
 
 #define FLUSH_AT (64u * 1024u)
@@ -20,20 +21,6 @@ struct recorder {
 	uint64_t events;
 	bool failed;
 };
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 {
@@ -65,7 +52,7 @@ int recorder_flush(struct recorder *rec)
 		rec->failed = true;
 		return -1;
 	}
-	if (write_all(rec->fd, rec->buf.data, rec->buf.len) != 0) {
+	if (fsutil_write_all(rec->fd, rec->buf.data, rec->buf.len) != 0) {
 		rec->failed = true;
 		return -1;
 	}

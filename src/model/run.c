@@ -2,6 +2,7 @@
  * each event kind has one apply function. Everything is bounded: maps have
  * caps (overflow is counted), timelines have fixed capacity. */
 #include "roastop/run.h"
+#include "roastop/strutil.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,22 +11,6 @@
 #include <string.h>
 
 #define FINE_SEP '\x1f'
-
-static void copy_str(char *dst, size_t size, const char *src)
-{
-	if (!src) {
-		dst[0] = '\0';
-		return;
-	}
-	size_t n = strlen(src);
-	if (n >= size) {
-		n = size - 1;
-		while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
-			n--; /* do not cut a UTF-8 sequence */
-	}
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
 
 static void run_log(struct run *r, double t, enum log_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -208,7 +193,7 @@ static void file_add(struct run *r, const struct ev_chunk *c, double dur)
 	if (c->num_events.valid)
 		f->total_events += c->num_events.value;
 	if (!f->dataset[0])
-		copy_str(f->dataset, sizeof(f->dataset), c->dataset);
+		strutil_copy(f->dataset, sizeof(f->dataset), c->dataset);
 	if (!f->has_first) {
 		f->has_first = true;
 		f->accessed_bytes = c->accessed_bytes;
@@ -327,11 +312,11 @@ static void worker_mem_add(struct worker_agg *w, double t, double v)
 static void worker_copy(struct worker_agg *w, const struct worker_sample *s)
 {
 	if (s->name)
-		copy_str(w->name, sizeof(w->name), s->name);
+		strutil_copy(w->name, sizeof(w->name), s->name);
 	if (s->host)
-		copy_str(w->host, sizeof(w->host), s->host);
+		strutil_copy(w->host, sizeof(w->host), s->host);
 	if (s->status)
-		copy_str(w->status, sizeof(w->status), s->status);
+		strutil_copy(w->status, sizeof(w->status), s->status);
 	w->nthreads = s->nthreads;
 	w->memory_bytes = s->memory_bytes;
 	w->memory_limit = s->memory_limit;
@@ -388,7 +373,7 @@ static void worker_sample_apply(struct run *r, double t, const struct worker_sam
 	if (added) {
 		w->t_first_seen = t;
 		w->mem_t_last = -1;
-		copy_str(w->name, sizeof(w->name), s->id);
+		strutil_copy(w->name, sizeof(w->name), s->id);
 		if (timeline_init(&w->mem_pct, RUN_WORKER_TIMELINE_POINTS) != 0)
 			w->mem_pct.cap = 0;
 	}
@@ -434,14 +419,14 @@ static void workers_log_departures(struct run *r, double t)
 static void scheduler_identity(struct run *r, double t, const struct ev_sample *s)
 {
 	if (s->dask_version)
-		copy_str(r->dask_version, sizeof(r->dask_version), s->dask_version);
+		strutil_copy(r->dask_version, sizeof(r->dask_version), s->dask_version);
 	if (!s->scheduler_id)
 		return;
 	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {
 		r->scheduler_restarts++;
 		run_log(r, t, LOG_WARN, "scheduler restarted (new id %s)", s->scheduler_id);
 	}
-	copy_str(r->scheduler_id, sizeof(r->scheduler_id), s->scheduler_id);
+	strutil_copy(r->scheduler_id, sizeof(r->scheduler_id), s->scheduler_id);
 }
 
 static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
@@ -570,11 +555,11 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		r->started = true;
 		r->t_run_start = t;
 	}
-	copy_str(r->run_id, sizeof(r->run_id), s->run_id);
+	strutil_copy(r->run_id, sizeof(r->run_id), s->run_id);
 	if (s->name)
-		copy_str(r->name, sizeof(r->name), s->name);
+		strutil_copy(r->name, sizeof(r->name), s->name);
 	if (s->processor)
-		copy_str(r->processor, sizeof(r->processor), s->processor);
+		strutil_copy(r->processor, sizeof(r->processor), s->processor);
 	r->n_datasets_declared = (uint32_t)s->n_datasets;
 	r->expected_events = s->expected_events;
 	run_log(r, t, LOG_INFO, "run started: %s (%s)", r->name[0] ? r->name : r->run_id,
@@ -617,7 +602,7 @@ static struct source_info *source_find(struct run *r, const char *name)
 	if (r->n_sources == ROASTOP_ARRAY_LEN(r->sources))
 		return NULL;
 	struct source_info *s = &r->sources[r->n_sources++];
-	copy_str(s->name, sizeof(s->name), name);
+	strutil_copy(s->name, sizeof(s->name), name);
 	s->state = SRC__COUNT; /* so the first status counts as a change */
 	return s;
 }
@@ -643,7 +628,7 @@ static int apply_status(struct run *r, double t, const struct ev_status *st)
 	struct source_info *s = source_find(r, st->source ? st->source : "?");
 	if (!s)
 		return 1;
-	copy_str(s->reason, sizeof(s->reason), st->reason);
+	strutil_copy(s->reason, sizeof(s->reason), st->reason);
 	if (s->state == st->state)
 		return 0;
 	bool first = s->state == SRC__COUNT;

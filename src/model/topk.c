@@ -1,6 +1,7 @@
 /* The slowest chunks: a min-heap on duration, so the smallest kept item is
  * at the root and a new item either replaces it or is dropped. */
 #include "roastop/topk.h"
+#include "roastop/strutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,22 +9,6 @@
 void topk_init(struct topk *k)
 {
 	memset(k, 0, sizeof(*k));
-}
-
-static void copy_utf8(char *dst, size_t size, const char *src)
-{
-	if (!src) {
-		dst[0] = '\0';
-		return;
-	}
-	size_t n = strlen(src);
-	if (n >= size) {
-		n = size - 1;
-		while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
-			n--;
-	}
-	memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 static void swap(struct topk_item *a, struct topk_item *b)
@@ -70,9 +55,9 @@ void topk_offer(struct topk *k, double duration, const char *file, const char *d
 	it->entry_start = entry_start;
 	it->entry_stop = entry_stop;
 	it->num_events = num_events;
-	copy_utf8(it->file, sizeof(it->file), file);
-	copy_utf8(it->dataset, sizeof(it->dataset), dataset);
-	copy_utf8(it->worker, sizeof(it->worker), worker);
+	strutil_copy(it->file, sizeof(it->file), file);
+	strutil_copy(it->dataset, sizeof(it->dataset), dataset);
+	strutil_copy(it->worker, sizeof(it->worker), worker);
 	if (at == 0 && k->len == TOPK_CAP)
 		sift_down(k, 0);
 	else

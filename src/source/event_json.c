@@ -589,11 +589,18 @@ static enum decode_error skip_value(struct jp *j)
 /* Arrays of unknown length grow by doubling inside the arena. */
 struct vec {
 	void *data;
-	size_t n, cap, size;
+	size_t n, cap, size, max;
+	enum decode_error err; /* why the last push failed */
 };
 
+/* A zeroed new element, or NULL with v->err set (list too long, no memory). */
 static void *vec_push(struct jp *j, struct vec *v)
 {
+	if (v->n == v->max) {
+		v->err = DEC_LIST_TOO_LONG;
+		return NULL;
+	}
+	v->err = DEC_NO_MEMORY;
 	if (v->n == v->cap) {
 		size_t cap = v->cap ? v->cap * 2 : 8;
 		void *d = arena_alloc(&j->ev->mem, cap * v->size);
@@ -625,20 +632,16 @@ static enum decode_error strlist_el(struct jp *j, void *ctx, const char *key)
 {
 	(void)key;
 	struct vec *v = ctx;
-	if (v->n == EVENT_MAX_LIST)
-		return DEC_LIST_TOO_LONG;
 	const char **slot = vec_push(j, v);
-	return slot ? jp_string(j, slot) : DEC_NO_MEMORY;
+	return slot ? jp_string(j, slot) : v->err;
 }
 
 static enum decode_error kv_member(struct jp *j, void *ctx, const char *key)
 {
 	struct vec *v = ctx;
-	if (v->n == EVENT_MAX_SECTIONS)
-		return DEC_LIST_TOO_LONG;
 	struct kv_num *kv = vec_push(j, v);
 	if (!kv)
-		return DEC_NO_MEMORY;
+		return v->err;
 	double x;
 	enum decode_error e = jp_number(j, &x);
 	if (e)
@@ -670,11 +673,9 @@ static enum decode_error worker_el(struct jp *j, void *ctx, const char *key)
 {
 	(void)key;
 	struct vec *v = ctx;
-	if (v->n == EVENT_MAX_LIST)
-		return DEC_LIST_TOO_LONG;
 	struct worker_sample *w = vec_push(j, v);
 	if (!w)
-		return DEC_NO_MEMORY;
+		return v->err;
 	enum decode_error e = object_into(j, &worker_table, w);
 	return e ? e : (w->id ? DEC_OK : DEC_MISSING_FIELD);
 }
@@ -710,11 +711,9 @@ static enum decode_error row_el(struct jp *j, void *ctx, const char *key)
 {
 	(void)key;
 	struct vec *v = ctx;
-	if (v->n == EVENT_MAX_LIST)
-		return DEC_LIST_TOO_LONG;
 	struct fine_row *row = vec_push(j, v);
 	if (!row)
-		return DEC_NO_MEMORY;
+		return v->err;
 	if (j->p >= j->end || *j->p != '[')
 		return DEC_BAD_TYPE;
 	struct row_ctx rc = { row, 0 };
@@ -738,7 +737,8 @@ static enum decode_error list_field(struct jp *j, const struct field *f, char *b
 	bool object = kinds[f->kind].object;
 	if (j->p >= j->end || *j->p != (object ? '{' : '['))
 		return DEC_BAD_TYPE;
-	struct vec v = { .size = kinds[f->kind].size };
+	struct vec v = { .size = kinds[f->kind].size,
+			 .max = f->kind == K_KV ? EVENT_MAX_SECTIONS : EVENT_MAX_LIST };
 	enum decode_error e = container(j, object, kinds[f->kind].fn, &v);
 	if (e)
 		return e;

@@ -105,21 +105,31 @@ void strbuf_json_string(struct strbuf *sb, const char *s)
 	strbuf_append(sb, "\"", 1);
 }
 
+/* Integers print as integers; a value that is exactly k / 10^d for d <= 6
+ * prints with d decimals; anything else with %.17g, which always
+ * round-trips. No strtod round trips: the recorder is on the hot path. */
 void strbuf_json_number(struct strbuf *sb, double v)
 {
+	static const double p10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6 };
 	if (!isfinite(v)) {
 		strbuf_append(sb, "null", 4);
 		return;
 	}
-	if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-		strbuf_appendf(sb, "%.0f", v);
+	for (int d = 0; d <= 6; d++) {
+		double x = v * p10[d];
+		if (fabs(x) >= 9007199254740992.0)
+			break;
+		double k = nearbyint(x);
+		if (k != x || k / p10[d] != v)
+			continue;
+		long long ik = (long long)k;
+		if (d == 0) {
+			strbuf_appendf(sb, "%lld", ik);
+			return;
+		}
+		long long mag = ik < 0 ? -ik : ik, den = (long long)p10[d];
+		strbuf_appendf(sb, "%s%lld.%0*lld", ik < 0 ? "-" : "", mag / den, d, mag % den);
 		return;
 	}
-	char buf[40];
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	strbuf_puts(sb, buf);
+	strbuf_appendf(sb, "%.17g", v);
 }

@@ -169,6 +169,16 @@ static double chunk_events(uint64_t i)
 	return (double)(50000 + h % 100000);
 }
 
+static double us(double x)
+{
+	return round(x * 1e6) / 1e6;
+}
+
+static double cents(double x)
+{
+	return round(x * 100) / 100;
+}
+
 struct chunk_ctx {
 	uint64_t i, n_workers;
 	double t;
@@ -182,23 +192,24 @@ static void chunk_fill(struct gen *g, const struct chunk_ctx *c, struct ev_chunk
 	dataset_name(g, d, ds, 64);
 	snprintf(file, 160, "root://eos.example.org//store/%s/nano_%04u.root", ds, (unsigned)f);
 	snprintf(worker, 24, "worker-%u", (unsigned)((c->i * 7919) % c->n_workers));
-	double ev = chunk_events(c->i), dur = ev * (2e-5 + 4e-5 * rng_unit(g));
-	double mem0 = 900 + 300 * rng_unit(g), mem1 = mem0 + 40 * rng_unit(g) - 5;
+	/* values at the precision real clocks give (us, 10 kB): short to write */
+	double ev = chunk_events(c->i), dur = us(ev * (2e-5 + 4e-5 * rng_unit(g)));
+	double mem0 = cents(900 + 300 * rng_unit(g)), mem1 = cents(mem0 + 40 * rng_unit(g) - 5);
 	double bytes = floor(ev * (100 + 40 * rng_unit(g)));
-	kv[0] = (struct kv_num){ "muon_selection", 0.3 * dur };
-	kv[1] = (struct kv_num){ "histogram_filling", 0.1 * dur };
+	kv[0] = (struct kv_num){ "muon_selection", us(0.3 * dur) };
+	kv[1] = (struct kv_num){ "histogram_filling", us(0.1 * dur) };
 	kv[2] = (struct kv_num){ "histogram_filling", floor(100 * 8 * rng_unit(g)) / 100 };
 	kv[3] = (struct kv_num){ "muon_loading", floor(0.8 * bytes) };
 	*ch = (struct ev_chunk){
-		.t_start = optnum_of(c->t - dur), .t_end = optnum_of(c->t), .duration = optnum_of(dur),
+		.t_start = optnum_of(us(c->t - dur)), .t_end = optnum_of(c->t), .duration = optnum_of(dur),
 		.mem_before_mb = optnum_of(mem0), .mem_after_mb = optnum_of(mem1),
-		.mem_delta_mb = optnum_of(mem1 - mem0), .bytes_read = optnum_of(bytes),
+		.mem_delta_mb = optnum_of(cents(mem1 - mem0)), .bytes_read = optnum_of(bytes),
 		.timestamp = optnum_of(c->t), .num_events = optnum_of(ev),
 		.entry_start = optnum_of(0), .entry_stop = optnum_of(ev),
 		.num_branches_accessed = optnum_of(6), .accessed_bytes = optnum_of(floor(bytes * 0.9)),
 		.accessed_uncompressed_bytes = optnum_of(floor(bytes * 2.7)),
 		.branches_read_percent = optnum_of(0.5), .bytes_read_percent = optnum_of(3.25),
-		.cpu_time = optnum_of(dur * (0.6 + 0.35 * rng_unit(g))), .pid = optnum_of(4242),
+		.cpu_time = optnum_of(us(dur * (0.6 + 0.35 * rng_unit(g)))), .pid = optnum_of(4242),
 		.seq = optnum_of((double)c->i), .dataset = ds, .file = file, .worker = worker,
 		.host = "node", .n_branches = ROASTOP_ARRAY_LEN(branch_names),
 		.accessed_branches = (const char **)branch_names, .n_timing = 2, .timing = kv,
@@ -323,7 +334,7 @@ static void generate(struct gen *g, struct truth *tr)
 	tr->t_start = g->t0;
 	emit_markers(&sb, g, g->t0, true, expected);
 	for (uint64_t i = 0; i < g->chunks; i++) {
-		double t = g->t0 + span * (double)(i + 1) / (double)(g->chunks + 1);
+		double t = us(g->t0 + span * (double)(i + 1) / (double)(g->chunks + 1));
 		for (; next_sample <= t; next_sample += g->sample_interval) {
 			emit_sample(g, &sb, tr, &b, next_sample, (next_sample - g->t0) / span);
 			emit_fine(&sb, tr, next_sample);

@@ -167,6 +167,14 @@ static void limits(void **state)
 	strcpy(big + n + EVENT_MAX_STRING + 1, "\"}");
 	assert_int_equal(decode(big, ev), DEC_STRING_TOO_LONG);
 	assert_int_equal(event_decode_json(big, EVENT_JSON_MAX + 1, ev), DEC_TOO_LARGE);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	strbuf_puts(&sb, "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"timing\":{");
+	for (unsigned i = 0; i <= EVENT_MAX_SECTIONS; i++)
+		strbuf_appendf(&sb, "%s\"s%u\":1", i ? "," : "", i);
+	strbuf_puts(&sb, "}}");
+	assert_int_equal(decode(sb.data, ev), DEC_LIST_TOO_LONG);
+	strbuf_free(&sb);
 	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"error\":null}", ev), DEC_OK);
 	assert_null(ev->u.chunk.error); /* null means not given */
 }

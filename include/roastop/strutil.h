@@ -1,0 +1,11 @@
+/* String helpers for fixed-size buffers. */
+#ifndef ROASTOP_STRUTIL_H
+#define ROASTOP_STRUTIL_H
+
+#include <stddef.h>
+
+/* Copies src (NULL = "") into dst of size bytes, truncating on a UTF-8
+ * character boundary; always NUL-terminates. */
+void strutil_copy(char *dst, size_t size, const char *src);
+
+#endif
