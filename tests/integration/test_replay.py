@@ -200,3 +200,29 @@ def test_unwritable_output_prints_summary_and_fails(small_run, tmp_path):
     assert p.returncode == 1
     assert "Throughput" in p.stdout
     assert "metrics.json" in p.stderr or str(blocker) in p.stderr
+
+
+def test_exit_on_run_end_ignores_what_follows(small_run, tmp_path):
+    rec, t = small_run
+    extra = '{"type":"chunk","t":1767300000,"duration":1,"num_events":5,"dataset":"late"}\n'
+    path = tmp_path / "late.jsonl"
+    path.write_text(rec.read_text() + extra * 3)
+    out = tmp_path / "end"
+    p = roastop("--replay", path, "--speed", 0, "--headless", "--exit-on-run-end",
+                "--output", out)
+    assert p.returncode == 0, p.stderr
+    assert "run ended" in p.stdout
+    m = load_metrics(out)
+    assert m["num_chunks"] == t["num_chunks"]
+    assert "late" not in m["per_dataset"]
+
+
+def test_replay_from_stdin(small_run, tmp_path):
+    rec, t = small_run
+    out = tmp_path / "stdin"
+    with open(rec, "rb") as f:
+        p = subprocess.run([ROASTOP, "--replay", "-", "--speed", "0", "--headless",
+                            "--output", str(out)], stdin=f, capture_output=True, text=True,
+                           timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert load_metrics(out)["total_events"] == t["total_events"]
