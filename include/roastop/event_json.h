@@ -42,6 +42,20 @@ void reject_count(struct reject_counts *rc, enum decode_error e);
 
 /* Parses one JSON object text into *ev (event_init'ed by the caller). */
 enum decode_error event_decode_json(const char *text, size_t len, struct event *ev);
+
+/* What a UDP datagram carries besides the event (docs/protocol.md). */
+struct event_envelope {
+	char host[256];
+	bool has_pid, has_seq;
+	double pid, seq;
+	char report_id[64]; /* split reports: "" when whole */
+	int part, parts;
+};
+
+/* A datagram body: like event_decode_json, but the receive time is `now`
+ * (a "t" in the body is ignored) and the envelope fields are returned. */
+enum decode_error event_decode_datagram(const char *text, size_t len, double now,
+					struct event *ev, struct event_envelope *env);
 /* Appends one compact JSON object (no newline). 0, or -1 when out of memory. */
 int event_encode_json(const struct event *ev, struct strbuf *out);
 

@@ -833,18 +833,77 @@ static enum decode_error field_member(struct jp *j, void *ctx, const char *key)
 	return value_field(j, f, c->base);
 }
 
-/* The header pass: "type" and "t" wherever they stand. */
+/* The header pass: "type" and "t" wherever they stand, and for datagrams
+ * the envelope fields. */
 struct head {
 	const char *type_text;
 	size_t type_len;
 	bool have_t;
 	double t;
 	bool t_bad;
+	struct event_envelope *env; /* NULL outside datagrams */
 };
+
+/* A string value into a fixed buffer (envelope fields). */
+static enum decode_error fixed_string(struct jp *j, char *buf, size_t size)
+{
+	if (j->p >= j->end || *j->p != '"')
+		return DEC_BAD_TYPE;
+	size_t len;
+	return string_into(j, buf, size, &len);
+}
+
+static enum decode_error envelope_number(struct jp *j, double lo, double hi, double *out,
+					 bool *has)
+{
+	double x;
+	enum decode_error e = jp_number(j, &x);
+	if (e)
+		return e;
+	if (x < lo || x > hi || x != floor(x))
+		return DEC_OUT_OF_RANGE;
+	*out = x;
+	if (has)
+		*has = true;
+	return DEC_OK;
+}
+
+static enum decode_error envelope_member(struct jp *j, struct event_envelope *env,
+					 const char *key)
+{
+	double part;
+	if (jp_null(j))
+		return DEC_OK;
+	if (strcmp(key, "host") == 0)
+		return fixed_string(j, env->host, sizeof(env->host));
+	if (strcmp(key, "pid") == 0)
+		return envelope_number(j, 0, 1e9, &env->pid, &env->has_pid);
+	if (strcmp(key, "seq") == 0)
+		return envelope_number(j, 0, 9007199254740991.0, &env->seq, &env->has_seq);
+	if (strcmp(key, "report_id") == 0)
+		return fixed_string(j, env->report_id, sizeof(env->report_id));
+	if (strcmp(key, "part") == 0 || strcmp(key, "parts") == 0) {
+		enum decode_error e = envelope_number(j, 0, 64, &part, NULL);
+		*(key[4] ? &env->parts : &env->part) = (int)part;
+		return e;
+	}
+	return skip_value(j);
+}
+
+static bool is_envelope_key(const char *key)
+{
+	static const char *const keys[] = { "host", "pid", "seq", "report_id", "part", "parts" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
 
 static enum decode_error head_member(struct jp *j, void *ctx, const char *key)
 {
 	struct head *h = ctx;
+	if (h->env && j->depth == 1 && is_envelope_key(key))
+		return envelope_member(j, h->env, key);
 	if (j->depth != 1 || key[0] != 't')
 		return skip_value(j);
 	if (strcmp(key, "type") == 0 && j->p < j->end && *j->p == '"') {
@@ -861,9 +920,10 @@ static enum decode_error head_member(struct jp *j, void *ctx, const char *key)
 	return skip_value(j);
 }
 
-static enum decode_error decode_head(struct jp *j, struct event *ev)
+static enum decode_error decode_head(struct jp *j, struct event *ev,
+				     struct event_envelope *env, double now)
 {
-	struct head h = { 0 };
+	struct head h = { .env = env };
 	enum decode_error e = container(j, true, head_member, &h);
 	if (e)
 		return e;
@@ -880,6 +940,10 @@ static enum decode_error decode_head(struct jp *j, struct event *ev)
 	ev->type = event_type_from_name(name);
 	if (ev->type == EV_NONE)
 		return DEC_UNKNOWN_TYPE;
+	if (env) {
+		ev->t = now; /* roastop's own clock stamps datagrams */
+		return DEC_OK;
+	}
 	if (!h.have_t || h.t_bad || !(h.t >= T_MIN && h.t <= T_MAX))
 		return DEC_NO_TIME;
 	ev->t = h.t;
@@ -945,7 +1009,8 @@ static enum decode_error decode_body(struct jp *j, const char *text)
 
 /* Two passes over the text: the header pass checks the syntax and finds
  * "type" and "t" wherever they are; the body pass fills the event. */
-enum decode_error event_decode_json(const char *text, size_t len, struct event *ev)
+static enum decode_error decode(const char *text, size_t len, struct event *ev,
+				struct event_envelope *env, double now)
 {
 	event_reset(ev);
 	if (len > EVENT_JSON_MAX)
@@ -954,7 +1019,7 @@ enum decode_error event_decode_json(const char *text, size_t len, struct event *
 	ws(&j);
 	enum decode_error e;
 	if (j.p < j.end && *j.p == '{') {
-		e = decode_head(&j, ev);
+		e = decode_head(&j, ev, env, now);
 	} else {
 		e = skip_value(&j);
 		if (e == DEC_OK) {
@@ -971,6 +1036,21 @@ enum decode_error event_decode_json(const char *text, size_t len, struct event *
 	}
 	if (e)
 		event_reset(ev); /* all or nothing */
+	return e;
+}
+
+enum decode_error event_decode_json(const char *text, size_t len, struct event *ev)
+{
+	return decode(text, len, ev, NULL, 0);
+}
+
+enum decode_error event_decode_datagram(const char *text, size_t len, double now,
+					struct event *ev, struct event_envelope *env)
+{
+	memset(env, 0, sizeof(*env));
+	enum decode_error e = decode(text, len, ev, env, now);
+	if (e)
+		memset(env, 0, sizeof(*env));
 	return e;
 }
 

@@ -1,0 +1,168 @@
+#include "roastop/auth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "roastop/fsutil.h"
+
+static void to_hex(const uint8_t *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hex_nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool from_hex(const char *s, uint8_t *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int hi = hex_nibble(s[2 * i]), lo = hi < 0 ? -1 : hex_nibble(s[2 * i + 1]);
+		if (lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+static int key_generate(struct auth_key *k, char *err, size_t errsz)
+{
+	if (RAND_bytes(k->key, AUTH_KEY_LEN) != 1) {
+		snprintf(err, errsz, "cannot make a random key (OpenSSL RAND_bytes failed)");
+		return -1;
+	}
+	to_hex(k->key, AUTH_KEY_LEN, k->hex);
+	return 0;
+}
+
+/* A new file: O_EXCL and O_NOFOLLOW, so nothing planted there is used. */
+static int key_write(struct auth_key *k, const char *path, char *err, size_t errsz)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errsz, "cannot create key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	char line[2 * AUTH_KEY_LEN + 2];
+	snprintf(line, sizeof(line), "%s\n", k->hex);
+	int rc = fsutil_write_all(fd, line, strlen(line));
+	if (close(fd) != 0 || rc != 0) {
+		snprintf(err, errsz, "cannot write key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	return 0;
+}
+
+static int key_read(struct auth_key *k, const char *path, char *err, size_t errsz)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errsz, "cannot open key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	char buf[2 * AUTH_KEY_LEN + 8];
+	ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	close(fd);
+	if (n < 0) {
+		snprintf(err, errsz, "cannot read key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((st.st_mode & 077) || st.st_uid != geteuid()) {
+		snprintf(err, errsz, "key file %s is readable by others or not yours; "
+				     "chmod 600 it", path);
+		return -1;
+	}
+	buf[n] = '\0';
+	if (n < 2 * AUTH_KEY_LEN || !from_hex(buf, k->key, AUTH_KEY_LEN)) {
+		snprintf(err, errsz, "key file %s does not hold 64 hex digits", path);
+		return -1;
+	}
+	to_hex(k->key, AUTH_KEY_LEN, k->hex);
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	return 0;
+}
+
+/* $XDG_RUNTIME_DIR/roastop, else ~/.cache/roastop, else /tmp/roastop-UID: 0700. */
+static int key_dir(char *dir, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+	if (xdg && *xdg)
+		snprintf(dir, size, "%s/roastop", xdg);
+	else if (home && *home) {
+		char cache[480];
+		snprintf(cache, sizeof(cache), "%s/.cache", home);
+		mkdir(cache, 0700);
+		snprintf(dir, size, "%s/roastop", cache);
+	} else
+		snprintf(dir, size, "/tmp/roastop-%u", (unsigned)geteuid());
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -1;
+	struct stat st;
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int auth_key_setup(struct auth_key *k, const char *path, char *err, size_t errsz)
+{
+	memset(k, 0, sizeof(*k));
+	if (path && access(path, F_OK) == 0)
+		return key_read(k, path, err, errsz);
+	if (key_generate(k, err, errsz) != 0)
+		return -1;
+	if (path)
+		return key_write(k, path, err, errsz);
+	char dir[512], file[600];
+	if (key_dir(dir, sizeof(dir)) != 0) {
+		snprintf(err, errsz, "no private directory for the session key (%s): %s", dir,
+			 strerror(errno));
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%s/session-%ld.key", dir, (long)getpid());
+	unlink(file); /* a stale key of a dead roastop with our pid */
+	return key_write(k, file, err, errsz);
+}
+
+void auth_tag_hex(const struct auth_key *k, const char *body, size_t len, char *out)
+{
+	uint8_t mac[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, mac, &n);
+	to_hex(mac, n, out);
+}
+
+bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const char *hex_tag)
+{
+	uint8_t want[32], mac[EVP_MAX_MD_SIZE];
+	if (!from_hex(hex_tag, want, sizeof(want)))
+		return false;
+	unsigned int n = 0;
+	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, mac, &n);
+	return n == sizeof(want) && CRYPTO_memcmp(mac, want, sizeof(want)) == 0;
+}
