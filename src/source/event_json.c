@@ -871,7 +871,7 @@ static enum decode_error envelope_number(struct jp *j, double lo, double hi, dou
 static enum decode_error envelope_member(struct jp *j, struct event_envelope *env,
 					 const char *key)
 {
-	double part;
+	double part = 0;
 	if (jp_null(j))
 		return DEC_OK;
 	if (strcmp(key, "host") == 0)
