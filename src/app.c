@@ -24,17 +24,23 @@
 #include "roastop/report_text.h"
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
+#include "roastop/udp.h"
 
 #define REPLAY_BATCH 8192 /* events between two looks at the signal fd */
 
-enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD__COUNT };
+enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_UDP, FD__COUNT };
+
+#define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
 
 struct app {
 	const struct app_config *cfg;
 	struct run run;
 	struct event ev; /* reused for every decoded event */
 	struct replay *replay;
+	struct udp *udp;
+	struct auth_key key;
 	struct recorder *rec;
+	bool ending; /* run ended, grace period running */
 	int fds[FD__COUNT];
 	bool stop;
 	const char *stop_reason;
@@ -132,10 +138,21 @@ static void app_deliver(struct app *a, const struct event *ev)
 		a->rec = NULL;
 	}
 	run_apply(&a->run, ev);
-	if (a->cfg->exit_on_run_end && a->run.ended && !a->stop) {
+	if (!a->cfg->exit_on_run_end || !a->run.ended || a->stop || a->ending)
+		return;
+	if (a->replay) {
 		a->stop = true;
 		a->stop_reason = "run ended";
+		return;
 	}
+	a->ending = true; /* datagrams of the last chunks may still be in flight */
+	struct itimerspec it = itimer_of(RUN_END_GRACE, 0);
+	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+}
+
+static void deliver_cb(void *ctx, const struct event *ev)
+{
+	app_deliver(ctx, ev);
 }
 
 static void pace_arm(struct app *a, double due_mono)
@@ -199,9 +216,41 @@ static void app_measure(const struct app *a, struct metrics *m)
 }
 
 /* Source-level counters that are not run state: written under "roastop". */
+static void udp_extra(cJSON *extra, const struct udp *u)
+{
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	cJSON *o = cJSON_AddObjectToObject(extra, "udp");
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "listen", udp_address(u));
+	cJSON_AddNumberToObject(o, "datagrams", (double)st.datagrams);
+	cJSON_AddNumberToObject(o, "applied", (double)st.applied);
+	cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
+	cJSON_AddNumberToObject(o, "senders", (double)st.senders);
+	cJSON_AddNumberToObject(o, "missing", (double)st.missing);
+	cJSON_AddNumberToObject(o, "out_of_order", (double)st.out_of_order);
+	cJSON_AddNumberToObject(o, "kernel_drops", (double)st.kernel_drops);
+	cJSON_AddNumberToObject(o, "reports_incomplete", (double)st.reports_incomplete);
+	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
+	uint64_t total = st.json.total;
+	for (int r = 0; rej && r < UDP__COUNT; r++) {
+		total += st.rejected[r];
+		if (st.rejected[r])
+			cJSON_AddNumberToObject(rej, udp_reason_name(r), (double)st.rejected[r]);
+	}
+	for (int e = DEC_OK + 1; rej && e < DEC__COUNT; e++)
+		if (st.json.by_reason[e])
+			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)st.json.by_reason[e]);
+	if (rej)
+		cJSON_AddNumberToObject(rej, "total", (double)total);
+}
+
 static cJSON *app_extra(const struct app *a)
 {
 	cJSON *extra = cJSON_CreateObject();
+	if (extra && a->udp)
+		udp_extra(extra, a->udp);
 	if (!extra || !a->replay)
 		return extra;
 	const struct reject_counts *rc = replay_rejects(a->replay);
@@ -286,11 +335,45 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_CHECKPOINT]);
 			app_checkpoint(a);
 		}
-		if (n > 0 && (pfd[FD_PACE].revents & POLLIN))
+		if (n > 0 && (pfd[FD_PACE].revents & POLLIN)) {
 			timer_drain(a->fds[FD_PACE]);
+			if (a->ending) {
+				a->stop = true;
+				a->stop_reason = "run ended";
+			}
+		}
+		if (n > 0 && (pfd[FD_UDP].revents & POLLIN) &&
+		    udp_drain(a->udp, clock_real(), deliver_cb, a) < 0)
+			fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
 		if (a->replay && !a->replay_done && !a->stop)
 			replay_step(a);
 	}
+}
+
+/* The listener and its key; prints what an emitter needs. */
+static int app_open_udp(struct app *a)
+{
+	const struct app_config *c = a->cfg;
+	char err[512];
+	if (!c->no_auth && auth_key_setup(&a->key, c->key_file, err, sizeof(err)) != 0) {
+		fprintf(stderr, "roastop: %s\n", err);
+		return -1;
+	}
+	a->udp = udp_open(c->listen_host ? c->listen_host : "127.0.0.1", c->listen_port,
+			  c->no_auth ? NULL : &a->key, c->rcvbuf, err, sizeof(err));
+	if (!a->udp) {
+		fprintf(stderr, "roastop: %s\n", err);
+		return -1;
+	}
+	a->fds[FD_UDP] = udp_fd(a->udp);
+	fprintf(stderr, "roastop: listening for chunk datagrams on udp %s%s\n", udp_address(a->udp),
+		c->no_auth ? " (no authentication)" : "");
+	if (c->no_auth)
+		fprintf(stderr, "roastop: emitters: export ROASTOP_ADDR=%s\n", udp_address(a->udp));
+	else
+		fprintf(stderr, "roastop: emitters: export ROASTOP_ADDR=%s ROASTOP_KEY=$(cat %s)\n",
+			udp_address(a->udp), a->key.path);
+	return 0;
 }
 
 static int app_open_sources(struct app *a)
@@ -302,9 +385,8 @@ static int app_open_sources(struct app *a)
 			fprintf(stderr, "roastop: %s\n", err);
 			return -1;
 		}
-	} else {
-		fprintf(stderr, "roastop: live sources (UDP listener, scheduler poller) are not "
-				"available yet in this build; use --replay FILE\n");
+	} else if (app_open_udp(a) != 0) {
+		return -1;
 	}
 	if (a->cfg->record_path) {
 		a->rec = recorder_open(a->cfg->record_path, err, sizeof(err));
@@ -323,7 +405,7 @@ static int app_open_fds(struct app *a)
 	a->fds[FD_CHECKPOINT] = timer_open(c->checkpoint_interval, c->checkpoint_interval);
 	a->fds[FD_DURATION] = timer_open(c->duration > 0 ? c->duration : 0, 0);
 	a->fds[FD_PACE] = timer_open(0, 0);
-	for (int i = 0; i < FD__COUNT; i++) {
+	for (int i = 0; i < FD_UDP; i++) {
 		if (a->fds[i] < 0) {
 			fprintf(stderr, "roastop: cannot set up the event loop: %s\n", strerror(errno));
 			return -1;
@@ -339,6 +421,10 @@ static void app_close(struct app *a)
 	a->rec = NULL;
 	if (a->replay)
 		replay_close(a->replay);
+	a->fds[FD_UDP] = -1; /* closed with the listener */
+	udp_close(a->udp);
+	if (a->key.path[0] && !a->cfg->key_file)
+		unlink(a->key.path); /* the session key dies with the session */
 	for (int i = 0; i < FD__COUNT; i++)
 		if (a->fds[i] >= 0)
 			close(a->fds[i]);

@@ -41,6 +41,11 @@ int main(int argc, char **argv)
 		.headless = true, /* the screen arrives with the dashboard issue */
 		.exit_on_run_end = o.exit_on_run_end,
 		.processor_prefix = o.processor_prefix,
+		.listen_host = o.listen_host,
+		.listen_port = o.listen_port,
+		.key_file = o.key_file,
+		.no_auth = o.no_auth,
+		.rcvbuf = (int)o.rcvbuf,
 	};
 	return app_main(&cfg);
 }

@@ -16,6 +16,12 @@ struct app_config {
 	bool headless;
 	bool exit_on_run_end;
 	const char *processor_prefix; /* glob for fine-metrics processor rows, or NULL */
+	/* the UDP listener (live mode) */
+	const char *listen_host;
+	int listen_port;
+	const char *key_file; /* NULL: a new session key */
+	bool no_auth;
+	int rcvbuf;
 };
 
 /* Runs until q, a signal, --duration, the end of a headless replay or

@@ -1,0 +1,61 @@
+/* The UDP source (docs/protocol.md): framing, HMAC check, the event
+ * decoder, per-sender sequence tracking (duplicates, order, loss), split
+ * report reassembly. Every datagram is applied once or counted by reason. */
+#ifndef ROASTOP_UDP_H
+#define ROASTOP_UDP_H
+
+#include "roastop/auth.h"
+#include "roastop/event.h"
+#include "roastop/event_json.h"
+
+#define UDP_MAX_DATAGRAM 65507
+#define UDP_WINDOW 1024 /* sequence numbers remembered per sender */
+#define UDP_MAX_SENDERS 100000
+#define UDP_MAX_PENDING_REPORTS 8
+
+enum udp_reason {
+	UDP_BAD_MAGIC = 0,
+	UDP_NO_TAG,
+	UDP_BAD_TAG,
+	UDP_DUPLICATE,
+	UDP_STALE,
+	UDP_TOO_LARGE,
+	UDP_NO_SENDER,
+	UDP__COUNT
+};
+
+struct udp_stats {
+	uint64_t datagrams; /* received, good or bad */
+	uint64_t applied; /* events delivered (a split report counts once) */
+	uint64_t bytes;
+	uint64_t rejected[UDP__COUNT];
+	struct reject_counts json; /* decoder rejections by reason */
+	uint64_t out_of_order; /* applied, but after a later sequence number */
+	uint64_t missing; /* sequence numbers never received, over all senders */
+	uint64_t kernel_drops; /* SO_RXQ_OVFL: dropped by the kernel, buffer full */
+	uint64_t senders, senders_overflow;
+	uint64_t reports_incomplete; /* evicted before every part arrived */
+};
+
+struct udp;
+typedef void (*udp_deliver_fn)(void *ctx, const struct event *ev);
+
+/* A listener bound to host:port (port 0 = any free port). key NULL accepts
+ * untagged datagrams (--no-auth). rcvbuf 0 = 8 MiB. */
+struct udp *udp_open(const char *host, int port, const struct auth_key *key, int rcvbuf,
+		     char *err, size_t errsz);
+/* The same state without a socket: for udp_process in tests and fuzzing. */
+struct udp *udp_new(const struct auth_key *key);
+int udp_fd(const struct udp *u);
+/* "HOST:PORT" actually bound, for ROASTOP_ADDR. */
+const char *udp_address(const struct udp *u);
+/* Reads what is queued (bounded per call); returns datagrams read, -1 on error. */
+int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx);
+/* One datagram's bytes through framing, auth, decoding and sequencing. */
+void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
+		 void *ctx);
+void udp_get_stats(const struct udp *u, struct udp_stats *out);
+const char *udp_reason_name(enum udp_reason r);
+void udp_close(struct udp *u);
+
+#endif

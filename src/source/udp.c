@@ -1,0 +1,444 @@
+/* UDP listener. One non-blocking socket in the app's poll loop, read with
+ * recvmmsg in batches; the kernel's drop counter comes with each batch. */
+#include "roastop/udp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "roastop/strbuf.h"
+#include "roastop/strmap.h"
+
+#define BATCH 64
+#define BATCHES_PER_DRAIN 32 /* then back to the loop: the screen stays live */
+#define MAGIC "RTP1 "
+#define MAGIC_LEN 5
+#define HEADER_LEN (MAGIC_LEN + AUTH_TAG_HEX + 1)
+#define REPORT_COLUMNS_MAX (256u * 1024u) /* bytes of column names kept per report */
+
+static const char *const reason_names[UDP__COUNT] = {
+	[UDP_BAD_MAGIC] = "bad_magic", [UDP_NO_TAG] = "no_tag",	    [UDP_BAD_TAG] = "bad_tag",
+	[UDP_DUPLICATE] = "duplicate", [UDP_STALE] = "stale",	    [UDP_TOO_LARGE] = "too_large",
+	[UDP_NO_SENDER] = "no_sender",
+};
+
+struct sender {
+	uint64_t max_seq;
+	uint64_t received; /* distinct sequence numbers */
+	uint64_t window[UDP_WINDOW / 64];
+};
+
+struct pending_report {
+	bool used;
+	char key[352]; /* sender + report_id */
+	uint64_t parts_seen;
+	int parts;
+	optnum bytesread, entries, processtime, chunks;
+	struct strbuf columns; /* NUL-separated */
+	size_t n_columns;
+	uint64_t age;
+};
+
+struct udp {
+	int fd;
+	bool auth;
+	struct auth_key key;
+	char address[300];
+	struct strmap senders;
+	struct udp_stats st;
+	struct event ev, report_ev;
+	struct pending_report pending[UDP_MAX_PENDING_REPORTS];
+	uint64_t report_clock;
+	char (*bufs)[UDP_MAX_DATAGRAM + 1];
+};
+
+const char *udp_reason_name(enum udp_reason r)
+{
+	return (r >= 0 && r < UDP__COUNT) ? reason_names[r] : "unknown";
+}
+
+struct udp *udp_new(const struct auth_key *key)
+{
+	struct udp *u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->fd = -1;
+	u->auth = key != NULL;
+	if (key)
+		u->key = *key;
+	strmap_init(&u->senders, sizeof(struct sender), UDP_MAX_SENDERS);
+	event_init(&u->ev);
+	event_init(&u->report_ev);
+	for (size_t i = 0; i < UDP_MAX_PENDING_REPORTS; i++)
+		strbuf_init(&u->pending[i].columns);
+	return u;
+}
+
+void udp_close(struct udp *u)
+{
+	if (!u)
+		return;
+	if (u->fd >= 0)
+		close(u->fd);
+	strmap_free(&u->senders);
+	event_free(&u->ev);
+	event_free(&u->report_ev);
+	for (size_t i = 0; i < UDP_MAX_PENDING_REPORTS; i++)
+		strbuf_free(&u->pending[i].columns);
+	free(u->bufs);
+	free(u);
+}
+
+int udp_fd(const struct udp *u)
+{
+	return u->fd;
+}
+
+const char *udp_address(const struct udp *u)
+{
+	return u->address;
+}
+
+/* ---- sequence numbers --------------------------------------------------- */
+
+enum seq_outcome { SEQ_NEW, SEQ_LATE, SEQ_DUPLICATE, SEQ_STALE };
+
+static bool bit_test(const struct sender *s, uint64_t seq)
+{
+	return s->window[(seq % UDP_WINDOW) / 64] >> (seq % 64) & 1;
+}
+
+static void bit_set(struct sender *s, uint64_t seq, bool on)
+{
+	uint64_t *w = &s->window[(seq % UDP_WINDOW) / 64], bit = 1ull << (seq % 64);
+	*w = on ? *w | bit : *w & ~bit;
+}
+
+/* The window holds the last UDP_WINDOW sequence numbers up to max_seq. */
+static enum seq_outcome seq_check(struct sender *s, uint64_t seq, bool first)
+{
+	if (first || seq > s->max_seq) {
+		uint64_t from = first ? seq : s->max_seq + 1;
+		if (first || seq - s->max_seq >= UDP_WINDOW)
+			memset(s->window, 0, sizeof(s->window));
+		else
+			for (uint64_t q = from; q < seq; q++)
+				bit_set(s, q, false);
+		s->max_seq = seq;
+		bit_set(s, seq, true);
+		s->received++;
+		return SEQ_NEW;
+	}
+	if (s->max_seq - seq >= UDP_WINDOW)
+		return SEQ_STALE;
+	if (bit_test(s, seq))
+		return SEQ_DUPLICATE;
+	bit_set(s, seq, true);
+	s->received++;
+	return SEQ_LATE;
+}
+
+static bool sequence_ok(struct udp *u, const struct event_envelope *env)
+{
+	char key[300];
+	snprintf(key, sizeof(key), "%s\x1f%.0f", env->host, env->pid);
+	bool added = false;
+	struct sender *s = strmap_upsert(&u->senders, key, &added);
+	if (!s) {
+		u->st.senders_overflow++;
+		return true; /* untracked, but never lost */
+	}
+	switch (seq_check(s, (uint64_t)env->seq, added)) {
+	case SEQ_NEW: return true;
+	case SEQ_LATE: u->st.out_of_order++; return true;
+	case SEQ_DUPLICATE: u->st.rejected[UDP_DUPLICATE]++; return false;
+	case SEQ_STALE: u->st.rejected[UDP_STALE]++; return false;
+	}
+	return false;
+}
+
+/* ---- split reports ------------------------------------------------------ */
+
+static struct pending_report *pending_find(struct udp *u, const char *key)
+{
+	struct pending_report *free_slot = NULL, *oldest = &u->pending[0];
+	for (size_t i = 0; i < UDP_MAX_PENDING_REPORTS; i++) {
+		struct pending_report *p = &u->pending[i];
+		if (p->used && strcmp(p->key, key) == 0)
+			return p;
+		if (!p->used && !free_slot)
+			free_slot = p;
+		if (p->used && p->age < oldest->age)
+			oldest = p;
+	}
+	struct pending_report *p = free_slot ? free_slot : oldest;
+	if (p->used)
+		u->st.reports_incomplete++; /* evicted before it was whole */
+	strbuf_reset(&p->columns);
+	struct strbuf keep = p->columns;
+	memset(p, 0, sizeof(*p));
+	p->columns = keep;
+	p->used = true;
+	snprintf(p->key, sizeof(p->key), "%s", key);
+	p->age = ++u->report_clock;
+	return p;
+}
+
+static void pending_add(struct pending_report *p, const struct event_envelope *env,
+			const struct ev_report *r)
+{
+	p->parts = env->parts;
+	p->parts_seen |= 1ull << env->part;
+	if (env->part == 0) {
+		p->bytesread = r->bytesread;
+		p->entries = r->entries;
+		p->processtime = r->processtime;
+		p->chunks = r->chunks;
+	}
+	for (size_t i = 0; i < r->n_columns; i++) {
+		size_t len = strlen(r->columns[i]);
+		if (p->columns.len + len + 1 > REPORT_COLUMNS_MAX)
+			break;
+		strbuf_append(&p->columns, r->columns[i], len + 1); /* with its NUL */
+		p->n_columns++;
+	}
+}
+
+/* Every part arrived: one report event, columns rebuilt in its arena. */
+static void pending_deliver(struct udp *u, struct pending_report *p, double now,
+			    udp_deliver_fn fn, void *ctx)
+{
+	struct event *ev = &u->report_ev;
+	event_reset(ev);
+	ev->type = EV_REPORT;
+	ev->t = now;
+	ev->u.report = (struct ev_report){ .bytesread = p->bytesread, .entries = p->entries,
+					   .processtime = p->processtime, .chunks = p->chunks };
+	const char **cols = arena_alloc(&ev->mem, (p->n_columns + 1) * sizeof(*cols));
+	const char *c = p->columns.data;
+	for (size_t i = 0; cols && i < p->n_columns; i++, c += strlen(c) + 1)
+		cols[i] = c;
+	ev->u.report.columns = cols;
+	ev->u.report.n_columns = cols ? p->n_columns : 0;
+	fn(ctx, ev);
+	u->st.applied++;
+	p->used = false;
+}
+
+static void report_part(struct udp *u, const struct event_envelope *env, double now,
+			udp_deliver_fn fn, void *ctx)
+{
+	if (env->parts < 1 || env->parts > 64 || env->part >= env->parts) {
+		reject_count(&u->st.json, DEC_INCONSISTENT);
+		return;
+	}
+	char key[352];
+	snprintf(key, sizeof(key), "%s\x1f%.0f\x1f%s", env->host, env->pid, env->report_id);
+	struct pending_report *p = pending_find(u, key);
+	pending_add(p, env, &u->ev.u.report);
+	uint64_t all = env->parts == 64 ? ~0ull : (1ull << env->parts) - 1;
+	if (p->parts_seen == all)
+		pending_deliver(u, p, now, fn, ctx);
+}
+
+/* ---- one datagram -------------------------------------------------------- */
+
+/* "RTP1 <64 hex> <json>" or "RTP1 - <json>": the body, or NULL. */
+static const char *frame(struct udp *u, const char *buf, size_t len, size_t *body_len)
+{
+	if (len < MAGIC_LEN + 2 || memcmp(buf, MAGIC, MAGIC_LEN) != 0) {
+		u->st.rejected[UDP_BAD_MAGIC]++;
+		return NULL;
+	}
+	if (buf[MAGIC_LEN] == '-' && buf[MAGIC_LEN + 1] == ' ') {
+		if (u->auth) {
+			u->st.rejected[UDP_NO_TAG]++;
+			return NULL;
+		}
+		*body_len = len - MAGIC_LEN - 2;
+		return buf + MAGIC_LEN + 2;
+	}
+	if (len < HEADER_LEN || buf[HEADER_LEN - 1] != ' ') {
+		u->st.rejected[UDP_BAD_MAGIC]++;
+		return NULL;
+	}
+	const char *body = buf + HEADER_LEN;
+	*body_len = len - HEADER_LEN;
+	if (u->auth && !auth_tag_ok(&u->key, body, *body_len, buf + MAGIC_LEN)) {
+		u->st.rejected[UDP_BAD_TAG]++;
+		return NULL;
+	}
+	return body; /* tagged but no key (--no-auth): the tag is not checked */
+}
+
+void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
+		 void *ctx)
+{
+	u->st.datagrams++;
+	u->st.bytes += len;
+	if (len > UDP_MAX_DATAGRAM) {
+		u->st.rejected[UDP_TOO_LARGE]++;
+		return;
+	}
+	size_t body_len = 0;
+	const char *body = frame(u, buf, len, &body_len);
+	if (!body)
+		return;
+	struct event_envelope env;
+	enum decode_error e = event_decode_datagram(body, body_len, now, &u->ev, &env);
+	if (e) {
+		reject_count(&u->st.json, e);
+		return;
+	}
+	if (!env.host[0] || !env.has_pid || !env.has_seq) {
+		u->st.rejected[UDP_NO_SENDER]++;
+		return;
+	}
+	if (!sequence_ok(u, &env))
+		return;
+	if (u->ev.type == EV_REPORT && env.report_id[0]) {
+		report_part(u, &env, now, fn, ctx);
+		return;
+	}
+	fn(ctx, &u->ev);
+	u->st.applied++;
+}
+
+void udp_get_stats(const struct udp *u, struct udp_stats *out)
+{
+	*out = u->st;
+	out->senders = u->senders.count;
+	out->missing = 0;
+	for (size_t i = 0; i < u->senders.count; i++) {
+		const struct sender *s = strmap_val_at(&u->senders, i);
+		out->missing += s->max_seq + 1 - s->received;
+	}
+}
+
+/* ---- the socket ----------------------------------------------------------- */
+
+static void buffer_size(int fd, int rcvbuf)
+{
+	int want = rcvbuf > 0 ? rcvbuf : 8 << 20, on = 1;
+	/* FORCE passes rmem_max when permitted; otherwise the plain request */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) != 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
+}
+
+static void address_of(struct udp *u)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[256], port[16];
+	if (getsockname(u->fd, (struct sockaddr *)&ss, &sl) != 0 ||
+	    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(u->address, sizeof(u->address), "?");
+		return;
+	}
+	if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+		gethostname(host, sizeof(host)); /* a wildcard: say where to send */
+	if (strchr(host, ':'))
+		snprintf(u->address, sizeof(u->address), "[%s]:%s", host, port);
+	else
+		snprintf(u->address, sizeof(u->address), "%s:%s", host, port);
+}
+
+static int bind_first(struct udp *u, const char *host, int port, char *err, size_t errsz)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *res = NULL;
+	char service[16];
+	snprintf(service, sizeof(service), "%d", port);
+	int rc = getaddrinfo(host[0] ? host : NULL, service, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errsz, "--listen %s:%d: %s", host, port, gai_strerror(rc));
+		return -1;
+	}
+	int saved = 0;
+	for (struct addrinfo *ai = res; ai && u->fd < 0; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+			u->fd = fd;
+			break;
+		}
+		saved = errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	freeaddrinfo(res);
+	if (u->fd < 0) {
+		snprintf(err, errsz, "cannot listen on udp %s:%d: %s", host, port, strerror(saved));
+		return -1;
+	}
+	return 0;
+}
+
+struct udp *udp_open(const char *host, int port, const struct auth_key *key, int rcvbuf,
+		     char *err, size_t errsz)
+{
+	struct udp *u = udp_new(key);
+	if (u)
+		u->bufs = malloc(BATCH * sizeof(*u->bufs));
+	if (!u || !u->bufs) {
+		snprintf(err, errsz, "udp: out of memory");
+		udp_close(u);
+		return NULL;
+	}
+	if (bind_first(u, host, port, err, errsz) != 0) {
+		udp_close(u);
+		return NULL;
+	}
+	buffer_size(u->fd, rcvbuf);
+	address_of(u);
+	return u;
+}
+
+/* The kernel's cumulative drop count rides on each message as a cmsg. */
+static void overflow_from(struct udp *u, struct msghdr *mh)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t drops;
+			memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+			if (drops > u->st.kernel_drops)
+				u->st.kernel_drops = drops;
+		}
+	}
+}
+
+int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
+{
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	char cbuf[BATCH][CMSG_SPACE(sizeof(uint32_t))];
+	int total = 0;
+	for (int b = 0; b < BATCHES_PER_DRAIN; b++) {
+		for (int i = 0; i < BATCH; i++) {
+			iov[i] = (struct iovec){ u->bufs[i], UDP_MAX_DATAGRAM + 1 };
+			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1,
+							   .msg_control = cbuf[i],
+							   .msg_controllen = sizeof(cbuf[i]) };
+		}
+		int n = recvmmsg(u->fd, msgs, BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0)
+			return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? total : -1;
+		for (int i = 0; i < n; i++) {
+			overflow_from(u, &msgs[i].msg_hdr);
+			size_t len = msgs[i].msg_len;
+			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
+				len = UDP_MAX_DATAGRAM + 1; /* counted too large */
+			udp_process(u, u->bufs[i], len, now, fn, ctx);
+		}
+		total += n;
+		if (n < BATCH)
+			break;
+	}
+	return total;
+}

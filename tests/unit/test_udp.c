@@ -1,0 +1,170 @@
+/* The datagram path without a socket: framing, tags, sequencing, reports. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "roastop/strbuf.h"
+#include "roastop/udp.h"
+
+static struct auth_key KEY;
+static int applied;
+static uint64_t last_columns;
+
+static void deliver(void *ctx, const struct event *ev)
+{
+	(void)ctx;
+	applied++;
+	if (ev->type == EV_REPORT)
+		last_columns = ev->u.report.n_columns;
+}
+
+static void datagram(struct udp *u, const struct auth_key *k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Frames and signs a body the way the Python emitter does. */
+static void datagram(struct udp *u, const struct auth_key *k, const char *fmt, ...)
+{
+	char body[2048], tag[AUTH_TAG_HEX + 1] = "-";
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	if (k)
+		auth_tag_hex(k, body, strlen(body), tag);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	strbuf_appendf(&sb, "RTP1 %s %s", tag, body);
+	udp_process(u, sb.data, sb.len, 1767225600.0, deliver, NULL);
+	strbuf_free(&sb);
+}
+
+#define CHUNK "{\"type\":\"chunk\",\"run_id\":\"r\",\"host\":\"h\",\"pid\":1,\"seq\":%d,\"duration\":1}"
+
+static int setup(void **state)
+{
+	(void)state;
+	applied = 0;
+	memset(&KEY, 0, sizeof(KEY));
+	for (int i = 0; i < AUTH_KEY_LEN; i++)
+		KEY.key[i] = (uint8_t)(i * 7 + 1);
+	return 0;
+}
+
+static void tags_are_checked(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	struct auth_key other = KEY;
+	other.key[0] ^= 1;
+	datagram(u, &KEY, CHUNK, 0);
+	datagram(u, &other, CHUNK, 1);
+	datagram(u, NULL, CHUNK, 2);
+	udp_process(u, "XXXX - {}", 9, 1, deliver, NULL);
+	char flipped[256];
+	int n = snprintf(flipped, sizeof(flipped), "RTP1 %064d " CHUNK, 0, 3);
+	udp_process(u, flipped, (size_t)n, 1, deliver, NULL);
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 1);
+	assert_int_equal(st.rejected[UDP_BAD_TAG], 2);
+	assert_int_equal(st.rejected[UDP_NO_TAG], 1);
+	assert_int_equal(st.rejected[UDP_BAD_MAGIC], 1);
+	assert_int_equal(st.datagrams, 5);
+	udp_close(u);
+}
+
+static void no_auth_accepts_untagged(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(NULL);
+	datagram(u, NULL, CHUNK, 0);
+	datagram(u, &KEY, CHUNK, 1); /* tagged is fine too */
+	assert_int_equal(applied, 2);
+	udp_close(u);
+}
+
+static void duplicates_order_gaps_and_stale(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	const int order[] = { 0, 1, 3, 2, 2, 5, 1, 2000, 3 };
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		datagram(u, &KEY, CHUNK, order[i]);
+	datagram(u, &KEY, CHUNK, 900); /* 2000 - 900 > 1024: stale */
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	/* applied: 0 1 3 2 5 2000 */
+	assert_int_equal(applied, 6);
+	assert_int_equal(st.rejected[UDP_DUPLICATE], 2);
+	assert_int_equal(st.rejected[UDP_STALE], 2); /* seq 3 after 2000, and 900 */
+	assert_int_equal(st.out_of_order, 1);
+	assert_int_equal(st.missing, 2001 - 6);
+	assert_int_equal(st.senders, 1);
+	udp_close(u);
+}
+
+static void senders_counted_apart(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	datagram(u, &KEY, "{\"type\":\"run_end\",\"run_id\":\"r\",\"host\":\"a\",\"pid\":1,\"seq\":0}");
+	datagram(u, &KEY, "{\"type\":\"run_end\",\"run_id\":\"r\",\"host\":\"b\",\"pid\":1,\"seq\":0}");
+	datagram(u, &KEY, "{\"type\":\"run_end\",\"run_id\":\"r\",\"host\":\"a\",\"pid\":2,\"seq\":0}");
+	datagram(u, &KEY, "{\"type\":\"run_end\",\"run_id\":\"r\",\"seq\":0}");
+	datagram(u, &KEY, "{\"type\":\"chunk\",\"host\":\"a\",\"pid\":1,\"seq\":1,\"duration\":-1}");
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 3);
+	assert_int_equal(st.senders, 3);
+	assert_int_equal(st.rejected[UDP_NO_SENDER], 1);
+	assert_int_equal(st.json.by_reason[DEC_OUT_OF_RANGE], 1);
+	udp_close(u);
+}
+
+#define PART "{\"type\":\"report\",\"host\":\"h\",\"pid\":1,\"seq\":%d,\"report_id\":\"%s\"," \
+	     "\"part\":%d,\"parts\":%d,\"entries\":%d,\"columns\":[\"a-data\",\"b-data\"]}"
+
+static void split_report_applied_once_whole(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	datagram(u, &KEY, PART, 0, "x", 2, 3, 0);
+	datagram(u, &KEY, PART, 1, "x", 0, 3, 500);
+	assert_int_equal(applied, 0);
+	datagram(u, &KEY, PART, 2, "x", 1, 3, 0);
+	assert_int_equal(applied, 1);
+	assert_int_equal(last_columns, 6);
+	datagram(u, &KEY, PART, 3, "y", 5, 3, 0); /* part beyond parts */
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(st.json.by_reason[DEC_INCONSISTENT], 1);
+	assert_int_equal(applied, 1);
+	udp_close(u);
+}
+
+static void oversize_rejected(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(NULL);
+	static char big[UDP_MAX_DATAGRAM + 10];
+	memset(big, ' ', sizeof(big));
+	udp_process(u, big, sizeof(big), 1, deliver, NULL);
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(st.rejected[UDP_TOO_LARGE], 1);
+	udp_close(u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(tags_are_checked, setup),
+		cmocka_unit_test_setup(no_auth_accepts_untagged, setup),
+		cmocka_unit_test_setup(duplicates_order_gaps_and_stale, setup),
+		cmocka_unit_test_setup(senders_counted_apart, setup),
+		cmocka_unit_test_setup(split_report_applied_once_whole, setup),
+		cmocka_unit_test_setup(oversize_rejected, setup),
+	};
+	return cmocka_run_group_tests_name("udp", tests, NULL, NULL);
+}
