@@ -15,6 +15,13 @@ struct auth_key {
 	char path[512]; /* where it is kept */
 };
 
+/* HMAC-SHA256 with the key's inner and outer hash states computed once:
+ * a tag then costs two digest-context copies instead of a full HMAC set-up. */
+struct auth_mac;
+struct auth_mac *auth_mac_new(const struct auth_key *k);
+void auth_mac_free(struct auth_mac *m);
+bool auth_mac_ok(struct auth_mac *m, const char *body, size_t len, const char *hex_tag);
+
 /* path given: read it (refused when group/world-accessible or not ours),
  * or create it 0600 with a new key when missing. path NULL: a new key kept
  * in $XDG_RUNTIME_DIR/roastop (or ~/.cache/roastop), private directory. */

@@ -166,3 +166,60 @@ bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const c
 	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, mac, &n);
 	return n == sizeof(want) && CRYPTO_memcmp(mac, want, sizeof(want)) == 0;
 }
+
+struct auth_mac {
+	EVP_MD_CTX *inner, *outer, *work;
+};
+
+void auth_mac_free(struct auth_mac *m)
+{
+	if (!m)
+		return;
+	EVP_MD_CTX_free(m->inner);
+	EVP_MD_CTX_free(m->outer);
+	EVP_MD_CTX_free(m->work);
+	free(m);
+}
+
+/* RFC 2104: H((K ^ opad) || H((K ^ ipad) || m)), K padded to the block. */
+struct auth_mac *auth_mac_new(const struct auth_key *k)
+{
+	struct auth_mac *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->inner = EVP_MD_CTX_new();
+	m->outer = EVP_MD_CTX_new();
+	m->work = EVP_MD_CTX_new();
+	uint8_t ipad[64], opad[64];
+	memset(ipad, 0x36, sizeof(ipad));
+	memset(opad, 0x5c, sizeof(opad));
+	for (size_t i = 0; i < AUTH_KEY_LEN; i++) {
+		ipad[i] ^= k->key[i];
+		opad[i] ^= k->key[i];
+	}
+	if (!m->inner || !m->outer || !m->work ||
+	    EVP_DigestInit_ex(m->inner, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(m->inner, ipad, sizeof(ipad)) != 1 ||
+	    EVP_DigestInit_ex(m->outer, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(m->outer, opad, sizeof(opad)) != 1) {
+		auth_mac_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+bool auth_mac_ok(struct auth_mac *m, const char *body, size_t len, const char *hex_tag)
+{
+	uint8_t want[32], inner[32], mac[32];
+	unsigned int n = 0;
+	if (!from_hex(hex_tag, want, sizeof(want)))
+		return false;
+	if (EVP_MD_CTX_copy_ex(m->work, m->inner) != 1 ||
+	    EVP_DigestUpdate(m->work, body, len) != 1 ||
+	    EVP_DigestFinal_ex(m->work, inner, &n) != 1 ||
+	    EVP_MD_CTX_copy_ex(m->work, m->outer) != 1 ||
+	    EVP_DigestUpdate(m->work, inner, sizeof(inner)) != 1 ||
+	    EVP_DigestFinal_ex(m->work, mac, &n) != 1)
+		return false;
+	return CRYPTO_memcmp(mac, want, sizeof(want)) == 0;
+}

@@ -47,7 +47,7 @@ struct pending_report {
 struct udp {
 	int fd;
 	bool auth;
-	struct auth_key key;
+	struct auth_mac *mac;
 	char address[300];
 	struct strmap senders;
 	struct udp_stats st;
@@ -69,8 +69,10 @@ struct udp *udp_new(const struct auth_key *key)
 		return NULL;
 	u->fd = -1;
 	u->auth = key != NULL;
-	if (key)
-		u->key = *key;
+	if (key && !(u->mac = auth_mac_new(key))) {
+		free(u);
+		return NULL;
+	}
 	strmap_init(&u->senders, sizeof(struct sender), UDP_MAX_SENDERS);
 	event_init(&u->ev);
 	event_init(&u->report_ev);
@@ -85,6 +87,7 @@ void udp_close(struct udp *u)
 		return;
 	if (u->fd >= 0)
 		close(u->fd);
+	auth_mac_free(u->mac);
 	strmap_free(&u->senders);
 	event_free(&u->ev);
 	event_free(&u->report_ev);
@@ -269,7 +272,7 @@ static const char *frame(struct udp *u, const char *buf, size_t len, size_t *bod
 	}
 	const char *body = buf + HEADER_LEN;
 	*body_len = len - HEADER_LEN;
-	if (u->auth && !auth_tag_ok(&u->key, body, *body_len, buf + MAGIC_LEN)) {
+	if (u->auth && !auth_mac_ok(u->mac, body, *body_len, buf + MAGIC_LEN)) {
 		u->st.rejected[UDP_BAD_TAG]++;
 		return NULL;
 	}

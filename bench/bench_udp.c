@@ -1,0 +1,160 @@
+/* UDP ingest (issue: chunk events over UDP).
+ *   bench udp_ingest_rate    highest offered rate roastop's listener takes on
+ *                            one core with zero drops (decode, HMAC, apply)
+ *   bench udp_drop_onset     the first offered rate at which drops appear
+ * A forked C load generator sends pre-signed chunk datagrams on loopback at
+ * a paced rate for one second per step; drops = sent - applied. */
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include "roastop/auth.h"
+#include "roastop/run.h"
+#include "roastop/strbuf.h"
+#include "roastop/udp.h"
+
+#define PREBUILT 4096
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A roastcoffea-sized chunk record, signed, with its sequence number. */
+static size_t build(char *out, size_t size, const struct auth_key *k, uint64_t seq)
+{
+	char body[1400], tag[AUTH_TAG_HEX + 1];
+	int n = snprintf(body, sizeof(body),
+			 "{\"type\":\"chunk\",\"run_id\":\"bench\",\"host\":\"bench\",\"pid\":1,"
+			 "\"seq\":%llu,\"sent\":1767225600.5,\"t_start\":1767225599.25,"
+			 "\"t_end\":1767225600.5,\"duration\":1.25,\"mem_before_mb\":1012.5,"
+			 "\"mem_after_mb\":1030.25,\"mem_delta_mb\":17.75,\"bytes_read\":15468008,"
+			 "\"timestamp\":1767225600.5,\"num_events\":134190,\"dataset\":\"DYJetsToLL\","
+			 "\"file\":\"root://eos.example.org//store/DY/nano_%04llu.root\","
+			 "\"entry_start\":0,\"entry_stop\":134190,\"accessed_branches\":[\"nMuon\","
+			 "\"Muon_pt\",\"Muon_eta\",\"Muon_phi\"],\"num_branches_accessed\":4,"
+			 "\"accessed_bytes\":13921207,\"bytes_read_percent\":3.25,"
+			 "\"timing\":{\"selection\":0.375},\"cpu_time\":1.0625,\"worker\":\"worker-7\"}",
+			 (unsigned long long)seq, (unsigned long long)(seq % 500));
+	auth_tag_hex(k, body, (size_t)n, tag);
+	return (size_t)snprintf(out, size, "RTP1 %s %s", tag, body);
+}
+
+/* The load generator: rate datagrams/s for one second, seq from first. */
+static void sender(const char *addr_port, const struct auth_key *k, double rate, uint64_t first)
+{
+	char host[64];
+	int port;
+	sscanf(addr_port, "%63[^:]:%d", host, &port);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	inet_pton(AF_INET, host, &sa.sin_addr);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	static char bufs[64][1500];
+	static size_t lens[64];
+	uint64_t total = (uint64_t)rate, sent = 0;
+	double start = now_s();
+	while (sent < total) {
+		double due = start + (double)sent / rate;
+		while (now_s() < due)
+			;
+		size_t batch = total - sent < 64 ? total - sent : 64;
+		struct mmsghdr m[64];
+		struct iovec iov[64];
+		for (size_t i = 0; i < batch; i++) {
+			lens[i] = build(bufs[i], sizeof(bufs[i]), k, first + sent + i);
+			iov[i] = (struct iovec){ bufs[i], lens[i] };
+			m[i].msg_hdr = (struct msghdr){ .msg_name = &sa, .msg_namelen = sizeof(sa),
+							.msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		int n = sendmmsg(fd, m, (unsigned)batch, 0);
+		sent += n > 0 ? (uint64_t)n : 0;
+	}
+	_exit(0);
+}
+
+struct sink {
+	struct run *run;
+	uint64_t applied;
+};
+
+static void deliver(void *ctx, const struct event *ev)
+{
+	struct sink *s = ctx;
+	run_apply(s->run, ev);
+	s->applied++;
+}
+
+/* One step: offered rate for 1 s; returns datagrams lost. */
+static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint64_t *seq,
+		     struct sink *s)
+{
+	uint64_t before = s->applied;
+	pid_t pid = fork();
+	if (pid == 0)
+		sender(udp_address(u), k, rate, *seq);
+	struct pollfd p = { udp_fd(u), POLLIN, 0 };
+	int status = 0;
+	double quiet_since = 0;
+	for (;;) {
+		if (poll(&p, 1, 50) > 0)
+			udp_drain(u, 1767225600.0, deliver, s);
+		if (waitpid(pid, &status, WNOHANG) == pid && quiet_since == 0)
+			quiet_since = now_s();
+		if (quiet_since && now_s() - quiet_since > 0.2)
+			break;
+	}
+	*seq += (uint64_t)rate;
+	uint64_t got = s->applied - before;
+	return (uint64_t)rate > got ? (uint64_t)rate - got : 0;
+}
+
+int main(void)
+{
+	struct auth_key k;
+	memset(&k, 0, sizeof(k));
+	memset(k.key, 7, sizeof(k.key));
+	char err[256];
+	struct udp *u = udp_open("127.0.0.1", 0, &k, 64 << 20, err, sizeof(err));
+	if (!u) {
+		fprintf(stderr, "bench: %s\n", err);
+		return 1;
+	}
+	struct sink s = { malloc(sizeof(struct run)), 0 };
+	run_init(s.run);
+	const double rates[] = { 50000, 100000, 150000, 200000, 300000, 400000, 500000, 700000 };
+	double best = 0, onset = 0;
+	uint64_t seq = 0;
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		uint64_t lost = step(u, &k, rates[i], &seq, &s);
+		fprintf(stderr, "bench: offered %.0f msg/s for 1 s, lost %llu\n", rates[i],
+			(unsigned long long)lost);
+		if (lost == 0)
+			best = rates[i];
+		else if (onset == 0)
+			onset = rates[i];
+		if (lost > rates[i] / 4)
+			break; /* far past saturation: stop here */
+	}
+	printf("bench udp_ingest_rate: %.0f msg/s (target >= 500000)\n", best);
+	if (onset > 0)
+		printf("bench udp_drop_onset: %.0f msg/s (target >= 500000)\n", onset);
+	else
+		printf("bench udp_drop_onset: none up to %.0f msg/s (target >= 500000)\n",
+		       rates[sizeof(rates) / sizeof(rates[0]) - 1]);
+	udp_close(u);
+	run_destroy(s.run);
+	free(s.run);
+	return 0;
+}
