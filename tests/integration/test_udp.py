@@ -1,0 +1,132 @@
+"""The UDP listener of the real roastop binary, fed by a raw sender that
+frames and signs datagrams independently of roastop's own emitter."""
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROASTOP, load_metrics
+
+
+class Listener:
+    """roastop --headless on a free loopback port; reads the address and key
+    it prints for emitters."""
+
+    def __init__(self, tmp_path, *extra):
+        self.out = tmp_path / "measurement"
+        self.err_path = tmp_path / "stderr.txt"
+        self.proc = subprocess.Popen(
+            [ROASTOP, "--headless", "--listen", "127.0.0.1:0", "--output", str(self.out),
+             "--duration", "60", *extra],
+            stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            text = self.err_path.read_text()
+            m = re.search(r"ROASTOP_ADDR=(\S+)", text)
+            if m:
+                break
+            time.sleep(0.05)
+        host, port = m.group(1).rsplit(":", 1)
+        self.addr = (host, int(port))
+        k = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)", text)
+        self.key_path = k.group(1) if k else None
+        self.key = bytes.fromhex(open(self.key_path).read().strip()) if k else None
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+
+    def send(self, msg, key="session", tagged=True):
+        body = json.dumps(msg, separators=(",", ":")).encode()
+        k = self.key if key == "session" else key
+        tag = hmac.new(k, body, hashlib.sha256).hexdigest().encode() if tagged else b"-"
+        self.sock.sendto(b"RTP1 " + tag + b" " + body, self.addr)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        stdout, _ = self.proc.communicate(timeout=30)
+        assert self.proc.returncode == 0, self.err_path.read_text()
+        return stdout, load_metrics(self.out)
+
+
+def chunk(seq, **kw):
+    return dict({"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": seq,
+                 "duration": 0.25, "num_events": 1000, "dataset": "ds"}, **kw)
+
+
+def test_good_datagrams_applied_once_bad_ones_counted(tmp_path):
+    lst = Listener(tmp_path)
+    assert oct(os.stat(lst.key_path).st_mode & 0o777) == "0o600"
+    good = 0
+    lst.send({"type": "run_start", "run_id": "r", "host": "h", "pid": 7, "seq": 0,
+              "processor": "P"})
+    for seq in range(1, 2001):
+        lst.send(chunk(seq))
+        good += 1
+        if seq % 100 == 0:
+            lst.send(chunk(seq))                          # replayed
+            lst.send(chunk(seq + 100000), key=b"k" * 32)  # forged
+            lst.send(chunk(seq + 200000), tagged=False)   # untagged
+            lst.sock.sendto(b"garbage", lst.addr)         # not our protocol
+            lst.send(chunk(seq + 300000, duration=-1))    # malformed, signed
+        if seq % 500 == 0:
+            time.sleep(0.01)
+    time.sleep(0.3)
+    stdout, m = lst.stop()
+    assert m["num_chunks"] == good
+    assert m["total_events"] == good * 1000
+    udp = m["roastop"]["udp"]
+    rej = udp["rejected"]
+    assert rej["duplicate"] == 20
+    assert rej["bad_tag"] == 20
+    assert rej["no_tag"] == 20
+    assert rej["bad_magic"] == 20
+    assert rej["out_of_range"] == 20
+    assert udp["kernel_drops"] == 0
+    assert m["roastop"]["events_applied"]["run_start"] == 1
+    assert not os.path.exists(lst.key_path)  # the session key went with the session
+
+
+def test_no_auth_and_loss_accounting(tmp_path):
+    lst = Listener(tmp_path, "--no-auth")
+    assert lst.key is None
+    for seq in range(0, 300):
+        if seq % 10 != 3:       # every tenth datagram never sent
+            lst.send(chunk(seq), tagged=False)
+    time.sleep(0.3)
+    _, m = lst.stop()
+    assert m["num_chunks"] == 270
+    assert m["roastop"]["udp"]["missing"] == 30
+    assert m["roastop"]["udp"]["senders"] == 1
+
+
+def test_split_report_and_exit_on_run_end(tmp_path):
+    lst = Listener(tmp_path, "--exit-on-run-end")
+    base = {"type": "report", "run_id": "r", "host": "h", "pid": 7, "report_id": "x",
+            "parts": 2}
+    lst.send(dict(base, seq=0, part=1, columns=["b-data"]))
+    lst.send(dict(base, seq=1, part=0, columns=["a-data"], entries=5, bytesread=10,
+                  processtime=2.5, chunks=1))
+    lst.send(chunk(2))
+    lst.send({"type": "run_end", "run_id": "r", "host": "h", "pid": 7, "seq": 3})
+    stdout, _ = lst.proc.communicate(timeout=30)
+    assert lst.proc.returncode == 0
+    assert "run ended" in stdout
+    m = load_metrics(lst.out)
+    assert m["total_events"] == 5            # from the reassembled report
+    assert m["roastop"]["metric_sources"]["total_events"] == "coffea_report"
+
+
+def test_key_file_readable_by_others_is_refused(tmp_path):
+    key = tmp_path / "key"
+    key.write_text("ab" * 32 + "\n")
+    key.chmod(0o644)
+    p = subprocess.run([ROASTOP, "--headless", "--listen", "127.0.0.1:0", "--key-file",
+                        str(key), "--duration", "1", "--output", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    assert "readable by others" in p.stderr
