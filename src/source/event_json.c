@@ -260,6 +260,7 @@ struct jp {
 	struct strbuf custom; /* unknown chunk fields, raw JSON members */
 	bool custom_used;
 	bool saw_count, saw_rows, saw_state; /* fields whose presence is required */
+	bool datagram; /* envelope-only keys are not custom chunk fields */
 };
 
 static void ws(struct jp *j)
@@ -820,12 +821,24 @@ static enum decode_error custom_keep(struct jp *j, const char *key)
 	return DEC_OK;
 }
 
+static bool is_envelope_key(const char *key)
+{
+	static const char *const keys[] = { "host", "pid", "seq", "report_id", "part", "parts" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
 static enum decode_error field_member(struct jp *j, void *ctx, const char *key)
 {
 	struct obj_ctx *c = ctx;
 	if (c->top && key[0] == 't' && (key[1] == '\0' || strcmp(key, "type") == 0))
 		return skip_value(j); /* read by the header pass */
 	const struct field *f = field_find(c->t, key);
+	if (!f && c->top && j->datagram && (strcmp(key, "run_id") == 0 || strcmp(key, "sent") == 0 ||
+					    is_envelope_key(key)))
+		return skip_value(j);
 	if (!f)
 		return c->top && c->t == &type_tables[EV_CHUNK] ? custom_keep(j, key) : skip_value(j);
 	if (jp_null(j))
@@ -890,14 +903,6 @@ static enum decode_error envelope_member(struct jp *j, struct event_envelope *en
 	return skip_value(j);
 }
 
-static bool is_envelope_key(const char *key)
-{
-	static const char *const keys[] = { "host", "pid", "seq", "report_id", "part", "parts" };
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(key, keys[i]) == 0)
-			return true;
-	return false;
-}
 
 static enum decode_error head_member(struct jp *j, void *ctx, const char *key)
 {
@@ -1015,7 +1020,7 @@ static enum decode_error decode(const char *text, size_t len, struct event *ev,
 	event_reset(ev);
 	if (len > EVENT_JSON_MAX)
 		return DEC_TOO_LARGE;
-	struct jp j = { .p = text, .end = text + len, .ev = ev };
+	struct jp j = { .p = text, .end = text + len, .ev = ev, .datagram = env != NULL };
 	ws(&j);
 	enum decode_error e;
 	if (j.p < j.end && *j.p == '{') {

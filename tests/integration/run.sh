@@ -12,4 +12,4 @@ fi
 ROASTOP=$(realpath "${ROASTOP:-$BUILD/roastop}")
 TOOLS=$(realpath "${TOOLS:-$BUILD/tools}")
 export ROASTOP TOOLS
-exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/integration "$@"
+exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/integration python/tests "$@"

@@ -1,0 +1,70 @@
+"""The Python emitter (python/roastop) into the real roastop: a processor-like
+class decorated with track_metrics sends 100,000 chunks; the measurement
+roastop writes must count every one, with zero loss."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from conftest import load_metrics
+from test_udp import Listener
+
+PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from roastop import MetricsCollector, track_metrics, track_time
+
+    class Events(list):
+        def __init__(self, n, i):
+            super().__init__(range(n))
+            self.metadata = {"dataset": "ds%d" % (i % 3), "filename": "f%d.root" % (i % 50),
+                             "entrystart": 0, "entrystop": n}
+            self.attrs = {}
+
+    class DimuonProcessor:
+        @track_metrics
+        def process(self, events):
+            with track_time(self, "select"):
+                pass
+            return {"n": len(events)}
+
+    n = int(sys.argv[2])
+    p = DimuonProcessor()
+    with MetricsCollector(None, processor_instance=p) as mc:
+        total = 0
+        for i in range(n):
+            total += p.process(Events(10 + i % 7, i))["n"]
+        mc.set_coffea_report({"entries": total, "chunks": n, "bytesread": 0,
+                              "processtime": 1.0, "columns": ["x-data"]})
+    print(total, mc.datagrams_sent, mc.datagrams_lost)
+""")
+
+
+def test_hundred_thousand_chunks_exactly(tmp_path):
+    lst = Listener(tmp_path, "--exit-on-run-end")
+    env = dict(os.environ, ROASTOP_ADDR="%s:%d" % lst.addr, ROASTOP_KEY=lst.key.hex())
+    script = tmp_path / "emit.py"
+    script.write_text(SCRIPT)
+    n = 100000
+    p = subprocess.run([sys.executable, str(script), str(PYTHON_DIR), str(n)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    total, sent, lost = map(int, p.stdout.split())
+    assert lost == 0 and sent == n + 3
+    lst.proc.communicate(timeout=60)
+    assert lst.proc.returncode == 0
+    m = load_metrics(lst.out)
+    assert m["num_chunks"] == n
+    assert m["total_events_from_chunks"] == total
+    assert m["total_events"] == total
+    assert sum(d["num_chunks"] for d in m["per_dataset"].values()) == n
+    udp = m["roastop"]["udp"]
+    assert udp["missing"] == 0 and udp["kernel_drops"] == 0
+    assert udp["rejected"]["total"] == 0
+    assert m["roastop"]["processor"] == "DimuonProcessor"
+    assert m["section_summary"]["timing"]["select"]["count"] == n
