@@ -1,11 +1,34 @@
-/* Option table + a small reentrant parser: --opt value, --opt=value, "--". */
+/* Option table + a small reentrant parser: --opt value, --opt=value, "--".
+ * Every value is checked the moment it is read, so an accepted struct
+ * cli_opts is within the documented ranges whatever argv held. */
 #include "roastop/cli.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
-enum okind { O_FLAG, O_STR, O_NUM, O_LISTEN, O_HEADER, O_HELP, O_VERSION };
+enum okind {
+	O_FLAG,
+	O_HELP,
+	O_VERSION,
+	O_STR, /* non-empty, bounded: paths, names, patterns */
+	O_WORD, /* O_STR without spaces or control bytes: URL paths */
+	O_URL,
+	O_REAL,
+	O_INT,
+	O_LISTEN,
+	O_HEADER,
+};
+
+enum orange {
+	R_CLOSED, /* [lo, hi] */
+	R_OPEN_LO, /* (lo, hi] */
+	R_OR_ZERO, /* 0 or [lo, hi]: 0 switches the feature off */
+};
 
 struct option_def {
 	const char *name; /* long name without "--" */
@@ -13,277 +36,588 @@ struct option_def {
 	enum okind kind;
 	size_t off;
 	double lo, hi;
+	enum orange range;
 };
 
 #define OFF(f) offsetof(struct cli_opts, f)
 
 static const struct option_def options[] = {
-	{ "scheduler", 0, O_STR, OFF(scheduler), 0, 0 },
-	{ "listen", 0, O_LISTEN, 0, 0, 0 },
-	{ "key-file", 0, O_STR, OFF(key_file), 0, 0 },
-	{ "no-auth", 0, O_FLAG, OFF(no_auth), 0, 0 },
-	{ "interval", 0, O_NUM, OFF(interval), 0.1, 3600 },
-	{ "output", 0, O_STR, OFF(output), 0, 0 },
-	{ "headless", 0, O_FLAG, OFF(headless), 0, 0 },
-	{ "duration", 0, O_NUM, OFF(duration), 1e-3, 1e7 },
-	{ "exit-on-run-end", 0, O_FLAG, OFF(exit_on_run_end), 0, 0 },
-	{ "record", 0, O_STR, OFF(record), 0, 0 },
-	{ "replay", 0, O_STR, OFF(replay), 0, 0 },
-	{ "speed", 0, O_NUM, OFF(speed), 0, 1e6 },
-	{ "theme", 0, O_STR, OFF(theme), 0, 0 },
-	{ "no-color", 0, O_FLAG, OFF(no_color), 0, 0 },
-	{ "ascii", 0, O_FLAG, OFF(ascii), 0, 0 },
-	{ "checkpoint", 0, O_NUM, OFF(checkpoint), 0, 3600 },
-	{ "processor-prefix", 0, O_STR, OFF(processor_prefix), 0, 0 },
-	{ "dashboard-prefix", 0, O_STR, OFF(dashboard_prefix), 0, 0 },
-	{ "cacert", 0, O_STR, OFF(cacert), 0, 0 },
-	{ "insecure", 0, O_FLAG, OFF(insecure), 0, 0 },
-	{ "header", 0, O_HEADER, 0, 0, 0 },
-	{ "rcvbuf", 0, O_NUM, OFF(rcvbuf), 4096, 1 << 30 },
-	{ "help", 'h', O_HELP, 0, 0, 0 },
-	{ "version", 'V', O_VERSION, 0, 0, 0 },
+	{ "scheduler", 0, O_URL, OFF(scheduler), 0, 0, R_CLOSED },
+	{ "listen", 0, O_LISTEN, 0, 0, 0, R_CLOSED },
+	{ "key-file", 0, O_STR, OFF(key_file), 0, 0, R_CLOSED },
+	{ "no-auth", 0, O_FLAG, OFF(no_auth), 0, 0, R_CLOSED },
+	{ "interval", 0, O_REAL, OFF(interval), 0.1, 3600, R_CLOSED },
+	{ "output", 0, O_STR, OFF(output), 0, 0, R_CLOSED },
+	{ "headless", 0, O_FLAG, OFF(headless), 0, 0, R_CLOSED },
+	{ "duration", 0, O_REAL, OFF(duration), 0, 1e7, R_OPEN_LO },
+	{ "exit-on-run-end", 0, O_FLAG, OFF(exit_on_run_end), 0, 0, R_CLOSED },
+	{ "record", 0, O_STR, OFF(record), 0, 0, R_CLOSED },
+	{ "replay", 0, O_STR, OFF(replay), 0, 0, R_CLOSED },
+	/* A non-zero speed below 1/1000 would turn one recorded second into
+	 * hours of waiting: a typo, not a wish. */
+	{ "speed", 0, O_REAL, OFF(speed), 1e-3, 1e6, R_OR_ZERO },
+	{ "theme", 0, O_STR, OFF(theme), 0, 0, R_CLOSED },
+	{ "no-color", 0, O_FLAG, OFF(no_color), 0, 0, R_CLOSED },
+	{ "ascii", 0, O_FLAG, OFF(ascii), 0, 0, R_CLOSED },
+	{ "checkpoint", 0, O_REAL, OFF(checkpoint), 1, 3600, R_OR_ZERO },
+	{ "processor-prefix", 0, O_STR, OFF(processor_prefix), 0, 0, R_CLOSED },
+	{ "dashboard-prefix", 0, O_WORD, OFF(dashboard_prefix), 0, 0, R_CLOSED },
+	{ "cacert", 0, O_STR, OFF(cacert), 0, 0, R_CLOSED },
+	{ "insecure", 0, O_FLAG, OFF(insecure), 0, 0, R_CLOSED },
+	{ "header", 0, O_HEADER, 0, 0, 0, R_CLOSED },
+	{ "rcvbuf", 0, O_INT, OFF(rcvbuf), CLI_MIN_RCVBUF, CLI_MAX_RCVBUF, R_CLOSED },
+	{ "help", 'h', O_HELP, 0, 0, 0, R_CLOSED },
+	{ "version", 'V', O_VERSION, 0, 0, 0, R_CLOSED },
 };
 
-void cli_defaults(struct cli_opts *o, const char *env_scheduler)
+struct parser {
+	int argc;
+	char *const *argv;
+	int i; /* the argument being read */
+	struct cli_opts *o;
+	bool scheduler_from_cli;
+	char *err;
+	size_t errsz;
+};
+
+enum { SHOWN_MAX = 64, SHOWN_SZ = SHOWN_MAX + 4 };
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+void cli_defaults(struct cli_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->scheduler = env_scheduler && *env_scheduler ? env_scheduler : CLI_DEFAULT_SCHEDULER;
+	o->scheduler = CLI_DEFAULT_SCHEDULER;
 	snprintf(o->listen_host, sizeof(o->listen_host), "%s", CLI_DEFAULT_LISTEN_HOST);
 	o->listen_port = CLI_DEFAULT_LISTEN_PORT;
-	o->interval = 1.0;
+	o->interval = CLI_DEFAULT_INTERVAL;
 	o->speed = 1.0;
-	o->checkpoint = 10.0;
+	o->checkpoint = CLI_DEFAULT_CHECKPOINT;
+}
+
+/* At most n bytes of s echoed in an error: control bytes as '?', "..."
+ * when cut, so the message stays one short line whatever was typed. */
+static const char *shown(const char *s, size_t n, char buf[SHOWN_SZ])
+{
+	size_t i = 0;
+	for (; i < n && s[i] && i < SHOWN_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	buf[i] = '\0';
+	if (i < n && s[i])
+		memcpy(buf + i, "...", 4);
+	return buf;
+}
+
+static enum cli_result fail(struct parser *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static enum cli_result fail(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->err, p->errsz, fmt, ap);
+	va_end(ap);
+	return CLI_ERROR;
 }
 
 static const struct option_def *find_long(const char *name, size_t len)
 {
-	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
-		if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0)
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(options); i++)
+		if (strlen(options[i].name) == len && memcmp(options[i].name, name, len) == 0)
 			return &options[i];
 	return NULL;
 }
 
 static const struct option_def *find_short(char c)
 {
-	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(options); i++)
 		if (options[i].short_name && options[i].short_name == c)
 			return &options[i];
 	return NULL;
 }
 
-/* An argument echoed in an error: at most 64 bytes, control bytes as '?',
- * so an error stays one line whatever the user (or a fuzzer) typed. */
-static const char *shown(const char *arg, char buf[72])
+/* ctype.h follows the locale; arguments are judged by ASCII rules. */
+static bool is_digit(char c)
 {
-	size_t i = 0;
-	for (; arg[i] && i < 64; i++) {
-		unsigned char c = (unsigned char)arg[i];
-		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	buf[i] = '\0';
-	return buf;
+	return c >= '0' && c <= '9';
 }
 
-static bool parse_number(const char *s, double lo, double hi, double *out)
+static bool is_alnum(char c)
 {
-	char *end = NULL;
-	double v = strtod(s, &end);
-	if (end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_hex(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static bool is_ctl_or_space(unsigned char c)
+{
+	return c <= 0x20 || c == 0x7f;
+}
+
+enum num_status { NUM_OK, NUM_SYNTAX, NUM_RANGE };
+
+/* [+-]? (D+ [.D*] | .D+) ([eE] [+-]? D+)?: what strtod reads, minus hex,
+ * inf, nan and the leading spaces it would skip. */
+static bool decimal_syntax(const char *s)
+{
+	size_t i = 0, digits = 0;
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	for (; is_digit(s[i]); i++)
+		digits++;
+	if (s[i] == '.')
+		for (i++; is_digit(s[i]); i++)
+			digits++;
+	if (digits == 0)
 		return false;
+	if (s[i] == 'e' || s[i] == 'E') {
+		i++;
+		if (s[i] == '+' || s[i] == '-')
+			i++;
+		if (!is_digit(s[i]))
+			return false;
+		while (is_digit(s[i]))
+			i++;
+	}
+	return s[i] == '\0';
+}
+
+static enum num_status read_real(const char *s, double *out)
+{
+	if (!decimal_syntax(s))
+		return NUM_SYNTAX;
+	char *end = NULL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (*end != '\0')
+		return NUM_SYNTAX; /* a locale whose decimal point is not '.' */
+	if (errno == ERANGE || !isfinite(v))
+		return NUM_RANGE;
+	*out = v == 0 ? 0.0 : v; /* no -0 */
+	return NUM_OK;
+}
+
+static enum num_status read_int(const char *s, long *out)
+{
+	size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
+	if (!is_digit(s[i]))
+		return NUM_SYNTAX;
+	while (is_digit(s[i]))
+		i++;
+	if (s[i] != '\0')
+		return NUM_SYNTAX;
+	char *end = NULL;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno == ERANGE || *end != '\0')
+		return NUM_RANGE;
 	*out = v;
+	return NUM_OK;
+}
+
+static bool in_range(const struct option_def *d, double v)
+{
+	switch (d->range) {
+	case R_OPEN_LO: return v > d->lo && v <= d->hi;
+	case R_OR_ZERO: return v == 0 || (v >= d->lo && v <= d->hi);
+	case R_CLOSED: break;
+	}
+	return v >= d->lo && v <= d->hi;
+}
+
+static enum cli_result range_error(struct parser *p, const struct option_def *d, const char *v)
+{
+	char q[SHOWN_SZ];
+	const char *before_lo = d->range == R_OPEN_LO ? "more than " :
+				d->range == R_OR_ZERO ? "0, or between " :
+							"between ";
+	const char *before_hi = d->range == R_OPEN_LO ? "at most " : "";
+	return fail(p, "--%s: '%s' is out of range: must be %s%.10g and %s%.10g", d->name,
+		    shown(v, SIZE_MAX, q), before_lo, d->lo, before_hi, d->hi);
+}
+
+static enum cli_result set_number(struct parser *p, const struct option_def *d, const char *v)
+{
+	char q[SHOWN_SZ];
+	char *base = (char *)p->o;
+	double x = 0;
+	long n = 0;
+	enum num_status st = d->kind == O_INT ? read_int(v, &n) : read_real(v, &x);
+	if (d->kind == O_INT)
+		x = (double)n;
+	if (st == NUM_SYNTAX)
+		return fail(p, "--%s: '%s' is not a %s number", d->name, shown(v, SIZE_MAX, q),
+			    d->kind == O_INT ? "whole decimal" : "decimal");
+	if (st == NUM_RANGE || !in_range(d, x))
+		return range_error(p, d, v);
+	if (d->kind == O_INT)
+		*(int *)(base + d->off) = (int)n;
+	else
+		*(double *)(base + d->off) = x;
+	if (d->off == OFF(speed))
+		p->o->speed_given = true;
+	return CLI_RUN;
+}
+
+/* NULL when s is a URL the scheduler poller can use, else why not. */
+static const char *url_problem(const char *s)
+{
+	size_t n = strnlen(s, CLI_MAX_URL + 1);
+	if (n > CLI_MAX_URL)
+		return "is longer than " STR(CLI_MAX_URL) " bytes";
+	size_t scheme;
+	if (strncasecmp(s, "http://", 7) == 0)
+		scheme = 7;
+	else if (strncasecmp(s, "https://", 8) == 0)
+		scheme = 8;
+	else
+		return "must start with http:// or https://";
+	if (s[scheme] == '\0' || s[scheme] == '/')
+		return "has no host";
+	for (size_t i = 0; i < n; i++)
+		if (is_ctl_or_space((unsigned char)s[i]))
+			return "contains a space or a control character";
+	return NULL;
+}
+
+/* IPv4 literals pass as host names; labels of letters, digits, '-' and
+ * '_' (seen on real clusters), one trailing dot allowed. */
+static bool hostname_ok(const char *h, size_t n)
+{
+	if (n == 0 || n > CLI_MAX_HOST)
+		return false;
+	size_t label = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = h[i];
+		if (c == '.') {
+			if (label == 0 || h[i - 1] == '-')
+				return false;
+			label = 0;
+		} else if (is_alnum(c) || c == '_' || (c == '-' && label > 0)) {
+			if (++label > 63)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return label == 0 || h[n - 1] != '-';
+}
+
+/* Hex groups, ':' and '.', then an optional %zone (an interface name). */
+static bool ipv6_ok(const char *h, size_t n)
+{
+	size_t i = 0, colons = 0;
+	for (; i < n && h[i] != '%'; i++) {
+		if (h[i] == ':')
+			colons++;
+		else if (!is_hex(h[i]) && h[i] != '.')
+			return false;
+	}
+	if (colons < 2 || i > 45)
+		return false;
+	if (i == n)
+		return true;
+	if (i + 1 == n || n - i > 64)
+		return false;
+	for (i++; i < n; i++)
+		if (!is_alnum(h[i]) && h[i] != '_' && h[i] != '.' && h[i] != '-')
+			return false;
 	return true;
 }
 
-/* HOST:PORT, [IPv6]:PORT; PORT 0..65535. */
-static bool parse_listen(const char *s, struct cli_opts *o)
+/* HOST:PORT or [IPv6]:PORT; NULL on success, else why not. */
+static const char *listen_problem(const char *s, struct cli_opts *o)
 {
-	const char *colon = strrchr(s, ':');
-	if (!colon || colon == s)
-		return false;
-	const char *host = s;
-	size_t hlen = (size_t)(colon - s);
+	const char *host = s, *colon;
+	size_t hlen;
 	if (s[0] == '[') {
-		if (hlen < 3 || s[hlen - 1] != ']')
-			return false;
-		host++;
-		hlen -= 2;
-	} else if (memchr(s, ':', hlen)) {
-		return false; /* a bare IPv6 address needs brackets */
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return "is not [IPv6]:PORT";
+		host = s + 1;
+		hlen = (size_t)(close - host);
+		colon = close + 1;
+		if (!ipv6_ok(host, hlen))
+			return "has a bad IPv6 address";
+	} else {
+		colon = strchr(s, ':');
+		if (!colon)
+			return "is not HOST:PORT";
+		if (strchr(colon + 1, ':'))
+			return "needs brackets around an IPv6 address, as in [::1]:8790";
+		hlen = (size_t)(colon - s);
+		if (!hostname_ok(host, hlen))
+			return "has a bad host name";
 	}
-	double port;
-	if (hlen >= sizeof(o->listen_host) || !parse_number(colon + 1, 0, 65535, &port) ||
-	    port != floor(port))
-		return false;
+	long port = -1;
+	if (read_int(colon + 1, &port) != NUM_OK || port < 0 || port > 65535)
+		return "needs a port from 0 to 65535";
 	memcpy(o->listen_host, host, hlen);
 	o->listen_host[hlen] = '\0';
 	o->listen_port = (int)port;
-	return true;
+	return NULL;
 }
 
-static enum cli_result set_value(const struct option_def *d, const char *v, struct cli_opts *o,
-				 char *err, size_t errsz)
+/* RFC 9110 token characters. */
+static bool is_tchar(char c)
 {
-	char q[72];
-	char *base = (char *)o;
+	return is_alnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* "Name: value": a token, a colon, then no control byte but tab, so the
+ * value cannot end the header line early and smuggle another one in. */
+static const char *header_problem(const char *v)
+{
+	size_t n = strnlen(v, CLI_MAX_VALUE + 1);
+	if (n > CLI_MAX_VALUE)
+		return "is longer than " STR(CLI_MAX_VALUE) " bytes";
+	size_t i = 0;
+	while (i < n && is_tchar(v[i]))
+		i++;
+	if (i == 0 || v[i] != ':')
+		return "is not 'Name: value'";
+	for (i++; i < n; i++) {
+		unsigned char c = (unsigned char)v[i];
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return "has a control character in its value";
+	}
+	return NULL;
+}
+
+static enum cli_result set_header(struct parser *p, const char *v)
+{
+	char q[SHOWN_SZ];
+	const char *why = header_problem(v);
+	if (why)
+		return fail(p, "--header: '%s' %s", shown(v, SIZE_MAX, q), why);
+	if (p->o->n_headers == CLI_MAX_HEADERS)
+		return fail(p, "--header: more than %d headers, the last '%s'", CLI_MAX_HEADERS,
+			    shown(v, SIZE_MAX, q));
+	p->o->headers[p->o->n_headers++] = v;
+	return CLI_RUN;
+}
+
+static enum cli_result set_string(struct parser *p, const struct option_def *d, const char *v)
+{
+	char q[SHOWN_SZ];
+	size_t n = strnlen(v, CLI_MAX_VALUE + 1);
+	if (n == 0)
+		return fail(p, "--%s needs a non-empty value", d->name);
+	if (n > CLI_MAX_VALUE)
+		return fail(p, "--%s: '%s' is longer than %d bytes", d->name, shown(v, n, q),
+			    CLI_MAX_VALUE);
+	if (d->kind == O_WORD)
+		for (size_t i = 0; i < n; i++)
+			if (is_ctl_or_space((unsigned char)v[i]))
+				return fail(p, "--%s: '%s' contains a space or a control character",
+					    d->name, shown(v, n, q));
+	*(const char **)((char *)p->o + d->off) = v;
+	return CLI_RUN;
+}
+
+static enum cli_result set_value(struct parser *p, const struct option_def *d, const char *v)
+{
+	char q[SHOWN_SZ];
+	const char *why;
 	switch (d->kind) {
 	case O_STR:
-		if (!*v) {
-			snprintf(err, errsz, "--%s needs a non-empty value", d->name);
-			return CLI_ERROR;
-		}
-		*(const char **)(base + d->off) = v;
-		return CLI_RUN;
-	case O_NUM:
-		if (!parse_number(v, d->lo, d->hi, (double *)(base + d->off))) {
-			snprintf(err, errsz, "--%s: '%s' is not a number in [%g, %g]", d->name, shown(v, q),
-				 d->lo, d->hi);
-			return CLI_ERROR;
-		}
-		if (d->off == OFF(speed))
-			o->speed_given = true;
+	case O_WORD: return set_string(p, d, v);
+	case O_REAL:
+	case O_INT: return set_number(p, d, v);
+	case O_HEADER: return set_header(p, v);
+	case O_URL:
+		if ((why = url_problem(v)))
+			return fail(p, "--scheduler: '%s' %s", shown(v, SIZE_MAX, q), why);
+		p->o->scheduler = v;
+		p->scheduler_from_cli = true;
 		return CLI_RUN;
 	case O_LISTEN:
-		if (!parse_listen(v, o)) {
-			snprintf(err, errsz, "--listen: '%s' is not HOST:PORT", shown(v, q));
-			return CLI_ERROR;
-		}
+		if ((why = listen_problem(v, p->o)))
+			return fail(p, "--listen: '%s' %s", shown(v, SIZE_MAX, q), why);
 		return CLI_RUN;
-	case O_HEADER:
-		if (o->n_headers == CLI_MAX_HEADERS || !strchr(v, ':')) {
-			snprintf(err, errsz, "--header: '%s' is not 'Name: value' or too many", shown(v, q));
-			return CLI_ERROR;
-		}
-		o->headers[o->n_headers++] = v;
-		return CLI_RUN;
-	default: return CLI_RUN;
+	case O_FLAG:
+	case O_HELP:
+	case O_VERSION: break;
 	}
+	return CLI_RUN;
 }
 
-static enum cli_result no_value_kind(const struct option_def *d, struct cli_opts *o)
+static bool takes_value(const struct option_def *d)
+{
+	return d->kind != O_FLAG && d->kind != O_HELP && d->kind != O_VERSION;
+}
+
+static enum cli_result no_value(struct parser *p, const struct option_def *d)
 {
 	if (d->kind == O_HELP)
 		return CLI_HELP;
 	if (d->kind == O_VERSION)
 		return CLI_VERSION;
-	*(bool *)((char *)o + d->off) = true;
+	*(bool *)((char *)p->o + d->off) = true;
 	return CLI_RUN;
 }
 
-/* One option at argv[*i]; advances *i past its value. */
-static enum cli_result parse_one(int argc, char *const argv[], int *i, struct cli_opts *o,
-				 char *err, size_t errsz)
+/* The value of a "--opt value" pair: the next argument, unless there is
+ * none or it looks like the next option (a forgotten value). */
+static enum cli_result next_value(struct parser *p, const struct option_def *d, const char **v)
 {
-	char q[72];
-	const char *arg = argv[*i];
+	char q[SHOWN_SZ];
+	if (p->i + 1 >= p->argc || !p->argv[p->i + 1])
+		return fail(p, "--%s needs a value", d->name);
+	const char *next = p->argv[p->i + 1];
+	if (next[0] == '-' && next[1] == '-')
+		return fail(p, "--%s needs a value, not the option '%s'; "
+			    "write --%s=VALUE if that is the value",
+			    d->name, shown(next, SIZE_MAX, q), d->name);
+	p->i++;
+	*v = next;
+	return CLI_RUN;
+}
+
+/* One option at argv[p->i]; advances p->i past a separate value. */
+static enum cli_result parse_one(struct parser *p)
+{
+	char q[SHOWN_SZ];
+	const char *arg = p->argv[p->i];
 	const struct option_def *d = NULL;
 	const char *value = NULL;
-	if (arg[0] == '-' && arg[1] == '-') {
+	if (arg[0] != '-' || arg[1] == '\0')
+		return fail(p, "unexpected argument '%s': roastop takes only options",
+			    shown(arg, SIZE_MAX, q));
+	if (arg[1] == '-') {
 		const char *eq = strchr(arg + 2, '=');
 		size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
 		d = find_long(arg + 2, len);
 		value = eq ? eq + 1 : NULL;
-	} else if (arg[0] == '-' && arg[1] && !arg[2]) {
-		d = find_short(arg[1]);
+		if (!d)
+			return fail(p, "unknown option '%s'", shown(arg, len + 2, q));
 	} else {
-		snprintf(err, errsz, "unexpected argument '%s'", shown(arg, q));
+		d = arg[2] ? NULL : find_short(arg[1]);
+		if (!d)
+			return fail(p, "unknown option '%s'", shown(arg, SIZE_MAX, q));
+	}
+	if (!takes_value(d)) {
+		if (value)
+			return fail(p, "--%s takes no value, got '%s'", d->name,
+				    shown(value, SIZE_MAX, q));
+		return no_value(p, d);
+	}
+	if (!value && next_value(p, d, &value) != CLI_RUN)
 		return CLI_ERROR;
-	}
-	if (!d) {
-		snprintf(err, errsz, "unknown option '%s'", shown(arg, q));
-		return CLI_ERROR;
-	}
-	bool takes_value = d->kind != O_FLAG && d->kind != O_HELP && d->kind != O_VERSION;
-	if (!takes_value) {
-		if (value) {
-			snprintf(err, errsz, "--%s takes no value", d->name);
-			return CLI_ERROR;
-		}
-		return no_value_kind(d, o);
-	}
-	if (!value) {
-		if (*i + 1 >= argc) {
-			snprintf(err, errsz, "--%s needs a value", d->name);
-			return CLI_ERROR;
-		}
-		value = argv[++*i];
-	}
-	return set_value(d, value, o, err, errsz);
+	return set_value(p, d, value);
 }
 
-static enum cli_result check_combination(struct cli_opts *o, char *err, size_t errsz)
+/* Two names of one existing file (a link, "./", "//") count as the same:
+ * recording would truncate the file being replayed. stdin is not a path. */
+static bool same_file(const char *a, const char *b)
 {
-	char q[72];
-	if (strncmp(o->scheduler, "http://", 7) != 0 && strncmp(o->scheduler, "https://", 8) != 0) {
-		snprintf(err, errsz, "--scheduler: '%s' must start with http:// or https://",
-			 shown(o->scheduler, q));
-		return CLI_ERROR;
-	}
-	if (strlen(o->scheduler) > 2048) {
-		snprintf(err, errsz, "--scheduler: URL longer than 2048 bytes");
-		return CLI_ERROR;
-	}
-	if (o->speed_given && !o->replay) {
-		snprintf(err, errsz, "--speed only applies with --replay FILE");
-		return CLI_ERROR;
-	}
-	if (o->record && o->replay && strcmp(o->record, o->replay) == 0) {
-		snprintf(err, errsz, "--record and --replay name the same file '%s'", shown(o->record, q));
-		return CLI_ERROR;
-	}
+	if (strcmp(b, "-") == 0)
+		return false;
+	if (strcmp(a, b) == 0)
+		return true;
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+static enum cli_result check_combination(struct parser *p)
+{
+	char q[SHOWN_SZ];
+	const struct cli_opts *o = p->o;
+	const char *why;
+	if (!p->scheduler_from_cli && (why = url_problem(o->scheduler)))
+		return fail(p, "ROASTOP_SCHEDULER: '%s' %s; fix it or give --scheduler URL",
+			    shown(o->scheduler, SIZE_MAX, q), why);
+	if (o->speed_given && !o->replay)
+		return fail(p, "--speed %.10g only applies with --replay FILE", o->speed);
+	if (o->record && o->replay && same_file(o->record, o->replay))
+		return fail(p, "--record '%s' is the --replay file: it would be overwritten",
+			    shown(o->record, SIZE_MAX, q));
 	return CLI_RUN;
 }
 
 enum cli_result cli_parse(int argc, char *const argv[], const char *env_scheduler,
 			  struct cli_opts *o, char *err, size_t errsz)
 {
-	char q[72];
-	cli_defaults(o, env_scheduler);
-	err[0] = '\0';
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			if (i + 1 < argc) {
-				snprintf(err, errsz, "unexpected argument '%s'", shown(argv[i + 1], q));
-				return CLI_ERROR;
-			}
+	char q[SHOWN_SZ], sink[1];
+	struct parser p = {
+		.argc = argv ? argc : 0,
+		.argv = argv,
+		.o = o,
+		.err = err && errsz ? err : sink,
+		.errsz = err && errsz ? errsz : sizeof(sink),
+	};
+	p.err[0] = '\0';
+	cli_defaults(o);
+	if (env_scheduler && *env_scheduler)
+		o->scheduler = env_scheduler;
+	for (p.i = 1; p.i < p.argc && argv[p.i]; p.i++) {
+		if (strcmp(argv[p.i], "--") == 0) {
+			if (p.i + 1 < p.argc && argv[p.i + 1])
+				return fail(&p, "unexpected argument '%s' after '--': roastop "
+						"takes only options",
+					    shown(argv[p.i + 1], SIZE_MAX, q));
 			break;
 		}
-		enum cli_result r = parse_one(argc, argv, &i, o, err, errsz);
+		enum cli_result r = parse_one(&p);
 		if (r != CLI_RUN)
 			return r;
 	}
-	return check_combination(o, err, errsz);
+	return check_combination(&p);
 }
 
 void cli_usage(FILE *f)
 {
-	fputs("Usage: roastop [options]\n"
-	      "Watch a coffea analysis on a Dask cluster; write the roastcoffea measurement on exit.\n"
+	fputs("Usage: roastop [OPTION]...\n"
+	      "Watch a coffea analysis on a Dask cluster; write the roastcoffea-style\n"
+	      "measurement when it exits.\n"
 	      "\n"
-	      "Sources:\n"
-	      "  --scheduler URL         Dask dashboard URL (default " CLI_DEFAULT_SCHEDULER
-	      ", env ROASTOP_SCHEDULER)\n"
-	      "  --interval SECONDS      scheduler poll interval (default 1)\n"
-	      "  --listen HOST:PORT      UDP listener for chunk events (default 127.0.0.1:8790; port 0 = any)\n"
-	      "  --key-file FILE         HMAC key for datagrams (default: a new random key)\n"
-	      "  --no-auth               accept unauthenticated datagrams (loopback use)\n"
-	      "  --replay FILE           replay a recording instead of watching (FILE - = stdin)\n"
-	      "  --speed X               replay speed factor (default 1; 0 = as fast as possible)\n"
-	      "  --dashboard-prefix PATH, --cacert FILE, --insecure, --header 'Name: value', --rcvbuf BYTES\n"
+	      "Scheduler:\n"
+	      "  --scheduler URL          Dask dashboard URL (default " CLI_DEFAULT_SCHEDULER ",\n"
+	      "                           or $ROASTOP_SCHEDULER)\n"
+	      "  --interval SECONDS       poll interval, 0.1 to 3600 (default 1)\n"
+	      "  --dashboard-prefix PATH  the scheduler's --dashboard-prefix\n"
+	      "  --cacert FILE            CA bundle for an https scheduler\n"
+	      "  --insecure               do not verify the scheduler's certificate\n"
+	      "  --header 'Name: value'   extra HTTP header (repeatable, at most 16)\n"
 	      "\n"
-	      "Output:\n"
-	      "  --output DIR            measurement directory (default roastop-measurements/<date>_<time>)\n"
-	      "  --checkpoint SECONDS    rewrite the measurement every SECONDS (default 10; 0 = off)\n"
-	      "  --record FILE           record every event to FILE\n"
-	      "  --processor-prefix GLOB task prefixes that count as processor work in fine metrics\n"
+	      "Chunk events (UDP from the Python emitter):\n"
+	      "  --listen HOST:PORT       listen address (default 127.0.0.1:8790; [IPv6]:PORT;\n"
+	      "                           port 0 picks a free port)\n"
+	      "  --key-file FILE          HMAC key the datagrams are signed with\n"
+	      "  --no-auth                accept unsigned datagrams\n"
+	      "  --rcvbuf BYTES           socket receive buffer, 4096 to 1073741824\n"
+	      "\n"
+	      "Recording and replay:\n"
+	      "  --record FILE            write every event to FILE (JSON lines)\n"
+	      "  --replay FILE            replay a recording instead (- = standard input)\n"
+	      "  --speed X                replay speed factor: 0 = as fast as possible,\n"
+	      "                           or 0.001 to 1000000 (default 1); needs --replay\n"
+	      "\n"
+	      "Measurement:\n"
+	      "  --output DIR             measurement directory\n"
+	      "                           (default roastop-measurements/DATE_TIME)\n"
+	      "  --checkpoint SECONDS     rewrite it every SECONDS: 0 = never, or 1 to 3600\n"
+	      "                           (default 10)\n"
+	      "  --processor-prefix PATTERN  task prefixes counted as processor work\n"
 	      "\n"
 	      "Running:\n"
-	      "  --headless              no screen: collect, then write the measurement\n"
-	      "  --duration SECONDS      stop after SECONDS\n"
-	      "  --exit-on-run-end       stop when the run-end message arrives\n"
-	      "  --theme NAME|PATH, --no-color, --ascii   screen appearance\n"
-	      "  -h, --help              this text\n"
-	      "  -V, --version           the version\n"
+	      "  --headless               no screen; print progress lines\n"
+	      "  --duration SECONDS       stop after SECONDS (up to 1e7; default: never)\n"
+	      "  --exit-on-run-end        stop when the analysis reports its end\n"
+	      "  --theme NAME|PATH        colour theme\n"
+	      "  --no-color               no colours (also when NO_COLOR is set)\n"
+	      "  --ascii                  ASCII graphs and borders only\n"
+	      "  -h, --help               print this help and exit\n"
+	      "  -V, --version            print the version and exit\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 runtime error (e.g. unwritable output), 2 bad arguments.\n",
+	      "'--opt value' and '--opt=value' both work; a repeated option keeps its last\n"
+	      "value. Exit status: 0 done, 1 runtime error, 2 bad arguments. See roastop(1).\n",
 	      f);
 }

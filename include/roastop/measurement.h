@@ -10,7 +10,10 @@
 
 #include "roastop/metrics.h"
 
-/* extra: merged into metrics.json's "roastop" object (may be NULL; not
+/* Creates dir (and parents, 0755) when missing. The interval written to
+ * start_end_time.txt and metadata.json is m->t_start..m->t_end, the one
+ * elapsed_time_seconds measures ("nan,nan" when that is unknown).
+ * extra: merged into metrics.json's "roastop" object (may be NULL; not
  * consumed). 0 on success; -1 with one line naming the file in err. */
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
 		      const cJSON *extra, char *err, size_t errsz);

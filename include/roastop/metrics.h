@@ -11,13 +11,15 @@
 #include "roastop/strbuf.h"
 
 struct metrics_options {
-	const char *processor_prefix; /* glob for processor task prefixes, or NULL */
+	/* fnmatch(3) glob for the fine-metrics task prefixes that are processor
+	 * work (--processor-prefix); NULL: the run-start's processor name */
+	const char *processor_prefix;
 };
 
 enum total_source { TOTAL_NONE = 0, TOTAL_REPORT, TOTAL_CHUNKS };
 
 struct metrics {
-	double t_start, t_end; /* the interval elapsed_time_seconds measures */
+	double t_start, t_end; /* the interval elapsed_time_seconds measures (when valid) */
 	/* workflow (roastcoffea aggregation/workflow.py) */
 	optnum elapsed_time_seconds, total_events, total_cpu_time, total_bytes_read;
 	optnum num_chunks, avg_cpu_time_per_chunk;
@@ -51,6 +53,7 @@ struct metrics {
 	optnum memory_utilization_mean_percent, memory_utilization_min_percent;
 	optnum memory_utilization_max_percent, cpu_utilization_mean_percent;
 	optnum chunk_duration_p50, chunk_duration_p90, chunk_duration_p99;
+	optnum total_threads_avg, total_threads_now, chunks_per_second;
 	optnum workers_now, memory_used_now_bytes, memory_limit_now_bytes;
 	optnum expected_events, progress_percent, eta_seconds;
 };
@@ -64,15 +67,20 @@ struct dataset_metrics {
 	optnum share_of_time_percent;
 };
 
+/* Fills every field of m from r. now: the caller's clock (seconds since the
+ * epoch), the end of a live run. opt may be NULL. */
 void metrics_compute(const struct run *r, double now, const struct metrics_options *opt,
 		     struct metrics *m);
 /* i-th dataset (insertion order), false past the end. */
 bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 		     struct dataset_metrics *out);
-/* Appends the whole metrics.json text; extra's members (may be NULL) go
- * into the "roastop" object. 0, or -1 when out of memory. */
+/* Appends the whole metrics.json text (two-space indented): roastcoffea's
+ * keys, then roastop's. Unmeasured values are null where roastcoffea always
+ * writes the key and left out elsewhere (docs/metrics.md). extra's members
+ * (may be NULL) go into the "roastop" object. 0, or -1 when out of memory. */
 int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON *extra,
 		       struct strbuf *out);
+/* "coffea_report", "chunks", or NULL for TOTAL_NONE. */
 const char *metrics_source_name(enum total_source s);
 
 #endif

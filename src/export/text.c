@@ -1,14 +1,20 @@
-/* Summary tables. Each table is a title and (label, value) rows; values
- * are formatted by format.c from a struct metrics and nothing else. */
+/* Summary tables in the spirit of roastcoffea's print_summary. Each table is
+ * a title and (label, value) rows; every value comes from a struct metrics
+ * (or a per-dataset / per-section aggregate) through format.c, so the
+ * screen, summary.txt and metrics.json agree. */
 #include "roastop/report_text.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "roastop/format.h"
+#include "roastop/strutil.h"
 
 #define LABEL_W 34
+#define NAME_W 28 /* dataset and section names in the sub-tables */
+#define TOP_SECTIONS 10
 
-static optnum scale_pct(optnum v)
+static optnum times100(optnum v)
 {
 	return v.valid ? optnum_of(v.value * 100.0) : v;
 }
@@ -26,14 +32,23 @@ static void row(struct strbuf *o, const char *label, const char *value)
 	strbuf_appendf(o, "  %-*s %s\n", LABEL_W, label, value);
 }
 
+/* A value followed by where it came from, e.g. "4,200 (coffea report)". */
+static void row_src(struct strbuf *o, const char *label, const char *value, enum total_source s)
+{
+	static const char *const from[] = { "", " (coffea report)", " (chunk records)" };
+	char line[FMT_LEN + 24];
+	snprintf(line, sizeof(line), "%s%s", value, s < ROASTOP_ARRAY_LEN(from) ? from[s] : "");
+	row(o, label, line);
+}
+
 static void throughput(struct strbuf *o, const struct metrics *m)
 {
-	char a[FMT_LEN], b[FMT_LEN], line[2 * FMT_LEN];
+	char a[FMT_LEN], b[FMT_LEN], line[2 * FMT_LEN + 4];
 	title(o, "Throughput Metrics");
 	snprintf(line, sizeof(line), "%s (%s)", format_num(a, m->data_rate_gbps, "%.3f Gbps"),
 		 format_num(b, m->data_rate_mb_per_s, "%.1f MB/s"));
-	row(o, "Data Rate", line);
-	row(o, "Total Bytes Read (Coffea)", format_bytes(a, m->total_bytes_read));
+	row(o, "Data Rate", m->data_rate_gbps.valid ? line : "n/a");
+	row_src(o, "Total Bytes Read (Coffea)", format_bytes(a, m->total_bytes_read), m->src_bytes);
 	row(o, "Memory Read (Dask)", format_bytes(a, m->total_bytes_memory_read));
 }
 
@@ -41,13 +56,15 @@ static void events(struct strbuf *o, const struct metrics *m)
 {
 	char a[FMT_LEN];
 	title(o, "Event Processing Metrics");
-	row(o, "Total Events", format_count(a, m->total_events));
+	row_src(o, "Total Events", format_count(a, m->total_events), m->src_events);
 	row(o, "Event Rate (Elapsed Time)", format_num(a, m->event_rate_elapsed_khz, "%.2f kHz"));
 	row(o, "Event Rate (Total CPU)", format_num(a, m->event_rate_cpu_total_khz, "%.2f kHz"));
-	row(o, "Event Rate (Core-Averaged)", format_num(a, m->event_rate_core_khz, "%.3f kHz/core"));
-	row(o, "Efficiency Ratio", format_num(a, m->efficiency_ratio, "%.3f"));
-	if (m->expected_events.valid)
+	row(o, "Event Rate (Core-Averaged)", format_num(a, m->event_rate_core_khz, "%.4f kHz/core"));
+	row(o, "Efficiency Ratio", format_num(a, times100(m->efficiency_ratio), "%.1f %%"));
+	if (m->expected_events.valid) {
+		row(o, "Expected Events", format_count(a, m->expected_events));
 		row(o, "Progress", format_num(a, m->progress_percent, "%.1f %%"));
+	}
 }
 
 static void resources(struct strbuf *o, const struct metrics *m)
@@ -56,9 +73,10 @@ static void resources(struct strbuf *o, const struct metrics *m)
 	title(o, "Resource Utilization");
 	row(o, "Workers (Time-Averaged)", format_num(a, m->avg_workers, "%.2f"));
 	row(o, "Peak Workers", format_num(a, m->peak_workers, "%.0f"));
+	row(o, "Workers (Latest Sample)", format_num(a, m->workers_now, "%.0f"));
 	row(o, "Cores per Worker", format_num(a, m->cores_per_worker, "%.2f"));
 	row(o, "Total Cores (Time-Averaged)", format_num(a, m->total_cores, "%.1f"));
-	row(o, "Core Efficiency", format_num(a, scale_pct(m->core_efficiency), "%.1f %%"));
+	row(o, "Core Efficiency", format_num(a, times100(m->core_efficiency), "%.1f %%"));
 	row(o, "Speedup Factor", format_num(a, m->speedup_factor, "%.1fx"));
 	row(o, "Peak Memory (per worker)", format_bytes(a, m->peak_memory_bytes));
 	row(o, "Avg Memory (per worker)", format_bytes(a, m->avg_memory_per_worker_bytes));
@@ -72,25 +90,38 @@ static void timing(struct strbuf *o, const struct metrics *m)
 	char a[FMT_LEN];
 	title(o, "Timing Breakdown");
 	row(o, "Elapsed Time", format_duration(a, m->elapsed_time_seconds));
-	row(o, "Total CPU Time", format_duration(a, m->total_cpu_time));
-	row(o, "Number of Chunks", format_count(a, m->num_chunks));
+	row_src(o, "Total CPU Time", format_duration(a, m->total_cpu_time), m->src_cpu);
+	row_src(o, "Number of Chunks", format_count(a, m->num_chunks), m->src_chunks);
 	row(o, "Avg CPU Time/Chunk", format_duration(a, m->avg_cpu_time_per_chunk));
+	row(o, "Chunks per Second", format_num(a, m->chunks_per_second, "%.2f"));
+}
+
+static void fine_overhead(struct strbuf *o, const struct metrics *m)
+{
+	char a[FMT_LEN];
+	if (!m->processor_known) {
+		row(o, "Dask Overhead", "n/a (processor name unknown: all tasks counted above)");
+		return;
+	}
+	row(o, "Dask Overhead CPU Time", format_duration(a, m->overhead_cpu_time_seconds));
+	row(o, "Dask Overhead I/O & Waiting Time",
+	    format_duration(a, m->overhead_io_wait_time_seconds));
 }
 
 static void fine(struct strbuf *o, const struct metrics *m)
 {
 	char a[FMT_LEN];
-	title(o, m->fine_from_span ? "Fine Metrics (Dask span)" : "Fine Metrics (Dask cluster counters)");
 	if (!m->has_fine) {
-		row(o, "Fine metrics", "n/a (none received)");
+		title(o, "Fine Metrics");
+		row(o, "Fine metrics", "n/a (no Dask fine metrics received)");
 		return;
 	}
+	title(o, m->fine_from_span ? "Fine Metrics (Dask span)" : "Fine Metrics (Dask cluster counters)");
 	row(o, "Processor CPU Time", format_duration(a, m->processor_cpu_time_seconds));
 	row(o, "Processor I/O & Waiting Time", format_duration(a, m->processor_io_wait_time_seconds));
 	row(o, "  CPU %", format_num(a, m->processor_cpu_percent, "%.1f %%"));
 	row(o, "  I/O & Wait %", format_num(a, m->processor_io_wait_percent, "%.1f %%"));
-	row(o, "Dask Overhead CPU Time", format_duration(a, m->overhead_cpu_time_seconds));
-	row(o, "Dask Overhead I/O & Waiting Time", format_duration(a, m->overhead_io_wait_time_seconds));
+	fine_overhead(o, m);
 	row(o, "I/O Overhead (of core time)", format_num(a, m->io_overhead_pct, "%.1f %%"));
 	row(o, "Disk Read", format_bytes(a, m->disk_read_bytes));
 	row(o, "Disk Write", format_bytes(a, m->disk_write_bytes));
@@ -102,46 +133,105 @@ static void fine(struct strbuf *o, const struct metrics *m)
 	row(o, "  Deserialize", format_duration(a, m->deserialization_time_seconds));
 }
 
+/* A name from the wire, fit for one table line: cut on a UTF-8 boundary,
+ * control characters (a newline would break the table) shown as '?'. */
+static const char *clean(char *dst, size_t size, const char *src)
+{
+	strutil_copy(dst, size, src);
+	for (char *p = dst; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return dst;
+}
+
+static void name_cell(struct strbuf *o, const char *name)
+{
+	char cut[NAME_W + 1];
+	strbuf_appendf(o, "    %-*s", NAME_W, clean(cut, sizeof(cut), name));
+}
+
 static void datasets(struct strbuf *o, const struct metrics *m, const struct run *r)
 {
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], e[FMT_LEN], line[5 * FMT_LEN];
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], e[FMT_LEN];
 	struct dataset_metrics d;
 	if (r->datasets.count == 0)
 		return;
-	strbuf_puts(o, "  Per-Dataset Breakdown\n");
+	strbuf_appendf(o, "\n  Per-Dataset Breakdown\n    %-*s %8s %7s %14s %10s %10s\n", NAME_W,
+		       "dataset", "chunks", "failed", "events", "mean", "p99");
 	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
-		snprintf(line, sizeof(line), "%s chunks, %s events, mean %s, p99 %s",
-			 format_count(a, optnum_of((double)d.num_chunks)),
-			 format_count(b, optnum_of(d.total_events)),
-			 format_duration(c, d.mean_duration), format_duration(e, d.p99_duration));
-		strbuf_appendf(o, "    %-*s %s", LABEL_W - 2, d.name, line);
-		if (d.num_failed)
-			strbuf_appendf(o, ", %llu failed", (unsigned long long)d.num_failed);
-		strbuf_puts(o, "\n");
+		name_cell(o, d.name);
+		strbuf_appendf(o, " %8s %7llu %14s %10s %10s\n",
+			       format_count(a, optnum_of((double)d.num_chunks)),
+			       (unsigned long long)d.num_failed,
+			       format_count(b, optnum_of(d.total_events)),
+			       format_duration(c, d.mean_duration), format_duration(e, d.p99_duration));
 	}
 }
 
-static void sections(struct strbuf *o, const struct run *r)
+/* Indices of a section map ordered by total, largest first (at most 256). */
+static size_t sections_by_total(const struct strmap *map, size_t *idx, size_t cap)
 {
-	char a[FMT_LEN], line[2 * FMT_LEN];
-	if (r->sec_time.count == 0)
+	size_t n = 0;
+	for (size_t i = 0; i < map->count && n < cap; i++) {
+		double v = ((const struct section_agg *)strmap_val_at(map, i))->s.sum;
+		size_t j = n++;
+		while (j > 0 && ((const struct section_agg *)strmap_val_at(map, idx[j - 1]))->s.sum < v) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = i;
+	}
+	return n;
+}
+
+enum section_unit { SEC_TIME, SEC_MEM, SEC_BYTES };
+
+static const char *section_value(char buf[FMT_LEN], optnum v, enum section_unit u)
+{
+	if (u == SEC_TIME)
+		return format_duration(buf, v);
+	if (u == SEC_MEM)
+		return format_num(buf, v, "%.1f MB");
+	return format_bytes(buf, v);
+}
+
+/* Up to TOP_SECTIONS rows by total (roastcoffea shows its top 5 by time). */
+static void section_table(struct strbuf *o, const struct strmap *map, const char *heading,
+			  enum section_unit u)
+{
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
+	size_t idx[RUN_MAX_SECTIONS];
+	if (map->count == 0)
 		return;
-	strbuf_puts(o, "  Section Timing (track_time)\n");
-	for (size_t i = 0; i < r->sec_time.count; i++) {
-		const struct section_agg *s = strmap_val_at(&r->sec_time, i);
-		snprintf(line, sizeof(line), "%s (%llux)", format_duration(a, stats_mean(&s->s)),
-			 (unsigned long long)s->s.n);
-		strbuf_appendf(o, "    %-*s %s\n", LABEL_W - 2, strmap_key_at(&r->sec_time, i), line);
+	size_t n = sections_by_total(map, idx, ROASTOP_ARRAY_LEN(idx));
+	const char *third = u == SEC_MEM ? "min" : "total";
+	strbuf_appendf(o, "\n  %s\n    %-*s %8s %10s %10s %10s\n", heading, NAME_W, "section",
+		       "count", "mean", third, "max");
+	for (size_t k = 0; k < n && k < TOP_SECTIONS; k++) {
+		const struct stats *s = &((const struct section_agg *)strmap_val_at(map, idx[k]))->s;
+		optnum v3 = u == SEC_MEM ? stats_min(s) : optnum_of(s->sum);
+		name_cell(o, strmap_key_at(map, idx[k]));
+		strbuf_appendf(o, " %8llu %10s %10s %10s\n", (unsigned long long)s->n,
+			       section_value(a, stats_mean(s), u), section_value(b, v3, u),
+			       section_value(c, stats_max(s), u));
+	}
+	if (map->count > TOP_SECTIONS)
+		strbuf_appendf(o, "    (%zu more in metrics.json)\n", map->count - TOP_SECTIONS);
+}
+
+static void failures(struct strbuf *o, const struct run *r)
+{
+	for (size_t i = 0; i < r->errors.count; i++) {
+		char name[LABEL_W - 3];
+		clean(name, sizeof(name), strmap_key_at(&r->errors, i));
+		strbuf_appendf(o, "      %-*s %llu\n", LABEL_W - 4, name,
+			       (unsigned long long)*(const uint64_t *)strmap_val_at(&r->errors, i));
 	}
 }
 
-static void chunks(struct strbuf *o, const struct metrics *m, const struct run *r)
+static void chunk_stats(struct strbuf *o, const struct metrics *m)
 {
 	char a[FMT_LEN];
-	title(o, "Chunk Metrics");
-	row(o, "Total Chunks", format_count(a, m->num_chunks));
-	row(o, "  Successful", format_count(a, m->num_successful_chunks));
-	row(o, "  Failed", format_count(a, m->num_failed_chunks));
 	row(o, "Mean Chunk Time", format_duration(a, m->chunk_duration_mean));
 	row(o, "  Min", format_duration(a, m->chunk_duration_min));
 	row(o, "  p50", format_duration(a, m->chunk_duration_p50));
@@ -150,21 +240,49 @@ static void chunks(struct strbuf *o, const struct metrics *m, const struct run *
 	row(o, "  Max", format_duration(a, m->chunk_duration_max));
 	row(o, "  Std Dev", format_duration(a, m->chunk_duration_std));
 	row(o, "Mean Memory Delta", format_num(a, m->chunk_mem_delta_mean_mb, "%.1f MB"));
+	row(o, "  Min", format_num(a, m->chunk_mem_delta_min_mb, "%.1f MB"));
+	row(o, "  Max", format_num(a, m->chunk_mem_delta_max_mb, "%.1f MB"));
 	row(o, "Mean Events/Chunk", format_num(a, m->chunk_events_mean, "%.0f"));
+	row(o, "  Min", format_num(a, m->chunk_events_min, "%.0f"));
+	row(o, "  Max", format_num(a, m->chunk_events_max, "%.0f"));
 	row(o, "Branches Read", format_count(a, m->total_branches_read));
+	row(o, "Avg Branches Read % (per file)", format_num(a, m->avg_branches_read_percent, "%.2f %%"));
 	row(o, "Avg Bytes Read % (per file)", format_num(a, m->avg_bytes_read_percent, "%.2f %%"));
+}
+
+static void chunks(struct strbuf *o, const struct metrics *m, const struct run *r)
+{
+	char a[FMT_LEN];
+	title(o, "Chunk Metrics");
+	if (r->n_chunks == 0) {
+		row(o, "Chunk records", "n/a (none received)");
+		return;
+	}
+	row(o, "Total Chunks", format_count(a, m->num_chunks));
+	row(o, "  Successful", format_count(a, m->num_successful_chunks));
+	row(o, "  Failed", format_count(a, m->num_failed_chunks));
+	failures(o, r);
+	chunk_stats(o, m);
 	datasets(o, m, r);
-	sections(o, r);
+	section_table(o, &r->sec_time, "Section Timing (track_time)", SEC_TIME);
+	section_table(o, &r->sec_mem, "Section Memory (track_memory)", SEC_MEM);
+	section_table(o, &r->sec_bytes, "Section Bytes (track_bytes)", SEC_BYTES);
 }
 
 static void header(struct strbuf *o, const struct run *r)
 {
+	char name[RUN_NAME_LEN];
 	strbuf_appendf(o, "roastop %s summary", ROASTOP_VERSION);
 	if (r->name[0] || r->run_id[0])
-		strbuf_appendf(o, " - run %s", r->name[0] ? r->name : r->run_id);
+		strbuf_appendf(o, " - run %s", clean(name, sizeof(name), r->name[0] ? r->name : r->run_id));
 	if (r->processor[0])
-		strbuf_appendf(o, " (%s)", r->processor);
+		strbuf_appendf(o, " (%s)", clean(name, sizeof(name), r->processor));
 	strbuf_puts(o, "\n");
+	if (r->ended)
+		strbuf_puts(o, "run ended\n");
+	else
+		strbuf_puts(o, r->started ? "run still in progress (no run-end received)\n"
+					  : "no run-start received: times are from roastop's first event\n");
 }
 
 void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out)

@@ -1,11 +1,17 @@
 /* metrics.json: roastcoffea 0.1.2's keys in its order (workflow, workers,
- * efficiency, fine, chunks, branch coverage), then roastop's additions.
- * Scalars are numbers when measured and null when not; NaN never appears.
+ * efficiency, fine, chunks, branch coverage, tracking_data), then roastop's
+ * additions. Which keys appear follows roastcoffea: a key it always writes
+ * is null when roastop could not measure it; a group it writes only when its
+ * source exists (fine metrics, chunk records) appears only then; roastop's
+ * own keys are left out when not measured. NaN and infinity never appear.
  * Written as a stream (no JSON tree): the per-file maps can be large. */
 #include <math.h>
+#include <stdio.h>
 
 #include "roastop/jsonw.h"
 #include "roastop/metrics.h"
+
+enum absent { AS_NULL, AS_OMIT }; /* what an invalid value becomes */
 
 struct key {
 	const char *name;
@@ -13,20 +19,29 @@ struct key {
 };
 
 #define K(f) { #f, offsetof(struct metrics, f) }
+#define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static const struct key scalar_keys[] = {
+static const struct key workflow_keys[] = {
 	K(data_rate_gbps), K(total_events), K(event_rate_elapsed_khz),
 	K(event_rate_cpu_total_khz), K(elapsed_time_seconds), K(total_cpu_time), K(num_chunks),
 	K(avg_cpu_time_per_chunk), K(total_bytes_read),
+	/* workers: roastcoffea writes these whenever worker tracking is on (the default) */
 	K(avg_workers), K(peak_workers), K(total_cores), K(cores_per_worker),
 	K(peak_memory_bytes), K(avg_memory_per_worker_bytes),
 	K(core_efficiency), K(speedup_factor), K(event_rate_core_khz),
+};
+
+static const struct key fine_keys[] = {
 	K(processor_cpu_time_seconds), K(processor_io_wait_time_seconds),
 	K(processor_cpu_percent), K(processor_io_wait_percent), K(overhead_cpu_time_seconds),
 	K(overhead_io_wait_time_seconds), K(total_bytes_memory_read), K(disk_read_bytes),
 	K(disk_write_bytes), K(decompression_time_seconds), K(compression_time_seconds),
 	K(total_compression_overhead_seconds), K(deserialization_time_seconds),
 	K(serialization_time_seconds), K(total_serialization_overhead_seconds),
+};
+
+/* roastcoffea's chunk.py leaves out a statistic it has no values for */
+static const struct key chunk_keys[] = {
 	K(num_successful_chunks), K(num_failed_chunks), K(chunk_duration_mean),
 	K(chunk_duration_min), K(chunk_duration_max), K(chunk_duration_std),
 	K(chunk_mem_delta_mean_mb), K(chunk_mem_delta_min_mb), K(chunk_mem_delta_max_mb),
@@ -34,31 +49,42 @@ static const struct key scalar_keys[] = {
 	K(chunk_events_min), K(chunk_events_max),
 };
 
-static const struct key branch_keys[] = {
-	K(avg_branches_read_percent), K(avg_bytes_read_percent), K(total_branches_read),
+static const struct key branch_avg_keys[] = {
+	K(avg_branches_read_percent), K(avg_bytes_read_percent),
+};
+
+static const struct key branch_total_keys[] = {
+	K(total_branches_read),
 };
 
 static const struct key extra_keys[] = {
-	K(data_rate_mb_per_s), K(efficiency_ratio), K(io_overhead_pct),
+	K(data_rate_mb_per_s), K(efficiency_ratio), K(chunks_per_second), K(io_overhead_pct),
 	K(memory_utilization_mean_percent), K(memory_utilization_min_percent),
 	K(memory_utilization_max_percent), K(cpu_utilization_mean_percent),
+	K(total_threads_avg), K(total_threads_now), K(workers_now),
 	K(chunk_duration_p50), K(chunk_duration_p90), K(chunk_duration_p99),
-	K(workers_now), K(expected_events), K(progress_percent),
+	K(expected_events), K(progress_percent),
 };
 
-static void add_keys(struct jsonw *w, const struct metrics *m, const struct key *keys, size_t n)
+static void add_keys(struct jsonw *w, const struct metrics *m, const struct key *keys, size_t n,
+		     enum absent absent)
 {
-	for (size_t i = 0; i < n; i++)
-		jsonw_opt(w, keys[i].name, *(const optnum *)((const char *)m + keys[i].off));
+	for (size_t i = 0; i < n; i++) {
+		optnum v = *(const optnum *)((const char *)m + keys[i].off);
+		if (v.valid || absent == AS_NULL)
+			jsonw_opt(w, keys[i].name, v);
+	}
 }
 
+/* roastcoffea's per_dataset: successful chunks only, mean_events_per_chunk
+ * only when the dataset counted events. */
 static void add_per_dataset(struct jsonw *w, const struct run *r, const struct metrics *m)
 {
 	struct dataset_metrics d;
 	jsonw_object(w, "per_dataset");
 	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
 		if (d.num_chunks == 0)
-			continue; /* only failed chunks: roastcoffea lists successful ones */
+			continue; /* only failed chunks */
 		jsonw_object(w, d.name);
 		jsonw_num(w, "num_chunks", (double)d.num_chunks);
 		jsonw_num(w, "total_duration", d.total_duration);
@@ -71,14 +97,12 @@ static void add_per_dataset(struct jsonw *w, const struct run *r, const struct m
 	jsonw_end(w, '}');
 }
 
+/* roastcoffea's `.get(key, 0)` for a per-file value the chunk did not carry */
 static double or_zero(optnum v)
 {
 	return v.valid && isfinite(v.value) ? v.value : 0.0;
 }
 
-/* file_metadata, compression_ratios, file_read_metrics and
- * bytes_read_percent_per_file, as roastcoffea's branch_coverage.py: files
- * with metadata only; read metrics from the file's first chunk, else 0. */
 static void add_file_metadata(struct jsonw *w, const struct run *r)
 {
 	jsonw_object(w, "file_metadata");
@@ -96,7 +120,7 @@ static void add_file_metadata(struct jsonw *w, const struct run *r)
 	jsonw_end(w, '}');
 }
 
-/* A list of one positive per-file value, in file order. */
+/* A list of one positive per-file value, files with metadata, in file order. */
 static void add_file_list(struct jsonw *w, const struct run *r, const char *key, bool ratio)
 {
 	jsonw_array(w, key);
@@ -127,29 +151,75 @@ static void add_file_reads(struct jsonw *w, const struct run *r)
 	jsonw_end(w, '}');
 }
 
-static void add_sections(struct jsonw *w, const char *name, const struct strmap *m,
-			 const char *unit_total, const char *unit_mean)
+/* branch_coverage.py's keys, in its order. */
+static void add_branch_coverage(struct jsonw *w, const struct run *r, const struct metrics *m)
 {
-	jsonw_object(w, name);
-	for (size_t i = 0; i < m->count; i++) {
-		const struct section_agg *s = strmap_val_at(m, i);
-		jsonw_object(w, strmap_key_at(m, i));
-		jsonw_num(w, "count", (double)s->s.n);
-		jsonw_num(w, unit_total, s->s.sum);
-		jsonw_opt(w, unit_mean, stats_mean(&s->s));
-		jsonw_opt(w, "min", stats_min(&s->s));
-		jsonw_opt(w, "max", stats_max(&s->s));
+	add_file_metadata(w, r);
+	add_file_list(w, r, "compression_ratios", true);
+	add_file_reads(w, r);
+	add_keys(w, m, branch_avg_keys, N(branch_avg_keys), AS_NULL);
+	add_file_list(w, r, "bytes_read_percent_per_file", false);
+	add_keys(w, m, branch_total_keys, N(branch_total_keys), AS_NULL);
+}
+
+/* One section kind: which statistics it reports besides count and mean,
+ * and the unit suffix of their keys. */
+struct section_kind {
+	const char *name, *unit;
+	bool total, min, max;
+};
+
+static void add_section_stat(struct jsonw *w, const char *what, const char *unit, optnum v)
+{
+	char key[32];
+	snprintf(key, sizeof(key), "%s_%s", what, unit);
+	jsonw_opt(w, key, v);
+}
+
+static void add_section_kind(struct jsonw *w, const struct strmap *map,
+			     const struct section_kind *k)
+{
+	jsonw_object(w, k->name);
+	for (size_t i = 0; i < map->count; i++) {
+		const struct stats *s = &((const struct section_agg *)strmap_val_at(map, i))->s;
+		jsonw_object(w, strmap_key_at(map, i));
+		jsonw_num(w, "count", (double)s->n);
+		if (k->total)
+			add_section_stat(w, "total", k->unit, optnum_of(s->sum));
+		add_section_stat(w, "mean", k->unit, stats_mean(s));
+		if (k->min)
+			add_section_stat(w, "min", k->unit, stats_min(s));
+		if (k->max)
+			add_section_stat(w, "max", k->unit, stats_max(s));
 		jsonw_end(w, '}');
 	}
 	jsonw_end(w, '}');
 }
 
+/* timing {count, total_seconds, mean_seconds, max_seconds}; memory {count,
+ * mean_mb, min_mb, max_mb}; bytes {count, total_bytes, mean_bytes}. */
 static void add_section_summary(struct jsonw *w, const struct run *r)
 {
+	static const struct section_kind timing = { "timing", "seconds", true, false, true };
+	static const struct section_kind memory = { "memory", "mb", false, true, true };
+	static const struct section_kind bytes = { "bytes", "bytes", true, false, false };
+	if (r->sec_time.count + r->sec_mem.count + r->sec_bytes.count == 0)
+		return;
 	jsonw_object(w, "section_summary");
-	add_sections(w, "timing", &r->sec_time, "total_seconds", "mean_seconds");
-	add_sections(w, "memory", &r->sec_mem, "total_mb", "mean_mb");
-	add_sections(w, "bytes", &r->sec_bytes, "total_bytes", "mean_bytes");
+	add_section_kind(w, &r->sec_time, &timing);
+	add_section_kind(w, &r->sec_mem, &memory);
+	add_section_kind(w, &r->sec_bytes, &bytes);
+	jsonw_end(w, '}');
+}
+
+static void add_metric_sources(struct jsonw *w, const struct metrics *m)
+{
+	jsonw_object(w, "metric_sources");
+	jsonw_str(w, "total_events", metrics_source_name(m->src_events));
+	jsonw_str(w, "total_cpu_time", metrics_source_name(m->src_cpu));
+	jsonw_str(w, "total_bytes_read", metrics_source_name(m->src_bytes));
+	jsonw_str(w, "num_chunks", metrics_source_name(m->src_chunks));
+	jsonw_str(w, "fine_metrics", !m->has_fine ? NULL : (m->fine_from_span ? "span" : "cluster"));
 	jsonw_end(w, '}');
 }
 
@@ -158,21 +228,16 @@ static void add_string_if(struct jsonw *w, const char *name, const char *v)
 	jsonw_str(w, name, v && v[0] ? v : NULL);
 }
 
-static void add_sources(struct jsonw *w, const struct metrics *m, const struct run *r)
+static void add_sources(struct jsonw *w, const struct run *r)
 {
-	jsonw_object(w, "metric_sources");
-	jsonw_str(w, "total_events", metrics_source_name(m->src_events));
-	jsonw_str(w, "total_cpu_time", metrics_source_name(m->src_cpu));
-	jsonw_str(w, "total_bytes_read", metrics_source_name(m->src_bytes));
-	jsonw_str(w, "num_chunks", metrics_source_name(m->src_chunks));
-	jsonw_str(w, "fine_metrics", !m->has_fine ? "none" : (m->fine_from_span ? "span" : "cluster"));
-	jsonw_end(w, '}');
 	jsonw_object(w, "sources");
 	for (size_t i = 0; i < r->n_sources; i++) {
-		jsonw_object(w, r->sources[i].name);
-		jsonw_str(w, "state", source_state_name(r->sources[i].state));
-		jsonw_str(w, "reason", r->sources[i].reason);
-		jsonw_num(w, "transitions", (double)r->sources[i].transitions);
+		const struct source_info *s = &r->sources[i];
+		jsonw_object(w, s->name);
+		jsonw_str(w, "state", s->state < SRC__COUNT ? source_state_name(s->state) : NULL);
+		add_string_if(w, "reason", s->reason);
+		jsonw_num(w, "since", s->since);
+		jsonw_num(w, "transitions", (double)s->transitions);
 		jsonw_end(w, '}');
 	}
 	jsonw_end(w, '}');
@@ -202,6 +267,10 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_num(w, "scheduler_samples", (double)r->n_samples);
 	jsonw_num(w, "scheduler_restarts", (double)r->scheduler_restarts);
 	jsonw_num(w, "workers_seen", (double)r->workers.count);
+	jsonw_object(w, "fine_snapshots");
+	jsonw_num(w, "cluster", (double)r->n_fine_cluster);
+	jsonw_num(w, "span", (double)r->n_fine_span);
+	jsonw_end(w, '}');
 }
 
 /* The caller's own counters (e.g. replay rejections), already JSON. */
@@ -215,8 +284,7 @@ static void add_extra(struct jsonw *w, const cJSON *extra)
 	}
 }
 
-static void add_roastop(struct jsonw *w, const struct metrics *m, const struct run *r,
-			const cJSON *extra)
+static void add_roastop(struct jsonw *w, const struct run *r, const cJSON *extra)
 {
 	jsonw_object(w, "roastop");
 	jsonw_str(w, "version", ROASTOP_VERSION);
@@ -226,7 +294,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_string_if(w, "dask_version", r->dask_version);
 	add_string_if(w, "scheduler_id", r->scheduler_id);
 	jsonw_bool(w, "run_ended", r->ended);
-	add_sources(w, m, r);
+	add_sources(w, r);
 	add_counts(w, r);
 	add_extra(w, extra);
 	jsonw_end(w, '}');
@@ -238,17 +306,21 @@ int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON
 	struct jsonw w;
 	jsonw_init(&w, out);
 	jsonw_object(&w, NULL);
-	add_keys(&w, m, scalar_keys, sizeof(scalar_keys) / sizeof(scalar_keys[0]));
-	add_per_dataset(&w, r, m);
-	add_file_metadata(&w, r);
-	add_file_list(&w, r, "compression_ratios", true);
-	add_file_reads(&w, r);
-	add_file_list(&w, r, "bytes_read_percent_per_file", false);
-	add_keys(&w, m, branch_keys, sizeof(branch_keys) / sizeof(branch_keys[0]));
-	add_keys(&w, m, extra_keys, sizeof(extra_keys) / sizeof(extra_keys[0]));
-	add_section_summary(&w, r);
+	add_keys(&w, m, workflow_keys, N(workflow_keys), AS_NULL);
+	if (m->has_fine)
+		add_keys(&w, m, fine_keys, N(fine_keys), AS_NULL);
+	if (r->n_chunks) {
+		add_keys(&w, m, chunk_keys, N(chunk_keys), AS_OMIT);
+		if (r->chunk_duration.n)
+			add_per_dataset(&w, r, m);
+		add_branch_coverage(&w, r, m);
+	}
+	/* roastcoffea's raw scheduler timelines; roastop keeps bounded ones only */
 	jsonw_raw(&w, "tracking_data", "null");
-	add_roastop(&w, m, r, extra);
+	add_keys(&w, m, extra_keys, N(extra_keys), AS_OMIT);
+	add_section_summary(&w, r);
+	add_metric_sources(&w, m);
+	add_roastop(&w, r, extra);
 	jsonw_end(&w, '}');
 	return out->failed ? -1 : 0;
 }

@@ -26,8 +26,9 @@ static optnum count_of(uint64_t n)
 	return optnum_of((double)n);
 }
 
-/* elapsed = t_end - t_start: run-start marker (else the first event) to the
- * run-end marker (else now). */
+/* elapsed = t_end - t_start, where t_start = run-start marker, else the first
+ * event; t_end = run-end marker, else now (never before the latest event, so
+ * a caller's stale clock cannot shrink it). Negative: invalid. */
 static void compute_elapsed(const struct run *r, double now, struct metrics *m)
 {
 	m->elapsed_time_seconds = optnum_none();
@@ -35,8 +36,9 @@ static void compute_elapsed(const struct run *r, double now, struct metrics *m)
 		return;
 	m->t_start = r->started ? r->t_run_start : r->t_first;
 	m->t_end = r->ended ? r->t_run_end : fmax(now, r->t_last);
-	if (m->t_end >= m->t_start)
-		m->elapsed_time_seconds = optnum_of(m->t_end - m->t_start);
+	double el = m->t_end - m->t_start;
+	if (isfinite(el) && el >= 0)
+		m->elapsed_time_seconds = optnum_of(el);
 }
 
 /* A total from coffea's report when it arrived, else from the chunk records. */
@@ -46,7 +48,7 @@ static optnum total_of(optnum from_report, const struct stats *chunks, enum tota
 		*src = TOTAL_REPORT;
 		return from_report;
 	}
-	if (chunks->n) {
+	if (chunks->n && isfinite(chunks->sum)) {
 		*src = TOTAL_CHUNKS;
 		return optnum_of(chunks->sum);
 	}
@@ -80,6 +82,8 @@ static void compute_workflow(const struct run *r, struct metrics *m)
 	m->event_rate_cpu_total_khz = scale(ratio(m->total_events, m->total_cpu_time), 1e-3);
 	/* efficiency_ratio = elapsed rate / CPU rate (roastcoffea's summary table) */
 	m->efficiency_ratio = ratio(m->event_rate_elapsed_khz, m->event_rate_cpu_total_khz);
+	/* chunks_per_second = num_chunks / elapsed */
+	m->chunks_per_second = ratio(m->num_chunks, m->elapsed_time_seconds);
 }
 
 /* mean over workers ever seen of their last nthreads */
@@ -120,8 +124,10 @@ static void compute_workers(const struct run *r, struct metrics *m)
 	/* avg_workers = integral of worker count dt / covered time (trapezoid) */
 	m->avg_workers = timeline_time_avg(&r->tl_workers);
 	m->peak_workers = timeline_max(&r->tl_workers);
-	/* total_cores = time-average of total threads (see docs/metrics.md) */
+	/* total_cores = integral of total threads dt / covered time (docs/metrics.md:
+	 * roastcoffea's code sums every worker's last nthreads instead) */
 	m->total_cores = timeline_time_avg(&r->tl_threads);
+	m->total_threads_avg = m->total_cores;
 	m->cores_per_worker = cores_per_worker(r);
 	m->peak_memory_bytes = stats_max(&r->worker_mem_bytes);
 	m->avg_memory_per_worker_bytes = avg_memory_per_worker(r);
@@ -130,6 +136,9 @@ static void compute_workers(const struct run *r, struct metrics *m)
 	m->memory_utilization_max_percent = stats_max(&r->worker_mem_pct);
 	m->cpu_utilization_mean_percent = stats_mean(&r->worker_cpu_pct);
 	m->workers_now = count_of(r->workers_now);
+	/* "now" values: the latest sample, unknown after the scheduler was lost */
+	if (r->tl_threads.has_last)
+		m->total_threads_now = optnum_of(r->tl_threads.v_last);
 	if (r->tl_mem_used.has_last)
 		m->memory_used_now_bytes = optnum_of(r->tl_mem_used.v_last);
 	if (r->tl_mem_limit.has_last)
@@ -156,21 +165,23 @@ struct fine_sums {
 	double compress, decompress, serialize, deserialize;
 };
 
+/* roastcoffea: prefix == processor class name; with no name, everything is
+ * processor work. --processor-prefix GLOB replaces the exact comparison. */
 static bool is_processor(const char *prefix, const struct run *r, const struct metrics_options *o)
 {
 	if (o && o->processor_prefix)
 		return fnmatch(o->processor_prefix, prefix, 0) == 0;
 	if (!r->processor[0])
-		return true; /* unknown processor: all work counts as processor (roastcoffea) */
+		return true;
 	return strcmp(prefix, r->processor) == 0;
 }
 
-/* Activity matching as roastcoffea's fine_metrics.py; the timed activities
- * additionally require unit "seconds" (Dask also meters some in bytes). */
-static void fine_add(struct fine_sums *s, const char *parts[4], double v, bool proc)
+/* Activity matching exactly as roastcoffea's fine_metrics.py: the byte
+ * counters need unit "bytes", the timed activities match on name alone
+ * (Dask meters them in seconds only). */
+static void fine_add(struct fine_sums *s, const char *act, const char *unit, double v, bool proc)
 {
-	const char *act = parts[2], *unit = parts[3];
-	bool secs = strcmp(unit, "seconds") == 0, bytes = strcmp(unit, "bytes") == 0;
+	bool bytes = strcmp(unit, "bytes") == 0;
 	if (strcmp(act, "thread-cpu") == 0)
 		*(proc ? &s->p_cpu : &s->o_cpu) += v;
 	else if (strcmp(act, "thread-noncpu") == 0)
@@ -181,16 +192,19 @@ static void fine_add(struct fine_sums *s, const char *parts[4], double v, bool p
 		s->disk_w += v;
 	else if (bytes && strcmp(act, "memory-read") == 0)
 		s->mem_r += v;
-	else if (secs && strcmp(act, "decompress") == 0)
+	else if (strcmp(act, "decompress") == 0)
 		s->decompress += v;
-	else if (secs && strcmp(act, "compress") == 0)
+	else if (strcmp(act, "compress") == 0)
 		s->compress += v;
-	else if (secs && strcmp(act, "deserialize") == 0)
+	else if (strcmp(act, "deserialize") == 0)
 		s->deserialize += v;
-	else if (secs && strcmp(act, "serialize") == 0)
+	else if (strcmp(act, "serialize") == 0)
 		s->serialize += v;
 }
 
+/* Only "execute" rows: a span holds nothing else (Dask documents that its
+ * keys are all ("execute", prefix, activity, unit)), so cluster-wide rows
+ * are filtered the same way and both sources mean the same thing. */
 static void fine_sum(const struct run *r, const struct strmap *map,
 		     const struct metrics_options *o, struct fine_sums *s)
 {
@@ -198,10 +212,11 @@ static void fine_sum(const struct run *r, const struct strmap *map,
 	for (size_t i = 0; i < map->count; i++) {
 		snprintf(key, sizeof(key), "%s", strmap_key_at(map, i));
 		const char *parts[4];
-		if (!run_fine_split(key, parts))
+		if (!run_fine_split(key, parts) || strcmp(parts[0], "execute") != 0)
 			continue;
 		double v = run_fine_value(strmap_val_at(map, i));
-		fine_add(s, parts, v, is_processor(parts[1], r, o));
+		if (isfinite(v))
+			fine_add(s, parts[2], parts[3], v, is_processor(parts[1], r, o));
 	}
 }
 
@@ -209,7 +224,7 @@ static void compute_fine(const struct run *r, const struct metrics_options *o, s
 {
 	const struct strmap *map = r->fine_span.count ? &r->fine_span : &r->fine_cluster;
 	if (map->count == 0)
-		return;
+		return; /* no snapshot: every fine key stays null */
 	m->has_fine = true;
 	m->fine_from_span = map == &r->fine_span;
 	m->processor_known = (o && o->processor_prefix) || r->processor[0];
@@ -217,10 +232,11 @@ static void compute_fine(const struct run *r, const struct metrics_options *o, s
 	fine_sum(r, map, o, &s);
 	m->processor_cpu_time_seconds = optnum_of(s.p_cpu);
 	m->processor_io_wait_time_seconds = optnum_of(s.p_io);
-	/* processor_cpu_percent = cpu / (cpu + non-cpu) x 100, and its complement */
+	/* processor_cpu_percent = cpu / (cpu + noncpu) x 100; io_wait is the complement */
 	optnum total = optnum_of(s.p_cpu + s.p_io);
 	m->processor_cpu_percent = scale(ratio(optnum_of(s.p_cpu), total), 100);
 	m->processor_io_wait_percent = scale(ratio(optnum_of(s.p_io), total), 100);
+	/* overhead = the same sums over non-processor rows; meaningless without a processor */
 	if (m->processor_known) {
 		m->overhead_cpu_time_seconds = optnum_of(s.o_cpu);
 		m->overhead_io_wait_time_seconds = optnum_of(s.o_io);
@@ -230,9 +246,11 @@ static void compute_fine(const struct run *r, const struct metrics_options *o, s
 	m->disk_write_bytes = optnum_of(s.disk_w);
 	m->compression_time_seconds = optnum_of(s.compress);
 	m->decompression_time_seconds = optnum_of(s.decompress);
+	/* total_compression_overhead = compress + decompress */
 	m->total_compression_overhead_seconds = optnum_of(s.compress + s.decompress);
 	m->serialization_time_seconds = optnum_of(s.serialize);
 	m->deserialization_time_seconds = optnum_of(s.deserialize);
+	/* total_serialization_overhead = serialize + deserialize */
 	m->total_serialization_overhead_seconds = optnum_of(s.serialize + s.deserialize);
 }
 
@@ -342,5 +360,5 @@ bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 
 const char *metrics_source_name(enum total_source s)
 {
-	return s == TOTAL_REPORT ? "coffea_report" : (s == TOTAL_CHUNKS ? "chunks" : "none");
+	return s == TOTAL_REPORT ? "coffea_report" : (s == TOTAL_CHUNKS ? "chunks" : NULL);
 }

@@ -93,7 +93,8 @@ static double clamp(double v, double lo, double hi)
 	return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* Nearest rank: the value of rank floor(q * (count - 1)), 0-based. */
+/* Nearest rank: the ceil(q * count)-th smallest value (1-based), so the p99
+ * of two chunks is the larger one. */
 optnum hist_quantile(const struct hist *h, double q)
 {
 	if (h->count == 0 || !(q >= 0 && q <= 1))
@@ -102,7 +103,7 @@ optnum hist_quantile(const struct hist *h, double q)
 		return optnum_of(h->min);
 	if (q == 1)
 		return optnum_of(h->max);
-	uint64_t rank = (uint64_t)floor(q * (double)(h->count - 1));
+	uint64_t rank = (uint64_t)ceil(q * (double)h->count) - 1; /* 0-based */
 	if (rank < h->underflow)
 		return optnum_of(h->min);
 	uint64_t seen = h->underflow;

@@ -25,20 +25,25 @@ const char *format_bytes(char buf[FMT_LEN], optnum v)
 	return buf;
 }
 
+/* roastcoffea's _format_time: "42.3s" under a minute, then "2m 5s",
+ * "1h 2m 5s" (truncated to whole seconds). Beyond a million hours the
+ * integer split would overflow, so those print in seconds. */
 const char *format_duration(char buf[FMT_LEN], optnum v)
 {
 	if (!v.valid || !isfinite(v.value))
 		return na(buf);
 	double s = v.value;
-	if (s < 60) {
-		snprintf(buf, FMT_LEN, "%.1fs", s);
+	if (fabs(s) < 60 || fabs(s) >= 3.6e9) {
+		snprintf(buf, FMT_LEN, fabs(s) < 60 ? "%.1fs" : "%.3es", s);
 		return buf;
 	}
-	long long total = (long long)s, h = total / 3600, m = (total / 60) % 60, sec = total % 60;
+	const char *sign = s < 0 ? "-" : "";
+	long long total = (long long)fabs(s), h = total / 3600, m = (total / 60) % 60,
+		  sec = total % 60;
 	if (h == 0)
-		snprintf(buf, FMT_LEN, "%lldm %llds", m, sec);
+		snprintf(buf, FMT_LEN, "%s%lldm %llds", sign, m, sec);
 	else
-		snprintf(buf, FMT_LEN, "%lldh %lldm %llds", h, m, sec);
+		snprintf(buf, FMT_LEN, "%s%lldh %lldm %llds", sign, h, m, sec);
 	return buf;
 }
 
@@ -69,5 +74,21 @@ const char *format_num(char buf[FMT_LEN], optnum v, const char *fmt)
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	snprintf(buf, FMT_LEN, fmt, v.value);
 #pragma GCC diagnostic pop
+	return buf;
+}
+
+const char *format_si(char buf[FMT_LEN], optnum v, const char *unit)
+{
+	static const char *const prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
+	if (!v.valid || !isfinite(v.value))
+		return na(buf);
+	double x = v.value;
+	size_t p = 0;
+	while (fabs(x) >= 999.5 && p + 1 < sizeof(prefixes) / sizeof(prefixes[0])) {
+		x /= 1000.0;
+		p++;
+	}
+	int decimals = fabs(x) >= 99.95 ? 0 : (fabs(x) >= 9.995 ? 1 : 2);
+	snprintf(buf, FMT_LEN, "%.*f %s%s", decimals, x, prefixes[p], unit ? unit : "");
 	return buf;
 }

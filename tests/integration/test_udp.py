@@ -118,7 +118,7 @@ def test_split_report_and_exit_on_run_end(tmp_path):
     assert "run ended" in stdout
     m = load_metrics(lst.out)
     assert m["total_events"] == 5            # from the reassembled report
-    assert m["roastop"]["metric_sources"]["total_events"] == "coffea_report"
+    assert m["metric_sources"]["total_events"] == "coffea_report"
 
 
 def test_key_file_readable_by_others_is_refused(tmp_path):

@@ -37,7 +37,7 @@ static void quantiles_within_one_percent(void **state)
 	qsort(xs, N, sizeof(xs[0]), cmp);
 	const double qs[] = { 0.01, 0.5, 0.9, 0.99, 0.999 };
 	for (size_t k = 0; k < 5; k++) {
-		double exact = xs[(size_t)floor(qs[k] * (N - 1))];
+		double exact = xs[(size_t)ceil(qs[k] * N) - 1]; /* nearest rank */
 		double got = hist_quantile(h, qs[k]).value;
 		assert_true(fabs(got - exact) / exact < 0.01);
 	}
@@ -61,6 +61,19 @@ static void bad_values_ignored_and_extremes_counted(void **state)
 	assert_int_equal(h->underflow, 1);
 	assert_int_equal(h->overflow, 1);
 	assert_near(hist_quantile(h, 0.25).value, 0, 0);
+	free(h);
+}
+
+/* Two chunks, 2.5 s and 4.5 s: p50 is the first, p99 the second. */
+static void nearest_rank_on_few_values(void **state)
+{
+	(void)state;
+	struct hist *h = malloc(sizeof(*h));
+	hist_init(h);
+	hist_add(h, 2.5);
+	hist_add(h, 4.5);
+	assert_true(fabs(hist_quantile(h, 0.5).value - 2.5) / 2.5 < 0.01);
+	assert_true(fabs(hist_quantile(h, 0.99).value - 4.5) / 4.5 < 0.01);
 	free(h);
 }
 
@@ -108,6 +121,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quantiles_within_one_percent),
 		cmocka_unit_test(bad_values_ignored_and_extremes_counted),
+		cmocka_unit_test(nearest_rank_on_few_values),
 		cmocka_unit_test(merge_equals_adding_all),
 		cmocka_unit_test(rebin_keeps_every_count),
 	};

@@ -1,6 +1,9 @@
+/* The measurement directory: roastcoffea's layout, values read back, atomic
+ * replacement, planted symlinks replaced, errors that name the file. */
 #include "test_util.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,23 +15,34 @@
 static char dir[64];
 static struct run R;
 
+static void apply(struct event ev)
+{
+	assert_int_equal(run_apply(&R, &ev), 0);
+}
+
+/* run 1000 .. 1020 (live); one chunk of 2 s and 500 events */
+static void build_run(void)
+{
+	struct event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = EV_RUN_START;
+	ev.t = 1000;
+	ev.u.run_start.run_id = "r1";
+	apply(ev);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = EV_CHUNK;
+	ev.t = 1010;
+	ev.u.chunk = (struct ev_chunk){ .duration = optnum_of(2), .num_events = optnum_of(500),
+					.dataset = "d" };
+	apply(ev);
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/roastop-meas-XXXXXX");
 	if (!mkdtemp(dir) || run_init(&R) != 0)
 		return -1;
-	struct event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = EV_RUN_START;
-	ev.t = 1000;
-	ev.u.run_start.run_id = "r1";
-	run_apply(&R, &ev);
-	ev.type = EV_CHUNK;
-	ev.t = 1010;
-	ev.u.chunk = (struct ev_chunk){ .duration = optnum_of(2), .num_events = optnum_of(500),
-					.dataset = "d" };
-	run_apply(&R, &ev);
 	return 0;
 }
 
@@ -36,102 +50,245 @@ static int teardown(void **state)
 {
 	(void)state;
 	run_destroy(&R);
-	char cmd[128];
+	char cmd[192];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd);
 }
 
-static cJSON *read_json(const char *base, const char *name)
+static char *slurp(const char *base, const char *name)
 {
-	char path[256], buf[65536];
+	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", base, name);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return NULL;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	char *buf = calloc(1, 1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	return cJSON_Parse(buf);
+	return buf;
+}
+
+static cJSON *read_json(const char *base, const char *name)
+{
+	char *text = slurp(base, name);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	return j;
+}
+
+static int write_now(const char *where, double now, char *err, size_t errsz)
+{
+	struct metrics m;
+	metrics_compute(&R, now, NULL, &m);
+	return measurement_write(where, &m, &R, NULL, err, errsz);
+}
+
+/* Nothing but the four files: no temporaries left behind. */
+static void only_final_files(const char *where)
+{
+	DIR *d = opendir(where);
+	assert_non_null(d);
+	struct dirent *e;
+	int n = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+			continue;
+		assert_null(strstr(e->d_name, ".tmp"));
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 4);
 }
 
 static void writes_roastcoffea_layout(void **state)
 {
 	(void)state;
+	build_run();
 	struct metrics m;
 	metrics_compute(&R, 1020, NULL, &m);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddNumberToObject(extra, "replay_lines", 42);
-	char err[256], sub[128];
+	char err[256] = "", sub[128];
 	snprintf(sub, sizeof(sub), "%s/a/b", dir); /* parents created */
 	assert_int_equal(measurement_write(sub, &m, &R, extra, err, sizeof(err)), 0);
 	cJSON_Delete(extra);
+
 	cJSON *metrics = read_json(sub, "metrics.json");
 	assert_non_null(metrics);
-	assert_int_equal(cJSON_GetObjectItem(metrics, "total_events")->valuedouble, 500);
+	assert_near(cJSON_GetObjectItem(metrics, "total_events")->valuedouble, 500, 0);
+	assert_near(cJSON_GetObjectItem(metrics, "elapsed_time_seconds")->valuedouble, 20, 0);
 	cJSON *ro = cJSON_GetObjectItem(metrics, "roastop");
-	assert_int_equal(cJSON_GetObjectItem(ro, "replay_lines")->valuedouble, 42);
+	assert_near(cJSON_GetObjectItem(ro, "replay_lines")->valuedouble, 42, 0);
+
 	cJSON *meta = read_json(sub, "metadata.json");
+	assert_non_null(meta);
+	assert_int_equal(cJSON_GetArraySize(meta), 3);
 	assert_string_equal(cJSON_GetObjectItem(meta, "format")->valuestring,
 			    "roastcoffea_measurement_v1");
-	assert_int_equal(cJSON_GetObjectItem(meta, "elapsed_time_seconds")->valuedouble, 20);
-	char path[256], line[128];
-	snprintf(path, sizeof(path), "%s/start_end_time.txt", sub);
-	FILE *f = fopen(path, "r");
-	assert_non_null(fgets(line, sizeof(line), f));
-	fclose(f);
-	double t0, t1;
-	assert_int_equal(sscanf(line, "%lf,%lf", &t0, &t1), 2);
-	assert_near(t1 - t0, 20, 1e-9);
-	snprintf(path, sizeof(path), "%s/summary.txt", sub);
-	assert_int_equal(access(path, R_OK), 0);
+	assert_near(cJSON_GetObjectItem(meta, "elapsed_time_seconds")->valuedouble, 20, 0);
+	/* datetime.now().isoformat(): 2026-11-22T10:37:37.123456 */
+	const char *ts = cJSON_GetObjectItem(meta, "timestamp")->valuestring;
+	int y, mo, d, h, mi, s, us, used = 0;
+	assert_int_equal(sscanf(ts, "%4d-%2d-%2dT%2d:%2d:%2d.%6d%n", &y, &mo, &d, &h, &mi, &s, &us,
+				&used),
+			 7);
+	assert_int_equal(used, 26);
+	assert_int_equal(strlen(ts), 26);
+
+	char *times = slurp(sub, "start_end_time.txt");
+	assert_string_equal(times, "1000.000000,1020.000000\n");
+	free(times);
+
+	char *summary = slurp(sub, "summary.txt");
+	assert_non_null(strstr(summary, "Throughput Metrics"));
+	assert_non_null(strstr(summary, "Chunk Metrics"));
+	free(summary);
+
+	struct stat st;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/metrics.json", sub);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	only_final_files(sub);
 	cJSON_Delete(metrics);
 	cJSON_Delete(meta);
 }
 
-/* A symlink planted at metrics.json is replaced, never written through. */
+/* A checkpoint then the final write: the second replaces the first whole. */
+static void rewrite_replaces(void **state)
+{
+	(void)state;
+	build_run();
+	char err[256];
+	assert_int_equal(write_now(dir, 1020, err, sizeof(err)), 0);
+	struct event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.type = EV_RUN_END;
+	ev.t = 1050;
+	apply(ev);
+	assert_int_equal(write_now(dir, 1100, err, sizeof(err)), 0);
+	cJSON *metrics = read_json(dir, "metrics.json");
+	assert_near(cJSON_GetObjectItem(metrics, "elapsed_time_seconds")->valuedouble, 50, 0);
+	cJSON_Delete(metrics);
+	char *times = slurp(dir, "start_end_time.txt");
+	assert_string_equal(times, "1000.000000,1050.000000\n");
+	free(times);
+	only_final_files(dir);
+}
+
+/* A symlink planted at a final name is replaced, never written through. */
 static void planted_symlink_not_followed(void **state)
 {
 	(void)state;
+	build_run();
+	static const char *names[] = { "metrics.json", "start_end_time.txt" };
 	char victim[128], link[128], err[256];
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
-	snprintf(link, sizeof(link), "%s/metrics.json", dir);
 	FILE *f = fopen(victim, "w");
 	fputs("precious", f);
 	fclose(f);
-	assert_int_equal(symlink(victim, link), 0);
-	struct metrics m;
-	metrics_compute(&R, 1020, NULL, &m);
-	assert_int_equal(measurement_write(dir, &m, &R, NULL, err, sizeof(err)), 0);
-	struct stat st;
-	assert_int_equal(lstat(link, &st), 0);
-	assert_false(S_ISLNK(st.st_mode));
-	char buf[32] = { 0 };
-	f = fopen(victim, "r");
-	assert_non_null(fgets(buf, sizeof(buf), f));
-	fclose(f);
-	assert_string_equal(buf, "precious");
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(names); i++) {
+		snprintf(link, sizeof(link), "%s/%s", dir, names[i]);
+		assert_int_equal(symlink(victim, link), 0);
+	}
+	assert_int_equal(write_now(dir, 1020, err, sizeof(err)), 0);
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(names); i++) {
+		struct stat st;
+		snprintf(link, sizeof(link), "%s/%s", dir, names[i]);
+		assert_int_equal(lstat(link, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+	}
+	char *kept = slurp(dir, "victim");
+	assert_string_equal(kept, "precious");
+	free(kept);
+	cJSON *metrics = read_json(dir, "metrics.json");
+	assert_non_null(metrics);
+	cJSON_Delete(metrics);
 }
 
-static void unwritable_directory_is_an_error(void **state)
+/* The path goes through a regular file: the directory cannot exist. */
+static void directory_through_a_file_is_an_error(void **state)
 {
 	(void)state;
-	char file[128], sub[160], err[256];
+	build_run();
+	char file[128], sub[160], err[256] = "";
 	snprintf(file, sizeof(file), "%s/plainfile", dir);
 	FILE *f = fopen(file, "w");
 	fclose(f);
 	snprintf(sub, sizeof(sub), "%s/inside", file);
-	struct metrics m;
-	metrics_compute(&R, 1020, NULL, &m);
-	assert_int_equal(measurement_write(sub, &m, &R, NULL, err, sizeof(err)), -1);
+	assert_int_equal(write_now(sub, 1020, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "plainfile"));
+	assert_non_null(strstr(err, "metrics.json"));
+	assert_non_null(strstr(err, "Not a directory"));
+	assert_null(strchr(err, '\n'));
+}
+
+/* metrics.json is a non-empty directory: the rename fails, the error names
+ * the file, and the temporary is cleaned up. (Works as root, unlike a
+ * permission test.) */
+static void final_name_taken_by_directory(void **state)
+{
+	(void)state;
+	build_run();
+	char path[160], err[256] = "";
+	snprintf(path, sizeof(path), "%s/metrics.json", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/metrics.json/x", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(write_now(dir, 1020, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "metrics.json"));
+	assert_non_null(strstr(err, dir));
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while ((e = readdir(d)))
+		assert_null(strstr(e->d_name, ".tmp"));
+	closedir(d);
+}
+
+static void too_long_a_path_is_an_error(void **state)
+{
+	(void)state;
+	build_run();
+	char *longdir = malloc(5000), err[256] = "";
+	memset(longdir, 'a', 4999);
+	longdir[0] = '/';
+	longdir[4999] = '\0';
+	int rc = write_now(longdir, 1020, err, sizeof(err));
+	free(longdir);
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(err, "metrics.json"));
+	assert_non_null(strstr(err, "File name too long"));
+}
+
+/* Nothing happened: the interval is unknown, written as such. */
+static void nothing_measured(void **state)
+{
+	(void)state;
+	char err[256];
+	assert_int_equal(write_now(dir, 1020, err, sizeof(err)), 0);
+	char *times = slurp(dir, "start_end_time.txt");
+	assert_string_equal(times, "nan,nan\n");
+	free(times);
+	cJSON *meta = read_json(dir, "metadata.json");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(meta, "elapsed_time_seconds")));
+	cJSON_Delete(meta);
+	cJSON *metrics = read_json(dir, "metrics.json");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(metrics, "elapsed_time_seconds")));
+	cJSON_Delete(metrics);
 }
 
 int main(void)
 {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(writes_roastcoffea_layout, setup, teardown),
-		cmocka_unit_test_setup_teardown(planted_symlink_not_followed, setup, teardown),
-		cmocka_unit_test_setup_teardown(unwritable_directory_is_an_error, setup, teardown),
+		T(writes_roastcoffea_layout),
+		T(rewrite_replaces),
+		T(planted_symlink_not_followed),
+		T(directory_through_a_file_is_an_error),
+		T(final_name_taken_by_directory),
+		T(too_long_a_path_is_an_error),
+		T(nothing_measured),
 	};
 	return cmocka_run_group_tests_name("measurement", tests, NULL, NULL);
 }

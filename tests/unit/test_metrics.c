@@ -1,5 +1,6 @@
 /* Every formula on hand-computed cases. States are built through run_apply
- * with hand-made events, as the real sources would build them. */
+ * with hand-made events, as the real sources would build them; the
+ * expected values are worked out in the comments. */
 #include "test_util.h"
 
 #include <string.h>
@@ -42,29 +43,92 @@ static void start(double t, const char *processor)
 	apply(ev);
 }
 
-static void chunk(double t, const char *ds, double dur, double events, double bytes)
+static void end(double t)
+{
+	apply(at(EV_RUN_END, t));
+}
+
+static void report(double t, double bytes, double entries, double ptime, double chunks)
+{
+	struct event ev = at(EV_REPORT, t);
+	ev.u.report = (struct ev_report){ .bytesread = optnum_of(bytes), .entries = optnum_of(entries),
+					  .processtime = optnum_of(ptime), .chunks = optnum_of(chunks) };
+	apply(ev);
+}
+
+static struct event chunk_ev(double t, const char *ds, double dur)
 {
 	struct event ev = at(EV_CHUNK, t);
 	ev.u.chunk.dataset = ds;
 	ev.u.chunk.duration = optnum_of(dur);
+	return ev;
+}
+
+/* A successful chunk with events, bytes and a memory delta of dur x 10 MB. */
+static void chunk(double t, const char *ds, double dur, double events, double bytes)
+{
+	struct event ev = chunk_ev(t, ds, dur);
 	ev.u.chunk.num_events = optnum_of(events);
 	ev.u.chunk.bytes_read = optnum_of(bytes);
 	ev.u.chunk.mem_delta_mb = optnum_of(dur * 10);
 	apply(ev);
 }
 
+static void failed_chunk(double t, const char *ds, const char *error)
+{
+	struct event ev = chunk_ev(t, ds, 99);
+	ev.u.chunk.num_events = optnum_of(1e6);
+	ev.u.chunk.error = error;
+	apply(ev);
+}
+
+struct w {
+	const char *id;
+	double threads, mem, cpu;
+};
+
+/* A detailed scheduler sample; every worker has a 1000-byte memory limit. */
+static void sample_of(double t, const struct w *ws, size_t n)
+{
+	struct worker_sample s[8];
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		s[i] = (struct worker_sample){ .id = ws[i].id, .nthreads = optnum_of(ws[i].threads),
+					       .memory_bytes = optnum_of(ws[i].mem),
+					       .memory_limit = optnum_of(1000),
+					       .cpu_percent = optnum_of(ws[i].cpu) };
+	struct event ev = at(EV_SAMPLE, t);
+	ev.u.sample = (struct ev_sample){ .worker_count = (uint32_t)n, .n_workers = n, .workers = s };
+	apply(ev);
+}
+
+/* n identical workers w0.. with the given threads and memory mem + index. */
 static void sample(double t, size_t n, double threads_each, double mem_each)
 {
-	static struct worker_sample ws[8];
 	static const char *ids[8] = { "w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7" };
+	struct w ws[8] = { 0 };
 	for (size_t i = 0; i < n; i++)
-		ws[i] = (struct worker_sample){ .id = ids[i], .nthreads = optnum_of(threads_each),
-						.memory_bytes = optnum_of(mem_each + (double)i),
-						.memory_limit = optnum_of(1000),
-						.cpu_percent = optnum_of(50 + (double)i) };
-	struct event ev = at(EV_SAMPLE, t);
-	ev.u.sample = (struct ev_sample){ .worker_count = (uint32_t)n, .n_workers = n, .workers = ws };
+		ws[i] = (struct w){ ids[i], threads_each, mem_each + (double)i, 50 + (double)i };
+	sample_of(t, ws, n);
+}
+
+static void fine_rows(double t, enum fine_scope scope, struct fine_row *rows, size_t n)
+{
+	struct event ev = at(EV_FINE, t);
+	ev.u.fine = (struct ev_fine){ scope, n, rows };
 	apply(ev);
+}
+
+static void fine_row(double t, enum fine_scope scope, const char *prefix, const char *act,
+		     const char *unit, double v)
+{
+	struct fine_row row = { "execute", prefix, act, unit, v };
+	fine_rows(t, scope, &row, 1);
+}
+
+static void compute(struct metrics *m, double now)
+{
+	metrics_compute(&R, now, NULL, m);
 }
 
 /* metrics.json as the exporter writes it, parsed back. */
@@ -79,26 +143,125 @@ static cJSON *to_json(const struct metrics *m)
 	return j;
 }
 
-static void compute(struct metrics *m, double now)
+static double jnum(const cJSON *obj, const char *key)
 {
-	metrics_compute(&R, now, NULL, m);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	assert_true(cJSON_IsNumber(v));
+	return v->valuedouble;
 }
 
-static void nothing_measured_is_all_null(void **state)
+static bool jnull(const cJSON *obj, const char *key)
+{
+	return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(obj, key));
+}
+
+static bool jhas(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key) != NULL;
+}
+
+static const char *jstr(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* ---- nothing measured ------------------------------------------------- */
+
+static void nothing_measured_is_null_or_absent(void **state)
 {
 	(void)state;
 	struct metrics m;
 	compute(&m, 100);
 	assert_false(m.elapsed_time_seconds.valid);
 	assert_false(m.total_events.valid);
-	assert_false(m.avg_workers.valid);
-	assert_false(m.processor_cpu_time_seconds.valid);
 	assert_false(m.num_chunks.valid);
+	assert_false(m.avg_workers.valid);
+	assert_false(m.speedup_factor.valid);
+	assert_false(m.processor_cpu_time_seconds.valid);
+	assert_false(m.has_fine);
 	cJSON *j = to_json(&m);
-	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "total_events")));
-	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "core_efficiency")));
+	/* keys roastcoffea always writes: present, null */
+	static const char *always[] = { "data_rate_gbps", "total_events", "elapsed_time_seconds",
+					"num_chunks", "avg_workers", "total_cores",
+					"core_efficiency", "speedup_factor", "tracking_data" };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(always); i++)
+		assert_true(jnull(j, always[i]));
+	/* groups roastcoffea writes only with their source: absent */
+	static const char *absent[] = { "processor_cpu_time_seconds", "num_successful_chunks",
+					"per_dataset", "file_metadata", "total_branches_read",
+					"data_rate_mb_per_s", "chunk_duration_p50", "section_summary" };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(absent); i++)
+		assert_false(jhas(j, absent[i]));
+	const cJSON *src = cJSON_GetObjectItem(j, "metric_sources");
+	assert_true(jnull(src, "total_events"));
+	assert_true(jnull(src, "fine_metrics"));
 	cJSON_Delete(j);
 }
+
+/* ---- elapsed ------------------------------------------------------------ */
+
+static void elapsed_without_markers_runs_first_event_to_now(void **state)
+{
+	(void)state;
+	sample(5, 1, 1, 1);
+	chunk(8, "a", 1, 10, 0);
+	struct metrics m;
+	compute(&m, 20);
+	assert_near(m.elapsed_time_seconds.value, 15, 1e-12); /* 20 - 5 */
+	assert_near(m.t_start, 5, 0);
+	compute(&m, 6); /* a stale clock never ends before the latest event (8) */
+	assert_near(m.elapsed_time_seconds.value, 3, 1e-12);
+}
+
+static void elapsed_with_markers_ignores_now(void **state)
+{
+	(void)state;
+	sample(1, 1, 1, 1);
+	start(10, "P");
+	end(30);
+	struct metrics m;
+	compute(&m, 1000);
+	assert_near(m.elapsed_time_seconds.value, 20, 1e-12);
+	assert_near(m.t_start, 10, 0);
+	assert_near(m.t_end, 30, 0);
+}
+
+static void zero_elapsed_gives_null_rates(void **state)
+{
+	(void)state;
+	start(50, NULL);
+	chunk(50, "a", 1, 10, 10);
+	end(50);
+	struct metrics m;
+	compute(&m, 50);
+	assert_true(m.elapsed_time_seconds.valid);
+	assert_near(m.elapsed_time_seconds.value, 0, 0);
+	assert_false(m.event_rate_elapsed_khz.valid);
+	assert_false(m.data_rate_gbps.valid);
+	assert_false(m.speedup_factor.valid);
+	assert_false(m.chunks_per_second.valid);
+	assert_false(m.efficiency_ratio.valid);
+	assert_true(m.event_rate_cpu_total_khz.valid); /* 10 events / 1 s: no elapsed needed */
+	assert_near(m.event_rate_cpu_total_khz.value, 0.01, 1e-12);
+}
+
+static void run_end_before_start_is_invalid(void **state)
+{
+	(void)state;
+	start(100, "P");
+	chunk(101, "a", 1, 10, 10);
+	end(90); /* out of order: a negative interval is not a measurement */
+	struct metrics m;
+	compute(&m, 200);
+	assert_false(m.elapsed_time_seconds.valid);
+	assert_false(m.event_rate_elapsed_khz.valid);
+	cJSON *j = to_json(&m);
+	assert_true(jnull(j, "elapsed_time_seconds"));
+	cJSON_Delete(j);
+}
+
+/* ---- workflow ------------------------------------------------------------ */
 
 /* run 100..110; chunks 2 s/1000 ev/1e6 B and 4 s/3000 ev/3e6 B */
 static void workflow_from_chunks_then_report(void **state)
@@ -112,45 +275,214 @@ static void workflow_from_chunks_then_report(void **state)
 	assert_near(m.elapsed_time_seconds.value, 10, 1e-12); /* live: until now */
 	assert_near(m.total_events.value, 4000, 0);
 	assert_int_equal(m.src_events, TOTAL_CHUNKS);
+	assert_int_equal(m.src_cpu, TOTAL_CHUNKS);
+	assert_int_equal(m.src_bytes, TOTAL_CHUNKS);
 	assert_near(m.total_cpu_time.value, 6, 1e-12);
-	assert_near(m.avg_cpu_time_per_chunk.value, 3, 1e-12);
+	assert_near(m.total_bytes_read.value, 4e6, 0);
+	assert_near(m.num_chunks.value, 2, 0);
+	assert_near(m.avg_cpu_time_per_chunk.value, 3, 1e-12);	/* 6 / 2 */
 	assert_near(m.event_rate_elapsed_khz.value, 0.4, 1e-12); /* 4000 / 10 / 1000 */
 	assert_near(m.event_rate_cpu_total_khz.value, 4000.0 / 6 / 1000, 1e-12);
+	assert_near(m.efficiency_ratio.value, 0.4 / (4000.0 / 6 / 1000), 1e-12); /* = 0.6 */
 	assert_near(m.data_rate_gbps.value, 4e6 * 8 / 1e9 / 10, 1e-12);
 	assert_near(m.data_rate_mb_per_s.value, 0.4, 1e-12);
 	assert_near(m.speedup_factor.value, 0.6, 1e-12);
+	assert_near(m.chunks_per_second.value, 0.2, 1e-12);
 	assert_false(m.core_efficiency.valid); /* no workers seen */
+	assert_false(m.event_rate_core_khz.valid);
 
-	struct event rep = at(EV_REPORT, 108);
-	rep.u.report = (struct ev_report){ .bytesread = optnum_of(5e6), .entries = optnum_of(4200),
-					   .processtime = optnum_of(7), .chunks = optnum_of(2) };
-	apply(rep);
-	apply(at(EV_RUN_END, 108));
+	report(108, 5e6, 4200, 7, 2);
+	end(108);
 	compute(&m, 500);
 	assert_near(m.elapsed_time_seconds.value, 8, 1e-12); /* ended: until run end */
 	assert_near(m.total_events.value, 4200, 0);
 	assert_int_equal(m.src_events, TOTAL_REPORT);
 	assert_near(m.total_cpu_time.value, 7, 0);
-	assert_near(m.avg_cpu_time_per_chunk.value, 3.5, 1e-12);
+	assert_near(m.avg_cpu_time_per_chunk.value, 3.5, 1e-12); /* 7 / report's 2 */
 	assert_near(m.total_bytes_read.value, 5e6, 0);
 	assert_near(m.num_chunks.value, 2, 0);
+	assert_int_equal(m.src_chunks, TOTAL_CHUNKS); /* chunk records override the report */
 	assert_near(m.total_events_from_chunks.value, 4000, 0);
+	cJSON *j = to_json(&m);
+	const cJSON *src = cJSON_GetObjectItem(j, "metric_sources");
+	assert_string_equal(jstr(src, "total_events"), "coffea_report");
+	assert_string_equal(jstr(src, "num_chunks"), "chunks");
+	assert_near(jnum(j, "total_events"), 4200, 0);
+	cJSON_Delete(j);
 }
 
-static void zero_elapsed_gives_null_rates(void **state)
+/* report only: 1e9 bytes, 1000 events, 50 s, 10 chunks over 0..100 */
+static void report_without_chunk_records(void **state)
 {
 	(void)state;
-	start(50, NULL);
-	chunk(50, "a", 1, 10, 10);
-	apply(at(EV_RUN_END, 50));
+	start(0, "P");
+	report(100, 1e9, 1000, 50, 10);
+	end(100);
 	struct metrics m;
-	compute(&m, 50);
-	assert_near(m.elapsed_time_seconds.value, 0, 0);
-	assert_false(m.event_rate_elapsed_khz.valid);
-	assert_false(m.data_rate_gbps.valid);
-	assert_false(m.speedup_factor.valid);
-	assert_true(m.event_rate_cpu_total_khz.valid);
+	compute(&m, 100);
+	assert_near(m.num_chunks.value, 10, 0);
+	assert_int_equal(m.src_chunks, TOTAL_REPORT);
+	assert_near(m.avg_cpu_time_per_chunk.value, 5, 1e-12);
+	assert_near(m.data_rate_gbps.value, 0.08, 1e-12);
+	assert_near(m.event_rate_elapsed_khz.value, 0.01, 1e-12);
+	assert_near(m.event_rate_cpu_total_khz.value, 0.02, 1e-12);
+	assert_near(m.efficiency_ratio.value, 0.5, 1e-12);
+	assert_near(m.chunks_per_second.value, 0.1, 1e-12);
+	assert_false(m.num_successful_chunks.valid);
+	cJSON *j = to_json(&m);
+	assert_false(jhas(j, "num_successful_chunks")); /* roastcoffea: no chunk group */
+	assert_false(jhas(j, "per_dataset"));
+	assert_false(jhas(j, "file_metadata"));
+	assert_near(jnum(j, "num_chunks"), 10, 0);
+	cJSON_Delete(j);
 }
+
+/* the report's chunks (3) lose to the 4 chunk records, failed one included */
+static void failed_chunks_count_but_stay_out_of_statistics(void **state)
+{
+	(void)state;
+	chunk(1, "a", 1, 100, 0);
+	chunk(2, "a", 3, 300, 0);
+	chunk(3, "b", 5, 50, 0);
+	failed_chunk(4, "b", "KeyError");
+	report(5, 0, 450, 9, 3);
+	struct metrics m;
+	compute(&m, 5);
+	assert_near(m.num_chunks.value, 4, 0);
+	assert_near(m.num_successful_chunks.value, 3, 0);
+	assert_near(m.num_failed_chunks.value, 1, 0);
+	assert_near(m.chunk_duration_mean.value, 3, 1e-12); /* (1 + 3 + 5) / 3, not 99 */
+	assert_near(m.chunk_duration_std.value, 2, 1e-12);  /* sample std of 1, 3, 5 */
+	assert_near(m.chunk_duration_min.value, 1, 0);
+	assert_near(m.chunk_duration_max.value, 5, 0);
+	assert_near(m.chunk_mem_delta_mean_mb.value, 30, 1e-12); /* 10, 30, 50 */
+	assert_near(m.chunk_mem_delta_std_mb.value, 20, 1e-12);
+	assert_near(m.total_events_from_chunks.value, 450, 0);
+	assert_near(m.chunk_events_mean.value, 150, 1e-12);
+	assert_near(m.chunk_events_min.value, 50, 0);
+	assert_near(m.chunk_events_max.value, 300, 0);
+	/* avg_cpu_time_per_chunk divides the report's time by the report's chunks */
+	assert_near(m.avg_cpu_time_per_chunk.value, 3, 1e-12);
+}
+
+static void one_chunk_has_zero_std(void **state)
+{
+	(void)state;
+	chunk(1, "a", 2.5, 10, 0);
+	struct metrics m;
+	compute(&m, 1);
+	assert_near(m.chunk_duration_std.value, 0, 0);
+	assert_near(m.chunk_mem_delta_std_mb.value, 0, 0);
+	assert_near(m.chunk_duration_p50.value, 2.5, 0); /* clamped to the exact min/max */
+}
+
+static void only_failed_chunks(void **state)
+{
+	(void)state;
+	failed_chunk(1, "a", "OSError");
+	failed_chunk(2, "a", "OSError");
+	struct metrics m;
+	compute(&m, 2);
+	assert_near(m.num_chunks.value, 2, 0);
+	assert_near(m.num_failed_chunks.value, 2, 0);
+	assert_near(m.num_successful_chunks.value, 0, 0);
+	assert_false(m.chunk_duration_mean.valid);
+	assert_false(m.total_events.valid); /* nothing succeeded: no event total */
+	cJSON *j = to_json(&m);
+	assert_near(jnum(j, "num_failed_chunks"), 2, 0);
+	assert_false(jhas(j, "chunk_duration_mean")); /* roastcoffea stops after the counts */
+	assert_false(jhas(j, "per_dataset"));
+	const cJSON *errs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "chunk_errors");
+	assert_near(jnum(errs, "OSError"), 2, 0);
+	cJSON_Delete(j);
+}
+
+/* mem delta from before/after when the chunk has no delta; missing events */
+static void chunk_fields_optional(void **state)
+{
+	(void)state;
+	struct event ev = chunk_ev(1, "a", 2);
+	ev.u.chunk.mem_before_mb = optnum_of(100);
+	ev.u.chunk.mem_after_mb = optnum_of(130);
+	apply(ev);
+	apply(chunk_ev(2, "a", 4));
+	struct metrics m;
+	compute(&m, 2);
+	assert_near(m.chunk_mem_delta_mean_mb.value, 30, 1e-12); /* only the first had memory */
+	assert_false(m.total_events_from_chunks.valid);
+	assert_false(m.chunk_events_mean.valid);
+	cJSON *j = to_json(&m);
+	assert_false(jhas(j, "chunk_events_mean"));
+	assert_false(jhas(j, "total_events_from_chunks"));
+	const cJSON *a = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "per_dataset"), "a");
+	assert_near(jnum(a, "total_events"), 0, 0);
+	assert_false(jhas(a, "mean_events_per_chunk")); /* roastcoffea: only when events > 0 */
+	assert_near(jnum(a, "mean_duration"), 3, 1e-12);
+	cJSON_Delete(j);
+}
+
+static void per_dataset_one_and_several(void **state)
+{
+	(void)state;
+	chunk(1, "a", 1, 100, 0);
+	struct metrics m;
+	compute(&m, 1);
+	cJSON *j = to_json(&m);
+	const cJSON *pd = cJSON_GetObjectItem(j, "per_dataset");
+	assert_int_equal(cJSON_GetArraySize(pd), 1);
+	assert_near(jnum(cJSON_GetObjectItem(pd, "a"), "mean_events_per_chunk"), 100, 0);
+	cJSON_Delete(j);
+
+	chunk(2, "a", 3, 300, 0);
+	chunk(3, "b", 5, 50, 0);
+	failed_chunk(4, "b", "KeyError");
+	failed_chunk(5, "c", "KeyError"); /* no successful chunk: not in per_dataset */
+	apply(chunk_ev(6, NULL, 2));	  /* no dataset: "unknown", as roastcoffea */
+	compute(&m, 6);
+	j = to_json(&m);
+	pd = cJSON_GetObjectItem(j, "per_dataset");
+	assert_int_equal(cJSON_GetArraySize(pd), 3);
+	const cJSON *a = cJSON_GetObjectItem(pd, "a"), *b = cJSON_GetObjectItem(pd, "b");
+	assert_near(jnum(a, "num_chunks"), 2, 0);
+	assert_near(jnum(a, "total_duration"), 4, 1e-12);
+	assert_near(jnum(a, "total_events"), 400, 0);
+	assert_near(jnum(a, "mean_duration"), 2, 1e-12);
+	assert_near(jnum(a, "mean_events_per_chunk"), 200, 1e-12);
+	assert_near(jnum(b, "num_chunks"), 1, 0); /* the failed one is left out */
+	assert_near(jnum(b, "total_duration"), 5, 0);
+	assert_false(jhas(pd, "c"));
+	assert_near(jnum(cJSON_GetObjectItem(pd, "unknown"), "num_chunks"), 1, 0);
+	cJSON_Delete(j);
+
+	struct dataset_metrics d;
+	assert_true(metrics_dataset(&R, &m, 1, &d));
+	assert_string_equal(d.name, "b");
+	assert_int_equal(d.num_failed, 1);
+	assert_near(d.event_rate_khz.value, 50.0 / 5 / 1000, 1e-12);
+	assert_near(d.share_of_time_percent.value, 5.0 / 11.0 * 100, 1e-12); /* 1+3+5+2 */
+	assert_true(metrics_dataset(&R, &m, 2, &d));
+	assert_string_equal(d.name, "c");
+	assert_int_equal(d.num_chunks, 0);
+	assert_false(d.mean_duration.valid);
+	assert_true(metrics_dataset(&R, &m, 3, &d));
+	assert_false(metrics_dataset(&R, &m, 4, &d));
+}
+
+/* durations 1..100 s: nearest-rank p50 = 50, p90 = 90, p99 = 99 (1 % bins) */
+static void quantiles_from_histogram(void **state)
+{
+	(void)state;
+	for (int i = 1; i <= 100; i++)
+		chunk(i, "a", i, 1, 0);
+	struct metrics m;
+	compute(&m, 100);
+	assert_near(m.chunk_duration_p50.value, 50, 0.01);
+	assert_near(m.chunk_duration_p90.value, 90, 0.01);
+	assert_near(m.chunk_duration_p99.value, 99, 0.01);
+	assert_near(m.chunk_duration_mean.value, 50.5, 1e-12);
+}
+
+/* ---- workers --------------------------------------------------------- */
 
 /* Samples at 0, 10, 20 with 2, 4, 4 workers of 4 threads:
  * workers (30 + 40) / 20 = 3.5; threads (120 + 160) / 20 = 14 */
@@ -167,16 +499,60 @@ static void workers_time_weighted(void **state)
 	assert_near(m.avg_workers.value, 3.5, 1e-12);
 	assert_near(m.peak_workers.value, 4, 0);
 	assert_near(m.total_cores.value, 14, 1e-12);
+	assert_near(m.total_threads_avg.value, 14, 1e-12);
 	assert_near(m.cores_per_worker.value, 4, 0);
 	assert_near(m.peak_memory_bytes.value, 303, 0);
 	/* w0: 100,100,300 over 0..20 -> (1000 + 2000)/20 = 150; w1: 101,101,301 -> 151;
 	 * w2: 102 (10), 302 (20) -> 202; w3: 103, 303 -> 203; mean = 706/4 = 176.5 */
 	assert_near(m.avg_memory_per_worker_bytes.value, 176.5, 1e-12);
-	/* core_efficiency = 10 / (14 x 20) */
-	assert_near(m.core_efficiency.value, 10.0 / 280.0, 1e-12);
+	assert_near(m.core_efficiency.value, 10.0 / 280.0, 1e-12); /* 10 / (14 x 20) */
 	assert_near(m.event_rate_core_khz.value, 1000.0 / 280.0 / 1000, 1e-12);
 	assert_near(m.memory_utilization_max_percent.value, 30.3, 1e-12);
+	assert_near(m.memory_utilization_min_percent.value, 10.0, 1e-12);
 	assert_near(m.workers_now.value, 4, 0);
+	assert_near(m.total_threads_now.value, 16, 0);
+}
+
+/* Workers come and go; w2 has 8 threads and is seen once.
+ *   t=0:  w0 (4 thr, 100 B, 10 %), w1 (4, 200, 20 %)
+ *   t=10: w0 (4, 300, 10 %), w1 (4, 200, 20 %), w2 (8, 1000, 60 %)
+ *   t=20: w0 (4, 100, 10 %)
+ * workers 2, 3, 1: ((2+3)/2 x 10 + (3+1)/2 x 10) / 20 = 45 / 20 = 2.25
+ * threads 8, 16, 4: (120 + 100) / 20 = 11 (roastcoffea's code would say 4+4+8 = 16)
+ * cores/worker: (4 + 4 + 8) / 3; memory: w0 200, w1 200, w2 1000 -> 1400 / 3
+ * memory %: 10 20 30 20 100 10 -> mean 190/6, min 10, max 100
+ * CPU %: 10 20 10 20 60 10 -> 130 / 6
+ * one chunk of 44 s and 2200 events; elapsed 0..20:
+ * core_efficiency 44 / (11 x 20) = 0.2; speedup 2.2; per core 2200/220/1000 = 0.01 kHz
+ * processor non-CPU 22 s: io_overhead_pct = 22 / (11 x 20) x 100 = 10 */
+static void workers_join_and_leave(void **state)
+{
+	(void)state;
+	sample_of(0, (struct w[]){ { "w0", 4, 100, 10 }, { "w1", 4, 200, 20 } }, 2);
+	sample_of(10, (struct w[]){ { "w0", 4, 300, 10 }, { "w1", 4, 200, 20 }, { "w2", 8, 1000, 60 } },
+		  3);
+	sample_of(20, (struct w[]){ { "w0", 4, 100, 10 } }, 1);
+	chunk(20, "a", 44, 2200, 0);
+	fine_row(20, FINE_SPAN, "P", "thread-noncpu", "seconds", 22);
+	struct metrics m;
+	compute(&m, 20);
+	assert_near(m.elapsed_time_seconds.value, 20, 0);
+	assert_near(m.avg_workers.value, 2.25, 1e-12);
+	assert_near(m.peak_workers.value, 3, 0);
+	assert_near(m.total_cores.value, 11, 1e-12);
+	assert_near(m.cores_per_worker.value, 16.0 / 3.0, 1e-12);
+	assert_near(m.avg_memory_per_worker_bytes.value, 1400.0 / 3.0, 1e-12);
+	assert_near(m.peak_memory_bytes.value, 1000, 0);
+	assert_near(m.memory_utilization_mean_percent.value, 190.0 / 6.0, 1e-12);
+	assert_near(m.memory_utilization_min_percent.value, 10, 1e-12);
+	assert_near(m.memory_utilization_max_percent.value, 100, 1e-12);
+	assert_near(m.cpu_utilization_mean_percent.value, 130.0 / 6.0, 1e-12);
+	assert_near(m.core_efficiency.value, 0.2, 1e-12);
+	assert_near(m.speedup_factor.value, 2.2, 1e-12);
+	assert_near(m.event_rate_core_khz.value, 0.01, 1e-12);
+	assert_near(m.io_overhead_pct.value, 10, 1e-12);
+	assert_near(m.workers_now.value, 1, 0);
+	assert_near(m.total_threads_now.value, 4, 0);
 }
 
 static void single_sample_is_its_own_average(void **state)
@@ -188,81 +564,119 @@ static void single_sample_is_its_own_average(void **state)
 	assert_near(m.avg_workers.value, 3, 0);
 	assert_near(m.total_cores.value, 6, 0);
 	assert_near(m.avg_memory_per_worker_bytes.value, 11, 1e-12); /* 10, 11, 12 */
+	assert_false(m.core_efficiency.valid);			     /* elapsed 0 */
 }
 
-static void failed_chunks_and_datasets(void **state)
+/* An empty cluster: 0 workers is a measurement, cores x elapsed = 0 is not
+ * a denominator, per-worker averages have no workers to average. */
+static void no_workers(void **state)
 {
 	(void)state;
-	chunk(1, "a", 1, 100, 0);
-	chunk(2, "a", 3, 300, 0);
-	chunk(3, "b", 5, 50, 0);
-	struct event bad = at(EV_CHUNK, 4);
-	bad.u.chunk.dataset = "b";
-	bad.u.chunk.duration = optnum_of(99);
-	bad.u.chunk.error = "KeyError";
-	apply(bad);
+	start(0, "P");
+	sample(0, 0, 0, 0);
+	sample(10, 0, 0, 0);
+	chunk(10, "a", 5, 100, 0);
 	struct metrics m;
-	compute(&m, 4);
-	assert_near(m.num_chunks.value, 4, 0);
-	assert_near(m.num_successful_chunks.value, 3, 0);
-	assert_near(m.num_failed_chunks.value, 1, 0);
-	assert_near(m.chunk_duration_mean.value, 3, 1e-12);
-	assert_near(m.chunk_duration_std.value, 2, 1e-12); /* 1,3,5: sample std 2 */
-	assert_near(m.chunk_duration_max.value, 5, 0);
-	assert_near(m.chunk_mem_delta_mean_mb.value, 30, 1e-12);
-	assert_near(m.chunk_events_min.value, 50, 0);
-	struct dataset_metrics d;
-	assert_true(metrics_dataset(&R, &m, 0, &d));
-	assert_string_equal(d.name, "a");
-	assert_near(d.mean_duration.value, 2, 1e-12);
-	assert_near(d.mean_events_per_chunk.value, 200, 1e-12);
-	assert_true(metrics_dataset(&R, &m, 1, &d));
-	assert_int_equal(d.num_failed, 1);
-	assert_near(d.share_of_time_percent.value, 5.0 / 9.0 * 100, 1e-12);
-	assert_false(metrics_dataset(&R, &m, 2, &d));
-	assert_true(m.chunk_duration_p50.value >= 1 && m.chunk_duration_p99.value <= 5);
+	compute(&m, 10);
+	assert_near(m.avg_workers.value, 0, 0);
+	assert_near(m.peak_workers.value, 0, 0);
+	assert_near(m.total_cores.value, 0, 0);
+	assert_false(m.core_efficiency.valid);
+	assert_false(m.event_rate_core_khz.valid);
+	assert_false(m.cores_per_worker.valid);
+	assert_false(m.avg_memory_per_worker_bytes.valid);
+	assert_false(m.peak_memory_bytes.valid);
+	assert_true(m.speedup_factor.valid);
+	cJSON *j = to_json(&m);
+	assert_true(jnull(j, "core_efficiency"));
+	assert_true(jnull(j, "cores_per_worker"));
+	assert_near(jnum(j, "avg_workers"), 0, 0);
+	assert_false(jhas(j, "memory_utilization_mean_percent"));
+	cJSON_Delete(j);
 }
 
-static void fine_row(double t, enum fine_scope scope, const char *prefix, const char *act,
-		     const char *unit, double v)
+/* The scheduler was lost from 15 to 40: 2 workers for 10 s, then 4 for
+ * 10 s; the 25 s gap counts on neither side: (20 + 40) / 20 = 3 */
+static void scheduler_gap_excluded(void **state)
 {
-	struct fine_row row = { "execute", prefix, act, unit, v };
-	struct event ev = at(EV_FINE, t);
-	ev.u.fine = (struct ev_fine){ scope, 1, &row };
-	apply(ev);
+	(void)state;
+	sample(0, 2, 1, 0);
+	sample(10, 2, 1, 0);
+	struct event st = at(EV_STATUS, 15);
+	st.u.status = (struct ev_status){ .source = "scheduler", .state = SRC_LOST };
+	apply(st);
+	sample(40, 4, 1, 0);
+	sample(50, 4, 1, 0);
+	struct metrics m;
+	compute(&m, 50);
+	assert_near(m.avg_workers.value, 3, 1e-12);
+	assert_near(m.total_cores.value, 3, 1e-12);
 }
+
+/* ---- fine metrics ---------------------------------------------------- */
+
+static struct fine_row span_rows[] = {
+	{ "execute", "MyProc", "thread-cpu", "seconds", 30 },
+	{ "execute", "MyProc", "thread-noncpu", "seconds", 10 },
+	{ "execute", "lambda", "thread-cpu", "seconds", 2 },
+	{ "execute", "lambda", "thread-noncpu", "seconds", 1 },
+	{ "execute", "MyProc", "disk-read", "bytes", 500 },
+	{ "execute", "MyProc", "disk-read", "seconds", 7 }, /* time, not bytes: ignored */
+	{ "execute", "MyProc", "disk-write", "bytes", 300 },
+	{ "execute", "MyProc", "memory-read", "bytes", 900 },
+	{ "execute", "MyProc", "memory-read", "count", 4 }, /* ignored */
+	{ "execute", "MyProc", "serialize", "seconds", 1.5 },
+	{ "execute", "lambda", "deserialize", "seconds", 0.5 },
+	{ "execute", "MyProc", "compress", "seconds", 0.25 },
+	{ "execute", "MyProc", "decompress", "seconds", 0.75 },
+	{ "gather-dep", "", "decompress", "seconds", 100 }, /* not task execution */
+	{ "execute", "MyProc", "executor", "seconds", 50 }, /* no roastcoffea key */
+};
 
 static void fine_metrics_split_by_processor(void **state)
 {
 	(void)state;
 	start(0, "MyProc");
-	fine_row(1, FINE_SPAN, "MyProc", "thread-cpu", "seconds", 30);
-	fine_row(1, FINE_SPAN, "MyProc", "thread-noncpu", "seconds", 10);
-	fine_row(1, FINE_SPAN, "lambda", "thread-cpu", "seconds", 2);
-	fine_row(1, FINE_SPAN, "MyProc", "disk-read", "bytes", 500);
-	fine_row(1, FINE_SPAN, "MyProc", "serialize", "seconds", 1.5);
-	fine_row(1, FINE_SPAN, "MyProc", "deserialize", "seconds", 0.5);
-	fine_row(1, FINE_SPAN, "MyProc", "compress", "bytes", 999); /* not seconds: ignored */
+	fine_rows(1, FINE_SPAN, span_rows, ROASTOP_ARRAY_LEN(span_rows));
 	fine_row(1, FINE_CLUSTER, "MyProc", "thread-cpu", "seconds", 1e6); /* span wins */
 	struct metrics m;
 	compute(&m, 10);
+	assert_true(m.has_fine);
 	assert_true(m.fine_from_span);
+	assert_true(m.processor_known);
 	assert_near(m.processor_cpu_time_seconds.value, 30, 0);
 	assert_near(m.processor_io_wait_time_seconds.value, 10, 0);
 	assert_near(m.processor_cpu_percent.value, 75, 1e-12);
 	assert_near(m.processor_io_wait_percent.value, 25, 1e-12);
 	assert_near(m.overhead_cpu_time_seconds.value, 2, 0);
-	assert_near(m.overhead_io_wait_time_seconds.value, 0, 0);
+	assert_near(m.overhead_io_wait_time_seconds.value, 1, 0);
 	assert_near(m.disk_read_bytes.value, 500, 0);
+	assert_near(m.disk_write_bytes.value, 300, 0);
+	assert_near(m.total_bytes_memory_read.value, 900, 0);
+	assert_near(m.serialization_time_seconds.value, 1.5, 0);
+	assert_near(m.deserialization_time_seconds.value, 0.5, 0);
 	assert_near(m.total_serialization_overhead_seconds.value, 2, 1e-12);
-	assert_near(m.compression_time_seconds.value, 0, 0);
+	assert_near(m.compression_time_seconds.value, 0.25, 0);
+	assert_near(m.decompression_time_seconds.value, 0.75, 0);
+	assert_near(m.total_compression_overhead_seconds.value, 1, 1e-12);
+
 	struct metrics_options o = { .processor_prefix = "lam*" };
 	metrics_compute(&R, 10, &o, &m);
 	assert_near(m.processor_cpu_time_seconds.value, 2, 0);
+	assert_near(m.processor_io_wait_time_seconds.value, 1, 0);
+	assert_near(m.processor_cpu_percent.value, 200.0 / 3.0, 1e-12);
 	assert_near(m.overhead_cpu_time_seconds.value, 30, 0);
+	o.processor_prefix = "*";
+	metrics_compute(&R, 10, &o, &m);
+	assert_near(m.processor_cpu_time_seconds.value, 32, 0);
+	assert_true(m.overhead_cpu_time_seconds.valid); /* measured: nothing else ran */
+	assert_near(m.overhead_cpu_time_seconds.value, 0, 0);
 }
 
-static void fine_without_processor_counts_all_no_overhead(void **state)
+/* Cluster counters: rows in the first snapshot are a baseline, later rows
+ * count from 0. No processor name: all rows are processor work and the
+ * overhead is unknown (null, where roastcoffea writes 0). */
+static void fine_without_processor_name(void **state)
 {
 	(void)state;
 	fine_row(1, FINE_CLUSTER, "a", "thread-cpu", "seconds", 5); /* baseline */
@@ -271,38 +685,296 @@ static void fine_without_processor_counts_all_no_overhead(void **state)
 	struct metrics m;
 	compute(&m, 2);
 	assert_false(m.fine_from_span);
-	assert_near(m.processor_cpu_time_seconds.value, 7, 0);
+	assert_false(m.processor_known);
+	assert_near(m.processor_cpu_time_seconds.value, 7, 0); /* (9 - 5) + 3 */
+	assert_near(m.processor_cpu_percent.value, 100, 1e-12);
+	assert_near(m.processor_io_wait_percent.value, 0, 0);
 	assert_false(m.overhead_cpu_time_seconds.valid);
-	assert_false(m.processor_cpu_percent.valid == false);
+	assert_false(m.overhead_io_wait_time_seconds.valid);
+	assert_false(m.io_overhead_pct.valid); /* no cores known */
+	cJSON *j = to_json(&m);
+	assert_true(jnull(j, "overhead_cpu_time_seconds")); /* the fine group is written */
+	assert_near(jnum(j, "processor_cpu_time_seconds"), 7, 0);
+	assert_near(jnum(j, "disk_read_bytes"), 0, 0);
+	assert_string_equal(jstr(cJSON_GetObjectItem(j, "metric_sources"), "fine_metrics"), "cluster");
+	cJSON_Delete(j);
 }
 
-static void json_has_no_nan_and_roastop_block(void **state)
+static void fine_zero_time_has_no_percent(void **state)
+{
+	(void)state;
+	start(0, "P");
+	fine_row(1, FINE_SPAN, "P", "disk-read", "bytes", 10);
+	struct metrics m;
+	compute(&m, 1);
+	assert_near(m.processor_cpu_time_seconds.value, 0, 0);
+	assert_false(m.processor_cpu_percent.valid); /* 0 / 0; roastcoffea writes 0 */
+	assert_false(m.processor_io_wait_percent.valid);
+}
+
+/* Cluster rows until the collector opens a span; then the span's rows. */
+static void span_replaces_cluster_rows(void **state)
+{
+	(void)state;
+	start(0, "P");
+	fine_row(1, FINE_CLUSTER, "P", "thread-cpu", "seconds", 100);
+	fine_row(2, FINE_CLUSTER, "P", "thread-cpu", "seconds", 140);
+	struct metrics m;
+	compute(&m, 2);
+	assert_false(m.fine_from_span);
+	assert_near(m.processor_cpu_time_seconds.value, 40, 0);
+	fine_row(3, FINE_SPAN, "P", "thread-cpu", "seconds", 12);
+	compute(&m, 3);
+	assert_true(m.fine_from_span);
+	assert_near(m.processor_cpu_time_seconds.value, 12, 0); /* a span starts at 0 */
+	cJSON *j = to_json(&m);
+	assert_string_equal(jstr(cJSON_GetObjectItem(j, "metric_sources"), "fine_metrics"), "span");
+	cJSON_Delete(j);
+}
+
+/* The scheduler restarts: its counters start again from 0. Growth before
+ * (9 - 5) is kept and the new scheduler's 4 added: 8. */
+static void scheduler_restart_keeps_fine_growth(void **state)
+{
+	(void)state;
+	struct event s1 = at(EV_SAMPLE, 0);
+	s1.u.sample = (struct ev_sample){ .scheduler_id = "sched-A", .worker_count = 0 };
+	apply(s1);
+	fine_row(1, FINE_CLUSTER, "P", "thread-cpu", "seconds", 5);
+	fine_row(2, FINE_CLUSTER, "P", "thread-cpu", "seconds", 9);
+	struct event s2 = at(EV_SAMPLE, 3);
+	s2.u.sample = (struct ev_sample){ .scheduler_id = "sched-B", .worker_count = 0 };
+	apply(s2);
+	fine_row(4, FINE_CLUSTER, "P", "thread-cpu", "seconds", 2);
+	fine_row(5, FINE_CLUSTER, "P", "thread-cpu", "seconds", 4);
+	struct metrics m;
+	compute(&m, 5);
+	assert_near(m.processor_cpu_time_seconds.value, 8, 0);
+	cJSON *j = to_json(&m);
+	const cJSON *ro = cJSON_GetObjectItem(j, "roastop");
+	assert_near(jnum(ro, "scheduler_restarts"), 1, 0);
+	assert_near(jnum(cJSON_GetObjectItem(ro, "fine_snapshots"), "cluster"), 4, 0);
+	cJSON_Delete(j);
+}
+
+/* ---- branch coverage ------------------------------------------------- */
+
+static void file_chunk(double t, const char *file, bool meta, double ratio, double branches,
+		       double tree_bytes, optnum bytes_pct, optnum branch_pct, optnum accessed,
+		       const char **names, size_t n_names)
+{
+	struct event ev = chunk_ev(t, "d", 1);
+	ev.u.chunk.file = file;
+	ev.u.chunk.bytes_read_percent = bytes_pct;
+	ev.u.chunk.branches_read_percent = branch_pct;
+	ev.u.chunk.accessed_bytes = accessed;
+	ev.u.chunk.accessed_branches = names;
+	ev.u.chunk.n_branches = n_names;
+	if (meta) {
+		ev.u.chunk.has_file_metadata = true;
+		ev.u.chunk.file_metadata = (struct file_meta){ file, optnum_of(ratio),
+							       optnum_of(branches), optnum_of(tree_bytes) };
+	}
+	apply(ev);
+}
+
+/* f1: metadata, first chunk reads 20 % of bytes and 10 % of branches;
+ * f1's second chunk says 99 % (the first chunk wins, as roastcoffea);
+ * f2: metadata, no read percentages (0); f3: no metadata.
+ * branches a b | b c | a | d -> 4 distinct. */
+static void branch_coverage_as_roastcoffea(void **state)
+{
+	(void)state;
+	file_chunk(1, "f1", true, 0.5, 100, 1e6, optnum_of(20), optnum_of(10), optnum_of(2e5),
+		   (const char *[]){ "a", "b" }, 2);
+	file_chunk(2, "f1", false, 0, 0, 0, optnum_of(99), optnum_of(99), optnum_of(9e5),
+		   (const char *[]){ "b", "c" }, 2);
+	file_chunk(3, "f2", true, 0.25, 200, 2e6, optnum_none(), optnum_none(), optnum_none(),
+		   (const char *[]){ "a" }, 1);
+	file_chunk(4, "f3", false, 0, 0, 0, optnum_of(50), optnum_of(50), optnum_none(),
+		   (const char *[]){ "d" }, 1);
+	struct metrics m;
+	compute(&m, 4);
+	assert_near(m.avg_branches_read_percent.value, 5, 1e-12); /* (10 + 0) / 2 */
+	assert_near(m.avg_bytes_read_percent.value, 10, 1e-12);	  /* (20 + 0) / 2 */
+	assert_near(m.total_branches_read.value, 4, 0);
+	cJSON *j = to_json(&m);
+	const cJSON *meta = cJSON_GetObjectItem(j, "file_metadata");
+	assert_int_equal(cJSON_GetArraySize(meta), 2);
+	assert_near(jnum(cJSON_GetObjectItem(meta, "f2"), "compression_ratio"), 0.25, 0);
+	assert_string_equal(jstr(cJSON_GetObjectItem(meta, "f1"), "filename"), "f1");
+	const cJSON *ratios = cJSON_GetObjectItem(j, "compression_ratios");
+	assert_int_equal(cJSON_GetArraySize(ratios), 2);
+	assert_near(cJSON_GetArrayItem(ratios, 0)->valuedouble, 0.5, 0);
+	const cJSON *reads = cJSON_GetObjectItem(j, "file_read_metrics");
+	const cJSON *f1 = cJSON_GetObjectItem(reads, "f1"), *f2 = cJSON_GetObjectItem(reads, "f2");
+	assert_near(jnum(f1, "total_branches"), 100, 0);
+	assert_near(jnum(f1, "branches_read_percent"), 10, 0);
+	assert_near(jnum(f1, "total_tree_bytes"), 1e6, 0);
+	assert_near(jnum(f1, "bytes_read"), 2e5, 0);
+	assert_near(jnum(f1, "bytes_read_percent"), 20, 0);
+	assert_near(jnum(f2, "bytes_read_percent"), 0, 0);
+	assert_false(jhas(reads, "f3"));
+	const cJSON *per_file = cJSON_GetObjectItem(j, "bytes_read_percent_per_file");
+	assert_int_equal(cJSON_GetArraySize(per_file), 1); /* f2's 0 is left out */
+	assert_near(cJSON_GetArrayItem(per_file, 0)->valuedouble, 20, 0);
+	assert_near(jnum(j, "total_branches_read"), 4, 0);
+	cJSON_Delete(j);
+}
+
+static void chunks_without_branch_data(void **state)
+{
+	(void)state;
+	chunk(1, "a", 1, 1, 1);
+	struct metrics m;
+	compute(&m, 1);
+	assert_false(m.avg_bytes_read_percent.valid);
+	assert_false(m.total_branches_read.valid);
+	cJSON *j = to_json(&m);
+	assert_true(jnull(j, "avg_bytes_read_percent")); /* roastcoffea writes 0.0 */
+	assert_true(jnull(j, "total_branches_read"));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "file_metadata")), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "compression_ratios")), 0);
+	cJSON_Delete(j);
+}
+
+/* ---- sections, progress, JSON rules ------------------------------------ */
+
+static void section_chunk(double t, double jets_s, double hist_mb, double read_b)
+{
+	struct event ev = chunk_ev(t, "a", 1);
+	struct kv_num timing = { "jets", jets_s }, memory = { "hist", hist_mb },
+		      bytes = { "read", read_b };
+	ev.u.chunk.timing = &timing;
+	ev.u.chunk.n_timing = 1;
+	ev.u.chunk.memory = &memory;
+	ev.u.chunk.n_memory = 1;
+	ev.u.chunk.bytes = &bytes;
+	ev.u.chunk.n_bytes = 1;
+	apply(ev);
+}
+
+static void section_summary_shape(void **state)
+{
+	(void)state;
+	section_chunk(1, 0.5, 12, 1000);
+	section_chunk(2, 1.5, 4, 3000);
+	struct metrics m;
+	compute(&m, 2);
+	cJSON *j = to_json(&m);
+	const cJSON *ss = cJSON_GetObjectItem(j, "section_summary");
+	const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(ss, "timing"), "jets");
+	assert_near(jnum(t, "count"), 2, 0);
+	assert_near(jnum(t, "total_seconds"), 2, 1e-12);
+	assert_near(jnum(t, "mean_seconds"), 1, 1e-12);
+	assert_near(jnum(t, "max_seconds"), 1.5, 0);
+	assert_int_equal(cJSON_GetArraySize(t), 4);
+	const cJSON *mm = cJSON_GetObjectItem(cJSON_GetObjectItem(ss, "memory"), "hist");
+	assert_near(jnum(mm, "mean_mb"), 8, 1e-12);
+	assert_near(jnum(mm, "min_mb"), 4, 0);
+	assert_near(jnum(mm, "max_mb"), 12, 0);
+	assert_int_equal(cJSON_GetArraySize(mm), 4);
+	const cJSON *b = cJSON_GetObjectItem(cJSON_GetObjectItem(ss, "bytes"), "read");
+	assert_near(jnum(b, "total_bytes"), 4000, 0);
+	assert_near(jnum(b, "mean_bytes"), 2000, 0);
+	assert_int_equal(cJSON_GetArraySize(b), 3);
+	cJSON_Delete(j);
+}
+
+/* 2,500 of 10,000 expected events after 10 s: 25 %, 7,500 left at 250/s */
+static void progress_and_eta(void **state)
+{
+	(void)state;
+	struct event ev = at(EV_RUN_START, 0);
+	ev.u.run_start.run_id = "r";
+	ev.u.run_start.expected_events = optnum_of(10000);
+	apply(ev);
+	chunk(10, "a", 1, 2500, 0);
+	struct metrics m;
+	compute(&m, 10);
+	assert_near(m.progress_percent.value, 25, 1e-12);
+	assert_near(m.eta_seconds.value, 30, 1e-12);
+	end(10);
+	compute(&m, 10);
+	assert_false(m.eta_seconds.valid); /* over: nothing left to estimate */
+}
+
+/* Overflowing sums are not numbers: null in JSON, never inf or NaN. */
+static void json_never_has_nan_or_inf(void **state)
+{
+	(void)state;
+	start(0, "P");
+	sample(0, 1, 1, 1);
+	chunk(1, "a", 1e308, 1, 1e308);
+	chunk(2, "a", 1e308, 1, 1e308);
+	struct metrics m;
+	compute(&m, 2);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	assert_null(strstr(sb.data, "nan"));
+	assert_null(strstr(sb.data, "inf"));
+	cJSON *j = cJSON_Parse(sb.data);
+	assert_non_null(j);
+	assert_true(jnull(j, "total_cpu_time"));
+	assert_true(jnull(j, "total_bytes_read"));
+	cJSON_Delete(j);
+	strbuf_free(&sb);
+}
+
+static void roastop_block_and_extra(void **state)
 {
 	(void)state;
 	start(0, "P");
 	sample(0, 1, 1, 1);
 	chunk(1, "a", 1, 1, 1);
+	struct event bad = at(EV_NONE, 1);
+	assert_int_equal(run_apply(&R, &bad), 1);
 	struct metrics m;
 	compute(&m, 1);
-	cJSON *j = to_json(&m);
-	char *text = cJSON_PrintUnformatted(j);
-	assert_null(strstr(text, "nan"));
-	assert_null(strstr(text, "inf"));
-	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "per_dataset"), "a"));
-	cJSON *ro = cJSON_GetObjectItem(j, "roastop");
-	assert_string_equal(cJSON_GetObjectItem(ro, "processor")->valuestring, "P");
-	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "tracking_data")));
-	cJSON_free(text);
-	cJSON_Delete(j);
 	struct strbuf sb;
 	strbuf_init(&sb);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddNumberToObject(extra, "replay_lines", 7);
-	metrics_write_json(&m, &R, extra, &sb);
-	j = cJSON_Parse(sb.data);
-	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "replay_lines")->valueint, 7);
-	cJSON_Delete(extra);
+	assert_int_equal(metrics_write_json(&m, &R, extra, &sb), 0);
+	cJSON *j = cJSON_Parse(sb.data);
+	const cJSON *ro = cJSON_GetObjectItem(j, "roastop");
+	assert_string_equal(jstr(ro, "version"), ROASTOP_VERSION);
+	assert_string_equal(jstr(ro, "processor"), "P");
+	assert_near(jnum(ro, "replay_lines"), 7, 0);
+	assert_near(jnum(ro, "events_ignored"), 1, 0);
+	const cJSON *applied = cJSON_GetObjectItem(ro, "events_applied");
+	assert_near(jnum(applied, "chunk"), 1, 0);
+	assert_near(jnum(applied, "sample"), 1, 0);
+	assert_near(jnum(cJSON_GetObjectItem(ro, "overflow"), "files"), 0, 0);
+	assert_true(jnull(j, "tracking_data"));
 	cJSON_Delete(j);
+	cJSON_Delete(extra);
+	strbuf_free(&sb);
+}
+
+/* Pure: the same state and clock give the same bytes, and the state is
+ * left as it was. */
+static void compute_is_pure(void **state)
+{
+	(void)state;
+	start(0, "P");
+	sample(0, 2, 2, 5);
+	chunk(3, "a", 2, 10, 10);
+	fine_row(3, FINE_SPAN, "P", "thread-cpu", "seconds", 1);
+	uint64_t applied = R.applied[EV_CHUNK];
+	struct metrics a, b;
+	compute(&a, 7);
+	compute(&b, 7);
+	struct strbuf sa, sb;
+	strbuf_init(&sa);
+	strbuf_init(&sb);
+	metrics_write_json(&a, &R, NULL, &sa);
+	metrics_write_json(&b, &R, NULL, &sb);
+	assert_string_equal(sa.data, sb.data);
+	assert_int_equal(R.applied[EV_CHUNK], applied);
+	assert_near(R.chunk_duration.sum, 2, 0);
+	strbuf_free(&sa);
 	strbuf_free(&sb);
 }
 
@@ -310,11 +982,36 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(nothing_measured_is_all_null),     T(workflow_from_chunks_then_report),
-		T(zero_elapsed_gives_null_rates),    T(workers_time_weighted),
-		T(single_sample_is_its_own_average), T(failed_chunks_and_datasets),
-		T(fine_metrics_split_by_processor),  T(fine_without_processor_counts_all_no_overhead),
-		T(json_has_no_nan_and_roastop_block),
+		T(nothing_measured_is_null_or_absent),
+		T(elapsed_without_markers_runs_first_event_to_now),
+		T(elapsed_with_markers_ignores_now),
+		T(zero_elapsed_gives_null_rates),
+		T(run_end_before_start_is_invalid),
+		T(workflow_from_chunks_then_report),
+		T(report_without_chunk_records),
+		T(failed_chunks_count_but_stay_out_of_statistics),
+		T(one_chunk_has_zero_std),
+		T(only_failed_chunks),
+		T(chunk_fields_optional),
+		T(per_dataset_one_and_several),
+		T(quantiles_from_histogram),
+		T(workers_time_weighted),
+		T(workers_join_and_leave),
+		T(single_sample_is_its_own_average),
+		T(no_workers),
+		T(scheduler_gap_excluded),
+		T(fine_metrics_split_by_processor),
+		T(fine_without_processor_name),
+		T(fine_zero_time_has_no_percent),
+		T(span_replaces_cluster_rows),
+		T(scheduler_restart_keeps_fine_growth),
+		T(branch_coverage_as_roastcoffea),
+		T(chunks_without_branch_data),
+		T(section_summary_shape),
+		T(progress_and_eta),
+		T(json_never_has_nan_or_inf),
+		T(roastop_block_and_extra),
+		T(compute_is_pure),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }
