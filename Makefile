@@ -108,6 +108,7 @@ fuzz-smoke: $(FUZZ_BIN)
 
 bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN)
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
+	@python3 bench/bench_emitter.py
 
 # Runs the dashboard on the embedded default recording.
 demo: deps $(BUILD)/roastop

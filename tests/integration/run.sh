@@ -9,6 +9,8 @@ if [ ! -x "$VENV/bin/pytest" ] || ! cmp -s tests/requirements.txt "$VENV/require
 	"$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
 	cp tests/requirements.txt "$VENV/requirements.txt"
 fi
+# the emitter package installs like a user's would (pip, from the repository)
+"$VENV/bin/pip" install -q --disable-pip-version-check ./python
 ROASTOP=$(realpath "${ROASTOP:-$BUILD/roastop}")
 TOOLS=$(realpath "${TOOLS:-$BUILD/tools}")
 export ROASTOP TOOLS

@@ -19,11 +19,11 @@ class Listener:
     """roastop --headless on a free loopback port; reads the address and key
     it prints for emitters."""
 
-    def __init__(self, tmp_path, *extra):
+    def __init__(self, tmp_path, *extra, listen="127.0.0.1:0"):
         self.out = tmp_path / "measurement"
         self.err_path = tmp_path / "stderr.txt"
         self.proc = subprocess.Popen(
-            [ROASTOP, "--headless", "--listen", "127.0.0.1:0", "--output", str(self.out),
+            [ROASTOP, "--headless", "--listen", listen, "--output", str(self.out),
              "--duration", "60", *extra],
             stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True)
         deadline = time.monotonic() + 10
@@ -34,11 +34,12 @@ class Listener:
                 break
             time.sleep(0.05)
         host, port = m.group(1).rsplit(":", 1)
-        self.addr = (host, int(port))
+        self.addr = (host.strip("[]"), int(port))
         k = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)", text)
         self.key_path = k.group(1) if k else None
         self.key = bytes.fromhex(open(self.key_path).read().strip()) if k else None
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        family = socket.AF_INET6 if ":" in self.addr[0] else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
 
     def send(self, msg, key="session", tagged=True):
         body = json.dumps(msg, separators=(",", ":")).encode()
@@ -130,3 +131,13 @@ def test_key_file_readable_by_others_is_refused(tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 1
     assert "readable by others" in p.stderr
+
+
+def test_ipv6_listener(tmp_path):
+    lst = Listener(tmp_path, listen="[::1]:0")
+    assert lst.addr[0] == "::1"
+    for seq in range(50):
+        lst.send(chunk(seq))
+    time.sleep(0.3)
+    _, m = lst.stop()
+    assert m["num_chunks"] == 50

@@ -1,0 +1,59 @@
+"""bench emitter_overhead: time the track_metrics decorator adds to one
+process() call, against the same undecorated method, while sending to a
+local UDP socket (roastop's listener need not run: sends are fire-and-forget).
+Standard library only; run by `make bench`."""
+import socket
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+from roastop import MetricsCollector, track_metrics, track_time  # noqa: E402
+
+N = 20000
+
+
+class Events(list):
+    def __init__(self):
+        super().__init__(range(100))
+        self.metadata = {"dataset": "DYJetsToLL", "filename": "root://eos//store/f.root",
+                         "entrystart": 0, "entrystop": 100, "uuid": "u"}
+        self.attrs = {}
+
+
+class Processor:
+    def plain(self, events):
+        return {"n": len(events)}
+
+    @track_metrics
+    def process(self, events):
+        with track_time(self, "selection"):
+            pass
+        return {"n": len(events)}
+
+
+def per_call(fn, events):
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(N):
+            fn(events)
+        best = min(best, (time.perf_counter() - t) / N)
+    return best
+
+
+def main():
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.bind(("127.0.0.1", 0))
+    sink.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+    p, ev = Processor(), Events()
+    addr = "127.0.0.1:%d" % sink.getsockname()[1]
+    with MetricsCollector(None, processor_instance=p, addr=addr, key="ab" * 32):
+        base = per_call(p.plain, ev)
+        decorated = per_call(p.process, ev)
+    print("bench emitter_overhead: %.1f us (target < 50)" % ((decorated - base) * 1e6))
+
+
+if __name__ == "__main__":
+    main()
