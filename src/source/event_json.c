@@ -654,10 +654,22 @@ static enum decode_error kv_member(struct jp *j, void *ctx, const char *key)
 	return kv->key ? DEC_OK : DEC_NO_MEMORY;
 }
 
+/* The header pass: "type" and "t" wherever they stand, and for datagrams
+ * the envelope fields. */
+struct head {
+	const char *type_text;
+	size_t type_len;
+	bool have_t;
+	double t;
+	bool t_bad;
+	struct event_envelope *env; /* NULL outside datagrams */
+};
+
 struct obj_ctx {
 	const struct table *t;
 	char *base;
 	bool top;
+	struct head *head; /* one-pass mode: "t" and the envelope are read here */
 };
 
 static enum decode_error field_member(struct jp *j, void *ctx, const char *key);
@@ -666,7 +678,7 @@ static enum decode_error object_into(struct jp *j, const struct table *t, void *
 {
 	if (j->p >= j->end || *j->p != '{')
 		return DEC_BAD_TYPE;
-	struct obj_ctx c = { t, base, false };
+	struct obj_ctx c = { t, base, false, NULL };
 	return container(j, true, field_member, &c);
 }
 
@@ -823,21 +835,40 @@ static enum decode_error custom_keep(struct jp *j, const char *key)
 
 static bool is_envelope_key(const char *key)
 {
-	static const char *const keys[] = { "host", "pid", "seq", "report_id", "part", "parts" };
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(key, keys[i]) == 0)
-			return true;
-	return false;
+	switch (key[0]) { /* most keys are rejected on their first byte */
+	case 'h': return strcmp(key, "host") == 0;
+	case 'p': return strcmp(key, "pid") == 0 || strcmp(key, "part") == 0 ||
+			 strcmp(key, "parts") == 0;
+	case 's': return strcmp(key, "seq") == 0;
+	case 'r': return strcmp(key, "report_id") == 0;
+	default: return false;
+	}
 }
+
+static enum decode_error head_member(struct jp *j, void *ctx, const char *key);
 
 static enum decode_error field_member(struct jp *j, void *ctx, const char *key)
 {
 	struct obj_ctx *c = ctx;
+	if (c->top && c->head) {
+		/* one pass: the envelope value is read, then decoded again as a field */
+		const char *at = j->p;
+		bool env = c->head->env && is_envelope_key(key);
+		bool both = env && field_find(c->t, key);
+		if ((key[0] == 't' && key[1] == '\0') || (env && !both))
+			return head_member(j, c->head, key);
+		if (both) {
+			enum decode_error e = head_member(j, c->head, key);
+			if (e)
+				return e;
+			j->p = at;
+		}
+	}
 	if (c->top && key[0] == 't' && (key[1] == '\0' || strcmp(key, "type") == 0))
 		return skip_value(j); /* read by the header pass */
 	const struct field *f = field_find(c->t, key);
-	if (!f && c->top && j->datagram && (strcmp(key, "run_id") == 0 || strcmp(key, "sent") == 0 ||
-					    is_envelope_key(key)))
+	if (!f && c->top && j->datagram && (is_envelope_key(key) || strcmp(key, "run_id") == 0 ||
+					    strcmp(key, "sent") == 0))
 		return skip_value(j);
 	if (!f)
 		return c->top && c->t == &type_tables[EV_CHUNK] ? custom_keep(j, key) : skip_value(j);
@@ -846,16 +877,6 @@ static enum decode_error field_member(struct jp *j, void *ctx, const char *key)
 	return value_field(j, f, c->base);
 }
 
-/* The header pass: "type" and "t" wherever they stand, and for datagrams
- * the envelope fields. */
-struct head {
-	const char *type_text;
-	size_t type_len;
-	bool have_t;
-	double t;
-	bool t_bad;
-	struct event_envelope *env; /* NULL outside datagrams */
-};
 
 /* A string value into a fixed buffer (envelope fields). */
 static enum decode_error fixed_string(struct jp *j, char *buf, size_t size)
@@ -925,6 +946,8 @@ static enum decode_error head_member(struct jp *j, void *ctx, const char *key)
 	return skip_value(j);
 }
 
+static enum decode_error head_finish(const struct head *h, struct event *ev, double now);
+
 static enum decode_error decode_head(struct jp *j, struct event *ev,
 				     struct event_envelope *env, double now)
 {
@@ -935,6 +958,12 @@ static enum decode_error decode_head(struct jp *j, struct event *ev,
 	ws(j);
 	if (j->p != j->end)
 		return DEC_NOT_JSON; /* trailing bytes after the object */
+	return head_finish(&h, ev, now);
+}
+
+static enum decode_error head_finish(const struct head *hp, struct event *ev, double now)
+{
+	struct head h = *hp;
 	if (!h.type_text)
 		return DEC_NO_TYPE;
 	char name[32];
@@ -945,7 +974,7 @@ static enum decode_error decode_head(struct jp *j, struct event *ev,
 	ev->type = event_type_from_name(name);
 	if (ev->type == EV_NONE)
 		return DEC_UNKNOWN_TYPE;
-	if (env) {
+	if (h.env) {
 		ev->t = now; /* roastop's own clock stamps datagrams */
 		return DEC_OK;
 	}
@@ -991,29 +1020,80 @@ static enum decode_error check_event(struct jp *j, struct event *ev)
 	}
 }
 
+/* Unknown chunk fields, kept as one JSON object. */
+static enum decode_error custom_finish(struct jp *j)
+{
+	if (!j->custom_used)
+		return DEC_OK;
+	strbuf_puts(&j->custom, "}");
+	if (j->custom.failed)
+		return DEC_NO_MEMORY;
+	j->ev->u.chunk.custom_json = arena_strndup(&j->ev->mem, j->custom.data, j->custom.len);
+	return j->ev->u.chunk.custom_json ? DEC_OK : DEC_NO_MEMORY;
+}
+
 static enum decode_error decode_body(struct jp *j, const char *text)
 {
 	struct event *ev = j->ev;
 	j->p = text;
 	j->depth = 0;
 	ws(j);
-	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true };
+	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, NULL };
 	enum decode_error e = container(j, true, field_member, &c);
 	if (!e)
 		e = check_event(j, ev);
-	if (!e && j->custom_used) {
-		strbuf_puts(&j->custom, "}");
-		if (j->custom.failed)
-			return DEC_NO_MEMORY;
-		ev->u.chunk.custom_json = arena_strndup(&ev->mem, j->custom.data, j->custom.len);
-		if (!ev->u.chunk.custom_json)
-			return DEC_NO_MEMORY;
-	}
-	return e;
+	return e ? e : custom_finish(j);
+}
+
+/* Does the object start with "type": "<known type>"? Every roastop writer
+ * puts it first; then one pass suffices. */
+static bool type_first(const struct jp *j0, struct head *h)
+{
+	struct jp j = *j0;
+	j.p++; /* '{' */
+	ws(&j);
+	if (!lit(&j, "\"type\"", 6))
+		return false;
+	ws(&j);
+	if (!lit(&j, ":", 1))
+		return false;
+	ws(&j);
+	if (j.p >= j.end || *j.p != '"')
+		return false;
+	h->type_text = j.p + 1;
+	if (string_into(&j, NULL, 32, &h->type_len) != DEC_OK)
+		return false;
+	char name[32];
+	memcpy(name, h->type_text, h->type_len);
+	name[h->type_len] = '\0';
+	return event_type_from_name(name) != EV_NONE;
+}
+
+/* One pass: fields, "t" and the envelope together. */
+static enum decode_error decode_one_pass(struct jp *j, struct head *h, double now)
+{
+	struct event *ev = j->ev;
+	enum decode_error e = head_finish(h, ev, now); /* the type; "t" is checked below */
+	if (e == DEC_NO_TIME)
+		e = DEC_OK;
+	if (e)
+		return e;
+	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, h };
+	e = container(j, true, field_member, &c);
+	if (e)
+		return e;
+	ws(j);
+	if (j->p != j->end)
+		return DEC_NOT_JSON; /* trailing bytes after the object */
+	e = head_finish(h, ev, now);
+	if (!e)
+		e = check_event(j, ev);
+	return e ? e : custom_finish(j);
 }
 
 /* Two passes over the text: the header pass checks the syntax and finds
- * "type" and "t" wherever they are; the body pass fills the event. */
+ * "type" and "t" wherever they are; the body pass fills the event. When
+ * "type" comes first (always, from roastop's own writers) one pass does. */
 static enum decode_error decode(const char *text, size_t len, struct event *ev,
 				struct event_envelope *env, double now)
 {
@@ -1023,6 +1103,15 @@ static enum decode_error decode(const char *text, size_t len, struct event *ev,
 	struct jp j = { .p = text, .end = text + len, .ev = ev, .datagram = env != NULL };
 	ws(&j);
 	enum decode_error e;
+	struct head h = { .env = env };
+	if (j.p < j.end && *j.p == '{' && type_first(&j, &h)) {
+		strbuf_init(&j.custom);
+		e = decode_one_pass(&j, &h, now);
+		strbuf_free(&j.custom);
+		if (e)
+			event_reset(ev);
+		return e;
+	}
 	if (j.p < j.end && *j.p == '{') {
 		e = decode_head(&j, ev, env, now);
 	} else {
