@@ -33,6 +33,7 @@ struct timeline {
 	double t_last, v_last;
 	bool has_last; /* false at start and after a gap */
 	bool gap_pending;
+	bool frozen; /* points still drawn, totals no longer accumulated */
 };
 
 /* 0 on success, -1 when out of memory. */
@@ -42,6 +43,11 @@ void timeline_free(struct timeline *tl);
  * (returns false), as are non-finite values. */
 bool timeline_push(struct timeline *tl, double t, double v);
 void timeline_gap(struct timeline *tl);
+/* Totals start again from here (the last sample stays the trapezoid's left
+ * edge, so no interval is lost); points are kept for drawing. */
+void timeline_restart_totals(struct timeline *tl);
+/* Stop (or resume) accumulating totals; points keep coming. */
+void timeline_freeze(struct timeline *tl, bool frozen);
 /* integral / covered; with one sample, that sample; invalid when empty. */
 optnum timeline_time_avg(const struct timeline *tl);
 optnum timeline_mean(const struct timeline *tl); /* arithmetic mean of samples */

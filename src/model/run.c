@@ -384,6 +384,12 @@ static void worker_sample_apply(struct run *r, double t, const struct worker_sam
 	worker_copy(w, s);
 	w->present = true;
 	w->t_last_seen = t;
+	if (r->ended) { /* after the run: drawn, not counted (as roastcoffea's window) */
+		if (s->memory_bytes.valid && s->memory_limit.valid && s->memory_limit.value > 0 &&
+		    w->mem_pct.cap)
+			timeline_push(&w->mem_pct, t, 100.0 * s->memory_bytes.value / s->memory_limit.value);
+		return;
+	}
 	if (s->memory_bytes.valid) {
 		worker_mem_add(w, t, s->memory_bytes.value);
 		stats_add(&r->worker_mem_bytes, s->memory_bytes.value);
@@ -545,6 +551,45 @@ static void apply_fine(struct run *r, const struct ev_fine *f)
 
 /* ---- run markers, report, status -------------------------------------- */
 
+#define N_SAMPLE_TIMELINES 7
+
+/* The timelines fed by scheduler samples. */
+static void sample_timeline_list(struct run *r, struct timeline *out[N_SAMPLE_TIMELINES])
+{
+	struct timeline *all[N_SAMPLE_TIMELINES] = { &r->tl_workers, &r->tl_threads,
+						     &r->tl_mem_used, &r->tl_mem_limit,
+						     &r->tl_mem_worst_pct, &r->tl_cpu,
+						     &r->tl_executing };
+	memcpy(out, all, sizeof(all));
+}
+
+/* roastcoffea samples the cluster from the collector's start to its end:
+ * worker totals cover the run, not the time roastop waited before it. The
+ * last sample before the start stays as the first trapezoid's left edge. */
+static void sample_totals_restart(struct run *r)
+{
+	struct timeline *tls[N_SAMPLE_TIMELINES];
+	sample_timeline_list(r, tls);
+	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
+		timeline_restart_totals(tls[i]);
+	for (size_t i = 0; i < r->workers.count; i++) {
+		struct worker_agg *w = strmap_val_at(&r->workers, i);
+		w->mem_samples = 0;
+		w->mem_integral = w->mem_covered = w->mem_peak = 0;
+	}
+	stats_init(&r->worker_mem_bytes);
+	stats_init(&r->worker_mem_pct);
+	stats_init(&r->worker_cpu_pct);
+}
+
+static void sample_totals_freeze(struct run *r, bool frozen)
+{
+	struct timeline *tls[N_SAMPLE_TIMELINES];
+	sample_timeline_list(r, tls);
+	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
+		timeline_freeze(tls[i], frozen);
+}
+
 static void apply_run_start(struct run *r, double t, const struct ev_run_start *s)
 {
 	if (r->started) {
@@ -554,7 +599,9 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 	} else {
 		r->started = true;
 		r->t_run_start = t;
+		sample_totals_restart(r);
 	}
+	sample_totals_freeze(r, false);
 	strutil_copy(r->run_id, sizeof(r->run_id), s->run_id);
 	if (s->name)
 		strutil_copy(r->name, sizeof(r->name), s->name);
@@ -570,6 +617,7 @@ static void apply_run_end(struct run *r, double t)
 {
 	r->ended = true;
 	r->t_run_end = t;
+	sample_totals_freeze(r, true);
 	run_log(r, t, LOG_INFO, "run ended");
 }
 
@@ -610,10 +658,9 @@ static struct source_info *source_find(struct run *r, const char *name)
 /* The scheduler was lost: no line is drawn and no trapezoid spans the gap. */
 static void scheduler_gap(struct run *r)
 {
-	struct timeline *tls[] = { &r->tl_workers, &r->tl_threads, &r->tl_mem_used,
-				   &r->tl_mem_limit, &r->tl_mem_worst_pct, &r->tl_cpu,
-				   &r->tl_executing };
-	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(tls); i++)
+	struct timeline *tls[N_SAMPLE_TIMELINES];
+	sample_timeline_list(r, tls);
+	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
 		timeline_gap(tls[i]);
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);

@@ -53,6 +53,12 @@ static void timeline_compact(struct timeline *tl)
 
 static void timeline_accumulate(struct timeline *tl, double t, double v)
 {
+	if (tl->frozen) {
+		tl->t_last = t;
+		tl->v_last = v;
+		tl->has_last = true;
+		return;
+	}
 	if (tl->has_last && t > tl->t_last) {
 		tl->integral += 0.5 * (tl->v_last + v) * (t - tl->t_last);
 		tl->covered += t - tl->t_last;
@@ -70,7 +76,7 @@ bool timeline_push(struct timeline *tl, double t, double v)
 {
 	if (!isfinite(t) || !isfinite(v) || !tl->pts)
 		return false;
-	if (tl->n_samples && t < tl->t_last)
+	if (tl->len && t < tl->t_last)
 		return false;
 	bool gap = tl->gap_pending;
 	timeline_accumulate(tl, t, v);
@@ -117,4 +123,17 @@ optnum timeline_max(const struct timeline *tl)
 optnum timeline_min(const struct timeline *tl)
 {
 	return tl->n_samples ? optnum_of(tl->min) : optnum_none();
+}
+
+void timeline_restart_totals(struct timeline *tl)
+{
+	tl->n_samples = 0;
+	tl->integral = tl->covered = tl->sum = 0;
+	tl->min = INFINITY;
+	tl->max = -INFINITY;
+}
+
+void timeline_freeze(struct timeline *tl, bool frozen)
+{
+	tl->frozen = frozen;
 }

@@ -247,6 +247,33 @@ static void fine_cluster_baseline_and_restart(void **state)
 	assert_string_equal(parts[2], "c");
 }
 
+/* roastcoffea samples from the collector's start to its end: samples
+ * before run start and after run end are drawn but not counted. */
+static void worker_totals_cover_the_run_only(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample idle[] = { worker("a", 1, 5, 1000) };
+	struct worker_sample busy[] = { worker("a", 8, 900, 1000), worker("b", 8, 700, 1000) };
+	apply_sample(r, 0, idle, 1);
+	apply_sample(r, 100, idle, 1); /* roastop waited 100 s with one idle worker */
+	struct event s = ev_at(EV_RUN_START, 100.5);
+	s.u.run_start.run_id = "r";
+	run_apply(r, &s);
+	apply_sample(r, 101, busy, 2);
+	apply_sample(r, 111, busy, 2);
+	struct event e = ev_at(EV_RUN_END, 111.5);
+	run_apply(r, &e);
+	apply_sample(r, 200, idle, 1); /* after the run */
+	/* trapezoids from the last pre-run sample: (1+2)/2 x 1 + 2 x 10 = 21.5 over 11 s */
+	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 21.5 / 11) < 1e-12);
+	assert_true(fabs(timeline_max(&r->tl_workers).value - 2) < 1e-12);
+	assert_true(fabs(r->worker_mem_bytes.min - 700) < 1e-12); /* idle 5 MB not counted */
+	assert_true(fabs(r->worker_mem_bytes.max - 900) < 1e-12);
+	const struct worker_agg *a = strmap_get(&r->workers, "a");
+	assert_true(fabs(a->mem_integral / a->mem_covered - 900) < 1e-12);
+	assert_int_equal(r->tl_workers.len, 5); /* every sample is still drawn */
+}
+
 static void markers_report_and_ignored(void **state)
 {
 	struct run *r = *state;
@@ -284,6 +311,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(scheduler_loss_breaks_trapezoids, setup, teardown),
 		cmocka_unit_test_setup_teardown(scheduler_restart_is_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(fine_cluster_baseline_and_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(worker_totals_cover_the_run_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
