@@ -7,8 +7,6 @@
 
 static void note_pending(const struct cli_opts *o)
 {
-	if (!o->headless && !o->replay)
-		return;
 	if (!o->headless)
 		fprintf(stderr, "roastop: the interactive dashboard is not available yet in this "
 				"build; running headless\n");
