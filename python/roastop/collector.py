@@ -7,12 +7,31 @@ import socket
 import uuid
 import warnings
 
-from roastop.emitter import PROTOCOL, emitter_for, emitter_from_env
+from roastop.emitter import PROTOCOL, emitter_for, parse_addr, parse_key
 
 FLAG = "_roastcoffea_collect_metrics"
 
+_warned = []
+
+
+def _warn_once(text):
+    if not _warned:
+        _warned.append(text)
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+
 
 class MetricsCollector:
+    """Context manager around a coffea run, as roastcoffea's::
+
+        with MetricsCollector(client, processor_instance=proc) as collector:
+            output, report = runner(fileset, processor_instance=proc)
+            collector.set_coffea_report(report)
+
+    ``addr`` ("host:port" or "[v6]:port") and ``key`` (hex text or bytes)
+    default to ROASTOP_ADDR and ROASTOP_KEY. Without an address the
+    collector warns once and does nothing. ``backend`` is accepted for
+    roastcoffea compatibility and ignored."""
+
     def __init__(self, client=None, backend="dask", track_workers=True,
                  worker_tracking_interval=1.0, processor_instance=None, addr=None, key=None,
                  run_name=None):
@@ -24,66 +43,116 @@ class MetricsCollector:
         self.processor_name = (type(processor_instance).__name__
                                if processor_instance is not None else None)
         self.run_name = run_name
-        self.run_id = uuid.uuid4().hex
+        self.run_id = None
         self.datasets = []
         self.coffea_report = None
-        if addr is None and key is None:
-            self.emitter = emitter_from_env()
-        else:
-            key = key or os.environ.get("ROASTOP_KEY")
-            addr = addr or os.environ.get("ROASTOP_ADDR")
-            self.emitter = emitter_for(addr, key) if addr else None
-        if self.emitter is None:
-            warnings.warn("roastop: ROASTOP_ADDR is not set; nothing will be sent "
-                          "(start roastop and export what it prints)", stacklevel=2)
+        self.custom_metrics = None
+        self.metrics = None
+        self.emitter = None
+        self._active = False
+        addr = addr or os.environ.get("ROASTOP_ADDR") or None
+        if key is None:
+            key = os.environ.get("ROASTOP_KEY") or None
+        if not addr:
+            _warn_once("roastop: ROASTOP_ADDR is not set; no metrics will be sent "
+                       "(start roastop and export what it prints)")
+            return
+        parse_addr(addr)                         # a wrong address fails here, on the client
+        key = parse_key(key)
+        self._key_hex = key.hex() if key else None
+        self.emitter = emitter_for(addr, self._key_hex)
 
     @property
     def datagrams_sent(self):
-        return self.emitter.sent if self.emitter else 0
+        return self.emitter.sent if self.emitter is not None else 0
 
     @property
     def datagrams_lost(self):
-        return self.emitter.lost if self.emitter else 0
+        return self.emitter.lost if self.emitter is not None else 0
 
     def _install_scheduler_route(self):
-        """The scheduler route that serves roastop live state belongs to the
-        Dask poller issue; nothing is installed yet."""
+        """Hook for the Dask scheduler route that serves roastop live state
+        (belongs to the Dask poller issue): nothing is installed yet."""
 
     def set_fileset(self, fileset):
-        """Records dataset names for run-start (call before entering)."""
-        self.datasets = sorted(fileset)
+        """Records the fileset's dataset names for run_start (call before
+        entering); sends nothing."""
+        try:
+            self.datasets = [str(d) for d in fileset]
+        except TypeError:
+            self.datasets = []
 
     def __enter__(self):
         if self.emitter is None:
             return self
+        self.run_id = uuid.uuid4().hex
+        self._active = True
         proc = self.processor_instance
         if proc is not None:
             setattr(proc, FLAG, True)
-            setattr(type(proc), FLAG, True)  # survives pickling, as in roastcoffea
+            try:
+                setattr(type(proc), FLAG, True)  # survives pickling, as in roastcoffea
+            except (AttributeError, TypeError):
+                pass
             proc._roastop_addr = self.emitter.addr
-            proc._roastop_key = self.emitter.key.hex() if self.emitter.key else None
+            proc._roastop_key = self._key_hex
             proc._roastop_run_id = self.run_id
         self._install_scheduler_route()
-        self.emitter.send({"type": "run_start", "run_id": self.run_id,
-                           "name": self.run_name or self.processor_name or "coffea run",
-                           "processor": self.processor_name, "datasets": self.datasets,
-                           "client_host": socket.gethostname(), "client_pid": os.getpid(),
-                           "protocol": PROTOCOL})
+        msg = {"type": "run_start", "run_id": self.run_id,
+               "name": self.run_name or self.processor_name or "coffea run",
+               "datasets": list(self.datasets),
+               "client_host": socket.gethostname(), "client_pid": os.getpid(),
+               "protocol": PROTOCOL}
+        if self.processor_name is not None:
+            msg["processor"] = self.processor_name
+        self.emitter.send(msg)
         return self
 
     def set_coffea_report(self, report, custom_metrics=None):
+        """Keeps coffea's report (Runner(savemetrics=True)) and sends it to roastop."""
         self.coffea_report = report
         self.custom_metrics = custom_metrics
         if self.emitter is not None and report is not None:
-            self.emitter.send_report(dict(report), self.run_id)
+            try:
+                report = dict(report)
+            except (TypeError, ValueError):
+                return
+            self.emitter.send_report(report, self.run_id)
 
     def __exit__(self, exc_type, exc, tb):
-        if self.emitter is None:
+        if self.emitter is None or not self._active:
             return False
+        self._active = False
         self.emitter.send({"type": "run_end", "run_id": self.run_id})
         proc = self.processor_instance
         if proc is not None:
-            setattr(proc, FLAG, False)
-            if FLAG in vars(type(proc)):
-                delattr(type(proc), FLAG)
+            try:
+                setattr(proc, FLAG, False)
+                if FLAG in vars(type(proc)):
+                    delattr(type(proc), FLAG)
+            except (AttributeError, TypeError):
+                pass
         return False
+
+    # roastcoffea calls that have nothing to do here: the metrics are in roastop.
+
+    def extract_metrics_from_output(self, output):
+        """roastcoffea compatibility: removes roastcoffea's key if present;
+        roastop's chunk records never travel in the output."""
+        try:
+            output.pop("__roastcoffea_metrics__", None)
+        except (AttributeError, TypeError):
+            pass
+
+    def get_metrics(self):
+        """roastcoffea compatibility: what this client knows (the metrics
+        themselves are in roastop's measurement)."""
+        self.metrics = {"run_id": self.run_id, "datagrams_sent": self.datagrams_sent,
+                        "datagrams_lost": self.datagrams_lost,
+                        "coffea_report": self.coffea_report}
+        return self.metrics
+
+    def print_summary(self):
+        """roastcoffea compatibility: one line; the summary is roastop's screen."""
+        print(f"roastop run {self.run_id}: {self.datagrams_sent} datagrams sent, "
+              f"{self.datagrams_lost} lost")

@@ -1,167 +1,240 @@
 """@track_metrics: roastcoffea 0.1.2's chunk record, sent to roastop as one
-datagram per chunk instead of being injected into the output."""
+datagram per chunk instead of being injected into the output.
+
+Every read from a coffea object is guarded: a missing attribute leaves its
+fields out of the record, and nothing here ever raises into process()."""
 import functools
+import sys
 import time
 
 from roastop.emitter import emitter_for, emitter_from_env
-from roastop.instrumentation import _requested_bytes, process_memory_mb
+from roastop.instrumentation import current_chunks, process_memory_mb, requested_bytes
 
-_env_emitter = []
+FLAG = "_roastcoffea_collect_metrics"
+
+_env_emitter = []          # the ROASTOP_ADDR emitter, looked up once per process
+_files_seen = set()        # (run_id, filename): file_metadata once per file per worker process
 
 
 def _emitter(processor):
-    addr = getattr(processor, "_roastop_addr", None)
-    if addr:
-        return emitter_for(addr, getattr(processor, "_roastop_key", None))
-    if not _env_emitter:
-        _env_emitter.append(emitter_from_env())
-    return _env_emitter[0]
-
-
-_get_worker = []
+    """The Emitter for this processor: the collector's address and key
+    (pickled with the processor), else the environment's; None without either."""
+    try:
+        addr = getattr(processor, "_roastop_addr", None)
+        if addr:
+            return emitter_for(addr, getattr(processor, "_roastop_key", None))
+        if not _env_emitter:
+            _env_emitter.append(emitter_from_env())
+        return _env_emitter[0]
+    except Exception:  # noqa: BLE001 - a bad address or key: the analysis runs unmeasured
+        return None
 
 
 def _worker_name():
-    """The Dask worker's name; the import is tried once per process (a failed
-    import is not cached by Python and would be retried on every chunk)."""
-    if not _get_worker:
-        try:
-            from distributed import get_worker
-        except Exception:  # noqa: BLE001 - distributed is optional
-            get_worker = None
-        _get_worker.append(get_worker)
-    if _get_worker[0] is None:
+    """The Dask worker's name, or None off a worker. A process that has not
+    imported distributed is not a Dask worker, so nothing is imported here."""
+    dist = sys.modules.get("distributed")
+    if dist is None:
         return None
     try:
-        return str(_get_worker[0]().name)
+        name = dist.get_worker().name
     except Exception:  # noqa: BLE001 - not on a Dask worker
         return None
+    return None if name is None else str(name)
 
 
-def _chunk_metadata(events):
-    out = {}
+def _chunk_metadata(events, rec):
     try:
-        out["num_events"] = len(events)
+        rec["num_events"] = len(events)
     except Exception:  # noqa: BLE001
         pass
-    meta = getattr(events, "metadata", None) or {}
+    try:
+        meta = events.metadata
+        get = meta.get
+    except Exception:  # noqa: BLE001
+        return
     for field, key in (("dataset", "dataset"), ("file", "filename"), ("uuid", "uuid"),
                        ("entry_start", "entrystart"), ("entry_stop", "entrystop")):
-        value = meta.get(key) if hasattr(meta, "get") else None
+        try:
+            value = get(key)
+        except Exception:  # noqa: BLE001
+            continue
         if value is not None:
-            out[field] = value
-    return out
+            rec[field] = value if isinstance(value, (str, int, float)) else str(value)
 
 
-def _tree(events):
-    factory = events.attrs.get("@events_factory")
-    meta = events.metadata
-    return factory, factory.file_handle[meta.get("treename", "Events")]
+def _factory(events):
+    """coffea's events factory (NanoEvents read from a file), or None."""
+    try:
+        return events.attrs.get("@events_factory")
+    except Exception:  # noqa: BLE001
+        return None
 
 
-def _file_metadata(processor, events):
-    """Once per file per worker (roastcoffea's dedup set on the processor)."""
-    seen = processor.__dict__.setdefault("_roastcoffea_processed_files", set())
+def _tree(factory, events):
+    try:
+        name = events.metadata.get("treename", "Events")
+    except Exception:  # noqa: BLE001
+        name = "Events"
+    return factory.file_handle[name]
+
+
+def _file_metadata(factory, events, run_id):
+    """filename, compression_ratio, total_branches, total_tree_bytes; None when
+    already sent for this file from this process, or not available."""
     try:
         filename = events.metadata.get("filename")
-        if not filename or filename in seen:
+        if not filename or factory.file_handle is None:
             return None
-        _, tree = _tree(events)
+        seen = (run_id, filename)
+        if seen in _files_seen:
+            return None
+        tree = _tree(factory, events)
         compressed, uncompressed = tree.compressed_bytes, tree.uncompressed_bytes
-        seen.add(filename)
-        return {"filename": filename,
+        meta = {"filename": str(filename),
                 "compression_ratio": compressed / uncompressed if uncompressed > 0 else 0.0,
                 "total_branches": len(tree.keys()), "total_tree_bytes": compressed}
+        _files_seen.add(seen)
+        return meta
     except Exception:  # noqa: BLE001 - no file handle: no file metadata
         return None
 
 
-def _branch_metrics(events):
-    """Accessed branches from uproot's access log; their bytes from the tree."""
+def _branch_metrics(factory, events, rec):
+    """Branches in uproot's access log, and their bytes from the tree."""
     try:
-        factory, tree = _tree(events)
-        branches = {entry.branch for entry in factory.access_log}
+        branches = {str(entry.branch) for entry in factory.access_log}
     except Exception:  # noqa: BLE001
-        return {}
+        return
+    rec["accessed_branches"] = sorted(branches)
+    rec["num_branches_accessed"] = len(branches)
+    try:
+        if not factory.file_handle:
+            return
+        tree = _tree(factory, events)
+        total_branches, total_bytes = len(tree.keys()), tree.compressed_bytes
+    except Exception:  # noqa: BLE001
+        return
     comp = uncomp = 0
     for b in branches:
         try:
-            comp += tree[b].compressed_bytes
-            uncomp += tree[b].uncompressed_bytes
+            branch = tree[b]
+            comp += branch.compressed_bytes
+            uncomp += branch.uncompressed_bytes
         except Exception:  # noqa: BLE001
             pass
-    total_branches, total_bytes = len(tree.keys()), tree.compressed_bytes
-    return {
-        "accessed_branches": sorted(branches), "num_branches_accessed": len(branches),
-        "accessed_bytes": comp, "accessed_uncompressed_bytes": uncomp,
-        "branches_read_percent": 100 * len(branches) / total_branches if total_branches else 0.0,
-        "bytes_read_percent": 100 * comp / total_bytes if total_bytes else 0.0,
-    }
+    rec["accessed_bytes"] = comp
+    rec["accessed_uncompressed_bytes"] = uncomp
+    rec["branches_read_percent"] = 100 * len(branches) / total_branches if total_branches else 0.0
+    rec["bytes_read_percent"] = 100 * comp / total_bytes if total_bytes else 0.0
 
 
-def _has_factory(events):
-    """Whether events come from a coffea file factory (NanoEvents from ROOT);
-    checked once per chunk so that plain arrays skip the file lookups."""
-    try:
-        return events.attrs.get("@events_factory") is not None
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _record(processor, events, start, error):
+def _record(processor, events, run_id, t_start, cpu_start, mem_before, factory, bytes_before,
+            file_meta, sections, t_end, cpu_end, mem_after, error):
     """The chunk record: roastcoffea 0.1.2's fields plus cpu_time, worker, error."""
-    t_end, mem_after = time.time(), process_memory_mb()
-    rec = {"type": "chunk", "run_id": getattr(processor, "_roastop_run_id", None),
-           "t_start": start["t"], "t_end": t_end, "duration": t_end - start["t"],
-           "timestamp": t_end, "cpu_time": time.thread_time() - start["cpu"]}
-    if start["mem"] is not None and mem_after is not None:
-        rec.update(mem_before_mb=start["mem"], mem_after_mb=mem_after,
-                   mem_delta_mb=mem_after - start["mem"])
-    rec.update(_chunk_metadata(events))
-    if start["factory"]:
-        bytes_after = _requested_bytes(events)
-        if start["bytes"] is not None and bytes_after is not None:
-            rec["bytes_read"] = bytes_after - start["bytes"]
-        rec.update(_branch_metrics(events))
-    sections = getattr(processor, "_roastcoffea_current_chunk", None) or {}
+    rec = {"type": "chunk"}
+    if run_id is not None:
+        rec["run_id"] = run_id
+    rec["t_start"] = t_start
+    rec["t_end"] = t_end
+    rec["duration"] = t_end - t_start
+    if mem_before is not None and mem_after is not None:
+        rec["mem_before_mb"] = mem_before
+        rec["mem_after_mb"] = mem_after
+        rec["mem_delta_mb"] = mem_after - mem_before
+    if factory is not None:
+        if bytes_before is not None:
+            bytes_after = requested_bytes(events)
+            if bytes_after is not None:
+                rec["bytes_read"] = bytes_after - bytes_before
+    rec["timestamp"] = time.time()
+    _chunk_metadata(events, rec)
+    if factory is not None:
+        _branch_metrics(factory, events, rec)
     for kind in ("timing", "memory", "bytes"):
-        if sections.get(kind):
-            rec[kind] = sections[kind]
-    if start["file_metadata"]:
-        rec["file_metadata"] = start["file_metadata"]
+        section = sections.get(kind)
+        if section:
+            rec[kind] = section
+    if file_meta is not None:
+        rec["file_metadata"] = file_meta
+    rec["cpu_time"] = max(cpu_end - cpu_start, 0.0)
     worker = _worker_name()
-    if worker:
+    if worker is not None:
         rec["worker"] = worker
     if error is not None:
         rec["error"] = type(error).__name__
     return rec
 
 
+def _restore(processor, chunks, key, outer, sections):
+    """Ends a tracked chunk: the enclosing one (nested calls) or none is current again."""
+    if outer is None:
+        chunks.pop(key, None)
+    else:
+        chunks[key] = outer
+    try:
+        if getattr(processor, "_roastcoffea_current_chunk", None) is sections:
+            if outer is None:
+                del processor._roastcoffea_current_chunk
+            else:
+                processor._roastcoffea_current_chunk = outer
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def track_metrics(func):
-    """Decorates process(): one datagram per chunk while a MetricsCollector
-    has collection on (roastcoffea's ``_roastcoffea_collect_metrics`` flag)."""
+    """Decorates process(): one datagram per chunk while collection is on
+    (roastcoffea's ``_roastcoffea_collect_metrics`` flag, set by
+    MetricsCollector) and roastop's address is known. The output of
+    process() is returned untouched. When process() raises, the chunk is sent
+    with ``error`` (the exception's class name) and the exception re-raised."""
 
     @functools.wraps(func)
     def wrapper(self, events, *args, **kwargs):
-        emitter = _emitter(self) if getattr(self, "_roastcoffea_collect_metrics", False) else None
+        if not getattr(self, FLAG, False):
+            return func(self, events, *args, **kwargs)
+        emitter = _emitter(self)
         if emitter is None:
             return func(self, events, *args, **kwargs)
-        self._roastcoffea_current_chunk = {"timing": {}, "memory": {}, "bytes": {}}
-        factory = _has_factory(events)
-        start = {"t": time.time(), "cpu": time.thread_time(), "mem": process_memory_mb(),
-                 "factory": factory, "bytes": _requested_bytes(events) if factory else None,
-                 "file_metadata": _file_metadata(self, events) if factory else None}
+        sections = {"timing": {}, "memory": {}, "bytes": {}}
+        chunks = current_chunks()
+        key = id(self)
+        outer = chunks.get(key)              # a nested call (process calling process)
+        chunks[key] = sections
+        try:
+            try:
+                self._roastcoffea_current_chunk = sections  # roastcoffea's place for it
+            except (AttributeError, TypeError):
+                pass                         # __slots__: the thread's record is enough
+            run_id = getattr(self, "_roastop_run_id", None)
+            factory = _factory(events)
+            if factory is not None:
+                file_meta = _file_metadata(factory, events, run_id)
+                bytes_before = requested_bytes(events)
+            else:
+                file_meta = bytes_before = None
+            mem_before = process_memory_mb()
+        except Exception:  # noqa: BLE001 - measuring must never break the analysis
+            _restore(self, chunks, key, outer, sections)
+            return func(self, events, *args, **kwargs)
         error = None
+        t_start = time.time()
+        cpu_start = time.thread_time()
         try:
             return func(self, events, *args, **kwargs)
-        except Exception as exc:
+        except BaseException as exc:
             error = exc
             raise
         finally:
+            cpu_end = time.thread_time()
+            t_end = time.time()
             try:
-                emitter.send(_record(self, events, start, error))
-            except Exception:  # noqa: BLE001 - measuring must never break the analysis
+                mem_after = process_memory_mb()
+                emitter.send(_record(self, events, run_id, t_start, cpu_start, mem_before,
+                                     factory, bytes_before, file_meta, sections, t_end,
+                                     cpu_end, mem_after, error))
+            except Exception:  # noqa: BLE001
                 emitter.lost += 1
-            self.__dict__.pop("_roastcoffea_current_chunk", None)
+            _restore(self, chunks, key, outer, sections)
 
     return wrapper

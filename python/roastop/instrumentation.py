@@ -1,75 +1,159 @@
 """Sections inside process(): roastcoffea 0.1.2's track_time, track_memory
-and track_bytes, writing into the chunk record the decorator is building."""
+and track_bytes, writing into the chunk record the decorator is building
+(``processor._roastcoffea_current_chunk``). Outside a tracked chunk they
+measure nothing and write nothing."""
 import os
+import threading
 import time
-from contextlib import contextmanager
 
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):
+    _PAGE = 4096
 
+_MB = 1024 * 1024            # roastcoffea's "MB": rss / 1024**2
 
-_statm = [None, None]  # (pid, fd): /proc/self resolves at open, so reopen after fork
+_statm = [None, None]        # (pid, fd): /proc/self resolves at open, so reopen after fork
 
 
 def process_memory_mb():
-    """Resident set size in MB from /proc (standard library only), or None
-    where it cannot be read: a missing value is left out, never sent as 0.
-    The file stays open and is re-read with pread: opening it per chunk
+    """Resident set size in MB from /proc/self/statm (standard library only),
+    or None where it cannot be read: a missing value is left out, never sent
+    as 0. The file stays open and is re-read with pread: opening it per chunk
     cost more than everything else the decorator does."""
     try:
         pid = os.getpid()
         if _statm[0] != pid:
+            old = _statm[1]
+            _statm[:] = [None, None]
+            if old is not None:
+                try:
+                    os.close(old)     # the parent's descriptor, inherited by a fork
+                except OSError:
+                    pass
             _statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)]
-        return int(os.pread(_statm[1], 128, 0).split()[1]) * _PAGE / 1e6
-    except (OSError, ValueError, IndexError, AttributeError):
+        return int(os.pread(_statm[1], 128, 0).split()[1]) * _PAGE / _MB
+    except (OSError, ValueError, IndexError, AttributeError, TypeError):
         return None
 
 
-def _sections(processor, kind):
+# The chunk each thread is building, by id(processor): a Dask worker with
+# several threads may run chunks of one processor instance at once, and the
+# instance attribute (roastcoffea's) alone would mix their sections.
+_local = threading.local()
+
+
+def current_chunks():
+    """This thread's {id(processor): sections} of the chunks being tracked."""
+    try:
+        return _local.chunks
+    except AttributeError:
+        _local.chunks = {}
+        return _local.chunks
+
+
+def _chunk(processor):
+    """The chunk record being built, or None when no chunk is tracked."""
+    if not processor:
+        return None
+    chunks = getattr(_local, "chunks", None)
+    if chunks:
+        chunk = chunks.get(id(processor))
+        if chunk is not None:
+            return chunk
     chunk = getattr(processor, "_roastcoffea_current_chunk", None)
-    return chunk.get(kind) if isinstance(chunk, dict) else None
+    return chunk if isinstance(chunk, dict) else None
 
 
-@contextmanager
-def track_time(processor, name):
-    """Seconds spent in the block, under timing[name]."""
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        sections = _sections(processor, "timing")
-        if sections is not None:
-            sections[name] = sections.get(name, 0.0) + time.perf_counter() - start
+def _section(chunk, kind):
+    sections = chunk.get(kind)
+    if not isinstance(sections, dict):
+        sections = chunk[kind] = {}
+    return sections
 
 
-@contextmanager
-def track_memory(processor, name):
-    """RSS change over the block in MB, under memory[name]."""
-    before = process_memory_mb()
-    try:
-        yield
-    finally:
-        after = process_memory_mb()
-        sections = _sections(processor, "memory")
-        if sections is not None and before is not None and after is not None:
-            sections[name] = after - before
-
-
-def _requested_bytes(events):
+def requested_bytes(events):
+    """uproot's count of bytes requested from the chunk's file, or None when
+    the events carry no file source (not NanoEvents read from a file)."""
     try:
         factory = events.attrs.get("@events_factory")
-        return factory.file_handle.file.source.num_requested_bytes
+        n = factory.file_handle.file.source.num_requested_bytes
     except Exception:  # noqa: BLE001 - an events object without a file source
         return None
+    return n if isinstance(n, (int, float)) and not isinstance(n, bool) else None
 
 
-@contextmanager
-def track_bytes(processor, events, name):
-    """Bytes the file source was asked for during the block, under bytes[name]."""
-    before = _requested_bytes(events)
-    try:
-        yield
-    finally:
-        after = _requested_bytes(events)
-        sections = _sections(processor, "bytes")
-        if sections is not None and before is not None and after is not None:
-            sections[name] = after - before
+_requested_bytes = requested_bytes  # the name used before
+
+
+class track_time:
+    """Wall seconds spent in the block, under timing[name]::
+
+        with track_time(self, "jet_selection"):
+            ...
+    """
+
+    __slots__ = ("_chunk", "_name", "_start")
+
+    def __init__(self, processor, name):
+        self._chunk = _chunk(processor)
+        self._name = name
+
+    def __enter__(self):
+        if self._chunk is not None:
+            self._start = time.time()
+        return None
+
+    def __exit__(self, *exc):
+        if self._chunk is not None:
+            _section(self._chunk, "timing")[self._name] = time.time() - self._start
+        return False
+
+
+class track_memory:
+    """Change of the process's RSS over the block in MB, under memory[name]
+    (left out where RSS cannot be read)."""
+
+    __slots__ = ("_chunk", "_name", "_before")
+
+    def __init__(self, processor, name):
+        self._chunk = _chunk(processor)
+        self._name = name
+        self._before = None
+
+    def __enter__(self):
+        if self._chunk is not None:
+            self._before = process_memory_mb()
+        return None
+
+    def __exit__(self, *exc):
+        if self._before is not None:
+            after = process_memory_mb()
+            if after is not None:
+                _section(self._chunk, "memory")[self._name] = after - self._before
+        return False
+
+
+class track_bytes:
+    """Bytes the chunk's file source was asked for during the block, under
+    bytes[name] (left out when the events carry no file source)."""
+
+    __slots__ = ("_chunk", "_events", "_name", "_before")
+
+    def __init__(self, processor, events, name):
+        self._chunk = _chunk(processor)
+        self._events = events
+        self._name = name
+        self._before = None
+
+    def __enter__(self):
+        if self._chunk is not None:
+            self._before = requested_bytes(self._events)
+        return None
+
+    def __exit__(self, *exc):
+        if self._before is not None:
+            after = requested_bytes(self._events)
+            if after is not None:
+                _section(self._chunk, "bytes")[self._name] = after - self._before
+        return False

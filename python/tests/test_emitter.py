@@ -1,163 +1,245 @@
-"""The emitter, decorator and collector against a local UDP socket: every
-datagram is checked by re-deriving its tag independently here."""
+"""The emitter against a local UDP socket: framing, tags, envelope, loss
+accounting, report splitting (docs/protocol.md)."""
 import hashlib
 import hmac
 import json
 import math
+import os
 import socket
-import sys
-from pathlib import Path
+import threading
+import time
 
 import pytest
+from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
+    KEY, addr_of, nothing_arrives, receive, split_datagram, fresh_process_state, sink)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from roastop import MetricsCollector, track_bytes, track_memory, track_metrics, track_time  # noqa: E402
-from roastop.emitter import Emitter, emitter_for  # noqa: E402
-
-KEY = bytes(range(32))
+from roastop import emitter as em
+from roastop.emitter import Emitter, emitter_for, emitter_from_env, parse_addr
 
 
-@pytest.fixture()
-def sink():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    s.settimeout(2)
-    yield s
-    s.close()
-
-
-def addr_of(sock):
-    return "127.0.0.1:%d" % sock.getsockname()[1]
-
-
-def receive(sock, key=KEY):
-    data = sock.recv(70000)
+def test_framing_is_magic_hex_hmac_and_compact_json(sink):
+    e = Emitter(addr_of(sink), KEY)
+    assert e.send({"type": "run_end", "run_id": "r", "name": "é"})
+    data = sink.recv(70000)
     magic, tag, body = data.split(b" ", 2)
     assert magic == b"RTP1"
-    if key is None:
-        assert tag == b"-"
-    else:
-        assert tag == hmac.new(key, body, hashlib.sha256).hexdigest().encode()
-    return json.loads(body)
+    assert tag == hmac.new(KEY, body, hashlib.sha256).hexdigest().encode()
+    assert b" " not in body.replace(b'"host":"' + socket.gethostname().encode(), b"")
+    assert "é".encode() in body  # ensure_ascii=False: UTF-8 as is
+    msg = json.loads(body)
+    assert msg["type"] == "run_end" and msg["run_id"] == "r"
 
 
-def test_framing_sequence_and_sender(sink):
-    e = Emitter(addr_of(sink), KEY)
-    assert e.send({"type": "run_end", "run_id": "r"})
-    assert e.send({"type": "run_end", "run_id": "r"})
-    a, b = receive(sink), receive(sink)
-    assert (a["seq"], b["seq"]) == (0, 1)
-    assert a["host"] == socket.gethostname() and a["pid"] > 0 and a["sent"] > 0
-    assert e.sent == 2 and e.lost == 0
-
-
-def test_untagged_without_key_and_nan_becomes_null(sink):
+def test_untagged_without_key(sink):
     e = Emitter(addr_of(sink), None)
-    e.send({"type": "chunk", "duration": math.nan, "x": [math.inf, 1.0]})
-    msg = receive(sink, key=None)
-    assert msg["duration"] is None and msg["x"] == [None, 1.0]
+    e.send({"type": "run_end", "run_id": "r"})
+    assert sink.recv(70000).startswith(b"RTP1 - {")
 
 
-def test_never_raises(sink):
+def test_envelope_and_sequence(sink):
+    e = Emitter(addr_of(sink), KEY)
+    before = time.time()
+    for _ in range(3):
+        assert e.send({"type": "run_end", "run_id": "r"})
+    msgs = [receive(sink) for _ in range(3)]
+    assert [m["seq"] for m in msgs] == [0, 1, 2]
+    for m in msgs:
+        assert m["host"] == socket.gethostname() and m["pid"] == os.getpid()
+        assert before <= m["sent"] <= time.time()
+    assert e.sent == 3 and e.lost == 0
+
+
+def test_caller_dict_is_not_changed(sink):
+    e = Emitter(addr_of(sink), KEY)
+    msg = {"type": "run_end", "run_id": "r"}
+    e.send(msg)
+    assert msg == {"type": "run_end", "run_id": "r"}
+
+
+def test_non_finite_numbers_become_null(sink):
+    e = Emitter(addr_of(sink), KEY)
+    e.send({"type": "chunk", "duration": math.nan,
+            "timing": {"a": math.inf, "b": 1.5}, "x": [-math.inf, 2.0]})
+    m = receive(sink)
+    assert m["duration"] is None and m["timing"] == {"a": None, "b": 1.5}
+    assert m["x"] == [None, 2.0]
+
+
+def test_foreign_types_are_encoded(sink):
+    class NumpyLike:
+        def item(self):
+            return 7
+
+    e = Emitter(addr_of(sink), KEY)
+    e.send({"type": "chunk", "n": NumpyLike(), "s": {"x"}, "t": (1, 2), "bad": "\ud800"})
+    m = receive(sink)
+    assert m["n"] == 7 and m["s"] == ["x"] and m["t"] == [1, 2] and m["bad"] == "?"
+
+
+def test_oversize_is_counted_lost(sink):
+    e = Emitter(addr_of(sink), KEY)
+    assert not e.send({"type": "chunk", "blob": "x" * 70000})
+    assert e.lost == 1 and e.sent == 0
+    assert nothing_arrives(sink)
+    assert e.send({"type": "chunk", "blob": "x" * 60000})  # under 65,507: sent whole
+    assert len(receive(sink)["blob"]) == 60000
+
+
+def test_never_raises_unresolvable_or_nobody_listening():
     e = Emitter("no-such-host.invalid:9", KEY)
     assert not e.send({"type": "run_end"})
-    big = Emitter(addr_of(sink), KEY)
-    assert not big.send({"type": "chunk", "blob": "x" * 70000})
-    assert e.lost == 1 and big.lost == 1
-    from roastop.emitter import parse_addr
-    with pytest.raises(ValueError):
-        parse_addr("nonsense")
-    assert parse_addr("[::1]:8790") == ("::1", 8790)
+    t = time.perf_counter()
+    assert not e.send({"type": "run_end"})  # the failed lookup is not retried per message
+    assert time.perf_counter() - t < 0.05
+    assert e.lost == 2 and e.sent == 0
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()                                  # nobody listens there any more
+    closed = Emitter("127.0.0.1:%d" % port, KEY)
+    for _ in range(5):
+        closed.send({"type": "run_end"})
+    assert closed.sent + closed.lost == 5
+    bad = Emitter("nonsense", KEY)
+    assert not bad.send({"type": "run_end"}) and bad.lost == 1
 
 
-def test_report_split_and_whole(sink):
+def test_unencodable_message_is_lost_not_raised(sink):
+    class Evil:
+        def __str__(self):
+            raise RuntimeError("no")
+
     e = Emitter(addr_of(sink), KEY)
-    columns = ["Branch_number_%04d-data" % i for i in range(400)]
-    e.send_report({"bytesread": 10, "entries": 20, "processtime": 1.5, "chunks": 3,
-                   "columns": columns}, "run")
-    parts = []
+    assert not e.send({"type": "chunk", "x": Evil()})
+    assert e.lost == 1
+
+
+def test_parse_addr():
+    assert parse_addr("127.0.0.1:8790") == ("127.0.0.1", 8790)
+    assert parse_addr("node.example.org:1") == ("node.example.org", 1)
+    assert parse_addr("[::1]:8790") == ("::1", 8790)
+    for bad in ("nonsense", ":80", "host:", "host:0", "host:70000", "::1:80", "h:x"):
+        with pytest.raises(ValueError):
+            parse_addr(bad)
+
+
+def test_ipv6(sink):
+    try:
+        s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        s6.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback")
+    s6.settimeout(2)
+    with s6:
+        e = Emitter("[::1]:%d" % s6.getsockname()[1], KEY)
+        assert e.send({"type": "run_end", "run_id": "r"})
+        assert split_datagram(s6.recv(70000))["run_id"] == "r"
+
+
+def test_fork_gets_its_own_socket_and_numbers(sink):
+    e = Emitter(addr_of(sink), KEY)
+    e.send({"type": "run_end", "run_id": "parent"})
+    e.send({"type": "run_end", "run_id": "parent"})
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0 if e.send({"type": "run_end", "run_id": "child"}) else 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    msgs = {m["run_id"] + str(m["seq"]): m for m in (receive(sink) for _ in range(3))}
+    assert msgs["child0"]["pid"] == pid
+    assert msgs["parent1"]["pid"] == os.getpid()
+
+
+def test_sequence_numbers_are_unique_across_threads(sink):
+    e = Emitter(addr_of(sink), KEY)
+    e._socket()
+    seqs = []
+
+    def run():
+        seqs.extend(e.envelope({"type": "x"})["seq"] for _ in range(2000))
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seqs) == list(range(16000))
+
+
+def test_emitter_cache_and_env(monkeypatch):
+    assert emitter_for("127.0.0.1:9", KEY.hex()) is emitter_for("127.0.0.1:9", KEY)
+    assert emitter_for("127.0.0.1:9", None) is not emitter_for("127.0.0.1:9", KEY.hex())
+    monkeypatch.delenv("ROASTOP_ADDR", raising=False)
+    assert emitter_from_env() is None
+    monkeypatch.setenv("ROASTOP_ADDR", "127.0.0.1:9")
+    monkeypatch.setenv("ROASTOP_KEY", KEY.hex())
+    e = emitter_from_env()
+    assert e.addr == "127.0.0.1:9" and e.key == KEY
+    monkeypatch.setenv("ROASTOP_KEY", "not hex")
+    with pytest.raises(ValueError):
+        emitter_from_env()
+
+
+def _collect(sink, key=KEY):
+    out = []
     while True:
         try:
-            parts.append(receive(sink))
+            out.append(receive(sink, key))
         except socket.timeout:
-            break
-        if len(parts) == parts[0]["parts"]:
-            break
-    assert len(parts) > 1 and all(p["report_id"] == parts[0]["report_id"] for p in parts)
-    assert [c for p in sorted(parts, key=lambda p: p["part"]) for c in p["columns"]] == columns
-    assert parts[0]["entries"] == 20 and "entries" not in parts[1]
-    for p in parts:
-        assert len(json.dumps(p)) < 1400
-    e.send_report({"entries": 5, "columns": ["a-data"]}, "run")
-    small = receive(sink)
-    assert "report_id" not in small and small["columns"] == ["a-data"]
+            return out
+        sink.settimeout(0.3)
 
 
-class Events(list):
-    """Enough of NanoEvents for the decorator: len(), metadata, attrs."""
-
-    def __init__(self, n, **metadata):
-        super().__init__(range(n))
-        self.metadata = metadata
-        self.attrs = {}
+REPORT = {"bytesread": 123456789, "entries": 1000000, "processtime": 12.5, "chunks": 40}
 
 
-class Proc:
-    @track_metrics
-    def process(self, events):
-        with track_time(self, "select"):
-            sum(range(1000))
-        with track_memory(self, "fill"):
-            pass
-        with track_bytes(self, events, "load"):
-            pass
-        if events.metadata.get("fail"):
-            raise KeyError("boom")
-        return {"n": len(events)}
+def test_small_report_is_one_datagram(sink):
+    e = Emitter(addr_of(sink), KEY)
+    assert e.send_report(dict(REPORT, columns=["a-data", "b-offsets"]), "run")
+    m = receive(sink)
+    assert m["type"] == "report" and m["run_id"] == "run"
+    assert {k: m[k] for k in REPORT} == REPORT and m["columns"] == ["a-data", "b-offsets"]
+    assert not {"report_id", "part", "parts"} & set(m)
+    assert nothing_arrives(sink)
 
 
-def test_decorator_sends_the_chunk_record(sink):
-    p = Proc()
-    with MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY.hex()) as mc:
-        start = receive(sink)
-        assert start["type"] == "run_start" and start["processor"] == "Proc"
-        out = p.process(Events(1234, dataset="ttbar", filename="f.root", entrystart=0,
-                               entrystop=1234, uuid="u"))
-        assert out == {"n": 1234}  # nothing injected into the output
-        rec = receive(sink)
-        mc.set_coffea_report({"entries": 1234, "chunks": 1, "columns": []})
-        assert receive(sink)["type"] == "report"
-    assert receive(sink)["type"] == "run_end"
-    assert rec["type"] == "chunk" and rec["run_id"] == mc.run_id
-    assert rec["num_events"] == 1234 and rec["dataset"] == "ttbar" and rec["file"] == "f.root"
-    assert rec["entry_stop"] == 1234 and rec["uuid"] == "u"
-    assert rec["duration"] >= 0 and rec["cpu_time"] >= 0 and rec["t_end"] >= rec["t_start"]
-    assert "select" in rec["timing"]
-    assert "error" not in rec
-    assert not getattr(p, "_roastcoffea_collect_metrics")
-    assert mc.datagrams_sent == 4 and mc.datagrams_lost == 0
+def test_report_split_reassembles(sink):
+    e = Emitter(addr_of(sink), KEY)
+    columns = ["Branch_number_%04d-data" % i for i in range(400)] + ["ü" * 10]
+    assert e.send_report(dict(REPORT, columns=columns), "run")
+    parts = _collect(sink)
+    assert 1 < len(parts) <= 64
+    assert {p["report_id"] for p in parts} == {parts[0]["report_id"]}
+    assert len(parts[0]["report_id"]) < 64
+    assert sorted(p["part"] for p in parts) == list(range(len(parts)))
+    assert all(p["parts"] == len(parts) and p["run_id"] == "run" for p in parts)
+    parts.sort(key=lambda p: p["part"])
+    assert [c for p in parts for c in p["columns"]] == columns
+    assert {k: parts[0][k] for k in REPORT} == REPORT
+    assert not set(REPORT) & set(parts[1])
+    for data in (e.datagram(dict(p)) for p in parts):
+        assert len(data) <= 1400
 
 
-def test_error_is_sent_and_reraised(sink):
-    p = Proc()
-    with MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY.hex()):
-        receive(sink)
-        with pytest.raises(KeyError):
-            p.process(Events(5, fail=True))
-        rec = receive(sink)
-    assert rec["error"] == "KeyError"
+def test_report_beyond_64_parts_is_truncated_scalars_kept(sink):
+    e = Emitter(addr_of(sink), KEY)
+    columns = ["a_rather_long_branch_name_number_%06d-data" % i for i in range(5000)]
+    e.send_report(dict(REPORT, columns=columns), "run")
+    parts = sorted(_collect(sink), key=lambda p: p["part"])
+    assert len(parts) == 64 and all(p["parts"] == 64 for p in parts)
+    got = [c for p in parts for c in p["columns"]]
+    assert 0 < len(got) < len(columns) and got == columns[:len(got)]
+    assert {k: parts[0][k] for k in REPORT} == REPORT
 
 
-def test_collection_off_sends_nothing(sink):
-    p = Proc()
-    p._roastop_addr, p._roastop_key = addr_of(sink), KEY.hex()
-    assert p.process(Events(3)) == {"n": 3}
-    sink.settimeout(0.3)
-    with pytest.raises(socket.timeout):
-        sink.recv(100)
+def test_report_with_missing_fields(sink):
+    e = Emitter(addr_of(sink), KEY)
+    e.send_report({"entries": 5}, None)
+    m = receive(sink)
+    assert m["entries"] == 5 and m["columns"] == [] and "run_id" not in m
+    assert "bytesread" not in m
 
 
-def test_one_emitter_per_process_and_key():
-    assert emitter_for("127.0.0.1:9", KEY.hex()) is emitter_for("127.0.0.1:9", KEY.hex())
-    assert emitter_for("127.0.0.1:9", None) is not emitter_for("127.0.0.1:9", KEY.hex())
+def test_soft_limit_constant():
+    assert em.SOFT_LIMIT == 1400 and em.MAX_DATAGRAM == 65507 and em.MAX_REPORT_PARTS == 64

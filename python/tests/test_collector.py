@@ -1,0 +1,157 @@
+"""MetricsCollector: run markers, report, flags on the processor, the
+address and key handed to workers, and doing nothing without an address."""
+import os
+import pickle
+import socket
+import warnings
+
+import pytest
+from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
+    KEY, addr_of, nothing_arrives, receive, fresh_process_state, sink)
+from roastop_fakes import Events
+
+from roastop import MetricsCollector, __version__, track_metrics
+
+
+class DimuonProcessor:
+    @track_metrics
+    def process(self, events):
+        return {"n": len(events)}
+
+
+def test_run_start_chunks_report_run_end(sink):
+    p = DimuonProcessor()
+    mc = MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY.hex(),
+                          run_name="dimuon test")
+    mc.set_fileset({"DY": {"files": {}}, "TT": {"files": {}}})
+    with mc as entered:
+        assert entered is mc
+        start = receive(sink)
+        assert start == {**start, "type": "run_start", "run_id": mc.run_id,
+                         "name": "dimuon test", "processor": "DimuonProcessor",
+                         "datasets": ["DY", "TT"], "client_host": socket.gethostname(),
+                         "client_pid": os.getpid(), "protocol": 1}
+        assert len(mc.run_id) == 32
+        assert p._roastcoffea_collect_metrics is True
+        assert DimuonProcessor._roastcoffea_collect_metrics is True
+        assert p._roastop_addr == addr_of(sink) and p._roastop_key == KEY.hex()
+        assert p.process(Events(7)) == {"n": 7}
+        chunk = receive(sink)
+        assert chunk["type"] == "chunk" and chunk["run_id"] == mc.run_id
+        mc.set_coffea_report({"bytesread": 1, "entries": 7, "processtime": 0.5, "chunks": 1,
+                              "columns": ["x-data"]})
+        report = receive(sink)
+        assert report["type"] == "report" and report["entries"] == 7
+        assert report["run_id"] == mc.run_id
+    end = receive(sink)
+    assert end["type"] == "run_end" and end["run_id"] == mc.run_id
+    assert [start["seq"], chunk["seq"], report["seq"], end["seq"]] == [0, 1, 2, 3]
+    assert p._roastcoffea_collect_metrics is False
+    assert "_roastcoffea_collect_metrics" not in vars(DimuonProcessor)
+    assert mc.datagrams_sent == 4 and mc.datagrams_lost == 0
+    p.process(Events(7))                      # after the run: nothing
+    assert nothing_arrives(sink)
+
+
+def test_each_run_gets_a_new_id(sink):
+    p = DimuonProcessor()
+    ids = []
+    for _ in range(2):
+        mc = MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY)
+        with mc:
+            pass
+        ids.append(mc.run_id)
+        assert receive(sink)["run_id"] == receive(sink)["run_id"] == mc.run_id
+    assert ids[0] != ids[1]
+
+
+def test_environment_defaults(sink, monkeypatch):
+    monkeypatch.setenv("ROASTOP_ADDR", addr_of(sink))
+    monkeypatch.setenv("ROASTOP_KEY", KEY.hex())
+    p = DimuonProcessor()
+    with MetricsCollector(processor_instance=p) as mc:
+        assert receive(sink)["type"] == "run_start"
+        assert p._roastop_key == KEY.hex()
+    assert receive(sink)["type"] == "run_end"
+    assert mc.datagrams_sent == 2
+
+
+def test_no_key_sends_untagged(sink, monkeypatch):
+    monkeypatch.delenv("ROASTOP_KEY", raising=False)
+    p = DimuonProcessor()
+    with MetricsCollector(None, processor_instance=p, addr=addr_of(sink)):
+        assert receive(sink, key=None)["type"] == "run_start"
+        p.process(Events(2))
+        assert receive(sink, key=None)["num_events"] == 2
+    assert receive(sink, key=None)["type"] == "run_end"
+
+
+def test_without_address_warns_once_and_does_nothing(sink, monkeypatch):
+    monkeypatch.delenv("ROASTOP_ADDR", raising=False)
+    monkeypatch.delenv("ROASTOP_KEY", raising=False)
+    p = DimuonProcessor()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mc = MetricsCollector(None, processor_instance=p)
+        MetricsCollector(None, processor_instance=p)
+    assert len(caught) == 1 and "ROASTOP_ADDR" in str(caught[0].message)
+    with mc:
+        assert not getattr(p, "_roastcoffea_collect_metrics", False)
+        p.process(Events(2))
+        mc.set_coffea_report({"entries": 2})
+    assert mc.coffea_report == {"entries": 2}
+    assert mc.datagrams_sent == 0 and mc.datagrams_lost == 0
+    assert nothing_arrives(sink)
+
+
+def test_bad_key_or_address_fails_on_the_client():
+    with pytest.raises(ValueError):
+        MetricsCollector(None, addr="127.0.0.1:9", key="not hex")
+    with pytest.raises(ValueError):
+        MetricsCollector(None, addr="nonsense", key=KEY)
+
+
+def test_without_processor_instance(sink):
+    with MetricsCollector(None, addr=addr_of(sink), key=KEY) as mc:
+        start = receive(sink)
+        assert "processor" not in start and start["name"] == "coffea run"
+        assert start["datasets"] == []
+    assert receive(sink)["type"] == "run_end"
+    assert mc.client is None
+
+
+def test_exception_in_the_run_still_ends_it(sink):
+    p = DimuonProcessor()
+    with pytest.raises(RuntimeError):
+        with MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY):
+            receive(sink)
+            raise RuntimeError("runner failed")
+    assert receive(sink)["type"] == "run_end"
+    assert "_roastcoffea_collect_metrics" not in vars(DimuonProcessor)
+
+
+def test_processor_travels_pickled_with_address(sink):
+    p = DimuonProcessor()
+    with MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY) as mc:
+        receive(sink)
+        blob = pickle.dumps(p)
+        worker_copy = pickle.loads(blob)
+        worker_copy.process(Events(3))
+        rec = receive(sink)
+    assert rec["run_id"] == mc.run_id and rec["num_events"] == 3
+
+
+def test_roastcoffea_compatible_calls(sink, capsys):
+    client = object()
+    mc = MetricsCollector(client, "dask", True, 1.0, None, addr=addr_of(sink), key=KEY)
+    assert mc.client is client and mc.track_workers and mc.worker_tracking_interval == 1.0
+    assert mc._install_scheduler_route() is None
+    with mc:
+        pass
+    out = {"n": 1, "__roastcoffea_metrics__": []}
+    mc.extract_metrics_from_output(out)
+    assert out == {"n": 1}
+    assert mc.get_metrics()["datagrams_sent"] == 2
+    mc.print_summary()
+    assert mc.run_id in capsys.readouterr().out
+    assert __version__ == "0.1.0"

@@ -1,0 +1,95 @@
+"""track_time, track_memory, track_bytes: roastcoffea 0.1.2's sections."""
+import time
+
+import pytest
+import roastop_testutil  # noqa: F401 - puts python/ on sys.path
+from roastop_fakes import Events, Factory
+
+from roastop import track_bytes, track_memory, track_time
+from roastop.instrumentation import process_memory_mb
+
+
+class P:
+    pass
+
+
+def tracked():
+    p = P()
+    p._roastcoffea_current_chunk = {"timing": {}, "memory": {}, "bytes": {}}
+    return p
+
+
+def test_track_time_fills_timing():
+    p = tracked()
+    with track_time(p, "sleep"):
+        time.sleep(0.02)
+    assert 0.015 < p._roastcoffea_current_chunk["timing"]["sleep"] < 1
+
+
+def test_track_time_records_even_when_the_block_raises():
+    p = tracked()
+    with pytest.raises(ValueError):
+        with track_time(p, "bad"):
+            raise ValueError
+    assert "bad" in p._roastcoffea_current_chunk["timing"]
+
+
+def test_track_memory_fills_memory():
+    if process_memory_mb() is None:
+        pytest.skip("no /proc/self/statm")
+    p = tracked()
+    with track_memory(p, "alloc"):
+        block = bytearray(64 * 1024 * 1024)
+        block[::4096] = b"x" * len(block[::4096])
+    assert p._roastcoffea_current_chunk["memory"]["alloc"] > 30
+    del block
+
+
+def test_memory_left_out_when_unreadable(monkeypatch):
+    import roastop.instrumentation as ins
+    monkeypatch.setattr(ins, "process_memory_mb", lambda: None)
+    p = tracked()
+    with track_memory(p, "x"):
+        pass
+    assert p._roastcoffea_current_chunk["memory"] == {}
+
+
+def test_process_memory_is_rss_in_mib():
+    mb = process_memory_mb()
+    if mb is None:
+        pytest.skip("no /proc/self/statm")
+    with open("/proc/self/status") as f:
+        rss_kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    assert abs(mb - rss_kb / 1024) < 5
+
+
+def test_track_bytes_fills_bytes():
+    p, factory = tracked(), Factory()
+    events = Events(3, factory)
+    with track_bytes(p, events, "muons"):
+        factory.read("Muon_pt", 4096)
+    assert p._roastcoffea_current_chunk["bytes"] == {"muons": 4096}
+
+
+def test_track_bytes_without_source_leaves_it_out():
+    p = tracked()
+    with track_bytes(p, Events(3), "x"):
+        pass
+    assert p._roastcoffea_current_chunk["bytes"] == {}
+
+
+def test_no_ops_without_a_tracked_chunk():
+    p = P()
+    with track_time(p, "a"), track_memory(p, "b"), track_bytes(p, Events(1, Factory()), "c"):
+        pass
+    assert not hasattr(p, "_roastcoffea_current_chunk")
+    with track_time(None, "a"):
+        pass
+
+
+def test_missing_section_dict_is_created():
+    p = P()
+    p._roastcoffea_current_chunk = {}
+    with track_time(p, "a"):
+        pass
+    assert "a" in p._roastcoffea_current_chunk["timing"]
