@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 		.listen_port = o.listen_port,
 		.key_file = o.key_file,
 		.no_auth = o.no_auth,
-		.rcvbuf = (int)o.rcvbuf,
+		.rcvbuf = o.rcvbuf,
 	};
 	return app_main(&cfg);
 }
