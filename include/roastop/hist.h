@@ -9,8 +9,10 @@
 
 #define HIST_MIN 1e-6 /* seconds */
 #define HIST_MAX 1e7
-/* gamma = (1 + a) / (1 - a) with a = 0.0099 keeps relative error < 1 % */
-#define HIST_BUCKETS 1400
+/* gamma = 1.02: a bucket's representative is within (gamma - 1) / (gamma + 1)
+ * = 0.99 % of every value in it. Bucket i covers (gamma^(i-1), gamma^i] x
+ * HIST_MIN, so HIST_MAX needs i = ceil(ln(1e13) / ln(1.02)) = 1512. */
+#define HIST_BUCKETS 1513
 
 struct hist {
 	uint64_t count;
@@ -25,9 +27,11 @@ void hist_init(struct hist *h);
 /* Negative and non-finite values are ignored and return false. */
 bool hist_add(struct hist *h, double x);
 void hist_merge(struct hist *a, const struct hist *b);
-/* q in [0, 1]; invalid when empty. Exact at q = 0 and q = 1 (min/max). */
+/* q in [0, 1]; invalid when empty or q is out of range. Nearest rank: the
+ * ceil(q * count)-th smallest value, within 1 %, clamped to [min, max].
+ * Exact at q = 0 and q = 1 (min/max). */
 optnum hist_quantile(const struct hist *h, double q);
-/* Bucket geometry, for drawing: the value range [lower, upper) of bucket i. */
+/* Bucket geometry, for drawing: the value range (lower, upper] of bucket i. */
 double hist_bucket_lower(uint32_t i);
 double hist_bucket_upper(uint32_t i);
 /* Re-bin into n_bins log-spaced display bins between lo and hi (inclusive

@@ -15,7 +15,7 @@ struct stats {
 };
 
 void stats_init(struct stats *s);
-void stats_add(struct stats *s, double x);
+void stats_add(struct stats *s, double x); /* NaN and inf are ignored */
 /* Chan et al. parallel combination: a += b. */
 void stats_merge(struct stats *a, const struct stats *b);
 /* Each returns invalid when n == 0; std is 0 when n == 1 (as roastcoffea). */

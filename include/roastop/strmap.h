@@ -20,6 +20,7 @@ struct strmap {
 	size_t index_cap; /* power of two */
 };
 
+/* max_entries 0 means no cap of the caller's (a built-in 1 G still holds). */
 void strmap_init(struct strmap *m, size_t val_size, size_t max_entries);
 void strmap_free(struct strmap *m);
 /* Pointer to the value for key, or NULL. Valid until the next upsert. */

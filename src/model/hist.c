@@ -1,21 +1,17 @@
-/* Log-bucket histogram: bucket i holds (gamma^(i-1), gamma^i] * HIST_MIN.
- * With gamma = 1.02 a value's representative 2 gamma^i / (gamma + 1) is
- * within (gamma - 1) / (gamma + 1) < 0.99 % of every value in the bucket.
- * ln(HIST_MAX / HIST_MIN) / ln(1.02) = 1395.4 buckets, so 1400 suffice. */
+/* Log-bucket histogram: bucket i holds (gamma^(i-1), gamma^i] x HIST_MIN,
+ * so bucket 0 holds HIST_MIN itself. The representative 2 gamma^i /
+ * (gamma + 1) x HIST_MIN is within (gamma - 1) / (gamma + 1) = 0.99 % of
+ * every value in the bucket, and nearest-rank quantiles pick the bucket
+ * of the exact quantile, so they carry the same bound. */
 #include "roastop/hist.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #define HIST_GAMMA 1.02
-
-static double inv_log_gamma(void)
-{
-	static double v;
-	if (v == 0.0)
-		v = 1.0 / log(HIST_GAMMA);
-	return v;
-}
+/* 1 / ln(1.02), written out so hist_add needs no second log() at -O0 */
+#define HIST_INV_LN_GAMMA 50.4983497918439
 
 void hist_init(struct hist *h)
 {
@@ -25,10 +21,11 @@ void hist_init(struct hist *h)
 	h->lo = HIST_BUCKETS;
 }
 
+/* x in [HIST_MIN, HIST_MAX]; the clamps only absorb rounding in log(). */
 static uint32_t bucket_of(double x)
 {
-	double i = ceil(log(x / HIST_MIN) * inv_log_gamma());
-	if (i < 0)
+	double i = ceil(log(x * (1.0 / HIST_MIN)) * HIST_INV_LN_GAMMA);
+	if (!(i > 0))
 		return 0;
 	if (i >= HIST_BUCKETS)
 		return HIST_BUCKETS - 1;
@@ -70,7 +67,9 @@ void hist_merge(struct hist *a, const struct hist *b)
 	a->overflow += b->overflow;
 	a->min = fmin(a->min, b->min);
 	a->max = fmax(a->max, b->max);
-	for (uint32_t i = 0; i < HIST_BUCKETS; i++)
+	if (b->lo > b->hi)
+		return; /* b had only under/overflow */
+	for (uint32_t i = b->lo; i <= b->hi; i++)
 		a->buckets[i] += b->buckets[i];
 	if (b->lo < a->lo)
 		a->lo = b->lo;
@@ -80,7 +79,7 @@ void hist_merge(struct hist *a, const struct hist *b)
 
 double hist_bucket_lower(uint32_t i)
 {
-	return i == 0 ? 0.0 : HIST_MIN * pow(HIST_GAMMA, (double)i - 1.0);
+	return HIST_MIN * pow(HIST_GAMMA, (double)i - 1.0);
 }
 
 double hist_bucket_upper(uint32_t i)
@@ -88,13 +87,31 @@ double hist_bucket_upper(uint32_t i)
 	return HIST_MIN * pow(HIST_GAMMA, (double)i);
 }
 
+static double bucket_value(uint32_t i)
+{
+	return 2.0 * hist_bucket_upper(i) / (HIST_GAMMA + 1.0);
+}
+
 static double clamp(double v, double lo, double hi)
 {
 	return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* Nearest rank: the ceil(q * count)-th smallest value (1-based), so the p99
- * of two chunks is the larger one. */
+/* 0-based index of the ceil(q n)-th smallest value. q n is rounded once
+ * and q itself is a rounded decimal, so a product a few ulps above an
+ * integer (0.07 x 100 = 7.000000000000001) is taken as that integer. */
+static uint64_t nearest_rank(double q, uint64_t n)
+{
+	double r = q * (double)n, k = floor(r);
+	if (r - k > 4 * DBL_EPSILON * r)
+		k += 1;
+	if (k < 1)
+		return 0;
+	if (k >= (double)n)
+		return n - 1;
+	return (uint64_t)k - 1;
+}
+
 optnum hist_quantile(const struct hist *h, double q)
 {
 	if (h->count == 0 || !(q >= 0 && q <= 1))
@@ -103,26 +120,27 @@ optnum hist_quantile(const struct hist *h, double q)
 		return optnum_of(h->min);
 	if (q == 1)
 		return optnum_of(h->max);
-	uint64_t rank = (uint64_t)ceil(q * (double)h->count) - 1; /* 0-based */
+	uint64_t rank = nearest_rank(q, h->count);
 	if (rank < h->underflow)
 		return optnum_of(h->min);
 	uint64_t seen = h->underflow;
 	for (uint32_t i = h->lo; i <= h->hi && i < HIST_BUCKETS; i++) {
 		seen += h->buckets[i];
-		if (rank < seen) {
-			double rep = 2.0 * hist_bucket_upper(i) / (HIST_GAMMA + 1.0);
-			return optnum_of(clamp(rep, h->min, h->max));
-		}
+		if (rank < seen)
+			return optnum_of(clamp(bucket_value(i), h->min, h->max));
 	}
-	return optnum_of(h->max);
+	return optnum_of(h->max); /* the rank is in the overflow */
 }
 
-/* Display bins: log-spaced between lo and hi; a source bucket is placed by
- * its representative value; under/overflow land in the end bins. */
+/* Display bins: log-spaced between lo and hi; a source bucket goes whole
+ * into the bin of its representative value (buckets are 2 % wide, far
+ * narrower than a screen column); under/overflow land in the end bins. */
 void hist_rebin(const struct hist *h, double lo, double hi, uint64_t *out, size_t n_bins)
 {
+	if (n_bins == 0)
+		return;
 	memset(out, 0, n_bins * sizeof(*out));
-	if (n_bins == 0 || !(lo > 0) || !(hi > lo))
+	if (!(lo > 0) || !(hi > lo) || !isfinite(hi))
 		return;
 	double scale = (double)n_bins / log(hi / lo);
 	out[0] += h->underflow;
@@ -130,8 +148,7 @@ void hist_rebin(const struct hist *h, double lo, double hi, uint64_t *out, size_
 	for (uint32_t i = h->lo; i <= h->hi && i < HIST_BUCKETS; i++) {
 		if (!h->buckets[i])
 			continue;
-		double rep = 2.0 * hist_bucket_upper(i) / (HIST_GAMMA + 1.0);
-		double pos = floor(log(rep / lo) * scale);
+		double pos = floor(log(bucket_value(i) / lo) * scale);
 		size_t b = pos < 0 ? 0 : (pos >= (double)n_bins ? n_bins - 1 : (size_t)pos);
 		out[b] += h->buckets[i];
 	}

@@ -8,8 +8,12 @@ void stats_init(struct stats *s)
 	*s = (struct stats){ .min = INFINITY, .max = -INFINITY };
 }
 
+/* A non-finite value would turn every later mean and std into NaN, which
+ * JSON cannot carry; the decoders reject them, this is the backstop. */
 void stats_add(struct stats *s, double x)
 {
+	if (!isfinite(x))
+		return;
 	s->n++;
 	s->sum += x;
 	double d = x - s->mean;

@@ -1,18 +1,84 @@
 /* Insertion-ordered string map: dense key/value arrays plus an open-
- * addressing index (linear probing, load <= 1/2) of entry numbers. */
+ * addressing index (linear probing, load <= 1/2) of entry numbers.
+ *
+ * The map sits on the chunk hot path (dataset, file, worker, section and
+ * branch names, several lookups per event at > 1 M events/s), so keys are
+ * hashed eight bytes at a time rather than byte by byte, the full hash is
+ * kept per entry so a probe compares strings only on a 32-bit match, and
+ * a lookup allocates nothing. */
 #include "roastop/strmap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define STRMAP_MIN_ENTRIES 8
+#define STRMAP_MIN_ENTRIES 8u
+/* entry numbers are stored + 1 in a uint32_t index slot */
+#define STRMAP_HARD_MAX ((size_t)UINT32_MAX / 4)
 
-static uint32_t hash_str(const char *s)
+#define MIX_K1 0x9E3779B97F4A7C15ull
+#define MIX_K2 0xFF51AFD7ED558CCDull
+#define MIX_K3 0xC4CEB9FE1A85EC53ull
+
+static uint64_t load64(const char *p)
 {
-	uint32_t h = 2166136261u;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	return h ? h : 1;
+	uint64_t w;
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+static uint64_t load32(const char *p)
+{
+	uint32_t w;
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/* The n < 8 bytes at p as one word without a variable-length memcpy:
+ * overlapping reads cover every byte, and the length is in the seed, so
+ * two keys that read alike have different lengths or equal bytes. */
+static uint64_t load_short(const char *p, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	if (n >= 4)
+		return load32(p) << 32 | load32(p + n - 4);
+	if (n == 0)
+		return 0;
+	return (uint64_t)u[0] << 16 | (uint64_t)u[n / 2] << 8 | u[n - 1];
+}
+
+static uint64_t mix_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * MIX_K2;
+	return h ^ (h >> 32);
+}
+
+/* Multiply-xorshift over 8-byte words in two independent lanes (so the
+ * multiplies of a long path overlap), the last 16 bytes read overlapping
+ * the rest, then a full avalanche so that the low bits used for the slot
+ * depend on every byte of the key. */
+static uint32_t hash_key(const char *s, size_t len)
+{
+	uint64_t a = MIX_K1 ^ (uint64_t)len, b = MIX_K3;
+	const char *p = s;
+	size_t n = len;
+	for (; n > 16; p += 16, n -= 16) {
+		a = mix_word(a, load64(p));
+		b = mix_word(b, load64(p + 8));
+	}
+	if (len >= 16) {
+		a = mix_word(a, load64(s + len - 16));
+		b = mix_word(b, load64(s + len - 8));
+	} else if (n >= 8) {
+		a = mix_word(a, load64(p));
+		b = mix_word(b, load64(p + n - 8));
+	} else {
+		b = mix_word(b, load_short(p, n));
+	}
+	uint64_t h = mix_word(a, b);
+	h ^= h >> 33;
+	h *= MIX_K3;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 void strmap_init(struct strmap *m, size_t val_size, size_t max_entries)
@@ -33,6 +99,8 @@ void strmap_free(struct strmap *m)
 	strmap_init(m, m->val_size, m->max_entries);
 }
 
+/* The slot holding key, or the empty slot where it would go. The index is
+ * never more than half full, so an empty slot always ends the loop. */
 static size_t probe(const struct strmap *m, const char *key, uint32_t h, bool *found)
 {
 	size_t mask = m->index_cap - 1, i = h & mask;
@@ -49,13 +117,18 @@ static size_t probe(const struct strmap *m, const char *key, uint32_t h, bool *f
 	}
 }
 
+static void *val_ptr(const struct strmap *m, size_t e)
+{
+	return m->vals + e * m->val_size;
+}
+
 void *strmap_get(const struct strmap *m, const char *key)
 {
 	if (!m->index_cap || !key)
 		return NULL;
 	bool found;
-	size_t slot = probe(m, key, hash_str(key), &found);
-	return found ? m->vals + (size_t)(m->index[slot] - 1) * m->val_size : NULL;
+	size_t slot = probe(m, key, hash_key(key, strlen(key)), &found);
+	return found ? val_ptr(m, m->index[slot] - 1) : NULL;
 }
 
 static int index_rebuild(struct strmap *m, size_t cap)
@@ -75,9 +148,16 @@ static int index_rebuild(struct strmap *m, size_t cap)
 	return 0;
 }
 
-static int entries_grow(struct strmap *m)
+/* Doubles the entry arrays (never past max_entries). Each array is
+ * committed as soon as it is reallocated, and cap_entries only once all
+ * three are, so a failure leaves a consistent map. */
+static int entries_grow(struct strmap *m, size_t limit)
 {
 	size_t cap = m->cap_entries ? m->cap_entries * 2 : STRMAP_MIN_ENTRIES;
+	if (cap > limit)
+		cap = limit;
+	if (cap > SIZE_MAX / m->val_size)
+		return -1;
 	char **keys = realloc(m->keys, cap * sizeof(*keys));
 	if (!keys)
 		return -1;
@@ -91,7 +171,31 @@ static int entries_grow(struct strmap *m)
 		return -1;
 	m->vals = vals;
 	m->cap_entries = cap;
-	return index_rebuild(m, cap * 2);
+	return 0;
+}
+
+static size_t entry_limit(const struct strmap *m)
+{
+	if (m->max_entries && m->max_entries < STRMAP_HARD_MAX)
+		return m->max_entries;
+	return STRMAP_HARD_MAX;
+}
+
+/* Room for one more entry: an entry slot, and an index kept at most half
+ * full. On failure nothing about the existing entries has changed. */
+static int make_room(struct strmap *m)
+{
+	size_t limit = entry_limit(m);
+	if (m->count >= limit)
+		return -1;
+	if (m->count == m->cap_entries && entries_grow(m, limit) != 0)
+		return -1;
+	if (2 * (m->count + 1) > m->index_cap) {
+		size_t cap = m->index_cap ? m->index_cap * 2 : 2 * STRMAP_MIN_ENTRIES;
+		if (index_rebuild(m, cap) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 void *strmap_upsert(struct strmap *m, const char *key, bool *added)
@@ -99,25 +203,26 @@ void *strmap_upsert(struct strmap *m, const char *key, bool *added)
 	*added = false;
 	if (!key)
 		return NULL;
-	uint32_t h = hash_str(key);
+	size_t len = strlen(key);
+	uint32_t h = hash_key(key, len);
 	bool found = false;
 	if (m->index_cap) {
 		size_t slot = probe(m, key, h, &found);
 		if (found)
-			return m->vals + (size_t)(m->index[slot] - 1) * m->val_size;
+			return val_ptr(m, m->index[slot] - 1);
 	}
-	if (m->max_entries && m->count >= m->max_entries)
+	if (make_room(m) != 0)
 		return NULL;
-	if (m->count == m->cap_entries && entries_grow(m) != 0)
-		return NULL;
-	char *k = strdup(key);
+	char *k = malloc(len + 1);
 	if (!k)
 		return NULL;
-	size_t e = m->count++, slot = probe(m, key, h, &found);
+	memcpy(k, key, len + 1);
+	size_t e = m->count, slot = probe(m, key, h, &found);
 	m->keys[e] = k;
 	m->hashes[e] = h;
 	m->index[slot] = (uint32_t)(e + 1);
-	void *v = m->vals + e * m->val_size;
+	m->count++;
+	void *v = val_ptr(m, e);
 	memset(v, 0, m->val_size);
 	*added = true;
 	return v;
@@ -130,5 +235,5 @@ const char *strmap_key_at(const struct strmap *m, size_t i)
 
 void *strmap_val_at(const struct strmap *m, size_t i)
 {
-	return i < m->count ? m->vals + i * m->val_size : NULL;
+	return i < m->count ? val_ptr(m, i) : NULL;
 }

@@ -1,21 +1,38 @@
-/* Bounded time series; see timeline.h for the contract. */
+/* Bounded time series; see timeline.h for the contract.
+ *
+ * Points fill up to per_bucket raw samples each; when a new point is due
+ * and the array is full, neighbours merge in pairs and per_bucket doubles,
+ * so a compaction (O(cap)) happens once per cap/2 new points: amortised
+ * O(1) per sample. A merged pair is flagged gap_before when either half
+ * was, so a gap inside the pair is drawn at most one bucket early instead
+ * of vanishing.
+ *
+ * The totals (integral, covered, n_samples, sum, min, max) are separate
+ * from the points: a restart or a freeze changes which samples they count,
+ * never what is drawn. */
 #include "roastop/timeline.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define TL_MIN_CAP 4
+#define TL_MAX_PER_BUCKET (UINT32_MAX / 2 + 1)
+
 int timeline_init(struct timeline *tl, size_t cap)
 {
 	memset(tl, 0, sizeof(*tl));
-	cap = cap < 4 ? 4 : cap + (cap & 1);
+	tl->per_bucket = 1;
+	tl->min = INFINITY;
+	tl->max = -INFINITY;
+	if (cap > SIZE_MAX / 2 / sizeof(*tl->pts))
+		return -1;
+	cap = cap < TL_MIN_CAP ? TL_MIN_CAP : cap + (cap & 1);
 	tl->pts = calloc(cap, sizeof(*tl->pts));
 	if (!tl->pts)
 		return -1;
 	tl->cap = cap;
-	tl->per_bucket = 1;
-	tl->min = INFINITY;
-	tl->max = -INFINITY;
 	return 0;
 }
 
@@ -28,16 +45,15 @@ void timeline_free(struct timeline *tl)
 
 static void point_merge(struct tl_point *a, const struct tl_point *b)
 {
-	uint32_t n = a->n + b->n;
+	double n = (double)a->n + (double)b->n;
 	a->mean = (float)(((double)a->mean * a->n + (double)b->mean * b->n) / n);
 	a->min = fminf(a->min, b->min);
 	a->max = fmaxf(a->max, b->max);
-	a->n = n;
-	/* a gap inside the pair still shows: the merged bucket starts one */
+	a->n += b->n;
 	a->gap_before = a->gap_before || b->gap_before;
 }
 
-/* Halve the resolution: buckets merge in pairs. */
+/* Halve the resolution; an odd last point is kept as it is. */
 static void timeline_compact(struct timeline *tl)
 {
 	size_t j = 0;
@@ -48,12 +64,16 @@ static void timeline_compact(struct timeline *tl)
 	if (tl->len & 1)
 		tl->pts[j++] = tl->pts[tl->len - 1];
 	tl->len = j;
-	tl->per_bucket *= 2;
+	if (tl->per_bucket < TL_MAX_PER_BUCKET)
+		tl->per_bucket *= 2;
 }
 
+/* The exact accumulators: a trapezoid joins consecutive samples unless a
+ * gap came between them (has_last is false then). */
 static void timeline_accumulate(struct timeline *tl, double t, double v)
 {
 	if (tl->frozen) {
+		/* still the left edge of the first trapezoid after a thaw */
 		tl->t_last = t;
 		tl->v_last = v;
 		tl->has_last = true;
@@ -65,47 +85,81 @@ static void timeline_accumulate(struct timeline *tl, double t, double v)
 	}
 	tl->n_samples++;
 	tl->sum += v;
-	tl->min = fmin(tl->min, v);
-	tl->max = fmax(tl->max, v);
+	if (v < tl->min)
+		tl->min = v;
+	if (v > tl->max)
+		tl->max = v;
 	tl->t_last = t;
 	tl->v_last = v;
 	tl->has_last = true;
+}
+
+/* Points are floats to halve their memory; a finite double past the float
+ * range saturates instead of becoming inf (and the exact accumulators
+ * keep the double). */
+static float to_float(double v)
+{
+	return v > FLT_MAX ? FLT_MAX : (v < -FLT_MAX ? -FLT_MAX : (float)v);
+}
+
+static void timeline_append(struct timeline *tl, double t, double v, bool gap)
+{
+	if (tl->len == tl->cap)
+		timeline_compact(tl);
+	float f = to_float(v);
+	tl->pts[tl->len++] = (struct tl_point){
+		.t = t, .min = f, .max = f, .mean = f, .n = 1, .gap_before = gap,
+	};
 }
 
 bool timeline_push(struct timeline *tl, double t, double v)
 {
 	if (!isfinite(t) || !isfinite(v) || !tl->pts)
 		return false;
+	/* t_last is the last sample's time even when totals were restarted
+	 * or frozen; len says whether there was one */
 	if (tl->len && t < tl->t_last)
 		return false;
 	bool gap = tl->gap_pending;
 	timeline_accumulate(tl, t, v);
 	tl->gap_pending = false;
 	struct tl_point *last = tl->len ? &tl->pts[tl->len - 1] : NULL;
-	if (last && !gap && last->n < tl->per_bucket) {
-		point_merge(last, &(struct tl_point){ .mean = (float)v, .min = (float)v,
-						      .max = (float)v, .n = 1 });
+	if (!last || gap || last->n >= tl->per_bucket) {
+		timeline_append(tl, t, v, gap);
 		return true;
 	}
-	if (tl->len == tl->cap)
-		timeline_compact(tl);
-	tl->pts[tl->len++] = (struct tl_point){ .t = t, .min = (float)v, .max = (float)v,
-						.mean = (float)v, .n = 1, .gap_before = gap };
+	float f = to_float(v);
+	point_merge(last, &(struct tl_point){ .min = f, .max = f, .mean = f, .n = 1 });
 	return true;
 }
 
 void timeline_gap(struct timeline *tl)
 {
 	tl->has_last = false;
-	if (tl->n_samples)
+	if (tl->len)
 		tl->gap_pending = true;
 }
 
+void timeline_restart_totals(struct timeline *tl)
+{
+	tl->n_samples = 0;
+	tl->integral = tl->covered = tl->sum = 0;
+	tl->min = INFINITY;
+	tl->max = -INFINITY;
+}
+
+void timeline_freeze(struct timeline *tl, bool frozen)
+{
+	tl->frozen = frozen;
+}
+
+/* The time-weighted average; with no trapezoid yet (one sample, or only
+ * samples at one instant or isolated by gaps) the plain mean stands in. */
 optnum timeline_time_avg(const struct timeline *tl)
 {
 	if (tl->n_samples == 0)
 		return optnum_none();
-	if (tl->covered <= 0)
+	if (!(tl->covered > 0))
 		return optnum_of(tl->sum / (double)tl->n_samples);
 	return optnum_of(tl->integral / tl->covered);
 }
@@ -123,17 +177,4 @@ optnum timeline_max(const struct timeline *tl)
 optnum timeline_min(const struct timeline *tl)
 {
 	return tl->n_samples ? optnum_of(tl->min) : optnum_none();
-}
-
-void timeline_restart_totals(struct timeline *tl)
-{
-	tl->n_samples = 0;
-	tl->integral = tl->covered = tl->sum = 0;
-	tl->min = INFINITY;
-	tl->max = -INFINITY;
-}
-
-void timeline_freeze(struct timeline *tl, bool frozen)
-{
-	tl->frozen = frozen;
 }

@@ -3,6 +3,7 @@
 #include "roastop/topk.h"
 #include "roastop/strutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,9 @@ static void sift_down(struct topk *k, size_t i)
 void topk_offer(struct topk *k, double duration, const char *file, const char *dataset,
 		const char *worker, optnum entry_start, optnum entry_stop, optnum num_events)
 {
+	/* NaN compares false both ways and would break the heap order */
+	if (!isfinite(duration))
+		return;
 	if (k->len == TOPK_CAP && duration <= k->items[0].duration)
 		return;
 	size_t at = k->len < TOPK_CAP ? k->len++ : 0;
@@ -64,16 +68,26 @@ void topk_offer(struct topk *k, double duration, const char *file, const char *d
 		sift_up(k, at);
 }
 
-static int by_duration_desc(const void *a, const void *b)
+/* Ties are broken by file, then entry_start, so that every reader (screen,
+ * summary) lists equal durations in one order whatever the heap held. */
+static int by_duration_desc(const void *pa, const void *pb)
 {
-	double x = ((const struct topk_item *)a)->duration;
-	double y = ((const struct topk_item *)b)->duration;
-	return (x < y) - (x > y);
+	const struct topk_item *a = pa, *b = pb;
+	if (a->duration != b->duration)
+		return a->duration < b->duration ? 1 : -1;
+	int c = strcmp(a->file, b->file);
+	if (c)
+		return c;
+	double x = a->entry_start.valid ? a->entry_start.value : -1;
+	double y = b->entry_start.valid ? b->entry_start.value : -1;
+	return (x > y) - (x < y);
 }
 
 size_t topk_sorted(const struct topk *k, struct topk_item *out, size_t max)
 {
 	struct topk_item tmp[TOPK_CAP];
+	if (!max || !k->len)
+		return 0;
 	memcpy(tmp, k->items, k->len * sizeof(*tmp));
 	qsort(tmp, k->len, sizeof(*tmp), by_duration_desc);
 	size_t n = k->len < max ? k->len : max;

@@ -1,5 +1,6 @@
 #include "roastop/arena.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,8 @@ struct arena_block {
 
 static struct arena_block *block_new(size_t cap)
 {
+	if (cap > SIZE_MAX - sizeof(struct arena_block))
+		return NULL; /* the header would wrap the size to a tiny block */
 	struct arena_block *b = malloc(sizeof(*b) + cap);
 	if (!b)
 		return NULL;
@@ -83,7 +86,9 @@ static size_t align_up(size_t n)
 void *arena_alloc(struct arena *a, size_t size)
 {
 	size_t need = align_up(size ? size : 1);
-	if (need < size || (a->limit && a->total + need > a->limit))
+	/* need < size: the rounding wrapped. The limit test subtracts, as
+	 * total + need could wrap past a huge request. */
+	if (need < size || (a->limit && (a->total > a->limit || need > a->limit - a->total)))
 		return NULL;
 	if (need > ARENA_LARGE)
 		return alloc_large(a, need);
@@ -117,6 +122,8 @@ void *arena_alloc(struct arena *a, size_t size)
 
 char *arena_strndup(struct arena *a, const char *s, size_t len)
 {
+	if (len == SIZE_MAX)
+		return NULL;
 	char *p = arena_alloc(a, len + 1);
 	if (!p)
 		return NULL;

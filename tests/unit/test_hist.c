@@ -5,6 +5,7 @@
 
 #include "roastop/hist.h"
 
+/* xorshift64, fixed seed: the same values on every run */
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static double unit(void)
@@ -21,46 +22,126 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* 100,000 log-uniform values over 1 ms .. 1,000 s: every quantile within
- * 1 % of the exact (nearest-rank) one. */
-static void quantiles_within_one_percent(void **state)
+static struct hist *hist_new(void)
 {
-	(void)state;
-	enum { N = 100000 };
-	static double xs[N];
 	struct hist *h = malloc(sizeof(*h));
+	assert_non_null(h);
 	hist_init(h);
+	return h;
+}
+
+static bool within(double got, double want, double rel)
+{
+	return fabs(got - want) <= rel * fabs(want);
+}
+
+enum { N = 100000 };
+
+/* Nearest rank in integers: the ceil(permille * N / 1000)-th smallest. */
+static double exact_quantile(const double *sorted, size_t permille)
+{
+	size_t k = (permille * N + 999) / 1000;
+	return sorted[k - 1];
+}
+
+/* Fills h with N log-uniform values over [lo, hi], checks the 1 % bound at
+ * every permille against the exactly sorted values. */
+static void check_log_uniform(double lo, double hi)
+{
+	static double xs[N];
+	struct hist *h = hist_new();
 	for (size_t i = 0; i < N; i++) {
-		xs[i] = 1e-3 * pow(1e6, unit());
+		xs[i] = lo * pow(hi / lo, unit());
 		assert_true(hist_add(h, xs[i]));
 	}
 	qsort(xs, N, sizeof(xs[0]), cmp);
-	const double qs[] = { 0.01, 0.5, 0.9, 0.99, 0.999 };
-	for (size_t k = 0; k < 5; k++) {
-		double exact = xs[(size_t)ceil(qs[k] * N) - 1]; /* nearest rank */
-		double got = hist_quantile(h, qs[k]).value;
-		assert_true(fabs(got - exact) / exact < 0.01);
+	const size_t named[] = { 500, 900, 990 }; /* p50, p90, p99 */
+	for (size_t k = 0; k < 3; k++) {
+		double want = exact_quantile(xs, named[k]);
+		assert_true(within(hist_quantile(h, (double)named[k] / 1000).value, want, 0.01));
 	}
-	assert_near(hist_quantile(h, 0).value, xs[0], 0);
-	assert_near(hist_quantile(h, 1).value, xs[N - 1], 0);
+	for (size_t p = 1; p < 1000; p++) {
+		double want = exact_quantile(xs, p);
+		assert_true(within(hist_quantile(h, (double)p / 1000).value, want, 0.01));
+	}
+	assert_true(hist_quantile(h, 0).value == xs[0]);
+	assert_true(hist_quantile(h, 1).value == xs[N - 1]);
+	assert_int_equal(h->underflow + h->overflow, 0);
 	free(h);
+}
+
+/* 100,000 log-uniform chunk durations over 1 ms .. 1,000 s. */
+static void quantiles_within_one_percent(void **state)
+{
+	(void)state;
+	check_log_uniform(1e-3, 1e3);
+}
+
+/* The whole promised range, HIST_MIN .. HIST_MAX: the top decade holds
+ * event counts of big chunks and must not pile into one bucket. */
+static void quantiles_within_one_percent_over_full_range(void **state)
+{
+	(void)state;
+	check_log_uniform(HIST_MIN, HIST_MAX);
+}
+
+/* 2e6, 3e6, 5e6 (events per chunk): the median is the middle one. */
+static void top_decade_is_resolved(void **state)
+{
+	(void)state;
+	struct hist *h = hist_new();
+	hist_add(h, 2e6);
+	hist_add(h, 3e6);
+	hist_add(h, 5e6);
+	assert_true(within(hist_quantile(h, 0.5).value, 3e6, 0.01));
+	assert_true(hist_add(h, HIST_MAX));
+	assert_int_equal(h->overflow, 0);
+	assert_true(h->hi < HIST_BUCKETS);
+	assert_true(hist_bucket_upper(h->hi) >= HIST_MAX);
+	assert_true(within(hist_quantile(h, 0.75).value, 5e6, 0.01));
+	free(h);
+}
+
+/* Every value lands in a bucket whose (lower, upper] holds it, and each
+ * bucket is a factor 1.02 wide. */
+static void bucket_geometry_holds_each_value(void **state)
+{
+	(void)state;
+	for (double x = HIST_MIN * 1.001; x <= HIST_MAX; x *= 1.37) {
+		struct hist *h = hist_new();
+		assert_true(hist_add(h, x));
+		assert_int_equal(h->lo, h->hi);
+		assert_true(hist_bucket_lower(h->lo) < x * (1 + 1e-12));
+		assert_true(x <= hist_bucket_upper(h->lo) * (1 + 1e-12));
+		assert_near(hist_bucket_upper(h->lo) / hist_bucket_lower(h->lo), 1.02, 1e-12);
+		free(h);
+	}
 }
 
 static void bad_values_ignored_and_extremes_counted(void **state)
 {
 	(void)state;
-	struct hist *h = malloc(sizeof(*h));
-	hist_init(h);
+	struct hist *h = hist_new();
 	assert_false(hist_quantile(h, 0.5).valid);
 	assert_false(hist_add(h, -1));
 	assert_false(hist_add(h, NAN));
 	assert_false(hist_add(h, INFINITY));
+	assert_int_equal(h->count, 0);
 	assert_true(hist_add(h, 0));
+	assert_true(hist_add(h, 1));
+	assert_true(hist_add(h, 2));
 	assert_true(hist_add(h, 1e9));
-	assert_int_equal(h->count, 2);
+	assert_int_equal(h->count, 4);
 	assert_int_equal(h->underflow, 1);
 	assert_int_equal(h->overflow, 1);
-	assert_near(hist_quantile(h, 0.25).value, 0, 0);
+	/* ranks 1..4 are 0 (underflow), 1, 2, 1e9 (overflow) */
+	assert_true(hist_quantile(h, 0.25).value == 0); /* underflow -> min */
+	assert_true(within(hist_quantile(h, 0.5).value, 1, 0.01));
+	assert_true(within(hist_quantile(h, 0.75).value, 2, 0.01));
+	assert_true(hist_quantile(h, 0.9).value == 1e9); /* overflow -> max */
+	assert_false(hist_quantile(h, -0.1).valid);
+	assert_false(hist_quantile(h, 1.1).valid);
+	assert_false(hist_quantile(h, NAN).valid);
 	free(h);
 }
 
@@ -68,41 +149,102 @@ static void bad_values_ignored_and_extremes_counted(void **state)
 static void nearest_rank_on_few_values(void **state)
 {
 	(void)state;
-	struct hist *h = malloc(sizeof(*h));
-	hist_init(h);
+	struct hist *h = hist_new();
 	hist_add(h, 2.5);
 	hist_add(h, 4.5);
-	assert_true(fabs(hist_quantile(h, 0.5).value - 2.5) / 2.5 < 0.01);
-	assert_true(fabs(hist_quantile(h, 0.99).value - 4.5) / 4.5 < 0.01);
+	assert_true(within(hist_quantile(h, 0.5).value, 2.5, 0.01));
+	assert_true(within(hist_quantile(h, 0.99).value, 4.5, 0.01));
+	free(h);
+}
+
+/* 1..100: the q-th quantile is q*100 itself. 0.07 * 100 is 7.000000000000001
+ * in doubles; a plain ceil would pick 8, 14 % off. */
+static void rank_survives_float_rounding(void **state)
+{
+	(void)state;
+	struct hist *h = hist_new();
+	for (int i = 1; i <= 100; i++)
+		hist_add(h, i);
+	const int ps[] = { 7, 14, 28, 29, 50, 57, 90, 99 };
+	for (size_t k = 0; k < ROASTOP_ARRAY_LEN(ps); k++)
+		assert_true(within(hist_quantile(h, ps[k] / 100.0).value, ps[k], 0.01));
+	assert_true(hist_quantile(h, 0.001).value == 1); /* rank 1: clamped to min */
+	free(h);
+}
+
+/* One value: every quantile is that value exactly (clamped to min/max). */
+static void single_value_is_exact(void **state)
+{
+	(void)state;
+	struct hist *h = hist_new();
+	hist_add(h, 3.0);
+	for (double q = 0; q <= 1; q += 0.125)
+		assert_true(hist_quantile(h, q).value == 3.0);
 	free(h);
 }
 
 static void merge_equals_adding_all(void **state)
 {
 	(void)state;
-	struct hist *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b)), *all = malloc(sizeof(*all));
-	hist_init(a);
-	hist_init(b);
-	hist_init(all);
-	for (int i = 1; i <= 1000; i++) {
+	struct hist *a = hist_new(), *b = hist_new(), *all = hist_new(), *empty = hist_new();
+	for (int i = 0; i <= 1000; i++) {
 		double x = i * 0.01;
+		if (i == 500)
+			x = 5e8; /* overflow */
 		hist_add(i % 3 ? a : b, x);
 		hist_add(all, x);
 	}
+	hist_merge(a, empty);
 	hist_merge(a, b);
 	assert_int_equal(a->count, all->count);
+	assert_int_equal(a->underflow, 1); /* the 0 */
+	assert_int_equal(a->overflow, 1);
+	assert_true(a->min == all->min && a->max == all->max);
+	assert_int_equal(a->lo, all->lo);
+	assert_int_equal(a->hi, all->hi);
 	assert_memory_equal(a->buckets, all->buckets, sizeof(a->buckets));
-	assert_near(hist_quantile(a, 0.5).value, hist_quantile(all, 0.5).value, 0);
+	for (double q = 0; q <= 1; q += 0.05)
+		assert_true(hist_quantile(a, q).value == hist_quantile(all, q).value);
+	hist_merge(empty, all); /* into an empty one */
+	assert_memory_equal(empty, all, sizeof(*all));
 	free(a);
 	free(b);
 	free(all);
+	free(empty);
+}
+
+/* 3 display bins over [1, 1000): [1,10) [10,100) [100,1000).
+ * 0 (underflow) and 0.5 fall in the first, 5000 and 1e8 (overflow) in
+ * the last: {1 + 1 + 5, 2, 1 + 1 + 1}. */
+static void rebin_hand_computed(void **state)
+{
+	(void)state;
+	struct hist *h = hist_new();
+	for (int i = 0; i < 5; i++)
+		hist_add(h, 3);
+	hist_add(h, 30);
+	hist_add(h, 31);
+	hist_add(h, 300);
+	hist_add(h, 0);
+	hist_add(h, 0.5);
+	hist_add(h, 5000);
+	hist_add(h, 1e8);
+	uint64_t bins[3];
+	hist_rebin(h, 1, 1000, bins, 3);
+	assert_int_equal(bins[0], 7);
+	assert_int_equal(bins[1], 2);
+	assert_int_equal(bins[2], 3);
+	bins[1] = 99;
+	hist_rebin(h, 0, 1000, bins, 3); /* bad range: all zero, no crash */
+	assert_int_equal(bins[0] + bins[1] + bins[2], 0);
+	hist_rebin(h, 1, 1000, NULL, 0);
+	free(h);
 }
 
 static void rebin_keeps_every_count(void **state)
 {
 	(void)state;
-	struct hist *h = malloc(sizeof(*h));
-	hist_init(h);
+	struct hist *h = hist_new();
 	for (int i = 0; i < 500; i++)
 		hist_add(h, 0.1 + i * 0.05);
 	hist_add(h, 1e-9);
@@ -112,7 +254,6 @@ static void rebin_keeps_every_count(void **state)
 		total += bins[i];
 	assert_int_equal(total, 501);
 	assert_true(bins[0] >= 1);
-	assert_true(hist_bucket_upper(10) > hist_bucket_lower(10));
 	free(h);
 }
 
@@ -120,9 +261,15 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(quantiles_within_one_percent),
+		cmocka_unit_test(quantiles_within_one_percent_over_full_range),
+		cmocka_unit_test(top_decade_is_resolved),
+		cmocka_unit_test(bucket_geometry_holds_each_value),
 		cmocka_unit_test(bad_values_ignored_and_extremes_counted),
 		cmocka_unit_test(nearest_rank_on_few_values),
+		cmocka_unit_test(rank_survives_float_rounding),
+		cmocka_unit_test(single_value_is_exact),
 		cmocka_unit_test(merge_equals_adding_all),
+		cmocka_unit_test(rebin_hand_computed),
 		cmocka_unit_test(rebin_keeps_every_count),
 	};
 	return cmocka_run_group_tests_name("hist", tests, NULL, NULL);
