@@ -1,7 +1,9 @@
-/* The one JSON codec for events: recording lines now, UDP datagram bodies
- * later. Decoding is strict (types, ranges, UTF-8, sizes, nesting) and
- * all-or-nothing: a rejected event leaves ev->type == EV_NONE and the
- * reason is returned, to be counted by the source. */
+/* The one JSON codec for events: recording lines and UDP datagram bodies
+ * (docs/recording.md has every field). Decoding is strict (types, ranges,
+ * UTF-8, sizes, nesting) and all-or-nothing: a rejected event leaves
+ * ev->type == EV_NONE and the reason is returned, to be counted by the
+ * source. Unknown fields are ignored, except at the top of a chunk, where
+ * they are kept in custom_json (forward compatibility both ways). */
 #ifndef ROASTOP_EVENT_JSON_H
 #define ROASTOP_EVENT_JSON_H
 
@@ -40,7 +42,8 @@ struct reject_counts {
 const char *decode_error_name(enum decode_error e);
 void reject_count(struct reject_counts *rc, enum decode_error e);
 
-/* Parses one JSON object text into *ev (event_init'ed by the caller). */
+/* Parses one JSON object text into *ev (event_init'ed by the caller; reset
+ * here, and every string and array goes into ev->mem). */
 enum decode_error event_decode_json(const char *text, size_t len, struct event *ev);
 
 /* What a UDP datagram carries besides the event (docs/protocol.md). */
@@ -56,7 +59,9 @@ struct event_envelope {
  * (a "t" in the body is ignored) and the envelope fields are returned. */
 enum decode_error event_decode_datagram(const char *text, size_t len, double now,
 					struct event *ev, struct event_envelope *env);
-/* Appends one compact JSON object (no newline). 0, or -1 when out of memory. */
+/* Appends one compact JSON object (no newline): "type", "t", then the given
+ * fields in alphabetical order; invalid optnums and NULL strings are left
+ * out. 0, or -1 when out of memory or ev has no type. */
 int event_encode_json(const struct event *ev, struct strbuf *out);
 
 #endif

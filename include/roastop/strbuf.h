@@ -19,8 +19,10 @@ void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_appendf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string literal with quotes; control characters escaped. */
 void strbuf_json_string(struct strbuf *sb, const char *s);
-/* A finite number: integers below 2^53 without exponent, else the shortest
- * %.17g that round-trips. Non-finite numbers are written as null. */
+/* A finite number as text that reads back to the same double: integers
+ * below 2^53 as integers, exact decimals of up to 6 places as such
+ * ("1767225600.036"), anything else with %.17g. Non-finite: null. No
+ * printf on the first two paths: the recorder calls this per number. */
 void strbuf_json_number(struct strbuf *sb, double v);
 
 #endif

@@ -1,3 +1,7 @@
+/* The recorder: every applied event as one JSON line (docs/recording.md),
+ * gathered in a userspace buffer so the hot path makes one write(2) per
+ * 64 KiB. After the first failure it stays failed: a recording with a hole
+ * in the middle would replay as a different run. */
 #include "roastop/record.h"
 
 #include <errno.h>
@@ -9,8 +13,8 @@
 #include <unistd.h>
 
 #include "roastop/event_json.h"
-#include "roastop/replay.h"
 #include "roastop/fsutil.h"
+#include "roastop/replay.h"
 #include "roastop/strbuf.h"
 
 #define FLUSH_AT (64u * 1024u)
@@ -19,7 +23,7 @@ struct recorder {
 	int fd;
 	struct strbuf buf;
 	uint64_t events;
-	bool failed;
+	int err; /* errno of the first failure; 0 while healthy */
 };
 
 struct recorder *recorder_open(const char *path, char *err, size_t errsz)
@@ -43,32 +47,39 @@ struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 	return rec;
 }
 
+static int fail(struct recorder *rec, int e)
+{
+	rec->err = e;
+	errno = e;
+	return -1;
+}
+
 int recorder_flush(struct recorder *rec)
 {
-	if (rec->failed)
-		return -1;
-	if (rec->buf.failed) {
-		errno = ENOMEM;
-		rec->failed = true;
+	if (rec->err) {
+		errno = rec->err;
 		return -1;
 	}
-	if (fsutil_write_all(rec->fd, rec->buf.data, rec->buf.len) != 0) {
-		rec->failed = true;
-		return -1;
-	}
+	if (rec->buf.failed)
+		return fail(rec, ENOMEM);
+	if (fsutil_write_all(rec->fd, rec->buf.data, rec->buf.len) != 0)
+		return fail(rec, errno);
 	strbuf_reset(&rec->buf);
 	return 0;
 }
 
 int recorder_write(struct recorder *rec, const struct event *ev)
 {
-	if (rec->failed)
-		return -1;
-	if (event_encode_json(ev, &rec->buf) != 0) {
-		errno = ENOMEM;
-		rec->failed = true;
+	if (rec->err) {
+		errno = rec->err;
 		return -1;
 	}
+	if (ev->type <= EV_NONE || ev->type >= EV__COUNT) {
+		errno = EINVAL; /* nothing to record; the recording itself is fine */
+		return -1;
+	}
+	if (event_encode_json(ev, &rec->buf) != 0)
+		return fail(rec, ENOMEM);
 	strbuf_append(&rec->buf, "\n", 1);
 	rec->events++;
 	return rec->buf.len >= FLUSH_AT ? recorder_flush(rec) : 0;
@@ -84,7 +95,7 @@ int recorder_close(struct recorder *rec)
 	int rc = recorder_flush(rec);
 	int saved = errno;
 	if (close(rec->fd) != 0 && rc == 0)
-		rc = -1;
+		rc = -1; /* errno from close: e.g. a deferred write error on NFS */
 	else
 		errno = saved;
 	strbuf_free(&rec->buf);

@@ -1,10 +1,20 @@
 /* Event <-> JSON. One field table per event type drives both directions, so
- * a field cannot be decoded under one name and encoded under another. */
+ * a field cannot be decoded under one name and encoded under another.
+ *
+ * Decoding is a one-pass pull parser straight into the event's arena, not a
+ * cJSON tree: a tree costs an allocation per value and a second walk, and
+ * replay must decode far above 500k chunk lines a second on one core. The
+ * limits a tree parse would need a pre-scan for (nesting depth, sizes) are
+ * checked as the parser goes. */
 #include "roastop/event_json.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define T_MIN 1.0 /* receive times: seconds since the epoch, (1970, 5138) */
 #define T_MAX 1e11
@@ -61,15 +71,18 @@ enum kind {
 
 struct field {
 	const char *name;
+	unsigned char len; /* strlen(name): most lookups end on a length mismatch */
 	enum kind kind;
 	size_t off, off2;
 	double lo, hi;
 };
 
-#define NUM(s, f, l, h) { #f, K_NUM, offsetof(struct s, f), 0, l, h }
-#define INT(s, f, l, h) { #f, K_INT, offsetof(struct s, f), 0, l, h }
-#define STR(s, f) { #f, K_STR, offsetof(struct s, f), 0, 0, 0 }
-#define LIST(s, f, n, k) { #f, k, offsetof(struct s, f), offsetof(struct s, n), 0, 0 }
+#define NAME(f) #f, sizeof(#f) - 1
+#define NUM(s, f, l, h) { NAME(f), K_NUM, offsetof(struct s, f), 0, l, h }
+#define INT(s, f, l, h) { NAME(f), K_INT, offsetof(struct s, f), 0, l, h }
+#define STR(s, f) { NAME(f), K_STR, offsetof(struct s, f), 0, 0, 0 }
+#define LIST(s, f, n, k) { NAME(f), k, offsetof(struct s, f), offsetof(struct s, n), 0, 0 }
+#define OTHER(s, f, k, flag) { NAME(f), k, offsetof(struct s, f), flag, 0, 0 }
 
 /* Each table is sorted by name (bsearch; a unit test checks the order). */
 static const struct field chunk_fields[] = {
@@ -87,8 +100,7 @@ static const struct field chunk_fields[] = {
 	INT(ev_chunk, entry_stop, 0, BIG),
 	STR(ev_chunk, error),
 	STR(ev_chunk, file),
-	{ "file_metadata", K_FILEMETA, offsetof(struct ev_chunk, file_metadata),
-	  offsetof(struct ev_chunk, has_file_metadata), 0, 0 },
+	OTHER(ev_chunk, file_metadata, K_FILEMETA, offsetof(struct ev_chunk, has_file_metadata)),
 	STR(ev_chunk, host),
 	NUM(ev_chunk, mem_after_mb, 0, 1e9),
 	NUM(ev_chunk, mem_before_mb, 0, 1e9),
@@ -127,7 +139,7 @@ static const struct field sample_fields[] = {
 	STR(ev_sample, source),
 	NUM(ev_sample, tasks_processing, 0, BIG),
 	NUM(ev_sample, total_threads, 0, 1e9),
-	{ "worker_count", K_U32, offsetof(struct ev_sample, worker_count), 0, 0, 1e7 },
+	{ NAME(worker_count), K_U32, offsetof(struct ev_sample, worker_count), 0, 0, 1e7 },
 	LIST(ev_sample, workers, n_workers, K_WORKERS),
 };
 
@@ -155,13 +167,13 @@ static const struct field report_fields[] = {
 
 static const struct field fine_fields[] = {
 	LIST(ev_fine, rows, n_rows, K_ROWS),
-	{ "scope", K_SCOPE, offsetof(struct ev_fine, scope), 0, 0, 0 },
+	OTHER(ev_fine, scope, K_SCOPE, 0),
 };
 
 static const struct field status_fields[] = {
 	STR(ev_status, reason),
 	STR(ev_status, source),
-	{ "state", K_STATE, offsetof(struct ev_status, state), 0, 0, 0 },
+	OTHER(ev_status, state, K_STATE, 0),
 };
 
 static const struct field filemeta_fields[] = {
@@ -188,17 +200,61 @@ static const struct table type_tables[EV__COUNT] = {
 static const struct table worker_table = TABLE(worker_fields);
 static const struct table filemeta_table = TABLE(filemeta_fields);
 
-static int field_cmp(const void *key, const void *elem)
+static uint64_t load64(const char *p)
 {
-	return strcmp(key, ((const struct field *)elem)->name);
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
 }
 
-static const struct field *field_find(const struct table *t, const char *name)
+static uint32_t load32(const char *p)
 {
-	return bsearch(name, t->f, t->n, sizeof(*t->f), field_cmp);
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
 }
 
-/* Exposed for the unit test that keeps the tables sorted. */
+/* Equal n bytes? Keys are short: overlapping word loads, never past n. */
+static bool same(const char *a, const char *b, size_t n)
+{
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8)
+			if (load64(a + i) != load64(b + i))
+				return false;
+		return load64(a + n - 8) == load64(b + n - 8);
+	}
+	if (n >= 4)
+		return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* roastop's writers put fields in table order, so the field after the last
+ * match is tried first; any other order costs a scan that mostly compares
+ * lengths. */
+static const struct field *field_find(const struct table *t, const char *key, size_t klen,
+				      size_t *hint)
+{
+	size_t i = *hint;
+	if (i < t->n && t->f[i].len == klen && same(t->f[i].name, key, klen)) {
+		*hint = i + 1;
+		return &t->f[i];
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct field *f = &t->f[i];
+		if (f->len == klen && same(f->name, key, klen)) {
+			*hint = i + 1;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+/* Exposed for the unit test: names unique and sorted (the encoder writes
+ * fields in table order and field_find expects that order), and each len
+ * right and short enough for enc_key's buffer. */
 bool event_json_tables_sorted(void);
 bool event_json_tables_sorted(void)
 {
@@ -206,10 +262,15 @@ bool event_json_tables_sorted(void)
 				     type_tables[EV_RUN_START], type_tables[EV_RUN_END],
 				     type_tables[EV_REPORT], type_tables[EV_FINE],
 				     type_tables[EV_STATUS], worker_table, filemeta_table };
-	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++)
-		for (size_t i = 1; i < all[t].n; i++)
-			if (strcmp(all[t].f[i - 1].name, all[t].f[i].name) >= 0)
+	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
+		for (size_t i = 0; i < all[t].n; i++) {
+			const struct field *f = &all[t].f[i];
+			if (f->len != strlen(f->name) || f->len > 64)
 				return false;
+			if (i > 0 && strcmp(all[t].f[i - 1].name, f->name) >= 0)
+				return false;
+		}
+	}
 	return true;
 }
 
@@ -257,16 +318,24 @@ struct jp {
 	const char *p, *end;
 	int depth;
 	struct event *ev;
-	struct strbuf custom; /* unknown chunk fields, raw JSON members */
+	struct strbuf custom; /* unknown chunk fields, compact JSON members */
 	bool custom_used;
 	bool saw_count, saw_rows, saw_state; /* fields whose presence is required */
 	bool datagram; /* envelope-only keys are not custom chunk fields */
 };
 
-static void ws(struct jp *j)
+static void ws_skip(struct jp *j)
 {
 	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
 		j->p++;
+}
+
+/* Compact JSON has no whitespace: one inlined test settles that case. */
+static inline void ws(struct jp *j)
+{
+	if (j->p < j->end && (unsigned char)*j->p > ' ')
+		return;
+	ws_skip(j);
 }
 
 static bool lit(struct jp *j, const char *word, size_t n)
@@ -360,6 +429,63 @@ static enum decode_error escape(struct jp *j, char *o, size_t *n)
 	return DEC_OK;
 }
 
+/* The end of a run of bytes that need no attention inside a string: not a
+ * quote, backslash or control byte. Eight bytes at a time (SWAR): each test
+ * sets the high bit of a matching byte, with false alarms only in bytes
+ * after a real match, so the lowest flagged byte is the first special one.
+ * ORs the bytes it passed over into *seen, so the caller learns whether
+ * any byte >= 0x80 needs UTF-8 validation. */
+static const char *plain_end(const char *p, const char *end, uint64_t *seen)
+{
+	uint64_t acc = 0;
+#ifdef __SSE2__
+	/* the same test sixteen bytes at a time; movemask gives the high bits */
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+	const __m128i ctl = _mm_set1_epi8(0x1F);
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+							_mm_cmpeq_epi8(x, bslash)),
+					   _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+		unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+		unsigned high = (unsigned)_mm_movemask_epi8(x);
+		if (mask) {
+			unsigned skip = (unsigned)__builtin_ctz(mask);
+			*seen |= acc | ((high & ((1u << skip) - 1)) ? 0x80 : 0);
+			return p + skip;
+		}
+		acc |= high ? 0x80 : 0;
+		p += 16;
+	}
+#endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+	while (end - p >= 8) {
+		uint64_t x, q, b;
+		memcpy(&x, p, 8);
+		q = x ^ (ones * '"');
+		b = x ^ (ones * '\\');
+		uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x);
+		hit &= highs;
+		if (hit) {
+			unsigned skip = (unsigned)__builtin_ctzll(hit) / 8;
+			*seen |= acc | (x & ((1ull << (8 * skip)) - 1));
+			return p + skip;
+		}
+		acc |= x;
+		p += 8;
+	}
+#endif
+	for (; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\' || c < 0x20)
+			break;
+		acc |= c;
+	}
+	*seen |= acc;
+	return p;
+}
+
 /* A string into buf (cap bytes, NUL-terminated); the opening quote is at p.
  * With buf NULL the string is only checked (for skipped values). Runs of
  * plain bytes are copied at once; UTF-8 is validated only when a byte
@@ -368,13 +494,10 @@ static enum decode_error string_into(struct jp *j, char *buf, size_t cap, size_t
 {
 	j->p++; /* opening quote */
 	size_t n = 0;
-	bool high = false;
+	uint64_t seen = 0;
 	while (j->p < j->end) {
 		const char *run = j->p;
-		while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (unsigned char)*j->p >= 0x20) {
-			high |= (unsigned char)*j->p >= 0x80;
-			j->p++;
-		}
+		j->p = plain_end(run, j->end, &seen);
 		size_t k = (size_t)(j->p - run);
 		if (n + k >= cap)
 			return DEC_STRING_TOO_LONG;
@@ -389,7 +512,10 @@ static enum decode_error string_into(struct jp *j, char *buf, size_t cap, size_t
 			if (buf)
 				buf[n] = '\0';
 			*len = n;
-			return buf && high && !utf8_ok((const unsigned char *)buf) ? DEC_BAD_UTF8 : DEC_OK;
+			bool high = seen & 0x8080808080808080u;
+			if (buf && high && !utf8_ok((const unsigned char *)buf))
+				return DEC_BAD_UTF8;
+			return DEC_OK;
 		}
 		if (c < 0x20)
 			return DEC_NOT_JSON;
@@ -398,7 +524,7 @@ static enum decode_error string_into(struct jp *j, char *buf, size_t cap, size_t
 		enum decode_error e = escape(j, tmp, &k);
 		if (e)
 			return e;
-		high |= (unsigned char)tmp[0] >= 0x80;
+		seen |= (unsigned char)tmp[0];
 		if (n + k >= cap)
 			return DEC_STRING_TOO_LONG;
 		if (buf)
@@ -408,11 +534,26 @@ static enum decode_error string_into(struct jp *j, char *buf, size_t cap, size_t
 	return DEC_NOT_JSON;
 }
 
-/* A string value into the arena. */
+/* A string value into the arena. One without escapes (nearly all) is
+ * copied straight from the text. */
 static enum decode_error jp_string(struct jp *j, const char **out)
 {
 	if (j->p >= j->end || *j->p != '"')
 		return DEC_BAD_TYPE;
+	uint64_t seen = 0;
+	const char *s = j->p + 1, *q = plain_end(s, j->end, &seen);
+	if (q < j->end && *q == '"') {
+		if ((size_t)(q - s) > EVENT_MAX_STRING)
+			return DEC_STRING_TOO_LONG;
+		char *d = arena_strndup(&j->ev->mem, s, (size_t)(q - s));
+		if (!d)
+			return DEC_NO_MEMORY;
+		if ((seen & 0x8080808080808080u) && !utf8_ok((const unsigned char *)d))
+			return DEC_BAD_UTF8;
+		j->p = q + 1;
+		*out = d;
+		return DEC_OK;
+	}
 	char buf[EVENT_MAX_STRING + 8];
 	size_t len;
 	enum decode_error e = string_into(j, buf, EVENT_MAX_STRING + 1, &len);
@@ -426,74 +567,80 @@ static const double pow10_exact[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  
 				      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 				      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
 
-static bool is_digit(const struct jp *j)
+#define MAX_DIGITS 19 /* 10^19 < 2^64: up to so many digits accumulate exactly */
+
+/* Decimal digits from p appended to *mant (which wraps past MAX_DIGITS
+ * digits: the caller counts them and then does not use it). */
+static const char *digits(const char *p, const char *end, uint64_t *mant)
 {
-	return j->p < j->end && *j->p >= '0' && *j->p <= '9';
+	uint64_t m = *mant;
+	unsigned d;
+	for (; p < end && (d = (unsigned)(*p - '0')) < 10; p++)
+		m = m * 10 + d;
+	*mant = m;
+	return p;
 }
 
-/* Digits into a mantissa while it stays below 2^53; counts what overflowed.
- * With mant NULL the digits are only skipped. */
-static void digits(struct jp *j, uint64_t *mant, int *ndig, int *frac, bool after_point)
+/* An exponent (sign and digits), saturated far beyond any double's range. */
+static const char *exponent(const char *p, const char *end, long *out)
 {
-	if (!mant) {
-		while (is_digit(j))
-			j->p++;
-		return;
-	}
-	for (; is_digit(j); j->p++) {
-		if (*mant < (1ull << 53) / 10) {
-			*mant = *mant * 10 + (uint64_t)(*j->p - '0');
-			*ndig += *mant != 0;
-			*frac += after_point;
-		} else {
-			*ndig = 99; /* too many digits for the fast path */
-		}
-	}
+	bool neg = *p == '-';
+	p += *p == '-' || *p == '+';
+	long e = 0;
+	for (; p < end && (unsigned)(*p - '0') < 10; p++)
+		if (e < 100000)
+			e = e * 10 + (*p - '0');
+	*out = neg ? -e : e;
+	return p;
 }
 
-/* RFC 8259 number grammar. The value is exact and fast when mantissa and
- * power of ten are both exactly representable (one correctly rounded
- * division or multiplication, Clinger's fast path); else strtod on a
- * bounded copy. convert=false only checks the syntax. */
-static enum decode_error number_scan(struct jp *j, double *out, bool convert)
+static bool digit_at(const char *p, const char *end)
 {
-	const char *s = j->p;
-	bool neg = j->p < j->end && *j->p == '-';
-	j->p += neg;
-	if (!is_digit(j))
+	return p < end && (unsigned)(*p - '0') < 10;
+}
+
+/* RFC 8259 number grammar. When the digits make an exact integer mantissa
+ * up to 2^53 and the power of ten is exact too (|e| <= 22), one IEEE
+ * multiplication or division is correctly rounded (Clinger's fast path), so
+ * the value equals strtod's; other numbers go to strtod on a bounded copy. */
+static enum decode_error number_scan(struct jp *j, double *out)
+{
+	const char *s = j->p, *p = j->p, *end = j->end;
+	bool neg = p < end && *p == '-';
+	p += neg;
+	if (!digit_at(p, end))
 		return DEC_BAD_TYPE;
 	uint64_t mant = 0;
-	int ndig = 0, frac = 0;
-	uint64_t *m = convert ? &mant : NULL;
-	if (*j->p == '0')
-		j->p++;
-	else
-		digits(j, m, &ndig, &frac, false);
-	if (j->p < j->end && *j->p == '.') {
-		j->p++;
-		if (!is_digit(j))
+	long e10 = 0, ex;
+	const char *i = p;
+	p = *p == '0' ? p + 1 : digits(p, end, &mant);
+	size_t count = (size_t)(p - i);
+	if (p < end && *p == '.') {
+		const char *f = p + 1;
+		p = digits(f, end, &mant);
+		if (p == f)
 			return DEC_NOT_JSON;
-		digits(j, m, &ndig, &frac, true);
+		e10 = -(long)(p - f);
+		count += (size_t)(p - f);
 	}
-	bool has_exp = j->p < j->end && (*j->p == 'e' || *j->p == 'E');
-	if (has_exp) {
-		j->p++;
-		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-			j->p++;
-		if (!is_digit(j))
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (!digit_at(p + (p < end && (*p == '+' || *p == '-')), end))
 			return DEC_NOT_JSON;
-		while (is_digit(j))
-			j->p++;
+		p = exponent(p, end, &ex);
+		e10 += ex;
 	}
-	if (!convert)
-		return DEC_OK;
-	if (!has_exp && ndig <= 15 && frac <= 22) {
-		double v = (double)mant / pow10_exact[frac];
+	j->p = p;
+	/* FLT_EVAL_METHOD 0: no x87 double rounding to spoil the one rounding */
+	if (FLT_EVAL_METHOD == 0 && count <= MAX_DIGITS && mant <= (1ull << 53) && e10 >= -22 &&
+	    e10 <= 22) {
+		double m = (double)mant;
+		double v = e10 < 0 ? m / pow10_exact[-e10] : m * pow10_exact[e10];
 		*out = neg ? -v : v;
 		return DEC_OK;
 	}
 	char buf[64];
-	size_t n = (size_t)(j->p - s);
+	size_t n = (size_t)(p - s);
 	if (n >= sizeof(buf))
 		return DEC_OUT_OF_RANGE;
 	memcpy(buf, s, n);
@@ -504,7 +651,7 @@ static enum decode_error number_scan(struct jp *j, double *out, bool convert)
 
 static enum decode_error jp_number(struct jp *j, double *out)
 {
-	return number_scan(j, out, true);
+	return number_scan(j, out);
 }
 
 static bool jp_null(struct jp *j)
@@ -514,8 +661,31 @@ static bool jp_null(struct jp *j)
 
 static enum decode_error skip_value(struct jp *j);
 
+/* An object key. A plain ASCII key without escapes (all of roastop's) is
+ * used where it stands in the text; any other is decoded into kbuf. Either
+ * way it is not NUL-terminated: compare with KEY_IS. */
+static enum decode_error key_scan(struct jp *j, char *kbuf, const char **key, size_t *klen)
+{
+	if (j->p >= j->end || *j->p != '"')
+		return DEC_NOT_JSON;
+	uint64_t seen = 0;
+	const char *s = j->p + 1, *q = plain_end(s, j->end, &seen);
+	if (q < j->end && *q == '"' && !(seen & 0x8080808080808080u)) {
+		if ((size_t)(q - s) > EVENT_MAX_STRING)
+			return DEC_STRING_TOO_LONG;
+		*key = s;
+		*klen = (size_t)(q - s);
+		j->p = q + 1;
+		return DEC_OK;
+	}
+	*key = kbuf;
+	return string_into(j, kbuf, EVENT_MAX_STRING + 1, klen);
+}
+
+#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), lit, sizeof(lit) - 1) == 0)
+
 /* Walks an object or array, calling each member/element through fn. */
-typedef enum decode_error (*member_fn)(struct jp *j, void *ctx, const char *key);
+typedef enum decode_error (*member_fn)(struct jp *j, void *ctx, const char *key, size_t klen);
 
 static enum decode_error container(struct jp *j, bool object, member_fn fn, void *ctx)
 {
@@ -530,13 +700,12 @@ static enum decode_error container(struct jp *j, bool object, member_fn fn, void
 		return DEC_OK;
 	}
 	for (;;) {
-		char key[EVENT_MAX_STRING + 8];
-		size_t klen;
+		char kbuf[EVENT_MAX_STRING + 8];
+		const char *key = NULL;
+		size_t klen = 0;
 		ws(j);
 		if (object) {
-			if (j->p >= j->end || *j->p != '"')
-				return DEC_NOT_JSON;
-			enum decode_error e = string_into(j, key, EVENT_MAX_STRING + 1, &klen);
+			enum decode_error e = key_scan(j, kbuf, &key, &klen);
 			if (e)
 				return e;
 			ws(j);
@@ -544,7 +713,7 @@ static enum decode_error container(struct jp *j, bool object, member_fn fn, void
 				return DEC_NOT_JSON;
 			ws(j);
 		}
-		enum decode_error e = fn(j, ctx, object ? key : NULL);
+		enum decode_error e = fn(j, ctx, key, klen);
 		if (e)
 			return e;
 		ws(j);
@@ -561,10 +730,11 @@ static enum decode_error container(struct jp *j, bool object, member_fn fn, void
 	}
 }
 
-static enum decode_error skip_member(struct jp *j, void *ctx, const char *key)
+static enum decode_error skip_member(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	(void)ctx;
 	(void)key;
+	(void)klen;
 	return skip_value(j);
 }
 
@@ -581,7 +751,13 @@ static enum decode_error skip_value(struct jp *j)
 	case 't': return lit(j, "true", 4) ? DEC_OK : DEC_NOT_JSON;
 	case 'f': return lit(j, "false", 5) ? DEC_OK : DEC_NOT_JSON;
 	case 'n': return lit(j, "null", 4) ? DEC_OK : DEC_NOT_JSON;
-	default: return number_scan(j, &d, false) == DEC_OK ? DEC_OK : DEC_NOT_JSON;
+	default:
+		/* out of range is still JSON, and this value is not used */
+		switch (number_scan(j, &d)) {
+		case DEC_OK:
+		case DEC_OUT_OF_RANGE: return DEC_OK;
+		default: return DEC_NOT_JSON;
+		}
 	}
 }
 
@@ -623,21 +799,23 @@ static enum decode_error number_in(struct jp *j, const struct field *f, optnum *
 	enum decode_error e = jp_number(j, &x);
 	if (e)
 		return e;
-	if (x < f->lo || x > f->hi || (f->kind == K_INT && x != floor(x)))
+	/* within the bounds (all below 2^63) the cast is defined and exact */
+	if (x < f->lo || x > f->hi || (f->kind == K_INT && x != (double)(int64_t)x))
 		return DEC_OUT_OF_RANGE;
 	*out = optnum_of(x);
 	return DEC_OK;
 }
 
-static enum decode_error strlist_el(struct jp *j, void *ctx, const char *key)
+static enum decode_error strlist_el(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	(void)key;
+	(void)klen;
 	struct vec *v = ctx;
 	const char **slot = vec_push(j, v);
 	return slot ? jp_string(j, slot) : v->err;
 }
 
-static enum decode_error kv_member(struct jp *j, void *ctx, const char *key)
+static enum decode_error kv_member(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	struct vec *v = ctx;
 	struct kv_num *kv = vec_push(j, v);
@@ -650,7 +828,7 @@ static enum decode_error kv_member(struct jp *j, void *ctx, const char *key)
 	if (fabs(x) > BIG)
 		return DEC_OUT_OF_RANGE;
 	kv->value = x;
-	kv->key = arena_strdup(&j->ev->mem, key);
+	kv->key = arena_strndup(&j->ev->mem, key, klen);
 	return kv->key ? DEC_OK : DEC_NO_MEMORY;
 }
 
@@ -670,21 +848,23 @@ struct obj_ctx {
 	char *base;
 	bool top;
 	struct head *head; /* one-pass mode: "t" and the envelope are read here */
+	size_t hint; /* field_find's guess: the field after the last one found */
 };
 
-static enum decode_error field_member(struct jp *j, void *ctx, const char *key);
+static enum decode_error field_member(struct jp *j, void *ctx, const char *key, size_t klen);
 
 static enum decode_error object_into(struct jp *j, const struct table *t, void *base)
 {
 	if (j->p >= j->end || *j->p != '{')
 		return DEC_BAD_TYPE;
-	struct obj_ctx c = { t, base, false, NULL };
+	struct obj_ctx c = { t, base, false, NULL, 0 };
 	return container(j, true, field_member, &c);
 }
 
-static enum decode_error worker_el(struct jp *j, void *ctx, const char *key)
+static enum decode_error worker_el(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	(void)key;
+	(void)klen;
 	struct vec *v = ctx;
 	struct worker_sample *w = vec_push(j, v);
 	if (!w)
@@ -699,9 +879,10 @@ struct row_ctx {
 	int i;
 };
 
-static enum decode_error row_part(struct jp *j, void *ctx, const char *key)
+static enum decode_error row_part(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	(void)key;
+	(void)klen;
 	struct row_ctx *rc = ctx;
 	const char **parts[4] = { &rc->row->context, &rc->row->prefix, &rc->row->activity,
 				  &rc->row->unit };
@@ -720,9 +901,10 @@ static enum decode_error row_part(struct jp *j, void *ctx, const char *key)
 	return DEC_OK;
 }
 
-static enum decode_error row_el(struct jp *j, void *ctx, const char *key)
+static enum decode_error row_el(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	(void)key;
+	(void)klen;
 	struct vec *v = ctx;
 	struct fine_row *row = vec_push(j, v);
 	if (!row)
@@ -800,7 +982,8 @@ static enum decode_error value_field(struct jp *j, const struct field *f, char *
 	}
 	case K_U32: {
 		optnum x;
-		enum decode_error e = number_in(j, &(struct field){ f->name, K_INT, 0, 0, f->lo, f->hi }, &x);
+		const struct field as_int = { f->name, f->len, K_INT, 0, 0, f->lo, f->hi };
+		enum decode_error e = number_in(j, &as_int, &x);
 		if (!e) {
 			*(uint32_t *)p = (uint32_t)x.value;
 			j->saw_count = true;
@@ -812,66 +995,102 @@ static enum decode_error value_field(struct jp *j, const struct field *f, char *
 	}
 }
 
-/* An unknown chunk field is kept as raw JSON (validated), within a budget. */
-static enum decode_error custom_keep(struct jp *j, const char *key)
+/* Valid JSON text without the whitespace between tokens. */
+static void compact_append(struct strbuf *sb, const char *s, size_t len)
+{
+	bool in_string = false;
+	size_t run = 0; /* start of the bytes not yet appended */
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (in_string) {
+			if (c == '\\')
+				i++; /* the escaped byte cannot end the string */
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"') {
+			in_string = true;
+		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			strbuf_append(sb, s + run, i - run);
+			run = i + 1;
+		}
+	}
+	strbuf_append(sb, s + run, len - run);
+}
+
+/* An unknown chunk field is kept as compact JSON (validated), within a
+ * budget. */
+static enum decode_error custom_keep(struct jp *j, const char *key, size_t klen)
 {
 	const char *start = j->p;
 	enum decode_error e = skip_value(j);
 	if (e)
 		return e;
 	size_t len = (size_t)(j->p - start);
-	if (j->custom.len + len + strlen(key) + 8 > EVENT_CUSTOM_MAX)
+	if (j->custom.len + len + 6 * klen + 8 > EVENT_CUSTOM_MAX)
 		return DEC_OK; /* over budget: dropped, the chunk itself is kept */
+	char name[EVENT_MAX_STRING + 1]; /* keys hold no NUL: \u0000 is rejected */
+	memcpy(name, key, klen);
+	name[klen] = '\0';
 	size_t mark = j->custom.len;
 	strbuf_puts(&j->custom, j->custom_used ? "," : "{");
-	strbuf_json_string(&j->custom, key);
+	strbuf_json_string(&j->custom, name);
 	strbuf_puts(&j->custom, ":");
-	strbuf_append(&j->custom, start, len);
+	compact_append(&j->custom, start, len);
+	if (j->custom.failed)
+		return DEC_NO_MEMORY;
 	if (!utf8_ok((const unsigned char *)j->custom.data + mark))
 		return DEC_BAD_UTF8;
 	j->custom_used = true;
 	return DEC_OK;
 }
 
-static bool is_envelope_key(const char *key)
+static bool is_envelope_key(const char *key, size_t klen)
 {
-	switch (key[0]) { /* most keys are rejected on their first byte */
-	case 'h': return strcmp(key, "host") == 0;
-	case 'p': return strcmp(key, "pid") == 0 || strcmp(key, "part") == 0 ||
-			 strcmp(key, "parts") == 0;
-	case 's': return strcmp(key, "seq") == 0;
-	case 'r': return strcmp(key, "report_id") == 0;
+	switch (klen ? key[0] : 0) { /* most keys are rejected on their first byte */
+	case 'h': return KEY_IS(key, klen, "host");
+	case 'p': return KEY_IS(key, klen, "pid") || KEY_IS(key, klen, "part") ||
+			 KEY_IS(key, klen, "parts");
+	case 's': return KEY_IS(key, klen, "seq");
+	case 'r': return KEY_IS(key, klen, "report_id");
 	default: return false;
 	}
 }
 
-static enum decode_error head_member(struct jp *j, void *ctx, const char *key);
+/* Datagram keys that are no event field: not custom chunk fields either. */
+static bool envelope_only(const char *key, size_t klen)
+{
+	return is_envelope_key(key, klen) || KEY_IS(key, klen, "run_id") || KEY_IS(key, klen, "sent");
+}
 
-static enum decode_error field_member(struct jp *j, void *ctx, const char *key)
+static enum decode_error head_member(struct jp *j, void *ctx, const char *key, size_t klen);
+
+static enum decode_error field_member(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	struct obj_ctx *c = ctx;
+	bool is_t = klen == 1 && key[0] == 't';
 	if (c->top && c->head) {
 		/* one pass: the envelope value is read, then decoded again as a field */
 		const char *at = j->p;
-		bool env = c->head->env && is_envelope_key(key);
-		bool both = env && field_find(c->t, key);
-		if ((key[0] == 't' && key[1] == '\0') || (env && !both))
-			return head_member(j, c->head, key);
+		bool env = c->head->env && is_envelope_key(key, klen);
+		size_t probe = c->hint;
+		bool both = env && field_find(c->t, key, klen, &probe);
+		if (is_t || (env && !both))
+			return head_member(j, c->head, key, klen);
 		if (both) {
-			enum decode_error e = head_member(j, c->head, key);
+			enum decode_error e = head_member(j, c->head, key, klen);
 			if (e)
 				return e;
 			j->p = at;
 		}
 	}
-	if (c->top && key[0] == 't' && (key[1] == '\0' || strcmp(key, "type") == 0))
+	if (c->top && (is_t || KEY_IS(key, klen, "type")))
 		return skip_value(j); /* read by the header pass */
-	const struct field *f = field_find(c->t, key);
-	if (!f && c->top && j->datagram && (is_envelope_key(key) || strcmp(key, "run_id") == 0 ||
-					    strcmp(key, "sent") == 0))
+	const struct field *f = field_find(c->t, key, klen, &c->hint);
+	if (!f && c->top && j->datagram && envelope_only(key, klen))
 		return skip_value(j);
 	if (!f)
-		return c->top && c->t == &type_tables[EV_CHUNK] ? custom_keep(j, key) : skip_value(j);
+		return c->top && c->t == &type_tables[EV_CHUNK] ? custom_keep(j, key, klen)
+								 : skip_value(j);
 	if (jp_null(j))
 		return DEC_OK; /* null: not given */
 	return value_field(j, f, c->base);
@@ -903,41 +1122,42 @@ static enum decode_error envelope_number(struct jp *j, double lo, double hi, dou
 }
 
 static enum decode_error envelope_member(struct jp *j, struct event_envelope *env,
-					 const char *key)
+					 const char *key, size_t klen)
 {
 	double part = 0;
 	if (jp_null(j))
 		return DEC_OK;
-	if (strcmp(key, "host") == 0)
+	if (KEY_IS(key, klen, "host"))
 		return fixed_string(j, env->host, sizeof(env->host));
-	if (strcmp(key, "pid") == 0)
+	if (KEY_IS(key, klen, "pid"))
 		return envelope_number(j, 0, 1e9, &env->pid, &env->has_pid);
-	if (strcmp(key, "seq") == 0)
+	if (KEY_IS(key, klen, "seq"))
 		return envelope_number(j, 0, 9007199254740991.0, &env->seq, &env->has_seq);
-	if (strcmp(key, "report_id") == 0)
+	if (KEY_IS(key, klen, "report_id"))
 		return fixed_string(j, env->report_id, sizeof(env->report_id));
-	if (strcmp(key, "part") == 0 || strcmp(key, "parts") == 0) {
+	if (KEY_IS(key, klen, "part") || KEY_IS(key, klen, "parts")) {
 		enum decode_error e = envelope_number(j, 0, 64, &part, NULL);
-		*(key[4] ? &env->parts : &env->part) = (int)part;
+		if (!e)
+			*(klen == 5 ? &env->parts : &env->part) = (int)part;
 		return e;
 	}
 	return skip_value(j);
 }
 
 
-static enum decode_error head_member(struct jp *j, void *ctx, const char *key)
+static enum decode_error head_member(struct jp *j, void *ctx, const char *key, size_t klen)
 {
 	struct head *h = ctx;
-	if (h->env && j->depth == 1 && is_envelope_key(key))
-		return envelope_member(j, h->env, key);
-	if (j->depth != 1 || key[0] != 't')
+	if (h->env && j->depth == 1 && is_envelope_key(key, klen))
+		return envelope_member(j, h->env, key, klen);
+	if (j->depth != 1 || !klen || key[0] != 't')
 		return skip_value(j);
-	if (strcmp(key, "type") == 0 && j->p < j->end && *j->p == '"') {
+	if (KEY_IS(key, klen, "type") && j->p < j->end && *j->p == '"') {
 		h->type_text = j->p + 1;
 		enum decode_error e = string_into(j, NULL, EVENT_MAX_STRING + 1, &h->type_len);
 		return e;
 	}
-	if (key[1] == '\0') {
+	if (klen == 1) {
 		h->have_t = true;
 		if (jp_number(j, &h->t) == DEC_OK)
 			return DEC_OK;
@@ -984,13 +1204,20 @@ static enum decode_error head_finish(const struct head *hp, struct event *ev, do
 	return DEC_OK;
 }
 
-static enum decode_error check_chunk(const struct ev_chunk *c)
+/* Without a duration, t_end - t_start is it; bounded like a given one so
+ * that the event encodes to a line that decodes again. */
+static enum decode_error check_chunk(struct ev_chunk *c)
 {
-	if (!c->duration.valid && !(c->t_start.valid && c->t_end.valid))
-		return DEC_MISSING_FIELD;
-	if (!c->duration.valid && c->t_end.value < c->t_start.value)
-		return DEC_OUT_OF_RANGE;
-	if (c->entry_start.valid && c->entry_stop.valid && c->entry_stop.value < c->entry_start.value)
+	if (!c->duration.valid) {
+		if (!(c->t_start.valid && c->t_end.valid))
+			return DEC_MISSING_FIELD;
+		double d = c->t_end.value - c->t_start.value;
+		if (!(d >= 0 && d <= BIG_SECONDS))
+			return DEC_OUT_OF_RANGE;
+		c->duration = optnum_of(d);
+	}
+	if (c->entry_start.valid && c->entry_stop.valid &&
+	    c->entry_stop.value < c->entry_start.value)
 		return DEC_INCONSISTENT;
 	if (c->error && !c->error[0])
 		return DEC_OUT_OF_RANGE;
@@ -1038,7 +1265,7 @@ static enum decode_error decode_body(struct jp *j, const char *text)
 	j->p = text;
 	j->depth = 0;
 	ws(j);
-	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, NULL };
+	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, NULL, 0 };
 	enum decode_error e = container(j, true, field_member, &c);
 	if (!e)
 		e = check_event(j, ev);
@@ -1078,7 +1305,7 @@ static enum decode_error decode_one_pass(struct jp *j, struct head *h, double no
 		e = DEC_OK;
 	if (e)
 		return e;
-	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, h };
+	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, h, 0 };
 	e = container(j, true, field_member, &c);
 	if (e)
 		return e;
@@ -1150,11 +1377,16 @@ enum decode_error event_decode_datagram(const char *text, size_t len, double now
 
 /* ---- encoding --------------------------------------------------------- */
 
-static void enc_key(struct strbuf *sb, const char *name)
+/* ,"name": in one append; field names need no escaping. */
+static void enc_key(struct strbuf *sb, const struct field *f)
 {
-	strbuf_puts(sb, ",\"");
-	strbuf_puts(sb, name); /* field names need no escaping */
-	strbuf_puts(sb, "\":");
+	char buf[80];
+	buf[0] = ',';
+	buf[1] = '"';
+	memcpy(buf + 2, f->name, f->len);
+	buf[f->len + 2] = '"';
+	buf[f->len + 3] = ':';
+	strbuf_append(sb, buf, f->len + 4u);
 }
 
 static void enc_strlist(struct strbuf *sb, const char *const *list, size_t n)
@@ -1217,37 +1449,37 @@ static bool enc_value(struct strbuf *sb, const struct field *f, const char *base
 	case K_INT:
 		if (!((const optnum *)p)->valid)
 			return false;
-		enc_key(sb, f->name);
+		enc_key(sb, f);
 		strbuf_json_number(sb, ((const optnum *)p)->value);
 		return true;
 	case K_STR:
 		if (!*(const char *const *)p)
 			return false;
-		enc_key(sb, f->name);
+		enc_key(sb, f);
 		strbuf_json_string(sb, *(const char *const *)p);
 		return true;
 	case K_U32:
-		enc_key(sb, f->name);
-		strbuf_appendf(sb, "%u", (unsigned)*(const uint32_t *)p);
+		enc_key(sb, f);
+		strbuf_json_number(sb, *(const uint32_t *)p);
 		return true;
 	case K_SCOPE:
-		enc_key(sb, f->name);
-		strbuf_puts(sb, *(const enum fine_scope *)p == FINE_SPAN ? "\"span\"" : "\"cluster\"");
+		enc_key(sb, f);
+		strbuf_json_string(sb, *(const enum fine_scope *)p == FINE_SPAN ? "span" : "cluster");
 		return true;
 	case K_STATE:
-		enc_key(sb, f->name);
+		enc_key(sb, f);
 		strbuf_json_string(sb, source_state_name(*(const enum source_state *)p));
 		return true;
 	case K_FILEMETA:
 		if (!*(const bool *)(base + f->off2))
 			return false;
-		enc_key(sb, f->name);
+		enc_key(sb, f);
 		enc_object(sb, &filemeta_table, p);
 		return true;
 	default: break;
 	}
 	if (f->kind == K_ROWS) {
-		enc_key(sb, f->name);
+		enc_key(sb, f);
 		enc_rows(sb, *(const struct fine_row *const *)p, n);
 		return true;
 	}
@@ -1255,7 +1487,7 @@ static bool enc_value(struct strbuf *sb, const struct field *f, const char *base
 		return false; /* no sections / no worker detail */
 	if (n == 0 && !*(const char *const *const *)p)
 		return false;
-	enc_key(sb, f->name);
+	enc_key(sb, f);
 	if (f->kind == K_STRLIST)
 		enc_strlist(sb, *(const char *const *const *)p, n);
 	else if (f->kind == K_KV)

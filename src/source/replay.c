@@ -1,16 +1,18 @@
 /* Recording reader: a bounded line splitter over read(2), the JSON codec,
  * and counted rejections. A line longer than EVENT_JSON_MAX is skipped up to
- * its newline without ever being held whole. */
+ * its newline without ever being held whole, so memory stays bounded by
+ * BUF_SIZE whatever the input. */
 #include "roastop/replay.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* One maximal line plus its newline always fits after compaction. */
 #define BUF_SIZE (EVENT_JSON_MAX + 65536)
 
 struct replay {
@@ -21,37 +23,20 @@ struct replay {
 	bool eof;
 	bool skipping; /* inside an over-long line */
 	uint64_t line_no;
-	bool header_seen, first_line_done;
+	/* the first line when it was not a header: replayed before the rest */
+	const char *pending;
+	size_t pending_len;
+	bool header_seen;
+	bool warn_header; /* told at the first replay_next, after replay_set_report */
+	uint64_t warnings;
+	FILE *report;
 	char name[256];
 	struct reject_counts rejects;
-	uint64_t reported;
+	struct replay_reject first[REPLAY_REPORT_MAX];
+	size_t n_first, n_told; /* kept; printed to report */
 };
 
-struct replay *replay_open(const char *path, char *err, size_t errsz)
-{
-	struct replay *rd = calloc(1, sizeof(*rd));
-	if (rd)
-		rd->buf = malloc(BUF_SIZE);
-	if (!rd || !rd->buf) {
-		snprintf(err, errsz, "replay: out of memory");
-		goto fail;
-	}
-	bool std = strcmp(path, "-") == 0;
-	rd->fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	if (rd->fd < 0) {
-		snprintf(err, errsz, "cannot open recording %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	rd->own_fd = !std;
-	snprintf(rd->name, sizeof(rd->name), "%s", std ? "<stdin>" : path);
-	return rd;
-fail:
-	if (rd)
-		free(rd->buf);
-	free(rd);
-	return NULL;
-}
-
+/* Reads more input after the unread bytes; 0, or -1 with errno. */
 static int fill(struct replay *rd)
 {
 	if (rd->start > 0) {
@@ -59,7 +44,7 @@ static int fill(struct replay *rd)
 		rd->end -= rd->start;
 		rd->start = 0;
 	}
-	while (rd->end < BUF_SIZE) {
+	for (;;) {
 		ssize_t n = read(rd->fd, rd->buf + rd->end, BUF_SIZE - rd->end);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -70,10 +55,32 @@ static int fill(struct replay *rd)
 		rd->end += (size_t)n;
 		return 0;
 	}
-	return 0;
 }
 
-/* The next line in [*line, *line + *len), without its newline. 0 at EOF. */
+static void reject(struct replay *rd, uint64_t line, enum decode_error e)
+{
+	reject_count(&rd->rejects, e);
+	if (rd->n_first < REPLAY_REPORT_MAX)
+		rd->first[rd->n_first++] = (struct replay_reject){ line, e };
+}
+
+/* Prints what happened since the last call; replay_open prints nothing, so
+ * that replay_set_report decides where even the header warning goes. */
+static void tell(struct replay *rd)
+{
+	if (rd->warn_header && rd->report)
+		fprintf(rd->report, "roastop: %s: no recording header; reading it anyway\n",
+			rd->name);
+	rd->warn_header = false;
+	for (; rd->n_told < rd->n_first; rd->n_told++)
+		if (rd->report)
+			fprintf(rd->report, "roastop: %s:%llu: skipped: %s\n", rd->name,
+				(unsigned long long)rd->first[rd->n_told].line,
+				decode_error_name(rd->first[rd->n_told].reason));
+}
+
+/* The next line in [*line, *line + *len), without its newline; valid until
+ * the next call. 1, 0 at the end, -1 on a read error. */
 static int next_line(struct replay *rd, const char **line, size_t *len)
 {
 	for (;;) {
@@ -91,11 +98,16 @@ static int next_line(struct replay *rd, const char **line, size_t *len)
 			*len = l;
 			return 1;
 		}
-		if (rd->eof)
+		if (rd->eof) {
+			if (rd->skipping) { /* an over-long last line without a newline */
+				rd->skipping = false;
+				rd->line_no++;
+			}
 			return 0;
+		}
 		if (rd->end - rd->start > EVENT_JSON_MAX) {
 			if (!rd->skipping)
-				reject_count(&rd->rejects, DEC_TOO_LARGE);
+				reject(rd, rd->line_no + 1, DEC_TOO_LARGE);
 			rd->skipping = true;
 			rd->start = rd->end; /* drop what we have of it */
 		}
@@ -112,60 +124,151 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
-static void reject(struct replay *rd, enum decode_error e)
-{
-	reject_count(&rd->rejects, e);
-	if (rd->reported++ < REPLAY_REPORT_MAX)
-		fprintf(stderr, "roastop: %s:%llu: skipped: %s\n", rd->name,
-			(unsigned long long)rd->line_no, decode_error_name(e));
-}
+enum header { HDR_NONE, HDR_OK, HDR_BAD };
 
-/* The header line: {"type":"recording","format":..., "version": N}. */
-static bool header_check(struct replay *rd, const char *line, size_t len)
+/* {"type":"recording","format":"roastop-recording","version":N,...}: a
+ * line of another type is no header; a header of another format or a
+ * newer major version cannot be read. */
+static enum header header_parse(const struct replay *rd, const char *line, size_t len, char *err,
+				size_t errsz)
 {
 	cJSON *obj = cJSON_ParseWithLength(line, len);
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
-	bool is_header = cJSON_IsString(type) && strcmp(type->valuestring, "recording") == 0;
-	if (is_header) {
-		const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(obj, "format");
-		const cJSON *ver = cJSON_GetObjectItemCaseSensitive(obj, "version");
-		if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, REPLAY_FORMAT) != 0 ||
-		    !cJSON_IsNumber(ver) || ver->valuedouble > REPLAY_VERSION)
-			fprintf(stderr, "roastop: %s: recording format or version not known to this "
-					"roastop (%s); reading it anyway\n",
-				rd->name, ROASTOP_VERSION);
-		rd->header_seen = true;
-	} else {
-		fprintf(stderr, "roastop: %s: no recording header; reading it anyway\n", rd->name);
+	if (!cJSON_IsObject(obj) || !cJSON_IsString(type) ||
+	    strcmp(type->valuestring, "recording") != 0) {
+		cJSON_Delete(obj);
+		return HDR_NONE;
 	}
+	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(obj, "format");
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(obj, "version");
+	enum header h = HDR_BAD;
+	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, REPLAY_FORMAT) != 0)
+		snprintf(err, errsz, "%s: not a %s (its header names another format)", rd->name,
+			 REPLAY_FORMAT);
+	else if (!cJSON_IsNumber(ver) || !isfinite(ver->valuedouble) || ver->valuedouble < 1)
+		snprintf(err, errsz, "%s: recording header without a valid version", rd->name);
+	else if (floor(ver->valuedouble) > REPLAY_VERSION)
+		snprintf(err, errsz,
+			 "%s: recording version %.0f is newer than this roastop (%s) reads (%d)",
+			 rd->name, floor(ver->valuedouble), ROASTOP_VERSION, REPLAY_VERSION);
+	else
+		h = HDR_OK;
 	cJSON_Delete(obj);
-	return is_header;
+	return h;
+}
+
+/* Looks at the start of the input: gzip, the header, or a first event. */
+static int header_read(struct replay *rd, char *err, size_t errsz)
+{
+	while (rd->end < 2 && !rd->eof)
+		if (fill(rd) != 0)
+			goto io_error;
+	const unsigned char *b = (const unsigned char *)rd->buf;
+	if (rd->end >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+		snprintf(err, errsz, "%s is gzip-compressed: replay it with `zcat %s | roastop "
+				     "--replay -`", rd->name, rd->name);
+		return -1;
+	}
+	const char *line;
+	size_t len;
+	int rc;
+	while ((rc = next_line(rd, &line, &len)) == 1 && blank(line, len))
+		;
+	if (rc < 0)
+		goto io_error;
+	enum header h = rc == 1 ? header_parse(rd, line, len, err, errsz) : HDR_NONE;
+	if (h == HDR_BAD)
+		return -1;
+	rd->header_seen = h == HDR_OK;
+	rd->warn_header = h == HDR_NONE;
+	rd->warnings += h == HDR_NONE;
+	if (h == HDR_NONE && rc == 1) {
+		rd->pending = line; /* stays valid: nothing is read before it is used */
+		rd->pending_len = len;
+	}
+	return 0;
+io_error:
+	snprintf(err, errsz, "cannot read recording %s: %s", rd->name, strerror(errno));
+	return -1;
+}
+
+struct replay *replay_open(const char *path, char *err, size_t errsz)
+{
+	struct replay *rd = calloc(1, sizeof(*rd));
+	if (rd)
+		rd->buf = malloc(BUF_SIZE);
+	if (!rd || !rd->buf) {
+		snprintf(err, errsz, "replay: out of memory");
+		goto fail;
+	}
+	bool std = strcmp(path, "-") == 0;
+	rd->report = stderr;
+	snprintf(rd->name, sizeof(rd->name), "%s", std ? "<stdin>" : path);
+	rd->fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (rd->fd < 0) {
+		snprintf(err, errsz, "cannot open recording %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	rd->own_fd = !std;
+	if (header_read(rd, err, errsz) != 0)
+		goto fail;
+	return rd;
+fail:
+	replay_close(rd);
+	return NULL;
+}
+
+/* One line to an event: 1 when it decoded, else counted (0). */
+static int take_line(struct replay *rd, const char *line, size_t len, struct event *ev)
+{
+	enum decode_error e = event_decode_json(line, len, ev);
+	if (e == DEC_OK)
+		return 1;
+	reject(rd, rd->line_no, e);
+	return 0;
+}
+
+static int next_event(struct replay *rd, struct event *ev)
+{
+	if (rd->pending) {
+		const char *line = rd->pending;
+		rd->pending = NULL;
+		if (take_line(rd, line, rd->pending_len, ev))
+			return 1;
+	}
+	const char *line;
+	size_t len;
+	int rc;
+	while ((rc = next_line(rd, &line, &len)) == 1)
+		if (!blank(line, len) && take_line(rd, line, len, ev))
+			return 1;
+	return rc;
 }
 
 int replay_next(struct replay *rd, struct event *ev)
 {
-	const char *line;
-	size_t len;
-	int rc;
-	while ((rc = next_line(rd, &line, &len)) == 1) {
-		if (blank(line, len))
-			continue;
-		if (!rd->first_line_done) {
-			rd->first_line_done = true;
-			if (header_check(rd, line, len))
-				continue;
-		}
-		enum decode_error e = event_decode_json(line, len, ev);
-		if (e == DEC_OK)
-			return 1;
-		reject(rd, e);
-	}
+	tell(rd);
+	int rc = next_event(rd, ev);
+	int saved = errno;
+	tell(rd);
+	errno = saved;
 	return rc;
+}
+
+void replay_set_report(struct replay *rd, FILE *f)
+{
+	rd->report = f;
 }
 
 const struct reject_counts *replay_rejects(const struct replay *rd)
 {
 	return &rd->rejects;
+}
+
+size_t replay_first_rejects(const struct replay *rd, const struct replay_reject **out)
+{
+	*out = rd->first;
+	return rd->n_first;
 }
 
 uint64_t replay_lines(const struct replay *rd)
@@ -176,6 +279,16 @@ uint64_t replay_lines(const struct replay *rd)
 bool replay_had_header(const struct replay *rd)
 {
 	return rd->header_seen;
+}
+
+uint64_t replay_warnings(const struct replay *rd)
+{
+	return rd->warnings;
+}
+
+const char *replay_name(const struct replay *rd)
+{
+	return rd->name;
 }
 
 void replay_close(struct replay *rd)

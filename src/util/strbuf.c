@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,78 +59,160 @@ void strbuf_puts(struct strbuf *sb, const char *s)
 	strbuf_append(sb, s, strlen(s));
 }
 
+/* Formats straight into the spare room; only text that does not fit is
+ * formatted a second time. */
 void strbuf_appendf(struct strbuf *sb, const char *fmt, ...)
 {
+	if (!strbuf_reserve(sb, 64))
+		return;
+	size_t room = sb->cap - sb->len;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	int n = vsnprintf(sb->data + sb->len, room, fmt, ap);
 	va_end(ap);
-	if (n < 0 || !strbuf_reserve(sb, (size_t)n))
+	if (n < 0) {
+		sb->data[sb->len] = '\0';
 		return;
-	va_start(ap, fmt);
-	vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	}
+	if ((size_t)n >= room) {
+		if (!strbuf_reserve(sb, (size_t)n)) {
+			sb->data[sb->len] = '\0';
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	sb->len += (size_t)n;
 }
 
+/* Does any of the 8 bytes at s need escaping (quote, backslash, < 0x20)?
+ * SWAR: a matching byte sets its high bit; false alarms only follow a real
+ * match, and the caller then goes byte by byte anyway. */
+static bool word_needs_escape(const char *s)
+{
+	const uint64_t ones = 0x0101010101010101u;
+	uint64_t x, q, b;
+	memcpy(&x, s, 8);
+	q = x ^ (ones * '"');
+	b = x ^ (ones * '\\');
+	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x)) &
+	       0x8080808080808080u;
+}
+
+/* Written in place after reserving the worst case (every byte \u00XX). */
 void strbuf_json_string(struct strbuf *sb, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	if (!strbuf_reserve(sb, strlen(s) + 2))
+	size_t n = strlen(s);
+	if (n > (SIZE_MAX - 8) / 6 || !strbuf_reserve(sb, 6 * n + 2))
 		return;
-	strbuf_append(sb, "\"", 1);
-	const char *run = s;
-	for (const char *p = s; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		strbuf_append(sb, run, (size_t)(p - run));
-		run = p + 1;
-		char esc[6] = { '\\', (char)c, 0, 0, 0, 0 };
-		size_t n = 2;
-		if (c == '\n')
-			esc[1] = 'n';
-		else if (c == '\t')
-			esc[1] = 't';
-		else if (c == '\r')
-			esc[1] = 'r';
-		else if (c < 0x20) {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			n = 6;
+	char *o = sb->data + sb->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		while (i + 8 <= n && !word_needs_escape(s + i)) {
+			memcpy(o, s + i, 8);
+			o += 8;
+			i += 8;
 		}
-		strbuf_append(sb, esc, n);
+		if (i >= n)
+			break;
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			*o++ = (char)c;
+			continue;
+		}
+		*o++ = '\\';
+		switch (c) {
+		case '"':
+		case '\\': *o++ = (char)c; break;
+		case '\n': *o++ = 'n'; break;
+		case '\t': *o++ = 't'; break;
+		case '\r': *o++ = 'r'; break;
+		default:
+			memcpy(o, "u00", 3);
+			o[3] = hex[c >> 4];
+			o[4] = hex[c & 15];
+			o += 5;
+		}
 	}
-	strbuf_append(sb, run, strlen(run));
-	strbuf_append(sb, "\"", 1);
+	*o++ = '"';
+	*o = '\0';
+	sb->len = (size_t)(o - sb->data);
 }
 
-/* Integers print as integers; a value that is exactly k / 10^d for d <= 6
- * prints with d decimals; anything else with %.17g, which always
- * round-trips. No strtod round trips: the recorder is on the hot path. */
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324"
+	"25262728293031323334353637383940414243444546474849"
+	"50515253545556575859606162636465666768697071727374"
+	"75767778798081828384858687888990919293949596979899";
+
+/* v in decimal, written backwards to end at p; returns the first digit. */
+static char *put_uint(char *p, uint64_t v)
+{
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return p;
+}
+
+/* k (|k| < 2^53) with a point before its last d (<= 6) digits, e.g.
+ * (-5, 3) -> "-0.005". No printf: the recorder calls this for every number. */
+static void append_fixed(struct strbuf *sb, int64_t k, int d)
+{
+	static const uint64_t p10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+	char buf[48], *end = buf + sizeof(buf), *p = end;
+	uint64_t mag = k < 0 ? (uint64_t)-k : (uint64_t)k;
+	if (d > 0) {
+		uint64_t frac = mag % p10[d];
+		for (int i = 0; i < d; i++, frac /= 10)
+			*--p = (char)('0' + frac % 10);
+		*--p = '.';
+		mag /= p10[d];
+	}
+	p = put_uint(p, mag);
+	if (k < 0)
+		*--p = '-';
+	strbuf_append(sb, p, (size_t)(end - p));
+}
+
+#define EXACT_INT 9007199254740992.0 /* 2^53 */
+
+/* Integers below 2^53 print as integers. A value whose v * 10^6 is an
+ * integer k with k / 10^6 == v prints as k / 10^6 with trailing zeros
+ * dropped: the decoder computes the same rational divided once, correctly
+ * rounded, so it gets v back. Anything else prints with %.17g, which
+ * always round-trips; not always the shortest text, never a wrong value. */
 void strbuf_json_number(struct strbuf *sb, double v)
 {
-	static const double p10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6 };
 	if (!isfinite(v)) {
 		strbuf_append(sb, "null", 4);
 		return;
 	}
-	for (int d = 0; d <= 6; d++) {
-		double x = v * p10[d];
-		if (fabs(x) >= 9007199254740992.0)
-			break;
-		double k = nearbyint(x);
-		if (k != x || k / p10[d] != v)
-			continue;
-		long long ik = (long long)k;
-		if (d == 0) {
-			strbuf_appendf(sb, "%lld", ik);
-			return;
-		}
-		long long mag = ik < 0 ? -ik : ik, den = (long long)p10[d];
-		strbuf_appendf(sb, "%s%lld.%0*lld", ik < 0 ? "-" : "", mag / den, d, mag % den);
+	if (fabs(v) < EXACT_INT && (double)(int64_t)v == v) {
+		append_fixed(sb, (int64_t)v, 0);
 		return;
 	}
-	strbuf_appendf(sb, "%.17g", v);
+	double x = v * 1e6;
+	if (fabs(x) < EXACT_INT && (double)(int64_t)x == x && (double)(int64_t)x / 1e6 == v) {
+		int64_t k = (int64_t)x;
+		int d = 6;
+		while (k % 10 == 0) { /* ends: v is no integer, so k is no multiple of 10^6 */
+			k /= 10;
+			d--;
+		}
+		append_fixed(sb, k, d);
+		return;
+	}
+	char buf[40];
+	int n = snprintf(buf, sizeof(buf), "%.17g", v);
+	strbuf_append(sb, buf, (size_t)n);
 }
