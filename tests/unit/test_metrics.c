@@ -26,18 +26,9 @@ static void apply(struct event ev)
 	assert_int_equal(run_apply(&R, &ev), 0);
 }
 
-static struct event at(enum event_type type, double t)
-{
-	struct event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = type;
-	ev.t = t;
-	return ev;
-}
-
 static void start(double t, const char *processor)
 {
-	struct event ev = at(EV_RUN_START, t);
+	struct event ev = test_event(EV_RUN_START, t);
 	ev.u.run_start.run_id = "r";
 	ev.u.run_start.processor = processor;
 	apply(ev);
@@ -45,12 +36,12 @@ static void start(double t, const char *processor)
 
 static void end(double t)
 {
-	apply(at(EV_RUN_END, t));
+	apply(test_event(EV_RUN_END, t));
 }
 
 static void report(double t, double bytes, double entries, double ptime, double chunks)
 {
-	struct event ev = at(EV_REPORT, t);
+	struct event ev = test_event(EV_REPORT, t);
 	ev.u.report = (struct ev_report){ .bytesread = optnum_of(bytes), .entries = optnum_of(entries),
 					  .processtime = optnum_of(ptime), .chunks = optnum_of(chunks) };
 	apply(ev);
@@ -58,7 +49,7 @@ static void report(double t, double bytes, double entries, double ptime, double 
 
 static struct event chunk_ev(double t, const char *ds, double dur)
 {
-	struct event ev = at(EV_CHUNK, t);
+	struct event ev = test_event(EV_CHUNK, t);
 	ev.u.chunk.dataset = ds;
 	ev.u.chunk.duration = optnum_of(dur);
 	return ev;
@@ -97,7 +88,7 @@ static void sample_of(double t, const struct w *ws, size_t n)
 					       .memory_bytes = optnum_of(ws[i].mem),
 					       .memory_limit = optnum_of(1000),
 					       .cpu_percent = optnum_of(ws[i].cpu) };
-	struct event ev = at(EV_SAMPLE, t);
+	struct event ev = test_event(EV_SAMPLE, t);
 	ev.u.sample = (struct ev_sample){ .worker_count = (uint32_t)n, .n_workers = n, .workers = s };
 	apply(ev);
 }
@@ -114,7 +105,7 @@ static void sample(double t, size_t n, double threads_each, double mem_each)
 
 static void fine_rows(double t, enum fine_scope scope, struct fine_row *rows, size_t n)
 {
-	struct event ev = at(EV_FINE, t);
+	struct event ev = test_event(EV_FINE, t);
 	ev.u.fine = (struct ev_fine){ scope, n, rows };
 	apply(ev);
 }
@@ -602,7 +593,7 @@ static void scheduler_gap_excluded(void **state)
 	(void)state;
 	sample(0, 2, 1, 0);
 	sample(10, 2, 1, 0);
-	struct event st = at(EV_STATUS, 15);
+	struct event st = test_event(EV_STATUS, 15);
 	st.u.status = (struct ev_status){ .source = "scheduler", .state = SRC_LOST };
 	apply(st);
 	sample(40, 4, 1, 0);
@@ -737,12 +728,12 @@ static void span_replaces_cluster_rows(void **state)
 static void scheduler_restart_keeps_fine_growth(void **state)
 {
 	(void)state;
-	struct event s1 = at(EV_SAMPLE, 0);
+	struct event s1 = test_event(EV_SAMPLE, 0);
 	s1.u.sample = (struct ev_sample){ .scheduler_id = "sched-A", .worker_count = 0 };
 	apply(s1);
 	fine_row(1, FINE_CLUSTER, "P", "thread-cpu", "seconds", 5);
 	fine_row(2, FINE_CLUSTER, "P", "thread-cpu", "seconds", 9);
-	struct event s2 = at(EV_SAMPLE, 3);
+	struct event s2 = test_event(EV_SAMPLE, 3);
 	s2.u.sample = (struct ev_sample){ .scheduler_id = "sched-B", .worker_count = 0 };
 	apply(s2);
 	fine_row(4, FINE_CLUSTER, "P", "thread-cpu", "seconds", 2);
@@ -885,7 +876,7 @@ static void section_summary_shape(void **state)
 static void progress_and_eta(void **state)
 {
 	(void)state;
-	struct event ev = at(EV_RUN_START, 0);
+	struct event ev = test_event(EV_RUN_START, 0);
 	ev.u.run_start.run_id = "r";
 	ev.u.run_start.expected_events = optnum_of(10000);
 	apply(ev);
@@ -928,7 +919,7 @@ static void roastop_block_and_extra(void **state)
 	start(0, "P");
 	sample(0, 1, 1, 1);
 	chunk(1, "a", 1, 1, 1);
-	struct event bad = at(EV_NONE, 1);
+	struct event bad = test_event(EV_NONE, 1);
 	assert_int_equal(run_apply(&R, &bad), 1);
 	struct metrics m;
 	compute(&m, 1);

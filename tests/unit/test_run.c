@@ -1,27 +1,14 @@
 /* run_apply(): each event kind changes exactly what it should. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "test_util.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "roastop/run.h"
 
-static struct event ev_at(enum event_type type, double t)
-{
-	struct event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = type;
-	ev.t = t;
-	return ev;
-}
-
 static struct event chunk(double t, double dur, double events, const char *ds, const char *file)
 {
-	struct event ev = ev_at(EV_CHUNK, t);
+	struct event ev = test_event(EV_CHUNK, t);
 	ev.u.chunk.duration = optnum_of(dur);
 	ev.u.chunk.num_events = optnum_of(events);
 	ev.u.chunk.dataset = ds;
@@ -95,7 +82,7 @@ static void failed_chunk_counts_but_stays_out_of_statistics(void **state)
 static void duration_from_start_and_end_when_absent(void **state)
 {
 	struct run *r = *state;
-	struct event ev = ev_at(EV_CHUNK, 5);
+	struct event ev = test_event(EV_CHUNK, 5);
 	ev.u.chunk.t_start = optnum_of(1000.5);
 	ev.u.chunk.t_end = optnum_of(1003.0);
 	ev.u.chunk.mem_before_mb = optnum_of(100);
@@ -148,7 +135,7 @@ static struct worker_sample worker(const char *id, double threads, double mem, d
 
 static void apply_sample(struct run *r, double t, struct worker_sample *ws, size_t n)
 {
-	struct event ev = ev_at(EV_SAMPLE, t);
+	struct event ev = test_event(EV_SAMPLE, t);
 	ev.u.sample.worker_count = (uint32_t)n;
 	ev.u.sample.n_workers = n;
 	ev.u.sample.workers = ws;
@@ -185,7 +172,7 @@ static void scheduler_loss_breaks_trapezoids(void **state)
 	struct worker_sample one[] = { worker("a", 1, 100, 1000) };
 	apply_sample(r, 0, one, 1);
 	apply_sample(r, 10, one, 1);
-	struct event lost = ev_at(EV_STATUS, 11);
+	struct event lost = test_event(EV_STATUS, 11);
 	lost.u.status = (struct ev_status){ "scheduler", SRC_LOST, "connection refused" };
 	assert_int_equal(run_apply(r, &lost), 0);
 	struct worker_sample three[] = { worker("a", 1, 100, 1000), worker("b", 1, 1, 9),
@@ -201,7 +188,7 @@ static void scheduler_loss_breaks_trapezoids(void **state)
 static void scheduler_restart_is_counted(void **state)
 {
 	struct run *r = *state;
-	struct event ev = ev_at(EV_SAMPLE, 1);
+	struct event ev = test_event(EV_SAMPLE, 1);
 	ev.u.sample.scheduler_id = "S1";
 	run_apply(r, &ev);
 	ev.t = 2;
@@ -214,7 +201,7 @@ static void scheduler_restart_is_counted(void **state)
 static void fine(struct run *r, double t, enum fine_scope scope, const char *prefix, double v)
 {
 	struct fine_row row = { "execute", prefix, "thread-cpu", "seconds", v };
-	struct event ev = ev_at(EV_FINE, t);
+	struct event ev = test_event(EV_FINE, t);
 	ev.u.fine = (struct ev_fine){ scope, 1, &row };
 	assert_int_equal(run_apply(r, &ev), 0);
 }
@@ -256,12 +243,12 @@ static void worker_totals_cover_the_run_only(void **state)
 	struct worker_sample busy[] = { worker("a", 8, 900, 1000), worker("b", 8, 700, 1000) };
 	apply_sample(r, 0, idle, 1);
 	apply_sample(r, 100, idle, 1); /* roastop waited 100 s with one idle worker */
-	struct event s = ev_at(EV_RUN_START, 100.5);
+	struct event s = test_event(EV_RUN_START, 100.5);
 	s.u.run_start.run_id = "r";
 	run_apply(r, &s);
 	apply_sample(r, 101, busy, 2);
 	apply_sample(r, 111, busy, 2);
-	struct event e = ev_at(EV_RUN_END, 111.5);
+	struct event e = test_event(EV_RUN_END, 111.5);
 	run_apply(r, &e);
 	apply_sample(r, 200, idle, 1); /* after the run */
 	/* trapezoids from the last pre-run sample: (1+2)/2 x 1 + 2 x 10 = 21.5 over 11 s */
@@ -277,15 +264,15 @@ static void worker_totals_cover_the_run_only(void **state)
 static void markers_report_and_ignored(void **state)
 {
 	struct run *r = *state;
-	struct event s = ev_at(EV_RUN_START, 50);
+	struct event s = test_event(EV_RUN_START, 50);
 	s.u.run_start.run_id = "r1";
 	s.u.run_start.processor = "MyProc";
 	s.u.run_start.expected_events = optnum_of(1e6);
-	struct event rep = ev_at(EV_REPORT, 60);
+	struct event rep = test_event(EV_REPORT, 60);
 	rep.u.report.entries = optnum_of(10);
 	rep.u.report.bytesread = optnum_of(20);
-	struct event e = ev_at(EV_RUN_END, 70);
-	struct event none = ev_at(EV_NONE, 80);
+	struct event e = test_event(EV_RUN_END, 70);
+	struct event none = test_event(EV_NONE, 80);
 	run_apply(r, &s);
 	run_apply(r, &rep);
 	run_apply(r, &rep);

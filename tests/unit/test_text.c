@@ -32,18 +32,9 @@ static void apply(struct event ev)
 	assert_int_equal(run_apply(&R, &ev), 0);
 }
 
-static struct event at(enum event_type type, double t)
-{
-	struct event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.type = type;
-	ev.t = t;
-	return ev;
-}
-
 static void chunk(double t, const char *ds, double dur, double events)
 {
-	struct event ev = at(EV_CHUNK, t);
+	struct event ev = test_event(EV_CHUNK, t);
 	ev.u.chunk.dataset = ds;
 	ev.u.chunk.duration = optnum_of(dur);
 	ev.u.chunk.num_events = optnum_of(events);
@@ -119,7 +110,7 @@ static void empty_run_is_all_na(void **state)
 static void full_run_values(void **state)
 {
 	(void)state;
-	struct event ev = at(EV_RUN_START, 0);
+	struct event ev = test_event(EV_RUN_START, 0);
 	ev.u.run_start.run_id = "r7";
 	ev.u.run_start.name = "ttbar-scan";
 	ev.u.run_start.processor = "MyProc";
@@ -131,7 +122,7 @@ static void full_run_values(void **state)
 		  .memory_limit = optnum_of(3072), .cpu_percent = optnum_of(60) },
 	};
 	for (double t = 0; t <= 8; t += 8) {
-		ev = at(EV_SAMPLE, t);
+		ev = test_event(EV_SAMPLE, t);
 		ev.u.sample = (struct ev_sample){ .worker_count = 2, .n_workers = 2, .workers = ws };
 		apply(ev);
 	}
@@ -140,14 +131,14 @@ static void full_run_values(void **state)
 	struct fine_row rows[] = { { "execute", "MyProc", "thread-cpu", "seconds", 6 },
 				   { "execute", "MyProc", "thread-noncpu", "seconds", 2 },
 				   { "execute", "other", "thread-cpu", "seconds", 90 } };
-	ev = at(EV_FINE, 7);
+	ev = test_event(EV_FINE, 7);
 	ev.u.fine = (struct ev_fine){ FINE_SPAN, 3, rows };
 	apply(ev);
-	ev = at(EV_REPORT, 8);
+	ev = test_event(EV_REPORT, 8);
 	ev.u.report = (struct ev_report){ .bytesread = optnum_of(3e6), .entries = optnum_of(4200),
 					  .processtime = optnum_of(7), .chunks = optnum_of(2) };
 	apply(ev);
-	apply(at(EV_RUN_END, 8));
+	apply(test_event(EV_RUN_END, 8));
 	summarise(100);
 
 	assert_non_null(strstr(out.data, "roastop " ROASTOP_VERSION " summary - run ttbar-scan (MyProc)\nrun ended\n"));
@@ -186,7 +177,7 @@ static void unknown_processor_has_no_overhead(void **state)
 {
 	(void)state;
 	struct fine_row row = { "execute", "anything", "thread-cpu", "seconds", 5 };
-	struct event ev = at(EV_FINE, 1);
+	struct event ev = test_event(EV_FINE, 1);
 	ev.u.fine = (struct ev_fine){ FINE_CLUSTER, 1, &row };
 	apply(ev);
 	summarise(1);
@@ -197,7 +188,7 @@ static void unknown_processor_has_no_overhead(void **state)
 
 static void timed_section(double t, const char *name, double seconds)
 {
-	struct event ev = at(EV_CHUNK, t);
+	struct event ev = test_event(EV_CHUNK, t);
 	ev.u.chunk.duration = optnum_of(1);
 	struct kv_num kv = { name, seconds };
 	ev.u.chunk.timing = &kv;
@@ -235,7 +226,7 @@ static void wire_names_stay_on_one_line(void **state)
 {
 	(void)state;
 	chunk(1, "evil\nname\t", 1, 10);
-	struct event ev = at(EV_CHUNK, 2);
+	struct event ev = test_event(EV_CHUNK, 2);
 	ev.u.chunk.duration = optnum_of(1);
 	ev.u.chunk.error = "Bad\rError";
 	apply(ev);
