@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roastop/dask.h"
 #include "roastop/format.h"
 #include "roastop/measurement.h"
 #include "roastop/metrics.h"
@@ -38,6 +39,7 @@ struct app {
 	struct event ev; /* reused for every decoded event */
 	struct replay *replay;
 	struct udp *udp;
+	struct dask *dask;
 	struct auth_key key;
 	struct recorder *rec;
 	bool ending; /* run ended, grace period running */
@@ -130,8 +132,19 @@ static void default_out_dir(char *buf, size_t size)
 	snprintf(buf, size, "roastop-measurements/%s", stamp);
 }
 
+/* Headless: scheduler state changes go to stderr, for batch logs. */
+static void app_note_status(const struct app *a, const struct event *ev)
+{
+	if (!a->cfg->headless || ev->type != EV_STATUS)
+		return;
+	const struct ev_status *st = &ev->u.status;
+	fprintf(stderr, "roastop: %s %s%s%s\n", st->source ? st->source : "?",
+		source_state_name(st->state), st->reason ? ": " : "", st->reason ? st->reason : "");
+}
+
 static void app_deliver(struct app *a, const struct event *ev)
 {
+	app_note_status(a, ev);
 	if (a->rec && recorder_write(a->rec, ev) != 0) {
 		fprintf(stderr, "roastop: recording stopped: %s\n", strerror(errno));
 		recorder_close(a->rec);
@@ -246,11 +259,31 @@ static void udp_extra(cJSON *extra, const struct udp *u)
 		cJSON_AddNumberToObject(rej, "total", (double)total);
 }
 
+static void dask_extra(cJSON *extra, const struct dask *d)
+{
+	struct dask_stats st;
+	dask_get_stats(d, &st);
+	cJSON *o = cJSON_AddObjectToObject(extra, "scheduler");
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "mode", st.mode);
+	cJSON_AddNumberToObject(o, "rounds", (double)st.rounds);
+	cJSON_AddNumberToObject(o, "overruns", (double)st.overruns);
+	cJSON_AddNumberToObject(o, "requests", (double)st.requests);
+	cJSON_AddNumberToObject(o, "failures", (double)st.failures);
+	cJSON_AddNumberToObject(o, "identity_500", (double)st.http_500);
+	cJSON_AddNumberToObject(o, "rejected", (double)st.rejected);
+	cJSON_AddNumberToObject(o, "too_large", (double)st.too_large);
+	cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
+}
+
 static cJSON *app_extra(const struct app *a)
 {
 	cJSON *extra = cJSON_CreateObject();
 	if (extra && a->udp)
 		udp_extra(extra, a->udp);
+	if (extra && a->dask)
+		dask_extra(extra, a->dask);
 	if (!extra || !a->replay)
 		return extra;
 	const struct reject_counts *rc = replay_rejects(a->replay);
@@ -316,11 +349,12 @@ static int poll_timeout(const struct app *a)
 
 static void app_loop(struct app *a)
 {
-	struct pollfd pfd[FD__COUNT];
+	struct pollfd pfd[FD__COUNT + DASK_MAX_FDS];
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
-		int n = poll(pfd, FD__COUNT, poll_timeout(a));
+		size_t n_dask = a->dask ? dask_pollfds(a->dask, pfd + FD__COUNT, DASK_MAX_FDS) : 0;
+		int n = poll(pfd, FD__COUNT + n_dask, poll_timeout(a));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
@@ -345,6 +379,8 @@ static void app_loop(struct app *a)
 		if (n > 0 && (pfd[FD_UDP].revents & POLLIN) &&
 		    udp_drain(a->udp, clock_real(), deliver_cb, a) < 0)
 			fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
+		if (n > 0 && n_dask)
+			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_real());
 		if (a->replay && !a->replay_done && !a->stop)
 			replay_step(a);
 	}
@@ -376,6 +412,26 @@ static int app_open_udp(struct app *a)
 	return 0;
 }
 
+static int app_open_dask(struct app *a)
+{
+	const struct app_config *c = a->cfg;
+	if (!c->scheduler_url)
+		return 0;
+	char err[256];
+	struct dask_config dc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix,
+				  .interval = c->interval, .cacert = c->cacert,
+				  .insecure = c->insecure, .headers = c->headers,
+				  .n_headers = c->n_headers };
+	a->dask = dask_open(&dc, deliver_cb, a, err, sizeof(err));
+	if (!a->dask) {
+		fprintf(stderr, "roastop: %s\n", err);
+		return -1;
+	}
+	fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n", c->scheduler_url,
+		c->interval);
+	return 0;
+}
+
 static int app_open_sources(struct app *a)
 {
 	char err[512];
@@ -385,7 +441,7 @@ static int app_open_sources(struct app *a)
 			fprintf(stderr, "roastop: %s\n", err);
 			return -1;
 		}
-	} else if (app_open_udp(a) != 0) {
+	} else if (app_open_udp(a) != 0 || app_open_dask(a) != 0) {
 		return -1;
 	}
 	if (a->cfg->record_path) {
@@ -423,6 +479,7 @@ static void app_close(struct app *a)
 		replay_close(a->replay);
 	a->fds[FD_UDP] = -1; /* closed with the listener */
 	udp_close(a->udp);
+	dask_close(a->dask);
 	if (a->key.path[0] && !a->cfg->key_file)
 		unlink(a->key.path); /* the session key dies with the session */
 	for (int i = 0; i < FD__COUNT; i++)

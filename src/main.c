@@ -44,6 +44,13 @@ int main(int argc, char **argv)
 		.key_file = o.key_file,
 		.no_auth = o.no_auth,
 		.rcvbuf = o.rcvbuf,
+		.scheduler_url = o.scheduler,
+		.dashboard_prefix = o.dashboard_prefix,
+		.interval = o.interval,
+		.cacert = o.cacert,
+		.insecure = o.insecure,
+		.headers = o.headers,
+		.n_headers = o.n_headers,
 	};
 	return app_main(&cfg);
 }

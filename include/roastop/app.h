@@ -22,6 +22,14 @@ struct app_config {
 	const char *key_file; /* NULL: a new session key */
 	bool no_auth;
 	int rcvbuf;
+	/* the Dask scheduler (live mode; NULL url: not polled) */
+	const char *scheduler_url;
+	const char *dashboard_prefix;
+	double interval; /* seconds between polls */
+	const char *cacert;
+	bool insecure;
+	const char *const *headers;
+	size_t n_headers;
 };
 
 /* Runs until q, a signal, --duration, the end of a headless replay or

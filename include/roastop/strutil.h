@@ -2,10 +2,15 @@
 #ifndef ROASTOP_STRUTIL_H
 #define ROASTOP_STRUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Copies src (NULL = "") into dst of size bytes, truncating on a UTF-8
  * character boundary; always NUL-terminates. */
 void strutil_copy(char *dst, size_t size, const char *src);
+
+/* Well-formed, NUL-terminated UTF-8: no overlong forms, no surrogates,
+ * nothing above U+10FFFF. */
+bool strutil_utf8_ok(const unsigned char *s);
 
 #endif

@@ -7,6 +7,7 @@
  * limits a tree parse would need a pre-scan for (nesting depth, sizes) are
  * checked as the parser goes. */
 #include "roastop/event_json.h"
+#include "roastop/strutil.h"
 
 #include <float.h>
 #include <math.h>
@@ -279,40 +280,6 @@ bool event_json_tables_sorted(void)
  * event's arena. Strict JSON (RFC 8259) plus roastop's limits: nesting
  * depth, string length, UTF-8 validity (including what \u escapes make). */
 
-/* Well-formed UTF-8: no overlong forms, no surrogates, <= U+10FFFF. */
-static bool utf8_ok(const unsigned char *s)
-{
-	while (*s) {
-		unsigned char c = *s;
-		size_t n;
-		uint32_t cp;
-		if (c < 0x80) {
-			s++;
-			continue;
-		} else if ((c & 0xE0) == 0xC0) {
-			n = 1;
-			cp = c & 0x1F;
-		} else if ((c & 0xF0) == 0xE0) {
-			n = 2;
-			cp = c & 0x0F;
-		} else if ((c & 0xF8) == 0xF0) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		for (size_t i = 1; i <= n; i++) {
-			if ((s[i] & 0xC0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i] & 0x3F);
-		}
-		static const uint32_t min_cp[4] = { 0, 0x80, 0x800, 0x10000 };
-		if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-			return false;
-		s += n + 1;
-	}
-	return true;
-}
 
 struct jp {
 	const char *p, *end;
@@ -513,7 +480,7 @@ static enum decode_error string_into(struct jp *j, char *buf, size_t cap, size_t
 				buf[n] = '\0';
 			*len = n;
 			bool high = seen & 0x8080808080808080u;
-			if (buf && high && !utf8_ok((const unsigned char *)buf))
+			if (buf && high && !strutil_utf8_ok((const unsigned char *)buf))
 				return DEC_BAD_UTF8;
 			return DEC_OK;
 		}
@@ -548,7 +515,7 @@ static enum decode_error jp_string(struct jp *j, const char **out)
 		char *d = arena_strndup(&j->ev->mem, s, (size_t)(q - s));
 		if (!d)
 			return DEC_NO_MEMORY;
-		if ((seen & 0x8080808080808080u) && !utf8_ok((const unsigned char *)d))
+		if ((seen & 0x8080808080808080u) && !strutil_utf8_ok((const unsigned char *)d))
 			return DEC_BAD_UTF8;
 		j->p = q + 1;
 		*out = d;
@@ -1038,7 +1005,7 @@ static enum decode_error custom_keep(struct jp *j, const char *key, size_t klen)
 	compact_append(&j->custom, start, len);
 	if (j->custom.failed)
 		return DEC_NO_MEMORY;
-	if (!utf8_ok((const unsigned char *)j->custom.data + mark))
+	if (!strutil_utf8_ok((const unsigned char *)j->custom.data + mark))
 		return DEC_BAD_UTF8;
 	j->custom_used = true;
 	return DEC_OK;

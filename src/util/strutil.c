@@ -1,5 +1,6 @@
 #include "roastop/strutil.h"
 
+#include <stdint.h>
 #include <string.h>
 
 void strutil_copy(char *dst, size_t size, const char *src)
@@ -16,4 +17,39 @@ void strutil_copy(char *dst, size_t size, const char *src)
 	}
 	memcpy(dst, src, n);
 	dst[n] = '\0';
+}
+
+/* Well-formed UTF-8: no overlong forms, no surrogates, <= U+10FFFF. */
+bool strutil_utf8_ok(const unsigned char *s)
+{
+	while (*s) {
+		unsigned char c = *s;
+		size_t n;
+		uint32_t cp;
+		if (c < 0x80) {
+			s++;
+			continue;
+		} else if ((c & 0xE0) == 0xC0) {
+			n = 1;
+			cp = c & 0x1F;
+		} else if ((c & 0xF0) == 0xE0) {
+			n = 2;
+			cp = c & 0x0F;
+		} else if ((c & 0xF8) == 0xF0) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		for (size_t i = 1; i <= n; i++) {
+			if ((s[i] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i] & 0x3F);
+		}
+		static const uint32_t min_cp[4] = { 0, 0x80, 0x800, 0x10000 };
+		if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		s += n + 1;
+	}
+	return true;
 }

@@ -1,0 +1,71 @@
+/* The Dask scheduler poller: libcurl's multi interface driven from roastop's
+ * one poll() loop, so a slow or huge response never stalls UDP ingest or
+ * the screen. Each round (every interval) asks, richest source first:
+ *
+ *   1. /roastop/v1/state.json  the collector's route: workers + fine metrics
+ *   2. /json/identity.json     workers; HTTP 500 while tasks run (dask#8370)
+ *   3. /metrics                the scheduler's Prometheus text: counts only
+ *   4. each worker's /metrics  memory, threads and CPU while 2 answers 500
+ *
+ * and delivers EV_SAMPLE, EV_FINE and EV_STATUS ("scheduler": connected,
+ * degraded and why, lost) events. An unreachable scheduler is retried with
+ * exponential backoff; the LOST status makes the run model leave a gap. */
+#ifndef ROASTOP_DASK_H
+#define ROASTOP_DASK_H
+
+#include <poll.h>
+
+#include "roastop/event.h"
+
+#define DASK_MAX_FDS 64 /* sockets + 2 timers the poller may ask poll() to watch */
+#define DASK_WORKER_POLL_MAX 512 /* larger clusters: no per-worker fallback */
+#define DASK_WORKER_CONCURRENCY 16
+#define DASK_BACKOFF_MAX 30.0 /* seconds between retries of a lost scheduler */
+
+struct dask_config {
+	const char *url; /* http(s)://host:port of the dashboard */
+	const char *prefix; /* --dashboard-prefix (e.g. /proxy/8787), or NULL */
+	double interval; /* seconds between rounds */
+	const char *cacert; /* CA bundle for https, or NULL */
+	bool insecure; /* no TLS verification (off by default) */
+	const char *const *headers; /* "Name: value", sent with every request */
+	size_t n_headers;
+};
+
+struct dask_stats {
+	uint64_t rounds, overruns; /* rounds started; rounds slower than the interval */
+	uint64_t requests, failures; /* HTTP transfers; failed ones (transport or status) */
+	uint64_t http_500; /* identity.json 500s (dask#8370) */
+	uint64_t rejected; /* bodies refused by the decoders */
+	uint64_t too_large; /* bodies over DASK_MAX_BODY */
+	uint64_t bytes; /* body bytes received */
+	const char *mode; /* "state", "identity", "prometheus", "lost", "-" */
+};
+
+typedef void (*dask_deliver_fn)(void *ctx, const struct event *ev);
+
+struct dask;
+
+/* NULL (err set) when curl or the timers cannot be set up. The first round
+ * starts at once. */
+struct dask *dask_open(const struct dask_config *cfg, dask_deliver_fn fn, void *ctx, char *err,
+		       size_t errsz);
+void dask_close(struct dask *d);
+
+/* The descriptors to watch, written to out (at most max); returns how many. */
+size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max);
+/* Handles poll()'s answer for the descriptors dask_pollfds gave. now is the
+ * wall clock (seconds since the epoch) that stamps events. */
+void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now);
+
+void dask_set_interval(struct dask *d, double seconds);
+void dask_get_stats(const struct dask *d, struct dask_stats *st);
+
+/* base + prefix + route with exactly one '/' at each joint. Returns false
+ * when it does not fit. */
+bool dask_url_join(char *buf, size_t size, const char *base, const char *prefix,
+		   const char *route);
+/* Seconds to wait before retry number `failures` (1, 2, 4, ... capped). */
+double dask_backoff(unsigned failures);
+
+#endif

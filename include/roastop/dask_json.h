@@ -1,0 +1,63 @@
+/* Decoders for what a Dask scheduler's HTTP server answers: roastop's own
+ * route (/roastop/v1/state.json, installed by the Python collector),
+ * /json/identity.json, and the Prometheus text of the scheduler's and the
+ * workers' /metrics. Pure functions of the body, so they are unit-tested
+ * on captured responses and fuzzed.
+ *
+ * Bodies are hostile: a body is accepted whole or rejected whole, with a
+ * reason and a one-line message naming the offending field. Limits: strings
+ * EVENT_MAX_STRING bytes of valid UTF-8, lists EVENT_MAX_LIST entries,
+ * numbers finite and in range. Unknown fields are ignored (newer Dask). */
+#ifndef ROASTOP_DASK_JSON_H
+#define ROASTOP_DASK_JSON_H
+
+#include "roastop/event.h"
+#include "roastop/prom.h"
+
+#define DASK_MAX_BODY (64u << 20) /* bytes the poller accepts from one response */
+
+enum dask_error {
+	DASK_OK = 0,
+	DASK_BAD_JSON, /* not JSON, or nested too deep */
+	DASK_BAD_SHAPE, /* JSON, but not the document expected */
+	DASK_BAD_FIELD, /* a field of the wrong type or out of range */
+	DASK_TOO_MANY, /* more workers or rows than EVENT_MAX_LIST */
+	DASK_NO_MEMORY,
+	DASK__COUNT
+};
+
+const char *dask_error_name(enum dask_error e);
+
+/* state.json -> an EV_SAMPLE (workers), an EV_FINE cluster snapshot and,
+ * when the route knows the run's span, an EV_FINE span snapshot (span->type
+ * stays EV_NONE otherwise). Every event is reset first and stamped t. */
+enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
+				 struct event *fine, struct event *span, char *err, size_t errsz);
+
+/* A worker's dashboard, from identity.json's services. */
+typedef void (*dask_endpoint_fn)(void *ctx, const char *worker, const char *host, int port);
+
+/* identity.json -> an EV_SAMPLE; fn (may be NULL) is called for every
+ * worker that serves a dashboard (for its own /metrics). */
+enum dask_error dask_parse_identity(const char *body, size_t len, double t, struct event *sample,
+				    dask_endpoint_fn fn, void *ctx, char *err, size_t errsz);
+
+/* The scheduler's /metrics -> an EV_SAMPLE without per-worker rows (worker
+ * count, threads and tasks processing). DASK_BAD_SHAPE when the text has no
+ * dask_scheduler_workers family. Rejected lines are counted in st. */
+enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t,
+					  struct event *sample, struct prom_stats *st);
+
+/* What one worker's /metrics says about it. */
+struct dask_worker_prom {
+	optnum memory_bytes; /* managed + unmanaged: the process memory Dask reports */
+	optnum managed_bytes, spilled_bytes;
+	optnum threads;
+	optnum cpu_seconds; /* process_cpu_seconds_total, for a CPU rate */
+};
+
+/* false when the text has no dask_worker_memory_bytes family. */
+bool dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
+			    struct prom_stats *st);
+
+#endif

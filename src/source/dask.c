@@ -1,0 +1,760 @@
+/* The scheduler poller (see dask.h for the sources and their order).
+ *
+ * libcurl's socket interface: curl tells us which sockets to watch
+ * (socket_cb) and when to call it back (timer_cb -> a timerfd); app.c's
+ * poll() watches them with everything else and hands them back through
+ * dask_dispatch(). A second timerfd paces the rounds and the backoff. */
+#include "roastop/dask.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "roastop/dask_json.h"
+#include "roastop/strbuf.h"
+#include "roastop/strutil.h"
+
+#define URL_MAX 2304
+#define CONNECT_TIMEOUT_MS 3000L
+#define STATE_RETRY 5.0 /* seconds before asking again for an absent route */
+#define N_SOCKS (DASK_MAX_FDS - 2)
+#define WK_URL 160 /* http://[v6 host]:port/metrics */
+
+enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_WORKER };
+
+static const char *const ROUTE_PATH[] = {
+	[R_SITEMAP] = "sitemap.json",
+	[R_STATE] = "roastop/v1/state.json",
+	[R_IDENTITY] = "json/identity.json",
+	[R_PROM] = "metrics",
+};
+
+struct xfer {
+	CURL *easy;
+	enum route route;
+	bool busy;
+	size_t worker; /* R_WORKER: index into d->wk */
+	struct strbuf body;
+	bool too_large;
+};
+
+/* What the last good identity.json said about a worker, for the fallback. */
+struct wk {
+	char id[256], name[128], host[64], url[WK_URL];
+	optnum nthreads, memory_limit;
+	struct dask_worker_prom now;
+	bool fresh; /* answered in this round */
+	double cpu_s, cpu_t; /* previous process_cpu_seconds_total and when */
+	optnum cpu_percent;
+};
+
+struct endpoint {
+	char id[256];
+	char url[WK_URL];
+};
+
+struct sock {
+	curl_socket_t fd;
+	short events;
+};
+
+struct dask {
+	struct dask_config cfg;
+	dask_deliver_fn deliver;
+	void *ctx;
+	CURLM *multi;
+	struct curl_slist *headers;
+	int curl_tfd, tick_tfd;
+	struct sock socks[N_SOCKS];
+	size_t n_socks;
+	struct xfer sched; /* the scheduler routes, one after another */
+	struct xfer workers[DASK_WORKER_CONCURRENCY];
+	struct event ev, ev_fine, ev_span, ev_status;
+	/* dashboards named by the identity.json being decoded */
+	struct endpoint *ep;
+	size_t n_ep, cap_ep;
+	double round_t0; /* monotonic start of the round */
+	/* the round */
+	bool in_round;
+	double now;
+	bool want_sitemap;
+	bool has_state, has_identity, has_prom; /* from /sitemap.json; true if unknown */
+	double state_retry_at;
+	bool fallback; /* identity answered 500: prom + workers this round */
+	optnum prom_workers, prom_tasks;
+	size_t wk_next, wk_pending;
+	unsigned failures; /* consecutive rounds the scheduler could not be reached */
+	/* workers from the last good identity */
+	struct wk *wk;
+	size_t n_wk;
+	/* status as last delivered */
+	enum source_state state;
+	char reason[160];
+	bool status_sent;
+	struct dask_stats st;
+};
+
+/* ---- small pure helpers ------------------------------------------------- */
+
+bool dask_url_join(char *buf, size_t size, const char *base, const char *prefix,
+		   const char *route)
+{
+	size_t bl = strlen(base);
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	const char *p = prefix ? prefix : "";
+	while (*p == '/')
+		p++;
+	size_t pl = strlen(p);
+	while (pl > 0 && p[pl - 1] == '/')
+		pl--;
+	while (*route == '/')
+		route++;
+	int n = pl ? snprintf(buf, size, "%.*s/%.*s/%s", (int)bl, base, (int)pl, p, route)
+		   : snprintf(buf, size, "%.*s/%s", (int)bl, base, route);
+	return n >= 0 && (size_t)n < size;
+}
+
+double dask_backoff(unsigned failures)
+{
+	if (failures == 0)
+		return 0.0;
+	double s = ldexp(1.0, (int)(failures > 16 ? 16 : failures) - 1);
+	return s < DASK_BACKOFF_MAX ? s : DASK_BACKOFF_MAX;
+}
+
+static double clock_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void timer_set(int fd, double seconds)
+{
+	struct itimerspec it = { 0 };
+	if (seconds >= 0) {
+		if (seconds < 1e-9)
+			seconds = 1e-9; /* 0 would disarm */
+		it.it_value.tv_sec = (time_t)seconds;
+		it.it_value.tv_nsec = (long)((seconds - floor(seconds)) * 1e9);
+		if (it.it_value.tv_sec == 0 && it.it_value.tv_nsec == 0)
+			it.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(fd, 0, &it, NULL);
+}
+
+static void timer_drain(int fd)
+{
+	uint64_t n;
+	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		;
+}
+
+static void round_end(struct dask *d, bool reached);
+static void workers_begin(struct dask *d);
+
+/* ---- status ------------------------------------------------------------- */
+
+static void status_set(struct dask *d, enum source_state state, const char *reason)
+{
+	if (d->status_sent && d->state == state && strcmp(d->reason, reason) == 0)
+		return;
+	d->status_sent = true;
+	d->state = state;
+	strutil_copy(d->reason, sizeof(d->reason), reason);
+	struct event *ev = &d->ev_status;
+	event_reset(ev);
+	ev->type = EV_STATUS;
+	ev->t = d->now;
+	ev->u.status = (struct ev_status){ .source = "scheduler", .state = state,
+					   .reason = d->reason };
+	d->deliver(d->ctx, ev);
+}
+
+/* ---- curl plumbing ------------------------------------------------------ */
+
+static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
+{
+	(void)easy;
+	(void)sockp;
+	struct dask *d = userp;
+	size_t i = 0;
+	while (i < d->n_socks && d->socks[i].fd != fd)
+		i++;
+	if (what == CURL_POLL_REMOVE) {
+		if (i < d->n_socks)
+			d->socks[i] = d->socks[--d->n_socks];
+		return 0;
+	}
+	if (i == d->n_socks) {
+		if (d->n_socks == N_SOCKS)
+			return -1; /* cannot happen with our concurrency; curl fails the transfer */
+		d->n_socks++;
+	}
+	d->socks[i].fd = fd;
+	d->socks[i].events = (short)(((what & CURL_POLL_IN) ? POLLIN : 0) |
+				     ((what & CURL_POLL_OUT) ? POLLOUT : 0));
+	return 0;
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+	(void)multi;
+	struct dask *d = userp;
+	timer_set(d->curl_tfd, timeout_ms < 0 ? -1.0 : (double)timeout_ms / 1000.0);
+	return 0;
+}
+
+static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userp)
+{
+	struct xfer *x = userp;
+	size_t n = size * nmemb;
+	if (x->body.len + n > DASK_MAX_BODY) {
+		x->too_large = true;
+		return 0; /* aborts the transfer */
+	}
+	strbuf_append(&x->body, ptr, n);
+	return x->body.failed ? 0 : n;
+}
+
+static bool xfer_init(struct dask *d, struct xfer *x)
+{
+	x->easy = curl_easy_init();
+	if (!x->easy)
+		return false;
+	strbuf_init(&x->body);
+	CURL *e = x->easy;
+	double timeout = d->cfg.interval * 2 < 10 ? 10 : d->cfg.interval * 2;
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)DASK_MAX_BODY);
+	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 3L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
+	if (d->cfg.cacert)
+		curl_easy_setopt(e, CURLOPT_CAINFO, d->cfg.cacert);
+	if (d->cfg.insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	return true;
+}
+
+static void xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url)
+{
+	x->route = r;
+	x->busy = true;
+	x->too_large = false;
+	strbuf_reset(&x->body);
+	curl_easy_setopt(x->easy, CURLOPT_URL, url);
+	d->st.requests++;
+	if (curl_multi_add_handle(d->multi, x->easy) != CURLM_OK) {
+		x->busy = false;
+		d->st.failures++;
+	}
+}
+
+static void sched_start(struct dask *d, enum route r)
+{
+	char url[URL_MAX];
+	if (!dask_url_join(url, sizeof(url), d->cfg.url, d->cfg.prefix, ROUTE_PATH[r])) {
+		status_set(d, SRC_LOST, "scheduler URL too long");
+		round_end(d, false);
+		return;
+	}
+	xfer_start(d, &d->sched, r, url);
+	if (!d->sched.busy) {
+		status_set(d, SRC_LOST, "cannot start an HTTP transfer");
+		round_end(d, false);
+	}
+}
+
+/* ---- the round ---------------------------------------------------------- */
+
+static void round_begin(struct dask *d)
+{
+	if (d->in_round)
+		return;
+	d->in_round = true;
+	d->round_t0 = clock_mono();
+	d->st.rounds++;
+	d->fallback = false;
+	d->prom_workers = d->prom_tasks = optnum_none();
+	if (d->want_sitemap)
+		sched_start(d, R_SITEMAP);
+	else if (d->has_state && d->now >= d->state_retry_at)
+		sched_start(d, R_STATE);
+	else
+		sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
+}
+
+static void round_end(struct dask *d, bool reached)
+{
+	d->in_round = false;
+	d->failures = reached ? 0 : d->failures + 1;
+	double took = clock_mono() - d->round_t0;
+	double next = reached ? d->cfg.interval - took : dask_backoff(d->failures);
+	if (reached && next < 0) {
+		d->st.overruns++; /* slower than the interval: the next round starts now */
+		next = 0;
+	}
+	if (!reached) {
+		d->want_sitemap = true; /* it may come back as another Dask */
+		d->st.mode = "lost";
+	}
+	timer_set(d->tick_tfd, next);
+}
+
+static void deliver(struct dask *d, struct event *ev)
+{
+	if (ev->type != EV_NONE)
+		d->deliver(d->ctx, ev);
+}
+
+/* identity.json's services.dashboard of each worker, while it is decoded. */
+static void ep_add(void *ctx, const char *worker, const char *host, int port)
+{
+	struct dask *d = ctx;
+	if (d->n_ep == d->cap_ep) {
+		size_t cap = d->cap_ep ? 2 * d->cap_ep : 16;
+		struct endpoint *ep = cap <= DASK_WORKER_POLL_MAX ? realloc(d->ep, cap * sizeof(*ep)) : NULL;
+		if (!ep)
+			return;
+		d->ep = ep;
+		d->cap_ep = cap;
+	}
+	struct endpoint *e = &d->ep[d->n_ep];
+	bool v6 = strchr(host, ':') != NULL;
+	int n = snprintf(e->url, sizeof(e->url), "http://%s%s%s:%d/metrics", v6 ? "[" : "", host,
+			 v6 ? "]" : "", port);
+	if (n < 0 || (size_t)n >= sizeof(e->url) || strlen(worker) >= sizeof(e->id))
+		return;
+	strutil_copy(e->id, sizeof(e->id), worker);
+	d->n_ep++;
+}
+
+/* Keeps what a good identity said, for rounds in which it answers 500. */
+static void wk_cache(struct dask *d, const struct ev_sample *s);
+
+static void on_state(struct dask *d, long code, const struct xfer *x)
+{
+	char err[160];
+	if (code == 200) {
+		enum dask_error e = dask_parse_state(x->body.data, x->body.len, d->now, &d->ev,
+						     &d->ev_fine, &d->ev_span, err, sizeof(err));
+		if (e == DASK_OK) {
+			status_set(d, SRC_CONNECTED, "roastop route: workers and fine metrics");
+			deliver(d, &d->ev);
+			deliver(d, &d->ev_fine);
+			deliver(d, &d->ev_span);
+			d->st.mode = "state";
+			round_end(d, true);
+			return;
+		}
+		d->st.rejected++;
+	}
+	d->state_retry_at = d->now + STATE_RETRY; /* absent until the collector installs it */
+	sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
+}
+
+static void on_identity(struct dask *d, long code, const struct xfer *x)
+{
+	char err[160];
+	if (code == 200) {
+		d->n_ep = 0;
+		enum dask_error e = dask_parse_identity(x->body.data, x->body.len, d->now, &d->ev,
+							ep_add, d, err, sizeof(err));
+		if (e == DASK_OK) {
+			status_set(d, SRC_CONNECTED,
+				   "identity.json (no roastop route: no fine metrics)");
+			wk_cache(d, &d->ev.u.sample);
+			deliver(d, &d->ev);
+			d->st.mode = "identity";
+			round_end(d, true);
+			return;
+		}
+		d->st.rejected++;
+		char why[200];
+		snprintf(why, sizeof(why), "identity.json rejected (%s)", err);
+		status_set(d, SRC_DEGRADED, why);
+	} else if (code == 500) {
+		d->st.http_500++; /* dask#8370: tuple keys while tasks run */
+	}
+	d->fallback = true;
+	if (d->has_prom)
+		sched_start(d, R_PROM);
+	else
+		workers_begin(d);
+}
+
+static void workers_next(struct dask *d);
+static void fallback_finish(struct dask *d);
+
+static void workers_begin(struct dask *d)
+{
+	d->wk_next = 0;
+	d->wk_pending = 0;
+	for (size_t i = 0; i < d->n_wk; i++)
+		d->wk[i].fresh = false;
+	workers_next(d);
+}
+
+static void on_prom(struct dask *d, long code, const struct xfer *x)
+{
+	struct prom_stats ps = { 0 };
+	if (code == 200 &&
+	    dask_parse_scheduler_prom(x->body.data, x->body.len, d->now, &d->ev, &ps) == DASK_OK) {
+		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
+		d->prom_tasks = d->ev.u.sample.tasks_processing;
+	} else if (code == 200) {
+		d->st.rejected++;
+	}
+	workers_begin(d);
+}
+
+static void on_sitemap(struct dask *d, long code, const struct xfer *x)
+{
+	d->want_sitemap = false;
+	if (code == 200 && x->body.len > 0) {
+		const char *b = x->body.data;
+		d->has_identity = strstr(b, "/json/identity.json") != NULL;
+		d->has_prom = strstr(b, "/metrics") != NULL;
+	} else {
+		d->has_identity = d->has_prom = true; /* no sitemap: try them all */
+	}
+	d->has_state = true; /* installed at run time, so never in an old sitemap */
+	d->in_round = false;
+	round_begin(d);
+}
+
+static void sched_done(struct dask *d, CURLcode rc, long code)
+{
+	struct xfer *x = &d->sched;
+	if (rc != CURLE_OK || code == 0) {
+		if (x->too_large)
+			d->st.too_large++;
+		d->st.failures++;
+		char why[200];
+		snprintf(why, sizeof(why), "%s: %s", ROUTE_PATH[x->route],
+			 x->too_large ? "response over the size limit" : curl_easy_strerror(rc));
+		status_set(d, SRC_LOST, why);
+		round_end(d, false);
+		return;
+	}
+	d->st.bytes += x->body.len;
+	if (code != 200)
+		d->st.failures++;
+	switch (x->route) {
+	case R_SITEMAP: on_sitemap(d, code, x); break;
+	case R_STATE: on_state(d, code, x); break;
+	case R_IDENTITY: on_identity(d, code, x); break;
+	case R_PROM: on_prom(d, code, x); break;
+	case R_WORKER: break;
+	}
+}
+
+/* ---- the per-worker fallback -------------------------------------------- */
+
+static const char *ep_find(const struct dask *d, const char *id)
+{
+	for (size_t i = 0; i < d->n_ep; i++)
+		if (strcmp(d->ep[i].id, id) == 0)
+			return d->ep[i].url;
+	return "";
+}
+
+static void wk_cache(struct dask *d, const struct ev_sample *s)
+{
+	if (s->n_workers > DASK_WORKER_POLL_MAX) {
+		d->n_wk = 0;
+		return;
+	}
+	struct wk *nw = s->n_workers ? calloc(s->n_workers, sizeof(*nw)) : NULL;
+	if (s->n_workers && !nw)
+		return;
+	for (size_t i = 0; i < s->n_workers; i++) {
+		const struct worker_sample *w = &s->workers[i];
+		strutil_copy(nw[i].id, sizeof(nw[i].id), w->id);
+		strutil_copy(nw[i].name, sizeof(nw[i].name), w->name);
+		strutil_copy(nw[i].host, sizeof(nw[i].host), w->host);
+		nw[i].nthreads = w->nthreads;
+		nw[i].memory_limit = w->memory_limit;
+		strutil_copy(nw[i].url, sizeof(nw[i].url), ep_find(d, w->id));
+		for (size_t j = 0; j < d->n_wk; j++) /* keep the CPU baseline */
+			if (strcmp(d->wk[j].id, nw[i].id) == 0) {
+				nw[i].cpu_s = d->wk[j].cpu_s;
+				nw[i].cpu_t = d->wk[j].cpu_t;
+			}
+	}
+	free(d->wk);
+	d->wk = nw;
+	d->n_wk = s->n_workers;
+}
+
+static void workers_next(struct dask *d)
+{
+	for (size_t k = 0; k < DASK_WORKER_CONCURRENCY && d->wk_next < d->n_wk; k++) {
+		struct xfer *x = &d->workers[k];
+		if (x->busy)
+			continue;
+		while (d->wk_next < d->n_wk && !d->wk[d->wk_next].url[0])
+			d->wk_next++;
+		if (d->wk_next == d->n_wk)
+			break;
+		x->worker = d->wk_next++;
+		xfer_start(d, x, R_WORKER, d->wk[x->worker].url);
+		if (x->busy)
+			d->wk_pending++;
+	}
+	if (d->wk_pending == 0 && d->wk_next >= d->n_wk)
+		fallback_finish(d);
+}
+
+static void worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
+{
+	d->wk_pending--;
+	struct wk *w = &d->wk[x->worker];
+	struct prom_stats ps = { 0 };
+	d->st.bytes += x->body.len;
+	if (rc != CURLE_OK || code != 200 ||
+	    !dask_parse_worker_prom(x->body.data, x->body.len, &w->now, &ps)) {
+		d->st.failures++;
+	} else {
+		w->fresh = true;
+		w->cpu_percent = optnum_none();
+		if (w->now.cpu_seconds.valid && w->cpu_t > 0 && d->now > w->cpu_t &&
+		    w->now.cpu_seconds.value >= w->cpu_s)
+			w->cpu_percent = optnum_of(100.0 * (w->now.cpu_seconds.value - w->cpu_s) /
+						   (d->now - w->cpu_t));
+		if (w->now.cpu_seconds.valid) {
+			w->cpu_s = w->now.cpu_seconds.value;
+			w->cpu_t = d->now;
+		}
+	}
+	workers_next(d);
+}
+
+/* identity.json answered 500: a sample from the scheduler's counts and
+ * what each known worker's /metrics said. */
+static void fallback_finish(struct dask *d)
+{
+	if (!d->in_round)
+		return;
+	event_reset(&d->ev);
+	d->ev.type = EV_SAMPLE;
+	d->ev.t = d->now;
+	struct ev_sample *s = &d->ev.u.sample;
+	s->source = "prometheus";
+	s->tasks_processing = d->prom_tasks;
+	size_t n = 0;
+	for (size_t i = 0; i < d->n_wk; i++)
+		n += d->wk[i].fresh;
+	s->workers = n ? arena_alloc(&d->ev.mem, n * sizeof(*s->workers)) : NULL;
+	for (size_t i = 0; s->workers && i < d->n_wk; i++) {
+		const struct wk *w = &d->wk[i];
+		if (!w->fresh)
+			continue;
+		s->workers[s->n_workers++] = (struct worker_sample){
+			.id = w->id, .name = w->name[0] ? w->name : NULL, .host = w->host,
+			.nthreads = w->now.threads.valid ? w->now.threads : w->nthreads,
+			.memory_bytes = w->now.memory_bytes, .memory_limit = w->memory_limit,
+			.cpu_percent = w->cpu_percent, .managed_bytes = w->now.managed_bytes,
+			.spilled_bytes = w->now.spilled_bytes,
+		};
+	}
+	if (!d->prom_workers.valid && s->n_workers == 0) {
+		status_set(d, SRC_DEGRADED, "identity.json 500 and /metrics unusable: no sample");
+		round_end(d, true);
+		return;
+	}
+	s->worker_count = d->prom_workers.valid ? (uint32_t)d->prom_workers.value
+						: (uint32_t)s->n_workers;
+	if (s->n_workers != s->worker_count)
+		s->n_workers = 0; /* a partial list would read as departures */
+	status_set(d, SRC_DEGRADED,
+		   s->n_workers ? "identity.json 500 while tasks run (dask#8370): workers' /metrics"
+				: "identity.json 500 while tasks run (dask#8370): counts from /metrics");
+	d->st.mode = "prometheus";
+	deliver(d, &d->ev);
+	round_end(d, true);
+}
+
+static void multi_collect(struct dask *d)
+{
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(d->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		CURL *e = msg->easy_handle;
+		CURLcode rc = msg->data.result;
+		struct xfer *x = NULL;
+		long code = 0;
+		curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+		curl_multi_remove_handle(d->multi, e);
+		x->busy = false;
+		strbuf_append(&x->body, "", 0); /* NUL-terminated even when empty */
+		if (x->route == R_WORKER)
+			worker_done(d, x, rc, code);
+		else
+			sched_done(d, rc, code);
+	}
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+static bool dask_setup(struct dask *d, char *err, size_t errsz)
+{
+	for (size_t i = 0; i < d->cfg.n_headers; i++) {
+		struct curl_slist *h = curl_slist_append(d->headers, d->cfg.headers[i]);
+		if (!h)
+			return false;
+		d->headers = h;
+	}
+	d->multi = curl_multi_init();
+	d->curl_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!d->multi || d->curl_tfd < 0 || d->tick_tfd < 0) {
+		snprintf(err, errsz, "scheduler poller: cannot set up curl or timers");
+		return false;
+	}
+	curl_multi_setopt(d->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+	curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d);
+	curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
+	if (!xfer_init(d, &d->sched))
+		return false;
+	for (size_t i = 0; i < DASK_WORKER_CONCURRENCY; i++)
+		if (!xfer_init(d, &d->workers[i]))
+			return false;
+	return true;
+}
+
+struct dask *dask_open(const struct dask_config *cfg, dask_deliver_fn fn, void *ctx, char *err,
+		       size_t errsz)
+{
+	static bool curl_ready;
+	if (!curl_ready && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, errsz, "cannot initialise libcurl");
+		return NULL;
+	}
+	curl_ready = true;
+	struct dask *d = calloc(1, sizeof(*d));
+	if (!d) {
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
+	d->cfg = *cfg;
+	if (d->cfg.interval <= 0)
+		d->cfg.interval = 1.0;
+	d->deliver = fn;
+	d->ctx = ctx;
+	d->curl_tfd = d->tick_tfd = -1;
+	d->want_sitemap = true;
+	d->st.mode = "-";
+	event_init(&d->ev);
+	event_init(&d->ev_fine);
+	event_init(&d->ev_span);
+	event_init(&d->ev_status);
+	snprintf(err, errsz, "scheduler poller: out of memory");
+	if (!dask_setup(d, err, errsz)) {
+		dask_close(d);
+		return NULL;
+	}
+	timer_set(d->tick_tfd, 0);
+	return d;
+}
+
+static void xfer_free(struct dask *d, struct xfer *x)
+{
+	if (!x->easy)
+		return;
+	if (x->busy)
+		curl_multi_remove_handle(d->multi, x->easy);
+	curl_easy_cleanup(x->easy);
+	strbuf_free(&x->body);
+}
+
+void dask_close(struct dask *d)
+{
+	if (!d)
+		return;
+	xfer_free(d, &d->sched);
+	for (size_t i = 0; i < DASK_WORKER_CONCURRENCY; i++)
+		xfer_free(d, &d->workers[i]);
+	if (d->multi)
+		curl_multi_cleanup(d->multi);
+	curl_slist_free_all(d->headers);
+	if (d->curl_tfd >= 0)
+		close(d->curl_tfd);
+	if (d->tick_tfd >= 0)
+		close(d->tick_tfd);
+	event_free(&d->ev);
+	event_free(&d->ev_fine);
+	event_free(&d->ev_span);
+	event_free(&d->ev_status);
+	free(d->ep);
+	free(d->wk);
+	free(d);
+}
+
+size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max)
+{
+	size_t n = 0;
+	if (max < 2)
+		return 0;
+	out[n++] = (struct pollfd){ .fd = d->tick_tfd, .events = POLLIN };
+	out[n++] = (struct pollfd){ .fd = d->curl_tfd, .events = POLLIN };
+	for (size_t i = 0; i < d->n_socks && n < max; i++)
+		out[n++] = (struct pollfd){ .fd = d->socks[i].fd, .events = d->socks[i].events };
+	return n;
+}
+
+void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now)
+{
+	int running;
+	d->now = now;
+	for (size_t i = 2; i < n; i++) {
+		if (!pfd[i].revents)
+			continue;
+		int mask = ((pfd[i].revents & POLLIN) ? CURL_CSELECT_IN : 0) |
+			   ((pfd[i].revents & POLLOUT) ? CURL_CSELECT_OUT : 0) |
+			   ((pfd[i].revents & (POLLERR | POLLHUP)) ? CURL_CSELECT_ERR : 0);
+		curl_multi_socket_action(d->multi, pfd[i].fd, mask, &running);
+	}
+	if (n > 1 && (pfd[1].revents & POLLIN)) {
+		timer_drain(d->curl_tfd);
+		curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+	multi_collect(d);
+	if (n > 0 && (pfd[0].revents & POLLIN)) {
+		timer_drain(d->tick_tfd);
+		round_begin(d); /* round_end arms the next one */
+	}
+}
+
+void dask_set_interval(struct dask *d, double seconds)
+{
+	if (seconds > 0)
+		d->cfg.interval = seconds;
+}
+
+void dask_get_stats(const struct dask *d, struct dask_stats *st)
+{
+	*st = d->st;
+}

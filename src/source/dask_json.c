@@ -1,0 +1,465 @@
+/* Dask HTTP bodies -> events. cJSON builds the tree (the bodies are small:
+ * ~350 bytes a worker), then every field is checked before anything is
+ * copied into the event's arena. Missing or null fields stay invalid (the
+ * screen shows n/a); present fields of the wrong type reject the body. */
+#include "roastop/dask_json.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "roastop/strutil.h"
+
+#define MAX_BYTES 1e18 /* memory, bytes: a sanity bound, 888 PB */
+#define MAX_COUNT 1e9 /* threads, tasks */
+
+static const char *const ERROR_NAMES[DASK__COUNT] = {
+	[DASK_OK] = "ok",
+	[DASK_BAD_JSON] = "bad_json",
+	[DASK_BAD_SHAPE] = "bad_shape",
+	[DASK_BAD_FIELD] = "bad_field",
+	[DASK_TOO_MANY] = "too_many",
+	[DASK_NO_MEMORY] = "no_memory",
+};
+
+const char *dask_error_name(enum dask_error e)
+{
+	return e >= 0 && e < DASK__COUNT ? ERROR_NAMES[e] : "unknown";
+}
+
+/* Decoding context: the event being filled, the first error. */
+struct dec {
+	struct arena *mem;
+	enum dask_error error;
+	char *err;
+	size_t errsz;
+};
+
+static void dec_fail(struct dec *d, enum dask_error e, const char *fmt, ...)
+{
+	if (d->error != DASK_OK)
+		return;
+	d->error = e;
+	if (!d->err || !d->errsz)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->err, d->errsz, fmt, ap);
+	va_end(ap);
+}
+
+/* Absent or null: invalid. A finite number in [lo, hi]: valid. Else an error. */
+static optnum dec_num(struct dec *d, const cJSON *o, const char *key, double lo, double hi)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!v || cJSON_IsNull(v))
+		return optnum_none();
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+	    v->valuedouble > hi) {
+		dec_fail(d, DASK_BAD_FIELD, "%s: not a number in [%g, %g]", key, lo, hi);
+		return optnum_none();
+	}
+	return optnum_of(v->valuedouble);
+}
+
+static const char *dec_strval(struct dec *d, const cJSON *v, const char *what)
+{
+	if (!v || cJSON_IsNull(v))
+		return NULL;
+	if (!cJSON_IsString(v) || !v->valuestring) {
+		dec_fail(d, DASK_BAD_FIELD, "%s: not a string", what);
+		return NULL;
+	}
+	size_t n = strlen(v->valuestring);
+	if (n > EVENT_MAX_STRING || !strutil_utf8_ok((const unsigned char *)v->valuestring)) {
+		dec_fail(d, DASK_BAD_FIELD, "%s: too long or not UTF-8", what);
+		return NULL;
+	}
+	char *s = arena_strndup(d->mem, v->valuestring, n);
+	if (!s)
+		dec_fail(d, DASK_NO_MEMORY, "out of memory");
+	return s;
+}
+
+static const char *dec_str(struct dec *d, const cJSON *o, const char *key)
+{
+	return dec_strval(d, cJSON_GetObjectItemCaseSensitive(o, key), key);
+}
+
+static void *dec_array(struct dec *d, size_t n, size_t size)
+{
+	if (n == 0)
+		return NULL;
+	void *p = arena_alloc(d->mem, n * size);
+	if (!p)
+		dec_fail(d, DASK_NO_MEMORY, "out of memory");
+	else
+		memset(p, 0, n * size);
+	return p;
+}
+
+static cJSON *dec_parse(struct dec *d, const char *body, size_t len)
+{
+	if (len > DASK_MAX_BODY) {
+		dec_fail(d, DASK_BAD_JSON, "body of %zu bytes is over the limit", len);
+		return NULL;
+	}
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	if (!root)
+		dec_fail(d, DASK_BAD_JSON, "not JSON");
+	else if (!cJSON_IsObject(root))
+		dec_fail(d, DASK_BAD_SHAPE, "not a JSON object");
+	return root;
+}
+
+/* ---- state.json -------------------------------------------------------- */
+
+static void state_worker(struct dec *d, const cJSON *o, struct worker_sample *w)
+{
+	if (!cJSON_IsObject(o)) {
+		dec_fail(d, DASK_BAD_SHAPE, "workers[]: not an object");
+		return;
+	}
+	w->id = dec_str(d, o, "address");
+	if (!w->id && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_FIELD, "workers[].address: missing");
+	w->name = dec_str(d, o, "name");
+	w->host = dec_str(d, o, "host");
+	w->status = dec_str(d, o, "status");
+	w->nthreads = dec_num(d, o, "nthreads", 0, MAX_COUNT);
+	w->memory_bytes = dec_num(d, o, "memory", 0, MAX_BYTES);
+	w->memory_limit = dec_num(d, o, "memory_limit", 0, MAX_BYTES);
+	w->cpu_percent = dec_num(d, o, "cpu", 0, 1e6);
+	w->executing = dec_num(d, o, "executing", 0, MAX_COUNT);
+	w->processing = dec_num(d, o, "processing", 0, MAX_COUNT);
+	w->managed_bytes = dec_num(d, o, "managed_bytes", 0, MAX_BYTES);
+	w->spilled_bytes = dec_num(d, o, "spilled_bytes", 0, MAX_BYTES);
+}
+
+static void state_workers(struct dec *d, const cJSON *arr, struct ev_sample *s)
+{
+	if (!cJSON_IsArray(arr)) {
+		dec_fail(d, DASK_BAD_SHAPE, "workers: not an array");
+		return;
+	}
+	size_t n = (size_t)cJSON_GetArraySize(arr);
+	if (n > EVENT_MAX_LIST) {
+		dec_fail(d, DASK_TOO_MANY, "workers: %zu entries", n);
+		return;
+	}
+	s->workers = dec_array(d, n, sizeof(*s->workers));
+	const cJSON *o;
+	cJSON_ArrayForEach(o, arr)
+	{
+		if (d->error != DASK_OK)
+			return;
+		state_worker(d, o, &s->workers[s->n_workers++]);
+	}
+}
+
+/* One [context, prefix, activity, unit, value] row. */
+static void fine_row(struct dec *d, const cJSON *a, struct fine_row *row)
+{
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 5) {
+		dec_fail(d, DASK_BAD_SHAPE, "fine[]: not a 5-element array");
+		return;
+	}
+	const char **parts[4] = { &row->context, &row->prefix, &row->activity, &row->unit };
+	for (int i = 0; i < 4; i++) {
+		*parts[i] = dec_strval(d, cJSON_GetArrayItem(a, i), "fine[][i]");
+		if (!*parts[i] && d->error == DASK_OK)
+			dec_fail(d, DASK_BAD_FIELD, "fine[][%d]: missing", i);
+	}
+	const cJSON *v = cJSON_GetArrayItem(a, 4);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+		dec_fail(d, DASK_BAD_FIELD, "fine[][4]: not a number >= 0");
+	else
+		row->value = v->valuedouble;
+}
+
+static void fine_rows(struct dec *d, const cJSON *arr, struct event *ev, enum fine_scope scope)
+{
+	if (!cJSON_IsArray(arr)) {
+		dec_fail(d, DASK_BAD_SHAPE, "fine: not an array");
+		return;
+	}
+	size_t n = (size_t)cJSON_GetArraySize(arr);
+	if (n > EVENT_MAX_LIST) {
+		dec_fail(d, DASK_TOO_MANY, "fine: %zu rows", n);
+		return;
+	}
+	struct ev_fine *f = &ev->u.fine;
+	f->scope = scope;
+	f->rows = dec_array(d, n, sizeof(*f->rows));
+	const cJSON *a;
+	cJSON_ArrayForEach(a, arr)
+	{
+		if (d->error != DASK_OK)
+			return;
+		fine_row(d, a, &f->rows[f->n_rows++]);
+	}
+}
+
+static void state_sample(struct dec *d, const cJSON *root, struct ev_sample *s)
+{
+	s->source = "state";
+	s->scheduler_id = dec_str(d, root, "scheduler_id");
+	s->dask_version = dec_str(d, root, "dask_version");
+	s->total_threads = dec_num(d, root, "total_threads", 0, MAX_COUNT);
+	s->tasks_processing = dec_num(d, root, "tasks_processing", 0, MAX_COUNT);
+	state_workers(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
+	s->worker_count = (uint32_t)s->n_workers;
+}
+
+static void state_span(struct dec *d, const cJSON *root, struct event *span)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "span");
+	if (!o || cJSON_IsNull(o))
+		return;
+	if (!cJSON_IsObject(o)) {
+		dec_fail(d, DASK_BAD_SHAPE, "span: not an object");
+		return;
+	}
+	span->type = EV_FINE;
+	fine_rows(d, cJSON_GetObjectItemCaseSensitive(o, "fine"), span, FINE_SPAN);
+}
+
+static void events_begin(double t, struct event *const evs[], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		event_reset(evs[i]);
+		evs[i]->t = t;
+	}
+}
+
+static enum dask_error events_end(struct dec *d, struct event *const evs[], size_t n)
+{
+	if (d->error != DASK_OK)
+		for (size_t i = 0; i < n; i++)
+			event_reset(evs[i]); /* never half an answer */
+	return d->error;
+}
+
+enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
+				 struct event *fine, struct event *span, char *err, size_t errsz)
+{
+	struct event *const evs[] = { sample, fine, span };
+	events_begin(t, evs, 3);
+	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
+	cJSON *root = dec_parse(&d, body, len);
+	if (root && d.error == DASK_OK) {
+		const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
+		if (!cJSON_IsNumber(ver) || ver->valuedouble != 1.0)
+			dec_fail(&d, DASK_BAD_SHAPE, "roastop_route: not version 1");
+	}
+	if (d.error == DASK_OK) {
+		sample->type = EV_SAMPLE;
+		state_sample(&d, root, &sample->u.sample);
+		d.mem = &fine->mem;
+		fine->type = EV_FINE;
+		fine_rows(&d, cJSON_GetObjectItemCaseSensitive(root, "fine"), fine, FINE_CLUSTER);
+		d.mem = &span->mem;
+		state_span(&d, root, span);
+	}
+	cJSON_Delete(root);
+	return events_end(&d, evs, 3);
+}
+
+/* ---- identity.json ----------------------------------------------------- */
+
+/* metrics.spilled_bytes is {"memory": m, "disk": d}: what went to disk. */
+static optnum identity_spilled(struct dec *d, const cJSON *metrics)
+{
+	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(metrics, "spilled_bytes");
+	if (cJSON_IsObject(sp))
+		return dec_num(d, sp, "disk", 0, MAX_BYTES);
+	return dec_num(d, metrics, "spilled_bytes", 0, MAX_BYTES);
+}
+
+static void identity_metrics(struct dec *d, const cJSON *m, struct worker_sample *w)
+{
+	if (!m || cJSON_IsNull(m))
+		return;
+	if (!cJSON_IsObject(m)) {
+		dec_fail(d, DASK_BAD_SHAPE, "workers{}.metrics: not an object");
+		return;
+	}
+	w->memory_bytes = dec_num(d, m, "memory", 0, MAX_BYTES);
+	w->cpu_percent = dec_num(d, m, "cpu", 0, 1e6);
+	w->managed_bytes = dec_num(d, m, "managed_bytes", 0, MAX_BYTES);
+	w->spilled_bytes = identity_spilled(d, m);
+	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(m, "task_counts");
+	if (cJSON_IsObject(tc)) { /* an empty object means nothing is executing */
+		optnum ex = dec_num(d, tc, "executing", 0, MAX_COUNT);
+		w->executing = ex.valid ? ex : optnum_of(0);
+	}
+}
+
+static void identity_endpoint(const cJSON *o, const struct worker_sample *w,
+			      dask_endpoint_fn fn, void *ctx)
+{
+	const cJSON *svc = cJSON_GetObjectItemCaseSensitive(o, "services");
+	const cJSON *port = cJSON_GetObjectItemCaseSensitive(svc, "dashboard");
+	if (!fn || !w->host || !cJSON_IsNumber(port) || port->valuedouble < 1 ||
+	    port->valuedouble > 65535)
+		return;
+	fn(ctx, w->id, w->host, (int)port->valuedouble);
+}
+
+static void identity_worker(struct dec *d, const cJSON *o, struct worker_sample *w)
+{
+	if (!cJSON_IsObject(o)) {
+		dec_fail(d, DASK_BAD_SHAPE, "workers{}: not an object");
+		return;
+	}
+	if (!o->string || strlen(o->string) > EVENT_MAX_STRING ||
+	    !strutil_utf8_ok((const unsigned char *)o->string)) {
+		dec_fail(d, DASK_BAD_FIELD, "workers{}: bad address key");
+		return;
+	}
+	w->id = arena_strdup(d->mem, o->string);
+	if (!w->id)
+		dec_fail(d, DASK_NO_MEMORY, "out of memory");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+	w->name = cJSON_IsNumber(name) ? NULL : dec_strval(d, name, "name"); /* names may be ints */
+	w->host = dec_str(d, o, "host");
+	w->status = dec_str(d, o, "status");
+	w->nthreads = dec_num(d, o, "nthreads", 0, MAX_COUNT);
+	w->memory_limit = dec_num(d, o, "memory_limit", 0, MAX_BYTES);
+	identity_metrics(d, cJSON_GetObjectItemCaseSensitive(o, "metrics"), w);
+}
+
+static void identity_workers(struct dec *d, const cJSON *obj, struct ev_sample *s,
+			     dask_endpoint_fn fn, void *ctx)
+{
+	if (!cJSON_IsObject(obj)) {
+		dec_fail(d, DASK_BAD_SHAPE, "workers: not an object");
+		return;
+	}
+	size_t n = (size_t)cJSON_GetArraySize(obj);
+	if (n > EVENT_MAX_LIST) {
+		dec_fail(d, DASK_TOO_MANY, "workers: %zu entries", n);
+		return;
+	}
+	s->workers = dec_array(d, n, sizeof(*s->workers));
+	const cJSON *o;
+	cJSON_ArrayForEach(o, obj)
+	{
+		if (d->error != DASK_OK)
+			return;
+		struct worker_sample *w = &s->workers[s->n_workers++];
+		identity_worker(d, o, w);
+		if (d->error == DASK_OK)
+			identity_endpoint(o, w, fn, ctx);
+	}
+}
+
+enum dask_error dask_parse_identity(const char *body, size_t len, double t, struct event *sample,
+				    dask_endpoint_fn fn, void *ctx, char *err, size_t errsz)
+{
+	struct event *const evs[] = { sample };
+	events_begin(t, evs, 1);
+	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
+	cJSON *root = dec_parse(&d, body, len);
+	if (d.error == DASK_OK) {
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
+		if (!cJSON_IsString(type) || strcmp(type->valuestring, "Scheduler") != 0)
+			dec_fail(&d, DASK_BAD_SHAPE, "type: not \"Scheduler\"");
+	}
+	if (d.error == DASK_OK) {
+		struct ev_sample *s = &sample->u.sample;
+		sample->type = EV_SAMPLE;
+		s->source = "identity";
+		s->scheduler_id = dec_str(&d, root, "id");
+		s->total_threads = dec_num(&d, root, "total_threads", 0, MAX_COUNT);
+		identity_workers(&d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s, fn, ctx);
+		s->worker_count = (uint32_t)s->n_workers;
+	}
+	cJSON_Delete(root);
+	return events_end(&d, evs, 1);
+}
+
+/* ---- Prometheus ---------------------------------------------------------- */
+
+struct sched_prom {
+	bool has_workers;
+	double workers, processing;
+	bool has_processing;
+};
+
+static void sched_prom_sample(void *ctx, const struct prom_sample *s)
+{
+	struct sched_prom *p = ctx;
+	if (!isfinite(s->value) || s->value < 0 || s->value > MAX_COUNT)
+		return;
+	if (strcmp(s->name, "dask_scheduler_workers") == 0) {
+		p->has_workers = true; /* the states partition the scheduler's workers */
+		p->workers += s->value;
+	} else if (strcmp(s->name, "dask_scheduler_tasks") == 0) {
+		const char *st = prom_label(s, "state");
+		if (st && strcmp(st, "processing") == 0) {
+			p->has_processing = true;
+			p->processing = s->value;
+		}
+	}
+}
+
+enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t,
+					  struct event *sample, struct prom_stats *st)
+{
+	event_reset(sample);
+	sample->t = t;
+	struct sched_prom p = { 0 };
+	prom_parse(body, len, sched_prom_sample, &p, st);
+	if (!p.has_workers)
+		return DASK_BAD_SHAPE;
+	sample->type = EV_SAMPLE;
+	struct ev_sample *s = &sample->u.sample;
+	s->source = "prometheus";
+	s->worker_count = (uint32_t)p.workers;
+	s->tasks_processing = p.has_processing ? optnum_of(p.processing) : optnum_none();
+	return DASK_OK;
+}
+
+struct worker_prom_acc {
+	struct dask_worker_prom *out;
+	bool has_memory;
+	double managed, unmanaged;
+};
+
+static void worker_prom_sample(void *ctx, const struct prom_sample *s)
+{
+	struct worker_prom_acc *a = ctx;
+	if (!isfinite(s->value) || s->value < 0 || s->value > MAX_BYTES)
+		return;
+	if (strcmp(s->name, "dask_worker_memory_bytes") == 0) {
+		const char *type = prom_label(s, "type");
+		a->has_memory = true;
+		if (type && strcmp(type, "managed") == 0)
+			a->managed = s->value;
+		else if (type && strcmp(type, "unmanaged") == 0)
+			a->unmanaged = s->value;
+		else if (type && strcmp(type, "spilled") == 0)
+			a->out->spilled_bytes = optnum_of(s->value);
+	} else if (strcmp(s->name, "dask_worker_threads") == 0) {
+		a->out->threads = optnum_of(s->value);
+	} else if (strcmp(s->name, "process_cpu_seconds_total") == 0) {
+		a->out->cpu_seconds = optnum_of(s->value);
+	}
+}
+
+bool dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
+			    struct prom_stats *st)
+{
+	*out = (struct dask_worker_prom){ 0 };
+	struct worker_prom_acc a = { .out = out };
+	prom_parse(body, len, worker_prom_sample, &a, st);
+	if (!a.has_memory)
+		return false;
+	/* Dask's process memory is managed + unmanaged (spilled is on disk). */
+	out->memory_bytes = optnum_of(a.managed + a.unmanaged);
+	out->managed_bytes = optnum_of(a.managed);
+	return true;
+}
