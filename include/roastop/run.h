@@ -143,6 +143,7 @@ struct run {
 	char scheduler_id[96];
 	char dask_version[32];
 	uint64_t scheduler_restarts;
+	uint64_t scheduler_gaps; /* times the scheduler was lost: gaps in the timelines */
 	struct strmap workers; /* address -> struct worker_agg */
 	uint64_t overflow_workers;
 	uint32_t workers_now;

@@ -71,8 +71,35 @@ class MetricsCollector:
         return self.emitter.lost if self.emitter is not None else 0
 
     def _install_scheduler_route(self):
-        """Hook for the Dask scheduler route that serves roastop live state
-        (belongs to the Dask poller issue): nothing is installed yet."""
+        """Opens a Dask span for the run (so fine metrics are scoped to it) and
+        installs roastop's read-only route on the scheduler (roastop.route).
+        Failure is not fatal: roastop then falls back to identity.json and
+        /metrics, without fine metrics. The reason is kept in route_error."""
+        self.span_id = None
+        self.route_error = None
+        if self.client is None or self.backend != "dask":
+            return
+        from roastop import route
+        try:
+            from distributed import span
+            self._span = span("roastop", self.run_name or self.processor_name or "run")
+            self.span_id = self._span.__enter__()
+        except Exception as exc:  # an old distributed without spans
+            self._span = None
+            self.route_error = f"no span: {type(exc).__name__}: {exc}"
+        routes, why = route.install_on(self.client, self.span_id)
+        if routes is None:
+            self.route_error = why
+            _warn_once(f"roastop: could not install the scheduler route ({why}); "
+                       "roastop will show no fine metrics")
+
+    def _close_span(self, exc_type, exc, tb):
+        span_cm, self._span = getattr(self, "_span", None), None
+        if span_cm is not None:
+            try:
+                span_cm.__exit__(exc_type, exc, tb)
+            except Exception:
+                pass
 
     def set_fileset(self, fileset):
         """Records the fileset's dataset names for run_start (call before
@@ -123,6 +150,7 @@ class MetricsCollector:
         if self.emitter is None or not self._active:
             return False
         self._active = False
+        self._close_span(exc_type, exc, tb)
         self.emitter.send({"type": "run_end", "run_id": self.run_id})
         proc = self.processor_instance
         if proc is not None:

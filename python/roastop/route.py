@@ -11,10 +11,11 @@ handler it defines travel by value: this module is registered with
 cloudpickle.register_pickle_by_value before the call, and install() imports
 only what a scheduler has (tornado, distributed, the standard library).
 
-The route stays after the run (tornado cannot remove a handler); it is
-read-only, serves what identity.json serves plus the fine metrics, and only
-forgets the run's span at run end. Installing again (a second run) updates the
-span instead of adding a second handler. The body's format is documented in
+The route stays after the run (tornado cannot remove a handler) and keeps
+serving the run's span, so the heartbeats that land after run end still
+count; it is read-only and serves what identity.json serves plus the fine
+metrics. Installing again (a second run) replaces the span instead of adding
+a second handler. The body's format is documented in
 docs/protocol.md ("Scheduler route").
 """
 import sys
@@ -115,14 +116,6 @@ def dashboard_prefix(app):
     return ""
 
 
-def forget_span(dask_scheduler=None):
-    """Runs ON the scheduler at run end: the route stays, the span goes."""
-    state = getattr(dask_scheduler, "_roastop_route", None)
-    if state is not None:
-        state["span_id"] = None
-    return state is not None
-
-
 def ship_by_value():
     """Makes cloudpickle send this module's functions by value, so a scheduler
     without roastop can run them. False when cloudpickle is absent."""
@@ -144,9 +137,3 @@ def install_on(client, span_id=None):
     except Exception as exc:  # a scheduler we cannot extend must not stop the run
         return None, f"{type(exc).__name__}: {exc}"
 
-
-def forget_on(client):
-    try:
-        client.run_on_scheduler(forget_span)
-    except Exception:
-        pass

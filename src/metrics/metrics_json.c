@@ -266,6 +266,7 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_num(w, "chunks_with_custom_fields", (double)r->chunks_with_custom);
 	jsonw_num(w, "scheduler_samples", (double)r->n_samples);
 	jsonw_num(w, "scheduler_restarts", (double)r->scheduler_restarts);
+	jsonw_num(w, "scheduler_gaps", (double)r->scheduler_gaps);
 	jsonw_num(w, "workers_seen", (double)r->workers.count);
 	jsonw_object(w, "fine_snapshots");
 	jsonw_num(w, "cluster", (double)r->n_fine_cluster);

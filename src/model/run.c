@@ -422,6 +422,24 @@ static void workers_log_departures(struct run *r, double t)
 	}
 }
 
+static void fine_carry(struct strmap *m)
+{
+	for (size_t i = 0; i < m->count; i++) {
+		struct fine_agg *f = strmap_val_at(m, i);
+		f->carried += f->last - f->base;
+		f->base = f->last = 0.0;
+	}
+}
+
+/* A new scheduler counts from 0: what the old one counted is carried, and
+ * the new counters are not mistaken for a baseline (the decreasing-value
+ * check alone misses a counter that is already past its old value). */
+static void fine_restart(struct run *r)
+{
+	fine_carry(&r->fine_cluster);
+	fine_carry(&r->fine_span);
+}
+
 static void scheduler_identity(struct run *r, double t, const struct ev_sample *s)
 {
 	if (s->dask_version)
@@ -430,6 +448,7 @@ static void scheduler_identity(struct run *r, double t, const struct ev_sample *
 		return;
 	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {
 		r->scheduler_restarts++;
+		fine_restart(r);
 		run_log(r, t, LOG_WARN, "scheduler restarted (new id %s)", s->scheduler_id);
 	}
 	strutil_copy(r->scheduler_id, sizeof(r->scheduler_id), s->scheduler_id);
@@ -658,6 +677,7 @@ static struct source_info *source_find(struct run *r, const char *name)
 /* The scheduler was lost: no line is drawn and no trapezoid spans the gap. */
 static void scheduler_gap(struct run *r)
 {
+	r->scheduler_gaps++;
 	struct timeline *tls[N_SAMPLE_TIMELINES];
 	sample_timeline_list(r, tls);
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)

@@ -1,7 +1,13 @@
 """Shared fixtures: the real roastop binary and the recording generator."""
+import hashlib
+import hmac
 import json
 import os
+import re
+import signal
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +39,45 @@ def roastop(*args, timeout=120, **kw):
 
 def load_metrics(outdir: Path):
     return no_nan((outdir / "metrics.json").read_text())
+
+
+class Listener:
+    """roastop --headless on a free loopback port; reads the address and key
+    it prints for emitters."""
+
+    def __init__(self, tmp_path, *extra, listen="127.0.0.1:0"):
+        self.out = tmp_path / "measurement"
+        self.err_path = tmp_path / "stderr.txt"
+        self.proc = subprocess.Popen(
+            [ROASTOP, "--headless", "--listen", listen, "--output", str(self.out),
+             "--duration", "60", *extra],
+            stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            text = self.err_path.read_text()
+            m = re.search(r"ROASTOP_ADDR=(\S+)", text)
+            if m:
+                break
+            time.sleep(0.05)
+        host, port = m.group(1).rsplit(":", 1)
+        self.addr = (host.strip("[]"), int(port))
+        k = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)", text)
+        self.key_path = k.group(1) if k else None
+        self.key = bytes.fromhex(open(self.key_path).read().strip()) if k else None
+        family = socket.AF_INET6 if ":" in self.addr[0] else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
+
+    def send(self, msg, key="session", tagged=True):
+        body = json.dumps(msg, separators=(",", ":")).encode()
+        k = self.key if key == "session" else key
+        tag = hmac.new(k, body, hashlib.sha256).hexdigest().encode() if tagged else b"-"
+        self.sock.sendto(b"RTP1 " + tag + b" " + body, self.addr)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        stdout, _ = self.proc.communicate(timeout=30)
+        assert self.proc.returncode == 0, self.err_path.read_text()
+        return stdout, load_metrics(self.out)
 
 
 @pytest.fixture(scope="session")

@@ -12,46 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROASTOP, load_metrics
-
-
-class Listener:
-    """roastop --headless on a free loopback port; reads the address and key
-    it prints for emitters."""
-
-    def __init__(self, tmp_path, *extra, listen="127.0.0.1:0"):
-        self.out = tmp_path / "measurement"
-        self.err_path = tmp_path / "stderr.txt"
-        self.proc = subprocess.Popen(
-            [ROASTOP, "--headless", "--listen", listen, "--output", str(self.out),
-             "--duration", "60", *extra],
-            stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            text = self.err_path.read_text()
-            m = re.search(r"ROASTOP_ADDR=(\S+)", text)
-            if m:
-                break
-            time.sleep(0.05)
-        host, port = m.group(1).rsplit(":", 1)
-        self.addr = (host.strip("[]"), int(port))
-        k = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)", text)
-        self.key_path = k.group(1) if k else None
-        self.key = bytes.fromhex(open(self.key_path).read().strip()) if k else None
-        family = socket.AF_INET6 if ":" in self.addr[0] else socket.AF_INET
-        self.sock = socket.socket(family, socket.SOCK_DGRAM)
-
-    def send(self, msg, key="session", tagged=True):
-        body = json.dumps(msg, separators=(",", ":")).encode()
-        k = self.key if key == "session" else key
-        tag = hmac.new(k, body, hashlib.sha256).hexdigest().encode() if tagged else b"-"
-        self.sock.sendto(b"RTP1 " + tag + b" " + body, self.addr)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        stdout, _ = self.proc.communicate(timeout=30)
-        assert self.proc.returncode == 0, self.err_path.read_text()
-        return stdout, load_metrics(self.out)
+from conftest import Listener
 
 
 def chunk(seq, **kw):
