@@ -1,0 +1,54 @@
+/* Hostile scheduler bodies through every Dask decoder: never a crash, and
+ * a body is taken whole or not at all (no event left half-filled). */
+#include <stdlib.h>
+
+#include "roastop/dask_json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct event sample, fine, span;
+static bool ready;
+
+static void endpoint(void *ctx, const char *worker, const char *host, int port)
+{
+	(void)ctx;
+	if (!worker || !host || port < 1 || port > 65535)
+		abort();
+}
+
+static void check_sample(const struct event *ev)
+{
+	const struct ev_sample *s = &ev->u.sample;
+	if (s->n_workers > EVENT_MAX_LIST || (s->n_workers && !s->workers))
+		abort();
+	for (size_t i = 0; i < s->n_workers; i++)
+		if (!s->workers[i].id)
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!ready) {
+		event_init(&sample);
+		event_init(&fine);
+		event_init(&span);
+		ready = true;
+	}
+	const char *text = (const char *)data;
+	char err[160];
+	enum dask_error e = dask_parse_state(text, size, 1, &sample, &fine, &span, err, sizeof(err));
+	if (e != DASK_OK && (sample.type || fine.type || span.type))
+		abort();
+	if (e == DASK_OK)
+		check_sample(&sample);
+	e = dask_parse_identity(text, size, 1, &sample, endpoint, NULL, err, sizeof(err));
+	if (e != DASK_OK && sample.type)
+		abort();
+	if (e == DASK_OK)
+		check_sample(&sample);
+	struct prom_stats st;
+	dask_parse_scheduler_prom(text, size, 1, &sample, &st);
+	struct dask_worker_prom w;
+	dask_parse_worker_prom(text, size, &w, &st);
+	return 0;
+}

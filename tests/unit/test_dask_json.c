@@ -1,0 +1,329 @@
+/* The Dask body decoders on responses captured from a real scheduler
+ * (distributed 2026.8.0, two workers) and on hostile variants of them;
+ * plus the poller's pure helpers (URL joining, backoff). */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "roastop/dask.h"
+#include "roastop/dask_json.h"
+
+#define FIX "tests/fixtures/dask-2026.8.0/"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	static char buf[1 << 20];
+	*len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[*len] = '\0';
+	return buf;
+}
+
+struct evs {
+	struct event sample, fine, span;
+};
+
+static struct evs *evs_new(void)
+{
+	struct evs *e = calloc(1, sizeof(*e));
+	event_init(&e->sample);
+	event_init(&e->fine);
+	event_init(&e->span);
+	return e;
+}
+
+static void evs_free(struct evs *e)
+{
+	event_free(&e->sample);
+	event_free(&e->fine);
+	event_free(&e->span);
+	free(e);
+}
+
+static enum dask_error state_of(struct evs *e, const char *text)
+{
+	char err[160];
+	return dask_parse_state(text, strlen(text), 5.0, &e->sample, &e->fine, &e->span, err,
+				sizeof(err));
+}
+
+static double fine_value(const struct ev_fine *f, const char *prefix, const char *activity)
+{
+	for (size_t i = 0; i < f->n_rows; i++)
+		if (strcmp(f->rows[i].context, "execute") == 0 &&
+		    strcmp(f->rows[i].prefix, prefix) == 0 &&
+		    strcmp(f->rows[i].activity, activity) == 0)
+			return f->rows[i].value;
+	return -1;
+}
+
+static void state_busy_fixture(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "state-busy.json", &len);
+	struct evs *e = evs_new();
+	char err[160] = "";
+	assert_int_equal(dask_parse_state(text, len, 7.5, &e->sample, &e->fine, &e->span, err,
+					  sizeof(err)),
+			 DASK_OK);
+	const struct ev_sample *s = &e->sample.u.sample;
+	assert_int_equal(e->sample.type, EV_SAMPLE);
+	assert_near(e->sample.t, 7.5, 0);
+	assert_int_equal(s->n_workers, 2);
+	assert_int_equal(s->worker_count, 2);
+	assert_string_equal(s->dask_version, "2026.8.0");
+	assert_non_null(strstr(s->scheduler_id, "Scheduler-"));
+	double threads = 0, executing = 0;
+	for (size_t i = 0; i < s->n_workers; i++) {
+		assert_non_null(strstr(s->workers[i].id, "tcp://127.0.0.1:"));
+		assert_true(s->workers[i].memory_bytes.valid && s->workers[i].memory_limit.valid);
+		assert_true(s->workers[i].memory_bytes.value < s->workers[i].memory_limit.value);
+		threads += s->workers[i].nthreads.value;
+		executing += s->workers[i].executing.value;
+	}
+	assert_near(threads, s->total_threads.value, 0);
+	assert_true(executing >= 1); /* captured while tasks ran */
+	assert_int_equal(e->fine.type, EV_FINE);
+	assert_int_equal(e->fine.u.fine.scope, FINE_CLUSTER);
+	assert_int_equal(e->span.type, EV_FINE);
+	assert_int_equal(e->span.u.fine.scope, FINE_SPAN);
+	assert_true(fine_value(&e->span.u.fine, "busy", "thread-cpu") > 0);
+	evs_free(e);
+}
+
+/* Idle, after the run: the span's CPU equals the cluster's (one run only). */
+static void state_idle_fixture(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "state-idle.json", &len);
+	struct evs *e = evs_new();
+	char err[160];
+	assert_int_equal(dask_parse_state(text, len, 1, &e->sample, &e->fine, &e->span, err,
+					  sizeof(err)),
+			 DASK_OK);
+	double cl = fine_value(&e->fine.u.fine, "busy", "thread-cpu");
+	assert_true(cl > 0);
+	assert_near(fine_value(&e->span.u.fine, "busy", "thread-cpu"), cl, 1e-12);
+	for (size_t i = 0; i < e->sample.u.sample.n_workers; i++)
+		assert_near(e->sample.u.sample.workers[i].executing.value, 0, 0);
+	evs_free(e);
+}
+
+static void state_without_span(void **state)
+{
+	(void)state;
+	struct evs *e = evs_new();
+	assert_int_equal(state_of(e, "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"span\":null}"),
+			 DASK_OK);
+	assert_int_equal(e->sample.type, EV_SAMPLE);
+	assert_int_equal(e->sample.u.sample.worker_count, 0);
+	assert_int_equal(e->fine.type, EV_FINE);
+	assert_int_equal(e->span.type, EV_NONE);
+	evs_free(e);
+}
+
+/* Each body is bad in one way; none may leave a half-filled event. */
+static void state_rejects(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *body;
+		enum dask_error want;
+	} cases[] = {
+		{ "", DASK_BAD_JSON },
+		{ "{\"roastop_route\":1,", DASK_BAD_JSON },
+		{ "[1,2]", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":2,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		{ "{\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":1,\"workers\":{},\"fine\":[]}", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":1,\"workers\":[{\"name\":\"w\"}],\"fine\":[]}", DASK_BAD_FIELD },
+		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"memory\":-1}],\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"nthreads\":\"2\"}],\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":1,\"workers\":[{\"address\":7}],\"fine\":[]}", DASK_BAD_FIELD },
+		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"\\ud800\"}],\"fine\":[]}",
+		  DASK_BAD_JSON }, /* a lone surrogate */
+		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"\xc3\x28\"}],\"fine\":[]}",
+		  DASK_BAD_FIELD }, /* raw bytes that are not UTF-8 */
+		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[[\"execute\",\"p\",\"a\",1]]}",
+		  DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[[\"execute\",\"p\",\"a\",\"s\",-2]]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"span\":{\"fine\":3}}",
+		  DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"memory\":1e300}],\"fine\":[]}",
+		  DASK_BAD_FIELD },
+	};
+	struct evs *e = evs_new();
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
+		enum dask_error got = state_of(e, cases[i].body);
+		if (got != cases[i].want)
+			fail_msg("case %zu: %s, want %s", i, dask_error_name(got),
+				 dask_error_name(cases[i].want));
+		assert_int_equal(e->sample.type, EV_NONE);
+		assert_int_equal(e->fine.type, EV_NONE);
+		assert_int_equal(e->span.type, EV_NONE);
+	}
+	evs_free(e);
+}
+
+static void state_string_limits(void **state)
+{
+	(void)state;
+	size_t n = EVENT_MAX_STRING + 1;
+	char *body = malloc(n + 128);
+	int k = sprintf(body, "{\"roastop_route\":1,\"fine\":[],\"workers\":[{\"address\":\"");
+	memset(body + k, 'a', n);
+	strcpy(body + k + n, "\"}]}");
+	struct evs *e = evs_new();
+	assert_int_equal(state_of(e, body), DASK_BAD_FIELD);
+	body[k + n - 1] = '"'; /* exactly the limit: accepted */
+	strcpy(body + k + n - 1, "\"}]}");
+	assert_int_equal(state_of(e, body), DASK_OK);
+	free(body);
+	evs_free(e);
+}
+
+struct endpoints {
+	int n;
+	int ports[4];
+};
+
+static void on_endpoint(void *ctx, const char *worker, const char *host, int port)
+{
+	struct endpoints *ep = ctx;
+	assert_non_null(strstr(worker, "tcp://"));
+	assert_string_equal(host, "127.0.0.1");
+	if (ep->n < 4)
+		ep->ports[ep->n] = port;
+	ep->n++;
+}
+
+static void identity_idle_fixture(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "identity-idle.json", &len);
+	struct event ev;
+	event_init(&ev);
+	struct endpoints ep = { 0 };
+	char err[160];
+	assert_int_equal(dask_parse_identity(text, len, 3, &ev, on_endpoint, &ep, err, sizeof(err)),
+			 DASK_OK);
+	const struct ev_sample *s = &ev.u.sample;
+	assert_string_equal(s->source, "identity");
+	assert_int_equal(s->n_workers, 2);
+	assert_near(s->total_threads.value, 2, 0);
+	assert_int_equal(ep.n, 2);
+	assert_true(ep.ports[0] > 0 && ep.ports[1] > 0 && ep.ports[0] != ep.ports[1]);
+	for (size_t i = 0; i < 2; i++) {
+		const struct worker_sample *w = &s->workers[i];
+		assert_true(w->memory_bytes.valid && w->memory_bytes.value > 1e6);
+		assert_true(w->cpu_percent.valid);
+		assert_near(w->executing.value, 0, 0); /* empty task_counts */
+		assert_near(w->spilled_bytes.value, 0, 0);
+		assert_string_equal(w->status, "running");
+	}
+	event_free(&ev);
+}
+
+/* The body Dask sends with its 500 is HTML: rejected, not misread. */
+static void identity_500_body(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "identity-500.html", &len);
+	assert_true(len > 0);
+	struct event ev;
+	event_init(&ev);
+	char err[160];
+	assert_int_equal(dask_parse_identity(text, len, 3, &ev, NULL, NULL, err, sizeof(err)),
+			 DASK_BAD_JSON);
+	assert_int_equal(ev.type, EV_NONE);
+	const char *other = "{\"type\":\"Worker\",\"workers\":{}}";
+	assert_int_equal(dask_parse_identity(other, strlen(other), 3, &ev, NULL, NULL, err,
+					     sizeof(err)),
+			 DASK_BAD_SHAPE);
+	event_free(&ev);
+}
+
+static void scheduler_prom_fixture(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "scheduler-metrics.txt", &len);
+	struct event ev;
+	event_init(&ev);
+	struct prom_stats st;
+	assert_int_equal(dask_parse_scheduler_prom(text, len, 4, &ev, &st), DASK_OK);
+	assert_int_equal(ev.u.sample.worker_count, 2);
+	assert_int_equal(ev.u.sample.n_workers, 0);
+	assert_true(ev.u.sample.tasks_processing.valid);
+	assert_int_equal(st.first_bad_line, 0);
+	const char *none = "# nothing\nprocess_cpu_seconds_total 3\n";
+	assert_int_equal(dask_parse_scheduler_prom(none, strlen(none), 4, &ev, &st), DASK_BAD_SHAPE);
+	event_free(&ev);
+}
+
+static void worker_prom_fixture(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "worker-metrics.txt", &len);
+	struct dask_worker_prom w;
+	struct prom_stats st;
+	assert_true(dask_parse_worker_prom(text, len, &w, &st));
+	/* managed 0 + unmanaged 5.2420608e+07, as the fixture's own lines say */
+	assert_near(w.memory_bytes.value, 5.2420608e+07, 0);
+	assert_near(w.threads.value, 1, 0);
+	assert_true(w.cpu_seconds.valid && w.cpu_seconds.value > 0);
+	assert_false(dask_parse_worker_prom("x 1\n", 4, &w, &st));
+}
+
+static void url_join(void **state)
+{
+	(void)state;
+	char buf[128];
+	assert_true(dask_url_join(buf, sizeof(buf), "http://h:8787", NULL, "json/identity.json"));
+	assert_string_equal(buf, "http://h:8787/json/identity.json");
+	assert_true(dask_url_join(buf, sizeof(buf), "http://h:8787/", "/proxy/8787/", "/metrics"));
+	assert_string_equal(buf, "http://h:8787/proxy/8787/metrics");
+	assert_true(dask_url_join(buf, sizeof(buf), "https://h/a//", "b", "c"));
+	assert_string_equal(buf, "https://h/a/b/c");
+	assert_false(dask_url_join(buf, 10, "http://h:8787", NULL, "metrics"));
+}
+
+static void backoff(void **state)
+{
+	(void)state;
+	assert_near(dask_backoff(0), 0, 0);
+	assert_near(dask_backoff(1), 1, 0);
+	assert_near(dask_backoff(2), 2, 0);
+	assert_near(dask_backoff(3), 4, 0);
+	assert_near(dask_backoff(6), DASK_BACKOFF_MAX, 0);
+	assert_near(dask_backoff(1000), DASK_BACKOFF_MAX, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(state_busy_fixture),
+		cmocka_unit_test(state_idle_fixture),
+		cmocka_unit_test(state_without_span),
+		cmocka_unit_test(state_rejects),
+		cmocka_unit_test(state_string_limits),
+		cmocka_unit_test(identity_idle_fixture),
+		cmocka_unit_test(identity_500_body),
+		cmocka_unit_test(scheduler_prom_fixture),
+		cmocka_unit_test(worker_prom_fixture),
+		cmocka_unit_test(url_join),
+		cmocka_unit_test(backoff),
+	};
+	return cmocka_run_group_tests_name("dask_json", tests, NULL, NULL);
+}
