@@ -1,18 +1,11 @@
 """The UDP listener of the real roastop binary, fed by a raw sender that
 frames and signs datagrams independently of roastop's own emitter."""
-import hashlib
-import hmac
-import json
 import os
-import re
-import signal
-import socket
 import subprocess
 import time
 
-import pytest
 
-from conftest import Listener
+from conftest import ROASTOP, Listener, load_metrics
 
 
 def chunk(seq, **kw):
