@@ -87,6 +87,7 @@ struct dask {
 	double state_retry_at;
 	bool fallback; /* identity answered 500: prom + workers this round */
 	optnum prom_workers, prom_tasks;
+	long identity_code, prom_code; /* HTTP status of this round's answers */
 	size_t wk_next, wk_pending;
 	unsigned failures; /* consecutive rounds the scheduler could not be reached */
 	/* workers from the last good identity */
@@ -294,6 +295,7 @@ static void round_begin(struct dask *d)
 	d->st.rounds++;
 	d->fallback = false;
 	d->prom_workers = d->prom_tasks = optnum_none();
+	d->identity_code = d->prom_code = 0;
 	if (d->want_sitemap)
 		sched_start(d, R_SITEMAP);
 	else if (d->has_state && d->now >= d->state_retry_at)
@@ -374,6 +376,7 @@ static void on_state(struct dask *d, long code, const struct xfer *x)
 static void on_identity(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
+	d->identity_code = code;
 	if (code == 200) {
 		d->n_ep = 0;
 		enum dask_error e = dask_parse_identity(x->body.data, x->body.len, d->now, &d->ev,
@@ -416,6 +419,7 @@ static void workers_begin(struct dask *d)
 static void on_prom(struct dask *d, long code, const struct xfer *x)
 {
 	struct prom_stats ps = { 0 };
+	d->prom_code = code;
 	if (code == 200 &&
 	    dask_parse_scheduler_prom(x->body.data, x->body.len, d->now, &d->ev, &ps) == DASK_OK) {
 		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
@@ -577,7 +581,10 @@ static void fallback_finish(struct dask *d)
 		};
 	}
 	if (!d->prom_workers.valid && s->n_workers == 0) {
-		status_set(d, SRC_DEGRADED, "identity.json 500 and /metrics unusable: no sample");
+		char why[160];
+		snprintf(why, sizeof(why), "no usable answer: identity.json HTTP %ld, /metrics HTTP %ld",
+			 d->identity_code, d->prom_code);
+		status_set(d, SRC_DEGRADED, why);
 		round_end(d, true);
 		return;
 	}
@@ -585,9 +592,11 @@ static void fallback_finish(struct dask *d)
 						: (uint32_t)s->n_workers;
 	if (s->n_workers != s->worker_count)
 		s->n_workers = 0; /* a partial list would read as departures */
-	status_set(d, SRC_DEGRADED,
-		   s->n_workers ? "identity.json 500 while tasks run (dask#8370): workers' /metrics"
-				: "identity.json 500 while tasks run (dask#8370): counts from /metrics");
+	char why[160];
+	snprintf(why, sizeof(why), "identity.json %s: %s",
+		 d->identity_code == 500 ? "500 while tasks run (dask#8370)" : "unusable",
+		 s->n_workers ? "workers' /metrics" : "counts from /metrics");
+	status_set(d, SRC_DEGRADED, why);
 	d->st.mode = "prometheus";
 	deliver(d, &d->ev);
 	round_end(d, true);

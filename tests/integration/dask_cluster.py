@@ -93,3 +93,63 @@ def wait_for(pred, timeout=30, step=0.1):
             return value
         time.sleep(step)
     raise AssertionError("condition not met in time")
+
+
+class Proxy:
+    """A reverse proxy in front of a dashboard, as JupyterHub's would be: https
+    with a self-signed certificate and a required Authorization header. The
+    test can cut it (stop forwarding) to make a partition."""
+
+    PREFIX = "/user/me/proxy/8787"
+
+    def __init__(self, tmp_path, upstream, token="s3cret"):
+        import http.server
+        import ssl
+        import threading
+        import urllib.request
+        self.cert = tmp_path / "proxy.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(self.cert), "-out", str(self.cert)],
+                       check=True, capture_output=True)
+        proxy = self
+        self.cut = False
+        self.seen_auth = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                proxy.seen_auth.append(self.headers.get("Authorization"))
+                if proxy.cut:
+                    self.close_connection = True
+                    return  # a partition: no answer at all
+                if self.headers.get("Authorization") != f"token {token}":
+                    self.send_error(403)
+                    return
+                if not self.path.startswith(proxy.PREFIX + "/"):
+                    self.send_error(404)
+                    return
+                path = self.path[len(proxy.PREFIX):]
+                try:
+                    with urllib.request.urlopen(upstream + path, timeout=5) as r:
+                        body, code = r.read(), r.status
+                except urllib.error.HTTPError as e:
+                    body, code = e.read(), e.code
+                self.send_response(code)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(str(self.cert))
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.url = f"https://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -4,7 +4,6 @@ import os
 import subprocess
 import time
 
-
 from conftest import ROASTOP, Listener, load_metrics
 
 

@@ -1,0 +1,62 @@
+"""A dashboard behind an https reverse proxy with a path prefix and a token,
+as on a JupyterHub: --dashboard-prefix, --header, --cacert, --insecure, and
+TLS verification on by default."""
+import pytest
+
+from conftest import Listener
+from dask_cluster import Cluster, Proxy, wait_for
+
+TOKEN_HEADER = "Authorization: token s3cret"
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("proxy")
+    c = Cluster(tmp)
+    p = Proxy(tmp, c.dashboard)
+    yield c, p
+    p.close()
+    c.close()
+
+
+def watch(tmp_path, proxy, *extra):
+    return Listener(tmp_path, "--no-auth", "--scheduler", proxy.url, "--dashboard-prefix",
+                    Proxy.PREFIX, "--interval", "0.5", *extra)
+
+
+def test_https_prefix_and_token(tmp_path, proxied):
+    _, proxy = proxied
+    proxy.seen_auth.clear()
+    lst = watch(tmp_path, proxy, "--cacert", proxy.cert, "--header", TOKEN_HEADER)
+    wait_for(lambda: "scheduler connected" in lst.err_path.read_text())
+    _, m = lst.stop()
+    assert m["peak_workers"] == 2
+    assert m["roastop"]["scheduler_samples"] > 0
+    assert proxy.seen_auth and set(proxy.seen_auth) == {"token s3cret"}
+
+
+def test_tls_verified_by_default(tmp_path, proxied):
+    _, proxy = proxied
+    lst = watch(tmp_path, proxy, "--header", TOKEN_HEADER)
+    wait_for(lambda: "scheduler lost" in lst.err_path.read_text())
+    _, m = lst.stop()
+    assert "certificate" in lst.err_path.read_text().lower()
+    assert m["roastop"]["scheduler_samples"] == 0
+    assert m["peak_workers"] is None  # never seen: null, not 0
+
+
+def test_insecure_skips_verification(tmp_path, proxied):
+    _, proxy = proxied
+    lst = watch(tmp_path, proxy, "--insecure", "--header", TOKEN_HEADER)
+    wait_for(lambda: "scheduler connected" in lst.err_path.read_text())
+    _, m = lst.stop()
+    assert m["peak_workers"] == 2
+
+
+def test_missing_token_is_degraded_not_lost(tmp_path, proxied):
+    _, proxy = proxied
+    lst = watch(tmp_path, proxy, "--cacert", proxy.cert)
+    wait_for(lambda: "HTTP 403" in lst.err_path.read_text())
+    _, m = lst.stop()
+    assert m["roastop"]["sources"]["scheduler"]["state"] == "degraded"
+    assert m["roastop"]["scheduler_samples"] == 0
