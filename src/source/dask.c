@@ -6,6 +6,7 @@
  * dask_dispatch(). A second timerfd paces the rounds and the backoff. */
 #include "roastop/dask.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <math.h>
 #include <stdio.h>
@@ -87,7 +88,8 @@ struct dask {
 	double state_retry_at;
 	bool fallback; /* identity answered 500: prom + workers this round */
 	optnum prom_workers, prom_tasks;
-	long identity_code, prom_code; /* HTTP status of this round's answers */
+	long prom_code; /* HTTP status of this round's /metrics */
+	char identity_why[120]; /* why identity.json did not do this round */
 	size_t wk_next, wk_pending;
 	unsigned failures; /* consecutive rounds the scheduler could not be reached */
 	/* workers from the last good identity */
@@ -295,7 +297,8 @@ static void round_begin(struct dask *d)
 	d->st.rounds++;
 	d->fallback = false;
 	d->prom_workers = d->prom_tasks = optnum_none();
-	d->identity_code = d->prom_code = 0;
+	d->prom_code = 0;
+	snprintf(d->identity_why, sizeof(d->identity_why), "identity.json not offered");
 	if (d->want_sitemap)
 		sched_start(d, R_SITEMAP);
 	else if (d->has_state && d->now >= d->state_retry_at)
@@ -376,7 +379,6 @@ static void on_state(struct dask *d, long code, const struct xfer *x)
 static void on_identity(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
-	d->identity_code = code;
 	if (code == 200) {
 		d->n_ep = 0;
 		enum dask_error e = dask_parse_identity(x->body.data, x->body.len, d->now, &d->ev,
@@ -391,11 +393,14 @@ static void on_identity(struct dask *d, long code, const struct xfer *x)
 			return;
 		}
 		d->st.rejected++;
-		char why[200];
-		snprintf(why, sizeof(why), "identity.json rejected (%s)", err);
-		status_set(d, SRC_DEGRADED, why);
+		snprintf(d->identity_why, sizeof(d->identity_why), "identity.json rejected (%.80s)",
+			 err);
 	} else if (code == 500) {
 		d->st.http_500++; /* dask#8370: tuple keys while tasks run */
+		snprintf(d->identity_why, sizeof(d->identity_why),
+			 "identity.json 500 while tasks run (dask#8370)");
+	} else {
+		snprintf(d->identity_why, sizeof(d->identity_why), "identity.json HTTP %ld", code);
 	}
 	d->fallback = true;
 	if (d->has_prom)
@@ -430,16 +435,33 @@ static void on_prom(struct dask *d, long code, const struct xfer *x)
 	workers_begin(d);
 }
 
+/* Does /sitemap.json's "paths" list a route ending in `route`? -1: no usable
+ * sitemap (an old Dask, a proxy's error page, a cut body). */
+static int sitemap_has(const cJSON *paths, const char *route)
+{
+	if (!cJSON_IsArray(paths))
+		return -1;
+	size_t rl = strlen(route);
+	const cJSON *p;
+	cJSON_ArrayForEach(p, paths)
+	{
+		size_t n = cJSON_IsString(p) ? strlen(p->valuestring) : 0;
+		if (n >= rl && strcmp(p->valuestring + n - rl, route) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void on_sitemap(struct dask *d, long code, const struct xfer *x)
 {
 	d->want_sitemap = false;
-	if (code == 200 && x->body.len > 0) {
-		const char *b = x->body.data;
-		d->has_identity = strstr(b, "/json/identity.json") != NULL;
-		d->has_prom = strstr(b, "/metrics") != NULL;
-	} else {
-		d->has_identity = d->has_prom = true; /* no sitemap: try them all */
-	}
+	cJSON *root = code == 200 ? cJSON_ParseWithLength(x->body.data, x->body.len) : NULL;
+	const cJSON *paths = cJSON_GetObjectItemCaseSensitive(root, "paths");
+	int id = sitemap_has(paths, "/json/identity.json");
+	int prom = sitemap_has(paths, "/metrics");
+	cJSON_Delete(root);
+	d->has_identity = id != 0; /* unknown: try it */
+	d->has_prom = prom != 0;
 	d->has_state = true; /* installed at run time, so never in an old sitemap */
 	d->in_round = false;
 	round_begin(d);
@@ -449,6 +471,7 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 {
 	struct xfer *x = &d->sched;
 	if (rc != CURLE_OK || code == 0) {
+		x->too_large |= rc == CURLE_FILESIZE_EXCEEDED; /* declared over the cap */
 		if (x->too_large)
 			d->st.too_large++;
 		d->st.failures++;
@@ -581,9 +604,9 @@ static void fallback_finish(struct dask *d)
 		};
 	}
 	if (!d->prom_workers.valid && s->n_workers == 0) {
-		char why[160];
-		snprintf(why, sizeof(why), "no usable answer: identity.json HTTP %ld, /metrics HTTP %ld",
-			 d->identity_code, d->prom_code);
+		char why[200];
+		snprintf(why, sizeof(why), "%s, /metrics HTTP %ld: no sample", d->identity_why,
+			 d->prom_code);
 		status_set(d, SRC_DEGRADED, why);
 		round_end(d, true);
 		return;
@@ -592,9 +615,8 @@ static void fallback_finish(struct dask *d)
 						: (uint32_t)s->n_workers;
 	if (s->n_workers != s->worker_count)
 		s->n_workers = 0; /* a partial list would read as departures */
-	char why[160];
-	snprintf(why, sizeof(why), "identity.json %s: %s",
-		 d->identity_code == 500 ? "500 while tasks run (dask#8370)" : "unusable",
+	char why[200];
+	snprintf(why, sizeof(why), "%s: %s", d->identity_why,
 		 s->n_workers ? "workers' /metrics" : "counts from /metrics");
 	status_set(d, SRC_DEGRADED, why);
 	d->st.mode = "prometheus";

@@ -38,6 +38,9 @@ struct dec {
 };
 
 static void dec_fail(struct dec *d, enum dask_error e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void dec_fail(struct dec *d, enum dask_error e, const char *fmt, ...)
 {
 	if (d->error != DASK_OK)
 		return;

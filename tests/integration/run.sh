@@ -3,7 +3,7 @@
 # environment under the build directory (pinned versions, tests/requirements.txt).
 set -eu
 BUILD=${BUILD:-build}
-VENV="$BUILD/venv"
+VENV="${VENV:-build/venv}" # one environment for the plain and the ASan runs
 if [ ! -x "$VENV/bin/pytest" ] || ! cmp -s tests/requirements.txt "$VENV/requirements.txt"; then
 	python3 -m venv "$VENV"
 	"$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt

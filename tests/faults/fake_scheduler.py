@@ -1,0 +1,110 @@
+"""A misbehaving Dask dashboard for the fault tests: serves the responses a
+real scheduler (distributed 2026.8.0) gave, captured in tests/fixtures, and
+can be told to fail in the ways real ones do."""
+import http.server
+import socket
+import threading
+import time
+from pathlib import Path
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "dask-2026.8.0"
+SITEMAP = b'{"paths": ["/health", "/json/identity.json", "/metrics", "/sitemap.json"]}'
+
+
+class FakeScheduler:
+    """mode: ok | 500 | slow | truncated | short | huge | huge_stream | drop | hang."""
+
+    def __init__(self, slow_seconds=12.0):
+        self.mode = "ok"
+        self.slow_seconds = slow_seconds
+        self.requests = 0
+        self.identity = (FIX / "identity-idle.json").read_bytes()
+        self.metrics = (FIX / "scheduler-metrics.txt").read_bytes()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                fake.requests += 1
+                fake.answer(self)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def body_for(self, path):
+        if path == "/sitemap.json":
+            return SITEMAP
+        if path == "/json/identity.json":
+            return self.identity
+        if path == "/metrics":
+            return self.metrics
+        return None
+
+    def answer(self, h):
+        body, mode = self.body_for(h.path), self.mode
+        if body is None:
+            return self.send(h, 404, b"not found")
+        if mode == "500":
+            return self.send(h, 500, b"<html><title>500: Internal Server Error</title></html>")
+        if mode == "hang":  # a partition: the request is read, nothing ever comes back
+            while self.mode == "hang":
+                time.sleep(0.05)
+            h.close_connection = True
+            return
+        if mode == "slow":
+            time.sleep(self.slow_seconds)
+        if mode == "short":  # Content-Length promises more than is sent, then close
+            h.send_response(200)
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body[: len(body) // 2])
+            h.close_connection = True
+            return
+        if mode == "drop":  # the connection reset mid-body
+            h.send_response(200)
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body[:100])
+            h.wfile.flush()
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            h.close_connection = True
+            return
+        if mode == "truncated":  # a complete HTTP answer whose JSON is cut
+            body = body[: len(body) // 2]
+        if mode in ("huge", "huge_stream"):
+            return self.send_huge(h, 200 << 20, declared=mode == "huge")
+        self.send(h, 200, body)
+
+    @staticmethod
+    def send(h, code, body):
+        h.send_response(code)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    @staticmethod
+    def send_huge(h, size, declared):
+        h.send_response(200)
+        if declared:
+            h.send_header("Content-Length", str(size))
+        else:  # no length: the body ends when the connection closes
+            h.send_header("Connection", "close")
+        h.end_headers()
+        chunk = b"[" * 65536
+        try:
+            for _ in range(size // len(chunk)):
+                h.wfile.write(chunk)
+        except OSError:
+            pass  # roastop hung up once over its cap
+        h.close_connection = True
+
+    def close(self):
+        self.mode = "ok"
+        self.server.shutdown()
+        self.server.server_close()
