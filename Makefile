@@ -24,12 +24,12 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
-FUZZ_SECONDS ?= 10
+FUZZ_SECONDS ?= 60
 
 # Keep the instrumented objects between harness builds.
 .SECONDARY:
 
-.PHONY: all deps deps-test test unit integration asan bench fuzz fuzz-smoke demo install clean
+.PHONY: all deps deps-test test test-faults unit integration asan bench fuzz fuzz-smoke demo install clean
 
 all: $(BUILD)/roastop
 
@@ -69,6 +69,10 @@ $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libroastop.a
 test: deps-test
 	$(MAKE) --no-print-directory unit integration fuzz-smoke asan
 
+# The fault suite alone (make test runs it too, with the integration tests).
+test-faults: $(BUILD)/roastop $(TOOL_BIN)
+	@BUILD=$(BUILD) ROASTOP=$(BUILD)/roastop TOOLS=$(BUILD)/tools sh tests/integration/run.sh --only-faults
+
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
@@ -99,12 +103,9 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 
 fuzz: $(FUZZ_BIN)
 
+# Every harness, FUZZ_SECONDS each (60 in `make test`), two at a time.
 fuzz-smoke: $(FUZZ_BIN)
-	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz-corpus/$$n; \
-		echo "fuzz $$n: $(FUZZ_SECONDS) s"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=$(BUILD)/fuzz/$$n- \
-			$(BUILD)/fuzz-corpus/$$n tests/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.log 2>&1 \
-			|| { tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; done
+	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS) 2 $(FUZZ_BIN)
 
 bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN)
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done

@@ -14,4 +14,8 @@ fi
 ROASTOP=$(realpath "${ROASTOP:-$BUILD/roastop}")
 TOOLS=$(realpath "${TOOLS:-$BUILD/tools}")
 export ROASTOP TOOLS
-exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/integration python/tests "$@"
+if [ "${1:-}" = "--only-faults" ]; then
+	shift
+	exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/faults "$@"
+fi
+exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/integration tests/faults python/tests "$@"

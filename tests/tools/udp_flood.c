@@ -1,0 +1,97 @@
+/* udp_flood: sends N signed chunk datagrams to roastop as fast as loopback
+ * takes them (sendmmsg, prebuilt), then a short paced tail so that loss in
+ * the flood shows as sequence gaps. Prints {"sent": N, "seconds": s} on
+ * stdout. For the fault tests; not part of roastop.
+ *
+ *   udp_flood HOST:PORT COUNT [KEYFILE|-] */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "roastop/auth.h"
+
+#define SLOT 640
+#define TAIL 50
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static size_t build(char *out, const struct auth_key *k, unsigned long long seq)
+{
+	char body[512], tag[AUTH_TAG_HEX + 1];
+	int n = snprintf(body, sizeof(body),
+			 "{\"type\":\"chunk\",\"run_id\":\"flood\",\"host\":\"flood\",\"pid\":1,"
+			 "\"seq\":%llu,\"duration\":0.25,\"num_events\":1000,\"dataset\":\"ds\","
+			 "\"file\":\"f%llu.root\",\"entry_start\":0,\"entry_stop\":1000}",
+			 seq, seq % 97);
+	if (!k)
+		return (size_t)snprintf(out, SLOT, "RTP1 - %s", body);
+	auth_tag_hex(k, body, (size_t)n, tag);
+	return (size_t)snprintf(out, SLOT, "RTP1 %s %s", tag, body);
+}
+
+static void send_batch(int fd, const struct sockaddr_in *sa, char *bufs, const size_t *lens,
+		       size_t first, size_t n)
+{
+	struct mmsghdr m[64];
+	struct iovec iov[64];
+	for (size_t i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ bufs + (first + i) * SLOT, lens[first + i] };
+		m[i].msg_hdr = (struct msghdr){ .msg_name = (void *)sa, .msg_namelen = sizeof(*sa),
+						.msg_iov = &iov[i], .msg_iovlen = 1 };
+	}
+	size_t done = 0;
+	while (done < n) { /* loopback refuses nothing but may say EAGAIN */
+		int k = sendmmsg(fd, m + done, (unsigned)(n - done), 0);
+		if (k > 0)
+			done += (size_t)k;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char host[64];
+	int port;
+	if (argc < 3 || sscanf(argv[1], "%63[^:]:%d", host, &port) != 2) {
+		fprintf(stderr, "usage: udp_flood HOST:PORT COUNT [KEYFILE|-]\n");
+		return 2;
+	}
+	size_t count = strtoull(argv[2], NULL, 10), total = count + TAIL;
+	struct auth_key key, *k = NULL;
+	char err[256];
+	if (argc > 3 && strcmp(argv[3], "-") != 0) {
+		if (auth_key_setup(&key, argv[3], err, sizeof(err)) != 0) {
+			fprintf(stderr, "udp_flood: %s\n", err);
+			return 1;
+		}
+		k = &key;
+	}
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	inet_pton(AF_INET, host, &sa.sin_addr);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	char *bufs = malloc(total * SLOT);
+	size_t *lens = malloc(total * sizeof(*lens));
+	if (fd < 0 || !bufs || !lens)
+		return 1;
+	for (size_t i = 0; i < total; i++)
+		lens[i] = build(bufs + i * SLOT, k, i);
+	double t0 = now_s();
+	for (size_t i = 0; i < count; i += 64)
+		send_batch(fd, &sa, bufs, lens, i, count - i < 64 ? count - i : 64);
+	double flood = now_s() - t0;
+	for (size_t i = count; i < total; i++) { /* the tail, paced: it gets through */
+		usleep(2000);
+		send_batch(fd, &sa, bufs, lens, i, 1);
+	}
+	printf("{\"sent\": %zu, \"flood_seconds\": %.6f, \"flood_rate\": %.0f}\n", total, flood,
+	       (double)count / flood);
+	return 0;
+}
