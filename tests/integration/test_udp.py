@@ -27,6 +27,7 @@ def test_good_datagrams_applied_once_bad_ones_counted(tmp_path):
             lst.send(chunk(seq + 200000), tagged=False)   # untagged
             lst.sock.sendto(b"garbage", lst.addr)         # not our protocol
             lst.send(chunk(seq + 300000, duration=-1))    # malformed, signed
+            lst.send(chunk(seq + 400000, dataset="d" * 60000))  # oversized string, signed
         if seq % 500 == 0:
             time.sleep(0.01)
     time.sleep(0.3)
@@ -40,6 +41,7 @@ def test_good_datagrams_applied_once_bad_ones_counted(tmp_path):
     assert rej["no_tag"] == 20
     assert rej["bad_magic"] == 20
     assert rej["out_of_range"] == 20
+    assert rej["string_too_long"] == 20
     assert udp["kernel_drops"] == 0
     assert m["roastop"]["events_applied"]["run_start"] == 1
     assert not os.path.exists(lst.key_path)  # the session key went with the session
