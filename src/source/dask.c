@@ -226,7 +226,9 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userp)
 	return x->body.failed ? 0 : n;
 }
 
-static bool xfer_init(struct dask *d, struct xfer *x)
+/* headers: only for the scheduler; a hub token must not travel in clear to
+ * every worker's dashboard. */
+static bool xfer_init(struct dask *d, struct xfer *x, bool headers)
 {
 	x->easy = curl_easy_init();
 	if (!x->easy)
@@ -247,7 +249,8 @@ static bool xfer_init(struct dask *d, struct xfer *x)
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
+	if (headers)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
 	if (d->cfg.cacert)
 		curl_easy_setopt(e, CURLOPT_CAINFO, d->cfg.cacert);
 	if (d->cfg.insecure) {
@@ -668,10 +671,10 @@ static bool dask_setup(struct dask *d, char *err, size_t errsz)
 	curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d);
 	curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
 	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
-	if (!xfer_init(d, &d->sched))
+	if (!xfer_init(d, &d->sched, true))
 		return false;
 	for (size_t i = 0; i < DASK_WORKER_CONCURRENCY; i++)
-		if (!xfer_init(d, &d->workers[i]))
+		if (!xfer_init(d, &d->workers[i], false))
 			return false;
 	return true;
 }
