@@ -228,6 +228,34 @@ static void app_measure(const struct app *a, struct metrics *m)
 	metrics_compute(&a->run, app_now(a), &opt, m);
 }
 
+struct counter {
+	const char *name;
+	uint64_t value;
+};
+
+static void add_counters(cJSON *o, const struct counter *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
+}
+
+static void udp_rejects(cJSON *o, const struct udp_stats *st)
+{
+	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
+	if (!rej)
+		return;
+	uint64_t total = st->json.total;
+	for (int r = 0; r < UDP__COUNT; r++) {
+		total += st->rejected[r];
+		if (st->rejected[r])
+			cJSON_AddNumberToObject(rej, udp_reason_name(r), (double)st->rejected[r]);
+	}
+	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
+		if (st->json.by_reason[e])
+			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)st->json.by_reason[e]);
+	cJSON_AddNumberToObject(rej, "total", (double)total);
+}
+
 /* Source-level counters that are not run state: written under "roastop". */
 static void udp_extra(cJSON *extra, const struct udp *u)
 {
@@ -237,26 +265,14 @@ static void udp_extra(cJSON *extra, const struct udp *u)
 	if (!o)
 		return;
 	cJSON_AddStringToObject(o, "listen", udp_address(u));
-	cJSON_AddNumberToObject(o, "datagrams", (double)st.datagrams);
-	cJSON_AddNumberToObject(o, "applied", (double)st.applied);
-	cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
-	cJSON_AddNumberToObject(o, "senders", (double)st.senders);
-	cJSON_AddNumberToObject(o, "missing", (double)st.missing);
-	cJSON_AddNumberToObject(o, "out_of_order", (double)st.out_of_order);
-	cJSON_AddNumberToObject(o, "kernel_drops", (double)st.kernel_drops);
-	cJSON_AddNumberToObject(o, "reports_incomplete", (double)st.reports_incomplete);
-	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
-	uint64_t total = st.json.total;
-	for (int r = 0; rej && r < UDP__COUNT; r++) {
-		total += st.rejected[r];
-		if (st.rejected[r])
-			cJSON_AddNumberToObject(rej, udp_reason_name(r), (double)st.rejected[r]);
-	}
-	for (int e = DEC_OK + 1; rej && e < DEC__COUNT; e++)
-		if (st.json.by_reason[e])
-			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)st.json.by_reason[e]);
-	if (rej)
-		cJSON_AddNumberToObject(rej, "total", (double)total);
+	const struct counter c[] = {
+		{ "datagrams", st.datagrams },	       { "applied", st.applied },
+		{ "bytes", st.bytes },		       { "senders", st.senders },
+		{ "missing", st.missing },	       { "out_of_order", st.out_of_order },
+		{ "kernel_drops", st.kernel_drops }, { "reports_incomplete", st.reports_incomplete },
+	};
+	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
+	udp_rejects(o, &st);
 }
 
 static void dask_extra(cJSON *extra, const struct dask *d)
@@ -267,14 +283,13 @@ static void dask_extra(cJSON *extra, const struct dask *d)
 	if (!o)
 		return;
 	cJSON_AddStringToObject(o, "mode", st.mode);
-	cJSON_AddNumberToObject(o, "rounds", (double)st.rounds);
-	cJSON_AddNumberToObject(o, "overruns", (double)st.overruns);
-	cJSON_AddNumberToObject(o, "requests", (double)st.requests);
-	cJSON_AddNumberToObject(o, "failures", (double)st.failures);
-	cJSON_AddNumberToObject(o, "identity_500", (double)st.http_500);
-	cJSON_AddNumberToObject(o, "rejected", (double)st.rejected);
-	cJSON_AddNumberToObject(o, "too_large", (double)st.too_large);
-	cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
+	const struct counter c[] = {
+		{ "rounds", st.rounds },     { "overruns", st.overruns },
+		{ "requests", st.requests }, { "failures", st.failures },
+		{ "identity_500", st.http_500 }, { "rejected", st.rejected },
+		{ "too_large", st.too_large }, { "bytes", st.bytes },
+	};
+	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
 }
 
 static cJSON *app_extra(const struct app *a)

@@ -103,6 +103,24 @@ static void *dec_array(struct dec *d, size_t n, size_t size)
 	return p;
 }
 
+/* A JSON array (or object, for identity's workers{}) of at most
+ * EVENT_MAX_LIST members: the arena array for them (NULL when empty or on
+ * error; d->error tells which). */
+static void *dec_list(struct dec *d, const cJSON *node, bool object, const char *what,
+		      size_t elem)
+{
+	if (object ? !cJSON_IsObject(node) : !cJSON_IsArray(node)) {
+		dec_fail(d, DASK_BAD_SHAPE, "%s: not an %s", what, object ? "object" : "array");
+		return NULL;
+	}
+	size_t n = (size_t)cJSON_GetArraySize(node);
+	if (n > EVENT_MAX_LIST) {
+		dec_fail(d, DASK_TOO_MANY, "%s: %zu entries", what, n);
+		return NULL;
+	}
+	return dec_array(d, n, elem);
+}
+
 static cJSON *dec_parse(struct dec *d, const char *body, size_t len)
 {
 	if (len > DASK_MAX_BODY) {
@@ -143,16 +161,7 @@ static void state_worker(struct dec *d, const cJSON *o, struct worker_sample *w)
 
 static void state_workers(struct dec *d, const cJSON *arr, struct ev_sample *s)
 {
-	if (!cJSON_IsArray(arr)) {
-		dec_fail(d, DASK_BAD_SHAPE, "workers: not an array");
-		return;
-	}
-	size_t n = (size_t)cJSON_GetArraySize(arr);
-	if (n > EVENT_MAX_LIST) {
-		dec_fail(d, DASK_TOO_MANY, "workers: %zu entries", n);
-		return;
-	}
-	s->workers = dec_array(d, n, sizeof(*s->workers));
+	s->workers = dec_list(d, arr, false, "workers", sizeof(*s->workers));
 	const cJSON *o;
 	cJSON_ArrayForEach(o, arr)
 	{
@@ -184,18 +193,9 @@ static void fine_row(struct dec *d, const cJSON *a, struct fine_row *row)
 
 static void fine_rows(struct dec *d, const cJSON *arr, struct event *ev, enum fine_scope scope)
 {
-	if (!cJSON_IsArray(arr)) {
-		dec_fail(d, DASK_BAD_SHAPE, "fine: not an array");
-		return;
-	}
-	size_t n = (size_t)cJSON_GetArraySize(arr);
-	if (n > EVENT_MAX_LIST) {
-		dec_fail(d, DASK_TOO_MANY, "fine: %zu rows", n);
-		return;
-	}
 	struct ev_fine *f = &ev->u.fine;
 	f->scope = scope;
-	f->rows = dec_array(d, n, sizeof(*f->rows));
+	f->rows = dec_list(d, arr, false, "fine", sizeof(*f->rows));
 	const cJSON *a;
 	cJSON_ArrayForEach(a, arr)
 	{
@@ -337,16 +337,7 @@ static void identity_worker(struct dec *d, const cJSON *o, struct worker_sample 
 static void identity_workers(struct dec *d, const cJSON *obj, struct ev_sample *s,
 			     dask_endpoint_fn fn, void *ctx)
 {
-	if (!cJSON_IsObject(obj)) {
-		dec_fail(d, DASK_BAD_SHAPE, "workers: not an object");
-		return;
-	}
-	size_t n = (size_t)cJSON_GetArraySize(obj);
-	if (n > EVENT_MAX_LIST) {
-		dec_fail(d, DASK_TOO_MANY, "workers: %zu entries", n);
-		return;
-	}
-	s->workers = dec_array(d, n, sizeof(*s->workers));
+	s->workers = dec_list(d, obj, true, "workers", sizeof(*s->workers));
 	const cJSON *o;
 	cJSON_ArrayForEach(o, obj)
 	{
