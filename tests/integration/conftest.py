@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ROASTOP = os.environ.get("ROASTOP", "build/roastop")
 TOOLS = os.environ.get("TOOLS", "build/tools")
 

@@ -148,3 +148,28 @@ def test_fine_metrics_positive(run):
     assert 0 < m["processor_cpu_percent"] <= 100
     assert math.isclose(m["processor_cpu_percent"] + m["processor_io_wait_percent"], 100)
     assert m["overhead_cpu_time_seconds"] is not None
+
+
+def test_demo_recording_replays(tmp_path):
+    """The recording `make demo` replays (examples/record_demo.py, a real run
+    of this example) reads back whole: its chunks add up to its coffea report."""
+    import gzip
+    import json
+    from conftest import REPO_ROOT, load_metrics, roastop
+    plain = REPO_ROOT / "examples" / "demo-recording.jsonl"
+    path = plain if plain.exists() else plain.with_name(plain.name + ".gz")
+    if not path.exists():
+        pytest.skip("no demo recording committed")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        lines = [json.loads(line) for line in f]
+    report = next(e for e in lines if e["type"] == "report")
+    rec = tmp_path / "demo.jsonl"
+    rec.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    p = roastop("--replay", rec, "--speed", 0, "--headless", "--output", tmp_path / "m")
+    assert p.returncode == 0, p.stderr
+    m = load_metrics(tmp_path / "m")
+    assert m["num_chunks"] == report["chunks"] == sum(e["type"] == "chunk" for e in lines)
+    assert m["total_events"] == m["total_events_from_chunks"] == report["entries"]
+    assert m["roastop"]["processor"] == "DimuonProcessor"
+    assert m["roastop"].get("replay_rejected", {}).get("total", 0) == 0
