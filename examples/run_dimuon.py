@@ -102,9 +102,17 @@ def run(args):
     return summarize(args, output, report, collector, wall)
 
 
+def peak(h):
+    """The centre of the fullest bin above 60 GeV (where the Z would be)."""
+    axis = h.axes[0]
+    values = [(v, c) for v, c in zip(h.values(), axis.centers) if c > 60]
+    return float(max(values)[1])
+
+
 def summarize(args, output, report, collector, wall):
     per_dataset = {d: {"entries": int(v["entries"]), "pairs": int(v["pairs"]),
                        "mass_entries": float(v["mass"].sum()),
+                       "mass_peak_gev": peak(v["mass"]),
                        "jet_pt_entries": float(v["jet_pt"].sum())}
                    for d, v in output.items() if isinstance(v, dict)}
     result = {"collector": args.collector, "wall_seconds": wall,

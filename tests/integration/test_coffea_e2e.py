@@ -67,6 +67,10 @@ def test_events_exact(run):
         assert m["per_dataset"][ds]["total_events"] == n
         assert r["per_dataset"][ds]["entries"] == n                 # the processor's own count
     assert set(m["per_dataset"]) == set(truth["events_per_dataset"])
+    # and the analysis did its physics: a Z peak in DY, pairs in the mass histogram
+    dy = r["per_dataset"]["DYJetsToLL"]
+    assert 86 <= dy["mass_peak_gev"] <= 96
+    assert all(0 < v["mass_entries"] <= v["pairs"] for v in r["per_dataset"].values())
 
 
 def test_chunks_match_coffea_report(run):
