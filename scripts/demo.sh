@@ -1,8 +1,17 @@
 #!/bin/sh
-# make demo: replays the embedded default recording. Until a recording of a
-# real coffea run ships (examples/), a generated one stands in for it.
+# make demo: replays the embedded default recording, a real coffea run
+# (examples/demo-recording.jsonl, made by examples/record_demo.py; .gz when
+# large, fed through zcat since --replay reads plain text). Without one, a
+# generated recording stands in for it.
 set -eu
 BUILD=${1:-build}
+for REAL in examples/demo-recording.jsonl examples/demo-recording.jsonl.gz; do
+	[ -s "$REAL" ] || continue
+	case "$REAL" in
+	*.gz) zcat "$REAL" | exec "$BUILD/roastop" --replay - --speed 1 --output "$BUILD/demo-measurement" ;;
+	*) exec "$BUILD/roastop" --replay "$REAL" --speed 1 --output "$BUILD/demo-measurement" ;;
+	esac
+done
 REC="$BUILD/demo-recording.jsonl"
 if [ ! -s "$REC" ]; then
 	make --no-print-directory "$BUILD/tools/gen_recording" >/dev/null

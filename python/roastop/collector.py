@@ -7,6 +7,7 @@ import socket
 import uuid
 import warnings
 
+from roastop._state import ship_by_value
 from roastop.emitter import PROTOCOL, emitter_for, parse_addr, parse_key
 
 FLAG = "_roastcoffea_collect_metrics"
@@ -49,6 +50,7 @@ class MetricsCollector:
         self.custom_metrics = None
         self.metrics = None
         self.emitter = None
+        self.shipped_by_value = False
         self._active = False
         addr = addr or os.environ.get("ROASTOP_ADDR") or None
         if key is None:
@@ -110,6 +112,9 @@ class MetricsCollector:
             self.datasets = []
 
     def __enter__(self):
+        # before anything else: a processor decorated with track_metrics must
+        # reach workers without roastop even when nothing will be sent
+        self.shipped_by_value = ship_by_value()
         if self.emitter is None:
             return self
         self.run_id = uuid.uuid4().hex

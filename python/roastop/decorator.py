@@ -7,13 +7,15 @@ import functools
 import sys
 import time
 
+from roastop._state import ship_by_value, shared
 from roastop.emitter import emitter_for, emitter_from_env
 from roastop.instrumentation import current_chunks, process_memory_mb, requested_bytes
 
 FLAG = "_roastcoffea_collect_metrics"
 
-_env_emitter = []          # the ROASTOP_ADDR emitter, looked up once per process
-_files_seen = set()        # (run_id, filename): file_metadata once per file per worker process
+# Per process (roastop._state explains why not plain globals); the names are for tests.
+_env_emitter = shared("env_emitter", list)   # the ROASTOP_ADDR emitter, looked up once
+_files_seen = shared("files_seen", set)      # (run_id, filename): file_metadata once per file
 
 
 def _emitter(processor):
@@ -23,9 +25,10 @@ def _emitter(processor):
         addr = getattr(processor, "_roastop_addr", None)
         if addr:
             return emitter_for(addr, getattr(processor, "_roastop_key", None))
-        if not _env_emitter:
-            _env_emitter.append(emitter_from_env())
-        return _env_emitter[0]
+        env = shared("env_emitter", list)
+        if not env:
+            env.append(emitter_from_env())
+        return env[0]
     except Exception:  # noqa: BLE001 - a bad address or key: the analysis runs unmeasured
         return None
 
@@ -87,14 +90,15 @@ def _file_metadata(factory, events, run_id):
         if not filename or factory.file_handle is None:
             return None
         seen = (run_id, filename)
-        if seen in _files_seen:
+        files_seen = shared("files_seen", set)
+        if seen in files_seen:
             return None
         tree = _tree(factory, events)
         compressed, uncompressed = tree.compressed_bytes, tree.uncompressed_bytes
         meta = {"filename": str(filename),
                 "compression_ratio": compressed / uncompressed if uncompressed > 0 else 0.0,
                 "total_branches": len(tree.keys()), "total_tree_bytes": compressed}
-        _files_seen.add(seen)
+        files_seen.add(seen)
         return meta
     except Exception:  # noqa: BLE001 - no file handle: no file metadata
         return None
@@ -187,7 +191,10 @@ def track_metrics(func):
     (roastcoffea's ``_roastcoffea_collect_metrics`` flag, set by
     MetricsCollector) and roastop's address is known. The output of
     process() is returned untouched. When process() raises, the chunk is sent
-    with ``error`` (the exception's class name) and the exception re-raised."""
+    with ``error`` (the exception's class name) and the exception re-raised.
+    Decorating registers roastop with cloudpickle to travel by value, so the
+    processor reaches workers that do not have roastop installed."""
+    ship_by_value()
 
     @functools.wraps(func)
     def wrapper(self, events, *args, **kwargs):

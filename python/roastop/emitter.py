@@ -14,6 +14,8 @@ import socket
 import time
 import uuid
 
+from roastop._state import shared
+
 MAX_DATAGRAM = 65507       # the largest UDP payload; the listener accepts up to this
 SOFT_LIMIT = 1400          # keep under a typical MTU: no IP fragmentation
 MAX_REPORT_PARTS = 64
@@ -243,7 +245,7 @@ def emitter_from_env():
     return emitter_for(addr, os.environ.get("ROASTOP_KEY") or None)
 
 
-_cache = {}
+_cache = shared("emitter_cache", dict)   # for tests; code calls shared(), never _cache
 
 
 def emitter_for(addr, key):
@@ -254,8 +256,8 @@ def emitter_for(addr, key):
     if isinstance(key, (bytes, bytearray)):
         key = bytes(key).hex()
     k = (addr, key or None)
-    e = _cache.get(k)
+    cache = shared("emitter_cache", dict)
+    e = cache.get(k)
     if e is None:
-        e = Emitter(addr, key)
-        e = _cache.setdefault(k, e)
+        e = cache.setdefault(k, Emitter(addr, key))
     return e

@@ -6,6 +6,8 @@ import os
 import threading
 import time
 
+from roastop._state import shared
+
 try:
     _PAGE = os.sysconf("SC_PAGE_SIZE")
 except (AttributeError, ValueError, OSError):
@@ -13,7 +15,8 @@ except (AttributeError, ValueError, OSError):
 
 _MB = 1024 * 1024            # roastcoffea's "MB": rss / 1024**2
 
-_statm = [None, None]        # (pid, fd): /proc/self resolves at open, so reopen after fork
+# (pid, fd): /proc/self resolves at open, so reopen after fork. Per process, see _state.
+_statm = shared("statm", lambda: [None, None])
 
 
 def process_memory_mb():
@@ -22,17 +25,18 @@ def process_memory_mb():
     as 0. The file stays open and is re-read with pread: opening it per chunk
     cost more than everything else the decorator does."""
     try:
+        statm = shared("statm", lambda: [None, None])
         pid = os.getpid()
-        if _statm[0] != pid:
-            old = _statm[1]
-            _statm[:] = [None, None]
+        if statm[0] != pid:
+            old = statm[1]
+            statm[:] = [None, None]
             if old is not None:
                 try:
                     os.close(old)     # the parent's descriptor, inherited by a fork
                 except OSError:
                     pass
-            _statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)]
-        return int(os.pread(_statm[1], 128, 0).split()[1]) * _PAGE / _MB
+            statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)]
+        return int(os.pread(statm[1], 128, 0).split()[1]) * _PAGE / _MB
     except (OSError, ValueError, IndexError, AttributeError, TypeError):
         return None
 
@@ -40,23 +44,26 @@ def process_memory_mb():
 # The chunk each thread is building, by id(processor): a Dask worker with
 # several threads may run chunks of one processor instance at once, and the
 # instance attribute (roastcoffea's) alone would mix their sections.
-_local = threading.local()
+# One per process (see _state): a thread-local cannot be pickled, and every
+# by-value copy of this code must find the same one.
+_local = shared("chunks_local", threading.local)
 
 
 def current_chunks():
     """This thread's {id(processor): sections} of the chunks being tracked."""
+    local = shared("chunks_local", threading.local)
     try:
-        return _local.chunks
+        return local.chunks
     except AttributeError:
-        _local.chunks = {}
-        return _local.chunks
+        local.chunks = {}
+        return local.chunks
 
 
 def _chunk(processor):
     """The chunk record being built, or None when no chunk is tracked."""
     if not processor:
         return None
-    chunks = getattr(_local, "chunks", None)
+    chunks = getattr(shared("chunks_local", threading.local), "chunks", None)
     if chunks:
         chunk = chunks.get(id(processor))
         if chunk is not None:

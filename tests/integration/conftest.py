@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ROASTOP = os.environ.get("ROASTOP", "build/roastop")
 TOOLS = os.environ.get("TOOLS", "build/tools")
 
@@ -89,3 +90,86 @@ def small_run(tmp_path_factory):
     t = generate(rec, truth, chunks=5000, workers=16, hours=0.5, sample_interval=1,
                  datasets=3, files=45, fail_every=97, seed=7)
     return rec, t
+
+
+# The real coffea analysis (examples/) on a real Dask cluster, shared by the
+# end-to-end and the roastcoffea side-by-side tests.
+
+CHUNKSIZE = 10000
+
+
+@pytest.fixture(scope="session")
+def dimuon_files(tmp_path_factory):
+    """The example's ROOT files (2 datasets x 3 files x 50,000 events) and
+    the event counts make_files.py wrote them with."""
+    import sys
+    from dask_cluster import EXAMPLES
+    d = tmp_path_factory.mktemp("dimuon-files")
+    subprocess.run([sys.executable, str(EXAMPLES / "make_files.py"), str(d)], check=True,
+                   stdout=subprocess.DEVNULL, timeout=120)
+    return d, json.loads((d / "truth.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory, dimuon_files):
+    """`dask scheduler` + 2 `dask worker` (1 thread each), warmed up by one
+    unmeasured run of the example, so that the measured runs that follow
+    all find workers that have already imported coffea and read the files."""
+    from dask_cluster import Cluster, run_example
+    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        files, _ = dimuon_files
+        run_example(c, files, tmp_path_factory.mktemp("warmup") / "result.json",
+                    "--collector", "none", "--chunksize", CHUNKSIZE)
+        yield c
+    finally:
+        c.stop()
+
+
+def start_roastop_live(workdir: Path, *extra):
+    """roastop --headless listening on a free loopback port (authentication
+    on); returns the process and the emitter environment it printed."""
+    import re
+    import time
+    err = workdir / "roastop.stderr"
+    proc = subprocess.Popen([ROASTOP, "--headless", "--listen", "127.0.0.1:0", *map(str, extra)],
+                            stdout=subprocess.PIPE, stderr=open(err, "w"), text=True,
+                            stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        text = err.read_text()
+        addr = re.search(r"ROASTOP_ADDR=(\S+)", text)
+        key = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)", text)
+        if addr and key:
+            env = {"ROASTOP_ADDR": addr.group(1),
+                   "ROASTOP_KEY": Path(key.group(1)).read_text().strip()}
+            return proc, env
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("roastop did not print its address: " + err.read_text())
+
+
+@pytest.fixture(scope="session")
+def roastop_dimuon_run(tmp_path_factory, dask_cluster, dimuon_files):
+    """The example measured live by roastop: roastop polls the scheduler's
+    dashboard and receives the chunks, and stops on the run's end."""
+    from dask_cluster import client_env, run_example
+    d = tmp_path_factory.mktemp("roastop-run")
+    out = d / "measurement"
+    proc, env = start_roastop_live(d, "--scheduler", dask_cluster.dashboard_url,
+                                   "--exit-on-run-end", "--duration", 600, "--output", out,
+                                   "--checkpoint", 0)
+    try:
+        files, truth = dimuon_files
+        result = run_example(dask_cluster, files, d / "result.json", "--collector", "roastop",
+                             "--chunksize", CHUNKSIZE, env=client_env(**env))
+        stdout, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
+    return {"metrics": load_metrics(out), "out": out, "result": result, "truth": truth,
+            "stdout": stdout, "dir": d}

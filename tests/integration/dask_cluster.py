@@ -1,15 +1,22 @@
 """A real Dask cluster on loopback for the tests: `dask scheduler` and
-`dask worker` processes from the pinned distributed in the build's virtual
-environment, on free ports."""
+`dask worker` processes (one thread each) from the pinned distributed in the
+build's virtual environment, on free ports, in an environment that cannot
+import roastop — as a real cluster whose nodes never had roastop installed.
+Also a reverse proxy in front of a dashboard, and the example's client."""
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+HERE = Path(__file__).resolve().parent
+DASK = str(Path(sys.executable).parent / "dask")
 
 
 def free_port():
@@ -18,71 +25,22 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Cluster:
-    def __init__(self, tmp_path, n_workers=2, prefix=None):
-        self.tmp = tmp_path
-        self.port, self.dash = free_port(), free_port()
-        self.prefix = prefix
-        self.address = f"tcp://127.0.0.1:{self.port}"
-        self.dashboard = f"http://127.0.0.1:{self.dash}"
-        self.n_workers = n_workers
-        self.scheduler = self.workers = None
-        # the tests' own task functions import on the workers; roastop does not
-        # need to (what it runs there travels by value)
-        self.env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent))
-        self.start_scheduler()
-        self.start_workers()
-        self.wait_ready()
+def cluster_env():
+    """The scheduler's and workers' environment: no roastop anywhere. The
+    tests' own task functions (this directory) do import there."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "PYTHONPATH" and not k.startswith("ROASTOP")}
+    env["PYTHONPATH"] = str(HERE)
+    return env
 
-    def _spawn(self, name, args):
-        log = open(self.tmp / f"{name}.log", "a")
-        return subprocess.Popen([str(BIN / "dask"), *args], stdout=log, stderr=log,
-                                stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
 
-    def start_scheduler(self):
-        args = ["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                "--dashboard-address", f"127.0.0.1:{self.dash}", "--no-show"]
-        if self.prefix:
-            args += ["--dashboard-prefix", self.prefix]
-        self.scheduler = self._spawn("scheduler", args)
-
-    def start_workers(self):
-        self.workers = self._spawn("workers", [
-            "worker", self.address, "--nworkers", str(self.n_workers), "--nthreads", "1",
-            "--memory-limit", "2GiB", "--host", "127.0.0.1", "--dashboard"])
-
-    def wait_ready(self, timeout=60):
-        """Until the dashboard answers and every worker has registered."""
-        import json
-        import urllib.request
-        url = self.dashboard + "/" + (self.prefix or "").strip("/") + "/json/identity.json"
-
-        def ready():
-            try:
-                with urllib.request.urlopen(url.replace("//json", "/json"), timeout=2) as r:
-                    return len(json.load(r)["workers"]) == self.n_workers
-            except OSError:
-                return False
-        wait_for(ready, timeout=timeout, step=0.2)
-
-    def client(self, timeout=60):
-        from distributed import Client
-        c = Client(self.address, timeout=timeout)
-        c.wait_for_workers(self.n_workers, timeout=timeout)
-        return c
-
-    def kill_scheduler(self):
-        os.killpg(self.scheduler.pid, signal.SIGKILL)
-        self.scheduler.wait(timeout=10)
-
-    def close(self):
-        for p in (self.workers, self.scheduler):
-            if p is not None and p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                    p.wait(timeout=15)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    os.killpg(p.pid, signal.SIGKILL)
+def client_env(**extra):
+    """The client's environment: roastop from where run.sh installed it
+    (ROASTOP_CLIENT), else from the repository's python/ directory."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROASTOP")}
+    env["PYTHONPATH"] = os.environ.get("ROASTOP_CLIENT") or str(REPO / "python")
+    env.update(extra)
+    return env
 
 
 def wait_for(pred, timeout=30, step=0.1):
@@ -95,10 +53,103 @@ def wait_for(pred, timeout=30, step=0.1):
     raise AssertionError("condition not met in time")
 
 
+class Cluster:
+    """`dask scheduler` + n `dask worker` processes. Workers serve their own
+    dashboard (roastop reads their /metrics when identity.json answers 500)."""
+
+    def __init__(self, workdir: Path, n_workers=2, prefix=None):
+        self.logs = Path(workdir)
+        self.port, self.dashboard_port = free_port(), free_port()
+        self.prefix = prefix
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.dashboard_url = f"http://127.0.0.1:{self.dashboard_port}"
+        self.n_workers = n_workers
+        self.env = cluster_env()
+        self.scheduler, self.workers = None, []
+        self.start_scheduler()
+        self.start_workers()
+        self.wait_ready()
+
+    def _spawn(self, name, args):
+        log = open(self.logs / f"{name}.log", "a")
+        return subprocess.Popen([DASK, *args], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=self.env, cwd=self.logs,
+                                start_new_session=True)
+
+    def start_scheduler(self):
+        args = ["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
+                "--dashboard-address", f"127.0.0.1:{self.dashboard_port}", "--no-show"]
+        if self.prefix:
+            args += ["--dashboard-prefix", self.prefix]
+        self.scheduler = self._spawn("scheduler", args)
+
+    def start_workers(self):
+        self.workers = [self._spawn(f"worker{i}", [
+            "worker", self.address, "--nthreads", "1", "--name", f"w{i}", "--host",
+            "127.0.0.1", "--dashboard-address", "127.0.0.1:0", "--memory-limit", "2GiB",
+            "--local-directory", str(self.logs / f"w{i}")]) for i in range(self.n_workers)]
+
+    def identity_url(self):
+        prefix = "/" + self.prefix.strip("/") if self.prefix else ""
+        return f"{self.dashboard_url}{prefix}/json/identity.json"
+
+    def wait_ready(self, timeout=90):
+        """Until the dashboard answers and every worker has registered."""
+        def ready():
+            try:
+                with urllib.request.urlopen(self.identity_url(), timeout=2) as r:
+                    return len(json.load(r)["workers"]) == self.n_workers
+            except OSError:
+                return False
+        wait_for(ready, timeout=timeout, step=0.2)
+
+    def client(self, timeout=60):
+        from distributed import Client
+        c = Client(self.address, timeout=timeout)
+        c.wait_for_workers(self.n_workers, timeout=timeout)
+        return c
+
+    def log(self, name):
+        return (self.logs / f"{name}.log").read_text()
+
+    def kill_scheduler(self):
+        os.killpg(self.scheduler.pid, signal.SIGKILL)
+        self.scheduler.wait(timeout=10)
+
+    def wait_workers_gone(self, timeout=30):
+        for p in self.workers:
+            p.wait(timeout=timeout)
+
+    def stop(self):
+        procs = [*self.workers, self.scheduler]
+        for p in procs:
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            if p is None:
+                continue
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    close = stop
+
+
+def run_example(cluster, files, result, *extra, env=None, timeout=300):
+    """examples/run_dimuon.py as a client process on the cluster; its JSON result."""
+    p = subprocess.run([sys.executable, str(EXAMPLES / "run_dimuon.py"), "--scheduler",
+                        cluster.address, "--files", str(files), "--result", str(result),
+                        *map(str, extra)], env=env or client_env(), capture_output=True,
+                       text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(Path(result).read_text())
+
+
 class Proxy:
     """A reverse proxy in front of a dashboard, as JupyterHub's would be: https
-    with a self-signed certificate and a required Authorization header. The
-    test can cut it (stop forwarding) to make a partition."""
+    with a self-signed certificate, a path prefix and a required token."""
 
     PREFIX = "/user/me/proxy/8787"
 
@@ -106,31 +157,24 @@ class Proxy:
         import http.server
         import ssl
         import threading
-        import urllib.request
         self.cert = tmp_path / "proxy.pem"
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
                         "-keyout", str(self.cert), "-out", str(self.cert)],
                        check=True, capture_output=True)
         proxy = self
-        self.cut = False
         self.seen_auth = []
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 proxy.seen_auth.append(self.headers.get("Authorization"))
-                if proxy.cut:
-                    self.close_connection = True
-                    return  # a partition: no answer at all
                 if self.headers.get("Authorization") != f"token {token}":
-                    self.send_error(403)
-                    return
+                    return self.send_error(403)
                 if not self.path.startswith(proxy.PREFIX + "/"):
-                    self.send_error(404)
-                    return
-                path = self.path[len(proxy.PREFIX):]
+                    return self.send_error(404)
                 try:
-                    with urllib.request.urlopen(upstream + path, timeout=5) as r:
+                    url = upstream + self.path[len(proxy.PREFIX):]
+                    with urllib.request.urlopen(url, timeout=5) as r:
                         body, code = r.read(), r.status
                 except urllib.error.HTTPError as e:
                     body, code = e.read(), e.code
@@ -147,8 +191,7 @@ class Proxy:
         ctx.load_cert_chain(str(self.cert))
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.url = f"https://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
         self.server.shutdown()

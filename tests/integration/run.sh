@@ -1,19 +1,31 @@
 #!/bin/sh
 # Integration tests: the real roastop binary, driven from pytest in a virtual
-# environment under the build directory (pinned versions, tests/requirements.txt).
+# environment under the build directory (pinned versions, tests/requirements*.txt).
 set -eu
 BUILD=${BUILD:-build}
 VENV="${VENV:-build/venv}" # one environment for the plain and the ASan runs
-if [ ! -x "$VENV/bin/pytest" ] || ! cmp -s tests/requirements.txt "$VENV/requirements.txt"; then
-	python3 -m venv "$VENV"
+REQS="tests/requirements.txt tests/requirements-nodeps.txt"
+if [ ! -x "$VENV/bin/pytest" ] || ! cat $REQS | cmp -s - "$VENV/requirements.txt"; then
+	python3 -m venv --clear "$VENV"
 	"$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
-	cp tests/requirements.txt "$VENV/requirements.txt"
+	"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps \
+		--ignore-requires-python -r tests/requirements-nodeps.txt
+	cat $REQS >"$VENV/requirements.txt"
 fi
-# the emitter package installs like a user's would (pip, from the repository)
-"$VENV/bin/pip" install -q --disable-pip-version-check ./python
+# The emitter package installs like a user's would (pip, from the repository),
+# but beside the venv, not into it: the Dask scheduler and workers the tests
+# start run from the venv and must not be able to import roastop, as on a
+# real cluster where only the client has it (MetricsCollector ships the code
+# by value). PYTHONPATH gives it to pytest and to the client processes; the
+# tests that start a cluster take it out of the cluster's environment.
+"$VENV/bin/pip" uninstall -q -y --disable-pip-version-check roastop >/dev/null 2>&1 || true
+rm -rf "$BUILD/roastop-client"
+"$VENV/bin/pip" install -q --disable-pip-version-check --target "$BUILD/roastop-client" ./python
+ROASTOP_CLIENT=$(realpath "$BUILD/roastop-client")
+PYTHONPATH="$ROASTOP_CLIENT${PYTHONPATH:+:$PYTHONPATH}"
 ROASTOP=$(realpath "${ROASTOP:-$BUILD/roastop}")
 TOOLS=$(realpath "${TOOLS:-$BUILD/tools}")
-export ROASTOP TOOLS
+export ROASTOP TOOLS ROASTOP_CLIENT PYTHONPATH
 if [ "${1:-}" = "--only-faults" ]; then
 	shift
 	exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/faults "$@"

@@ -83,7 +83,7 @@ def check_workers(m, sampler):
 
 
 def test_with_route_workers_and_fine_metrics_match_dask(tmp_path, cluster):
-    lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard,
+    lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard_url,
                    "--interval", INTERVAL, "--processor-prefix", "spin")
     client = cluster.client()
     sampler = MemorySampler(client)
@@ -107,7 +107,7 @@ def test_with_route_workers_and_fine_metrics_match_dask(tmp_path, cluster):
 
 
 def test_without_route_falls_back_and_says_so(tmp_path, cluster):
-    lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard,
+    lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard_url,
                    "--interval", INTERVAL)
     client = cluster.client()
     sampler = MemorySampler(client)
@@ -129,7 +129,7 @@ def test_without_route_falls_back_and_says_so(tmp_path, cluster):
 def test_dashboard_prefix(tmp_path):
     c = Cluster(tmp_path, prefix="/proxy/8787")
     try:
-        lst = Listener(tmp_path, "--no-auth", "--scheduler", c.dashboard,
+        lst = Listener(tmp_path, "--no-auth", "--scheduler", c.dashboard_url,
                        "--dashboard-prefix", "/proxy/8787/", "--interval", INTERVAL)
         client = c.client()
         host, port = lst.addr
@@ -145,7 +145,7 @@ def test_dashboard_prefix(tmp_path):
 
 
 def test_scheduler_killed_and_restarted(tmp_path, cluster):
-    lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard,
+    lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard_url,
                    "--interval", INTERVAL)
     client = cluster.client()
     host, port = lst.addr
@@ -161,7 +161,7 @@ def test_scheduler_killed_and_restarted(tmp_path, cluster):
     cluster.start_scheduler()
     wait_for(lambda: err().count("scheduler connected") >= 2, timeout=60)
     # Dask workers close with their scheduler; the batch system starts new ones
-    cluster.workers.wait(timeout=30)
+    cluster.wait_workers_gone()
     cluster.start_workers()
     client = cluster.client()
     time.sleep(1.5)

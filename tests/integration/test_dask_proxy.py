@@ -13,7 +13,7 @@ TOKEN_HEADER = "Authorization: token s3cret"
 def proxied(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("proxy")
     c = Cluster(tmp)
-    p = Proxy(tmp, c.dashboard)
+    p = Proxy(tmp, c.dashboard_url)
     yield c, p
     p.close()
     c.close()

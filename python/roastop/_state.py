@@ -1,0 +1,49 @@
+"""Process-wide state that survives the package travelling by value.
+
+On a Dask worker without roastop installed, the decorated process() and what
+it calls arrive pickled by value (cloudpickle): every unpickled copy of a
+function carries its own copy of the module globals it names, and coffea
+unpickles the processor once per chunk. State kept in module globals would
+then be reset for every chunk (a new socket and sequence numbers from 0,
+which roastop would drop as duplicates) and could not be pickled at all
+(sockets, thread-locals). So the one emitter per process, the files already
+described and the per-thread chunk records live in a module object registered
+in sys.modules under a fixed name, found again by every copy of the code."""
+import sys
+import types
+
+_NAME = "_roastop_process_state"
+
+
+def shared(name, factory):
+    """The process's object ``name``, made by ``factory()`` on first use."""
+    state = sys.modules.get(_NAME)
+    if state is None:
+        state = sys.modules.setdefault(_NAME, types.ModuleType(_NAME))
+    d = state.__dict__
+    obj = d.get(name)
+    if obj is None:
+        obj = d.setdefault(name, factory())
+    return obj
+
+
+def ship_by_value():
+    """Makes cloudpickle carry roastop's code inside the pickles themselves,
+    so Dask workers and the scheduler need no roastop installed: coffea
+    pickles the processor (and the decorated process() with it) with
+    cloudpickle. Every loaded submodule is registered by its own name too,
+    because distributed checks the module of a function it is handed
+    (client.run_on_scheduler, submit) against the registry by exact name.
+    False when cloudpickle is not importable (roastop needs only the
+    standard library; without cloudpickle there is no Dask to ship to)."""
+    try:
+        import cloudpickle
+    except ImportError:
+        return False
+    try:
+        for name, module in list(sys.modules.items()):
+            if module is not None and (name == "roastop" or name.startswith("roastop.")):
+                cloudpickle.register_pickle_by_value(module)
+    except Exception:  # noqa: BLE001 - an old cloudpickle: workers need roastop installed
+        return False
+    return True
