@@ -7,26 +7,10 @@ import pytest
 
 from conftest import Listener
 from dask_cluster import Cluster, wait_for
+from dask_tasks import span_truth, spin
 from roastop import MetricsCollector
 
 INTERVAL = "0.5"
-
-
-def spin(i):
-    """A task with known CPU and non-CPU time: ~0.3 s busy, 0.1 s asleep."""
-    import time
-    t = time.thread_time()
-    while time.thread_time() - t < 0.3:
-        pass
-    time.sleep(0.1)
-    return i
-
-
-def span_truth(dask_scheduler, span_id):
-    """Execute-context fine metrics of the span, as roastop's route sees them."""
-    span = dask_scheduler.extensions["spans"].spans[span_id]
-    return {"|".join(map(str, k)): v for k, v in span.cumulative_worker_metrics.items()
-            if k[0] == "execute"}
 
 
 class MemorySampler:
