@@ -22,9 +22,15 @@ struct app_config {
 	const char *key_file; /* NULL: a new session key */
 	bool no_auth;
 	int rcvbuf;
+	/* the dashboard (unless headless) */
+	const char *scheduler_url; /* shown in its header */
+	const char *theme; /* --theme NAME|PATH, NULL = default */
+	bool no_color; /* --no-color or NO_COLOR */
+	bool ascii; /* --ascii */
 };
 
-/* Runs until q, a signal, --duration, the end of a headless replay or
+/* Runs the dashboard unless cfg->headless (or no usable terminal: then it
+ * says why and runs headless). Runs until q, a signal, --duration, the end of a headless replay or
  * --exit-on-run-end; writes the measurement and prints the summary.
  * Returns the process exit status. */
 int app_main(const struct app_config *cfg);
