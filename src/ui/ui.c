@@ -67,8 +67,9 @@ static void draw_footer(struct ui *ui)
 		return;
 	}
 	scr_printf(ui, y, 0, COLS, TH_DIM,
-		   " q quit  p pause  Tab/1-7 views  s sort  / filter  t theme  +/- refresh %gs  "
-		   "e write  ? help",
+		   COLS < 100 ? " q quit  p pause  Tab/1-7 view  s sort  / filter  t theme  +- %gs  e write  ? help"
+			      : " q quit  p pause  Tab/1-7 views  s sort  / filter  t theme  +/- refresh %gs  "
+				"e write now  ? help",
 		   ui->interval);
 }
 

@@ -84,6 +84,7 @@ struct table_col {
 	const char *title;
 	int width; /* 0 = take the rest */
 	bool right; /* right-aligned (numbers) */
+	bool tail; /* too long: keep the end (file names), not the start */
 };
 /* Header line, then rows [top, top + body rows) through row_fn, with the
  * selected row highlighted; keeps sel and top in range. */

@@ -12,7 +12,7 @@
 #include "roastop/graph.h"
 #include "roastop/hist.h"
 
-#define SCALE_W 7 /* the left scale labels of a timeline */
+#define SCALE_W 8 /* the left scale labels of a timeline, with a space */
 
 /* A running line: text segments placed left to right, clipped at the end. */
 struct line {
@@ -82,10 +82,31 @@ static void scheduler_state(struct line *l, const struct ui_frame *f)
 	}
 }
 
+/* A replay: the file, then what the recording says of the scheduler. */
+static void header_replay(struct line *l, const struct ui_frame *f)
+{
+	seg(l, TH_LABEL, "replay ");
+	seg(l, TH_TEXT, f->replay_path);
+	if (f->replay_done)
+		seg(l, TH_WARNING, " (end reached: q quits)");
+	sep(l);
+	seg(l, TH_LABEL, "Dask ");
+	seg(l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
+	if (source_named(f->run, "scheduler")) {
+		sep(l);
+		seg(l, TH_LABEL, "scheduler ");
+		scheduler_state(l, f);
+	}
+}
+
 static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	struct line l = { ui, r.y, 1, r.x + r.w };
 	char a[FMT_LEN], b[FMT_LEN];
+	if (f->replay_path) {
+		header_replay(&l, f);
+		return;
+	}
 	seg(&l, TH_LABEL, "scheduler ");
 	seg(&l, TH_TEXT, f->scheduler_url ? f->scheduler_url : "-");
 	seg(&l, TH_TEXT, " ");
@@ -93,14 +114,9 @@ static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 	sep(&l);
 	seg(&l, TH_LABEL, "Dask ");
 	seg(&l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
-	sep(&l);
-	if (!f->udp_address) {
-		seg(&l, TH_LABEL, "replay ");
-		seg(&l, TH_TEXT, f->replay_path ? f->replay_path : "-");
-		if (f->replay_done)
-			seg(&l, TH_DIM, " (end reached)");
+	if (!f->udp_address)
 		return;
-	}
+	sep(&l);
 	seg(&l, TH_LABEL, "udp ");
 	seg(&l, TH_VALUE, f->udp_address);
 	if (!f->udp)
@@ -128,9 +144,6 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 	sep(&l);
 	seg(&l, TH_LABEL, "elapsed ");
 	seg(&l, TH_VALUE, format_duration(a, m->elapsed_time_seconds));
-	sep(&l);
-	seg(&l, TH_LABEL, "workers ");
-	seg(&l, TH_VALUE, format_num(a, m->workers_now, "%.0f"));
 	sep(&l);
 	seg(&l, run->ended ? TH_OK : TH_TEXT, run->ended ? "run ended" : (run->started ? "running" : "waiting"));
 	if (f->out_dir) {
@@ -195,7 +208,9 @@ static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect 
 	const struct metrics *m = f->m;
 	struct line l = { ui, r.y + 1, 1, r.x + r.w };
 	char a[FMT_LEN];
-	seg(&l, TH_LABEL, "rate ");
+	bool wide = r.w >= 110;
+	if (wide)
+		seg(&l, TH_LABEL, "event rate ");
 	seg(&l, TH_VALUE, format_num(a, m->event_rate_elapsed_khz, "%.2f kHz"));
 	sep(&l);
 	seg(&l, TH_VALUE, format_num(a, m->data_rate_gbps, "%.3f Gbps"));
@@ -204,11 +219,11 @@ static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect 
 	sep(&l);
 	seg(&l, TH_VALUE, format_num(a, m->event_rate_core_khz, "%.4f kHz/core"));
 	sep(&l);
-	seg(&l, TH_LABEL, "core efficiency ");
+	seg(&l, TH_LABEL, wide ? "core efficiency " : "eff ");
 	seg(&l, TH_VALUE, format_num(a, optnum_of(pct100(m->core_efficiency)), "%.1f %%"));
 	sep(&l);
-	seg(&l, TH_LABEL, "chunks/s ");
 	seg(&l, TH_VALUE, format_num(a, m->chunks_per_second, "%.2f"));
+	seg(&l, TH_LABEL, " chunks/s");
 }
 
 /* ---- timelines ---- */
@@ -219,13 +234,17 @@ struct tl_spec {
 	double vmax; /* scale maximum */
 	const char *unit; /* for the scale: format_si unit */
 	double mark; /* a dashed line at this value (NaN = none) */
-	char title[160];
+	char title[256];
+	char brief[256]; /* the title when the panel is narrow */
 };
 
 static void scale_label(char *buf, double v, const char *unit)
 {
 	char t[FMT_LEN];
-	format_si(t, optnum_of(v), unit);
+	if (v == 0)
+		snprintf(t, sizeof(t), "0 %s", unit);
+	else
+		format_si(t, optnum_of(v), unit);
 	size_t len = strlen(t), w = SCALE_W - 1;
 	if (len > w)
 		len = w;
@@ -261,7 +280,7 @@ static void axis_labels(struct ui *ui, struct rect r, const struct metrics *m)
 static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect r,
 			   const struct tl_spec *s)
 {
-	scr_box(ui, r, s->title);
+	scr_box(ui, r, (int)text_width(s->title) + 6 <= r.w ? s->title : s->brief);
 	int gx = r.x + 1 + SCALE_W, gy = r.y + 1, gw = r.w - 2 - SCALE_W, gh = r.h - 2;
 	if (gw < 4 || gh < 1)
 		return;
@@ -302,28 +321,32 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 	const char *dash = ui->ascii ? "--" : "\xe2\x94\x84";
 	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 	struct tl_spec s[4] = {
-		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, "" },
-		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, "" },
-		{ "cpu", &r->tl_cpu, 100, "%", NAN, "" },
-		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, "" },
+		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, "", "" },
+		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, "", "" },
+		{ "cpu", &r->tl_cpu, 100, "%", NAN, "", "" },
+		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, "", "" },
 	};
 	s[0].vmax = vmax_of(&r->tl_workers, 1);
 	s[0].mark = m->avg_workers.valid ? m->avg_workers.value : NAN;
-	snprintf(s[0].title, sizeof(s[0].title), "workers %s  peak %s  %s avg %s",
+	snprintf(s[0].title, sizeof(s[0].title), "workers %s  peak %s  %s time-average %s",
 		 format_num(a, m->workers_now, "%.0f"), format_num(b, m->peak_workers, "%.0f"), dash,
 		 format_num(c, m->avg_workers, "%.1f"));
+	snprintf(s[0].brief, sizeof(s[0].brief), "workers %s peak %s %savg %s", a, b, dash, c);
 	s[1].vmax = graph_nice_max(fmax(s[1].vmax, vmax_of(&r->tl_mem_used, 1)));
 	s[1].mark = m->memory_limit_now_bytes.valid ? m->memory_limit_now_bytes.value : NAN;
 	char d[FMT_LEN];
-	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %s  worst %s",
+	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %s limit  worst worker %s",
 		 format_bytes(a, m->memory_used_now_bytes), format_bytes(b, m->memory_limit_now_bytes),
 		 dash, format_num(d, m->memory_worst_percent_now, "%.0f%%"));
+	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s%s worst %s", a, b, dash, d);
 	s[2].mark = m->cpu_utilization_mean_percent.valid ? m->cpu_utilization_mean_percent.value : NAN;
 	snprintf(s[2].title, sizeof(s[2].title), "CPU %s  %s mean %s",
 		 format_num(a, m->cpu_percent_now, "%.0f%%"), dash,
 		 format_num(b, m->cpu_utilization_mean_percent, "%.1f%%"));
-	snprintf(s[3].title, sizeof(s[3].title), "tasks executing %s",
-		 format_num(a, m->tasks_executing_now, "%.0f"));
+	memcpy(s[2].brief, s[2].title, sizeof(s[2].brief));
+	snprintf(s[3].title, sizeof(s[3].title), "tasks executing %s  peak %s",
+		 format_num(a, m->tasks_executing_now, "%.0f"), format_num(b, timeline_max(&r->tl_executing), "%.0f"));
+	snprintf(s[3].brief, sizeof(s[3].brief), "tasks %s peak %s", a, b);
 	for (int i = 0; i < 4; i++)
 		timeline_panel(ui, f, L->timeline[i], &s[i]);
 }
@@ -341,17 +364,53 @@ static void hist_range(const struct hist *h, double *lo, double *hi)
 	}
 }
 
-static void hist_mark(struct ui *ui, int y, int x, int w, int xres, double v, double lo, double hi,
-		      const char *label)
+/* Carets under the marked values first, then each label beside its caret
+ * where the row is still free (used[] marks taken columns). */
+static int mark_col(int w, int xres, double v, double lo, double hi)
 {
 	if (!(v > 0))
-		return;
-	size_t bin = graph_log_bin(v, lo, hi, (size_t)(w * xres));
-	int col = (int)bin / xres;
-	int len = (int)strlen(label);
-	if (col + len > w)
-		col = w - len;
-	scr_text(ui, y, x + (col < 0 ? 0 : col), len, TH_MARKER, label);
+		return -1;
+	return (int)graph_log_bin(v, lo, hi, (size_t)(w * xres)) / xres;
+}
+
+static bool span_free(const bool *used, int from, int len, int w)
+{
+	if (from < 0 || from + len > w)
+		return false;
+	for (int i = from; i < from + len; i++)
+		if (used[i])
+			return false;
+	return true;
+}
+
+static void hist_marks(struct ui *ui, int y, int x, int w, int xres, const optnum *marks,
+		       const char *const *labels, int n, double lo, double hi)
+{
+	bool used[1024] = { false };
+	int cols[8];
+	w = w > 1024 ? 1024 : w;
+	n = n > 8 ? 8 : n;
+	for (int i = 0; i < n; i++) {
+		cols[i] = mark_col(w, xres, marks[i].valid ? marks[i].value : NAN, lo, hi);
+		if (cols[i] < 0)
+			continue;
+		scr_text(ui, y, x + cols[i], 1, TH_MARKER, ui->ascii ? "^" : "\xe2\x96\xb2");
+		used[cols[i]] = true;
+	}
+	for (int i = 0; i < n; i++) {
+		int len = (int)strlen(labels[i]), at = -1;
+		if (cols[i] < 0)
+			continue;
+		if (span_free(used, cols[i] + 1, len, w))
+			at = cols[i] + 1;
+		else if (span_free(used, cols[i] - len, len, w))
+			at = cols[i] - len;
+		if (at < 0)
+			continue;
+		scr_text(ui, y, x + at, len, TH_MARKER, labels[i]);
+		for (int k = at; k < at + len; k++)
+			used[k] = true;
+	}
 }
 
 typedef const char *(*fmt_fn)(char buf[FMT_LEN], optnum v);
@@ -376,20 +435,22 @@ static void hist_draw(struct ui *ui, struct rect in, const struct hist *h, const
 		return;
 	double lo, hi;
 	hist_range(h, &lo, &hi);
+	/* no display bin narrower than two source buckets, or the chart combs */
+	size_t ncols = nb, max_bins = (size_t)(log(hi / lo) / log(1.02) / 2);
+	nb = nb < max_bins ? nb : (max_bins < 8 ? 8 : max_bins);
 	uint64_t counts[2048];
 	if (nb > 2048)
 		nb = 2048;
 	hist_rebin(h, lo, hi, counts, nb);
 	double top = 0;
-	for (size_t i = 0; i < nb; i++) {
-		ui->vals[i] = (double)counts[i];
+	for (size_t i = 0; i < ncols; i++) {
+		ui->vals[i] = (double)counts[i * nb / ncols];
 		top = fmax(top, ui->vals[i]);
 	}
+	nb = ncols;
 	graph_area(ui->vals, nb, top, gw, gh, ui->ascii, ui->cells);
 	scr_graph(ui, in.y, in.x, gw, gh, ui->cells);
-	for (int i = 0; i < n_marks; i++)
-		hist_mark(ui, in.y + gh, in.x, gw, xres, marks[i].valid ? marks[i].value : NAN, lo, hi,
-			  labels[i]);
+	hist_marks(ui, in.y + gh, in.x, gw, xres, marks, labels, n_marks, lo, hi);
 	char a[FMT_LEN], b[FMT_LEN];
 	fmt(a, optnum_of(lo));
 	fmt(b, optnum_of(hi));
@@ -404,11 +465,13 @@ static void runtime_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 	snprintf(title, sizeof(title), "chunk runtime  p50 %s p90 %s p99 %s max %s",
 		 format_duration(a, m->chunk_duration_p50), format_duration(b, m->chunk_duration_p90),
 		 format_duration(c, m->chunk_duration_p99), format_duration(d, m->chunk_duration_max));
+	if ((int)strlen(title) + 6 > r.w)
+		snprintf(title, sizeof(title), "runtime p50 %s p99 %s max %s", a, c, d);
 	scr_box(ui, r, title);
 	struct rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
 	optnum marks[4] = { m->chunk_duration_p50, m->chunk_duration_p90, m->chunk_duration_p99,
 			    m->chunk_duration_max };
-	static const char *const labels[4] = { "^p50", "^p90", "^p99", "^max" };
+	static const char *const labels[4] = { "p50", "p90", "p99", "max" };
 	hist_draw(ui, in, &f->run->duration_hist, marks, labels, 4, format_duration);
 }
 
@@ -422,7 +485,7 @@ static void events_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 	scr_box(ui, r, title);
 	struct rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
 	optnum marks[1] = { m->chunk_events_mean };
-	static const char *const labels[1] = { "^mean" };
+	static const char *const labels[1] = { "mean" };
 	hist_draw(ui, in, &f->run->events_hist, marks, labels, 1, fmt_events);
 }
 
@@ -433,9 +496,15 @@ static void histograms(struct ui *ui, const struct ui_frame *f, const struct mai
 		runtime_hist(ui, f, (struct rect){ r.x, r.y, r.w, r.h - 1 });
 		const struct metrics *m = f->m;
 		char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
-		scr_printf(ui, r.y + r.h - 1, r.x + 1, r.w - 2, TH_TEXT,
-			   "events/chunk mean %s  min %s  max %s", format_count(a, m->chunk_events_mean),
-			   format_count(b, m->chunk_events_min), format_count(c, m->chunk_events_max));
+		char line[200];
+		snprintf(line, sizeof(line), "events/chunk mean %s  min %s  max %s",
+			 format_count(a, m->chunk_events_mean), format_count(b, m->chunk_events_min),
+			 format_count(c, m->chunk_events_max));
+		if ((int)strlen(line) + 2 > r.w)
+			snprintf(line, sizeof(line), "events/chunk %s (%s - %s)",
+				 format_si(a, m->chunk_events_mean, ""), format_si(b, m->chunk_events_min, ""),
+				 format_si(c, m->chunk_events_max, ""));
+		scr_text(ui, r.y + r.h - 1, r.x + 1, r.w - 2, TH_TEXT, line);
 		return;
 	}
 	int w1 = r.w * 3 / 5;
@@ -478,16 +547,17 @@ static int split_rows(struct ui *ui, struct rect in, int y, const char *name, op
 	stacked_bar(ui, y, in.x + 10, in.w - 10, cpu_pct);
 	if (++y >= in.y + in.h)
 		return y;
-	struct line l = { ui, y, in.x + 2, in.x + in.w };
-	seg(&l, TH_BAR_CPU, ui->ascii ? "# " : "\xe2\x96\x88 ");
-	seg(&l, TH_TEXT, "CPU ");
+	struct line l = { ui, y, in.x + 1, in.x + in.w };
+	bool narrow = in.w < 50;
+	seg(&l, TH_BAR_CPU, ui->ascii ? "#" : "\xe2\x96\x88");
+	seg(&l, TH_TEXT, narrow ? "" : "CPU ");
 	seg(&l, TH_VALUE, format_num(a, cpu_pct, "%.1f%%"));
-	seg(&l, TH_TEXT, " ");
+	seg(&l, TH_DIM, " ");
 	seg(&l, TH_DIM, format_duration(b, cpu_s));
-	seg(&l, TH_BAR_NONCPU, ui->ascii ? "  = " : "  \xe2\x96\x92 ");
-	seg(&l, TH_TEXT, "non-CPU ");
+	seg(&l, TH_BAR_NONCPU, ui->ascii ? "  =" : "  \xe2\x96\x92");
+	seg(&l, TH_TEXT, narrow ? "" : "non-CPU ");
 	seg(&l, TH_VALUE, format_num(c, io_pct, "%.1f%%"));
-	seg(&l, TH_TEXT, " ");
+	seg(&l, TH_DIM, " ");
 	seg(&l, TH_DIM, format_duration(d, io_s));
 	return y + 1;
 }
@@ -495,8 +565,10 @@ static int split_rows(struct ui *ui, struct rect in, int y, const char *name, op
 static void fine_panel(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
-	scr_box(ui, r, !m->has_fine ? "fine metrics" : (m->fine_from_span ? "fine metrics (span)"
-									   : "fine metrics (cluster)"));
+	char title[96];
+	snprintf(title, sizeof(title), "%s%s%s", r.w < 50 ? "fine" : "fine metrics", !m->has_fine ? "" : (m->fine_from_span ? " (span)" : " (cluster)"),
+		 !m->has_fine ? "" : (ui->ascii ? " #CPU =non-CPU" : " \xe2\x96\x88""CPU \xe2\x96\x92non-CPU"));
+	scr_box(ui, r, title);
 	struct rect in = { r.x + 2, r.y + 1, r.w - 4, r.h - 2 };
 	if (!m->has_fine) {
 		scr_text(ui, in.y, in.x, in.w, TH_DIM, "n/a: no Dask fine metrics yet");
@@ -510,7 +582,8 @@ static void fine_panel(struct ui *ui, const struct ui_frame *f, struct rect r)
 		       m->overhead_io_wait_percent);
 	char a[FMT_LEN], b[FMT_LEN];
 	if (y < in.y + in.h)
-		scr_printf(ui, y++, in.x, in.w, TH_TEXT, "compression %s  serialization %s",
+		scr_printf(ui, y++, in.x, in.w, TH_TEXT,
+			   in.w < 50 ? "compress %s  serialize %s" : "compression %s  serialization %s",
 			   format_duration(a, m->total_compression_overhead_seconds),
 			   format_duration(b, m->total_serialization_overhead_seconds));
 	if (y < in.y + in.h)

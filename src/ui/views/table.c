@@ -42,11 +42,29 @@ static void col_layout(const struct table_col *cols, int ncols, int width, int *
 	}
 }
 
-static void cell(struct ui *ui, int y, int x, int w, bool right, enum theme_elem e, const char *s)
+/* The start of the last n characters of s (UTF-8). */
+static const char *last_chars(const char *s, int n)
+{
+	const char *p = s + strlen(s);
+	while (p > s && n > 0) {
+		p--;
+		if (((unsigned char)*p & 0xC0) != 0x80)
+			n--;
+	}
+	return p;
+}
+
+static void cell(struct ui *ui, int y, int x, int w, const struct table_col *col, enum theme_elem e,
+		 const char *s)
 {
 	int len = (int)text_width(s);
-	if (right && len < w)
+	if (col->right && len < w)
 		x += w - len;
+	if (col->tail && len > w && w > 1) {
+		x += scr_text(ui, y, x, 1, e, ui->ascii ? "~" : "\xe2\x80\xa6");
+		s = last_chars(s, w - 1);
+		w -= 1;
+	}
 	scr_text(ui, y, x, w, e, s);
 }
 
@@ -59,7 +77,7 @@ void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const
 	attrset(ui->attr[TH_LABEL] | A_UNDERLINE);
 	mvhline(body.y + 1, 0, ' ', body.w);
 	for (int c = 0; c < ncols; c++)
-		cell(ui, body.y + 1, x[c], w[c], cols[c].right, TH_LABEL, cols[c].title);
+		cell(ui, body.y + 1, x[c], w[c], &cols[c], TH_LABEL, cols[c].title);
 	mvchgat(body.y + 1, 0, body.w, ui->attr[TH_LABEL] | A_UNDERLINE, 0, NULL);
 	int rows = body.h - 2;
 	clamp_scroll(ui, nrows, rows);
@@ -80,7 +98,7 @@ void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const
 			mvhline(y, 0, ' ', body.w);
 		}
 		for (int c = 0; c < ncols; c++)
-			cell(ui, y, x[c], w[c], cols[c].right, sel ? TH_SELECTION : elem, cells[c]);
+			cell(ui, y, x[c], w[c], &cols[c], sel ? TH_SELECTION : elem, cells[c]);
 	}
 	if (nrows > rows)
 		scr_printf(ui, body.y, body.w - 24, 23, TH_DIM, "%*d-%d of %d", 8, ui->top[v] + 1,

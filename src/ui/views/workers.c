@@ -112,10 +112,10 @@ static void worker_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 void view_workers(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "WORKER", 0, false },	  { "STATUS", 8, false }, { "THR", 4, true },
-		{ "MEMORY", 10, true },	  { "LIMIT", 10, true },  { "MEM%", 6, true },
-		{ "CPU%", 5, true },	  { "EXEC", 5, true },	  { "PROC", 5, true },
-		{ "SPILLED", 10, true },
+		{ "WORKER", 0, false, false },	  { "STATUS", 8, false, false }, { "THR", 4, true, false },
+		{ "MEMORY", 10, true, false },	  { "LIMIT", 10, true, false },  { "MEM%", 6, true, false },
+		{ "CPU%", 5, true, false },	  { "EXEC", 5, true, false },	  { "PROC", 5, true, false },
+		{ "SPILLED", 10, true, false },
 	};
 	struct table_layout L;
 	if (layout_table(COLS, LINES, &L) != 0)
