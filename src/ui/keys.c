@@ -10,19 +10,28 @@
 
 static const double intervals[] = { 0.1, 0.25, 0.5, 1, 2, 5, 10 };
 
+/* Follows the terminal's size; true when it changed. Asked of the kernel
+ * rather than trusted to SIGWINCH, which may come before the UI listens. */
+bool ui_sync_size(struct ui *ui)
+{
+	struct winsize ws;
+	if (ui->cfg.out || ioctl(fileno(ui->out), TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 ||
+	    ws.ws_col == 0)
+		return false;
+	if (ws.ws_row == LINES && ws.ws_col == COLS)
+		return false;
+	resizeterm(ws.ws_row, ws.ws_col);
+	clearok(curscr, TRUE);
+	ui->dirty = true;
+	return true;
+}
+
 static void resize_check(struct ui *ui)
 {
 	struct signalfd_siginfo si;
-	bool got = false;
 	while (read(ui->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		got = true;
-	if (!got)
-		return;
-	struct winsize ws;
-	if (ioctl(fileno(ui->out), TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
-		resizeterm(ws.ws_row, ws.ws_col);
-	clearok(curscr, TRUE);
-	ui->dirty = true;
+		;
+	ui_sync_size(ui);
 }
 
 static unsigned step_interval(struct ui *ui, int dir)
@@ -102,8 +111,14 @@ static unsigned view_key(struct ui *ui, int ch)
 	case KEY_BTAB: set_view(ui, (int)ui->view - 1); break;
 	case KEY_UP: case 'k': move_sel(ui, -1, false); break;
 	case KEY_DOWN: case 'j': move_sel(ui, 1, false); break;
-	case KEY_PPAGE: move_sel(ui, -page, false); break;
-	case KEY_NPAGE: case ' ': move_sel(ui, page, false); break;
+	case KEY_PPAGE:
+		ui->top[ui->view] -= page; /* the view scrolls with the selection */
+		move_sel(ui, -page, false);
+		break;
+	case KEY_NPAGE: case ' ':
+		ui->top[ui->view] += page;
+		move_sel(ui, page, false);
+		break;
 	case KEY_HOME: case 'g': move_sel(ui, 0, true); break;
 	case KEY_END: case 'G': move_sel(ui, ui->n_rows[ui->view] - 1, true); break;
 	case 's':

@@ -261,6 +261,7 @@ struct ui *ui_open(const struct ui_config *cfg, char *err, size_t errsz)
 		ui_close(ui);
 		return NULL;
 	}
+	ui_sync_size(ui); /* a resize before the signal was blocked is lost */
 	theme_setup(ui);
 	ui_apply_theme(ui);
 	return ui;

@@ -49,8 +49,29 @@ static void draw_tabs(struct ui *ui)
 		x += scr_printf(ui, 0, x, COLS - x, v == (int)ui->view ? TH_TAB_ACTIVE : TH_TAB, "%d %s",
 				v + 1, view_names[v]);
 	}
-	if (ui->paused && COLS - x > 10)
-		scr_text(ui, 0, COLS - 9, 8, TH_WARNING, " PAUSED ");
+	if (ui->paused)
+		scr_text(ui, 0, COLS - 8, 8, TH_WARNING, " PAUSED ");
+}
+
+/* A message longer than the line grows the footer upwards (at most 4
+ * lines) so a path or a theme error is never cut. */
+static void draw_message(struct ui *ui)
+{
+	int w = COLS - 2, len = (int)text_width(ui->msg);
+	int lines = w > 0 ? (len + w - 1) / w : 1;
+	lines = lines < 1 ? 1 : (lines > 4 ? 4 : lines);
+	const char *p = ui->msg;
+	for (int i = 0; i < lines; i++) {
+		int y = LINES - lines + i;
+		attrset(ui->attr[TH_TEXT]);
+		mvhline(y, 0, ' ', COLS);
+		scr_text(ui, y, 1, w, TH_WARNING, p);
+		for (int k = 0; k < w && *p; k++) { /* skip one line's characters */
+			p++;
+			while ((*p & 0xC0) == 0x80)
+				p++;
+		}
+	}
 }
 
 static void draw_footer(struct ui *ui)
@@ -63,7 +84,7 @@ static void draw_footer(struct ui *ui)
 		return;
 	}
 	if (ui->msg[0] && mono_now() < ui->msg_until) {
-		scr_printf(ui, y, 0, COLS, TH_WARNING, " %s", ui->msg);
+		draw_message(ui);
 		return;
 	}
 	scr_printf(ui, y, 0, COLS, TH_DIM,
@@ -131,7 +152,10 @@ static void draw_view(struct ui *ui, const struct ui_frame *f)
 
 void ui_draw(struct ui *ui, const struct ui_frame *f)
 {
-	if (!ui || (ui->paused && !ui->dirty))
+	if (!ui)
+		return;
+	ui_sync_size(ui);
+	if (ui->paused && !ui->dirty)
 		return;
 	ui->dirty = false;
 	erase();

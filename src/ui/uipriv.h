@@ -52,6 +52,9 @@ struct ui {
 	struct topk_item slow[TOPK_CAP];
 };
 
+/* keys.c */
+bool ui_sync_size(struct ui *ui);
+
 /* screen.c */
 int ui_scratch(struct ui *ui, size_t cells);
 void scr_clear(struct ui *ui);
@@ -85,6 +88,7 @@ struct table_col {
 	int width; /* 0 = take the rest */
 	bool right; /* right-aligned (numbers) */
 	bool tail; /* too long: keep the end (file names), not the start */
+	bool optional; /* dropped when the flexible column would be too narrow */
 };
 /* Header line, then rows [top, top + body rows) through row_fn, with the
  * selected row highlighted; keeps sel and top in range. */

@@ -23,22 +23,33 @@ static void clamp_scroll(struct ui *ui, int nrows, int body_rows)
 		ui->top[v] = 0;
 }
 
-/* Column x positions: fixed widths, the rest to the one with width 0. */
+#define FLEX_MIN 18
+
+/* Column x positions: fixed widths, the rest to the one with width 0;
+ * optional columns go, from the right, while that one is under FLEX_MIN.
+ * A dropped column gets width 0. */
 static void col_layout(const struct table_col *cols, int ncols, int width, int *x, int *w)
 {
 	int fixed = 0, flex = -1;
+	bool drop[TABLE_MAX_COLS] = { false };
 	for (int i = 0; i < ncols; i++) {
 		if (cols[i].width == 0)
 			flex = i;
 		fixed += cols[i].width + 1;
 	}
+	for (int i = ncols - 1; i >= 0 && width - fixed - 2 < FLEX_MIN; i--) {
+		if (cols[i].optional) {
+			drop[i] = true;
+			fixed -= cols[i].width + 1;
+		}
+	}
 	int pos = 1;
 	for (int i = 0; i < ncols; i++) {
-		w[i] = cols[i].width;
+		w[i] = drop[i] ? 0 : cols[i].width;
 		if (i == flex)
 			w[i] = width - fixed - 2 > 8 ? width - fixed - 2 : 8;
 		x[i] = pos;
-		pos += w[i] + 1;
+		pos += w[i] ? w[i] + 1 : 0;
 	}
 }
 
@@ -57,6 +68,8 @@ static const char *last_chars(const char *s, int n)
 static void cell(struct ui *ui, int y, int x, int w, const struct table_col *col, enum theme_elem e,
 		 const char *s)
 {
+	if (w <= 0)
+		return;
 	int len = (int)text_width(s);
 	if (col->right && len < w)
 		x += w - len;

@@ -37,9 +37,9 @@ static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c
 void view_datasets(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "DATASET", 0, false, false }, { "CHUNKS", 10, true, false }, { "FAILED", 7, true, false },
-		{ "EVENTS", 15, true, false },	 { "RATE", 12, true, false },	 { "MEAN", 9, true, false },
-		{ "P99", 9, true, false },	 { "SHARE", 7, true, false },
+		{ "DATASET", 0, false, false, false }, { "CHUNKS", 10, true, false, false }, { "FAILED", 7, true, false, true },
+		{ "EVENTS", 15, true, false, false },	 { "RATE", 12, true, false, false },	 { "MEAN", 9, true, false, true },
+		{ "P99", 9, true, false, false },	 { "SHARE", 7, true, false, false },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
@@ -72,8 +72,8 @@ static void slow_row(struct ui *ui, const struct ui_frame *f, int row, char c[][
 void view_slowest(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "DURATION", 10, true, false }, { "FILE", 0, false, true },	  { "ENTRIES", 17, true, false },
-		{ "EVENTS", 11, true, false },	  { "WORKER", 16, false, false }, { "DATASET", 12, false, false },
+		{ "DURATION", 10, true, false, false }, { "FILE", 0, false, true, false },	  { "ENTRIES", 17, true, false, false },
+		{ "EVENTS", 11, true, false, true },	  { "WORKER", 16, false, false, false }, { "DATASET", 12, false, false, true },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
@@ -134,8 +134,8 @@ static void section_row(struct ui *ui, const struct ui_frame *f, int row, char c
 void view_sections(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "KIND", 12, false, false }, { "SECTION", 0, false, false }, { "CHUNKS", 10, true, false },
-		{ "TOTAL", 12, true, false }, { "MEAN", 12, true, false },	{ "MAX", 12, true, false },
+		{ "KIND", 12, false, false, false }, { "SECTION", 0, false, false, false }, { "CHUNKS", 10, true, false, true },
+		{ "TOTAL", 12, true, false, false }, { "MEAN", 12, true, false, false },	{ "MAX", 12, true, false, false },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
@@ -167,9 +167,9 @@ static void file_row(struct ui *ui, const struct ui_frame *f, int row, char c[][
 void view_files(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "FILE", 0, false, true },	    { "DATASET", 14, false, false }, { "CHUNKS", 8, true, false },
-		{ "EVENTS", 13, true, false },	    { "COMPR", 7, true, false },     { "BRANCH%", 8, true, false },
-		{ "BYTES%", 7, true, false },
+		{ "FILE", 0, false, true, false },	    { "DATASET", 14, false, false, true }, { "CHUNKS", 8, true, false, false },
+		{ "EVENTS", 13, true, false, true },	    { "COMPR", 7, true, false, false },     { "BRANCH%", 8, true, false, false },
+		{ "BYTES%", 7, true, false, false },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
@@ -212,9 +212,9 @@ static void log_row(struct ui *ui, const struct ui_frame *f, int row, char c[][F
 void view_log(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "TIME", 12, true, false },
-		{ "KIND", 5, false, false },
-		{ "EVENT", 0, false, false },
+		{ "TIME", 12, true, false, false },
+		{ "KIND", 5, false, false, false },
+		{ "EVENT", 0, false, false, false },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)

@@ -1,0 +1,363 @@
+"""The dashboard as a person sees it: the real roastop binary in a real
+terminal (a tmux pane) replaying a generated recording; keys are sent with
+tmux send-keys and the screen is read back with capture-pane."""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROASTOP, generate, load_metrics
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+
+BRAILLE = re.compile("[\u2801-\u28ff]")
+# an SGR sequence that sets a foreground or background colour
+COLOUR_SGR = re.compile(r"\x1b\[[0-9;]*?(?:[34]8;[25];|(?<![0-9])[34][0-7](?:;|m))")
+
+
+class Screen:
+    """One tmux server (own socket) with one pane running roastop."""
+
+    count = 0
+
+    def __init__(self, tmp: Path, args, cols=80, rows=24, env=None):
+        Screen.count += 1
+        self.sock = f"roastop-test-{os.getpid()}-{Screen.count}"
+        self.tmp = tmp
+        self.out = tmp / "out"
+        conf = tmp / "tmux.conf"
+        conf.write_text('set -g default-terminal "tmux-256color"\nset -g status off\n')
+        full_env = {"LANG": "C.UTF-8", "LC_ALL": "", "NO_COLOR": "", "XDG_CONFIG_HOME": str(tmp)}
+        full_env.update(env or {})
+        cmd = " ".join(shlex.quote(str(a)) for a in [ROASTOP, *args, "--output", self.out])
+        # set in the pane's shell, after tmux set TERM; "" means unset
+        env_sh = " ".join(f"unset {k};" if v == "" else f"export {k}={shlex.quote(v)};"
+                          for k, v in full_env.items())
+        script = f"{env_sh} {cmd}; echo \"roastop-exit=$?\"; sleep 120"
+        argv = ["tmux", "-L", self.sock, "-f", str(conf), "new-session", "-d",
+                "-x", str(cols), "-y", str(rows)]
+        subprocess.run(argv + ["sh", "-c", script], check=True)
+
+    def tmux(self, *args, capture=False):
+        return subprocess.run(["tmux", "-L", self.sock, *args], check=True, text=True,
+                              capture_output=capture).stdout
+
+    def text(self, escapes=False):
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), capture=True)
+
+    def joined(self):
+        """The screen with wrapped lines joined (long messages after exit)."""
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-", capture=True).replace("\n", "")
+
+    def keys(self, *keys):
+        self.tmux("send-keys", *keys)
+
+    def wait_for(self, pattern, timeout=15.0, escapes=False):
+        """Waits until the screen matches pattern (a str or a compiled regex)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.text(escapes)
+            found = pattern.search(screen) if hasattr(pattern, "search") else pattern in screen
+            if found:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} not on screen:\n{screen}")
+            time.sleep(0.2)
+
+    def wait_footer(self, needle, timeout=15.0):
+        """Waits for needle in the footer message, which may span the last lines."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.text().splitlines()[-4:]
+            footer = "".join(line[1:].rstrip() if len(line) > 1 else "" for line in lines)
+            if needle in footer:
+                return footer
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{needle!r} not in the footer:\n" + "\n".join(lines))
+            time.sleep(0.2)
+
+    def resize(self, cols, rows):
+        self.tmux("resize-window", "-x", str(cols), "-y", str(rows))
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    """15 minutes of a 12-worker run, 2,000 chunks, 3 datasets, some failures."""
+    d = tmp_path_factory.mktemp("screen")
+    rec = d / "run.jsonl"
+    generate(rec, d / "truth.json", chunks=2000, workers=12, hours=0.25, sample_interval=2,
+             datasets=3, files=30, fail_every=250, seed=3)
+    return rec
+
+
+@pytest.fixture(scope="module")
+def many_workers(tmp_path_factory):
+    """A short run of 40 workers: more rows than a small screen holds."""
+    d = tmp_path_factory.mktemp("many")
+    rec = d / "run.jsonl"
+    generate(rec, d / "truth.json", chunks=400, workers=40, hours=0.05, sample_interval=2,
+             datasets=2, files=10, seed=5)
+    return rec
+
+
+@pytest.fixture
+def screen(tmp_path):
+    made = []
+
+    def start(args, **kw):
+        s = Screen(tmp_path, args, **kw)
+        made.append(s)
+        return s
+
+    yield start
+    for s in made:
+        s.close()
+
+
+def replay(rec, speed=60, *extra):
+    return ["--replay", rec, "--speed", speed, *extra]
+
+
+def test_main_view_at_80x24(screen, recording):
+    s = screen(replay(recording))
+    text = s.wait_for(BRAILLE)
+    lines = text.splitlines()
+    assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
+    assert "1 Main" in lines[0] and "7 Log" in lines[0]
+    assert f"replay {recording}" in text
+    assert "Dask 2026.7.0" in text
+    assert "generated dimuon run (DimuonProcessor)" in text
+    assert re.search(r"events [\d,]+ of [\d,]+ \[", text)  # progress against the expected total
+    assert "ETA" in text and "kHz" in text and "Gbps" in text and "MB/s" in text
+    for title in ("workers ", "mem ", "CPU ", "tasks ", "runtime p50", "fine (span)"):
+        assert title in text, title
+    assert "processor [" in text and "overhead  [" in text
+    assert "events/chunk" in text
+    assert "q quit" in lines[-1]
+
+
+def test_every_view_and_tab(screen, recording):
+    s = screen(replay(recording))
+    s.wait_for(BRAILLE)
+    views = {"2": "WORKER", "3": "DATASET", "4": "slowest chunks", "5": "track_time",
+             "6": "files:", "7": "event log"}
+    for key, marker in views.items():
+        s.keys(key)
+        text = s.wait_for(marker)
+        assert "q quit" in text.splitlines()[-1]
+    text = s.wait_for("run started")  # the log shows what the run did
+    s.keys("Tab")  # from the log, Tab wraps to the main view
+    s.wait_for("runtime p50")
+    s.keys("Tab")
+    s.wait_for("WORKER")
+    s.keys("BTab")
+    s.wait_for("runtime p50")
+    s.keys("3")
+    text = s.wait_for("DYJetsToLL_M-50")
+    for ds in ("TTToSemiLeptonic", "SingleMuon_Run2018A"):
+        assert ds in text
+
+
+def test_workers_sort_filter_and_scroll(screen, many_workers):
+    s = screen(replay(many_workers, 20), rows=20, cols=100)
+    s.wait_for(BRAILLE)
+    s.keys("2")
+    s.wait_for("sorted by memory (s)")
+    s.keys("s")
+    s.wait_for("sorted by memory %")
+    s.keys("s", "s", "s")
+    text = s.wait_for("sorted by name")
+    rows = [line.split()[0] for line in text.splitlines()[3:-1] if line.strip()]
+    present = [r for r in rows if r.startswith("worker-")]
+    assert present == sorted(present) or len(present) < 2
+    s.keys("/", "worker-1", "Enter")
+    text = s.wait_for("filter 'worker-1'")
+    names = {line.split()[0] for line in text.splitlines()[3:-1] if line.strip()}
+    assert names and names <= {"worker-1"} | {f"worker-1{i}" for i in range(10)}, names
+    assert "worker-1" in names and len(names) > 2
+    s.keys("/", "Escape")
+    text = s.wait_for("/ filters")
+    assert "1-16 of 40" in text
+    s.keys("End")
+    s.wait_for("25-40 of 40")  # the list scrolled to its end
+    s.keys("PPage")
+    s.wait_for("10-25 of 40")
+    s.keys("Home")
+    s.wait_for("1-16 of 40")
+
+
+def test_resize_and_too_small(screen, recording):
+    s = screen(replay(recording), cols=80, rows=24)
+    s.wait_for(BRAILLE)
+    s.resize(200, 60)
+    s.wait_for("events per chunk")  # the second histogram of wide screens
+    time.sleep(0.5)
+    text = s.text()
+    lines = text.splitlines()
+    assert len(lines) == 60 and max(len(line) for line in lines) > 150
+    assert "time-average" in text  # and the long titles
+    s.resize(40, 10)
+    text = s.wait_for("Terminal too small: 40x10")
+    assert "at least 60x18" in text
+    s.resize(100, 30)
+    s.wait_for("runtime p50")
+
+
+def test_small_terminal_from_the_start(screen, recording):
+    s = screen(replay(recording), cols=50, rows=15)
+    s.wait_for("Terminal too small: 50x15")
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+
+
+def test_help_overlay(screen, recording):
+    s = screen(replay(recording))
+    s.wait_for(BRAILLE)
+    s.keys("?")
+    text = s.wait_for("roastop help")
+    assert "pause the display" in text and "write the measurement now" in text
+    s.keys("Escape")
+    deadline = time.monotonic() + 5
+    while "roastop help" in s.text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "roastop help" not in s.text()
+    s.keys("F1")
+    s.wait_for("roastop help")
+
+
+def test_colours_and_no_color(screen, recording, tmp_path):
+    s = screen(replay(recording))
+    coloured = s.wait_for(BRAILLE, escapes=True)
+    assert COLOUR_SGR.search(coloured), "the default theme uses colours"
+    s.close()
+    for how in ({"env": {"NO_COLOR": "1"}, "args": []}, {"env": {}, "args": ["--no-color"]}):
+        sub = tmp_path / f"nc{len(how['args'])}"
+        sub.mkdir()
+        t = Screen(sub, replay(recording) + how["args"], env=how["env"])
+        try:
+            plain = t.wait_for(BRAILLE, escapes=True)
+            assert not COLOUR_SGR.search(plain), plain[:400]
+            assert "\x1b[7m" in plain or "\x1b[1m" in plain  # structure kept by attributes
+        finally:
+            t.close()
+
+
+def test_ascii_explicit_and_from_locale(screen, recording, tmp_path):
+    s = screen(replay(recording, 60, "--ascii"))
+    text = s.wait_for("runtime p50")
+    s.wait_for(re.compile(r"[.:|]{3}"))
+    assert all(ord(c) < 128 for c in s.text()), "--ascii draws ASCII only"
+    s.close()
+    t = Screen(tmp_path, replay(recording), env={"LANG": "C", "LC_ALL": "C"})
+    try:
+        t.wait_for("runtime p50")
+        text = t.text()
+        assert all(ord(c) < 128 for c in text)
+        assert "+---" in text or "+-" in text  # ASCII borders
+    finally:
+        t.close()
+
+
+def test_q_writes_the_measurement(screen, recording):
+    s = screen(replay(recording, 30))
+    s.wait_for(BRAILLE)
+    time.sleep(1)
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+    assert f"measurement written to {s.out}" in s.joined()
+    m = load_metrics(s.out)
+    assert m["num_chunks"] > 0
+    assert (s.out / "summary.txt").exists()
+
+
+def test_e_writes_now_and_keeps_running(screen, recording):
+    s = screen(replay(recording, 30))
+    s.wait_for(BRAILLE)
+    assert not (s.out / "metrics.json").exists()
+    s.keys("e")
+    s.wait_footer(f"measurement written to {s.out}")
+    first = load_metrics(s.out)["num_chunks"]
+    assert first > 0
+    assert "roastop-exit" not in s.text()
+    time.sleep(1.5)
+    s.keys("e")
+    time.sleep(0.5)
+    assert load_metrics(s.out)["num_chunks"] > first  # collection went on
+
+
+def test_pause_freezes_the_display_not_the_collection(screen, recording):
+    s = screen(replay(recording, 60))
+    s.wait_for(BRAILLE)
+    s.keys("p")
+    s.wait_for("PAUSED")
+    time.sleep(0.6)
+    frozen = s.text()
+    time.sleep(2.5)
+    assert s.text() == frozen
+    elapsed_then = re.search(r"elapsed (\S+( \S+s)?)", frozen).group(1)
+    s.keys("p")
+    text = s.wait_for("resumed")
+    assert re.search(r"elapsed (\S+( \S+s)?)", text).group(1) != elapsed_then
+
+
+def test_refresh_interval_keys(screen, recording):
+    s = screen(replay(recording))
+    s.wait_for(BRAILLE)
+    s.keys("+")
+    s.wait_for("refresh every 2s")
+    s.keys("-", "-")
+    s.wait_for("refresh every 0.5s")
+
+
+def test_themes_cycle_and_bad_theme(screen, recording, tmp_path):
+    bad = tmp_path / "bad.theme"
+    bad.write_text("# mine\ntitle = #ffffff bold\nborder = not-a-colour\n")
+    s = screen(replay(recording, 60, "--theme", bad))
+    text = s.wait_footer("bad.theme:3: key 'border'")
+    assert "using the default theme" in text and "not-a-colour" in text
+    s.wait_for(BRAILLE)
+    seen = set()
+    for _ in range(6):
+        s.keys("t")
+        text = s.wait_for(re.compile(r"theme (\S+)"))
+        seen.add(re.search(r"theme (\S+)", text.splitlines()[-1]).group(1))
+        time.sleep(0.3)
+    assert {"light", "mono", "high-contrast", "16color"} <= seen, seen
+
+
+def test_user_theme_directory(screen, recording, tmp_path):
+    d = tmp_path / "roastop" / "themes"
+    d.mkdir(parents=True)
+    (d / "ocean.theme").write_text("name = ocean\ntitle = #00ffff bold\n")
+    s = screen(replay(recording, 60, "--theme", "ocean"))
+    s.wait_for(BRAILLE)
+    s.keys("t")  # the next theme after "ocean" in the sorted list
+    text = s.wait_for(re.compile(r"theme \S+"))
+    assert "not found" not in text
+
+
+def test_end_of_replay_keeps_the_screen(screen, recording):
+    s = screen(replay(recording, 0))
+    s.wait_for("end reached")
+    time.sleep(1)
+    assert "roastop-exit" not in s.text()
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+    assert load_metrics(s.out)["num_chunks"] == 2000
+
+
+def test_dumb_terminal_runs_headless(screen, recording):
+    s = screen(replay(recording, 0), env={"TERM": "dumb"})
+    s.wait_for("roastop-exit=0")
+    text = s.joined()
+    assert "TERM=dumb has no cursor addressing" in text
+    assert "running headless" in text
+    assert load_metrics(s.out)["num_chunks"] == 2000
