@@ -74,6 +74,8 @@ double ui_interval(const struct ui *ui);
 void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For tests and the benchmark. */
 void ui_set_view(struct ui *ui, enum ui_view v);
+/* The next ui_draw repaints every cell, as Ctrl-L does. */
+void ui_invalidate(struct ui *ui);
 /* Restores the terminal. NULL is fine. */
 void ui_close(struct ui *ui);
 

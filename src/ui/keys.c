@@ -156,6 +156,7 @@ static unsigned key(struct ui *ui, int ch)
 	case '?': case 'h': case KEY_F(1): ui->help = !ui->help; return UI_REDRAW;
 	case 27: ui->help = false; return UI_REDRAW;
 	case KEY_RESIZE: return UI_REDRAW;
+	case 12: ui_invalidate(ui); return UI_REDRAW; /* Ctrl-L */
 	default: return view_key(ui, ch);
 	}
 }

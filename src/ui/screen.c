@@ -284,6 +284,7 @@ void ui_close(struct ui *ui)
 	free(ui->vals);
 	free(ui->cells);
 	free(ui->idx);
+	free(ui->wrows);
 	free(ui);
 }
 

@@ -41,6 +41,12 @@ void ui_set_view(struct ui *ui, enum ui_view v)
 	ui->dirty = true;
 }
 
+void ui_invalidate(struct ui *ui)
+{
+	clearok(curscr, TRUE);
+	ui->dirty = true;
+}
+
 static void draw_tabs(struct ui *ui)
 {
 	int x = scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ");

@@ -15,6 +15,13 @@
 #define UI_FILTER_LEN 64
 #define UI_MSG_LEN 320
 
+struct wrow {
+	double key;
+	const char *name;
+	size_t idx;
+	bool present;
+};
+
 enum worker_sort { WSORT_MEMORY = 0, WSORT_MEMPCT, WSORT_CPU, WSORT_EXECUTING, WSORT_NAME, WSORT__COUNT };
 
 struct ui {
@@ -49,6 +56,8 @@ struct ui {
 	size_t scratch;
 	size_t *idx; /* table rows -> map entries, filtered and sorted */
 	size_t idx_cap;
+	struct wrow *wrows; /* workers view: sort keys */
+	size_t wrows_cap;
 	struct topk_item slow[TOPK_CAP];
 };
 
