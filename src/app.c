@@ -44,6 +44,7 @@ struct app {
 	struct recorder *rec;
 	struct ui *ui; /* NULL when headless */
 	bool headless; /* asked for, or no usable terminal */
+	char emitter_hint[PATH_MAX + 128]; /* what the emitters need, for the screen */
 	bool ending; /* run ended, grace period running */
 	int fds[FD__COUNT];
 	bool stop;
@@ -336,6 +337,7 @@ static void app_ui_draw(struct app *a)
 		.replay_path = a->cfg->replay_path,
 		.replay_done = a->replay_done,
 		.out_dir = a->out_dir,
+		.emitter_hint = a->udp ? a->emitter_hint : NULL,
 		.now = app_now(a),
 	};
 	ui_draw(a->ui, &f);
@@ -384,6 +386,8 @@ static void app_open_ui(struct app *a)
 		return;
 	}
 	a->fds[FD_UI] = ui_fd(a->ui);
+	if (a->udp) /* what was printed before the screen opened, again */
+		ui_message(a->ui, "emitters: %s  (also under ?)", a->emitter_hint);
 	double iv = ui_interval(a->ui);
 	struct itimerspec it = itimer_of(iv, iv);
 	timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);
@@ -458,10 +462,12 @@ static int app_open_udp(struct app *a)
 	fprintf(stderr, "roastop: listening for chunk datagrams on udp %s%s\n", udp_address(a->udp),
 		c->no_auth ? " (no authentication)" : "");
 	if (c->no_auth)
-		fprintf(stderr, "roastop: emitters: export ROASTOP_ADDR=%s\n", udp_address(a->udp));
+		snprintf(a->emitter_hint, sizeof(a->emitter_hint), "export ROASTOP_ADDR=%s",
+			 udp_address(a->udp));
 	else
-		fprintf(stderr, "roastop: emitters: export ROASTOP_ADDR=%s ROASTOP_KEY=$(cat %s)\n",
-			udp_address(a->udp), a->key.path);
+		snprintf(a->emitter_hint, sizeof(a->emitter_hint),
+			 "export ROASTOP_ADDR=%s ROASTOP_KEY=$(cat %s)", udp_address(a->udp), a->key.path);
+	fprintf(stderr, "roastop: emitters: %s\n", a->emitter_hint);
 	return 0;
 }
 

@@ -111,11 +111,16 @@ static const char *const help_lines[] = {
 	"+ / -      redraw less / more often",
 	"e          write the measurement now",
 	"? or F1    this help; Esc closes it",
+	"Ctrl-L     repaint the screen",
 };
 
-static void draw_help(struct ui *ui)
+static void draw_help(struct ui *ui, const struct ui_frame *f)
 {
-	int n = (int)ROASTOP_ARRAY_LEN(help_lines), w = 62, h = n + 4;
+	int n = (int)ROASTOP_ARRAY_LEN(help_lines), w = 0, h = n + 4 + (f->emitter_hint ? 3 : 0);
+	for (int i = 0; i < n; i++)
+		w = (int)strlen(help_lines[i]) + 4 > w ? (int)strlen(help_lines[i]) + 4 : w;
+	if (f->emitter_hint && (int)text_width(f->emitter_hint) + 4 > w)
+		w = (int)text_width(f->emitter_hint) + 4;
 	if (w > COLS)
 		w = COLS;
 	if (h > LINES)
@@ -125,6 +130,10 @@ static void draw_help(struct ui *ui)
 	scr_box(ui, r, "roastop help");
 	for (int i = 0; i < n && 2 + i < h - 1; i++)
 		scr_text(ui, r.y + 2 + i, r.x + 2, w - 4, TH_TEXT, help_lines[i]);
+	if (f->emitter_hint && n + 4 < h - 1) {
+		scr_text(ui, r.y + n + 3, r.x + 2, w - 4, TH_LABEL, "for the emitters, in the analysis's shell:");
+		scr_text(ui, r.y + n + 4, r.x + 2, w - 4, TH_VALUE, f->emitter_hint);
+	}
 }
 
 static void draw_too_small(struct ui *ui)
@@ -172,7 +181,7 @@ void ui_draw(struct ui *ui, const struct ui_frame *f)
 		draw_view(ui, f);
 		draw_footer(ui);
 		if (ui->help)
-			draw_help(ui);
+			draw_help(ui, f);
 	}
 	refresh();
 }

@@ -166,6 +166,17 @@ def test_every_view_and_tab(screen, recording):
         assert ds in text
 
 
+def test_every_view_at_200x60(screen, recording):
+    s = screen(replay(recording), cols=200, rows=60)
+    s.wait_for("events per chunk")
+    for key, marker in {"2": "SPILLED", "3": "SHARE", "4": "ENTRIES", "5": "track_memory",
+                        "6": "BRANCH%", "7": "worker joined"}.items():
+        s.keys(key)
+        text = s.wait_for(marker)
+        lines = text.splitlines()
+        assert len(lines) == 60 and "q quit" in lines[-1], key
+
+
 def test_workers_sort_filter_and_scroll(screen, many_workers):
     s = screen(replay(many_workers, 20), rows=20, cols=100)
     s.wait_for(BRAILLE)
@@ -361,3 +372,24 @@ def test_dumb_terminal_runs_headless(screen, recording):
     assert "TERM=dumb has no cursor addressing" in text
     assert "running headless" in text
     assert load_metrics(s.out)["num_chunks"] == 2000
+
+
+def test_live_header_shows_listener_and_loss(screen):
+    """Live: the header names the listener, counts datagrams and losses; the
+    footer (and the help) say what the emitters must export."""
+    import json
+    import socket
+    s = screen(["--listen", "127.0.0.1:0", "--no-auth"], cols=140, rows=30)
+    text = s.wait_for(re.compile(r"udp 127\.0\.0\.1:(\d+) rx 0 lost 0"))
+    port = int(re.search(r"udp 127\.0\.0\.1:(\d+)", text).group(1))
+    s.wait_footer(f"export ROASTOP_ADDR=127.0.0.1:{port}")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in range(40):
+        if seq % 10 != 3:  # four never sent
+            body = {"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": seq,
+                    "duration": 0.5 + seq / 100, "num_events": 1000, "dataset": "ds"}
+            sock.sendto(b"RTP1 - " + json.dumps(body).encode(), ("127.0.0.1", port))
+    text = s.wait_for("rx 36 lost 4")
+    assert "scheduler http://localhost:8787" in text
+    s.keys("3")
+    s.wait_for(re.compile(r"ds\s+36\s"))

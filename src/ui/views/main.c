@@ -213,11 +213,15 @@ static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect 
 		seg(&l, TH_LABEL, "event rate ");
 	seg(&l, TH_VALUE, format_num(a, m->event_rate_elapsed_khz, "%.2f kHz"));
 	sep(&l);
-	seg(&l, TH_VALUE, format_num(a, m->data_rate_gbps, "%.3f Gbps"));
-	seg(&l, TH_TEXT, " ");
-	seg(&l, TH_VALUE, format_num(a, m->data_rate_mb_per_s, "(%.1f MB/s)"));
+	seg(&l, TH_VALUE, m->data_rate_gbps.valid ? format_num(a, m->data_rate_gbps, "%.3f Gbps")
+						: "n/a Gbps");
+	if (m->data_rate_mb_per_s.valid) {
+		seg(&l, TH_TEXT, " ");
+		seg(&l, TH_VALUE, format_num(a, m->data_rate_mb_per_s, "(%.1f MB/s)"));
+	}
 	sep(&l);
-	seg(&l, TH_VALUE, format_num(a, m->event_rate_core_khz, "%.4f kHz/core"));
+	seg(&l, TH_VALUE, m->event_rate_core_khz.valid
+				  ? format_num(a, m->event_rate_core_khz, "%.4f kHz/core") : "n/a kHz/core");
 	sep(&l);
 	seg(&l, TH_LABEL, wide ? "core efficiency " : "eff ");
 	seg(&l, TH_VALUE, format_num(a, optnum_of(pct100(m->core_efficiency)), "%.1f %%"));
