@@ -2,8 +2,10 @@
  * so a burst of keys cannot hold up the collection loop. */
 #include "uipriv.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -161,9 +163,23 @@ static unsigned key(struct ui *ui, int ch)
 	}
 }
 
+/* A terminal that hung up stays readable for ever: stop watching it, or
+ * the loop would spin until SIGHUP is handled. */
+static bool hangup_check(struct ui *ui)
+{
+	struct pollfd p = { .fd = ui->infd, .events = POLLIN };
+	if (ui->hungup || poll(&p, 1, 0) <= 0 || !(p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+		return ui->hungup;
+	epoll_ctl(ui->epfd, EPOLL_CTL_DEL, ui->infd, NULL);
+	ui->hungup = true;
+	return true;
+}
+
 unsigned ui_input(struct ui *ui)
 {
 	if (!ui)
+		return UI_NONE;
+	if (hangup_check(ui))
 		return UI_NONE;
 	unsigned act = UI_NONE;
 	resize_check(ui);

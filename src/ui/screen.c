@@ -240,6 +240,42 @@ static int curses_setup(struct ui *ui, char *err, size_t errsz)
 	return 0;
 }
 
+/* Messages written to stderr while the screen is up would land in the
+ * middle of it and stay until the next full repaint: hold them in a file
+ * and print them when the terminal is restored. */
+static void stderr_hold(struct ui *ui)
+{
+	ui->saved_stderr = -1;
+	if (ui->cfg.out || !isatty(STDERR_FILENO))
+		return;
+	ui->held = tmpfile();
+	if (!ui->held)
+		return;
+	fflush(stderr);
+	ui->saved_stderr = dup(STDERR_FILENO);
+	if (ui->saved_stderr < 0 || dup2(fileno(ui->held), STDERR_FILENO) < 0) {
+		fclose(ui->held);
+		ui->held = NULL;
+	}
+}
+
+static void stderr_release(struct ui *ui)
+{
+	if (ui->saved_stderr < 0)
+		return;
+	fflush(stderr);
+	dup2(ui->saved_stderr, STDERR_FILENO);
+	close(ui->saved_stderr);
+	ui->saved_stderr = -1;
+	char buf[4096];
+	size_t n;
+	rewind(ui->held);
+	while ((n = fread(buf, 1, sizeof(buf), ui->held)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(ui->held);
+	ui->held = NULL;
+}
+
 struct ui *ui_open(const struct ui_config *cfg, char *err, size_t errsz)
 {
 	struct ui *ui = calloc(1, sizeof(*ui));
@@ -248,7 +284,7 @@ struct ui *ui_open(const struct ui_config *cfg, char *err, size_t errsz)
 		return NULL;
 	}
 	ui->cfg = *cfg;
-	ui->epfd = ui->sigfd = -1;
+	ui->epfd = ui->sigfd = ui->saved_stderr = -1;
 	setlocale(LC_CTYPE, "");
 	ui->ascii = cfg->ascii || strcmp(nl_langinfo(CODESET), "UTF-8") != 0;
 	ui->interval = cfg->interval > 0 ? cfg->interval : UI_DEFAULT_INTERVAL;
@@ -262,6 +298,7 @@ struct ui *ui_open(const struct ui_config *cfg, char *err, size_t errsz)
 		return NULL;
 	}
 	ui_sync_size(ui); /* a resize before the signal was blocked is lost */
+	stderr_hold(ui);
 	theme_setup(ui);
 	ui_apply_theme(ui);
 	return ui;
@@ -275,6 +312,7 @@ void ui_close(struct ui *ui)
 		endwin();
 		delscreen(ui->scr);
 	}
+	stderr_release(ui);
 	if (ui->epfd >= 0)
 		close(ui->epfd);
 	if (ui->sigfd >= 0)

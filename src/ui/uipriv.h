@@ -29,6 +29,9 @@ struct ui {
 	SCREEN *scr;
 	FILE *in, *out;
 	bool own_in; /* opened /dev/tty */
+	bool hungup; /* the terminal's input is gone: stop watching it */
+	int saved_stderr; /* the real stderr while messages are held back (-1: not) */
+	FILE *held; /* stderr's messages while the screen is up */
 	int epfd, sigfd, infd;
 	bool color, ascii;
 	int ncolors;

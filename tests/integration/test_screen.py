@@ -25,11 +25,11 @@ class Screen:
 
     count = 0
 
-    def __init__(self, tmp: Path, args, cols=80, rows=24, env=None):
+    def __init__(self, tmp: Path, args, cols=80, rows=24, env=None, out=None):
         Screen.count += 1
         self.sock = f"roastop-test-{os.getpid()}-{Screen.count}"
         self.tmp = tmp
-        self.out = tmp / "out"
+        self.out = out or tmp / "out"
         conf = tmp / "tmux.conf"
         conf.write_text('set -g default-terminal "tmux-256color"\nset -g status off\n')
         full_env = {"LANG": "C.UTF-8", "LC_ALL": "", "NO_COLOR": "", "XDG_CONFIG_HOME": str(tmp)}
@@ -393,3 +393,20 @@ def test_live_header_shows_listener_and_loss(screen):
     assert "scheduler http://localhost:8787" in text
     s.keys("3")
     s.wait_for(re.compile(r"ds\s+36\s"))
+
+
+def test_stderr_held_while_the_screen_is_up(screen, recording, tmp_path):
+    """A message on stderr during the run (here: checkpoints that cannot be
+    written) must not scribble over the screen; it is printed after q."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    s = screen(replay(recording, 60, "--checkpoint", 1), out=blocker / "sub")
+    s.wait_for(BRAILLE)
+    time.sleep(2.5)  # two checkpoints failed by now
+    assert "checkpoint failed" not in s.text()
+    s.keys("q")
+    s.wait_for("roastop-exit=1")  # the final write fails too
+    text = s.joined()
+    assert "checkpoint failed" in text
+    # printed when the screen closed, after what was printed before it opened
+    assert text.index("checkpoint failed") > text.index("roastop: collecting")
