@@ -29,9 +29,10 @@ struct app_config {
 	bool ascii; /* --ascii */
 };
 
-/* Runs the dashboard unless cfg->headless (or no usable terminal: then it
- * says why and runs headless). Runs until q, a signal, --duration, the end of a headless replay or
- * --exit-on-run-end; writes the measurement and prints the summary.
+/* Shows the dashboard unless cfg->headless (or there is no usable terminal:
+ * then it says why and runs headless). Runs until q, a signal, --duration,
+ * the end of a headless replay or --exit-on-run-end; writes the measurement
+ * and prints the summary.
  * Returns the process exit status. */
 int app_main(const struct app_config *cfg);
 

@@ -523,10 +523,9 @@ static void stacked_bar(struct ui *ui, int y, int x, int w, optnum cpu_pct)
 {
 	if (w < 3)
 		return;
-	int inner = w - 2, ncpu = cpu_pct.valid ? (int)lround(cpu_pct.value / 100 * inner) : 0;
 	uint32_t full[256], rest[256];
-	if (inner > 256)
-		inner = 256;
+	int inner = w - 2 > 256 ? 256 : w - 2;
+	int ncpu = cpu_pct.valid ? (int)lround(fmin(fmax(cpu_pct.value, 0), 100) / 100 * inner) : 0;
 	for (int i = 0; i < inner; i++) {
 		full[i] = ui->ascii ? '#' : 0x2588;
 		rest[i] = ui->ascii ? '=' : 0x2592;

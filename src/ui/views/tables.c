@@ -175,12 +175,13 @@ void view_files(struct ui *ui, const struct ui_frame *f)
 	if (body_of(&L) != 0)
 		return;
 	const struct strmap *map = &f->run->files;
-	size_t *p = map->count > ui->idx_cap ? realloc(ui->idx, map->count * sizeof(*p)) : ui->idx;
-	if (!p)
-		return;
-	if (map->count > ui->idx_cap)
+	if (map->count > ui->idx_cap) {
+		size_t *p = realloc(ui->idx, map->count * sizeof(*p));
+		if (!p)
+			return;
+		ui->idx = p;
 		ui->idx_cap = map->count;
-	ui->idx = p;
+	}
 	size_t n = 0;
 	for (size_t i = 0; i < map->count; i++)
 		if (!ui->filter[0] || strcasestr(strmap_key_at(map, i), ui->filter))

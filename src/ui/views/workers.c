@@ -52,7 +52,7 @@ static bool matches(const struct ui *ui, const struct worker_agg *w, const char 
 
 static int ensure_rows(struct ui *ui, size_t n)
 {
-	if (n <= ui->idx_cap && n <= ui->wrows_cap)
+	if (n == 0 || (n <= ui->idx_cap && n <= ui->wrows_cap))
 		return 0;
 	size_t *p = realloc(ui->idx, n * sizeof(*p));
 	if (p) {
@@ -84,7 +84,8 @@ static size_t collect(struct ui *ui, const struct ui_frame *f, size_t *present)
 		ui->wrows[n++] = (struct wrow){ .key = ui->wsort == WSORT_NAME ? 0 : key_of(w, ui->wsort),
 						.name = w->name, .idx = i, .present = w->present };
 	}
-	qsort(ui->wrows, n, sizeof(*ui->wrows), cmp_rows);
+	if (n > 1)
+		qsort(ui->wrows, n, sizeof(*ui->wrows), cmp_rows);
 	for (size_t i = 0; i < n; i++)
 		ui->idx[i] = ui->wrows[i].idx;
 	return n;
