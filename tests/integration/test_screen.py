@@ -410,3 +410,42 @@ def test_stderr_held_while_the_screen_is_up(screen, recording, tmp_path):
     assert "checkpoint failed" in text
     # printed when the screen closed, after what was printed before it opened
     assert text.index("checkpoint failed") > text.index("roastop: collecting")
+
+
+def summary_value(summary, label):
+    m = re.search(rf"^\s+{re.escape(label)}\s{{2,}}(.+?)\s*$", summary, re.M)
+    assert m, label
+    return m.group(1)
+
+
+def test_screen_and_summary_show_the_same_numbers(screen, recording):
+    """The screen reads struct metrics through format.h, as summary.txt does:
+    at the end of a replay both must print the same strings."""
+    s = screen(replay(recording, 0), cols=200, rows=60)
+    s.wait_for("end reached")
+    s.keys("Escape")
+    time.sleep(1.2)  # one more frame after the last event
+    main = s.text()
+    s.keys("3")
+    datasets = s.wait_for("SHARE")
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+    summary = (s.out / "summary.txt").read_text()
+    for label in ("Data Rate", "Event Rate (Elapsed Time)", "Event Rate (Core-Averaged)",
+                  "Core Efficiency", "Elapsed Time", "Processor CPU Time",
+                  "Processor I/O & Waiting Time"):
+        value = summary_value(summary, label)
+        assert value in main, (label, value)
+    total = summary_value(summary, "Total Events").split()[0]
+    assert f"events {total} of" in main
+    for q in ("p50", "p90", "p99", "Max"):
+        value = summary_value(summary, q)
+        assert f"{q.lower()} {value}" in main, (q, value)
+    rows = re.findall(r"^\s{4}(\S+)\s+(\d[\d,]*)\s+(\d+)\s+([\d,]+)\s+(\S+)\s+(\S+)\s*$",
+                      summary, re.M)
+    assert len(rows) == 3
+    for name, chunks, failed, events, mean, p99 in rows:
+        line = next(line for line in datasets.splitlines() if line.strip().startswith(name))
+        cells = line.split()
+        assert cells[1] == f"{int(chunks):,}" and cells[3] == events, line
+        assert mean in cells and p99 in cells, (line, mean, p99)
