@@ -1,6 +1,7 @@
 """The dashboard as a person sees it: the real roastop binary in a real
 terminal (a tmux pane) replaying a generated recording; keys are sent with
 tmux send-keys and the screen is read back with capture-pane."""
+import json
 import os
 import re
 import shlex
@@ -449,3 +450,32 @@ def test_screen_and_summary_show_the_same_numbers(screen, recording):
         cells = line.split()
         assert cells[1] == f"{int(chunks):,}" and cells[3] == events, line
         assert mean in cells and p99 in cells, (line, mean, p99)
+
+
+def test_header_follows_the_scheduler_state(screen, recording, tmp_path):
+    """The header shows what the run's sources say: degraded with its reason,
+    then lost since a time; the event log lists the transitions."""
+    lines = recording.read_text().splitlines()
+    t0 = json_t(lines[1])
+    status = [
+        {"type": "status", "t": t0 + 1, "source": "scheduler", "state": "connected"},
+        {"type": "status", "t": t0 + 300, "source": "scheduler", "state": "degraded",
+         "reason": "/metrics timed out"},
+        {"type": "status", "t": t0 + 600, "source": "scheduler", "state": "lost",
+         "reason": "connection refused"},
+    ]
+    rec = tmp_path / "status.jsonl"
+    # statuses go in time order among the other events; the run's end is cut off
+    merged = [lines[0]] + sorted(lines[1:] + [json.dumps(x) for x in status], key=json_t)
+    rec.write_text("\n".join(line for line in merged if json_t(line) < t0 + 650) + "\n")
+    s = screen(replay(rec, 0), cols=160, rows=40)
+    text = s.wait_for("end reached")
+    assert re.search(r"scheduler lost since \d\d:\d\d:\d\d \(4\d\.\ds\): connection refused",
+                     text), text
+    s.keys("7")
+    text = s.wait_for("scheduler lost")
+    assert "scheduler degraded" in text and "/metrics timed out" in text
+
+
+def json_t(line):
+    return json.loads(line).get("t", 0)

@@ -85,18 +85,18 @@ static void scheduler_state(struct line *l, const struct ui_frame *f)
 /* A replay: the file, then what the recording says of the scheduler. */
 static void header_replay(struct line *l, const struct ui_frame *f)
 {
-	seg(l, TH_LABEL, "replay ");
-	seg(l, TH_TEXT, f->replay_path);
-	if (f->replay_done)
-		seg(l, TH_WARNING, " (end reached: q quits)");
-	sep(l);
-	seg(l, TH_LABEL, "Dask ");
-	seg(l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
 	if (source_named(f->run, "scheduler")) {
-		sep(l);
 		seg(l, TH_LABEL, "scheduler ");
 		scheduler_state(l, f);
+		sep(l);
 	}
+	seg(l, TH_LABEL, "Dask ");
+	seg(l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
+	sep(l);
+	if (f->replay_done)
+		seg(l, TH_WARNING, "(end reached: q quits) ");
+	seg(l, TH_LABEL, "replay ");
+	seg(l, TH_TEXT, f->replay_path);
 }
 
 static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
