@@ -30,7 +30,7 @@ FUZZ_SECONDS ?= 10
 # Keep the instrumented objects between harness builds.
 .SECONDARY:
 
-.PHONY: all deps deps-test test unit integration asan bench fuzz fuzz-smoke demo install clean
+.PHONY: FORCE all deps deps-test test unit integration asan bench fuzz fuzz-smoke demo install clean
 
 all: $(BUILD)/roastop
 
@@ -44,6 +44,16 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# screen.c compiles the installed theme directory in: rebuild it when
+# PREFIX changes (make install PREFIX=/usr after a plain make).
+$(BUILD)/prefix: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
+
+$(BUILD)/obj/src/ui/screen.o: $(BUILD)/prefix
+
+FORCE:
 
 $(BUILD)/libroastop.a: $(LIB_OBJ)
 	@rm -f $@
