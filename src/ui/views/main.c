@@ -238,6 +238,7 @@ struct tl_spec {
 	double vmax; /* scale maximum */
 	const char *unit; /* for the scale: format_si unit */
 	double mark; /* a dashed line at this value (NaN = none) */
+	double peak; /* labelled on the scale at its height (NaN = none) */
 	char title[256];
 	char brief[256]; /* the title when the panel is narrow */
 };
@@ -281,6 +282,19 @@ static void axis_labels(struct ui *ui, struct rect r, const struct metrics *m)
 	scr_printf(ui, r.y + r.h - 1, r.x + r.w - 1 - bw, bw, TH_DIM, " %s ", b);
 }
 
+/* The peak's value on the scale, at the row it reaches, in the marker colour. */
+static void peak_label(struct ui *ui, const struct tl_spec *s, int x, int gy, int gh)
+{
+	if (!(s->peak > 0) || !(s->peak <= s->vmax) || gh < 3)
+		return;
+	int row = gh - 1 - (int)floor(s->peak / s->vmax * gh - 1e-9);
+	if (row < 0 || row >= gh - 1)
+		return;
+	char lab[SCALE_W + 1];
+	scale_label(lab, s->peak, s->unit);
+	scr_text(ui, gy + row, x, SCALE_W, TH_MARKER, lab);
+}
+
 static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect r,
 			   const struct tl_spec *s)
 {
@@ -307,6 +321,7 @@ static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect 
 		scale_label(lab, 0, s->unit);
 		scr_text(ui, gy + gh - 1, r.x + 1, SCALE_W, TH_DIM, lab);
 	}
+	peak_label(ui, s, r.x + 1, gy, gh);
 	axis_labels(ui, r, m);
 }
 
@@ -325,13 +340,14 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 	const char *dash = ui->ascii ? "--" : "\xe2\x94\x84";
 	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 	struct tl_spec s[4] = {
-		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, "", "" },
-		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, "", "" },
-		{ "cpu", &r->tl_cpu, 100, "%", NAN, "", "" },
-		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, "", "" },
+		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, "", "" },
+		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, "", "" },
+		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, "", "" },
+		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, "", "" },
 	};
 	s[0].vmax = vmax_of(&r->tl_workers, 1);
 	s[0].mark = m->avg_workers.valid ? m->avg_workers.value : NAN;
+	s[0].peak = m->peak_workers.valid ? m->peak_workers.value : NAN;
 	snprintf(s[0].title, sizeof(s[0].title), "workers %s  peak %s  %s time-average %s",
 		 format_num(a, m->workers_now, "%.0f"), format_num(b, m->peak_workers, "%.0f"), dash,
 		 format_num(c, m->avg_workers, "%.1f"));
@@ -344,6 +360,8 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 		 dash, format_num(d, m->memory_worst_percent_now, "%.0f%%"));
 	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s%s worst %s", a, b, dash, d);
 	s[2].mark = m->cpu_utilization_mean_percent.valid ? m->cpu_utilization_mean_percent.value : NAN;
+	optnum tasks_peak = timeline_max(&r->tl_executing);
+	s[3].peak = tasks_peak.valid ? tasks_peak.value : NAN;
 	snprintf(s[2].title, sizeof(s[2].title), "CPU %s  %s mean %s",
 		 format_num(a, m->cpu_percent_now, "%.0f%%"), dash,
 		 format_num(b, m->cpu_utilization_mean_percent, "%.1f%%"));
