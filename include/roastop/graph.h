@@ -22,6 +22,13 @@ int graph_yres(bool ascii);
 void graph_area(const double *vals, size_t n, double vmax, int w, int h, bool ascii,
 		uint32_t *cells);
 
+/* A line over an area chart: one dot per value at its height (the top dot
+ * round(vals[i] / vmax x h x yres) from the bottom), added to the cells
+ * graph_area drew. ASCII: '-' in cells that are still empty. Values at 0,
+ * NaN or above vmax draw nothing. */
+void graph_line(const double *vals, size_t n, double vmax, int w, int h, bool ascii,
+		uint32_t *cells);
+
 /* The braille code point with dot (x in 0..1, y in 0..3 from the top) set. */
 uint32_t graph_braille_dot(int x, int y);
 

@@ -77,6 +77,31 @@ void graph_area(const double *vals, size_t n, double vmax, int w, int h, bool as
 	}
 }
 
+void graph_line(const double *vals, size_t n, double vmax, int w, int h, bool ascii,
+		uint32_t *cells)
+{
+	if (w <= 0 || h <= 0 || !(vmax > 0) || !isfinite(vmax))
+		return;
+	size_t cols = (size_t)w * (size_t)graph_xres(ascii);
+	n = n > cols ? cols : n;
+	int total = h * graph_yres(ascii);
+	for (size_t i = 0; i < n; i++) {
+		if (!(vals[i] > 0) || vals[i] > vmax)
+			continue;
+		int d = fill_of(vals[i], vmax, total) - 1; /* the top dot, from the bottom */
+		int row = h - 1 - d / graph_yres(ascii);
+		uint32_t *c = &cells[row * w + (int)i / graph_xres(ascii)];
+		if (ascii) {
+			if (*c == ' ')
+				*c = '-';
+			continue;
+		}
+		if (*c == ' ')
+			*c = GRAPH_BRAILLE_BASE;
+		*c |= dot_bits[i % 2][3 - d % 4];
+	}
+}
+
 double graph_nice_max(double v)
 {
 	if (!(v > 0) || !isfinite(v))

@@ -90,6 +90,30 @@ static void more_values_than_columns_are_cut(void **state)
 	assert_int_equal(cells[0], B(0xFF));
 }
 
+/* A limit line over an area: one dot per column at the value's height. */
+static void line_over_area(void **state)
+{
+	(void)state;
+	uint32_t cells[2 * 2];
+	double area[4] = { 1, 1, 0, 0 }, line[4] = { 6, 8, 2, NAN };
+	graph_area(area, 4, 8, 2, 2, false, cells);
+	graph_line(line, 4, 8, 2, 2, false, cells);
+	/* column 0: dot 6 from the bottom = top cell, row 2 (bit 0x04); column 1: dot 8 = row 0 */
+	assert_int_equal(cells[0], B(0x04 | 0x08));
+	assert_int_equal(cells[2], B(0x40 | 0x80)); /* the area's bottom dots stay */
+	assert_int_equal(cells[3], B(0x04)); /* column 2 (cell 1, left): dot 2 = bottom cell, row 2 */
+	assert_int_equal(cells[1], ' ');
+	double over[1] = { 9 };
+	graph_line(over, 1, 8, 2, 2, false, cells); /* above the scale: nothing */
+	assert_int_equal(cells[0], B(0x04 | 0x08));
+	uint32_t a[3] = { '|', ' ', ' ' };
+	double l[3] = { 3, 3, 1 };
+	graph_line(l, 3, 3, 3, 1, true, a);
+	assert_int_equal(a[0], '|'); /* drawn cells are kept */
+	assert_int_equal(a[1], '-');
+	assert_int_equal(a[2], '-');
+}
+
 static void nice_max(void **state)
 {
 	(void)state;
@@ -219,6 +243,7 @@ int main(void)
 		cmocka_unit_test(tiny_values_show_one_dot_and_clip),
 		cmocka_unit_test(ascii_area),
 		cmocka_unit_test(more_values_than_columns_are_cut),
+		cmocka_unit_test(line_over_area),
 		cmocka_unit_test(nice_max),
 		cmocka_unit_test(resample_carries_and_stops_at_gaps),
 		cmocka_unit_test(log_bins_match_hist_rebin),

@@ -239,6 +239,7 @@ struct tl_spec {
 	const char *unit; /* for the scale: format_si unit */
 	double mark; /* a dashed line at this value (NaN = none) */
 	double peak; /* labelled on the scale at its height (NaN = none) */
+	const struct timeline *line; /* drawn as a line over the area, or NULL */
 	char title[256];
 	char brief[256]; /* the title when the panel is narrow */
 };
@@ -312,6 +313,10 @@ static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect 
 		t0 = t1 - 1;
 	graph_resample(s->tl, t0, t1, ui->vals, n);
 	graph_area(ui->vals, n, s->vmax, gw, gh, ui->ascii, ui->cells);
+	if (s->line) {
+		graph_resample(s->line, t0, t1, ui->vals, n);
+		graph_line(ui->vals, n, s->vmax, gw, gh, ui->ascii, ui->cells);
+	}
 	mark_line(ui, ui->cells, gw, gh, s->mark, s->vmax);
 	scr_graph(ui, gy, gx, gw, gh, ui->cells);
 	char lab[SCALE_W + 1];
@@ -340,10 +345,10 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 	const char *dash = ui->ascii ? "--" : "\xe2\x94\x84";
 	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 	struct tl_spec s[4] = {
-		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, "", "" },
-		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, "", "" },
-		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, "", "" },
-		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, "", "" },
+		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, NULL, "", "" },
+		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, NULL, "", "" },
+		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, NULL, "", "" },
+		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, NULL, "", "" },
 	};
 	s[0].vmax = vmax_of(&r->tl_workers, 1);
 	s[0].mark = m->avg_workers.valid ? m->avg_workers.value : NAN;
@@ -353,12 +358,12 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 		 format_num(c, m->avg_workers, "%.1f"));
 	snprintf(s[0].brief, sizeof(s[0].brief), "workers %s peak %s %savg %s", a, b, dash, c);
 	s[1].vmax = graph_nice_max(fmax(s[1].vmax, vmax_of(&r->tl_mem_used, 1)));
-	s[1].mark = m->memory_limit_now_bytes.valid ? m->memory_limit_now_bytes.value : NAN;
+	s[1].line = &r->tl_mem_limit; /* the limit over time, over the memory used */
 	char d[FMT_LEN];
 	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %s limit  worst worker %s",
 		 format_bytes(a, m->memory_used_now_bytes), format_bytes(b, m->memory_limit_now_bytes),
-		 dash, format_num(d, m->memory_worst_percent_now, "%.0f%%"));
-	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s%s worst %s", a, b, dash, d);
+		 ui->ascii ? "-" : "\xe2\xa0\x89", format_num(d, m->memory_worst_percent_now, "%.0f%%"));
+	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s worst %s", a, b, d);
 	s[2].mark = m->cpu_utilization_mean_percent.valid ? m->cpu_utilization_mean_percent.value : NAN;
 	optnum tasks_peak = timeline_max(&r->tl_executing);
 	s[3].peak = tasks_peak.valid ? tasks_peak.value : NAN;
