@@ -182,6 +182,7 @@ def test_workers_sort_filter_and_scroll(screen, many_workers):
     s = screen(replay(many_workers, 20), rows=20, cols=100)
     s.wait_for(BRAILLE)
     s.keys("2")
+    s.wait_for("40 seen")  # every worker has joined
     s.wait_for("sorted by memory (s)")
     s.keys("s")
     s.wait_for("sorted by memory %")
