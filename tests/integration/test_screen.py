@@ -129,7 +129,8 @@ def replay(rec, speed=60, *extra):
 
 def test_main_view_at_80x24(screen, recording):
     s = screen(replay(recording))
-    text = s.wait_for(BRAILLE)
+    s.wait_for(BRAILLE)
+    text = s.wait_for("fine (span)")  # once the span's fine metrics arrived
     lines = text.splitlines()
     assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
     assert "1 Main" in lines[0] and "7 Log" in lines[0]
