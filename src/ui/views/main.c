@@ -225,6 +225,8 @@ static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect 
 	sep(&l);
 	seg(&l, TH_LABEL, wide ? "core efficiency " : "eff ");
 	seg(&l, TH_VALUE, format_num(a, optnum_of(pct100(m->core_efficiency)), "%.1f %%"));
+	if (r.w < 90)
+		return; /* the spec's rates first; chunks/s where there is room */
 	sep(&l);
 	seg(&l, TH_VALUE, format_num(a, m->chunks_per_second, "%.2f"));
 	seg(&l, TH_LABEL, " chunks/s");
