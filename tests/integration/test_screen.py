@@ -490,3 +490,46 @@ def test_header_follows_the_scheduler_state(screen, recording, tmp_path):
 
 def json_t(line):
     return json.loads(line).get("t", 0)
+
+
+def test_workers_above_80_percent_memory_stand_out(screen, tmp_path):
+    """Without colours too: a worker above 80 % of its memory limit is drawn
+    bold (warning), above 95 % bold and underlined (critical)."""
+    def worker(name, mem):
+        return {"id": f"tcp://10.0.0.{len(name)}:{mem}", "name": name, "host": "n",
+                "nthreads": 2, "memory_bytes": mem, "memory_limit": 1000, "cpu_percent": 50,
+                "status": "running"}
+    t = 1767225600
+    events = [{"type": "recording", "format": "roastop-recording", "version": 1,
+               "roastop": "test", "created": t},
+              {"type": "run_start", "t": t, "run_id": "r", "name": "mem"}]
+    for i in range(3):
+        events.append({"type": "sample", "t": t + i, "source": "state", "worker_count": 3,
+                       "workers": [worker("a-calm", 500), worker("b-warm", 850),
+                                   worker("c-full", 970)]})
+    rec = tmp_path / "mem.jsonl"
+    rec.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    s = screen(replay(rec, 0), env={"NO_COLOR": "1"}, cols=100, rows=24)
+    s.wait_for("end reached")
+    s.keys("2", "s", "s", "s", "s")  # sorted by name: the calm worker is selected
+    s.wait_for("sorted by name")
+    rows = {}
+    for line in s.text(escapes=True).splitlines():
+        for name in ("a-calm", "b-warm", "c-full"):
+            if name in line:
+                rows[name] = line
+    assert "85.0%" in rows["b-warm"] and "97.0%" in rows["c-full"]
+    sgr = re.compile(r"\x1b\[([0-9;]*)m")
+    def attrs_before(line, name):
+        """The SGR attributes in force where name starts (colour codes aside)."""
+        codes = set()
+        for m in sgr.finditer(line[:line.index(name)]):
+            parts = m.group(1).split(";")
+            if parts[0] in ("", "0"):
+                codes, parts = set(), parts[1:]
+            codes |= set(parts) - {"39", "49"}
+        return codes
+    assert "7" in attrs_before(rows["a-calm"], "a-calm")  # the selection: reverse
+    warm, full = attrs_before(rows["b-warm"], "b-warm"), attrs_before(rows["c-full"], "c-full")
+    assert "1" in warm and "4" not in warm
+    assert "1" in full and "4" in full
