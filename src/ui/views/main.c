@@ -274,15 +274,23 @@ static void mark_line(struct ui *ui, uint32_t *cells, int w, int h, double v, do
 			cells[row * w + x] = ui->ascii ? '-' : 0x2504;
 }
 
+/* Run time at the graph's left end, middle (when wide) and right end, in
+ * the bottom border. */
 static void axis_labels(struct ui *ui, struct rect r, const struct metrics *m)
 {
 	char a[FMT_LEN], b[FMT_LEN];
 	if (!m->elapsed_time_seconds.valid || r.w < 24)
 		return;
-	scr_printf(ui, r.y + r.h - 1, r.x + 1 + SCALE_W, 12, TH_DIM, " %s ", format_duration(a, optnum_of(0)));
+	int y = r.y + r.h - 1, gx = r.x + 1 + SCALE_W, gw = r.w - 2 - SCALE_W;
+	scr_printf(ui, y, gx, 12, TH_DIM, " %s ", format_duration(a, optnum_of(0)));
 	format_duration(b, m->elapsed_time_seconds);
 	int bw = (int)strlen(b) + 2;
-	scr_printf(ui, r.y + r.h - 1, r.x + r.w - 1 - bw, bw, TH_DIM, " %s ", b);
+	scr_printf(ui, y, r.x + r.w - 1 - bw, bw, TH_DIM, " %s ", b);
+	if (gw < 50)
+		return;
+	format_duration(a, optnum_of(m->elapsed_time_seconds.value / 2));
+	int aw = (int)strlen(a) + 2;
+	scr_printf(ui, y, gx + gw / 2 - aw / 2, aw, TH_DIM, " %s ", a);
 }
 
 /* The peak's value on the scale, at the row it reaches, in the marker colour. */
