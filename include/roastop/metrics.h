@@ -57,7 +57,7 @@ struct metrics {
 	optnum workers_now, memory_used_now_bytes, memory_limit_now_bytes;
 	optnum expected_events, progress_percent, eta_seconds;
 	/* latest-sample values and the overhead split, for the live screen */
-	optnum memory_worst_percent_now, cpu_percent_now, tasks_executing_now;
+	optnum memory_worst_percent_now, cpu_percent_now, tasks_executing_now, tasks_executing_peak;
 	optnum overhead_cpu_percent, overhead_io_wait_percent;
 };
 

@@ -149,6 +149,7 @@ static void compute_workers(const struct run *r, struct metrics *m)
 		m->cpu_percent_now = optnum_of(r->tl_cpu.v_last);
 	if (r->tl_executing.has_last)
 		m->tasks_executing_now = optnum_of(r->tl_executing.v_last);
+	m->tasks_executing_peak = timeline_max(&r->tl_executing);
 }
 
 static void compute_efficiency(struct metrics *m)

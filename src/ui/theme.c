@@ -68,9 +68,10 @@ static const uint8_t base16[16][3] = {
 };
 
 static const char *const color_names[16] = {
-	"black",	"red",	      "green",	      "yellow",	      "blue",	       "magenta",
-	"cyan",		"white",      "bright_black", "bright_red",   "bright_green", "bright_yellow",
-	"bright_blue",	"bright_magenta", "bright_cyan", "bright_white",
+	"black",	"red",		"green",	  "yellow",
+	"blue",		"magenta",	"cyan",		  "white",
+	"bright_black", "bright_red",	"bright_green",	  "bright_yellow",
+	"bright_blue",	"bright_magenta", "bright_cyan",  "bright_white",
 };
 
 const char *theme_key(enum theme_elem e)

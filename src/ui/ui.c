@@ -94,9 +94,10 @@ static void draw_footer(struct ui *ui)
 		return;
 	}
 	scr_printf(ui, y, 0, COLS, TH_DIM,
-		   COLS < 100 ? " q quit  p pause  Tab/1-7 view  s sort  / filter  t theme  +- %gs  e write  ? help"
-			      : " q quit  p pause  Tab/1-7 views  s sort  / filter  t theme  +/- refresh %gs  "
-				"e write now  ? help",
+		   COLS < 100 ? " q quit  p pause  Tab/1-7 view  s sort  / filter  t theme  +- %gs  "
+				"e write  ? help"
+			      : " q quit  p pause  Tab/1-7 views  s sort  / filter  t theme  "
+				"+/- refresh %gs  e write now  ? help",
 		   ui->interval);
 }
 
@@ -131,7 +132,8 @@ static void draw_help(struct ui *ui, const struct ui_frame *f)
 	for (int i = 0; i < n && 2 + i < h - 1; i++)
 		scr_text(ui, r.y + 2 + i, r.x + 2, w - 4, TH_TEXT, help_lines[i]);
 	if (f->emitter_hint && n + 4 < h - 1) {
-		scr_text(ui, r.y + n + 3, r.x + 2, w - 4, TH_LABEL, "for the emitters, in the analysis's shell:");
+		scr_text(ui, r.y + n + 3, r.x + 2, w - 4, TH_LABEL,
+			 "for the emitters, in the analysis's shell:");
 		scr_text(ui, r.y + n + 4, r.x + 2, w - 4, TH_VALUE, f->emitter_hint);
 	}
 }

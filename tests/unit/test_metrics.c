@@ -989,6 +989,8 @@ static void latest_sample_values(void **state)
 	compute(&m, 2);
 	assert_near(m.memory_worst_percent_now.value, 50, 1e-12); /* 500 / 1000 */
 	assert_near(m.cpu_percent_now.value, 70, 1e-12); /* (80 + 60) / 2 */
+	assert_false(m.tasks_executing_now.valid); /* no worker said what it executes */
+	assert_false(m.tasks_executing_peak.valid);
 	assert_near(m.memory_utilization_max_percent.value, 90, 1e-12); /* the run's worst */
 }
 

@@ -145,7 +145,8 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 	seg(&l, TH_LABEL, "elapsed ");
 	seg(&l, TH_VALUE, format_duration(a, m->elapsed_time_seconds));
 	sep(&l);
-	seg(&l, run->ended ? TH_OK : TH_TEXT, run->ended ? "run ended" : (run->started ? "running" : "waiting"));
+	const char *state = run->ended ? "run ended" : (run->started ? "running" : "waiting");
+	seg(&l, run->ended ? TH_OK : TH_TEXT, state);
 	if (f->out_dir) {
 		sep(&l);
 		seg(&l, TH_LABEL, "out ");
@@ -375,14 +376,14 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 		 ui->ascii ? "-" : "\xe2\xa0\x89", format_num(d, m->memory_worst_percent_now, "%.0f%%"));
 	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s worst %s", a, b, d);
 	s[2].mark = m->cpu_utilization_mean_percent.valid ? m->cpu_utilization_mean_percent.value : NAN;
-	optnum tasks_peak = timeline_max(&r->tl_executing);
-	s[3].peak = tasks_peak.valid ? tasks_peak.value : NAN;
+	s[3].peak = m->tasks_executing_peak.valid ? m->tasks_executing_peak.value : NAN;
 	snprintf(s[2].title, sizeof(s[2].title), "CPU %s  %s mean %s",
 		 format_num(a, m->cpu_percent_now, "%.0f%%"), dash,
 		 format_num(b, m->cpu_utilization_mean_percent, "%.1f%%"));
 	memcpy(s[2].brief, s[2].title, sizeof(s[2].brief));
 	snprintf(s[3].title, sizeof(s[3].title), "tasks executing %s  peak %s",
-		 format_num(a, m->tasks_executing_now, "%.0f"), format_num(b, timeline_max(&r->tl_executing), "%.0f"));
+		 format_num(a, m->tasks_executing_now, "%.0f"),
+		 format_num(b, m->tasks_executing_peak, "%.0f"));
 	snprintf(s[3].brief, sizeof(s[3].brief), "tasks %s peak %s", a, b);
 	for (int i = 0; i < 4; i++)
 		timeline_panel(ui, f, L->timeline[i], &s[i]);
@@ -539,7 +540,8 @@ static void histograms(struct ui *ui, const struct ui_frame *f, const struct mai
 			 format_count(c, m->chunk_events_max));
 		if ((int)strlen(line) + 2 > r.w)
 			snprintf(line, sizeof(line), "events/chunk %s (%s - %s)",
-				 format_si(a, m->chunk_events_mean, ""), format_si(b, m->chunk_events_min, ""),
+				 format_si(a, m->chunk_events_mean, ""),
+				 format_si(b, m->chunk_events_min, ""),
 				 format_si(c, m->chunk_events_max, ""));
 		scr_text(ui, r.y + r.h - 1, r.x + 1, r.w - 2, TH_TEXT, line);
 		return;
@@ -601,9 +603,11 @@ static int split_rows(struct ui *ui, struct rect in, int y, const char *name, op
 static void fine_panel(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
+	const char *scope = !m->has_fine ? "" : (m->fine_from_span ? " (span)" : " (cluster)");
+	const char *legend = !m->has_fine ? ""
+			     : (ui->ascii ? " #CPU =non-CPU" : " \xe2\x96\x88" "CPU \xe2\x96\x92non-CPU");
 	char title[96];
-	snprintf(title, sizeof(title), "%s%s%s", r.w < 50 ? "fine" : "fine metrics", !m->has_fine ? "" : (m->fine_from_span ? " (span)" : " (cluster)"),
-		 !m->has_fine ? "" : (ui->ascii ? " #CPU =non-CPU" : " \xe2\x96\x88""CPU \xe2\x96\x92non-CPU"));
+	snprintf(title, sizeof(title), "%s%s%s", r.w < 50 ? "fine" : "fine metrics", scope, legend);
 	scr_box(ui, r, title);
 	struct rect in = { r.x + 2, r.y + 1, r.w - 4, r.h - 2 };
 	if (!m->has_fine) {

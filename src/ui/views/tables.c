@@ -37,9 +37,14 @@ static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c
 void view_datasets(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "DATASET", 0, false, false, false }, { "CHUNKS", 10, true, false, false }, { "FAILED", 7, true, false, true },
-		{ "EVENTS", 15, true, false, false },	 { "RATE", 12, true, false, false },	 { "MEAN", 9, true, false, true },
-		{ "P99", 9, true, false, false },	 { "SHARE", 7, true, false, false },
+		{ "DATASET", 0, false, false, false },
+		{ "CHUNKS", 10, true, false, false },
+		{ "FAILED", 7, true, false, true },
+		{ "EVENTS", 15, true, false, false },
+		{ "RATE", 12, true, false, false },
+		{ "MEAN", 9, true, false, true },
+		{ "P99", 9, true, false, false },
+		{ "SHARE", 7, true, false, false },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
@@ -72,8 +77,12 @@ static void slow_row(struct ui *ui, const struct ui_frame *f, int row, char c[][
 void view_slowest(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "DURATION", 10, true, false, false }, { "FILE", 0, false, true, false },	  { "ENTRIES", 17, true, false, false },
-		{ "EVENTS", 11, true, false, true },	  { "WORKER", 16, false, false, false }, { "DATASET", 12, false, false, true },
+		{ "DURATION", 10, true, false, false },
+		{ "FILE", 0, false, true, false },
+		{ "ENTRIES", 17, true, false, false },
+		{ "EVENTS", 11, true, false, true },
+		{ "WORKER", 16, false, false, false },
+		{ "DATASET", 12, false, false, true },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
@@ -134,8 +143,12 @@ static void section_row(struct ui *ui, const struct ui_frame *f, int row, char c
 void view_sections(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "KIND", 12, false, false, false }, { "SECTION", 0, false, false, false }, { "CHUNKS", 10, true, false, true },
-		{ "TOTAL", 12, true, false, false }, { "MEAN", 12, true, false, false },	{ "MAX", 12, true, false, false },
+		{ "KIND", 12, false, false, false },
+		{ "SECTION", 0, false, false, false },
+		{ "CHUNKS", 10, true, false, true },
+		{ "TOTAL", 12, true, false, false },
+		{ "MEAN", 12, true, false, false },
+		{ "MAX", 12, true, false, false },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
@@ -167,8 +180,12 @@ static void file_row(struct ui *ui, const struct ui_frame *f, int row, char c[][
 void view_files(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "FILE", 0, false, true, false },	    { "DATASET", 14, false, false, true }, { "CHUNKS", 8, true, false, false },
-		{ "EVENTS", 13, true, false, true },	    { "COMPR", 7, true, false, false },     { "BRANCH%", 8, true, false, false },
+		{ "FILE", 0, false, true, false },
+		{ "DATASET", 14, false, false, true },
+		{ "CHUNKS", 8, true, false, false },
+		{ "EVENTS", 13, true, false, true },
+		{ "COMPR", 7, true, false, false },
+		{ "BRANCH%", 8, true, false, false },
 		{ "BYTES%", 7, true, false, false },
 	};
 	struct table_layout L;

@@ -118,9 +118,15 @@ static void worker_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 void view_workers(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "WORKER", 0, false, false, false },	  { "STATUS", 8, false, false, false }, { "THR", 4, true, false, true },
-		{ "MEMORY", 10, true, false, false },	  { "LIMIT", 10, true, false, true },  { "MEM%", 6, true, false, false },
-		{ "CPU%", 5, true, false, false },	  { "EXEC", 5, true, false, false },	  { "PROC", 5, true, false, true },
+		{ "WORKER", 0, false, false, false },
+		{ "STATUS", 8, false, false, false },
+		{ "THR", 4, true, false, true },
+		{ "MEMORY", 10, true, false, false },
+		{ "LIMIT", 10, true, false, true },
+		{ "MEM%", 6, true, false, false },
+		{ "CPU%", 5, true, false, false },
+		{ "EXEC", 5, true, false, false },
+		{ "PROC", 5, true, false, true },
 		{ "SPILLED", 10, true, false, true },
 	};
 	struct table_layout L;
