@@ -10,6 +10,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wundef -Wvla
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude \
+	-DROASTOP_THEMEDIR='"$(PREFIX)/share/roastop/themes"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
@@ -29,7 +30,7 @@ FUZZ_SECONDS ?= 60
 # Keep the instrumented objects between harness builds.
 .SECONDARY:
 
-.PHONY: all deps deps-test test test-faults unit integration asan bench fuzz fuzz-smoke demo install clean
+.PHONY: FORCE all deps deps-test test test-faults unit integration asan bench fuzz fuzz-smoke demo install clean
 
 all: $(BUILD)/roastop
 
@@ -43,6 +44,16 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# screen.c compiles the installed theme directory in: rebuild it when
+# PREFIX changes (make install PREFIX=/usr after a plain make).
+$(BUILD)/prefix: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
+
+$(BUILD)/obj/src/ui/screen.o: $(BUILD)/prefix
+
+FORCE:
 
 $(BUILD)/libroastop.a: $(LIB_OBJ)
 	@rm -f $@

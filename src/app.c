@@ -26,10 +26,12 @@
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
+#include "roastop/ui.h"
 
 #define REPLAY_BATCH 8192 /* events between two looks at the signal fd */
 
-enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_UDP, FD__COUNT };
+/* FD_FRAME: the dashboard's redraw timer; FD_UI: its keys (-1 when headless) */
+enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_UDP, FD_UI, FD__COUNT };
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
 
@@ -42,6 +44,9 @@ struct app {
 	struct dask *dask;
 	struct auth_key key;
 	struct recorder *rec;
+	struct ui *ui; /* NULL when headless */
+	bool headless; /* asked for, or no usable terminal */
+	char emitter_hint[PATH_MAX + 128]; /* what the emitters need, for the screen */
 	bool ending; /* run ended, grace period running */
 	int fds[FD__COUNT];
 	bool stop;
@@ -135,7 +140,7 @@ static void default_out_dir(char *buf, size_t size)
 /* Headless: scheduler state changes go to stderr, for batch logs. */
 static void app_note_status(const struct app *a, const struct event *ev)
 {
-	if (!a->cfg->headless || ev->type != EV_STATUS)
+	if (!a->headless || ev->type != EV_STATUS)
 		return;
 	const struct ev_status *st = &ev->u.status;
 	fprintf(stderr, "roastop: %s %s%s%s\n", st->source ? st->source : "?",
@@ -195,7 +200,7 @@ static bool replay_due(struct app *a)
 static void replay_finish(struct app *a)
 {
 	a->replay_done = true;
-	if (a->cfg->headless && !a->stop) {
+	if (a->headless && !a->stop) {
 		a->stop = true;
 		a->stop_reason = "end of recording";
 	}
@@ -336,7 +341,7 @@ static void app_checkpoint(struct app *a)
 	char err[512];
 	struct metrics m;
 	app_measure(a, &m);
-	if (a->cfg->headless)
+	if (a->headless)
 		app_progress(&m);
 	if (app_write(a, &m, err, sizeof(err)) == 0) {
 		a->checkpoints++;
@@ -360,6 +365,88 @@ static int poll_timeout(const struct app *a)
 	if (a->replay && !a->replay_done && (!a->pending || a->cfg->speed <= 0))
 		return 0; /* more to read now */
 	return -1;
+}
+
+/* ---- the dashboard: one call each from the loop ---- */
+
+static void app_ui_draw(struct app *a)
+{
+	struct metrics m;
+	struct udp_stats st;
+	app_measure(a, &m);
+	if (a->udp)
+		udp_get_stats(a->udp, &st);
+	struct ui_frame f = {
+		.run = &a->run,
+		.m = &m,
+		.scheduler_url = a->cfg->replay_path ? NULL : a->cfg->scheduler_url,
+		.udp_address = a->udp ? udp_address(a->udp) : NULL,
+		.udp = a->udp ? &st : NULL,
+		.replay_path = a->cfg->replay_path,
+		.replay_done = a->replay_done,
+		.out_dir = a->out_dir,
+		.emitter_hint = a->udp ? a->emitter_hint : NULL,
+		.now = app_now(a),
+	};
+	ui_draw(a->ui, &f);
+}
+
+static void app_ui_input(struct app *a)
+{
+	unsigned act = ui_input(a->ui);
+	if (act & UI_QUIT) {
+		a->stop = true;
+		a->stop_reason = "q pressed";
+		return;
+	}
+	if (act & UI_WRITE_NOW) {
+		char err[512];
+		struct metrics m;
+		app_measure(a, &m);
+		if (app_write(a, &m, err, sizeof(err)) == 0)
+			ui_message(a->ui, "measurement written to %s", a->out_dir);
+		else
+			ui_message(a->ui, "could not write the measurement: %s", err);
+	}
+	if (act & UI_INTERVAL_CHANGED) {
+		double iv = ui_interval(a->ui);
+		struct itimerspec it = itimer_of(iv, iv);
+		timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);
+	}
+	if (act & UI_REDRAW)
+		app_ui_draw(a);
+}
+
+/* The dashboard, unless headless was asked for or the terminal cannot
+ * hold one (then roastop says why and runs headless). */
+static void app_open_ui(struct app *a)
+{
+	const struct app_config *c = a->cfg;
+	a->headless = c->headless;
+	if (a->headless)
+		return;
+	struct ui_config uc = { .theme = c->theme, .no_color = c->no_color, .ascii = c->ascii };
+	char err[512];
+	a->ui = ui_open(&uc, err, sizeof(err));
+	if (!a->ui) {
+		fprintf(stderr, "roastop: no dashboard: %s; running headless\n", err);
+		a->headless = true;
+		return;
+	}
+	a->fds[FD_UI] = ui_fd(a->ui);
+	if (a->udp) /* what was printed before the screen opened, again */
+		ui_message(a->ui, "emitters: %s  (also under ?)", a->emitter_hint);
+	double iv = ui_interval(a->ui);
+	struct itimerspec it = itimer_of(iv, iv);
+	timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);
+	app_ui_draw(a);
+}
+
+static void app_close_ui(struct app *a)
+{
+	ui_close(a->ui);
+	a->ui = NULL;
+	a->fds[FD_UI] = -1; /* closed with the UI */
 }
 
 static void app_loop(struct app *a)
@@ -391,6 +478,12 @@ static void app_loop(struct app *a)
 				a->stop_reason = "run ended";
 			}
 		}
+		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
+			timer_drain(a->fds[FD_FRAME]);
+			app_ui_draw(a);
+		}
+		if (n > 0 && (pfd[FD_UI].revents & (POLLIN | POLLHUP)))
+			app_ui_input(a);
 		if (n > 0 && (pfd[FD_UDP].revents & POLLIN) &&
 		    udp_drain(a->udp, clock_real(), deliver_cb, a) < 0)
 			fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
@@ -420,10 +513,12 @@ static int app_open_udp(struct app *a)
 	fprintf(stderr, "roastop: listening for chunk datagrams on udp %s%s\n", udp_address(a->udp),
 		c->no_auth ? " (no authentication)" : "");
 	if (c->no_auth)
-		fprintf(stderr, "roastop: emitters: export ROASTOP_ADDR=%s\n", udp_address(a->udp));
+		snprintf(a->emitter_hint, sizeof(a->emitter_hint), "export ROASTOP_ADDR=%s",
+			 udp_address(a->udp));
 	else
-		fprintf(stderr, "roastop: emitters: export ROASTOP_ADDR=%s ROASTOP_KEY=$(cat %s)\n",
-			udp_address(a->udp), a->key.path);
+		snprintf(a->emitter_hint, sizeof(a->emitter_hint),
+			 "export ROASTOP_ADDR=%s ROASTOP_KEY=$(cat %s)", udp_address(a->udp), a->key.path);
+	fprintf(stderr, "roastop: emitters: %s\n", a->emitter_hint);
 	return 0;
 }
 
@@ -476,6 +571,7 @@ static int app_open_fds(struct app *a)
 	a->fds[FD_CHECKPOINT] = timer_open(c->checkpoint_interval, c->checkpoint_interval);
 	a->fds[FD_DURATION] = timer_open(c->duration > 0 ? c->duration : 0, 0);
 	a->fds[FD_PACE] = timer_open(0, 0);
+	a->fds[FD_FRAME] = timer_open(0, 0);
 	for (int i = 0; i < FD_UDP; i++) {
 		if (a->fds[i] < 0) {
 			fprintf(stderr, "roastop: cannot set up the event loop: %s\n", strerror(errno));
@@ -547,7 +643,9 @@ int app_main(const struct app_config *cfg)
 	if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
 		if (cfg->headless || cfg->replay_path)
 			fprintf(stderr, "roastop: collecting; measurement goes to %s\n", a->out_dir);
+		app_open_ui(a);
 		app_loop(a);
+		app_close_ui(a);
 		rc = app_finish(a);
 	}
 	app_close(a);

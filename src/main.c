@@ -1,15 +1,16 @@
 /* roastop: arguments -> app. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "roastop/app.h"
 #include "roastop/cli.h"
 
-static void note_pending(const struct cli_opts *o)
+/* NO_COLOR (no-color.org): set and not empty. */
+static bool env_no_color(void)
 {
-	if (!o->headless)
-		fprintf(stderr, "roastop: the interactive dashboard is not available yet in this "
-				"build; running headless\n");
+	const char *v = getenv("NO_COLOR");
+	return v && v[0];
 }
 
 int main(int argc, char **argv)
@@ -28,7 +29,6 @@ int main(int argc, char **argv)
 		return 2;
 	case CLI_RUN: break;
 	}
-	note_pending(&o);
 	struct app_config cfg = {
 		.replay_path = o.replay,
 		.speed = o.speed,
@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 		.output_dir = o.output,
 		.duration = o.duration,
 		.checkpoint_interval = o.checkpoint,
-		.headless = true, /* the screen arrives with the dashboard issue */
+		.headless = o.headless || !isatty(STDOUT_FILENO),
 		.exit_on_run_end = o.exit_on_run_end,
 		.processor_prefix = o.processor_prefix,
 		.listen_host = o.listen_host,
@@ -51,6 +51,9 @@ int main(int argc, char **argv)
 		.insecure = o.insecure,
 		.headers = o.headers,
 		.n_headers = o.n_headers,
+		.theme = o.theme,
+		.no_color = o.no_color || env_no_color(),
+		.ascii = o.ascii,
 	};
 	return app_main(&cfg);
 }

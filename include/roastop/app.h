@@ -30,10 +30,16 @@ struct app_config {
 	bool insecure;
 	const char *const *headers;
 	size_t n_headers;
+	/* the dashboard (unless headless) */
+	const char *theme; /* --theme NAME|PATH, NULL = default */
+	bool no_color; /* --no-color or NO_COLOR */
+	bool ascii; /* --ascii */
 };
 
-/* Runs until q, a signal, --duration, the end of a headless replay or
- * --exit-on-run-end; writes the measurement and prints the summary.
+/* Shows the dashboard unless cfg->headless (or there is no usable terminal:
+ * then it says why and runs headless). Runs until q, a signal, --duration,
+ * the end of a headless replay or --exit-on-run-end; writes the measurement
+ * and prints the summary.
  * Returns the process exit status. */
 int app_main(const struct app_config *cfg);
 

@@ -56,6 +56,9 @@ struct metrics {
 	optnum total_threads_avg, total_threads_now, chunks_per_second;
 	optnum workers_now, memory_used_now_bytes, memory_limit_now_bytes;
 	optnum expected_events, progress_percent, eta_seconds;
+	/* latest-sample values and the overhead split, for the live screen */
+	optnum memory_worst_percent_now, cpu_percent_now, tasks_executing_now, tasks_executing_peak;
+	optnum overhead_cpu_percent, overhead_io_wait_percent;
 };
 
 /* Per-dataset numbers, as roastcoffea's per_dataset plus roastop's p99. */

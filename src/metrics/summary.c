@@ -143,6 +143,13 @@ static void compute_workers(const struct run *r, struct metrics *m)
 		m->memory_used_now_bytes = optnum_of(r->tl_mem_used.v_last);
 	if (r->tl_mem_limit.has_last)
 		m->memory_limit_now_bytes = optnum_of(r->tl_mem_limit.v_last);
+	if (r->tl_mem_worst_pct.has_last)
+		m->memory_worst_percent_now = optnum_of(r->tl_mem_worst_pct.v_last);
+	if (r->tl_cpu.has_last)
+		m->cpu_percent_now = optnum_of(r->tl_cpu.v_last);
+	if (r->tl_executing.has_last)
+		m->tasks_executing_now = optnum_of(r->tl_executing.v_last);
+	m->tasks_executing_peak = timeline_max(&r->tl_executing);
 }
 
 static void compute_efficiency(struct metrics *m)
@@ -240,6 +247,10 @@ static void compute_fine(const struct run *r, const struct metrics_options *o, s
 	if (m->processor_known) {
 		m->overhead_cpu_time_seconds = optnum_of(s.o_cpu);
 		m->overhead_io_wait_time_seconds = optnum_of(s.o_io);
+		/* overhead_cpu_percent = cpu / (cpu + noncpu) x 100 over non-processor rows */
+		optnum o_total = optnum_of(s.o_cpu + s.o_io);
+		m->overhead_cpu_percent = scale(ratio(optnum_of(s.o_cpu), o_total), 100);
+		m->overhead_io_wait_percent = scale(ratio(optnum_of(s.o_io), o_total), 100);
 	}
 	m->total_bytes_memory_read = optnum_of(s.mem_r);
 	m->disk_read_bytes = optnum_of(s.disk_r);

@@ -641,6 +641,8 @@ static void fine_metrics_split_by_processor(void **state)
 	assert_near(m.processor_io_wait_percent.value, 25, 1e-12);
 	assert_near(m.overhead_cpu_time_seconds.value, 2, 0);
 	assert_near(m.overhead_io_wait_time_seconds.value, 1, 0);
+	assert_near(m.overhead_cpu_percent.value, 200.0 / 3.0, 1e-12);
+	assert_near(m.overhead_io_wait_percent.value, 100.0 / 3.0, 1e-12);
 	assert_near(m.disk_read_bytes.value, 500, 0);
 	assert_near(m.disk_write_bytes.value, 300, 0);
 	assert_near(m.total_bytes_memory_read.value, 900, 0);
@@ -682,6 +684,7 @@ static void fine_without_processor_name(void **state)
 	assert_near(m.processor_io_wait_percent.value, 0, 0);
 	assert_false(m.overhead_cpu_time_seconds.valid);
 	assert_false(m.overhead_io_wait_time_seconds.valid);
+	assert_false(m.overhead_cpu_percent.valid);
 	assert_false(m.io_overhead_pct.valid); /* no cores known */
 	cJSON *j = to_json(&m);
 	assert_true(jnull(j, "overhead_cpu_time_seconds")); /* the fine group is written */
@@ -969,6 +972,28 @@ static void compute_is_pure(void **state)
 	strbuf_free(&sb);
 }
 
+/* The live screen's "now" values: the latest sample's worst memory %, mean
+ * CPU and executing tasks; unknown before any sample. */
+static void latest_sample_values(void **state)
+{
+	(void)state;
+	struct metrics m;
+	compute(&m, 0);
+	assert_false(m.memory_worst_percent_now.valid);
+	assert_false(m.cpu_percent_now.valid);
+	struct w ws[2] = { { "a", 2, 100, 20 }, { "b", 2, 900, 60 } };
+	sample_of(1, ws, 2);
+	ws[1].mem = 500;
+	ws[0].cpu = 80;
+	sample_of(2, ws, 2);
+	compute(&m, 2);
+	assert_near(m.memory_worst_percent_now.value, 50, 1e-12); /* 500 / 1000 */
+	assert_near(m.cpu_percent_now.value, 70, 1e-12); /* (80 + 60) / 2 */
+	assert_false(m.tasks_executing_now.valid); /* no worker said what it executes */
+	assert_false(m.tasks_executing_peak.valid);
+	assert_near(m.memory_utilization_max_percent.value, 90, 1e-12); /* the run's worst */
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1003,6 +1028,7 @@ int main(void)
 		T(json_never_has_nan_or_inf),
 		T(roastop_block_and_extra),
 		T(compute_is_pure),
+		T(latest_sample_values),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

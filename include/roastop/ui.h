@@ -1,0 +1,83 @@
+/* The live dashboard (ncursesw). The app owns the loop: it polls ui_fd()
+ * (keys and terminal resizes), calls ui_input() when it is readable and
+ * ui_draw() on its frame timer. The UI only reads: every number comes from
+ * the struct metrics and the run in the frame. */
+#ifndef ROASTOP_UI_H
+#define ROASTOP_UI_H
+
+#include <stdio.h>
+
+#include "roastop/metrics.h"
+#include "roastop/run.h"
+#include "roastop/udp.h"
+
+#define UI_DEFAULT_INTERVAL 1.0
+#define UI_MIN_INTERVAL 0.1
+#define UI_MAX_INTERVAL 10.0
+
+enum ui_view {
+	UI_VIEW_MAIN = 0,
+	UI_VIEW_WORKERS,
+	UI_VIEW_DATASETS,
+	UI_VIEW_SLOWEST,
+	UI_VIEW_SECTIONS,
+	UI_VIEW_FILES,
+	UI_VIEW_LOG,
+	UI_VIEW__COUNT
+};
+
+struct ui_config {
+	const char *theme; /* name or path; NULL = "default" */
+	bool no_color; /* --no-color or NO_COLOR set */
+	bool ascii; /* --ascii; also forced when the locale is not UTF-8 */
+	double interval; /* seconds between redraws; 0 = UI_DEFAULT_INTERVAL */
+	const char *theme_install_dir; /* NULL = the compiled-in $(PREFIX) one */
+	/* Tests and the benchmark: draw on these instead of the terminal.
+	 * NULL = stdout, and /dev/tty (else stdin) for keys. */
+	FILE *out, *in;
+	int cols, rows; /* with out given: the screen size to assume */
+};
+
+/* One frame's inputs; pointers are only read during ui_draw. */
+struct ui_frame {
+	const struct run *run;
+	const struct metrics *m;
+	const char *scheduler_url; /* NULL = none configured */
+	const char *udp_address; /* NULL = no listener (replay) */
+	const struct udp_stats *udp; /* NULL in a replay */
+	const char *replay_path; /* NULL when live */
+	bool replay_done;
+	const char *out_dir; /* where the measurement goes */
+	const char *emitter_hint; /* "export ROASTOP_ADDR=... ROASTOP_KEY=..." or NULL */
+	double now; /* the metrics clock */
+};
+
+/* What the app must do after input (bits). */
+enum ui_action {
+	UI_NONE = 0,
+	UI_REDRAW = 1, /* draw now */
+	UI_QUIT = 2,
+	UI_WRITE_NOW = 4, /* write the measurement now */
+	UI_INTERVAL_CHANGED = 8, /* re-arm the frame timer with ui_interval() */
+};
+
+/* NULL with a one-line reason in err when there is no usable terminal
+ * (no cursor addressing, not a tty, newterm failing): the app then runs
+ * headless. A bad theme is not fatal: the message is kept and shown. */
+struct ui *ui_open(const struct ui_config *cfg, char *err, size_t errsz);
+/* Readable when a key or a resize is waiting. */
+int ui_fd(const struct ui *ui);
+/* Reads every waiting key; returns enum ui_action bits. Never blocks. */
+unsigned ui_input(struct ui *ui);
+void ui_draw(struct ui *ui, const struct ui_frame *f);
+double ui_interval(const struct ui *ui);
+/* A line shown in the footer for a few seconds ("measurement written to ..."). */
+void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For tests and the benchmark. */
+void ui_set_view(struct ui *ui, enum ui_view v);
+/* The next ui_draw repaints every cell, as Ctrl-L does. */
+void ui_invalidate(struct ui *ui);
+/* Restores the terminal. NULL is fine. */
+void ui_close(struct ui *ui);
+
+#endif

@@ -1,0 +1,64 @@
+/* Panel geometry; see layout.h. */
+#include "roastop/layout.h"
+
+bool layout_too_small(int cols, int rows)
+{
+	return cols < LAYOUT_MIN_COLS || rows < LAYOUT_MIN_ROWS;
+}
+
+static struct rect rect_of(int x, int y, int w, int h)
+{
+	return (struct rect){ .x = x, .y = y, .w = w, .h = h };
+}
+
+/* Timelines get 55 % of the rows under the header (rounded), at least 6 so
+ * each panel keeps one graph row; the rest goes to histogram and breakdown. */
+int layout_main(int cols, int rows, struct main_layout *l)
+{
+	if (layout_too_small(cols, rows))
+		return -1;
+	l->tabs = rect_of(0, 0, cols, 1);
+	l->header = rect_of(0, 1, cols, LAYOUT_HEADER_ROWS);
+	l->progress = rect_of(0, 1 + LAYOUT_HEADER_ROWS, cols, LAYOUT_PROGRESS_ROWS);
+	l->footer = rect_of(0, rows - 1, cols, 1);
+	int top = 1 + LAYOUT_HEADER_ROWS + LAYOUT_PROGRESS_ROWS;
+	int avail = rows - 1 - top;
+	int tl_h = (avail * 55 + 50) / 100;
+	if (tl_h < 6)
+		tl_h = 6;
+	int bot_h = avail - tl_h;
+	int half_w = cols / 2, row1 = tl_h / 2;
+	l->timeline[0] = rect_of(0, top, half_w, row1);
+	l->timeline[1] = rect_of(half_w, top, cols - half_w, row1);
+	l->timeline[2] = rect_of(0, top + row1, half_w, tl_h - row1);
+	l->timeline[3] = rect_of(half_w, top + row1, cols - half_w, tl_h - row1);
+	int fine_w = cols * 45 / 100;
+	if (fine_w < 38)
+		fine_w = 38;
+	if (fine_w > 70)
+		fine_w = 70;
+	l->hist = rect_of(0, top + tl_h, cols - fine_w, bot_h);
+	l->fine = rect_of(cols - fine_w, top + tl_h, fine_w, bot_h);
+	l->hist_split = l->hist.w >= 100;
+	return 0;
+}
+
+int layout_table(int cols, int rows, struct table_layout *l)
+{
+	if (layout_too_small(cols, rows))
+		return -1;
+	l->tabs = rect_of(0, 0, cols, 1);
+	l->body = rect_of(0, 1, cols, rows - 2);
+	l->footer = rect_of(0, rows - 1, cols, 1);
+	return 0;
+}
+
+bool layout_inside(struct rect a, int cols, int rows)
+{
+	return a.x >= 0 && a.y >= 0 && a.w > 0 && a.h > 0 && a.x + a.w <= cols && a.y + a.h <= rows;
+}
+
+bool layout_overlap(struct rect a, struct rect b)
+{
+	return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}

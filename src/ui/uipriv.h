@@ -1,0 +1,114 @@
+/* Shared by the files of src/ui only: the UI's state and the drawing
+ * primitives (screen.c) the views use. Not a public header. */
+#ifndef ROASTOP_UIPRIV_H
+#define ROASTOP_UIPRIV_H
+
+#include <curses.h>
+#include <limits.h>
+
+#include "roastop/layout.h"
+#include "roastop/theme.h"
+#include "roastop/ui.h"
+
+#define UI_GRAD_STEPS 8
+#define UI_MAX_THEMES 32
+#define UI_FILTER_LEN 64
+#define UI_MSG_LEN 320
+
+struct wrow {
+	double key;
+	const char *name;
+	size_t idx;
+	bool present;
+};
+
+enum worker_sort { WSORT_MEMORY = 0, WSORT_MEMPCT, WSORT_CPU, WSORT_EXECUTING, WSORT_NAME, WSORT__COUNT };
+
+struct ui {
+	struct ui_config cfg;
+	SCREEN *scr;
+	FILE *in, *out;
+	bool own_in; /* opened /dev/tty */
+	bool hungup; /* the terminal's input is gone: stop watching it */
+	int saved_stderr; /* the real stderr while messages are held back (-1: not) */
+	FILE *held; /* stderr's messages while the screen is up */
+	int epfd, sigfd, infd;
+	bool color, ascii;
+	int ncolors;
+	struct theme theme;
+	struct theme_dirs dirs;
+	char config_dir[PATH_MAX + 32], source_dir[PATH_MAX + 32];
+	char theme_names[UI_MAX_THEMES][THEME_NAME_LEN];
+	size_t n_themes;
+	attr_t attr[TH__COUNT]; /* attributes incl. colour pair per element */
+	attr_t grad[UI_GRAD_STEPS];
+	enum ui_view view;
+	bool paused, help, dirty;
+	double interval;
+	int sel[UI_VIEW__COUNT], top[UI_VIEW__COUNT]; /* selection and scroll per view */
+	int rows_shown[UI_VIEW__COUNT]; /* body rows of the last draw, for paging */
+	int n_rows[UI_VIEW__COUNT]; /* table rows of the last draw */
+	enum worker_sort wsort;
+	bool filter_edit;
+	char filter[UI_FILTER_LEN];
+	char msg[UI_MSG_LEN];
+	double msg_until; /* monotonic seconds */
+	/* scratch, grown as needed and kept between frames */
+	double *vals;
+	uint32_t *cells;
+	size_t scratch;
+	size_t *idx; /* table rows -> map entries, filtered and sorted */
+	size_t idx_cap;
+	struct wrow *wrows; /* workers view: sort keys */
+	size_t wrows_cap;
+	struct topk_item slow[TOPK_CAP];
+};
+
+/* keys.c */
+bool ui_sync_size(struct ui *ui);
+
+/* screen.c */
+int ui_scratch(struct ui *ui, size_t cells);
+void scr_clear(struct ui *ui);
+void scr_fill(struct ui *ui, struct rect r);
+/* Draws at most maxw columns of s (UTF-8) at (y, x); returns columns used. */
+int scr_text(struct ui *ui, int y, int x, int maxw, enum theme_elem e, const char *s);
+int scr_printf(struct ui *ui, int y, int x, int maxw, enum theme_elem e, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+void scr_box(struct ui *ui, struct rect r, const char *title);
+/* code points in w columns at (y, x) with attribute a */
+void scr_cells(struct ui *ui, int y, int x, const uint32_t *cp, int w, attr_t a);
+/* a graph area: row 0 at the top, coloured along the gradient from the bottom */
+void scr_graph(struct ui *ui, int y, int x, int w, int h, const uint32_t *cells);
+int scr_cols(void);
+int scr_rows(void);
+size_t text_width(const char *s); /* code points */
+void ui_apply_theme(struct ui *ui);
+
+/* views */
+void view_main(struct ui *ui, const struct ui_frame *f);
+void view_workers(struct ui *ui, const struct ui_frame *f);
+void view_datasets(struct ui *ui, const struct ui_frame *f);
+void view_slowest(struct ui *ui, const struct ui_frame *f);
+void view_sections(struct ui *ui, const struct ui_frame *f);
+void view_files(struct ui *ui, const struct ui_frame *f);
+void view_log(struct ui *ui, const struct ui_frame *f);
+
+/* tables (views/table.c): a column of a table view */
+struct table_col {
+	const char *title;
+	int width; /* 0 = take the rest */
+	bool right; /* right-aligned (numbers) */
+	bool tail; /* too long: keep the end (file names), not the start */
+	bool optional; /* dropped when the flexible column would be too narrow */
+};
+/* Header line, then rows [top, top + body rows) through row_fn, with the
+ * selected row highlighted; keeps sel and top in range. */
+#define FMT_CELL 192
+#define TABLE_MAX_COLS 12
+typedef void (*table_row_fn)(struct ui *ui, const struct ui_frame *f, int row, char cells[][FMT_CELL],
+			     enum theme_elem *elem);
+void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const char *title,
+		const struct table_col *cols, int ncols, int nrows, table_row_fn fn);
+
+#endif

@@ -1,0 +1,652 @@
+/* The main view: header, progress, four timelines, the chunk-runtime
+ * histogram and the fine-metrics breakdown. Every number shown comes from
+ * struct metrics (or is a count the run keeps) and goes through format.h. */
+#include "../uipriv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "roastop/format.h"
+#include "roastop/graph.h"
+#include "roastop/hist.h"
+
+#define SCALE_W 8 /* the left scale labels of a timeline, with a space */
+
+/* A running line: text segments placed left to right, clipped at the end. */
+struct line {
+	struct ui *ui;
+	int y, x, end;
+};
+
+static void seg(struct line *l, enum theme_elem e, const char *s)
+{
+	if (l->x < l->end)
+		l->x += scr_text(l->ui, l->y, l->x, l->end - l->x, e, s);
+}
+
+static void sep(struct line *l)
+{
+	seg(l, TH_DIM, l->ui->ascii ? " | " : " \xc2\xb7 ");
+}
+
+static double pct100(optnum v)
+{
+	return v.valid ? v.value * 100 : NAN;
+}
+
+/* ---- header ---- */
+
+static const struct source_info *source_named(const struct run *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_sources && i < ROASTOP_ARRAY_LEN(r->sources); i++)
+		if (strcmp(r->sources[i].name, name) == 0)
+			return &r->sources[i];
+	return NULL;
+}
+
+static void clock_text(char *buf, size_t size, double t)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	localtime_r(&s, &tm);
+	strftime(buf, size, "%H:%M:%S", &tm);
+}
+
+static void scheduler_state(struct line *l, const struct ui_frame *f)
+{
+	const struct source_info *s = source_named(f->run, "scheduler");
+	char buf[FMT_LEN], at[16];
+	if (!s) {
+		seg(l, TH_DIM, f->replay_path ? "(replay)" : "waiting for the first poll");
+		return;
+	}
+	switch (s->state) {
+	case SRC_CONNECTED: seg(l, TH_OK, "connected"); break;
+	case SRC_DEGRADED:
+		seg(l, TH_WARNING, "degraded: ");
+		seg(l, TH_WARNING, s->reason[0] ? s->reason : "no reason given");
+		break;
+	default:
+		clock_text(at, sizeof(at), s->since);
+		seg(l, TH_CRITICAL, "lost since ");
+		seg(l, TH_CRITICAL, at);
+		seg(l, TH_CRITICAL, " (");
+		seg(l, TH_CRITICAL, format_duration(buf, optnum_of(f->now - s->since)));
+		seg(l, TH_CRITICAL, ")");
+		if (s->reason[0]) {
+			seg(l, TH_CRITICAL, ": ");
+			seg(l, TH_CRITICAL, s->reason);
+		}
+	}
+}
+
+/* A replay: the file, then what the recording says of the scheduler. */
+static void header_replay(struct line *l, const struct ui_frame *f)
+{
+	if (source_named(f->run, "scheduler")) {
+		seg(l, TH_LABEL, "scheduler ");
+		scheduler_state(l, f);
+		sep(l);
+	}
+	seg(l, TH_LABEL, "Dask ");
+	seg(l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
+	sep(l);
+	if (f->replay_done)
+		seg(l, TH_WARNING, "(end reached: q quits) ");
+	seg(l, TH_LABEL, "replay ");
+	seg(l, TH_TEXT, f->replay_path);
+}
+
+/* The listener first: its counts are short and must never be clipped; the
+ * scheduler's state comes last because a lost scheduler's reason is long. */
+static void header_udp(struct line *l, const struct ui_frame *f)
+{
+	char a[FMT_LEN], b[FMT_LEN];
+	seg(l, TH_LABEL, "udp ");
+	seg(l, TH_VALUE, f->udp_address);
+	if (f->udp) {
+		seg(l, TH_LABEL, " rx ");
+		seg(l, TH_VALUE, format_count(a, optnum_of((double)f->udp->datagrams)));
+		uint64_t lost = f->udp->missing + f->udp->kernel_drops;
+		seg(l, TH_LABEL, " lost ");
+		seg(l, lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
+	}
+	sep(l);
+}
+
+static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	struct line l = { ui, r.y, 1, r.x + r.w };
+	if (f->replay_path) {
+		header_replay(&l, f);
+		return;
+	}
+	if (f->udp_address)
+		header_udp(&l, f);
+	seg(&l, TH_LABEL, "Dask ");
+	seg(&l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
+	sep(&l);
+	seg(&l, TH_LABEL, "scheduler ");
+	seg(&l, TH_TEXT, f->scheduler_url ? f->scheduler_url : "-");
+	seg(&l, TH_TEXT, " ");
+	scheduler_state(&l, f);
+}
+
+static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	const struct run *run = f->run;
+	const struct metrics *m = f->m;
+	struct line l = { ui, r.y + 1, 1, r.x + r.w };
+	char a[FMT_LEN];
+	seg(&l, TH_LABEL, "run ");
+	seg(&l, TH_VALUE, run->name[0] ? run->name : (run->run_id[0] ? run->run_id : "(no run-start yet)"));
+	if (run->processor[0]) {
+		seg(&l, TH_TEXT, " (");
+		seg(&l, TH_TEXT, run->processor);
+		seg(&l, TH_TEXT, ")");
+	}
+	sep(&l);
+	seg(&l, TH_LABEL, "elapsed ");
+	seg(&l, TH_VALUE, format_duration(a, m->elapsed_time_seconds));
+	sep(&l);
+	const char *state = run->ended ? "run ended" : (run->started ? "running" : "waiting");
+	seg(&l, run->ended ? TH_OK : TH_TEXT, state);
+	if (f->out_dir) {
+		sep(&l);
+		seg(&l, TH_LABEL, "out ");
+		seg(&l, TH_DIM, f->out_dir);
+	}
+}
+
+/* ---- progress ---- */
+
+static void progress_bar(struct ui *ui, int y, int x, int w, double frac)
+{
+	if (w < 3)
+		return;
+	uint32_t cells[512];
+	int inner = w - 2 > 512 ? 512 : w - 2;
+	graph_hbar(frac, inner, ui->ascii, cells);
+	scr_text(ui, y, x, 1, TH_BORDER, "[");
+	scr_cells(ui, y, x + 1, cells, inner, ui->attr[TH_BAR_CPU]);
+	scr_text(ui, y, x + 1 + inner, 1, TH_BORDER, "]");
+}
+
+static void progress_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	const struct metrics *m = f->m;
+	struct line l = { ui, r.y, 1, r.x + r.w };
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
+	if (m->expected_events.valid) {
+		seg(&l, TH_LABEL, "events ");
+		seg(&l, TH_VALUE, format_count(a, m->total_events));
+		seg(&l, TH_TEXT, " of ");
+		seg(&l, TH_VALUE, format_count(b, m->expected_events));
+		seg(&l, TH_TEXT, " ");
+		char tail[2 * FMT_LEN + 16];
+		snprintf(tail, sizeof(tail), " %s  ETA %s", format_num(a, m->progress_percent, "%.1f%%"),
+			 f->run->ended ? "done" : format_duration(c, m->eta_seconds));
+		int bar_w = l.end - l.x - (int)strlen(tail) - 1;
+		double frac = m->progress_percent.valid ? m->progress_percent.value / 100 : 0;
+		progress_bar(ui, l.y, l.x, bar_w > 40 ? 40 + (bar_w - 40) / 2 : bar_w, frac);
+		l.x += bar_w > 40 ? 40 + (bar_w - 40) / 2 : (bar_w > 0 ? bar_w : 0);
+		seg(&l, TH_VALUE, tail);
+		return;
+	}
+	seg(&l, TH_LABEL, "chunks ");
+	seg(&l, TH_VALUE, format_count(a, m->num_chunks));
+	seg(&l, TH_TEXT, " done, ");
+	seg(&l, m->num_failed_chunks.valid && m->num_failed_chunks.value > 0 ? TH_CRITICAL : TH_VALUE,
+	    format_count(b, m->num_failed_chunks));
+	seg(&l, TH_TEXT, " failed");
+	sep(&l);
+	seg(&l, TH_LABEL, "events ");
+	seg(&l, TH_VALUE, format_count(c, m->total_events));
+	sep(&l);
+	seg(&l, TH_LABEL, "tasks executing ");
+	seg(&l, TH_VALUE, format_num(a, m->tasks_executing_now, "%.0f"));
+	seg(&l, TH_DIM, "  (no expected total: run-start gave none)");
+}
+
+static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	const struct metrics *m = f->m;
+	struct line l = { ui, r.y + 1, 1, r.x + r.w };
+	char a[FMT_LEN];
+	bool wide = r.w >= 110;
+	if (wide)
+		seg(&l, TH_LABEL, "event rate ");
+	seg(&l, TH_VALUE, format_num(a, m->event_rate_elapsed_khz, "%.2f kHz"));
+	sep(&l);
+	seg(&l, TH_VALUE, m->data_rate_gbps.valid ? format_num(a, m->data_rate_gbps, "%.3f Gbps")
+						: "n/a Gbps");
+	if (m->data_rate_mb_per_s.valid) {
+		seg(&l, TH_TEXT, " ");
+		seg(&l, TH_VALUE, format_num(a, m->data_rate_mb_per_s, "(%.1f MB/s)"));
+	}
+	sep(&l);
+	seg(&l, TH_VALUE, m->event_rate_core_khz.valid
+				  ? format_num(a, m->event_rate_core_khz, "%.4f kHz/core") : "n/a kHz/core");
+	sep(&l);
+	seg(&l, TH_LABEL, wide ? "core efficiency " : "eff ");
+	seg(&l, TH_VALUE, format_num(a, optnum_of(pct100(m->core_efficiency)), "%.1f %%"));
+	if (r.w < 90)
+		return; /* the spec's rates first; chunks/s where there is room */
+	sep(&l);
+	seg(&l, TH_VALUE, format_num(a, m->chunks_per_second, "%.2f"));
+	seg(&l, TH_LABEL, " chunks/s");
+}
+
+/* ---- timelines ---- */
+
+struct tl_spec {
+	const char *name;
+	const struct timeline *tl;
+	double vmax; /* scale maximum */
+	const char *unit; /* for the scale: format_si unit */
+	double mark; /* a dashed line at this value (NaN = none) */
+	double peak; /* labelled on the scale at its height (NaN = none) */
+	const struct timeline *line; /* drawn as a line over the area, or NULL */
+	char title[256];
+	char brief[256]; /* the title when the panel is narrow */
+};
+
+static void scale_label(char *buf, double v, const char *unit)
+{
+	char t[FMT_LEN];
+	if (v == 0)
+		snprintf(t, sizeof(t), "0 %s", unit);
+	else
+		format_si(t, optnum_of(v), unit);
+	size_t len = strlen(t), w = SCALE_W - 1;
+	if (len > w)
+		len = w;
+	memset(buf, ' ', w - len);
+	memcpy(buf + w - len, t, len);
+	buf[w] = '\0';
+}
+
+/* The marker: a dashed line through the empty cells at value v. */
+static void mark_line(struct ui *ui, uint32_t *cells, int w, int h, double v, double vmax)
+{
+	if (!(v > 0) || !(v <= vmax))
+		return;
+	int row = h - 1 - (int)floor(v / vmax * h - 1e-9);
+	if (row < 0)
+		row = 0;
+	for (int x = 0; x < w; x += 2)
+		if (cells[row * w + x] == ' ')
+			cells[row * w + x] = ui->ascii ? '-' : 0x2504;
+}
+
+/* Run time at the graph's left end, middle (when wide) and right end, in
+ * the bottom border. */
+static void axis_labels(struct ui *ui, struct rect r, const struct metrics *m)
+{
+	char a[FMT_LEN], b[FMT_LEN];
+	if (!m->elapsed_time_seconds.valid || r.w < 24)
+		return;
+	int y = r.y + r.h - 1, gx = r.x + 1 + SCALE_W, gw = r.w - 2 - SCALE_W;
+	scr_printf(ui, y, gx, 12, TH_DIM, " %s ", format_duration(a, optnum_of(0)));
+	format_duration(b, m->elapsed_time_seconds);
+	int bw = (int)strlen(b) + 2;
+	scr_printf(ui, y, r.x + r.w - 1 - bw, bw, TH_DIM, " %s ", b);
+	if (gw < 50)
+		return;
+	format_duration(a, optnum_of(m->elapsed_time_seconds.value / 2));
+	int aw = (int)strlen(a) + 2;
+	scr_printf(ui, y, gx + gw / 2 - aw / 2, aw, TH_DIM, " %s ", a);
+}
+
+/* The peak's value on the scale, at the row it reaches, in the marker colour. */
+static void peak_label(struct ui *ui, const struct tl_spec *s, int x, int gy, int gh)
+{
+	if (!(s->peak > 0) || !(s->peak <= s->vmax) || gh < 3)
+		return;
+	int row = gh - 1 - (int)floor(s->peak / s->vmax * gh - 1e-9);
+	if (row < 0 || row >= gh - 1)
+		return;
+	char lab[SCALE_W + 1];
+	scale_label(lab, s->peak, s->unit);
+	scr_text(ui, gy + row, x, SCALE_W, TH_MARKER, lab);
+}
+
+static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect r,
+			   const struct tl_spec *s)
+{
+	scr_box(ui, r, (int)text_width(s->title) + 6 <= r.w ? s->title : s->brief);
+	int gx = r.x + 1 + SCALE_W, gy = r.y + 1, gw = r.w - 2 - SCALE_W, gh = r.h - 2;
+	if (gw < 4 || gh < 1)
+		return;
+	size_t n = (size_t)gw * (size_t)graph_xres(ui->ascii);
+	if (ui_scratch(ui, n > (size_t)(gw * gh) ? n : (size_t)(gw * gh)) != 0)
+		return;
+	const struct metrics *m = f->m;
+	double t0 = m->elapsed_time_seconds.valid ? m->t_start : f->now - 60;
+	double t1 = m->elapsed_time_seconds.valid ? m->t_end : f->now;
+	if (!(t1 - t0 >= 1))
+		t0 = t1 - 1;
+	graph_resample(s->tl, t0, t1, ui->vals, n);
+	graph_area(ui->vals, n, s->vmax, gw, gh, ui->ascii, ui->cells);
+	if (s->line) {
+		graph_resample(s->line, t0, t1, ui->vals, n);
+		graph_line(ui->vals, n, s->vmax, gw, gh, ui->ascii, ui->cells);
+	}
+	mark_line(ui, ui->cells, gw, gh, s->mark, s->vmax);
+	scr_graph(ui, gy, gx, gw, gh, ui->cells);
+	char lab[SCALE_W + 1];
+	scale_label(lab, s->vmax, s->unit);
+	scr_text(ui, gy, r.x + 1, SCALE_W, TH_DIM, lab);
+	if (gh > 1) {
+		scale_label(lab, 0, s->unit);
+		scr_text(ui, gy + gh - 1, r.x + 1, SCALE_W, TH_DIM, lab);
+	}
+	peak_label(ui, s, r.x + 1, gy, gh);
+	axis_labels(ui, r, m);
+}
+
+static double vmax_of(const struct timeline *tl, double floor_v)
+{
+	double v = tl->n_samples ? fmax(tl->max, floor_v) : floor_v;
+	for (size_t i = 0; i < tl->len; i++)
+		v = fmax(v, tl->pts[i].max);
+	return graph_nice_max(v);
+}
+
+static void timelines(struct ui *ui, const struct ui_frame *f, const struct main_layout *L)
+{
+	const struct run *r = f->run;
+	const struct metrics *m = f->m;
+	const char *dash = ui->ascii ? "--" : "\xe2\x94\x84";
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
+	struct tl_spec s[4] = {
+		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, NULL, "", "" },
+		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, NULL, "", "" },
+		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, NULL, "", "" },
+		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, NULL, "", "" },
+	};
+	s[0].vmax = vmax_of(&r->tl_workers, 1);
+	s[0].mark = m->avg_workers.valid ? m->avg_workers.value : NAN;
+	s[0].peak = m->peak_workers.valid ? m->peak_workers.value : NAN;
+	snprintf(s[0].title, sizeof(s[0].title), "workers %s  peak %s  %s time-average %s",
+		 format_num(a, m->workers_now, "%.0f"), format_num(b, m->peak_workers, "%.0f"), dash,
+		 format_num(c, m->avg_workers, "%.1f"));
+	snprintf(s[0].brief, sizeof(s[0].brief), "workers %s peak %s %savg %s", a, b, dash, c);
+	s[1].vmax = graph_nice_max(fmax(s[1].vmax, vmax_of(&r->tl_mem_used, 1)));
+	s[1].line = &r->tl_mem_limit; /* the limit over time, over the memory used */
+	char d[FMT_LEN];
+	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %s limit  worst worker %s",
+		 format_bytes(a, m->memory_used_now_bytes), format_bytes(b, m->memory_limit_now_bytes),
+		 ui->ascii ? "-" : "\xe2\xa0\x89", format_num(d, m->memory_worst_percent_now, "%.0f%%"));
+	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s worst %s", a, b, d);
+	s[2].mark = m->cpu_utilization_mean_percent.valid ? m->cpu_utilization_mean_percent.value : NAN;
+	s[3].peak = m->tasks_executing_peak.valid ? m->tasks_executing_peak.value : NAN;
+	snprintf(s[2].title, sizeof(s[2].title), "CPU %s  %s mean %s",
+		 format_num(a, m->cpu_percent_now, "%.0f%%"), dash,
+		 format_num(b, m->cpu_utilization_mean_percent, "%.1f%%"));
+	memcpy(s[2].brief, s[2].title, sizeof(s[2].brief));
+	snprintf(s[3].title, sizeof(s[3].title), "tasks executing %s  peak %s",
+		 format_num(a, m->tasks_executing_now, "%.0f"),
+		 format_num(b, m->tasks_executing_peak, "%.0f"));
+	snprintf(s[3].brief, sizeof(s[3].brief), "tasks %s peak %s", a, b);
+	for (int i = 0; i < 4; i++)
+		timeline_panel(ui, f, L->timeline[i], &s[i]);
+}
+
+/* ---- histogram ---- */
+
+static void hist_range(const struct hist *h, double *lo, double *hi)
+{
+	*lo = fmax(h->min, HIST_MIN);
+	*hi = fmax(h->max, *lo);
+	if (*hi < *lo * 4) { /* a narrow spread still gets a readable axis */
+		double mid = sqrt(*lo * *hi);
+		*lo = mid / 2;
+		*hi = mid * 2;
+	}
+}
+
+/* Carets under the marked values first, then each label beside its caret
+ * where the row is still free (used[] marks taken columns). */
+static int mark_col(int w, int xres, double v, double lo, double hi)
+{
+	if (!(v > 0))
+		return -1;
+	return (int)graph_log_bin(v, lo, hi, (size_t)(w * xres)) / xres;
+}
+
+static bool span_free(const bool *used, int from, int len, int w)
+{
+	if (from < 0 || from + len > w)
+		return false;
+	for (int i = from; i < from + len; i++)
+		if (used[i])
+			return false;
+	return true;
+}
+
+static void hist_marks(struct ui *ui, int y, int x, int w, int xres, const optnum *marks,
+		       const char *const *labels, int n, double lo, double hi)
+{
+	bool used[1024] = { false };
+	int cols[8];
+	w = w > 1024 ? 1024 : w;
+	n = n > 8 ? 8 : n;
+	for (int i = 0; i < n; i++) {
+		cols[i] = mark_col(w, xres, marks[i].valid ? marks[i].value : NAN, lo, hi);
+		if (cols[i] < 0)
+			continue;
+		scr_text(ui, y, x + cols[i], 1, TH_MARKER, ui->ascii ? "^" : "\xe2\x96\xb2");
+		used[cols[i]] = true;
+	}
+	for (int i = 0; i < n; i++) {
+		int len = (int)strlen(labels[i]), at = -1;
+		if (cols[i] < 0)
+			continue;
+		if (span_free(used, cols[i] + 1, len, w))
+			at = cols[i] + 1;
+		else if (span_free(used, cols[i] - len, len, w))
+			at = cols[i] - len;
+		if (at < 0)
+			continue;
+		scr_text(ui, y, x + at, len, TH_MARKER, labels[i]);
+		for (int k = at; k < at + len; k++)
+			used[k] = true;
+	}
+}
+
+typedef const char *(*fmt_fn)(char buf[FMT_LEN], optnum v);
+
+static const char *fmt_events(char buf[FMT_LEN], optnum v)
+{
+	return format_si(buf, v, "");
+}
+
+/* Log-binned counts as an area chart; markers row and range row under it. */
+static void hist_draw(struct ui *ui, struct rect in, const struct hist *h, const optnum *marks,
+		      const char *const *labels, int n_marks, fmt_fn fmt)
+{
+	int gh = in.h - 2, gw = in.w, xres = graph_xres(ui->ascii);
+	if (gh < 1 || gw < 8 || h->count == 0) {
+		if (h->count == 0)
+			scr_text(ui, in.y, in.x, in.w, TH_DIM, "no chunks yet");
+		return;
+	}
+	size_t nb = (size_t)gw * (size_t)xres;
+	if (ui_scratch(ui, nb > (size_t)(gw * gh) ? nb : (size_t)(gw * gh)) != 0)
+		return;
+	double lo, hi;
+	hist_range(h, &lo, &hi);
+	/* no display bin narrower than two source buckets, or the chart combs */
+	size_t ncols = nb, max_bins = (size_t)(log(hi / lo) / log(1.02) / 2);
+	nb = nb < max_bins ? nb : (max_bins < 8 ? 8 : max_bins);
+	uint64_t counts[2048];
+	if (nb > 2048)
+		nb = 2048;
+	hist_rebin(h, lo, hi, counts, nb);
+	double top = 0;
+	for (size_t i = 0; i < ncols; i++) {
+		ui->vals[i] = (double)counts[i * nb / ncols];
+		top = fmax(top, ui->vals[i]);
+	}
+	nb = ncols;
+	graph_area(ui->vals, nb, top, gw, gh, ui->ascii, ui->cells);
+	scr_graph(ui, in.y, in.x, gw, gh, ui->cells);
+	hist_marks(ui, in.y + gh, in.x, gw, xres, marks, labels, n_marks, lo, hi);
+	char a[FMT_LEN], b[FMT_LEN];
+	fmt(a, optnum_of(lo));
+	fmt(b, optnum_of(hi));
+	scr_text(ui, in.y + gh + 1, in.x, gw, TH_DIM, a);
+	scr_text(ui, in.y + gh + 1, in.x + gw - (int)strlen(b), (int)strlen(b), TH_DIM, b);
+}
+
+static void runtime_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	const struct metrics *m = f->m;
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], title[200];
+	snprintf(title, sizeof(title), "chunk runtime  p50 %s p90 %s p99 %s max %s",
+		 format_duration(a, m->chunk_duration_p50), format_duration(b, m->chunk_duration_p90),
+		 format_duration(c, m->chunk_duration_p99), format_duration(d, m->chunk_duration_max));
+	if ((int)strlen(title) + 6 > r.w)
+		snprintf(title, sizeof(title), "runtime p50 %s p99 %s max %s", a, c, d);
+	scr_box(ui, r, title);
+	struct rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
+	optnum marks[4] = { m->chunk_duration_p50, m->chunk_duration_p90, m->chunk_duration_p99,
+			    m->chunk_duration_max };
+	static const char *const labels[4] = { "p50", "p90", "p99", "max" };
+	hist_draw(ui, in, &f->run->duration_hist, marks, labels, 4, format_duration);
+}
+
+static void events_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	const struct metrics *m = f->m;
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], title[200];
+	snprintf(title, sizeof(title), "events per chunk  mean %s min %s max %s",
+		 format_count(a, m->chunk_events_mean), format_count(b, m->chunk_events_min),
+		 format_count(c, m->chunk_events_max));
+	scr_box(ui, r, title);
+	struct rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
+	optnum marks[1] = { m->chunk_events_mean };
+	static const char *const labels[1] = { "mean" };
+	hist_draw(ui, in, &f->run->events_hist, marks, labels, 1, fmt_events);
+}
+
+static void histograms(struct ui *ui, const struct ui_frame *f, const struct main_layout *L)
+{
+	struct rect r = L->hist;
+	if (!L->hist_split) {
+		runtime_hist(ui, f, (struct rect){ r.x, r.y, r.w, r.h - 1 });
+		const struct metrics *m = f->m;
+		char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
+		char line[200];
+		snprintf(line, sizeof(line), "events/chunk mean %s  min %s  max %s",
+			 format_count(a, m->chunk_events_mean), format_count(b, m->chunk_events_min),
+			 format_count(c, m->chunk_events_max));
+		if ((int)strlen(line) + 2 > r.w)
+			snprintf(line, sizeof(line), "events/chunk %s (%s - %s)",
+				 format_si(a, m->chunk_events_mean, ""),
+				 format_si(b, m->chunk_events_min, ""),
+				 format_si(c, m->chunk_events_max, ""));
+		scr_text(ui, r.y + r.h - 1, r.x + 1, r.w - 2, TH_TEXT, line);
+		return;
+	}
+	int w1 = r.w * 3 / 5;
+	runtime_hist(ui, f, (struct rect){ r.x, r.y, w1, r.h });
+	events_hist(ui, f, (struct rect){ r.x + w1, r.y, r.w - w1, r.h });
+}
+
+/* ---- fine metrics ---- */
+
+/* A stacked bar: CPU share then non-CPU, distinct glyphs so it reads without colour. */
+static void stacked_bar(struct ui *ui, int y, int x, int w, optnum cpu_pct)
+{
+	if (w < 3)
+		return;
+	uint32_t full[256], rest[256];
+	int inner = w - 2 > 256 ? 256 : w - 2;
+	int ncpu = cpu_pct.valid ? (int)lround(fmin(fmax(cpu_pct.value, 0), 100) / 100 * inner) : 0;
+	for (int i = 0; i < inner; i++) {
+		full[i] = ui->ascii ? '#' : 0x2588;
+		rest[i] = ui->ascii ? '=' : 0x2592;
+	}
+	scr_text(ui, y, x, 1, TH_BORDER, "[");
+	if (cpu_pct.valid) {
+		scr_cells(ui, y, x + 1, full, ncpu, ui->attr[TH_BAR_CPU]);
+		scr_cells(ui, y, x + 1 + ncpu, rest, inner - ncpu, ui->attr[TH_BAR_NONCPU]);
+	} else {
+		scr_text(ui, y, x + 1, inner, TH_DIM, "n/a");
+	}
+	scr_text(ui, y, x + 1 + inner, 1, TH_BORDER, "]");
+}
+
+static int split_rows(struct ui *ui, struct rect in, int y, const char *name, optnum cpu_s,
+		      optnum io_s, optnum cpu_pct, optnum io_pct)
+{
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN];
+	if (y >= in.y + in.h)
+		return y;
+	scr_text(ui, y, in.x, 10, TH_LABEL, name);
+	stacked_bar(ui, y, in.x + 10, in.w - 10, cpu_pct);
+	if (++y >= in.y + in.h)
+		return y;
+	struct line l = { ui, y, in.x + 1, in.x + in.w };
+	bool narrow = in.w < 50;
+	seg(&l, TH_BAR_CPU, ui->ascii ? "#" : "\xe2\x96\x88");
+	seg(&l, TH_TEXT, narrow ? "" : "CPU ");
+	seg(&l, TH_VALUE, format_num(a, cpu_pct, "%.1f%%"));
+	seg(&l, TH_DIM, " ");
+	seg(&l, TH_DIM, format_duration(b, cpu_s));
+	seg(&l, TH_BAR_NONCPU, ui->ascii ? "  =" : "  \xe2\x96\x92");
+	seg(&l, TH_TEXT, narrow ? "" : "non-CPU ");
+	seg(&l, TH_VALUE, format_num(c, io_pct, "%.1f%%"));
+	seg(&l, TH_DIM, " ");
+	seg(&l, TH_DIM, format_duration(d, io_s));
+	return y + 1;
+}
+
+static void fine_panel(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	const struct metrics *m = f->m;
+	const char *scope = !m->has_fine ? "" : (m->fine_from_span ? " (span)" : " (cluster)");
+	const char *legend = !m->has_fine ? ""
+			     : (ui->ascii ? " #CPU =non-CPU" : " \xe2\x96\x88" "CPU \xe2\x96\x92non-CPU");
+	char title[96];
+	snprintf(title, sizeof(title), "%s%s%s", r.w < 50 ? "fine" : "fine metrics", scope, legend);
+	scr_box(ui, r, title);
+	struct rect in = { r.x + 2, r.y + 1, r.w - 4, r.h - 2 };
+	if (!m->has_fine) {
+		scr_text(ui, in.y, in.x, in.w, TH_DIM, "n/a: no Dask fine metrics yet");
+		return;
+	}
+	int y = split_rows(ui, in, in.y, "processor", m->processor_cpu_time_seconds,
+			   m->processor_io_wait_time_seconds, m->processor_cpu_percent,
+			   m->processor_io_wait_percent);
+	y = split_rows(ui, in, y, "overhead", m->overhead_cpu_time_seconds,
+		       m->overhead_io_wait_time_seconds, m->overhead_cpu_percent,
+		       m->overhead_io_wait_percent);
+	char a[FMT_LEN], b[FMT_LEN];
+	if (y < in.y + in.h)
+		scr_printf(ui, y++, in.x, in.w, TH_TEXT,
+			   in.w < 50 ? "compress %s  serialize %s" : "compression %s  serialization %s",
+			   format_duration(a, m->total_compression_overhead_seconds),
+			   format_duration(b, m->total_serialization_overhead_seconds));
+	if (y < in.y + in.h)
+		scr_printf(ui, y++, in.x, in.w, TH_TEXT, "disk read %s  write %s",
+			   format_bytes(a, m->disk_read_bytes), format_bytes(b, m->disk_write_bytes));
+}
+
+void view_main(struct ui *ui, const struct ui_frame *f)
+{
+	struct main_layout L;
+	if (layout_main(COLS, LINES, &L) != 0)
+		return;
+	header_line1(ui, f, L.header);
+	header_line2(ui, f, L.header);
+	progress_line1(ui, f, L.progress);
+	progress_line2(ui, f, L.progress);
+	timelines(ui, f, &L);
+	histograms(ui, f, &L);
+	fine_panel(ui, f, L.fine);
+}

@@ -1,0 +1,590 @@
+"""The dashboard as a person sees it: the real roastop binary in a real
+terminal (a tmux pane) replaying a generated recording; keys are sent with
+tmux send-keys and the screen is read back with capture-pane."""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROASTOP, generate, load_metrics
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+
+BRAILLE = re.compile("[\u2801-\u28ff]")
+# an SGR sequence that sets a foreground or background colour
+COLOUR_SGR = re.compile(r"\x1b\[[0-9;]*?(?:[34]8;[25];|(?<![0-9])[34][0-7](?:;|m))")
+
+
+class Screen:
+    """One tmux server (own socket) with one pane running roastop."""
+
+    count = 0
+
+    def __init__(self, tmp: Path, args, cols=80, rows=24, env=None, out=None):
+        Screen.count += 1
+        self.sock = f"roastop-test-{os.getpid()}-{Screen.count}"
+        self.tmp = tmp
+        self.out = out or tmp / "out"
+        conf = tmp / "tmux.conf"
+        conf.write_text('set -g default-terminal "tmux-256color"\nset -g status off\n')
+        full_env = {"LANG": "C.UTF-8", "LC_ALL": "", "NO_COLOR": "", "XDG_CONFIG_HOME": str(tmp)}
+        full_env.update(env or {})
+        cmd = " ".join(shlex.quote(str(a)) for a in [ROASTOP, *args, "--output", self.out])
+        # set in the pane's shell, after tmux set TERM; "" means unset
+        env_sh = " ".join(f"unset {k};" if v == "" else f"export {k}={shlex.quote(v)};"
+                          for k, v in full_env.items())
+        script = f"{env_sh} {cmd}; echo \"roastop-exit=$?\"; sleep 120"
+        argv = ["tmux", "-L", self.sock, "-f", str(conf), "new-session", "-d",
+                "-x", str(cols), "-y", str(rows)]
+        subprocess.run(argv + ["sh", "-c", script], check=True)
+
+    def tmux(self, *args, capture=False):
+        return subprocess.run(["tmux", "-L", self.sock, *args], check=True, text=True,
+                              capture_output=capture).stdout
+
+    def text(self, escapes=False):
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), capture=True)
+
+    def joined(self):
+        """The screen with wrapped lines joined (long messages after exit)."""
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-", capture=True).replace("\n", "")
+
+    def keys(self, *keys):
+        self.tmux("send-keys", *keys)
+
+    def wait_for(self, pattern, timeout=15.0, escapes=False):
+        """Waits until the screen matches pattern (a str or a compiled regex)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.text(escapes)
+            found = pattern.search(screen) if hasattr(pattern, "search") else pattern in screen
+            if found:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} not on screen:\n{screen}")
+            time.sleep(0.2)
+
+    def wait_footer(self, needle, timeout=15.0):
+        """Waits for needle in the footer message, which may span the last lines."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.text().splitlines()[-4:]
+            footer = "".join(line[1:].rstrip() if len(line) > 1 else "" for line in lines)
+            if needle in footer:
+                return footer
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{needle!r} not in the footer:\n" + "\n".join(lines))
+            time.sleep(0.2)
+
+    def resize(self, cols, rows):
+        self.tmux("resize-window", "-x", str(cols), "-y", str(rows))
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    """15 minutes of a 12-worker run, 2,000 chunks, 3 datasets, some failures."""
+    d = tmp_path_factory.mktemp("screen")
+    rec = d / "run.jsonl"
+    generate(rec, d / "truth.json", chunks=2000, workers=12, hours=0.25, sample_interval=2,
+             datasets=3, files=30, fail_every=250, seed=3)
+    return rec
+
+
+@pytest.fixture(scope="module")
+def many_workers(tmp_path_factory):
+    """A short run of 40 workers: more rows than a small screen holds."""
+    d = tmp_path_factory.mktemp("many")
+    rec = d / "run.jsonl"
+    generate(rec, d / "truth.json", chunks=400, workers=40, hours=0.05, sample_interval=2,
+             datasets=2, files=10, seed=5)
+    return rec
+
+
+@pytest.fixture
+def screen(tmp_path):
+    made = []
+
+    def start(args, **kw):
+        s = Screen(tmp_path, args, **kw)
+        made.append(s)
+        return s
+
+    yield start
+    for s in made:
+        s.close()
+
+
+def replay(rec, speed=60, *extra):
+    return ["--replay", rec, "--speed", speed, *extra]
+
+
+def test_main_view_at_80x24(screen, recording):
+    s = screen(replay(recording))
+    s.wait_for(BRAILLE)
+    text = s.wait_for("fine (span)")  # once the span's fine metrics arrived
+    lines = text.splitlines()
+    assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
+    assert "1 Main" in lines[0] and "7 Log" in lines[0]
+    assert f"replay {recording}" in text
+    assert "Dask 2026.7.0" in text
+    assert "generated dimuon run (DimuonProcessor)" in text
+    assert re.search(r"events [\d,]+ of [\d,]+ \[", text)  # progress against the expected total
+    assert "ETA" in text and "kHz" in text and "Gbps" in text and "MB/s" in text
+    for title in ("workers ", "mem ", "CPU ", "tasks ", "runtime p50", "fine (span)"):
+        assert title in text, title
+    assert "processor [" in text and "overhead  [" in text
+    assert "events/chunk" in text
+    assert "q quit" in lines[-1]
+
+
+def test_every_view_and_tab(screen, recording):
+    s = screen(replay(recording))
+    s.wait_for(BRAILLE)
+    views = {"2": "WORKER", "3": "DATASET", "4": "slowest chunks", "5": "track_time",
+             "6": "files:", "7": "event log"}
+    for key, marker in views.items():
+        s.keys(key)
+        text = s.wait_for(marker)
+        assert "q quit" in text.splitlines()[-1]
+    text = s.wait_for("run started")  # the log shows what the run did
+    s.keys("Tab")  # from the log, Tab wraps to the main view
+    s.wait_for("runtime p50")
+    s.keys("Tab")
+    s.wait_for("WORKER")
+    s.keys("BTab")
+    s.wait_for("runtime p50")
+    s.keys("3")
+    text = s.wait_for("DYJetsToLL_M-50")
+    for ds in ("TTToSemiLeptonic", "SingleMuon_Run2018A"):
+        assert ds in text
+
+
+def test_every_view_at_200x60(screen, recording):
+    s = screen(replay(recording), cols=200, rows=60)
+    s.wait_for("events per chunk")
+    for key, marker in {"2": "SPILLED", "3": "SHARE", "4": "ENTRIES", "5": "track_memory",
+                        "6": "BRANCH%", "7": "worker joined"}.items():
+        s.keys(key)
+        text = s.wait_for(marker)
+        lines = text.splitlines()
+        assert len(lines) == 60 and "q quit" in lines[-1], key
+
+
+def test_workers_sort_filter_and_scroll(screen, many_workers):
+    s = screen(replay(many_workers, 20), rows=20, cols=100)
+    s.wait_for(BRAILLE)
+    s.keys("2")
+    s.wait_for("40 seen")  # every worker has joined
+    s.wait_for("sorted by memory (s)")
+    s.keys("s")
+    s.wait_for("sorted by memory %")
+    s.keys("s", "s", "s")
+    text = s.wait_for("sorted by name")
+    rows = [line.split()[0] for line in text.splitlines()[3:-1] if line.strip()]
+    present = [r for r in rows if r.startswith("worker-")]
+    assert present == sorted(present) or len(present) < 2
+    s.keys("/", "worker-1", "Enter")
+    text = s.wait_for("filter 'worker-1'")
+    names = {line.split()[0] for line in text.splitlines()[3:-1] if line.strip()}
+    assert names and names <= {"worker-1"} | {f"worker-1{i}" for i in range(10)}, names
+    assert "worker-1" in names and len(names) > 2
+    s.keys("/", "Escape")
+    text = s.wait_for("/ filters")
+    assert "1-16 of 40" in text
+    s.keys("End")
+    s.wait_for("25-40 of 40")  # the list scrolled to its end
+    s.keys("PPage")
+    s.wait_for("10-25 of 40")
+    s.keys("Home")
+    s.wait_for("1-16 of 40")
+
+
+def test_resize_and_too_small(screen, recording):
+    s = screen(replay(recording), cols=80, rows=24)
+    s.wait_for(BRAILLE)
+    s.resize(200, 60)
+    s.wait_for("events per chunk")  # the second histogram of wide screens
+    time.sleep(0.5)
+    text = s.text()
+    lines = text.splitlines()
+    assert len(lines) == 60 and max(len(line) for line in lines) > 150
+    assert "time-average" in text  # and the long titles
+    s.resize(40, 10)
+    text = s.wait_for("Terminal too small: 40x10")
+    assert "at least 60x18" in text
+    s.resize(100, 30)
+    s.wait_for("runtime p50")
+
+
+def test_small_terminal_from_the_start(screen, recording):
+    s = screen(replay(recording), cols=50, rows=15)
+    s.wait_for("Terminal too small: 50x15")
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+
+
+def test_help_overlay(screen, recording):
+    s = screen(replay(recording))
+    s.wait_for(BRAILLE)
+    s.keys("?")
+    text = s.wait_for("roastop help")
+    assert "pause the display" in text and "write the measurement now" in text
+    s.keys("Escape")
+    deadline = time.monotonic() + 5
+    while "roastop help" in s.text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "roastop help" not in s.text()
+    s.keys("F1")
+    s.wait_for("roastop help")
+
+
+def test_colours_and_no_color(screen, recording, tmp_path):
+    s = screen(replay(recording))
+    coloured = s.wait_for(BRAILLE, escapes=True)
+    assert COLOUR_SGR.search(coloured), "the default theme uses colours"
+    s.close()
+    for how in ({"env": {"NO_COLOR": "1"}, "args": []}, {"env": {}, "args": ["--no-color"]}):
+        sub = tmp_path / f"nc{len(how['args'])}"
+        sub.mkdir()
+        t = Screen(sub, replay(recording) + how["args"], env=how["env"])
+        try:
+            plain = t.wait_for(BRAILLE, escapes=True)
+            assert not COLOUR_SGR.search(plain), plain[:400]
+            assert "\x1b[7m" in plain or "\x1b[1m" in plain  # structure kept by attributes
+        finally:
+            t.close()
+
+
+def test_ascii_explicit_and_from_locale(screen, recording, tmp_path):
+    s = screen(replay(recording, 60, "--ascii"))
+    text = s.wait_for("runtime p50")
+    s.wait_for(re.compile(r"[.:|]{3}"))
+    assert all(ord(c) < 128 for c in s.text()), "--ascii draws ASCII only"
+    s.close()
+    t = Screen(tmp_path, replay(recording), env={"LANG": "C", "LC_ALL": "C"})
+    try:
+        t.wait_for("runtime p50")
+        text = t.text()
+        assert all(ord(c) < 128 for c in text)
+        assert "+---" in text or "+-" in text  # ASCII borders
+    finally:
+        t.close()
+
+
+def test_q_writes_the_measurement(screen, recording):
+    s = screen(replay(recording, 30))
+    s.wait_for(BRAILLE)
+    time.sleep(1)
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+    assert f"measurement written to {s.out}" in s.joined()
+    m = load_metrics(s.out)
+    assert m["num_chunks"] > 0
+    assert (s.out / "summary.txt").exists()
+
+
+def test_e_writes_now_and_keeps_running(screen, recording):
+    s = screen(replay(recording, 30))
+    s.wait_for(BRAILLE)
+    assert not (s.out / "metrics.json").exists()
+    s.keys("e")
+    s.wait_footer(f"measurement written to {s.out}")
+    first = load_metrics(s.out)["num_chunks"]
+    assert first > 0
+    assert "roastop-exit" not in s.text()
+    time.sleep(1.5)
+    s.keys("e")
+    time.sleep(0.5)
+    assert load_metrics(s.out)["num_chunks"] > first  # collection went on
+
+
+def test_pause_freezes_the_display_not_the_collection(screen, recording):
+    s = screen(replay(recording, 60))
+    s.wait_for(BRAILLE)
+    s.keys("p")
+    s.wait_for("PAUSED")
+    time.sleep(0.6)
+    frozen = s.text()
+    time.sleep(2.5)
+    assert s.text() == frozen
+    elapsed_then = re.search(r"elapsed (\S+( \S+s)?)", frozen).group(1)
+    s.keys("p")
+    text = s.wait_for("resumed")
+    assert re.search(r"elapsed (\S+( \S+s)?)", text).group(1) != elapsed_then
+
+
+def test_refresh_interval_keys(screen, recording):
+    s = screen(replay(recording))
+    s.wait_for(BRAILLE)
+    s.keys("+")
+    s.wait_for("refresh every 2s")
+    s.keys("-", "-")
+    s.wait_for("refresh every 0.5s")
+
+
+def test_themes_cycle_and_bad_theme(screen, recording, tmp_path):
+    bad = tmp_path / "bad.theme"
+    bad.write_text("# mine\ntitle = #ffffff bold\nborder = not-a-colour\n")
+    s = screen(replay(recording, 60, "--theme", bad))
+    text = s.wait_footer("bad.theme:3: key 'border'")
+    assert "using the default theme" in text and "not-a-colour" in text
+    s.wait_for(BRAILLE)
+    seen, last = [], None
+    for _ in range(6):
+        s.keys("t")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:  # until the footer names another theme
+            m = re.search(r"^ theme (\S+)", s.text().splitlines()[-1])
+            if m and m.group(1) != last:
+                break
+            time.sleep(0.1)
+        assert m and m.group(1) != last, s.text()
+        last = m.group(1)
+        seen.append(last)
+    assert {"light", "mono", "high-contrast", "16color"} <= set(seen), seen
+
+
+def test_user_theme_directory(screen, recording, tmp_path):
+    d = tmp_path / "roastop" / "themes"
+    d.mkdir(parents=True)
+    (d / "ocean.theme").write_text("name = ocean\ntitle = #00ffff bold\n")
+    s = screen(replay(recording, 60, "--theme", "ocean"))
+    s.wait_for(BRAILLE)
+    assert "not found" not in s.text() and "using the default" not in s.text()
+    # "ocean" sorts last after the shipped themes, so the next one wraps to default
+    s.keys("t")
+    s.wait_footer("theme default")
+    s.keys("t")
+    s.wait_footer("theme 16color")
+
+
+def test_end_of_replay_keeps_the_screen(screen, recording):
+    s = screen(replay(recording, 0))
+    s.wait_for("end reached")
+    time.sleep(1)
+    assert "roastop-exit" not in s.text()
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+    assert load_metrics(s.out)["num_chunks"] == 2000
+
+
+def test_dumb_terminal_runs_headless(screen, recording):
+    s = screen(replay(recording, 0), env={"TERM": "dumb"})
+    s.wait_for("roastop-exit=0")
+    text = s.joined()
+    assert "TERM=dumb has no cursor addressing" in text
+    assert "running headless" in text
+    assert load_metrics(s.out)["num_chunks"] == 2000
+
+
+def test_live_header_shows_listener_and_loss(screen):
+    """Live: the header names the listener, counts datagrams and losses; the
+    footer (and the help) say what the emitters must export."""
+    import json
+    import socket
+    s = screen(["--listen", "127.0.0.1:0", "--no-auth"], cols=140, rows=30)
+    text = s.wait_for(re.compile(r"udp 127\.0\.0\.1:(\d+) rx 0 lost 0"))
+    port = int(re.search(r"udp 127\.0\.0\.1:(\d+)", text).group(1))
+    s.wait_footer(f"export ROASTOP_ADDR=127.0.0.1:{port}")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for seq in range(40):
+        if seq % 10 != 3:  # four never sent
+            body = {"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": seq,
+                    "duration": 0.5 + seq / 100, "num_events": 1000, "dataset": "ds"}
+            sock.sendto(b"RTP1 - " + json.dumps(body).encode(), ("127.0.0.1", port))
+    text = s.wait_for("rx 36 lost 4")
+    assert "scheduler http://localhost:8787" in text
+    s.keys("3")
+    s.wait_for(re.compile(r"ds\s+36\s"))
+
+
+def test_stderr_held_while_the_screen_is_up(screen, recording, tmp_path):
+    """A message on stderr during the run (here: checkpoints that cannot be
+    written) must not scribble over the screen; it is printed after q."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    s = screen(replay(recording, 60, "--checkpoint", 1), out=blocker / "sub")
+    s.wait_for(BRAILLE)
+    time.sleep(2.5)  # two checkpoints failed by now
+    assert "checkpoint failed" not in s.text()
+    s.keys("q")
+    s.wait_for("roastop-exit=1")  # the final write fails too
+    text = s.joined()
+    assert "checkpoint failed" in text
+    # printed when the screen closed, after what was printed before it opened
+    assert text.index("checkpoint failed") > text.index("roastop: collecting")
+
+
+def summary_value(summary, label):
+    m = re.search(rf"^\s+{re.escape(label)}\s{{2,}}(.+?)\s*$", summary, re.M)
+    assert m, label
+    return m.group(1)
+
+
+def test_screen_and_summary_show_the_same_numbers(screen, recording):
+    """The screen reads struct metrics through format.h, as summary.txt does:
+    at the end of a replay both must print the same strings."""
+    s = screen(replay(recording, 0), cols=200, rows=60)
+    s.wait_for("end reached")
+    s.keys("Escape")
+    time.sleep(1.2)  # one more frame after the last event
+    main = s.text()
+    s.keys("3")
+    datasets = s.wait_for("SHARE")
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+    summary = (s.out / "summary.txt").read_text()
+    for label in ("Data Rate", "Event Rate (Elapsed Time)", "Event Rate (Core-Averaged)",
+                  "Core Efficiency", "Elapsed Time", "Processor CPU Time",
+                  "Processor I/O & Waiting Time"):
+        value = summary_value(summary, label)
+        assert value in main, (label, value)
+    total = summary_value(summary, "Total Events").split()[0]
+    assert f"events {total} of" in main
+    for q in ("p50", "p90", "p99", "Max"):
+        value = summary_value(summary, q)
+        assert f"{q.lower()} {value}" in main, (q, value)
+    rows = re.findall(r"^\s{4}(\S+)\s+(\d[\d,]*)\s+(\d+)\s+([\d,]+)\s+(\S+)\s+(\S+)\s*$",
+                      summary, re.M)
+    assert len(rows) == 3
+    for name, chunks, failed, events, mean, p99 in rows:
+        line = next(line for line in datasets.splitlines() if line.strip().startswith(name))
+        cells = line.split()
+        assert cells[1] == f"{int(chunks):,}" and cells[3] == events, line
+        assert mean in cells and p99 in cells, (line, mean, p99)
+
+
+def test_header_follows_the_scheduler_state(screen, recording, tmp_path):
+    """The header shows what the run's sources say: degraded with its reason,
+    then lost since a time; the event log lists the transitions."""
+    lines = recording.read_text().splitlines()
+    t0 = json_t(lines[1])
+    status = [
+        {"type": "status", "t": t0 + 1, "source": "scheduler", "state": "connected"},
+        {"type": "status", "t": t0 + 300, "source": "scheduler", "state": "degraded",
+         "reason": "/metrics timed out"},
+        {"type": "status", "t": t0 + 600, "source": "scheduler", "state": "lost",
+         "reason": "connection refused"},
+    ]
+    rec = tmp_path / "status.jsonl"
+    # statuses go in time order among the other events; the run's end is cut off
+    merged = [lines[0]] + sorted(lines[1:] + [json.dumps(x) for x in status], key=json_t)
+    rec.write_text("\n".join(line for line in merged if json_t(line) < t0 + 650) + "\n")
+    s = screen(replay(rec, 0), cols=160, rows=40)
+    text = s.wait_for("end reached")
+    assert re.search(r"scheduler lost since \d\d:\d\d:\d\d \(4\d\.\ds\): connection refused",
+                     text), text
+    s.keys("7")
+    text = s.wait_for("scheduler lost")
+    assert "scheduler degraded" in text and "/metrics timed out" in text
+
+
+def json_t(line):
+    return json.loads(line).get("t", 0)
+
+
+def test_workers_above_80_percent_memory_stand_out(screen, tmp_path):
+    """Without colours too: a worker above 80 % of its memory limit is drawn
+    bold (warning), above 95 % bold and underlined (critical)."""
+    def worker(name, mem):
+        return {"id": f"tcp://10.0.0.{len(name)}:{mem}", "name": name, "host": "n",
+                "nthreads": 2, "memory_bytes": mem, "memory_limit": 1000, "cpu_percent": 50,
+                "status": "running"}
+    t = 1767225600
+    events = [{"type": "recording", "format": "roastop-recording", "version": 1,
+               "roastop": "test", "created": t},
+              {"type": "run_start", "t": t, "run_id": "r", "name": "mem"}]
+    for i in range(3):
+        events.append({"type": "sample", "t": t + i, "source": "state", "worker_count": 3,
+                       "workers": [worker("a-calm", 500), worker("b-warm", 850),
+                                   worker("c-full", 970)]})
+    rec = tmp_path / "mem.jsonl"
+    rec.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    s = screen(replay(rec, 0), env={"NO_COLOR": "1"}, cols=100, rows=24)
+    s.wait_for("end reached")
+    s.keys("2", "s", "s", "s", "s")  # sorted by name: the calm worker is selected
+    s.wait_for("sorted by name")
+    rows = {}
+    for line in s.text(escapes=True).splitlines():
+        for name in ("a-calm", "b-warm", "c-full"):
+            if name in line:
+                rows[name] = line
+    assert "85.0%" in rows["b-warm"] and "97.0%" in rows["c-full"]
+    sgr = re.compile(r"\x1b\[([0-9;]*)m")
+    def attrs_before(line, name):
+        """The SGR attributes in force where name starts (colour codes aside)."""
+        codes = set()
+        for m in sgr.finditer(line[:line.index(name)]):
+            parts = m.group(1).split(";")
+            if parts[0] in ("", "0"):
+                codes, parts = set(), parts[1:]
+            codes |= set(parts) - {"39", "49"}
+        return codes
+    assert "7" in attrs_before(rows["a-calm"], "a-calm")  # the selection: reverse
+    warm, full = attrs_before(rows["b-warm"], "b-warm"), attrs_before(rows["c-full"], "c-full")
+    assert "1" in warm and "4" not in warm
+    assert "1" in full and "4" in full
+
+
+def test_resize_storm(screen, recording):
+    """Two hundred resizes as fast as tmux sends them, through sizes too small
+    to draw: roastop keeps drawing, collection goes on, q still writes."""
+    s = screen(replay(recording, 30), cols=80, rows=24)
+    s.wait_for(BRAILLE)
+    sizes = [(80, 24), (200, 60), (40, 10), (120, 35), (61, 18), (59, 17), (160, 50), (1, 1)]
+    for i in range(200):
+        s.resize(*sizes[i % len(sizes)])
+    s.resize(120, 40)
+    text = s.wait_for("events/chunk")
+    assert len(text.splitlines()) == 40
+    done = re.compile(r"events ([\d,]+) of")
+    before = int(done.search(text).group(1).replace(",", ""))
+    time.sleep(2)  # the replay goes on at 30x
+    after = int(done.search(s.text()).group(1).replace(",", ""))
+    assert after > before
+    s.keys("q")
+    s.wait_for("roastop-exit=0")
+    assert load_metrics(s.out)["total_events"] >= after
+
+
+def test_live_dashboard_on_a_real_cluster(screen, tmp_path):
+    """The dashboard polling a real `dask scheduler` with two workers and the
+    collector's route: the header says connected with Dask's version (which
+    only the route tells), the workers view lists both, a killed scheduler
+    shows as lost."""
+    import importlib.metadata
+    from dask_cluster import Cluster
+    from roastop import route
+    (tmp_path / "cluster").mkdir()
+    c = Cluster(tmp_path / "cluster")
+    client = c.client()
+    try:
+        route.install_on(client)
+        s = screen(["--no-auth", "--listen", "127.0.0.1:0", "--scheduler", c.dashboard_url,
+                    "--interval", "0.5"], cols=160, rows=40)
+        version = importlib.metadata.version("distributed")
+        text = s.wait_for(f"Dask {version}", timeout=30)
+        s.wait_for(re.compile(r"scheduler \S+ (connected|degraded)"))
+        s.wait_for(re.compile(r"workers 2 +peak 2"))
+        s.keys("2")
+        text = s.wait_for("workers: 2 present")
+        names = {w["name"] for w in client.scheduler_info()["workers"].values()}
+        assert all(re.search(rf"^ ?{re.escape(str(n))}\s+running", text, re.M) for n in names), text
+        c.kill_scheduler()
+        s.keys("1")
+        s.wait_for(re.compile(r"scheduler \S+ lost since"), timeout=30)
+        s.keys("q")
+        s.wait_for("roastop-exit=0")
+        assert load_metrics(s.out)["peak_workers"] == 2
+    finally:
+        client.close()
+        c.close()
