@@ -34,6 +34,7 @@
 enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_UDP, FD_UI, FD__COUNT };
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
+#define RUN_END_FLUSH_MAX 15.0 /* and at most this long for the scheduler's last round */
 
 struct app {
 	const struct app_config *cfg;
@@ -48,6 +49,7 @@ struct app {
 	bool headless; /* asked for, or no usable terminal */
 	char emitter_hint[PATH_MAX + 128]; /* what the emitters need, for the screen */
 	bool ending; /* run ended, grace period running */
+	double ending_deadline; /* monotonic: stop by then even if a poll hangs */
 	int fds[FD__COUNT];
 	bool stop;
 	const char *stop_reason;
@@ -147,6 +149,16 @@ static void app_note_status(const struct app *a, const struct event *ev)
 		source_state_name(st->state), st->reason ? ": " : "", st->reason ? st->reason : "");
 }
 
+/* A run's start and end from its collector: the poller looks for the route
+ * the collector has just installed, and takes the scheduler's last word. */
+static void app_tell_poller(struct app *a, const struct event *ev)
+{
+	if (a->dask && ev->type == EV_RUN_START)
+		dask_wake(a->dask);
+	else if (a->dask && ev->type == EV_RUN_END)
+		dask_flush(a->dask);
+}
+
 static void app_deliver(struct app *a, const struct event *ev)
 {
 	app_note_status(a, ev);
@@ -156,6 +168,7 @@ static void app_deliver(struct app *a, const struct event *ev)
 		a->rec = NULL;
 	}
 	run_apply(&a->run, ev);
+	app_tell_poller(a, ev);
 	if (!a->cfg->exit_on_run_end || !a->run.ended || a->stop || a->ending)
 		return;
 	if (a->replay) {
@@ -164,6 +177,7 @@ static void app_deliver(struct app *a, const struct event *ev)
 		return;
 	}
 	a->ending = true; /* datagrams of the last chunks may still be in flight */
+	a->ending_deadline = clock_mono() + RUN_END_FLUSH_MAX;
 	struct itimerspec it = itimer_of(RUN_END_GRACE, 0);
 	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
 }
@@ -367,6 +381,19 @@ static int poll_timeout(const struct app *a)
 	return -1;
 }
 
+/* The grace after run end is over: stop, once the scheduler's last round
+ * (begun after the run's end) is in, or its deadline has passed. */
+static void app_end_after_flush(struct app *a)
+{
+	if (a->dask && dask_flushing(a->dask) && clock_mono() < a->ending_deadline) {
+		struct itimerspec it = itimer_of(0.1, 0);
+		timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+		return;
+	}
+	a->stop = true;
+	a->stop_reason = "run ended";
+}
+
 /* ---- the dashboard: one call each from the loop ---- */
 
 static void app_ui_draw(struct app *a)
@@ -473,10 +500,8 @@ static void app_loop(struct app *a)
 		}
 		if (n > 0 && (pfd[FD_PACE].revents & POLLIN)) {
 			timer_drain(a->fds[FD_PACE]);
-			if (a->ending) {
-				a->stop = true;
-				a->stop_reason = "run ended";
-			}
+			if (a->ending)
+				app_end_after_flush(a);
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);

@@ -59,6 +59,14 @@ size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max);
 void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now);
 
 void dask_set_interval(struct dask *d, double seconds);
+/* A run started: its collector has just installed the roastop route, so
+ * look for it now rather than at the next 5 s retry, and poll at once. */
+void dask_wake(struct dask *d);
+/* A run ended: one more round, begun from now, so the measurement holds the
+ * scheduler's last word (the workers' final heartbeats). dask_flushing is
+ * true until that round has ended, reached or not. */
+void dask_flush(struct dask *d);
+bool dask_flushing(const struct dask *d);
 void dask_get_stats(const struct dask *d, struct dask_stats *st);
 
 /* base + prefix + route with exactly one '/' at each joint. Returns false

@@ -21,6 +21,11 @@ def _warn_once(text):
         warnings.warn(text, RuntimeWarning, stacklevel=3)
 
 
+async def _heartbeat(dask_worker):
+    """Runs on each worker (shipped by value with the package)."""
+    await dask_worker.heartbeat()
+
+
 class MetricsCollector:
     """Context manager around a coffea run, as roastcoffea's::
 
@@ -95,6 +100,17 @@ class MetricsCollector:
             _warn_once(f"roastop: could not install the scheduler route ({why}); "
                        "roastop will show no fine metrics")
 
+    def _flush_heartbeats(self):
+        """Each worker sends its heartbeat now: the fine metrics of the run's
+        last second reach the scheduler before run_end tells roastop to take
+        its last poll (Dask would send them within a second anyway)."""
+        if self.client is None or self.span_id is None:
+            return
+        try:
+            self.client.run(_heartbeat)
+        except Exception:  # a closed client, a worker gone: the metrics wait
+            pass
+
     def _close_span(self, exc_type, exc, tb):
         span_cm, self._span = getattr(self, "_span", None), None
         if span_cm is not None:
@@ -155,6 +171,7 @@ class MetricsCollector:
         if self.emitter is None or not self._active:
             return False
         self._active = False
+        self._flush_heartbeats()
         self._close_span(exc_type, exc, tb)
         self.emitter.send({"type": "run_end", "run_id": self.run_id})
         proc = self.processor_instance

@@ -92,6 +92,7 @@ struct dask {
 	char identity_why[120]; /* why identity.json did not do this round */
 	size_t wk_next, wk_pending;
 	unsigned failures; /* consecutive rounds the scheduler could not be reached */
+	enum { FLUSH_NONE, FLUSH_WANTED, FLUSH_RUNNING, FLUSH_DONE } flush;
 	/* workers from the last good identity */
 	struct wk *wk;
 	size_t n_wk;
@@ -296,6 +297,8 @@ static void round_begin(struct dask *d)
 	if (d->in_round)
 		return;
 	d->in_round = true;
+	if (d->flush == FLUSH_WANTED)
+		d->flush = FLUSH_RUNNING;
 	d->round_t0 = clock_mono();
 	d->st.rounds++;
 	d->fallback = false;
@@ -313,6 +316,8 @@ static void round_begin(struct dask *d)
 static void round_end(struct dask *d, bool reached)
 {
 	d->in_round = false;
+	if (d->flush == FLUSH_RUNNING)
+		d->flush = FLUSH_DONE;
 	d->failures = reached ? 0 : d->failures + 1;
 	double took = clock_mono() - d->round_t0;
 	double next = reached ? d->cfg.interval - took : dask_backoff(d->failures);
@@ -320,6 +325,8 @@ static void round_end(struct dask *d, bool reached)
 		d->st.overruns++; /* slower than the interval: the next round starts now */
 		next = 0;
 	}
+	if (d->flush == FLUSH_WANTED)
+		next = 0; /* asked for during this round: the last one begins now */
 	if (!reached) {
 		d->want_sitemap = true; /* it may come back as another Dask */
 		d->st.mode = "lost";
@@ -786,6 +793,25 @@ void dask_set_interval(struct dask *d, double seconds)
 {
 	if (seconds > 0)
 		d->cfg.interval = seconds;
+}
+
+void dask_wake(struct dask *d)
+{
+	d->state_retry_at = 0;
+	if (!d->in_round && d->failures == 0)
+		timer_set(d->tick_tfd, 0); /* a lost scheduler keeps its backoff */
+}
+
+void dask_flush(struct dask *d)
+{
+	d->flush = FLUSH_WANTED;
+	if (!d->in_round)
+		timer_set(d->tick_tfd, 0);
+}
+
+bool dask_flushing(const struct dask *d)
+{
+	return d->flush == FLUSH_WANTED || d->flush == FLUSH_RUNNING;
 }
 
 void dask_get_stats(const struct dask *d, struct dask_stats *st)
