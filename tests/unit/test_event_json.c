@@ -10,6 +10,7 @@
 #include "roastop/event_json.h"
 
 bool event_json_tables_sorted(void);
+bool event_json_fields_findable(void);
 
 static enum decode_error decode(const char *text, struct event *ev)
 {
@@ -38,6 +39,12 @@ static void tables_are_sorted(void **state)
 {
 	(void)state;
 	assert_true(event_json_tables_sorted());
+}
+
+static void fields_found_by_index(void **state)
+{
+	(void)state;
+	assert_true(event_json_fields_findable());
 }
 
 static void error_names(void **state)
@@ -227,6 +234,64 @@ static void round_trip_every_type_exactly(void **state)
 				fail_msg("%s (full %d): %s in %s", event_type_name(t), full, why, sb.data);
 			strbuf_free(&sb);
 		}
+	}
+}
+
+/* The top-level members of a compact object, reversed: splits at the
+ * commas outside strings and nested values. */
+static void members_reversed(const char *in, struct strbuf *out)
+{
+	const char *start[64], *end[64];
+	size_t n = 0, len = strlen(in);
+	int depth = 0;
+	bool str = false;
+	start[0] = in + 1;
+	for (size_t i = 1; i + 1 < len; i++) {
+		char c = in[i];
+		if (str) {
+			i += c == '\\';
+			str = c != '"';
+			continue;
+		}
+		str = c == '"';
+		depth += (c == '{' || c == '[') - (c == '}' || c == ']');
+		if (c == ',' && depth == 0) {
+			end[n++] = in + i;
+			start[n] = in + i + 1;
+		}
+	}
+	end[n++] = in + len - 1;
+	strbuf_puts(out, "{");
+	for (size_t k = n; k-- > 0;) {
+		strbuf_append(out, start[k], (size_t)(end[k] - start[k]));
+		strbuf_puts(out, k ? "," : "}");
+	}
+}
+
+/* Members in reverse table order (so no field is where the encoder puts
+ * it) decode to the same event: lookup does not depend on the order. */
+static void reversed_members_decode_alike(void **state)
+{
+	(void)state;
+	char why[128];
+	for (int t = EV_SAMPLE; t < EV__COUNT; t++) {
+		struct strbuf sb, rev;
+		strbuf_init(&sb);
+		strbuf_init(&rev);
+		fx_event(&ev, t, true);
+		assert_int_equal(event_encode_json(&ev, &sb), 0);
+		members_reversed(sb.data, &rev);
+		assert_int_equal(rev.len, sb.len);
+		assert_int_equal(event_decode_json(rev.data, rev.len, &again), DEC_OK);
+		if (t == EV_CHUNK) { /* unknown members are kept in their (reversed) order */
+			assert_string_equal(again.u.chunk.custom_json,
+					    "{\"note\":\"x\",\"extra\":[1,{\"a\":null}]}");
+			again.u.chunk.custom_json = ev.u.chunk.custom_json;
+		}
+		if (!fx_equal(&ev, &again, why, sizeof(why)))
+			fail_msg("%s: %s in %s", event_type_name(t), why, rev.data);
+		strbuf_free(&sb);
+		strbuf_free(&rev);
 	}
 }
 
@@ -605,6 +670,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tables_are_sorted),
+		cmocka_unit_test(fields_found_by_index),
 		cmocka_unit_test(error_names),
 		cmocka_unit_test_setup_teardown(chunk_every_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(chunk_missing_fields_are_invalid, setup, teardown),
@@ -612,6 +678,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(sample_worker_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_types_decode, setup, teardown),
 		cmocka_unit_test_setup_teardown(round_trip_every_type_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(reversed_members_decode_alike, setup, teardown),
 		cmocka_unit_test_setup_teardown(encode_omits_what_was_not_given, setup, teardown),
 		cmocka_unit_test_setup_teardown(text_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(layout_does_not_matter, setup, teardown),
