@@ -295,6 +295,57 @@ static void reversed_members_decode_alike(void **state)
 	}
 }
 
+/* Keys of every length around the 16-byte single-load key path, plain or
+ * with an escape, a UTF-8 byte or a raw control byte at each position, and
+ * with the closing quote right at the end of the text. */
+static void keys_of_every_length(void **state)
+{
+	(void)state;
+	for (size_t len = 0; len <= 20; len++) {
+		for (size_t at = 0; at <= len; at++) {
+			char key[32], text[160], want[96];
+			for (size_t i = 0; i < len; i++)
+				key[i] = (char)('k' + i % 3);
+			key[len] = '\0';
+			/* plain: an unknown member, kept as it is */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%s\":2}", key);
+			assert_int_equal(decode(text, &ev), DEC_OK);
+			snprintf(want, sizeof(want), "{\"%s\":2}", key);
+			assert_string_equal(ev.u.chunk.custom_json, want);
+			if (at == len)
+				continue;
+			/* \u0041 escape at position at: decodes to 'A' */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\\u0041%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_OK);
+			snprintf(want, sizeof(want), "{\"%.*sA%s\":2}", (int)at, key, key + at + 1);
+			assert_string_equal(ev.u.chunk.custom_json, want);
+			/* a two-byte UTF-8 character */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\xc3\xa9%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_OK);
+			snprintf(want, sizeof(want), "{\"%.*s\xc3\xa9%s\":2}", (int)at, key, key + at + 1);
+			assert_string_equal(ev.u.chunk.custom_json, want);
+			/* a lone continuation byte and a raw control byte are refused */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\xa9%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_BAD_UTF8);
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\x01%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_NOT_JSON);
+		}
+		/* the key's closing quote is the text's last bytes but one: no
+		 * 16-byte load may reach past the end (ASan checks) */
+		char *tail = malloc(len + 64);
+		assert_non_null(tail);
+		int n = snprintf(tail, len + 64, "{\"type\":\"run_end\",\"t\":5,\"%.*s\":1}", (int)len,
+				 "abcdefghijklmnopqrst");
+		assert_int_equal(event_decode_json(tail, (size_t)n, &ev), DEC_OK);
+		assert_int_equal(event_decode_json(tail, (size_t)n - 3, &ev), DEC_NOT_JSON);
+		free(tail);
+	}
+}
+
 /* A minimal event encodes to exactly its required fields. */
 static void encode_omits_what_was_not_given(void **state)
 {
@@ -679,6 +730,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(other_types_decode, setup, teardown),
 		cmocka_unit_test_setup_teardown(round_trip_every_type_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(reversed_members_decode_alike, setup, teardown),
+		cmocka_unit_test_setup_teardown(keys_of_every_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(encode_omits_what_was_not_given, setup, teardown),
 		cmocka_unit_test_setup_teardown(text_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(layout_does_not_matter, setup, teardown),
