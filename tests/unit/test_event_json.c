@@ -689,6 +689,61 @@ static void numbers_exact(void **state)
 	assert_true(ev.u.chunk.timing[2].value == 2.5);
 }
 
+/* Edge cases of the number grammar and of the exact fast path, bit for bit
+ * against strtod (the sign of zero included), and the malformed ones
+ * rejected as not JSON. */
+static void numbers_edge_cases_bitwise(void **state)
+{
+	(void)state;
+	static const char *const good[] = {
+		"0", "-0", "-0.0", "-0e0", "0e-5", "0.000", "1", "-1", "9007199254740992",
+		"9007199254740993", "-9007199254740991", "123456789012345678", "1234567890123456789",
+		"12345678901234567890123", "0.1", "0.2", "0.30000000000000004", "1.0000000000000002",
+		"3.141592653589793", "2.718281828459045", "1767225600.123456", "1767225600.5",
+		"0.1e1", "1E2", "1e+2", "1e-2", "25E-1", "1e22", "1e23", "1e-22", "1e-23",
+		"123456789012345.67", "4.9e-324", "5e-324", "2.4703282292062327e-324",
+		"2.2250738585072011e-308", "2.2250738585072014e-308", "1e-400", "-1e-400",
+		"1e0000000000000000000000000002", "100000000000000000000000e-10",
+		"0.000000000000000000000000000001", "999999999999999.9", "1e15", "-1e15",
+		"17976931348623157e-16", "12.5e-1", "0.0000001", "8.98846567431158e-300",
+	};
+	char text[200];
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,"
+					     "\"timing\":{\"x\":%s}}", good[i]);
+		double want = strtod(good[i], NULL);
+		enum decode_error e = decode(text, &ev);
+		if (fabs(want) > 1e15) {
+			assert_int_equal(e, DEC_OUT_OF_RANGE);
+			continue;
+		}
+		if (e != DEC_OK || memcmp(&ev.u.chunk.timing[0].value, &want, sizeof(want)) != 0)
+			fail_msg("%s: %s %.17g, want %.17g", good[i], decode_error_name(e),
+				 e ? 0 : ev.u.chunk.timing[0].value, want);
+	}
+	static const char *const bad[] = { "01", "-01", "00", "1.", "-", "+1", ".5", "1e",
+					    "1e+", "1.e5", "0x10", "1.5.2", "--1", "1e5e",
+					    "Infinity", "NaN", "1 2", "\"1\"" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":%s}",
+			 bad[i]);
+		enum decode_error e = decode(text, &ev);
+		if (e != DEC_NOT_JSON && e != DEC_BAD_TYPE)
+			fail_msg("%s: %s", bad[i], decode_error_name(e));
+	}
+	/* too large for a double: out of range, as is past a field's bounds */
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1e400}", &ev),
+			 DEC_OUT_OF_RANGE);
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":-0.5}", &ev),
+			 DEC_OUT_OF_RANGE);
+	/* integral fields: 1e3 and 1000.0 are integers, 1000.5 is not */
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"num_events\":1e3,"
+				"\"entry_start\":1000.0}", &ev), DEC_OK);
+	assert_true(ev.u.chunk.num_events.value == 1000 && ev.u.chunk.entry_start.value == 1000);
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,"
+				"\"num_events\":1000.5}", &ev), DEC_OUT_OF_RANGE);
+}
+
 /* Random doubles in each field's range encode and decode to the same bits. */
 static void numbers_round_trip(void **state)
 {
@@ -739,6 +794,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(custom_fields_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(numbers_edge_cases_bitwise, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_round_trip, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("event_json", tests, NULL, NULL);
