@@ -86,7 +86,8 @@ struct field {
 #define LIST(s, f, n, k) { NAME(f), k, offsetof(struct s, f), offsetof(struct s, n), 0, 0 }
 #define OTHER(s, f, k, flag) { NAME(f), k, offsetof(struct s, f), flag, 0, 0 }
 
-/* Each table is sorted by name (bsearch; a unit test checks the order). */
+/* Each table is sorted by name: the encoder writes fields in this order (a
+ * unit test checks it); the decoder finds them through field_find's index. */
 static const struct field chunk_fields[] = {
 	LIST(ev_chunk, accessed_branches, n_branches, K_STRLIST),
 	NUM(ev_chunk, accessed_bytes, 0, BIG),
