@@ -56,14 +56,15 @@ static void nibble_fill(void)
 static bool from_hex(const char *s, uint8_t *out, size_t n)
 {
 	pthread_once(&nibble_once, nibble_fill);
-	unsigned bad = 0;
 	for (size_t i = 0; i < n; i++) {
+		/* stops at the first non-hex byte: a short string's NUL ends it */
 		unsigned hi = nibble_table[(unsigned char)s[2 * i]];
-		unsigned lo = nibble_table[(unsigned char)s[2 * i + 1]];
-		bad |= (hi == 0) | (lo == 0);
-		out[i] = (uint8_t)((hi - 1) << 4 | ((lo - 1) & 15));
+		unsigned lo = hi ? nibble_table[(unsigned char)s[2 * i + 1]] : 0;
+		if (!lo)
+			return false;
+		out[i] = (uint8_t)((hi - 1) << 4 | (lo - 1));
 	}
-	return !bad;
+	return true;
 }
 
 static int key_generate(struct auth_key *k, char *err, size_t errsz)
