@@ -3,13 +3,21 @@
  *                            one core with zero drops (decode, HMAC, apply)
  *   bench udp_drop_onset     the first offered rate at which drops appear
  * A forked C load generator sends pre-signed chunk datagrams on loopback at
- * a paced rate for one second per step; drops = sent - applied. */
+ * a paced rate for one second per step; drops = sent - applied.
+ *   bench udp_ingest_capacity  datagrams per second of the receiving
+ *                            process's own CPU time (user + system, from
+ *                            getrusage) over the loss-free steps: what one
+ *                            core of roastop's side takes when the load
+ *                            generator, on the same two cores, cannot offer
+ *                            more. Loopback charges part of the receive
+ *                            path to the sender, so it is an upper bound. */
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,7 +104,16 @@ static void sender(const char *addr_port, const struct auth_key *k, double rate,
 struct sink {
 	struct run *run;
 	uint64_t applied;
+	double cpu; /* this process's CPU seconds during the last step */
 };
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 static void deliver(void *ctx, const struct event *ev)
 {
@@ -120,6 +137,7 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 	close(pfd[1]);
 	struct pollfd p = { udp_fd(u), POLLIN, 0 };
 	int status = 0;
+	double cpu0 = cpu_s();
 	double quiet_since = 0;
 	for (;;) {
 		if (poll(&p, 1, 50) > 0)
@@ -129,6 +147,7 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 		if (quiet_since && now_s() - quiet_since > 0.2)
 			break;
 	}
+	s->cpu = cpu_s() - cpu0;
 	*seq += (uint64_t)rate;
 	*offered = 0;
 	if (read(pfd[0], offered, sizeof(*offered)) != (ssize_t)sizeof(*offered))
@@ -149,16 +168,21 @@ int main(void)
 		fprintf(stderr, "bench: %s\n", err);
 		return 1;
 	}
-	struct sink s = { malloc(sizeof(struct run)), 0 };
+	struct sink s = { malloc(sizeof(struct run)), 0, 0 };
 	run_init(s.run);
 	const double rates[] = { 50000, 100000, 150000, 200000, 300000, 400000, 500000, 700000 };
-	double best = 0, onset = 0;
+	double best = 0, onset = 0, clean_msgs = 0, clean_cpu = 0;
 	uint64_t seq = 0;
 	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		double offered = 0;
 		uint64_t lost = step(u, &k, rates[i], &seq, &s, &offered);
-		fprintf(stderr, "bench: asked %.0f msg/s, sender achieved %.0f, lost %llu\n",
-			rates[i], offered, (unsigned long long)lost);
+		fprintf(stderr, "bench: asked %.0f msg/s, sender achieved %.0f, lost %llu, "
+				"receiver CPU %.3f s (%.2f us/msg)\n",
+			rates[i], offered, (unsigned long long)lost, s.cpu, s.cpu / rates[i] * 1e6);
+		if (lost == 0) {
+			clean_msgs += rates[i];
+			clean_cpu += s.cpu;
+		}
 		if (lost > 0) {
 			onset = offered; /* what was really offered when losses began */
 			break;
@@ -177,6 +201,8 @@ int main(void)
 		printf("bench udp_drop_onset: %.0f msg/s (target >= 500000)\n", onset);
 	else
 		printf("bench udp_drop_onset: none up to %.0f msg/s (target >= 500000)\n", best);
+	printf("bench udp_ingest_capacity: %.0f msg/s (target >= 500000)\n",
+	       clean_cpu > 0 ? clean_msgs / clean_cpu : 0);
 	udp_close(u);
 	run_destroy(s.run);
 	free(s.run);

@@ -1,11 +1,19 @@
 #include "roastop/auth.h"
 
+/* auth_mac keeps SHA-256 states it copies per datagram: with the low-level
+ * SHA256_CTX that is a struct copy, where OpenSSL 3's EVP_MD_CTX_copy_ex
+ * frees and allocates the provider's context each time (a third of the
+ * HMAC's cost on a 700-byte datagram). The block function is the same
+ * (SHA-NI where present); only the declarations are marked deprecated. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
+#include <openssl/sha.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +43,26 @@ static int hex_nibble(char c)
 	return -1;
 }
 
+/* hex_nibble as a table: value + 1, 0 for a byte that is no hex digit */
+static uint8_t nibble_table[256];
+static pthread_once_t nibble_once = PTHREAD_ONCE_INIT;
+
+static void nibble_fill(void)
+{
+	for (int c = 0; c < 256; c++)
+		nibble_table[c] = (uint8_t)(hex_nibble((char)c) + 1);
+}
+
 static bool from_hex(const char *s, uint8_t *out, size_t n)
 {
+	pthread_once(&nibble_once, nibble_fill);
 	for (size_t i = 0; i < n; i++) {
-		int hi = hex_nibble(s[2 * i]), lo = hi < 0 ? -1 : hex_nibble(s[2 * i + 1]);
-		if (lo < 0)
+		/* stops at the first non-hex byte: a short string's NUL ends it */
+		unsigned hi = nibble_table[(unsigned char)s[2 * i]];
+		unsigned lo = hi ? nibble_table[(unsigned char)s[2 * i + 1]] : 0;
+		if (!lo)
 			return false;
-		out[i] = (uint8_t)(hi << 4 | lo);
+		out[i] = (uint8_t)((hi - 1) << 4 | (lo - 1));
 	}
 	return true;
 }
@@ -168,16 +189,13 @@ bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const c
 }
 
 struct auth_mac {
-	EVP_MD_CTX *inner, *outer, *work;
+	SHA256_CTX inner, outer; /* after the padded key's block */
 };
 
 void auth_mac_free(struct auth_mac *m)
 {
-	if (!m)
-		return;
-	EVP_MD_CTX_free(m->inner);
-	EVP_MD_CTX_free(m->outer);
-	EVP_MD_CTX_free(m->work);
+	if (m)
+		OPENSSL_cleanse(m, sizeof(*m));
 	free(m);
 }
 
@@ -187,9 +205,6 @@ struct auth_mac *auth_mac_new(const struct auth_key *k)
 	struct auth_mac *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	m->inner = EVP_MD_CTX_new();
-	m->outer = EVP_MD_CTX_new();
-	m->work = EVP_MD_CTX_new();
 	uint8_t ipad[64], opad[64];
 	memset(ipad, 0x36, sizeof(ipad));
 	memset(opad, 0x5c, sizeof(opad));
@@ -197,11 +212,11 @@ struct auth_mac *auth_mac_new(const struct auth_key *k)
 		ipad[i] ^= k->key[i];
 		opad[i] ^= k->key[i];
 	}
-	if (!m->inner || !m->outer || !m->work ||
-	    EVP_DigestInit_ex(m->inner, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(m->inner, ipad, sizeof(ipad)) != 1 ||
-	    EVP_DigestInit_ex(m->outer, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(m->outer, opad, sizeof(opad)) != 1) {
+	bool ok = SHA256_Init(&m->inner) == 1 && SHA256_Update(&m->inner, ipad, sizeof(ipad)) == 1 &&
+		  SHA256_Init(&m->outer) == 1 && SHA256_Update(&m->outer, opad, sizeof(opad)) == 1;
+	OPENSSL_cleanse(ipad, sizeof(ipad));
+	OPENSSL_cleanse(opad, sizeof(opad));
+	if (!ok) {
 		auth_mac_free(m);
 		return NULL;
 	}
@@ -211,15 +226,13 @@ struct auth_mac *auth_mac_new(const struct auth_key *k)
 bool auth_mac_ok(struct auth_mac *m, const char *body, size_t len, const char *hex_tag)
 {
 	uint8_t want[32], inner[32], mac[32];
-	unsigned int n = 0;
 	if (!from_hex(hex_tag, want, sizeof(want)))
 		return false;
-	if (EVP_MD_CTX_copy_ex(m->work, m->inner) != 1 ||
-	    EVP_DigestUpdate(m->work, body, len) != 1 ||
-	    EVP_DigestFinal_ex(m->work, inner, &n) != 1 ||
-	    EVP_MD_CTX_copy_ex(m->work, m->outer) != 1 ||
-	    EVP_DigestUpdate(m->work, inner, sizeof(inner)) != 1 ||
-	    EVP_DigestFinal_ex(m->work, mac, &n) != 1)
+	SHA256_CTX work = m->inner;
+	if (SHA256_Update(&work, body, len) != 1 || SHA256_Final(inner, &work) != 1)
 		return false;
-	return CRYPTO_memcmp(mac, want, sizeof(want)) == 0;
+	work = m->outer;
+	bool done = SHA256_Update(&work, inner, sizeof(inner)) == 1 && SHA256_Final(mac, &work) == 1;
+	OPENSSL_cleanse(&work, sizeof(work)); /* keyed state: not left on the stack */
+	return done && CRYPTO_memcmp(mac, want, sizeof(want)) == 0;
 }

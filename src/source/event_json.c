@@ -11,6 +11,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -85,7 +86,8 @@ struct field {
 #define LIST(s, f, n, k) { NAME(f), k, offsetof(struct s, f), offsetof(struct s, n), 0, 0 }
 #define OTHER(s, f, k, flag) { NAME(f), k, offsetof(struct s, f), flag, 0, 0 }
 
-/* Each table is sorted by name (bsearch; a unit test checks the order). */
+/* Each table is sorted by name: the encoder writes fields in this order (a
+ * unit test checks it); the decoder finds them through field_find's index. */
 static const struct field chunk_fields[] = {
 	LIST(ev_chunk, accessed_branches, n_branches, K_STRLIST),
 	NUM(ev_chunk, accessed_bytes, 0, BIG),
@@ -187,19 +189,23 @@ static const struct field filemeta_fields[] = {
 struct table {
 	const struct field *f;
 	size_t n;
+	uint8_t *slots; /* field_find's index: FIELD_SLOTS entries */
 };
 
-#define TABLE(a) { a, sizeof(a) / sizeof(a[0]) }
+#define FIELD_SLOTS 128u /* power of two, over four times the largest table */
+static uint8_t field_slots[9][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+
+#define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
 
 static const struct table type_tables[EV__COUNT] = {
-	[EV_SAMPLE] = TABLE(sample_fields),	  [EV_CHUNK] = TABLE(chunk_fields),
-	[EV_RUN_START] = TABLE(run_start_fields), [EV_RUN_END] = TABLE(run_end_fields),
-	[EV_REPORT] = TABLE(report_fields),	  [EV_FINE] = TABLE(fine_fields),
-	[EV_STATUS] = TABLE(status_fields),
+	[EV_SAMPLE] = TABLE(sample_fields, 0),	     [EV_CHUNK] = TABLE(chunk_fields, 1),
+	[EV_RUN_START] = TABLE(run_start_fields, 2), [EV_RUN_END] = TABLE(run_end_fields, 3),
+	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
+	[EV_STATUS] = TABLE(status_fields, 6),
 };
 
-static const struct table worker_table = TABLE(worker_fields);
-static const struct table filemeta_table = TABLE(filemeta_fields);
+static const struct table worker_table = TABLE(worker_fields, 7);
+static const struct table filemeta_table = TABLE(filemeta_fields, 8);
 
 static uint64_t load64(const char *p)
 {
@@ -232,29 +238,54 @@ static bool same(const char *a, const char *b, size_t n)
 	return true;
 }
 
-/* roastop's writers put fields in table order, so the field after the last
- * match is tried first; any other order costs a scan that mostly compares
- * lengths. */
-static const struct field *field_find(const struct table *t, const char *key, size_t klen,
-				      size_t *hint)
+/* Field names are found through a small open-addressing index per table,
+ * hashed on the length and three bytes of the name: datagram senders do not
+ * write fields in table order, and a linear scan cost a fifth of a decode.
+ * The indexes are built once (pthread_once) from the const tables. */
+static pthread_once_t field_slots_once = PTHREAD_ONCE_INIT;
+
+static unsigned field_hash(const char *key, size_t klen)
 {
-	size_t i = *hint;
-	if (i < t->n && t->f[i].len == klen && same(t->f[i].name, key, klen)) {
-		*hint = i + 1;
-		return &t->f[i];
+	const unsigned char *k = (const unsigned char *)key;
+	return (unsigned)(klen * 37u + k[0] * 7u + k[klen / 2] * 3u + k[klen - 1]) &
+	       (FIELD_SLOTS - 1);
+}
+
+static void field_index(const struct table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		unsigned h = field_hash(t->f[i].name, t->f[i].len);
+		while (t->slots[h])
+			h = (h + 1) & (FIELD_SLOTS - 1);
+		t->slots[h] = (uint8_t)(i + 1);
 	}
-	for (i = 0; i < t->n; i++) {
-		const struct field *f = &t->f[i];
-		if (f->len == klen && same(f->name, key, klen)) {
-			*hint = i + 1;
+}
+
+static void field_index_all(void)
+{
+	for (int t = 0; t < EV__COUNT; t++)
+		if (type_tables[t].f)
+			field_index(&type_tables[t]);
+	field_index(&worker_table);
+	field_index(&filemeta_table);
+}
+
+static const struct field *field_find(const struct table *t, const char *key, size_t klen)
+{
+	if (klen == 0 || klen > 64)
+		return NULL; /* no field name is empty or longer */
+	for (unsigned h = field_hash(key, klen);; h = (h + 1) & (FIELD_SLOTS - 1)) {
+		unsigned i = t->slots[h];
+		if (!i)
+			return NULL;
+		const struct field *f = &t->f[i - 1];
+		if (f->len == klen && same(f->name, key, klen))
 			return f;
-		}
 	}
-	return NULL;
 }
 
 /* Exposed for the unit test: names unique and sorted (the encoder writes
- * fields in table order and field_find expects that order), and each len
+ * fields in table order), and each len
  * right and short enough for enc_key's buffer. */
 bool event_json_tables_sorted(void);
 bool event_json_tables_sorted(void)
@@ -269,6 +300,43 @@ bool event_json_tables_sorted(void)
 			if (f->len != strlen(f->name) || f->len > 64)
 				return false;
 			if (i > 0 && strcmp(all[t].f[i - 1].name, f->name) >= 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Exposed for the unit test: through the index every field is found by its
+ * own name, and near misses (one byte changed, one short, one long) find
+ * only a field whose name they really are. */
+bool event_json_fields_findable(void);
+bool event_json_fields_findable(void)
+{
+	pthread_once(&field_slots_once, field_index_all);
+	const struct table all[] = { type_tables[EV_SAMPLE], type_tables[EV_CHUNK],
+				     type_tables[EV_RUN_START], type_tables[EV_RUN_END],
+				     type_tables[EV_REPORT], type_tables[EV_FINE],
+				     type_tables[EV_STATUS], worker_table, filemeta_table };
+	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
+		for (size_t i = 0; i < all[t].n; i++) {
+			const struct field *f = &all[t].f[i], *g;
+			char near[80];
+			if (field_find(&all[t], f->name, f->len) != f)
+				return false;
+			for (size_t k = 0; k < f->len; k++) {
+				memcpy(near, f->name, f->len);
+				near[k] = (char)(near[k] ^ 0x01);
+				g = field_find(&all[t], near, f->len);
+				if (g && !(g->len == f->len && memcmp(g->name, near, f->len) == 0))
+					return false;
+			}
+			memcpy(near, f->name, f->len);
+			near[f->len] = 'x';
+			g = field_find(&all[t], near, f->len + 1u);
+			if (g && !(g->len == f->len + 1u && memcmp(g->name, near, g->len) == 0))
+				return false;
+			g = field_find(&all[t], near, f->len - 1u);
+			if (g && !(g->len == f->len - 1u && memcmp(g->name, near, g->len) == 0))
 				return false;
 		}
 	}
@@ -635,6 +703,29 @@ static enum decode_error key_scan(struct jp *j, char *kbuf, const char **key, si
 {
 	if (j->p >= j->end || *j->p != '"')
 		return DEC_NOT_JSON;
+#ifdef __SSE2__
+	/* A key of up to 15 plain ASCII bytes (every field name but two), read
+	 * whole in one 16-byte test: the first byte that is a quote, backslash,
+	 * control or >= 0x80 must be the closing quote. */
+	if (j->end - j->p >= 17) {
+		const char *k = j->p + 1;
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)k);
+		const __m128i ctl = _mm_set1_epi8(0x1F);
+		__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+					   _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+		unsigned mask = (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(x);
+		if (mask) {
+			unsigned n = (unsigned)__builtin_ctz(mask);
+			if (k[n] == '"') {
+				*key = k;
+				*klen = n;
+				j->p = k + n + 1;
+				return DEC_OK;
+			}
+		}
+	}
+#endif
 	uint64_t seen = 0;
 	const char *s = j->p + 1, *q = plain_end(s, j->end, &seen);
 	if (q < j->end && *q == '"' && !(seen & 0x8080808080808080u)) {
@@ -815,7 +906,6 @@ struct obj_ctx {
 	char *base;
 	bool top;
 	struct head *head; /* one-pass mode: "t" and the envelope are read here */
-	size_t hint; /* field_find's guess: the field after the last one found */
 };
 
 static enum decode_error field_member(struct jp *j, void *ctx, const char *key, size_t klen);
@@ -824,7 +914,7 @@ static enum decode_error object_into(struct jp *j, const struct table *t, void *
 {
 	if (j->p >= j->end || *j->p != '{')
 		return DEC_BAD_TYPE;
-	struct obj_ctx c = { t, base, false, NULL, 0 };
+	struct obj_ctx c = { t, base, false, NULL };
 	return container(j, true, field_member, &c);
 }
 
@@ -1035,15 +1125,14 @@ static enum decode_error field_member(struct jp *j, void *ctx, const char *key, 
 {
 	struct obj_ctx *c = ctx;
 	bool is_t = klen == 1 && key[0] == 't';
+	const struct field *f = field_find(c->t, key, klen);
 	if (c->top && c->head) {
 		/* one pass: the envelope value is read, then decoded again as a field */
 		const char *at = j->p;
 		bool env = c->head->env && is_envelope_key(key, klen);
-		size_t probe = c->hint;
-		bool both = env && field_find(c->t, key, klen, &probe);
-		if (is_t || (env && !both))
+		if (is_t || (env && !f))
 			return head_member(j, c->head, key, klen);
-		if (both) {
+		if (env) {
 			enum decode_error e = head_member(j, c->head, key, klen);
 			if (e)
 				return e;
@@ -1052,7 +1141,6 @@ static enum decode_error field_member(struct jp *j, void *ctx, const char *key, 
 	}
 	if (c->top && (is_t || KEY_IS(key, klen, "type")))
 		return skip_value(j); /* read by the header pass */
-	const struct field *f = field_find(c->t, key, klen, &c->hint);
 	if (!f && c->top && j->datagram && envelope_only(key, klen))
 		return skip_value(j);
 	if (!f)
@@ -1232,7 +1320,7 @@ static enum decode_error decode_body(struct jp *j, const char *text)
 	j->p = text;
 	j->depth = 0;
 	ws(j);
-	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, NULL, 0 };
+	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, NULL };
 	enum decode_error e = container(j, true, field_member, &c);
 	if (!e)
 		e = check_event(j, ev);
@@ -1272,7 +1360,7 @@ static enum decode_error decode_one_pass(struct jp *j, struct head *h, double no
 		e = DEC_OK;
 	if (e)
 		return e;
-	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, h, 0 };
+	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, h };
 	e = container(j, true, field_member, &c);
 	if (e)
 		return e;
@@ -1292,6 +1380,7 @@ static enum decode_error decode(const char *text, size_t len, struct event *ev,
 				struct event_envelope *env, double now)
 {
 	event_reset(ev);
+	pthread_once(&field_slots_once, field_index_all);
 	if (len > EVENT_JSON_MAX)
 		return DEC_TOO_LARGE;
 	struct jp j = { .p = text, .end = text + len, .ev = ev, .datagram = env != NULL };

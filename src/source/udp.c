@@ -50,6 +50,12 @@ struct udp {
 	struct auth_mac *mac;
 	char address[300];
 	struct strmap senders;
+	/* the sender of the last datagram: a batch mostly comes from one, and
+	 * its map key costs a formatted print to build */
+	bool last_valid;
+	char last_host[sizeof(((struct event_envelope *)0)->host)];
+	double last_pid;
+	size_t last_index;
 	struct udp_stats st;
 	struct event ev, report_ev;
 	struct pending_report pending[UDP_MAX_PENDING_REPORTS];
@@ -146,12 +152,31 @@ static enum seq_outcome seq_check(struct sender *s, uint64_t seq, bool first)
 	return SEQ_LATE;
 }
 
-static bool sequence_ok(struct udp *u, const struct event_envelope *env)
+/* The sender's window: the last one again without a lookup, else through
+ * the map (insertion-ordered, so an index stays valid). */
+static struct sender *sender_of(struct udp *u, const struct event_envelope *env, bool *added)
 {
+	*added = false;
+	/* pid compared bit for bit: -0 and 0 print to different keys */
+	if (u->last_valid && memcmp(&u->last_pid, &env->pid, sizeof(env->pid)) == 0 &&
+	    strcmp(u->last_host, env->host) == 0)
+		return strmap_val_at(&u->senders, u->last_index);
 	char key[300];
 	snprintf(key, sizeof(key), "%s\x1f%.0f", env->host, env->pid);
+	struct sender *s = strmap_upsert(&u->senders, key, added);
+	if (!s)
+		return NULL;
+	u->last_valid = true;
+	u->last_pid = env->pid;
+	memcpy(u->last_host, env->host, sizeof(u->last_host));
+	u->last_index = (size_t)((unsigned char *)s - u->senders.vals) / u->senders.val_size;
+	return s;
+}
+
+static bool sequence_ok(struct udp *u, const struct event_envelope *env)
+{
 	bool added = false;
-	struct sender *s = strmap_upsert(&u->senders, key, &added);
+	struct sender *s = sender_of(u, env, &added);
 	if (!s) {
 		u->st.senders_overflow++;
 		return true; /* untracked, but never lost */

@@ -53,11 +53,49 @@ static void tag_matches_reference(void **state)
 	assert_false(auth_tag_ok(&k, body, strlen(body), "zz"));
 }
 
+/* The precomputed-state MAC agrees with OpenSSL's one-shot HMAC() for
+ * every body length around the 64-byte block and padding boundaries, and
+ * refuses any changed tag digit, a non-hex byte and a changed body byte. */
+static void mac_agrees_with_one_shot_hmac(void **state)
+{
+	(void)state;
+	struct auth_key k;
+	memset(&k, 0, sizeof(k));
+	for (int i = 0; i < AUTH_KEY_LEN; i++)
+		k.key[i] = (uint8_t)(7 * i + 3);
+	struct auth_mac *m = auth_mac_new(&k);
+	assert_non_null(m);
+	char body[300], tag[AUTH_TAG_HEX + 1];
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (char)('!' + i % 90);
+	for (size_t len = 0; len <= sizeof(body); len++) {
+		auth_tag_hex(&k, body, len, tag);
+		assert_true(auth_mac_ok(m, body, len, tag));
+		if (len)
+			assert_false(auth_mac_ok(m, body, len - 1, tag));
+	}
+	auth_tag_hex(&k, body, 130, tag);
+	for (size_t i = 0; i < AUTH_TAG_HEX; i++) {
+		char keep = tag[i];
+		tag[i] = keep == '0' ? '1' : '0';
+		assert_false(auth_mac_ok(m, body, 130, tag));
+		tag[i] = 'g';
+		assert_false(auth_mac_ok(m, body, 130, tag));
+		tag[i] = (char)(keep >= 'a' ? keep - 'a' + 'A' : keep); /* hex in upper case */
+		assert_true(auth_mac_ok(m, body, 130, tag));
+		tag[i] = keep;
+	}
+	body[64] ^= 1;
+	assert_false(auth_mac_ok(m, body, 130, tag));
+	auth_mac_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(key_file_created_private_and_read_back),
 		cmocka_unit_test(tag_matches_reference),
+		cmocka_unit_test(mac_agrees_with_one_shot_hmac),
 	};
 	return cmocka_run_group_tests_name("auth", tests, NULL, NULL);
 }

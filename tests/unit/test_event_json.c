@@ -10,6 +10,7 @@
 #include "roastop/event_json.h"
 
 bool event_json_tables_sorted(void);
+bool event_json_fields_findable(void);
 
 static enum decode_error decode(const char *text, struct event *ev)
 {
@@ -38,6 +39,12 @@ static void tables_are_sorted(void **state)
 {
 	(void)state;
 	assert_true(event_json_tables_sorted());
+}
+
+static void fields_found_by_index(void **state)
+{
+	(void)state;
+	assert_true(event_json_fields_findable());
 }
 
 static void error_names(void **state)
@@ -227,6 +234,115 @@ static void round_trip_every_type_exactly(void **state)
 				fail_msg("%s (full %d): %s in %s", event_type_name(t), full, why, sb.data);
 			strbuf_free(&sb);
 		}
+	}
+}
+
+/* The top-level members of a compact object, reversed: splits at the
+ * commas outside strings and nested values. */
+static void members_reversed(const char *in, struct strbuf *out)
+{
+	const char *start[64], *end[64];
+	size_t n = 0, len = strlen(in);
+	int depth = 0;
+	bool str = false;
+	start[0] = in + 1;
+	for (size_t i = 1; i + 1 < len; i++) {
+		char c = in[i];
+		if (str) {
+			i += c == '\\';
+			str = c != '"';
+			continue;
+		}
+		str = c == '"';
+		depth += (c == '{' || c == '[') - (c == '}' || c == ']');
+		if (c == ',' && depth == 0) {
+			end[n++] = in + i;
+			start[n] = in + i + 1;
+		}
+	}
+	end[n++] = in + len - 1;
+	strbuf_puts(out, "{");
+	for (size_t k = n; k-- > 0;) {
+		strbuf_append(out, start[k], (size_t)(end[k] - start[k]));
+		strbuf_puts(out, k ? "," : "}");
+	}
+}
+
+/* Members in reverse table order (so no field is where the encoder puts
+ * it) decode to the same event: lookup does not depend on the order. */
+static void reversed_members_decode_alike(void **state)
+{
+	(void)state;
+	char why[128];
+	for (int t = EV_SAMPLE; t < EV__COUNT; t++) {
+		struct strbuf sb, rev;
+		strbuf_init(&sb);
+		strbuf_init(&rev);
+		fx_event(&ev, t, true);
+		assert_int_equal(event_encode_json(&ev, &sb), 0);
+		members_reversed(sb.data, &rev);
+		assert_int_equal(rev.len, sb.len);
+		assert_int_equal(event_decode_json(rev.data, rev.len, &again), DEC_OK);
+		if (t == EV_CHUNK) { /* unknown members are kept in their (reversed) order */
+			assert_string_equal(again.u.chunk.custom_json,
+					    "{\"note\":\"x\",\"extra\":[1,{\"a\":null}]}");
+			again.u.chunk.custom_json = ev.u.chunk.custom_json;
+		}
+		if (!fx_equal(&ev, &again, why, sizeof(why)))
+			fail_msg("%s: %s in %s", event_type_name(t), why, rev.data);
+		strbuf_free(&sb);
+		strbuf_free(&rev);
+	}
+}
+
+/* Keys of every length around the 16-byte single-load key path, plain or
+ * with an escape, a UTF-8 byte or a raw control byte at each position, and
+ * with the closing quote right at the end of the text. */
+static void keys_of_every_length(void **state)
+{
+	(void)state;
+	for (size_t len = 0; len <= 20; len++) {
+		for (size_t at = 0; at <= len; at++) {
+			char key[32], text[160], want[96];
+			for (size_t i = 0; i < len; i++)
+				key[i] = (char)('k' + i % 3);
+			key[len] = '\0';
+			/* plain: an unknown member, kept as it is */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%s\":2}", key);
+			assert_int_equal(decode(text, &ev), DEC_OK);
+			snprintf(want, sizeof(want), "{\"%s\":2}", key);
+			assert_string_equal(ev.u.chunk.custom_json, want);
+			if (at == len)
+				continue;
+			/* \u0041 escape at position at: decodes to 'A' */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\\u0041%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_OK);
+			snprintf(want, sizeof(want), "{\"%.*sA%s\":2}", (int)at, key, key + at + 1);
+			assert_string_equal(ev.u.chunk.custom_json, want);
+			/* a two-byte UTF-8 character */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\xc3\xa9%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_OK);
+			snprintf(want, sizeof(want), "{\"%.*s\xc3\xa9%s\":2}", (int)at, key, key + at + 1);
+			assert_string_equal(ev.u.chunk.custom_json, want);
+			/* a lone continuation byte and a raw control byte are refused */
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\xa9%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_BAD_UTF8);
+			snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"%.*s\x01%s\":2}",
+				 (int)at, key, key + at + 1);
+			assert_int_equal(decode(text, &ev), DEC_NOT_JSON);
+		}
+		/* the key's closing quote is the text's last bytes but one: no
+		 * 16-byte load may reach past the end (ASan checks) */
+		char *tail = malloc(len + 64);
+		assert_non_null(tail);
+		int n = snprintf(tail, len + 64, "{\"type\":\"run_end\",\"t\":5,\"%.*s\":1}", (int)len,
+				 "abcdefghijklmnopqrst");
+		assert_int_equal(event_decode_json(tail, (size_t)n, &ev), DEC_OK);
+		assert_int_equal(event_decode_json(tail, (size_t)n - 3, &ev), DEC_NOT_JSON);
+		free(tail);
 	}
 }
 
@@ -573,6 +689,61 @@ static void numbers_exact(void **state)
 	assert_true(ev.u.chunk.timing[2].value == 2.5);
 }
 
+/* Edge cases of the number grammar and of the exact fast path, bit for bit
+ * against strtod (the sign of zero included), and the malformed ones
+ * rejected as not JSON. */
+static void numbers_edge_cases_bitwise(void **state)
+{
+	(void)state;
+	static const char *const good[] = {
+		"0", "-0", "-0.0", "-0e0", "0e-5", "0.000", "1", "-1", "9007199254740992",
+		"9007199254740993", "-9007199254740991", "123456789012345678", "1234567890123456789",
+		"12345678901234567890123", "0.1", "0.2", "0.30000000000000004", "1.0000000000000002",
+		"3.141592653589793", "2.718281828459045", "1767225600.123456", "1767225600.5",
+		"0.1e1", "1E2", "1e+2", "1e-2", "25E-1", "1e22", "1e23", "1e-22", "1e-23",
+		"123456789012345.67", "4.9e-324", "5e-324", "2.4703282292062327e-324",
+		"2.2250738585072011e-308", "2.2250738585072014e-308", "1e-400", "-1e-400",
+		"1e0000000000000000000000000002", "100000000000000000000000e-10",
+		"0.000000000000000000000000000001", "999999999999999.9", "1e15", "-1e15",
+		"17976931348623157e-16", "12.5e-1", "0.0000001", "8.98846567431158e-300",
+	};
+	char text[200];
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,"
+					     "\"timing\":{\"x\":%s}}", good[i]);
+		double want = strtod(good[i], NULL);
+		enum decode_error e = decode(text, &ev);
+		if (fabs(want) > 1e15) {
+			assert_int_equal(e, DEC_OUT_OF_RANGE);
+			continue;
+		}
+		if (e != DEC_OK || memcmp(&ev.u.chunk.timing[0].value, &want, sizeof(want)) != 0)
+			fail_msg("%s: %s %.17g, want %.17g", good[i], decode_error_name(e),
+				 e ? 0 : ev.u.chunk.timing[0].value, want);
+	}
+	static const char *const bad[] = { "01", "-01", "00", "1.", "-", "+1", ".5", "1e",
+					    "1e+", "1.e5", "0x10", "1.5.2", "--1", "1e5e",
+					    "Infinity", "NaN", "1 2", "\"1\"" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"type\":\"chunk\",\"t\":5,\"duration\":%s}",
+			 bad[i]);
+		enum decode_error e = decode(text, &ev);
+		if (e != DEC_NOT_JSON && e != DEC_BAD_TYPE)
+			fail_msg("%s: %s", bad[i], decode_error_name(e));
+	}
+	/* too large for a double: out of range, as is past a field's bounds */
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1e400}", &ev),
+			 DEC_OUT_OF_RANGE);
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":-0.5}", &ev),
+			 DEC_OUT_OF_RANGE);
+	/* integral fields: 1e3 and 1000.0 are integers, 1000.5 is not */
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"num_events\":1e3,"
+				"\"entry_start\":1000.0}", &ev), DEC_OK);
+	assert_true(ev.u.chunk.num_events.value == 1000 && ev.u.chunk.entry_start.value == 1000);
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,"
+				"\"num_events\":1000.5}", &ev), DEC_OUT_OF_RANGE);
+}
+
 /* Random doubles in each field's range encode and decode to the same bits. */
 static void numbers_round_trip(void **state)
 {
@@ -605,6 +776,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tables_are_sorted),
+		cmocka_unit_test(fields_found_by_index),
 		cmocka_unit_test(error_names),
 		cmocka_unit_test_setup_teardown(chunk_every_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(chunk_missing_fields_are_invalid, setup, teardown),
@@ -612,6 +784,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(sample_worker_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_types_decode, setup, teardown),
 		cmocka_unit_test_setup_teardown(round_trip_every_type_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(reversed_members_decode_alike, setup, teardown),
+		cmocka_unit_test_setup_teardown(keys_of_every_length, setup, teardown),
 		cmocka_unit_test_setup_teardown(encode_omits_what_was_not_given, setup, teardown),
 		cmocka_unit_test_setup_teardown(text_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(layout_does_not_matter, setup, teardown),
@@ -620,6 +794,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(custom_fields_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(numbers_edge_cases_bitwise, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_round_trip, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("event_json", tests, NULL, NULL);

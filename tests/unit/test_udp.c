@@ -122,6 +122,36 @@ static void senders_counted_apart(void **state)
 	udp_close(u);
 }
 
+/* The last sender is remembered to skip the map lookup: interleaved
+ * senders (past the map's growth), hosts that are prefixes of one another
+ * and pid -0 against 0 must still each keep their own window. */
+static void last_sender_cache_keeps_senders_apart(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+#define END_H "{\"type\":\"run_end\",\"run_id\":\"r\",\"host\":\"h%d\",\"pid\":1,\"seq\":%d}"
+	for (int seq = 0; seq < 3; seq++)
+		for (int h = 0; h < 300; h++)
+			datagram(u, &KEY, END_H, h, seq);
+	for (int h = 0; h < 300; h++)
+		datagram(u, &KEY, END_H, h, 1); /* each one a duplicate, one sender after another */
+	datagram(u, &KEY, END_H, 7, 1);
+	datagram(u, &KEY, END_H, 7, 5); /* gap of two in h7 only */
+	datagram(u, &KEY, "{\"type\":\"run_end\",\"run_id\":\"r\",\"host\":\"h1\",\"pid\":-0,"
+			  "\"seq\":1}"); /* prints as another key than pid 0: its own sender */
+	datagram(u, &KEY, "{\"type\":\"run_end\",\"run_id\":\"r\",\"host\":\"h1\",\"pid\":0,"
+			  "\"seq\":1}");
+	datagram(u, &KEY, "{\"type\":\"run_end\",\"run_id\":\"r\",\"host\":\"h1\",\"pid\":0,"
+			  "\"seq\":1}");
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 900 + 1 + 2);
+	assert_int_equal(st.rejected[UDP_DUPLICATE], 300 + 1 + 1);
+	assert_int_equal(st.senders, 302);
+	assert_int_equal(st.missing, 2 + 1 + 1); /* h7's gap; seq 0 of h1/-0 and of h1/0 */
+	udp_close(u);
+}
+
 #define PART "{\"type\":\"report\",\"host\":\"h\",\"pid\":1,\"seq\":%d,\"report_id\":\"%s\"," \
 	     "\"part\":%d,\"parts\":%d,\"entries\":%d,\"columns\":[\"a-data\",\"b-data\"]}"
 
@@ -163,6 +193,7 @@ int main(void)
 		cmocka_unit_test_setup(no_auth_accepts_untagged, setup),
 		cmocka_unit_test_setup(duplicates_order_gaps_and_stale, setup),
 		cmocka_unit_test_setup(senders_counted_apart, setup),
+		cmocka_unit_test_setup(last_sender_cache_keeps_senders_apart, setup),
 		cmocka_unit_test_setup(split_report_applied_once_whole, setup),
 		cmocka_unit_test_setup(oversize_rejected, setup),
 	};
