@@ -98,6 +98,9 @@ def main():
     ap.add_argument("--events-per-file", type=int, default=50000)
     ap.add_argument("--files-per-dataset", type=int, default=3)
     ap.add_argument("--seed", type=int, default=20261122)
+    ap.add_argument("--relative-paths", action="store_true",
+                    help="fileset paths as given (relative to the working directory the "
+                         "client and workers share), not made absolute")
     args = ap.parse_args()
     args.outdir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(args.seed)
@@ -105,7 +108,9 @@ def main():
     for dataset, z_fraction in DATASETS.items():
         files = []
         for i in range(args.files_per_dataset):
-            path = (args.outdir / f"{dataset}_{i}.root").resolve()
+            path = args.outdir / f"{dataset}_{i}.root"
+            if not args.relative_paths:
+                path = path.resolve()
             arrays = make_events(rng, args.events_per_file, z_fraction,
                                  1 + i * args.events_per_file)
             with uproot.recreate(path) as f:

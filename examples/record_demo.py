@@ -38,7 +38,7 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=HERE / "demo-recording.jsonl")
     ap.add_argument("--roastop", type=Path, default=REPO / "build" / "roastop")
-    ap.add_argument("--events-per-file", type=int, default=150000)
+    ap.add_argument("--events-per-file", type=int, default=600000)
     ap.add_argument("--files-per-dataset", type=int, default=4)
     ap.add_argument("--chunksize", type=int, default=10000)
     ap.add_argument("--gzip-above", type=int, default=1 << 20)
@@ -116,11 +116,12 @@ def main():
     args = parse_args()
     with tempfile.TemporaryDirectory(prefix="roastop-demo-") as tmp:
         work = Path(tmp)
-        files = work / "files"
-        subprocess.run([sys.executable, str(HERE / "make_files.py"), str(files),
+        # paths relative to the directory the client and the workers share, so
+        # that the recording names data/DYJetsToLL_0.root, not a temporary path
+        subprocess.run([sys.executable, str(HERE / "make_files.py"), "data",
                         "--events-per-file", str(args.events_per_file),
-                        "--files-per-dataset", str(args.files_per_dataset)],
-                       check=True, stdout=subprocess.DEVNULL)
+                        "--files-per-dataset", str(args.files_per_dataset),
+                        "--relative-paths"], check=True, stdout=subprocess.DEVNULL, cwd=work)
         procs, addr, dashboard = start_cluster(work)
         record = work / "recording.jsonl"
         try:
@@ -128,8 +129,8 @@ def main():
             client_env = dict(os.environ, PYTHONPATH=os.environ.get("ROASTOP_CLIENT")
                               or str(REPO / "python"), **env)
             subprocess.run([sys.executable, str(HERE / "run_dimuon.py"), "--scheduler", addr,
-                            "--files", str(files), "--chunksize", str(args.chunksize)],
-                           env=client_env, check=True)
+                            "--files", "data", "--chunksize", str(args.chunksize)],
+                           env=client_env, check=True, cwd=work)
             roastop.wait(timeout=60)
             print((work / "roastop.stdout").read_text())
         finally:
