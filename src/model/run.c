@@ -472,10 +472,12 @@ static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
 		timeline_push(&r->tl_mem_worst_pct, t, a->worst_pct);
 	if (a->n_cpu)
 		timeline_push(&r->tl_cpu, t, a->cpu / (double)a->n_cpu);
-	if (s->tasks_processing.valid)
-		timeline_push(&r->tl_executing, t, s->tasks_processing.value);
-	else if (a->n_exec)
+	/* the workers' own count of running tasks; the scheduler's "processing"
+	 * (running or queued on a worker) only when no worker says */
+	if (a->n_exec)
 		timeline_push(&r->tl_executing, t, a->executing);
+	else if (s->tasks_processing.valid)
+		timeline_push(&r->tl_executing, t, s->tasks_processing.value);
 }
 
 static void apply_sample(struct run *r, double t, const struct ev_sample *s)
