@@ -174,3 +174,8 @@ def test_demo_recording_replays(tmp_path):
     assert m["total_events"] == m["total_events_from_chunks"] == report["entries"]
     assert m["roastop"]["processor"] == "DimuonProcessor"
     assert m["roastop"].get("replay_rejected", {}).get("total", 0) == 0
+    # recorded with the poller and the collector's route: the scheduler's view too
+    assert m["peak_workers"] == 2 and m["avg_workers"] > 1.5
+    assert m["metric_sources"]["fine_metrics"] == "span"
+    assert m["processor_cpu_time_seconds"] > 0
+    assert not any("/tmp/" in e.get("file", "") for e in lines if e["type"] == "chunk")
