@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roastop/clock.h"
 #include "roastop/dask.h"
 #include "roastop/dask_json.h"
 #include "roastop/run.h"
@@ -29,13 +30,6 @@
 
 #define PARSE_ROUNDS 30
 #define CPU_SECONDS 10.0
-
-static double now_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static double cpu_self(void)
 {
@@ -124,7 +118,7 @@ static double parse_apply_ms(bool identity, int n)
 			make_identity(&sb, n, t);
 		else
 			make_state(&sb, n, t);
-		double t0 = now_mono();
+		double t0 = clock_mono();
 		enum dask_error e =
 			identity ? dask_parse_identity(sb.data, sb.len, t, &ev, NULL, NULL, err, sizeof(err))
 				 : dask_parse_state(sb.data, sb.len, t, &ev, &fine, &span, err, sizeof(err));
@@ -135,7 +129,7 @@ static double parse_apply_ms(bool identity, int n)
 		run_apply(r, &ev);
 		if (!identity)
 			run_apply(r, &fine);
-		ms[k] = (now_mono() - t0) * 1e3;
+		ms[k] = (clock_mono() - t0) * 1e3;
 		strbuf_free(&sb);
 	}
 	if (r->workers.count != (size_t)n)
@@ -234,14 +228,14 @@ static double poll_cpu_percent(int n, uint64_t *samples)
 		fprintf(stderr, "bench_poll: %s\n", err);
 		exit(1);
 	}
-	double c0 = cpu_self(), t0 = now_mono();
-	while (now_mono() - t0 < CPU_SECONDS) {
+	double c0 = cpu_self(), t0 = clock_mono();
+	while (clock_mono() - t0 < CPU_SECONDS) {
 		struct pollfd pfd[DASK_MAX_FDS];
 		size_t k = dask_pollfds(d, pfd, DASK_MAX_FDS);
 		if (poll(pfd, k, 100) > 0)
-			dask_dispatch(d, pfd, k, 1.8e9 + now_mono());
+			dask_dispatch(d, pfd, k, 1.8e9 + clock_mono());
 	}
-	double pct = 100.0 * (cpu_self() - c0) / (now_mono() - t0);
+	double pct = 100.0 * (cpu_self() - c0) / (clock_mono() - t0);
 	*samples = sink.samples;
 	dask_close(d);
 	run_destroy(sink.run);

@@ -14,18 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roastop/clock.h"
 #include "roastop/event.h"
 #include "roastop/event_json.h"
 #include "roastop/run.h"
 
 #define DISTINCT 4096 /* decoded chunk events cycled through run_apply */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static const char *env_or(const char *name, const char *dflt)
 {
@@ -76,13 +70,13 @@ static void bench_apply(char *text, size_t len, uint64_t total)
 	size_t n = decode_chunks(text, len, evs, DISTINCT);
 	struct run *r = malloc(sizeof(*r));
 	run_init(r);
-	double t = 1767225600.0, start = now_s();
+	double t = 1767225600.0, start = clock_mono();
 	for (uint64_t i = 0; i < total; i++) {
 		struct event *ev = &evs[i % n];
 		ev->t = (t += 1e-4); /* time moves on as in a real run */
 		run_apply(r, ev);
 	}
-	double rate = (double)total / (now_s() - start);
+	double rate = (double)total / (clock_mono() - start);
 	printf("bench replay_apply_rate: %.0f events/s (target >= 1000000)\n", rate);
 	run_destroy(r);
 	free(r);
@@ -98,7 +92,7 @@ static void bench_decode_apply(const char *text, size_t len)
 	struct run *r = malloc(sizeof(*r));
 	run_init(r);
 	uint64_t n = 0;
-	double start = now_s();
+	double start = clock_mono();
 	for (const char *line = text; line < text + len;) {
 		const char *nl = memchr(line, '\n', (size_t)(text + len - line));
 		size_t l = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
@@ -106,7 +100,7 @@ static void bench_decode_apply(const char *text, size_t len)
 			n++;
 		line += l + 1;
 	}
-	double rate = (double)n / (now_s() - start);
+	double rate = (double)n / (clock_mono() - start);
 	printf("bench replay_decode_apply_rate: %.0f events/s (target >= 300000)\n", rate);
 	run_destroy(r);
 	free(r);
@@ -145,7 +139,7 @@ static void bench_rss(const char *build, const char *chunks)
 	}
 	close(fd[0]);
 	close(fd[1]);
-	double start = now_s();
+	double start = clock_mono();
 	struct rusage ru;
 	int st_r = 0, st_g = 0;
 	wait4(r, &st_r, 0, &ru);
@@ -155,7 +149,7 @@ static void bench_rss(const char *build, const char *chunks)
 		exit(1);
 	}
 	printf("bench replay_peak_rss: %.1f MB (target < 64)\n", (double)ru.ru_maxrss / 1024.0);
-	printf("bench replay_10m_wall: %.1f s (target <= 120)\n", now_s() - start);
+	printf("bench replay_10m_wall: %.1f s (target <= 120)\n", clock_mono() - start);
 }
 
 int main(void)

@@ -26,19 +26,13 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 
+#include "roastop/clock.h"
 #include "roastop/auth.h"
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
 
 #define PREBUILT 4096
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* A roastcoffea-sized chunk record, signed, with its sequence number. */
 static size_t build(char *out, size_t size, const struct auth_key *k, uint64_t seq)
@@ -79,10 +73,10 @@ static void sender(const char *addr_port, const struct auth_key *k, double rate,
 	size_t *lens = malloc(total * sizeof(*lens));
 	for (uint64_t i = 0; bufs && lens && i < total; i++)
 		lens[i] = build(bufs + i * SLOT, SLOT, k, first + i);
-	double start = now_s();
+	double start = clock_mono();
 	while (bufs && lens && sent < total) {
 		double due = start + (double)sent / rate;
-		while (now_s() < due)
+		while (clock_mono() < due)
 			;
 		size_t batch = total - sent < 64 ? total - sent : 64;
 		struct mmsghdr m[64];
@@ -95,7 +89,7 @@ static void sender(const char *addr_port, const struct auth_key *k, double rate,
 		int n = sendmmsg(fd, m, (unsigned)batch, 0);
 		sent += n > 0 ? (uint64_t)n : 0;
 	}
-	double achieved = (double)sent / (now_s() - start);
+	double achieved = (double)sent / (clock_mono() - start);
 	if (write(report_fd, &achieved, sizeof(achieved)) != (ssize_t)sizeof(achieved))
 		_exit(1);
 	_exit(0);
@@ -143,8 +137,8 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 		if (poll(&p, 1, 50) > 0)
 			udp_drain(u, 1767225600.0, deliver, s);
 		if (waitpid(pid, &status, WNOHANG) == pid && quiet_since == 0)
-			quiet_since = now_s();
-		if (quiet_since && now_s() - quiet_since > 0.2)
+			quiet_since = clock_mono();
+		if (quiet_since && clock_mono() - quiet_since > 0.2)
 			break;
 	}
 	s->cpu = cpu_s() - cpu0;

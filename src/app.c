@@ -1,6 +1,7 @@
 /* The loop. Sources hand events to app_deliver(), which records them and
  * applies them to the run; timers drive replay pacing, checkpoints and
  * --duration; a signalfd turns SIGINT/SIGTERM/SIGHUP into a clean stop. */
+#include "roastop/clock.h"
 #include "roastop/app.h"
 
 #include <errno.h>
@@ -61,20 +62,6 @@ struct app {
 	bool replay_done;
 	uint64_t checkpoints, checkpoint_errors;
 };
-
-static double clock_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double clock_real(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* "now" for the metrics: the recording's clock in a replay, else the wall. */
 static double app_now(const struct app *a)

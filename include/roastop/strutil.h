@@ -13,4 +13,7 @@ void strutil_copy(char *dst, size_t size, const char *src);
  * nothing above U+10FFFF. */
 bool strutil_utf8_ok(const unsigned char *s);
 
+/* The value of one hex digit (either case), -1 for any other byte. */
+int strutil_hexval(char c);
+
 #endif

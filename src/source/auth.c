@@ -1,4 +1,5 @@
 #include "roastop/auth.h"
+#include "roastop/strutil.h"
 
 /* auth_mac keeps SHA-256 states it copies per datagram: with the low-level
  * SHA256_CTX that is a struct copy, where OpenSSL 3's EVP_MD_CTX_copy_ex
@@ -32,25 +33,14 @@ static void to_hex(const uint8_t *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static int hex_nibble(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* hex_nibble as a table: value + 1, 0 for a byte that is no hex digit */
+/* strutil_hexval as a table: value + 1, 0 for a byte that is no hex digit */
 static uint8_t nibble_table[256];
 static pthread_once_t nibble_once = PTHREAD_ONCE_INIT;
 
 static void nibble_fill(void)
 {
 	for (int c = 0; c < 256; c++)
-		nibble_table[c] = (uint8_t)(hex_nibble((char)c) + 1);
+		nibble_table[c] = (uint8_t)(strutil_hexval((char)c) + 1);
 }
 
 static bool from_hex(const char *s, uint8_t *out, size_t n)

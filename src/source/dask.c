@@ -4,6 +4,7 @@
  * (socket_cb) and when to call it back (timer_cb -> a timerfd); app.c's
  * poll() watches them with everything else and hands them back through
  * dask_dispatch(). A second timerfd paces the rounds and the backoff. */
+#include "roastop/clock.h"
 #include "roastop/dask.h"
 
 #include <cjson/cJSON.h>
@@ -130,13 +131,6 @@ double dask_backoff(unsigned failures)
 		return 0.0;
 	double s = ldexp(1.0, (int)(failures > 16 ? 16 : failures) - 1);
 	return s < DASK_BACKOFF_MAX ? s : DASK_BACKOFF_MAX;
-}
-
-static double clock_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void timer_set(int fd, double seconds)

@@ -2,6 +2,7 @@
  * the file as hostile: bounded size and line length, every key checked,
  * the first error named by file, line and key. */
 #include "roastop/theme.h"
+#include "roastop/strutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -92,24 +93,13 @@ static bool word_is(const char *s, size_t len, const char *w)
 	return strlen(w) == len && strncmp(s, w, len) == 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool parse_rgb(const char *s, size_t len, struct theme_color *out)
 {
 	if (len != 7 || s[0] != '#')
 		return false;
 	int v[6];
 	for (int i = 0; i < 6; i++)
-		if ((v[i] = hexval(s[1 + i])) < 0)
+		if ((v[i] = strutil_hexval(s[1 + i])) < 0)
 			return false;
 	*out = (struct theme_color){ .kind = TC_RGB,
 				     .r = (uint8_t)(v[0] * 16 + v[1]),

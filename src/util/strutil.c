@@ -53,3 +53,14 @@ bool strutil_utf8_ok(const unsigned char *s)
 	}
 	return true;
 }
+
+int strutil_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -12,17 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roastop/clock.h"
 #include "roastop/auth.h"
 
 #define SLOT 640
 #define TAIL 50
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static size_t build(char *out, const struct auth_key *k, unsigned long long seq)
 {
@@ -83,10 +77,10 @@ int main(int argc, char **argv)
 		return 1;
 	for (size_t i = 0; i < total; i++)
 		lens[i] = build(bufs + i * SLOT, k, i);
-	double t0 = now_s();
+	double t0 = clock_mono();
 	for (size_t i = 0; i < count; i += 64)
 		send_batch(fd, &sa, bufs, lens, i, count - i < 64 ? count - i : 64);
-	double flood = now_s() - t0;
+	double flood = clock_mono() - t0;
 	for (size_t i = count; i < total; i++) { /* the tail, paced: it gets through */
 		usleep(2000);
 		send_batch(fd, &sa, bufs, lens, i, 1);
