@@ -61,6 +61,9 @@ struct app {
 	double rec_t0, wall_t0;
 	bool replay_done;
 	uint64_t checkpoints, checkpoint_errors;
+	/* the listener's losses as last written to the event log */
+	uint64_t lost_noted, rejected_noted;
+	double loss_noted_at; /* monotonic */
 };
 
 /* "now" for the metrics: the recording's clock in a replay, else the wall. */
@@ -245,21 +248,56 @@ static void add_counters(cJSON *o, const struct counter *c, size_t n)
 		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
 }
 
+static uint64_t udp_rejected_total(const struct udp_stats *st)
+{
+	uint64_t total = st->json.total;
+	for (int r = 0; r < UDP__COUNT; r++)
+		total += st->rejected[r];
+	return total;
+}
+
 static void udp_rejects(cJSON *o, const struct udp_stats *st)
 {
 	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
 	if (!rej)
 		return;
-	uint64_t total = st->json.total;
-	for (int r = 0; r < UDP__COUNT; r++) {
-		total += st->rejected[r];
+	uint64_t total = udp_rejected_total(st);
+	for (int r = 0; r < UDP__COUNT; r++)
 		if (st->rejected[r])
 			cJSON_AddNumberToObject(rej, udp_reason_name(r), (double)st->rejected[r]);
-	}
 	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
 		if (st->json.by_reason[e])
 			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)st->json.by_reason[e]);
 	cJSON_AddNumberToObject(rej, "total", (double)total);
+}
+
+/* Loss never passes silently: when the listener's lost or rejected counts
+ * have grown, a line in the event log, at most once a second. */
+static void app_note_loss(struct app *a)
+{
+	double now = clock_mono();
+	if (!a->udp || now < a->loss_noted_at + 1.0)
+		return;
+	struct udp_stats st;
+	udp_get_stats(a->udp, &st);
+	uint64_t lost = st.missing + st.kernel_drops, bad = udp_rejected_total(&st);
+	char text[RUN_LOG_TEXT];
+	if (lost > a->lost_noted) {
+		snprintf(text, sizeof(text),
+			 "datagrams lost: %llu more, %llu in all (%llu sequence gaps, %llu kernel drops)",
+			 (unsigned long long)(lost - a->lost_noted), (unsigned long long)lost,
+			 (unsigned long long)st.missing, (unsigned long long)st.kernel_drops);
+		run_note(&a->run, clock_real(), LOG_WARN, text);
+	}
+	if (bad > a->rejected_noted) {
+		snprintf(text, sizeof(text), "datagrams rejected: %llu more, %llu in all (reasons in metrics.json)",
+			 (unsigned long long)(bad - a->rejected_noted), (unsigned long long)bad);
+		run_note(&a->run, clock_real(), LOG_WARN, text);
+	}
+	if (lost != a->lost_noted || bad != a->rejected_noted)
+		a->loss_noted_at = now;
+	a->lost_noted = lost;
+	a->rejected_noted = bad;
 }
 
 /* Source-level counters that are not run state: written under "roastop". */
@@ -501,6 +539,7 @@ static void app_loop(struct app *a)
 			fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
 		if (n > 0 && n_dask)
 			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_real());
+		app_note_loss(a);
 		if (a->replay && !a->replay_done && !a->stop)
 			replay_step(a);
 	}

@@ -190,6 +190,9 @@ size_t run_fine_key(char *buf, size_t size, const char *context, const char *pre
 bool run_fine_split(char *buf, const char *parts[4]);
 /* Cumulative value of a fine row over the run (carried + last - base). */
 double run_fine_value(const struct fine_agg *f);
+/* A line in the event log from outside the events: what a source notices
+ * about itself (the listener's lost and rejected datagrams). */
+void run_note(struct run *r, double t, enum log_kind kind, const char *text);
 /* The i-th newest log line (0 = newest), or NULL. */
 const struct log_line *run_log_get(const struct run *r, size_t i);
 

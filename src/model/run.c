@@ -27,6 +27,11 @@ static void run_log(struct run *r, double t, enum log_kind kind, const char *fmt
 	r->log_count++;
 }
 
+void run_note(struct run *r, double t, enum log_kind kind, const char *text)
+{
+	run_log(r, t, kind, "%s", text);
+}
+
 const struct log_line *run_log_get(const struct run *r, size_t i)
 {
 	if (i >= r->log_count || i >= RUN_LOG_LINES)

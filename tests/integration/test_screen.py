@@ -405,6 +405,8 @@ def test_live_header_shows_listener_and_loss(screen):
     assert "scheduler http://localhost:8787" in text
     s.keys("3")
     s.wait_for(re.compile(r"ds\s+36\s"))
+    s.keys("7")  # and the event log says so
+    s.wait_for(re.compile(r"datagrams lost: \d+ more, 4 in all \(4 sequence gaps, 0 kernel"))
 
 
 def test_stderr_held_while_the_screen_is_up(screen, recording, tmp_path):
