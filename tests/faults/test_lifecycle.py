@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from conftest import ROASTOP, TOOLS, Listener, generate, load_metrics  # noqa: E402
+from conftest import (ROASTOP, TOOLS, Listener, generate, load_metrics,  # noqa: E402
+                      memory_env)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def test_full_disk_prints_summary_and_fails(tmp_path):
 def replay_peak_rss_kb(rec):
     p = subprocess.Popen([ROASTOP, "--replay", rec, "--speed", "0", "--headless", "--output",
                           rec.parent / "m", "--checkpoint", "0"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+                         stderr=subprocess.DEVNULL, env=memory_env())
     _, status, usage = os.wait4(p.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     return usage.ru_maxrss

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from conftest import Listener  # noqa: E402
+from conftest import Listener, memory_env  # noqa: E402
 from dask_cluster import wait_for  # noqa: E402
 from fake_scheduler import FakeScheduler  # noqa: E402
 
@@ -20,8 +20,9 @@ def sched():
     s.close()
 
 
-def watch(tmp_path, sched):
-    return Listener(tmp_path, "--no-auth", "--scheduler", sched.url, "--interval", "0.5")
+def watch(tmp_path, sched, env=None):
+    return Listener(tmp_path, "--no-auth", "--scheduler", sched.url, "--interval", "0.5",
+                    env=env)
 
 
 def err(lst):
@@ -97,7 +98,7 @@ def test_broken_bodies_are_counted_and_survived(tmp_path, sched, mode):
 @pytest.mark.parametrize("mode", ["huge", "huge_stream"])
 def test_200_mb_body_is_refused_with_memory_bounded(tmp_path, sched, mode):
     sched.mode = mode
-    lst = watch(tmp_path, sched)
+    lst = watch(tmp_path, sched, env=memory_env())
     wait_for(lambda: "size limit" in err(lst), timeout=60)
     hwm_mb = vm_hwm_kb(lst.proc.pid) / 1024
     _, m = lst.stop()

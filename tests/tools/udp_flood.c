@@ -73,8 +73,11 @@ int main(int argc, char **argv)
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	char *bufs = malloc(total * SLOT);
 	size_t *lens = malloc(total * sizeof(*lens));
-	if (fd < 0 || !bufs || !lens)
+	if (fd < 0 || !bufs || !lens) {
+		free(bufs);
+		free(lens);
 		return 1;
+	}
 	for (size_t i = 0; i < total; i++)
 		lens[i] = build(bufs + i * SLOT, k, i);
 	double t0 = clock_mono();
@@ -87,5 +90,8 @@ int main(int argc, char **argv)
 	}
 	printf("{\"sent\": %zu, \"flood_seconds\": %.6f, \"flood_rate\": %.0f}\n", total, flood,
 	       (double)count / flood);
+	free(bufs);
+	free(lens);
+	close(fd);
 	return 0;
 }
