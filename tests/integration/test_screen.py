@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, generate, load_metrics
+from conftest import ROASTOP, TOOLS, generate, load_metrics
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
@@ -590,3 +590,43 @@ def test_live_dashboard_on_a_real_cluster(screen, tmp_path):
     finally:
         client.close()
         c.close()
+
+
+def test_flood_keeps_the_screen_responsive(screen):
+    """Floods of datagrams far above what the listener takes (a 4 kB receive
+    buffer, back-to-back senders): keys still answer within seconds, the
+    header counts the loss, and q writes a measurement in which every
+    datagram is applied or counted missing."""
+    import threading
+    s = screen(["--listen", "127.0.0.1:0", "--no-auth", "--rcvbuf", "4096",
+                "--scheduler", "http://127.0.0.1:9"], cols=140, rows=30)
+    text = s.wait_for(re.compile(r"udp 127\.0\.0\.1:(\d+) rx 0"))
+    port = re.search(r"udp 127\.0\.0\.1:(\d+)", text).group(1)
+    sent, stop = [], threading.Event()
+
+    def flood():
+        while not stop.is_set():
+            p = subprocess.run([f"{TOOLS}/udp_flood", f"127.0.0.1:{port}", "200000", "-"],
+                               capture_output=True, text=True, check=True, timeout=120)
+            sent.append(json.loads(p.stdout)["sent"])
+
+    t = threading.Thread(target=flood)
+    t.start()
+    try:
+        s.wait_for(re.compile(r"lost [1-9]"), timeout=20)
+        for key, expect in (("?", "roastop help"), ("Escape", "udp 127.0.0.1"),
+                            ("2", "workers:"), ("7", "datagrams lost")):
+            t0 = time.monotonic()
+            s.keys(key)
+            s.wait_for(expect, timeout=5)
+            assert time.monotonic() - t0 < 5
+        assert t.is_alive(), "the flood was still running while the keys were answered"
+    finally:
+        stop.set()
+        t.join()
+    time.sleep(1)
+    s.keys("q")
+    s.wait_for("roastop-exit=0", timeout=30)
+    u = load_metrics(s.out)["roastop"]["udp"]
+    assert u["applied"] + u["missing"] == sum(sent), (u, sent)
+    assert u["missing"] > 0 and u["rejected"]["total"] == 0

@@ -22,10 +22,10 @@ static size_t build(char *out, const struct auth_key *k, unsigned long long seq)
 {
 	char body[512], tag[AUTH_TAG_HEX + 1];
 	int n = snprintf(body, sizeof(body),
-			 "{\"type\":\"chunk\",\"run_id\":\"flood\",\"host\":\"flood\",\"pid\":1,"
+			 "{\"type\":\"chunk\",\"run_id\":\"flood\",\"host\":\"flood\",\"pid\":%d,"
 			 "\"seq\":%llu,\"duration\":0.25,\"num_events\":1000,\"dataset\":\"ds\","
 			 "\"file\":\"f%llu.root\",\"entry_start\":0,\"entry_stop\":1000}",
-			 seq, seq % 97);
+			 (int)getpid(), seq, seq % 97); /* one sender per process, as emitters are */
 	if (!k)
 		return (size_t)snprintf(out, SLOT, "RTP1 - %s", body);
 	auth_tag_hex(k, body, (size_t)n, tag);
