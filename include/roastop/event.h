@@ -45,6 +45,8 @@ struct ev_sample {
 	uint32_t worker_count; /* always set; equals n_workers when detailed */
 	optnum total_threads; /* set when known even without per-worker rows */
 	optnum tasks_processing; /* cluster-wide, when the source gives it */
+	/* task progress of the run's span (else of the cluster): done of total */
+	optnum tasks_done, tasks_total;
 	size_t n_workers; /* 0 when the source has no per-worker detail */
 	struct worker_sample *workers;
 };

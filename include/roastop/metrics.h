@@ -58,6 +58,8 @@ struct metrics {
 	optnum expected_events, progress_percent, eta_seconds;
 	/* latest-sample values and the overhead split, for the live screen */
 	optnum memory_worst_percent_now, cpu_percent_now, tasks_executing_now, tasks_executing_peak;
+	/* the run's task progress from the scheduler (its span's tasks when known) */
+	optnum tasks_done_now, tasks_total_now, tasks_percent_now;
 	optnum overhead_cpu_percent, overhead_io_wait_percent;
 };
 

@@ -142,6 +142,7 @@ struct run {
 	uint64_t n_samples;
 	char scheduler_id[96];
 	char dask_version[32];
+	optnum tasks_done, tasks_total; /* the last task progress a sample gave */
 	uint64_t scheduler_restarts;
 	uint64_t scheduler_gaps; /* times the scheduler was lost: gaps in the timelines */
 	struct strmap workers; /* address -> struct worker_agg */

@@ -76,14 +76,33 @@ def install(dask_scheduler=None, span_id=None):
             return None
         return {"id": span_id, "name": list(span.name), "fine": fine_rows(span.cumulative_worker_metrics)}
 
+    PENDING = ("waiting", "no-worker", "queued", "processing")
+
+    def task_progress(span_id):
+        """(done, total) over the run's span when known, else every task
+        group: done is every task no longer waiting, queued or running."""
+        ext = sched.extensions.get("spans")
+        span = ext.spans.get(span_id) if (ext is not None and span_id) else None
+        if span is not None:
+            states = dict(span.states)
+        else:
+            states = {}
+            for tg in list(sched.task_groups.values()):
+                for k, v in tg.states.items():
+                    states[k] = states.get(k, 0) + v
+        total = sum(states.values())
+        return total - sum(states.get(k, 0) for k in PENDING), total
+
     def body():
         workers = [worker_row(ws) for ws in list(sched.workers.values())]
+        done, total = task_progress(state["span_id"])
         return {
             "roastop_route": ROUTE_VERSION, "dask_version": distributed.__version__,
             "scheduler_id": str(sched.id), "time": time.time(),
             "n_workers": len(workers),
             "total_threads": sched.total_nthreads,
             "tasks_processing": sum(w["processing"] for w in workers),
+            "tasks_done": done, "tasks_total": total,
             "workers": workers,
             "fine": fine_rows(sched.cumulative_worker_metrics),
             "span": span_rows(state["span_id"]),

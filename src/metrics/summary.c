@@ -150,6 +150,10 @@ static void compute_workers(const struct run *r, struct metrics *m)
 	if (r->tl_executing.has_last)
 		m->tasks_executing_now = optnum_of(r->tl_executing.v_last);
 	m->tasks_executing_peak = timeline_max(&r->tl_executing);
+	m->tasks_done_now = r->tasks_done;
+	m->tasks_total_now = r->tasks_total;
+	if (r->tasks_total.valid && r->tasks_total.value > 0)
+		m->tasks_percent_now = optnum_of(100 * r->tasks_done.value / r->tasks_total.value);
 }
 
 static void compute_efficiency(struct metrics *m)

@@ -449,6 +449,10 @@ static void scheduler_identity(struct run *r, double t, const struct ev_sample *
 {
 	if (s->dask_version)
 		strutil_copy(r->dask_version, sizeof(r->dask_version), s->dask_version);
+	if (s->tasks_done.valid && s->tasks_total.valid) {
+		r->tasks_done = s->tasks_done;
+		r->tasks_total = s->tasks_total;
+	}
 	if (!s->scheduler_id)
 		return;
 	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {

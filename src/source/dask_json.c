@@ -212,6 +212,11 @@ static void state_sample(struct dec *d, const cJSON *root, struct ev_sample *s)
 	s->dask_version = dec_str(d, root, "dask_version");
 	s->total_threads = dec_num(d, root, "total_threads", 0, MAX_COUNT);
 	s->tasks_processing = dec_num(d, root, "tasks_processing", 0, MAX_COUNT);
+	s->tasks_done = dec_num(d, root, "tasks_done", 0, MAX_COUNT);
+	s->tasks_total = dec_num(d, root, "tasks_total", 0, MAX_COUNT);
+	if (s->tasks_done.valid != s->tasks_total.valid ||
+	    (s->tasks_done.valid && s->tasks_done.value > s->tasks_total.value))
+		dec_fail(d, DASK_BAD_FIELD, "tasks_done: without tasks_total, or above it");
 	state_workers(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
 	s->worker_count = (uint32_t)s->n_workers;
 }

@@ -140,7 +140,9 @@ static const struct field sample_fields[] = {
 	STR(ev_sample, dask_version),
 	STR(ev_sample, scheduler_id),
 	STR(ev_sample, source),
+	NUM(ev_sample, tasks_done, 0, BIG),
 	NUM(ev_sample, tasks_processing, 0, BIG),
+	NUM(ev_sample, tasks_total, 0, BIG),
 	NUM(ev_sample, total_threads, 0, 1e9),
 	{ NAME(worker_count), K_U32, offsetof(struct ev_sample, worker_count), 0, 0, 1e7 },
 	LIST(ev_sample, workers, n_workers, K_WORKERS),
@@ -1287,6 +1289,9 @@ static enum decode_error check_sample(struct ev_sample *s, bool count_given)
 		s->worker_count = (uint32_t)s->n_workers;
 	else if (s->workers && s->worker_count != s->n_workers)
 		return DEC_INCONSISTENT;
+	if (s->tasks_done.valid != s->tasks_total.valid ||
+	    (s->tasks_done.valid && s->tasks_done.value > s->tasks_total.value))
+		return DEC_INCONSISTENT; /* progress comes as a pair, done <= total */
 	return DEC_OK;
 }
 

@@ -577,6 +577,10 @@ def test_live_dashboard_on_a_real_cluster(screen, tmp_path):
         text = s.wait_for(f"Dask {version}", timeout=30)
         s.wait_for(re.compile(r"scheduler \S+ (connected|degraded)"))
         s.wait_for(re.compile(r"workers 2 +peak 2"))
+        from dask_tasks import spin
+        futures = client.map(spin, range(4))  # held: the tasks stay known to the scheduler
+        client.gather(futures)  # the task progress the route gives
+        s.wait_for(re.compile(r"tasks 4 of 4 .*100%"))
         s.keys("2")
         text = s.wait_for("workers: 2 present")
         names = {w["name"] for w in client.scheduler_info()["workers"].values()}

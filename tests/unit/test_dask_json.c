@@ -87,11 +87,16 @@ static void state_busy_fixture(void **state)
 	}
 	assert_near(threads, s->total_threads.value, 0);
 	assert_true(executing >= 1); /* captured while tasks ran */
+	/* the span's 8 tasks, some done, the running ones not */
+	assert_true(s->tasks_done.valid && s->tasks_total.valid);
+	assert_near(s->tasks_total.value, 8, 0);
+	assert_true(s->tasks_done.value + executing <= s->tasks_total.value);
+	assert_true(s->tasks_done.value >= 1);
 	assert_int_equal(e->fine.type, EV_FINE);
 	assert_int_equal(e->fine.u.fine.scope, FINE_CLUSTER);
 	assert_int_equal(e->span.type, EV_FINE);
 	assert_int_equal(e->span.u.fine.scope, FINE_SPAN);
-	assert_true(fine_value(&e->span.u.fine, "busy", "thread-cpu") > 0);
+	assert_true(fine_value(&e->span.u.fine, "spin", "thread-cpu") > 0);
 	evs_free(e);
 }
 
@@ -106,11 +111,13 @@ static void state_idle_fixture(void **state)
 	assert_int_equal(dask_parse_state(text, len, 1, &e->sample, &e->fine, &e->span, err,
 					  sizeof(err)),
 			 DASK_OK);
-	double cl = fine_value(&e->fine.u.fine, "busy", "thread-cpu");
+	double cl = fine_value(&e->fine.u.fine, "spin", "thread-cpu");
 	assert_true(cl > 0);
-	assert_near(fine_value(&e->span.u.fine, "busy", "thread-cpu"), cl, 1e-12);
+	assert_near(fine_value(&e->span.u.fine, "spin", "thread-cpu"), cl, 1e-12);
 	for (size_t i = 0; i < e->sample.u.sample.n_workers; i++)
 		assert_near(e->sample.u.sample.workers[i].executing.value, 0, 0);
+	assert_near(e->sample.u.sample.tasks_done.value, 8, 0); /* all of the span's tasks */
+	assert_near(e->sample.u.sample.tasks_total.value, 8, 0);
 	evs_free(e);
 }
 
@@ -159,6 +166,10 @@ static void state_rejects(void **state)
 		  DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"memory\":1e300}],\"fine\":[]}",
 		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"tasks_done\":9,\"tasks_total\":8}",
+		  DASK_BAD_FIELD }, /* more done than there are */
+		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"tasks_done\":3}",
+		  DASK_BAD_FIELD }, /* progress without its total */
 	};
 	struct evs *e = evs_new();
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {

@@ -174,6 +174,24 @@ static void progress_bar(struct ui *ui, int y, int x, int w, double frac)
 	scr_text(ui, y, x + 1 + inner, 1, TH_BORDER, "]");
 }
 
+/* Without an expected event total: the scheduler's task progress for the
+ * run (its span's tasks), with a short bar when the line has room. */
+static void progress_tasks(struct line *l, const struct metrics *m)
+{
+	char a[FMT_LEN], b[FMT_LEN];
+	seg(l, TH_LABEL, "tasks ");
+	seg(l, TH_VALUE, format_count(a, m->tasks_done_now));
+	seg(l, TH_TEXT, " of ");
+	seg(l, TH_VALUE, format_count(b, m->tasks_total_now));
+	seg(l, TH_TEXT, " ");
+	if (l->end - l->x > 70) {
+		double pct = m->tasks_percent_now.valid ? m->tasks_percent_now.value : 0;
+		progress_bar(l->ui, l->y, l->x, 22, pct / 100);
+		l->x += 23;
+	}
+	seg(l, TH_VALUE, format_num(a, m->tasks_percent_now, "%.0f%%"));
+}
+
 static void progress_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
@@ -205,7 +223,13 @@ static void progress_line1(struct ui *ui, const struct ui_frame *f, struct rect 
 	seg(&l, TH_LABEL, "events ");
 	seg(&l, TH_VALUE, format_count(c, m->total_events));
 	sep(&l);
-	seg(&l, TH_LABEL, "tasks executing ");
+	if (m->tasks_total_now.valid && m->tasks_total_now.value > 0) {
+		progress_tasks(&l, m);
+		sep(&l);
+		seg(&l, TH_LABEL, "executing ");
+	} else {
+		seg(&l, TH_LABEL, "tasks executing ");
+	}
 	seg(&l, TH_VALUE, format_num(a, m->tasks_executing_now, "%.0f"));
 	seg(&l, TH_DIM, "  (no expected total: run-start gave none)");
 }
