@@ -184,7 +184,7 @@ static void progress_tasks(struct line *l, const struct metrics *m)
 	seg(l, TH_TEXT, " of ");
 	seg(l, TH_VALUE, format_count(b, m->tasks_total_now));
 	seg(l, TH_TEXT, " ");
-	if (l->end - l->x > 70) {
+	if (l->end - l->x > 45) { /* room for the bar and what follows it */
 		double pct = m->tasks_percent_now.valid ? m->tasks_percent_now.value : 0;
 		progress_bar(l->ui, l->y, l->x, 22, pct / 100);
 		l->x += 23;
