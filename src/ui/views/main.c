@@ -277,13 +277,40 @@ struct tl_spec {
 	char brief[256]; /* the title when the panel is narrow */
 };
 
+/* Bytes count in the units format_bytes prints (powers of 1024, as in the
+ * titles and the summary), so that axis and title agree. */
+static double byte_unit(double v, const char **name)
+{
+	static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
+	double u = 1;
+	size_t i = 0;
+	while (fabs(v) >= 1024 * u && i + 1 < sizeof(units) / sizeof(units[0])) {
+		u *= 1024;
+		i++;
+	}
+	if (name)
+		*name = units[i];
+	return u;
+}
+
+static double nice_bytes(double v)
+{
+	double u = byte_unit(v, NULL);
+	return graph_nice_max(v / u) * u;
+}
+
 static void scale_label(char *buf, double v, const char *unit)
 {
 	char t[FMT_LEN];
-	if (v == 0)
+	const char *uname;
+	if (v == 0) {
 		snprintf(t, sizeof(t), "0 %s", unit);
-	else
+	} else if (strcmp(unit, "B") == 0) {
+		double u = byte_unit(v, &uname);
+		snprintf(t, sizeof(t), "%.3g %s", v / u, uname);
+	} else {
 		format_si(t, optnum_of(v), unit);
+	}
 	size_t len = strlen(t), w = SCALE_W - 1;
 	if (len > w)
 		len = w;
@@ -371,12 +398,17 @@ static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect 
 	axis_labels(ui, r, m);
 }
 
-static double vmax_of(const struct timeline *tl, double floor_v)
+static double tl_peak(const struct timeline *tl, double floor_v)
 {
 	double v = tl->n_samples ? fmax(tl->max, floor_v) : floor_v;
 	for (size_t i = 0; i < tl->len; i++)
 		v = fmax(v, tl->pts[i].max);
-	return graph_nice_max(v);
+	return v;
+}
+
+static double vmax_of(const struct timeline *tl, double floor_v)
+{
+	return graph_nice_max(tl_peak(tl, floor_v));
 }
 
 static void timelines(struct ui *ui, const struct ui_frame *f, const struct main_layout *L)
@@ -398,7 +430,7 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 		 format_num(a, m->workers_now, "%.0f"), format_num(b, m->peak_workers, "%.0f"), dash,
 		 format_num(c, m->avg_workers, "%.1f"));
 	snprintf(s[0].brief, sizeof(s[0].brief), "workers %s peak %s %savg %s", a, b, dash, c);
-	s[1].vmax = graph_nice_max(fmax(s[1].vmax, vmax_of(&r->tl_mem_used, 1)));
+	s[1].vmax = nice_bytes(fmax(tl_peak(&r->tl_mem_limit, 1), tl_peak(&r->tl_mem_used, 1)));
 	s[1].line = &r->tl_mem_limit; /* the limit over time, over the memory used */
 	char d[FMT_LEN];
 	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %s limit  worst worker %s",
