@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roastop/clock.h"
 #include "roastop/metrics.h"
 #include "roastop/run.h"
 #include "roastop/ui.h"
@@ -34,13 +35,6 @@
 #define SAMPLES 240
 #define FRAMES 40
 #define T0 1767225600.0
-
-static double clock_of(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
@@ -131,15 +125,15 @@ static struct result frames(const struct run *r, enum ui_view view)
 	ui_set_view(ui, view);
 	struct metrics m;
 	double now = r->t_last;
-	double w0 = clock_of(CLOCK_MONOTONIC), c0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);
+	double w0 = clock_mono(), c0 = clock_cpu();
 	for (int i = 0; i < FRAMES; i++) {
 		metrics_compute(r, now, NULL, &m);
 		struct ui_frame f = { .run = r, .m = &m, .replay_path = "bench.jsonl", .now = now };
 		ui_invalidate(ui);
 		ui_draw(ui, &f);
 	}
-	struct result res = { (clock_of(CLOCK_MONOTONIC) - w0) * 1e3 / FRAMES,
-			      (clock_of(CLOCK_PROCESS_CPUTIME_ID) - c0) * 1e3 / FRAMES };
+	struct result res = { (clock_mono() - w0) * 1e3 / FRAMES,
+			      (clock_cpu() - c0) * 1e3 / FRAMES };
 	ui_close(ui);
 	fclose(out);
 	fclose(in);
@@ -184,7 +178,7 @@ static size_t drain_until(int fd, double deadline)
 {
 	char buf[65536];
 	size_t total = 0;
-	while (clock_of(CLOCK_MONOTONIC) < deadline) {
+	while (clock_mono() < deadline) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		if (poll(&p, 1, 100) <= 0)
 			continue;
@@ -220,13 +214,13 @@ static double process_cpu(void)
 		execl(exe, exe, "--replay", rec, "--speed", "1", "--output", out, (char *)NULL);
 		_exit(127);
 	}
-	drain_until(master, clock_of(CLOCK_MONOTONIC) + LIVE_WARMUP);
-	double c0 = proc_cpu(pid), w0 = clock_of(CLOCK_MONOTONIC);
+	drain_until(master, clock_mono() + LIVE_WARMUP);
+	double c0 = proc_cpu(pid), w0 = clock_mono();
 	size_t drawn = drain_until(master, w0 + LIVE_WINDOW);
-	double c1 = proc_cpu(pid), w1 = clock_of(CLOCK_MONOTONIC);
+	double c1 = proc_cpu(pid), w1 = clock_mono();
 	if (write(master, "q", 1) != 1)
 		kill(pid, SIGTERM);
-	drain_until(master, clock_of(CLOCK_MONOTONIC) + 2);
+	drain_until(master, clock_mono() + 2);
 	int status;
 	if (waitpid(pid, &status, WNOHANG) == 0) {
 		kill(pid, SIGKILL);

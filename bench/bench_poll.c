@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,14 +29,6 @@
 
 #define PARSE_ROUNDS 30
 #define CPU_SECONDS 10.0
-
-static double cpu_self(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
 
 /* A state.json as roastop's route writes it: n workers, 40 task prefixes x
  * 4 activities of fine rows, and the same rows for the run's span. */
@@ -228,14 +219,14 @@ static double poll_cpu_percent(int n, uint64_t *samples)
 		fprintf(stderr, "bench_poll: %s\n", err);
 		exit(1);
 	}
-	double c0 = cpu_self(), t0 = clock_mono();
+	double c0 = clock_cpu(), t0 = clock_mono();
 	while (clock_mono() - t0 < CPU_SECONDS) {
 		struct pollfd pfd[DASK_MAX_FDS];
 		size_t k = dask_pollfds(d, pfd, DASK_MAX_FDS);
 		if (poll(pfd, k, 100) > 0)
 			dask_dispatch(d, pfd, k, 1.8e9 + clock_mono());
 	}
-	double pct = 100.0 * (cpu_self() - c0) / (clock_mono() - t0);
+	double pct = 100.0 * (clock_cpu() - c0) / (clock_mono() - t0);
 	*samples = sink.samples;
 	dask_close(d);
 	run_destroy(sink.run);

@@ -6,7 +6,7 @@
  * a paced rate for one second per step; drops = sent - applied.
  *   bench udp_ingest_capacity  datagrams per second of the receiving
  *                            process's own CPU time (user + system, from
- *                            getrusage) over the loss-free steps: what one
+ *                            CLOCK_PROCESS_CPUTIME_ID) over the loss-free steps: what one
  *                            core of roastop's side takes when the load
  *                            generator, on the same two cores, cannot offer
  *                            more. Loopback charges part of the receive
@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -105,14 +104,6 @@ struct sink {
 	double cpu; /* this process's CPU seconds during the last step */
 };
 
-static double cpu_s(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 static void deliver(void *ctx, const struct event *ev)
 {
 	struct sink *s = ctx;
@@ -160,7 +151,7 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 	close(pfd[1]);
 	struct pollfd p = { udp_fd(u), POLLIN, 0 };
 	int status = 0;
-	double cpu0 = cpu_s();
+	double cpu0 = clock_cpu();
 	double quiet_since = 0;
 	for (;;) {
 		if (poll(&p, 1, 50) > 0)
@@ -170,7 +161,7 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 		if (quiet_since && clock_mono() - quiet_since > 0.2)
 			break;
 	}
-	s->cpu = cpu_s() - cpu0;
+	s->cpu = clock_cpu() - cpu0;
 	*seq += (uint64_t)rate;
 	*offered = 0;
 	if (read(pfd[0], offered, sizeof(*offered)) != (ssize_t)sizeof(*offered))

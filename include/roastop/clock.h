@@ -6,5 +6,7 @@
 double clock_mono(void);
 /* CLOCK_REALTIME: seconds since the epoch, the time stamped on events. */
 double clock_real(void);
+/* CLOCK_PROCESS_CPUTIME_ID: this process's CPU time, user and system. */
+double clock_cpu(void);
 
 #endif

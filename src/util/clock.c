@@ -18,3 +18,8 @@ double clock_real(void)
 {
 	return clock_read(CLOCK_REALTIME);
 }
+
+double clock_cpu(void)
+{
+	return clock_read(CLOCK_PROCESS_CPUTIME_ID);
+}
