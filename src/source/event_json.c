@@ -7,21 +7,16 @@
  * limits a tree parse would need a pre-scan for (nesting depth, sizes) are
  * checked as the parser goes. */
 #include "roastop/event_json.h"
+#include "roastop/event_field.h"
 #include "roastop/strutil.h"
 
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-
-#define T_MIN 1.0 /* receive times: seconds since the epoch, (1970, 5138) */
-#define T_MAX 1e11
-#define BIG 1e15 /* counts and bytes */
-#define BIG_SECONDS 1e9
 
 static const char *const error_names[DEC__COUNT] = {
 	[DEC_OK] = "ok",
@@ -55,295 +50,6 @@ void reject_count(struct reject_counts *rc, enum decode_error e)
 	rc->total++;
 }
 
-/* ---- field tables ----------------------------------------------------- */
-
-enum kind {
-	K_NUM, /* optnum in [lo, hi] */
-	K_INT, /* optnum, integral, in [lo, hi] */
-	K_STR, /* const char * */
-	K_STRLIST, /* const char ** at off, size_t count at off2 */
-	K_KV, /* struct kv_num * at off, size_t count at off2 */
-	K_FILEMETA, /* struct file_meta, has_file_metadata at off2 */
-	K_WORKERS, /* struct worker_sample * at off, size_t count at off2 */
-	K_U32, /* uint32_t in [lo, hi] */
-	K_ROWS, /* struct fine_row * at off, size_t count at off2 */
-	K_SCOPE, /* enum fine_scope */
-	K_STATE, /* enum source_state */
-};
-
-struct field {
-	const char *name;
-	unsigned char len; /* strlen(name): most lookups end on a length mismatch */
-	enum kind kind;
-	size_t off, off2;
-	double lo, hi;
-};
-
-#define NAME(f) #f, sizeof(#f) - 1
-#define NUM(s, f, l, h) { NAME(f), K_NUM, offsetof(struct s, f), 0, l, h }
-#define INT(s, f, l, h) { NAME(f), K_INT, offsetof(struct s, f), 0, l, h }
-#define STR(s, f) { NAME(f), K_STR, offsetof(struct s, f), 0, 0, 0 }
-#define LIST(s, f, n, k) { NAME(f), k, offsetof(struct s, f), offsetof(struct s, n), 0, 0 }
-#define OTHER(s, f, k, flag) { NAME(f), k, offsetof(struct s, f), flag, 0, 0 }
-
-/* Each table is sorted by name: the encoder writes fields in this order (a
- * unit test checks it); the decoder finds them through field_find's index. */
-static const struct field chunk_fields[] = {
-	LIST(ev_chunk, accessed_branches, n_branches, K_STRLIST),
-	NUM(ev_chunk, accessed_bytes, 0, BIG),
-	NUM(ev_chunk, accessed_uncompressed_bytes, 0, BIG),
-	NUM(ev_chunk, branches_read_percent, 0, 100.001),
-	LIST(ev_chunk, bytes, n_bytes, K_KV),
-	NUM(ev_chunk, bytes_read, 0, BIG),
-	NUM(ev_chunk, bytes_read_percent, 0, 100.001),
-	NUM(ev_chunk, cpu_time, 0, BIG_SECONDS),
-	STR(ev_chunk, dataset),
-	NUM(ev_chunk, duration, 0, BIG_SECONDS),
-	INT(ev_chunk, entry_start, 0, BIG),
-	INT(ev_chunk, entry_stop, 0, BIG),
-	STR(ev_chunk, error),
-	STR(ev_chunk, file),
-	OTHER(ev_chunk, file_metadata, K_FILEMETA, offsetof(struct ev_chunk, has_file_metadata)),
-	STR(ev_chunk, host),
-	NUM(ev_chunk, mem_after_mb, 0, 1e9),
-	NUM(ev_chunk, mem_before_mb, 0, 1e9),
-	NUM(ev_chunk, mem_delta_mb, -1e9, 1e9),
-	LIST(ev_chunk, memory, n_memory, K_KV),
-	INT(ev_chunk, num_branches_accessed, 0, 1e7),
-	INT(ev_chunk, num_events, 0, BIG),
-	INT(ev_chunk, pid, 0, 1e9),
-	INT(ev_chunk, seq, 0, 9007199254740991.0),
-	NUM(ev_chunk, t_end, 0, T_MAX),
-	NUM(ev_chunk, t_start, 0, T_MAX),
-	NUM(ev_chunk, timestamp, 0, T_MAX),
-	LIST(ev_chunk, timing, n_timing, K_KV),
-	STR(ev_chunk, uuid),
-	STR(ev_chunk, worker),
-};
-
-static const struct field worker_fields[] = {
-	NUM(worker_sample, cpu_percent, 0, 1e5),
-	NUM(worker_sample, executing, 0, BIG),
-	STR(worker_sample, host),
-	STR(worker_sample, id),
-	NUM(worker_sample, managed_bytes, 0, BIG),
-	NUM(worker_sample, memory_bytes, 0, BIG),
-	NUM(worker_sample, memory_limit, 0, BIG),
-	STR(worker_sample, name),
-	NUM(worker_sample, nthreads, 0, 1e6),
-	NUM(worker_sample, processing, 0, BIG),
-	NUM(worker_sample, spilled_bytes, 0, BIG),
-	STR(worker_sample, status),
-};
-
-static const struct field sample_fields[] = {
-	STR(ev_sample, dask_version),
-	STR(ev_sample, scheduler_id),
-	STR(ev_sample, source),
-	NUM(ev_sample, tasks_done, 0, BIG),
-	NUM(ev_sample, tasks_processing, 0, BIG),
-	NUM(ev_sample, tasks_total, 0, BIG),
-	NUM(ev_sample, total_threads, 0, 1e9),
-	{ NAME(worker_count), K_U32, offsetof(struct ev_sample, worker_count), 0, 0, 1e7 },
-	LIST(ev_sample, workers, n_workers, K_WORKERS),
-};
-
-static const struct field run_start_fields[] = {
-	STR(ev_run_start, client_host),
-	INT(ev_run_start, client_pid, 0, 1e9),
-	LIST(ev_run_start, datasets, n_datasets, K_STRLIST),
-	INT(ev_run_start, expected_events, 0, BIG),
-	STR(ev_run_start, name),
-	STR(ev_run_start, processor),
-	STR(ev_run_start, run_id),
-};
-
-static const struct field run_end_fields[] = {
-	STR(ev_run_end, run_id),
-};
-
-static const struct field report_fields[] = {
-	NUM(ev_report, bytesread, 0, BIG),
-	INT(ev_report, chunks, 0, BIG),
-	LIST(ev_report, columns, n_columns, K_STRLIST),
-	INT(ev_report, entries, 0, BIG),
-	NUM(ev_report, processtime, 0, BIG),
-};
-
-static const struct field fine_fields[] = {
-	LIST(ev_fine, rows, n_rows, K_ROWS),
-	OTHER(ev_fine, scope, K_SCOPE, 0),
-};
-
-static const struct field status_fields[] = {
-	STR(ev_status, reason),
-	STR(ev_status, source),
-	OTHER(ev_status, state, K_STATE, 0),
-};
-
-static const struct field filemeta_fields[] = {
-	NUM(file_meta, compression_ratio, 0, 1e6),
-	STR(file_meta, filename),
-	INT(file_meta, total_branches, 0, 1e7),
-	NUM(file_meta, total_tree_bytes, 0, BIG),
-};
-
-struct table {
-	const struct field *f;
-	size_t n;
-	uint8_t *slots; /* field_find's index: FIELD_SLOTS entries */
-};
-
-#define FIELD_SLOTS 128u /* power of two, over four times the largest table */
-static uint8_t field_slots[9][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
-
-#define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
-
-static const struct table type_tables[EV__COUNT] = {
-	[EV_SAMPLE] = TABLE(sample_fields, 0),	     [EV_CHUNK] = TABLE(chunk_fields, 1),
-	[EV_RUN_START] = TABLE(run_start_fields, 2), [EV_RUN_END] = TABLE(run_end_fields, 3),
-	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
-	[EV_STATUS] = TABLE(status_fields, 6),
-};
-
-static const struct table worker_table = TABLE(worker_fields, 7);
-static const struct table filemeta_table = TABLE(filemeta_fields, 8);
-
-static uint64_t load64(const char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t load32(const char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-/* Equal n bytes? Keys are short: overlapping word loads, never past n. */
-static bool same(const char *a, const char *b, size_t n)
-{
-	if (n >= 8) {
-		for (size_t i = 0; i + 8 < n; i += 8)
-			if (load64(a + i) != load64(b + i))
-				return false;
-		return load64(a + n - 8) == load64(b + n - 8);
-	}
-	if (n >= 4)
-		return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
-/* Field names are found through a small open-addressing index per table,
- * hashed on the length and three bytes of the name: datagram senders do not
- * write fields in table order, and a linear scan cost a fifth of a decode.
- * The indexes are built once (pthread_once) from the const tables. */
-static pthread_once_t field_slots_once = PTHREAD_ONCE_INIT;
-
-static unsigned field_hash(const char *key, size_t klen)
-{
-	const unsigned char *k = (const unsigned char *)key;
-	return (unsigned)(klen * 37u + k[0] * 7u + k[klen / 2] * 3u + k[klen - 1]) &
-	       (FIELD_SLOTS - 1);
-}
-
-static void field_index(const struct table *t)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		unsigned h = field_hash(t->f[i].name, t->f[i].len);
-		while (t->slots[h])
-			h = (h + 1) & (FIELD_SLOTS - 1);
-		t->slots[h] = (uint8_t)(i + 1);
-	}
-}
-
-static void field_index_all(void)
-{
-	for (int t = 0; t < EV__COUNT; t++)
-		if (type_tables[t].f)
-			field_index(&type_tables[t]);
-	field_index(&worker_table);
-	field_index(&filemeta_table);
-}
-
-static const struct field *field_find(const struct table *t, const char *key, size_t klen)
-{
-	if (klen == 0 || klen > 64)
-		return NULL; /* no field name is empty or longer */
-	for (unsigned h = field_hash(key, klen);; h = (h + 1) & (FIELD_SLOTS - 1)) {
-		unsigned i = t->slots[h];
-		if (!i)
-			return NULL;
-		const struct field *f = &t->f[i - 1];
-		if (f->len == klen && same(f->name, key, klen))
-			return f;
-	}
-}
-
-/* Exposed for the unit test: names unique and sorted (the encoder writes
- * fields in table order), and each len
- * right and short enough for enc_key's buffer. */
-bool event_json_tables_sorted(void);
-bool event_json_tables_sorted(void)
-{
-	const struct table all[] = { type_tables[EV_SAMPLE], type_tables[EV_CHUNK],
-				     type_tables[EV_RUN_START], type_tables[EV_RUN_END],
-				     type_tables[EV_REPORT], type_tables[EV_FINE],
-				     type_tables[EV_STATUS], worker_table, filemeta_table };
-	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
-		for (size_t i = 0; i < all[t].n; i++) {
-			const struct field *f = &all[t].f[i];
-			if (f->len != strlen(f->name) || f->len > 64)
-				return false;
-			if (i > 0 && strcmp(all[t].f[i - 1].name, f->name) >= 0)
-				return false;
-		}
-	}
-	return true;
-}
-
-/* Exposed for the unit test: through the index every field is found by its
- * own name, and near misses (one byte changed, one short, one long) find
- * only a field whose name they really are. */
-bool event_json_fields_findable(void);
-bool event_json_fields_findable(void)
-{
-	pthread_once(&field_slots_once, field_index_all);
-	const struct table all[] = { type_tables[EV_SAMPLE], type_tables[EV_CHUNK],
-				     type_tables[EV_RUN_START], type_tables[EV_RUN_END],
-				     type_tables[EV_REPORT], type_tables[EV_FINE],
-				     type_tables[EV_STATUS], worker_table, filemeta_table };
-	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
-		for (size_t i = 0; i < all[t].n; i++) {
-			const struct field *f = &all[t].f[i], *g;
-			char near[80];
-			if (field_find(&all[t], f->name, f->len) != f)
-				return false;
-			for (size_t k = 0; k < f->len; k++) {
-				memcpy(near, f->name, f->len);
-				near[k] = (char)(near[k] ^ 0x01);
-				g = field_find(&all[t], near, f->len);
-				if (g && !(g->len == f->len && memcmp(g->name, near, f->len) == 0))
-					return false;
-			}
-			memcpy(near, f->name, f->len);
-			near[f->len] = 'x';
-			g = field_find(&all[t], near, f->len + 1u);
-			if (g && !(g->len == f->len + 1u && memcmp(g->name, near, g->len) == 0))
-				return false;
-			g = field_find(&all[t], near, f->len - 1u);
-			if (g && !(g->len == f->len - 1u && memcmp(g->name, near, g->len) == 0))
-				return false;
-		}
-	}
-	return true;
-}
 
 /* ---- the pull parser ---------------------------------------------------
  * One pass over the text, no tree: values are decoded straight into the
@@ -853,14 +559,14 @@ static void *vec_push(struct jp *j, struct vec *v)
 	return slot;
 }
 
-static enum decode_error number_in(struct jp *j, const struct field *f, optnum *out)
+static enum decode_error number_in(struct jp *j, const struct event_field *f, optnum *out)
 {
 	double x;
 	enum decode_error e = jp_number(j, &x);
 	if (e)
 		return e;
 	/* within the bounds (all below 2^63) the cast is defined and exact */
-	if (x < f->lo || x > f->hi || (f->kind == K_INT && x != (double)(int64_t)x))
+	if (x < f->lo || x > f->hi || (f->kind == FK_INT && x != (double)(int64_t)x))
 		return DEC_OUT_OF_RANGE;
 	*out = optnum_of(x);
 	return DEC_OK;
@@ -885,7 +591,7 @@ static enum decode_error kv_member(struct jp *j, void *ctx, const char *key, siz
 	enum decode_error e = jp_number(j, &x);
 	if (e)
 		return e;
-	if (fabs(x) > BIG)
+	if (fabs(x) > EVENT_BIG)
 		return DEC_OUT_OF_RANGE;
 	kv->value = x;
 	kv->key = arena_strndup(&j->ev->mem, key, klen);
@@ -904,7 +610,7 @@ struct head {
 };
 
 struct obj_ctx {
-	const struct table *t;
+	const struct field_table *t;
 	char *base;
 	bool top;
 	struct head *head; /* one-pass mode: "t" and the envelope are read here */
@@ -912,7 +618,7 @@ struct obj_ctx {
 
 static enum decode_error field_member(struct jp *j, void *ctx, const char *key, size_t klen);
 
-static enum decode_error object_into(struct jp *j, const struct table *t, void *base)
+static enum decode_error object_into(struct jp *j, const struct field_table *t, void *base)
 {
 	if (j->p >= j->end || *j->p != '{')
 		return DEC_BAD_TYPE;
@@ -928,7 +634,7 @@ static enum decode_error worker_el(struct jp *j, void *ctx, const char *key, siz
 	struct worker_sample *w = vec_push(j, v);
 	if (!w)
 		return v->err;
-	enum decode_error e = object_into(j, &worker_table, w);
+	enum decode_error e = object_into(j, event_field_workers(), w);
 	return e ? e : (w->id ? DEC_OK : DEC_MISSING_FIELD);
 }
 
@@ -954,7 +660,7 @@ static enum decode_error row_part(struct jp *j, void *ctx, const char *key, size
 	enum decode_error e = jp_number(j, &x);
 	if (e)
 		return e;
-	if (x < 0 || x > BIG)
+	if (x < 0 || x > EVENT_BIG)
 		return DEC_OUT_OF_RANGE;
 	rc->row->value = x;
 	return DEC_OK;
@@ -976,23 +682,23 @@ static enum decode_error row_el(struct jp *j, void *ctx, const char *key, size_t
 }
 
 /* A list-valued field: fills the pointer at off and the count at off2. */
-static enum decode_error list_field(struct jp *j, const struct field *f, char *base)
+static enum decode_error list_field(struct jp *j, const struct event_field *f, char *base)
 {
 	static const struct {
 		size_t size;
 		member_fn fn;
 		bool object;
 	} kinds[] = {
-		[K_STRLIST] = { sizeof(const char *), strlist_el, false },
-		[K_KV] = { sizeof(struct kv_num), kv_member, true },
-		[K_WORKERS] = { sizeof(struct worker_sample), worker_el, false },
-		[K_ROWS] = { sizeof(struct fine_row), row_el, false },
+		[FK_STRLIST] = { sizeof(const char *), strlist_el, false },
+		[FK_KV] = { sizeof(struct kv_num), kv_member, true },
+		[FK_WORKERS] = { sizeof(struct worker_sample), worker_el, false },
+		[FK_ROWS] = { sizeof(struct fine_row), row_el, false },
 	};
 	bool object = kinds[f->kind].object;
 	if (j->p >= j->end || *j->p != (object ? '{' : '['))
 		return DEC_BAD_TYPE;
 	struct vec v = { .size = kinds[f->kind].size,
-			 .max = f->kind == K_KV ? EVENT_MAX_SECTIONS : EVENT_MAX_LIST };
+			 .max = f->kind == FK_KV ? EVENT_MAX_SECTIONS : EVENT_MAX_LIST };
 	enum decode_error e = container(j, object, kinds[f->kind].fn, &v);
 	if (e)
 		return e;
@@ -1003,12 +709,12 @@ static enum decode_error list_field(struct jp *j, const struct field *f, char *b
 	return DEC_OK;
 }
 
-static enum decode_error enum_field(struct jp *j, const struct field *f, char *base)
+static enum decode_error enum_field(struct jp *j, const struct event_field *f, char *base)
 {
 	static const char *const scopes[] = { "cluster", "span" };
 	static const char *const states[] = { "connected", "degraded", "lost" };
-	const char *const *names = f->kind == K_SCOPE ? scopes : states;
-	int count = f->kind == K_SCOPE ? 2 : 3;
+	const char *const *names = f->kind == FK_SCOPE ? scopes : states;
+	int count = f->kind == FK_SCOPE ? 2 : 3;
 	const char *v;
 	enum decode_error e = jp_string(j, &v);
 	if (e)
@@ -1022,26 +728,26 @@ static enum decode_error enum_field(struct jp *j, const struct field *f, char *b
 	return DEC_OUT_OF_RANGE;
 }
 
-static enum decode_error value_field(struct jp *j, const struct field *f, char *base)
+static enum decode_error value_field(struct jp *j, const struct event_field *f, char *base)
 {
 	void *p = base + f->off;
 	switch (f->kind) {
-	case K_NUM:
-	case K_INT: return number_in(j, f, p);
-	case K_STR: return jp_string(j, p);
-	case K_SCOPE: return enum_field(j, f, base);
-	case K_STATE: j->saw_state = true; return enum_field(j, f, base);
-	case K_FILEMETA: {
-		enum decode_error e = object_into(j, &filemeta_table, p);
+	case FK_NUM:
+	case FK_INT: return number_in(j, f, p);
+	case FK_STR: return jp_string(j, p);
+	case FK_SCOPE: return enum_field(j, f, base);
+	case FK_STATE: j->saw_state = true; return enum_field(j, f, base);
+	case FK_FILEMETA: {
+		enum decode_error e = object_into(j, event_field_filemeta(), p);
 		if (!e && !((struct file_meta *)p)->filename)
 			e = DEC_MISSING_FIELD;
 		if (!e)
 			*(bool *)(base + f->off2) = true;
 		return e;
 	}
-	case K_U32: {
+	case FK_U32: {
 		optnum x;
-		const struct field as_int = { f->name, f->len, K_INT, 0, 0, f->lo, f->hi };
+		const struct event_field as_int = { f->name, f->len, FK_INT, 0, 0, f->lo, f->hi };
 		enum decode_error e = number_in(j, &as_int, &x);
 		if (!e) {
 			*(uint32_t *)p = (uint32_t)x.value;
@@ -1049,7 +755,7 @@ static enum decode_error value_field(struct jp *j, const struct field *f, char *
 		}
 		return e;
 	}
-	case K_ROWS: j->saw_rows = true; return list_field(j, f, base);
+	case FK_ROWS: j->saw_rows = true; return list_field(j, f, base);
 	default: return list_field(j, f, base);
 	}
 }
@@ -1127,7 +833,7 @@ static enum decode_error field_member(struct jp *j, void *ctx, const char *key, 
 {
 	struct obj_ctx *c = ctx;
 	bool is_t = klen == 1 && key[0] == 't';
-	const struct field *f = field_find(c->t, key, klen);
+	const struct event_field *f = event_field_find(c->t, key, klen);
 	if (c->top && c->head) {
 		/* one pass: the envelope value is read, then decoded again as a field */
 		const char *at = j->p;
@@ -1146,7 +852,7 @@ static enum decode_error field_member(struct jp *j, void *ctx, const char *key, 
 	if (!f && c->top && j->datagram && envelope_only(key, klen))
 		return skip_value(j);
 	if (!f)
-		return c->top && c->t == &type_tables[EV_CHUNK] ? custom_keep(j, key, klen)
+		return c->top && c->t == event_field_table(EV_CHUNK) ? custom_keep(j, key, klen)
 								 : skip_value(j);
 	if (jp_null(j))
 		return DEC_OK; /* null: not given */
@@ -1255,7 +961,7 @@ static enum decode_error head_finish(const struct head *hp, struct event *ev, do
 		ev->t = now; /* roastop's own clock stamps datagrams */
 		return DEC_OK;
 	}
-	if (!h.have_t || h.t_bad || !(h.t >= T_MIN && h.t <= T_MAX))
+	if (!h.have_t || h.t_bad || !(h.t >= EVENT_T_MIN && h.t <= EVENT_T_MAX))
 		return DEC_NO_TIME;
 	ev->t = h.t;
 	return DEC_OK;
@@ -1269,7 +975,7 @@ static enum decode_error check_chunk(struct ev_chunk *c)
 		if (!(c->t_start.valid && c->t_end.valid))
 			return DEC_MISSING_FIELD;
 		double d = c->t_end.value - c->t_start.value;
-		if (!(d >= 0 && d <= BIG_SECONDS))
+		if (!(d >= 0 && d <= EVENT_BIG_SECONDS))
 			return DEC_OUT_OF_RANGE;
 		c->duration = optnum_of(d);
 	}
@@ -1325,7 +1031,7 @@ static enum decode_error decode_body(struct jp *j, const char *text)
 	j->p = text;
 	j->depth = 0;
 	ws(j);
-	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, NULL };
+	struct obj_ctx c = { event_field_table(ev->type), (char *)&ev->u, true, NULL };
 	enum decode_error e = container(j, true, field_member, &c);
 	if (!e)
 		e = check_event(j, ev);
@@ -1365,7 +1071,7 @@ static enum decode_error decode_one_pass(struct jp *j, struct head *h, double no
 		e = DEC_OK;
 	if (e)
 		return e;
-	struct obj_ctx c = { &type_tables[ev->type], (char *)&ev->u, true, h };
+	struct obj_ctx c = { event_field_table(ev->type), (char *)&ev->u, true, h };
 	e = container(j, true, field_member, &c);
 	if (e)
 		return e;
@@ -1385,7 +1091,7 @@ static enum decode_error decode(const char *text, size_t len, struct event *ev,
 				struct event_envelope *env, double now)
 {
 	event_reset(ev);
-	pthread_once(&field_slots_once, field_index_all);
+	event_field_init();
 	if (len > EVENT_JSON_MAX)
 		return DEC_TOO_LARGE;
 	struct jp j = { .p = text, .end = text + len, .ev = ev, .datagram = env != NULL };
@@ -1439,7 +1145,7 @@ enum decode_error event_decode_datagram(const char *text, size_t len, double now
 /* ---- encoding --------------------------------------------------------- */
 
 /* ,"name": in one append; field names need no escaping. */
-static void enc_key(struct strbuf *sb, const struct field *f)
+static void enc_key(struct strbuf *sb, const struct event_field *f)
 {
 	char buf[80];
 	buf[0] = ',';
@@ -1474,9 +1180,9 @@ static void enc_kv(struct strbuf *sb, const struct kv_num *kv, size_t n)
 	strbuf_puts(sb, "}");
 }
 
-static void enc_fields(struct strbuf *sb, const struct table *t, const void *base, bool first);
+static void enc_fields(struct strbuf *sb, const struct field_table *t, const void *base, bool first);
 
-static void enc_object(struct strbuf *sb, const struct table *t, const void *base)
+static void enc_object(struct strbuf *sb, const struct field_table *t, const void *base)
 {
 	strbuf_puts(sb, "{");
 	enc_fields(sb, t, base, true);
@@ -1501,57 +1207,57 @@ static void enc_rows(struct strbuf *sb, const struct fine_row *rows, size_t n)
 }
 
 /* Writes one field if it holds a value; returns whether it wrote. */
-static bool enc_value(struct strbuf *sb, const struct field *f, const char *base)
+static bool enc_value(struct strbuf *sb, const struct event_field *f, const char *base)
 {
 	const void *p = base + f->off;
 	size_t n = f->off2 ? *(const size_t *)(base + f->off2) : 0;
 	switch (f->kind) {
-	case K_NUM:
-	case K_INT:
+	case FK_NUM:
+	case FK_INT:
 		if (!((const optnum *)p)->valid)
 			return false;
 		enc_key(sb, f);
 		strbuf_json_number(sb, ((const optnum *)p)->value);
 		return true;
-	case K_STR:
+	case FK_STR:
 		if (!*(const char *const *)p)
 			return false;
 		enc_key(sb, f);
 		strbuf_json_string(sb, *(const char *const *)p);
 		return true;
-	case K_U32:
+	case FK_U32:
 		enc_key(sb, f);
 		strbuf_json_number(sb, *(const uint32_t *)p);
 		return true;
-	case K_SCOPE:
+	case FK_SCOPE:
 		enc_key(sb, f);
 		strbuf_json_string(sb, *(const enum fine_scope *)p == FINE_SPAN ? "span" : "cluster");
 		return true;
-	case K_STATE:
+	case FK_STATE:
 		enc_key(sb, f);
 		strbuf_json_string(sb, source_state_name(*(const enum source_state *)p));
 		return true;
-	case K_FILEMETA:
+	case FK_FILEMETA:
 		if (!*(const bool *)(base + f->off2))
 			return false;
 		enc_key(sb, f);
-		enc_object(sb, &filemeta_table, p);
+		enc_object(sb, event_field_filemeta(), p);
 		return true;
 	default: break;
 	}
-	if (f->kind == K_ROWS) {
+	if (f->kind == FK_ROWS) {
 		enc_key(sb, f);
 		enc_rows(sb, *(const struct fine_row *const *)p, n);
 		return true;
 	}
-	if (n == 0 && f->kind != K_STRLIST)
+	if (n == 0 && f->kind != FK_STRLIST)
 		return false; /* no sections / no worker detail */
 	if (n == 0 && !*(const char *const *const *)p)
 		return false;
 	enc_key(sb, f);
-	if (f->kind == K_STRLIST)
+	if (f->kind == FK_STRLIST)
 		enc_strlist(sb, *(const char *const *const *)p, n);
-	else if (f->kind == K_KV)
+	else if (f->kind == FK_KV)
 		enc_kv(sb, *(const struct kv_num *const *)p, n);
 	else {
 		const struct worker_sample *ws = *(const struct worker_sample *const *)p;
@@ -1559,7 +1265,7 @@ static bool enc_value(struct strbuf *sb, const struct field *f, const char *base
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				strbuf_puts(sb, ",");
-			enc_object(sb, &worker_table, &ws[i]);
+			enc_object(sb, event_field_workers(), &ws[i]);
 		}
 		strbuf_puts(sb, "]");
 	}
@@ -1567,7 +1273,7 @@ static bool enc_value(struct strbuf *sb, const struct field *f, const char *base
 }
 
 /* enc_key writes a leading comma; the first field of an object drops it. */
-static void enc_fields(struct strbuf *sb, const struct table *t, const void *base, bool first)
+static void enc_fields(struct strbuf *sb, const struct field_table *t, const void *base, bool first)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		size_t mark = sb->len;
@@ -1587,7 +1293,7 @@ int event_encode_json(const struct event *ev, struct strbuf *out)
 	strbuf_json_string(out, event_type_name(ev->type));
 	strbuf_puts(out, ",\"t\":");
 	strbuf_json_number(out, ev->t);
-	enc_fields(out, &type_tables[ev->type], &ev->u, false);
+	enc_fields(out, event_field_table(ev->type), &ev->u, false);
 	if (ev->type == EV_CHUNK && ev->u.chunk.custom_json && ev->u.chunk.custom_json[0] == '{' &&
 	    ev->u.chunk.custom_json[1] != '}') {
 		strbuf_puts(out, ",");

@@ -7,10 +7,8 @@
 #include <string.h>
 
 #include "event_fixtures.h"
+#include "roastop/event_field.h"
 #include "roastop/event_json.h"
-
-bool event_json_tables_sorted(void);
-bool event_json_fields_findable(void);
 
 static enum decode_error decode(const char *text, struct event *ev)
 {
@@ -38,13 +36,13 @@ static int teardown(void **state)
 static void tables_are_sorted(void **state)
 {
 	(void)state;
-	assert_true(event_json_tables_sorted());
+	assert_true(event_field_tables_sorted());
 }
 
 static void fields_found_by_index(void **state)
 {
 	(void)state;
-	assert_true(event_json_fields_findable());
+	assert_true(event_field_findable());
 }
 
 static void error_names(void **state)

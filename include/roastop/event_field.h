@@ -1,0 +1,119 @@
+/* The field tables behind the event codecs: one row per field of each
+ * event type (name, kind, where it lives in the event, its range). The JSON
+ * codec (event_json.c) and the binary chunk decoder (event_bin.c) both read
+ * them, so a field has one name and one range whatever its wire form. */
+#ifndef ROASTOP_EVENT_FIELD_H
+#define ROASTOP_EVENT_FIELD_H
+
+#include <string.h>
+
+#include "roastop/event.h"
+
+#define EVENT_T_MIN 1.0 /* receive times: seconds since the epoch, (1970, 5138) */
+#define EVENT_T_MAX 1e11
+#define EVENT_BIG 1e15 /* counts and bytes */
+#define EVENT_BIG_SECONDS 1e9
+
+enum field_kind {
+	FK_NUM, /* optnum in [lo, hi] */
+	FK_INT, /* optnum, integral, in [lo, hi] */
+	FK_STR, /* const char * */
+	FK_STRLIST, /* const char ** at off, size_t count at off2 */
+	FK_KV, /* struct kv_num * at off, size_t count at off2 */
+	FK_FILEMETA, /* struct file_meta, has_file_metadata at off2 */
+	FK_WORKERS, /* struct worker_sample * at off, size_t count at off2 */
+	FK_U32, /* uint32_t in [lo, hi] */
+	FK_ROWS, /* struct fine_row * at off, size_t count at off2 */
+	FK_SCOPE, /* enum fine_scope */
+	FK_STATE, /* enum source_state */
+};
+
+struct event_field {
+	const char *name;
+	unsigned char len; /* strlen(name): most lookups end on a length mismatch */
+	enum field_kind kind;
+	size_t off, off2;
+	double lo, hi;
+};
+
+struct field_table {
+	const struct event_field *f;
+	size_t n;
+	uint8_t *slots; /* event_field_find's index: FIELD_SLOTS entries */
+};
+
+#define FIELD_SLOTS 128u /* power of two, over four times the largest table */
+
+/* Builds the name indexes once (pthread_once); call before event_field_find. */
+void event_field_init(void);
+/* The table of an event type (NULL for EV_NONE), of a worker in a sample,
+ * of a chunk's file_metadata. */
+const struct field_table *event_field_table(enum event_type t);
+const struct field_table *event_field_workers(void);
+const struct field_table *event_field_filemeta(void);
+/* For the unit test: names unique and sorted (the encoder writes fields in
+ * table order), lengths right; every field found by its own name and near
+ * misses by no other. */
+bool event_field_tables_sorted(void);
+bool event_field_findable(void);
+
+/* The lookup is inline: the JSON decoder makes one per member. */
+static inline uint64_t field_load64(const char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint32_t field_load32(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Equal n bytes? Keys are short: overlapping word loads, never past n. */
+static inline bool field_same(const char *a, const char *b, size_t n)
+{
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8)
+			if (field_load64(a + i) != field_load64(b + i))
+				return false;
+		return field_load64(a + n - 8) == field_load64(b + n - 8);
+	}
+	if (n >= 4)
+		return field_load32(a) == field_load32(b) &&
+		       field_load32(a + n - 4) == field_load32(b + n - 4);
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* Field names are found through a small open-addressing index per table,
+ * hashed on the length and three bytes of the name: datagram senders do not
+ * write fields in table order, and a linear scan cost a fifth of a decode.
+ * The indexes are built once (event_field_init) from the const tables. */
+static inline unsigned field_hash(const char *key, size_t klen)
+{
+	const unsigned char *k = (const unsigned char *)key;
+	return (unsigned)(klen * 37u + k[0] * 7u + k[klen / 2] * 3u + k[klen - 1]) &
+	       (FIELD_SLOTS - 1);
+}
+
+static inline const struct event_field *event_field_find(const struct field_table *t,
+							   const char *key, size_t klen)
+{
+	if (klen == 0 || klen > 64)
+		return NULL; /* no field name is empty or longer */
+	for (unsigned h = field_hash(key, klen);; h = (h + 1) & (FIELD_SLOTS - 1)) {
+		unsigned i = t->slots[h];
+		if (!i)
+			return NULL;
+		const struct event_field *f = &t->f[i - 1];
+		if (f->len == klen && field_same(f->name, key, klen))
+			return f;
+	}
+}
+
+#endif

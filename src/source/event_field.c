@@ -1,0 +1,223 @@
+/* The field tables of every event type (docs/recording.md has them as
+ * prose) and the name index that event_field_find searches. */
+#include "roastop/event_field.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+#define NAME(f) #f, sizeof(#f) - 1
+#define NUM(s, f, l, h) { NAME(f), FK_NUM, offsetof(struct s, f), 0, l, h }
+#define INT(s, f, l, h) { NAME(f), FK_INT, offsetof(struct s, f), 0, l, h }
+#define STR(s, f) { NAME(f), FK_STR, offsetof(struct s, f), 0, 0, 0 }
+#define LIST(s, f, n, k) { NAME(f), k, offsetof(struct s, f), offsetof(struct s, n), 0, 0 }
+#define OTHER(s, f, k, flag) { NAME(f), k, offsetof(struct s, f), flag, 0, 0 }
+
+/* Each table is sorted by name: the encoder writes fields in this order (a
+ * unit test checks it); the decoder finds them through event_field_find's index. */
+static const struct event_field chunk_fields[] = {
+	LIST(ev_chunk, accessed_branches, n_branches, FK_STRLIST),
+	NUM(ev_chunk, accessed_bytes, 0, EVENT_BIG),
+	NUM(ev_chunk, accessed_uncompressed_bytes, 0, EVENT_BIG),
+	NUM(ev_chunk, branches_read_percent, 0, 100.001),
+	LIST(ev_chunk, bytes, n_bytes, FK_KV),
+	NUM(ev_chunk, bytes_read, 0, EVENT_BIG),
+	NUM(ev_chunk, bytes_read_percent, 0, 100.001),
+	NUM(ev_chunk, cpu_time, 0, EVENT_BIG_SECONDS),
+	STR(ev_chunk, dataset),
+	NUM(ev_chunk, duration, 0, EVENT_BIG_SECONDS),
+	INT(ev_chunk, entry_start, 0, EVENT_BIG),
+	INT(ev_chunk, entry_stop, 0, EVENT_BIG),
+	STR(ev_chunk, error),
+	STR(ev_chunk, file),
+	OTHER(ev_chunk, file_metadata, FK_FILEMETA, offsetof(struct ev_chunk, has_file_metadata)),
+	STR(ev_chunk, host),
+	NUM(ev_chunk, mem_after_mb, 0, 1e9),
+	NUM(ev_chunk, mem_before_mb, 0, 1e9),
+	NUM(ev_chunk, mem_delta_mb, -1e9, 1e9),
+	LIST(ev_chunk, memory, n_memory, FK_KV),
+	INT(ev_chunk, num_branches_accessed, 0, 1e7),
+	INT(ev_chunk, num_events, 0, EVENT_BIG),
+	INT(ev_chunk, pid, 0, 1e9),
+	INT(ev_chunk, seq, 0, 9007199254740991.0),
+	NUM(ev_chunk, t_end, 0, EVENT_T_MAX),
+	NUM(ev_chunk, t_start, 0, EVENT_T_MAX),
+	NUM(ev_chunk, timestamp, 0, EVENT_T_MAX),
+	LIST(ev_chunk, timing, n_timing, FK_KV),
+	STR(ev_chunk, uuid),
+	STR(ev_chunk, worker),
+};
+
+static const struct event_field worker_fields[] = {
+	NUM(worker_sample, cpu_percent, 0, 1e5),
+	NUM(worker_sample, executing, 0, EVENT_BIG),
+	STR(worker_sample, host),
+	STR(worker_sample, id),
+	NUM(worker_sample, managed_bytes, 0, EVENT_BIG),
+	NUM(worker_sample, memory_bytes, 0, EVENT_BIG),
+	NUM(worker_sample, memory_limit, 0, EVENT_BIG),
+	STR(worker_sample, name),
+	NUM(worker_sample, nthreads, 0, 1e6),
+	NUM(worker_sample, processing, 0, EVENT_BIG),
+	NUM(worker_sample, spilled_bytes, 0, EVENT_BIG),
+	STR(worker_sample, status),
+};
+
+static const struct event_field sample_fields[] = {
+	STR(ev_sample, dask_version),
+	STR(ev_sample, scheduler_id),
+	STR(ev_sample, source),
+	NUM(ev_sample, tasks_done, 0, EVENT_BIG),
+	NUM(ev_sample, tasks_processing, 0, EVENT_BIG),
+	NUM(ev_sample, tasks_total, 0, EVENT_BIG),
+	NUM(ev_sample, total_threads, 0, 1e9),
+	{ NAME(worker_count), FK_U32, offsetof(struct ev_sample, worker_count), 0, 0, 1e7 },
+	LIST(ev_sample, workers, n_workers, FK_WORKERS),
+};
+
+static const struct event_field run_start_fields[] = {
+	STR(ev_run_start, client_host),
+	INT(ev_run_start, client_pid, 0, 1e9),
+	LIST(ev_run_start, datasets, n_datasets, FK_STRLIST),
+	INT(ev_run_start, expected_events, 0, EVENT_BIG),
+	STR(ev_run_start, name),
+	STR(ev_run_start, processor),
+	STR(ev_run_start, run_id),
+};
+
+static const struct event_field run_end_fields[] = {
+	STR(ev_run_end, run_id),
+};
+
+static const struct event_field report_fields[] = {
+	NUM(ev_report, bytesread, 0, EVENT_BIG),
+	INT(ev_report, chunks, 0, EVENT_BIG),
+	LIST(ev_report, columns, n_columns, FK_STRLIST),
+	INT(ev_report, entries, 0, EVENT_BIG),
+	NUM(ev_report, processtime, 0, EVENT_BIG),
+};
+
+static const struct event_field fine_fields[] = {
+	LIST(ev_fine, rows, n_rows, FK_ROWS),
+	OTHER(ev_fine, scope, FK_SCOPE, 0),
+};
+
+static const struct event_field status_fields[] = {
+	STR(ev_status, reason),
+	STR(ev_status, source),
+	OTHER(ev_status, state, FK_STATE, 0),
+};
+
+static const struct event_field filemeta_fields[] = {
+	NUM(file_meta, compression_ratio, 0, 1e6),
+	STR(file_meta, filename),
+	INT(file_meta, total_branches, 0, 1e7),
+	NUM(file_meta, total_tree_bytes, 0, EVENT_BIG),
+};
+
+static uint8_t field_slots[9][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+
+#define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
+
+static const struct field_table type_tables[EV__COUNT] = {
+	[EV_SAMPLE] = TABLE(sample_fields, 0),	     [EV_CHUNK] = TABLE(chunk_fields, 1),
+	[EV_RUN_START] = TABLE(run_start_fields, 2), [EV_RUN_END] = TABLE(run_end_fields, 3),
+	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
+	[EV_STATUS] = TABLE(status_fields, 6),
+};
+
+static const struct field_table worker_table = TABLE(worker_fields, 7);
+static const struct field_table filemeta_table = TABLE(filemeta_fields, 8);
+
+static pthread_once_t field_slots_once = PTHREAD_ONCE_INIT;
+
+static void field_index(const struct field_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		unsigned h = field_hash(t->f[i].name, t->f[i].len);
+		while (t->slots[h])
+			h = (h + 1) & (FIELD_SLOTS - 1);
+		t->slots[h] = (uint8_t)(i + 1);
+	}
+}
+
+static void field_index_all(void)
+{
+	for (int t = 0; t < EV__COUNT; t++)
+		if (type_tables[t].f)
+			field_index(&type_tables[t]);
+	field_index(&worker_table);
+	field_index(&filemeta_table);
+}
+
+void event_field_init(void)
+{
+	pthread_once(&field_slots_once, field_index_all);
+}
+
+const struct field_table *event_field_table(enum event_type t)
+{
+	return (unsigned)t < EV__COUNT ? &type_tables[t] : NULL;
+}
+
+const struct field_table *event_field_workers(void)
+{
+	return &worker_table;
+}
+
+const struct field_table *event_field_filemeta(void)
+{
+	return &filemeta_table;
+}
+
+static const struct field_table *const all_tables[] = {
+	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
+	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
+	&type_tables[EV_STATUS], &worker_table,		  &filemeta_table,
+};
+#define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
+
+bool event_field_tables_sorted(void)
+{
+	for (size_t t = 0; t < N_TABLES; t++) {
+		for (size_t i = 0; i < all_tables[t]->n; i++) {
+			const struct event_field *f = &all_tables[t]->f[i];
+			if (f->len != strlen(f->name) || f->len > 64)
+				return false;
+			if (i > 0 && strcmp(all_tables[t]->f[i - 1].name, f->name) >= 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Exposed for the unit test: through the index every field is found by its
+ * own name, and near misses (one byte changed, one short, one long) find
+ * only a field whose name they really are. */
+bool event_field_findable(void)
+{
+	event_field_init();
+	for (size_t t = 0; t < N_TABLES; t++) {
+		for (size_t i = 0; i < all_tables[t]->n; i++) {
+			const struct event_field *f = &all_tables[t]->f[i], *g;
+			char near[80];
+			if (event_field_find(all_tables[t], f->name, f->len) != f)
+				return false;
+			for (size_t k = 0; k < f->len; k++) {
+				memcpy(near, f->name, f->len);
+				near[k] = (char)(near[k] ^ 0x01);
+				g = event_field_find(all_tables[t], near, f->len);
+				if (g && !(g->len == f->len && memcmp(g->name, near, f->len) == 0))
+					return false;
+			}
+			memcpy(near, f->name, f->len);
+			near[f->len] = 'x';
+			g = event_field_find(all_tables[t], near, f->len + 1u);
+			if (g && !(g->len == f->len + 1u && memcmp(g->name, near, g->len) == 0))
+				return false;
+			g = event_field_find(all_tables[t], near, f->len - 1u);
+			if (g && !(g->len == f->len - 1u && memcmp(g->name, near, g->len) == 0))
+				return false;
+		}
+	}
+	return true;
+}
