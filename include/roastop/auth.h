@@ -8,6 +8,7 @@
 
 #define AUTH_KEY_LEN 32
 #define AUTH_TAG_HEX 64
+#define AUTH_TAG_LEN 32 /* raw bytes (protocol version 2) */
 
 struct auth_key {
 	uint8_t key[AUTH_KEY_LEN];
@@ -21,6 +22,9 @@ struct auth_mac;
 struct auth_mac *auth_mac_new(const struct auth_key *k);
 void auth_mac_free(struct auth_mac *m);
 bool auth_mac_ok(struct auth_mac *m, const char *body, size_t len, const char *hex_tag);
+/* The same check against a raw 32-byte tag. */
+bool auth_mac_ok_raw(struct auth_mac *m, const char *body, size_t len,
+		     const uint8_t tag[AUTH_TAG_LEN]);
 
 /* path given: read it (refused when group/world-accessible or not ours),
  * or create it 0600 with a new key when missing. path NULL: a new key kept

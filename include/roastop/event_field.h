@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "roastop/event.h"
+#include "roastop/event_json.h"
 
 #define EVENT_T_MIN 1.0 /* receive times: seconds since the epoch, (1970, 5138) */
 #define EVENT_T_MAX 1e11
@@ -56,6 +57,18 @@ const struct field_table *event_field_filemeta(void);
  * misses by no other. */
 bool event_field_tables_sorted(void);
 bool event_field_findable(void);
+
+/* Within the field's bounds, and whole for FK_INT? NaN is not. */
+static inline bool event_field_number_ok(const struct event_field *f, double x)
+{
+	/* within the bounds (all below 2^63) the cast is defined and exact */
+	return x >= f->lo && x <= f->hi && (f->kind != FK_INT || x == (double)(int64_t)x);
+}
+
+/* The checks across a chunk's fields once all are read: the duration from
+ * t_start and t_end when not given, entry_start <= entry_stop, a non-empty
+ * error. Every chunk decoder ends with it. */
+enum decode_error event_field_check_chunk(struct ev_chunk *c);
 
 /* The lookup is inline: the JSON decoder makes one per member. */
 static inline uint64_t field_load64(const char *p)

@@ -31,6 +31,7 @@ enum decode_error {
 	DEC_LIST_TOO_LONG,
 	DEC_INCONSISTENT, /* fields that contradict each other */
 	DEC_NO_MEMORY,
+	DEC_BAD_BINARY, /* protocol v2: truncated, unknown or repeated id, NaN, ... */
 	DEC__COUNT
 };
 

@@ -169,6 +169,26 @@ const struct field_table *event_field_filemeta(void)
 	return &filemeta_table;
 }
 
+/* Without a duration, t_end - t_start is it; bounded like a given one so
+ * that the event encodes to a line that decodes again. */
+enum decode_error event_field_check_chunk(struct ev_chunk *c)
+{
+	if (!c->duration.valid) {
+		if (!(c->t_start.valid && c->t_end.valid))
+			return DEC_MISSING_FIELD;
+		double d = c->t_end.value - c->t_start.value;
+		if (!(d >= 0 && d <= EVENT_BIG_SECONDS))
+			return DEC_OUT_OF_RANGE;
+		c->duration = optnum_of(d);
+	}
+	if (c->entry_start.valid && c->entry_stop.valid &&
+	    c->entry_stop.value < c->entry_start.value)
+		return DEC_INCONSISTENT;
+	if (c->error && !c->error[0])
+		return DEC_OUT_OF_RANGE;
+	return DEC_OK;
+}
+
 static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],

@@ -35,6 +35,7 @@ static const char *const error_names[DEC__COUNT] = {
 	[DEC_LIST_TOO_LONG] = "list_too_long",
 	[DEC_INCONSISTENT] = "inconsistent",
 	[DEC_NO_MEMORY] = "no_memory",
+	[DEC_BAD_BINARY] = "bad_binary",
 };
 
 const char *decode_error_name(enum decode_error e)
@@ -565,8 +566,7 @@ static enum decode_error number_in(struct jp *j, const struct event_field *f, op
 	enum decode_error e = jp_number(j, &x);
 	if (e)
 		return e;
-	/* within the bounds (all below 2^63) the cast is defined and exact */
-	if (x < f->lo || x > f->hi || (f->kind == FK_INT && x != (double)(int64_t)x))
+	if (!event_field_number_ok(f, x))
 		return DEC_OUT_OF_RANGE;
 	*out = optnum_of(x);
 	return DEC_OK;
@@ -967,26 +967,6 @@ static enum decode_error head_finish(const struct head *hp, struct event *ev, do
 	return DEC_OK;
 }
 
-/* Without a duration, t_end - t_start is it; bounded like a given one so
- * that the event encodes to a line that decodes again. */
-static enum decode_error check_chunk(struct ev_chunk *c)
-{
-	if (!c->duration.valid) {
-		if (!(c->t_start.valid && c->t_end.valid))
-			return DEC_MISSING_FIELD;
-		double d = c->t_end.value - c->t_start.value;
-		if (!(d >= 0 && d <= EVENT_BIG_SECONDS))
-			return DEC_OUT_OF_RANGE;
-		c->duration = optnum_of(d);
-	}
-	if (c->entry_start.valid && c->entry_stop.valid &&
-	    c->entry_stop.value < c->entry_start.value)
-		return DEC_INCONSISTENT;
-	if (c->error && !c->error[0])
-		return DEC_OUT_OF_RANGE;
-	return DEC_OK;
-}
-
 static enum decode_error check_sample(struct ev_sample *s, bool count_given)
 {
 	if (!count_given && !s->workers)
@@ -1004,7 +984,7 @@ static enum decode_error check_sample(struct ev_sample *s, bool count_given)
 static enum decode_error check_event(struct jp *j, struct event *ev)
 {
 	switch (ev->type) {
-	case EV_CHUNK: return check_chunk(&ev->u.chunk);
+	case EV_CHUNK: return event_field_check_chunk(&ev->u.chunk);
 	case EV_SAMPLE: return check_sample(&ev->u.sample, j->saw_count);
 	case EV_RUN_START: return ev->u.run_start.run_id ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_FINE: return j->saw_rows ? DEC_OK : DEC_MISSING_FIELD;

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "roastop/event_bin.h"
 #include "roastop/strbuf.h"
 #include "roastop/strmap.h"
 
@@ -18,6 +19,8 @@
 #define BATCHES_PER_DRAIN 32 /* then back to the loop: the screen stays live */
 #define MAGIC "RTP1 "
 #define MAGIC_LEN 5
+#define MAGIC2 "RTP2" /* protocol version 2: binary chunks */
+#define MAGIC2_LEN 4
 #define HEADER_LEN (MAGIC_LEN + AUTH_TAG_HEX + 1)
 #define REPORT_COLUMNS_MAX (256u * 1024u) /* bytes of column names kept per report */
 
@@ -277,7 +280,7 @@ static void report_part(struct udp *u, const struct event_envelope *env, double 
 /* ---- one datagram -------------------------------------------------------- */
 
 /* "RTP1 <64 hex> <json>" or "RTP1 - <json>": the body, or NULL. */
-static const char *frame(struct udp *u, const char *buf, size_t len, size_t *body_len)
+static const char *frame_v1(struct udp *u, const char *buf, size_t len, size_t *body_len)
 {
 	if (len < MAGIC_LEN + 2 || memcmp(buf, MAGIC, MAGIC_LEN) != 0) {
 		u->st.rejected[UDP_BAD_MAGIC]++;
@@ -304,6 +307,49 @@ static const char *frame(struct udp *u, const char *buf, size_t len, size_t *bod
 	return body; /* tagged but no key (--no-auth): the tag is not checked */
 }
 
+/* "RTP2" <flags> [<32-byte tag>] <binary body>: the body, or NULL. */
+static const char *frame_v2(struct udp *u, const char *buf, size_t len, size_t *body_len)
+{
+	unsigned char flags = len > MAGIC2_LEN ? (unsigned char)buf[MAGIC2_LEN] : 0xff;
+	size_t header = MAGIC2_LEN + 1 + (flags == 1 ? AUTH_TAG_LEN : 0);
+	if (flags > 1 || len < header) {
+		u->st.rejected[UDP_BAD_MAGIC]++;
+		return NULL;
+	}
+	if (u->auth && flags == 0) {
+		u->st.rejected[UDP_NO_TAG]++;
+		return NULL;
+	}
+	const char *body = buf + header;
+	*body_len = len - header;
+	if (u->auth && !auth_mac_ok_raw(u->mac, body, *body_len,
+					(const uint8_t *)buf + MAGIC2_LEN + 1)) {
+		u->st.rejected[UDP_BAD_TAG]++;
+		return NULL;
+	}
+	return body;
+}
+
+/* The event and envelope of one datagram of either version, or false
+ * (counted). */
+static bool datagram_decode(struct udp *u, const char *buf, size_t len, double now,
+			    struct event_envelope *env)
+{
+	bool v2 = len >= MAGIC2_LEN && memcmp(buf, MAGIC2, MAGIC2_LEN) == 0;
+	size_t body_len = 0;
+	const char *body = v2 ? frame_v2(u, buf, len, &body_len) : frame_v1(u, buf, len, &body_len);
+	if (!body)
+		return false;
+	enum decode_error e =
+		v2 ? event_decode_binary((const unsigned char *)body, body_len, now, &u->ev, env)
+		   : event_decode_datagram(body, body_len, now, &u->ev, env);
+	if (e) {
+		reject_count(&u->st.json, e);
+		return false;
+	}
+	return true;
+}
+
 void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
 		 void *ctx)
 {
@@ -313,16 +359,9 @@ void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_del
 		u->st.rejected[UDP_TOO_LARGE]++;
 		return;
 	}
-	size_t body_len = 0;
-	const char *body = frame(u, buf, len, &body_len);
-	if (!body)
-		return;
 	struct event_envelope env;
-	enum decode_error e = event_decode_datagram(body, body_len, now, &u->ev, &env);
-	if (e) {
-		reject_count(&u->st.json, e);
+	if (!datagram_decode(u, buf, len, now, &env))
 		return;
-	}
 	if (!env.host[0] || !env.has_pid || !env.has_seq) {
 		u->st.rejected[UDP_NO_SENDER]++;
 		return;

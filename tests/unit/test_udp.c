@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "roastop/event_bin.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
 
@@ -186,6 +187,77 @@ static void oversize_rejected(void **state)
 	udp_close(u);
 }
 
+/* A version-2 chunk (host "h", pid 1, seq, duration 1) framed with flags
+ * and a raw tag under k (or untagged), as the Python emitter frames it. */
+static void datagram_v2(struct udp *u, const struct auth_key *k, unsigned flags, int seq,
+			const char *host)
+{
+	struct event e;
+	event_init(&e);
+	e.type = EV_CHUNK;
+	e.u.chunk.duration = optnum_of(1);
+	e.u.chunk.pid = optnum_of(1);
+	e.u.chunk.seq = optnum_of(seq);
+	e.u.chunk.host = host;
+	struct strbuf body, dg;
+	strbuf_init(&body);
+	strbuf_init(&dg);
+	assert_int_equal(event_encode_binary(&e, &body), 0);
+	strbuf_appendf(&dg, "RTP2%c", (char)flags);
+	if (flags == 1) {
+		char hex[AUTH_TAG_HEX + 1];
+		auth_tag_hex(k ? k : &KEY, body.data, body.len, hex);
+		for (int i = 0; i < AUTH_TAG_LEN; i++) {
+			unsigned byte;
+			sscanf(hex + 2 * i, "%2x", &byte);
+			char c = (char)byte;
+			strbuf_append(&dg, &c, 1);
+		}
+	}
+	strbuf_append(&dg, body.data, body.len);
+	udp_process(u, dg.data, dg.len, 1767225600.0, deliver, NULL);
+	strbuf_free(&body);
+	strbuf_free(&dg);
+	event_free(&e);
+}
+
+/* Version 2 beside version 1 on one listener: tags, flags, sequence
+ * numbers shared by both (one sender's numbers whatever the version). */
+static void version_2_framing(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	struct auth_key other = KEY;
+	other.key[5] ^= 1;
+	datagram_v2(u, &KEY, 1, 0, "h");
+	datagram(u, &KEY, CHUNK, 1);
+	datagram_v2(u, &KEY, 1, 1, "h"); /* seq 1 again, now as v2 */
+	datagram_v2(u, &other, 1, 2, "h");
+	datagram_v2(u, NULL, 0, 3, "h");
+	datagram_v2(u, &KEY, 2, 4, "h");
+	datagram_v2(u, &KEY, 1, 5, NULL);
+	udp_process(u, "RTP2\x01short", 10, 1, deliver, NULL);
+	udp_process(u, "RTP2", 4, 1, deliver, NULL);
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 2);
+	assert_int_equal(st.rejected[UDP_DUPLICATE], 1);
+	assert_int_equal(st.rejected[UDP_BAD_TAG], 1);
+	assert_int_equal(st.rejected[UDP_NO_TAG], 1);
+	assert_int_equal(st.rejected[UDP_BAD_MAGIC], 3);
+	assert_int_equal(st.rejected[UDP_NO_SENDER], 1);
+	assert_int_equal(st.datagrams, 9);
+	udp_close(u);
+	applied = 0;
+	u = udp_new(NULL); /* --no-auth: untagged accepted, a body error counted */
+	datagram_v2(u, NULL, 0, 0, "h");
+	udp_process(u, "RTP2\x00\x01\x63", 7, 1, deliver, NULL);
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 1);
+	assert_int_equal(st.json.by_reason[DEC_BAD_BINARY], 1);
+	udp_close(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +268,7 @@ int main(void)
 		cmocka_unit_test_setup(last_sender_cache_keeps_senders_apart, setup),
 		cmocka_unit_test_setup(split_report_applied_once_whole, setup),
 		cmocka_unit_test_setup(oversize_rejected, setup),
+		cmocka_unit_test_setup(version_2_framing, setup),
 	};
 	return cmocka_run_group_tests_name("udp", tests, NULL, NULL);
 }

@@ -1,0 +1,438 @@
+/* Protocol version 2 chunk bodies: `<kind> (<id> <value>)*`, little-endian
+ * (docs/protocol.md). A wire id names a field of event_field's chunk table;
+ * the field's kind decides how its value is encoded, and its bounds are
+ * checked exactly as the JSON decoder checks them. */
+#include "roastop/event_bin.h"
+
+#include <endian.h>
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "roastop/event_field.h"
+#include "roastop/strutil.h"
+
+#define CHUNK_IDS 31 /* ids 1..30 */
+#define META_IDS 5 /* ids 1..4 inside file_metadata */
+
+/* The wire ids, fixed for good: a new field takes the next free id. */
+static const char *const chunk_names[CHUNK_IDS] = {
+	[1] = "accessed_branches",
+	[2] = "accessed_bytes",
+	[3] = "accessed_uncompressed_bytes",
+	[4] = "branches_read_percent",
+	[5] = "bytes",
+	[6] = "bytes_read",
+	[7] = "bytes_read_percent",
+	[8] = "cpu_time",
+	[9] = "dataset",
+	[10] = "duration",
+	[11] = "entry_start",
+	[12] = "entry_stop",
+	[13] = "error",
+	[14] = "file",
+	[15] = "file_metadata",
+	[16] = "host",
+	[17] = "mem_after_mb",
+	[18] = "mem_before_mb",
+	[19] = "mem_delta_mb",
+	[20] = "memory",
+	[21] = "num_branches_accessed",
+	[22] = "num_events",
+	[23] = "pid",
+	[24] = "seq",
+	[25] = "t_end",
+	[26] = "t_start",
+	[27] = "timestamp",
+	[28] = "timing",
+	[29] = "uuid",
+	[30] = "worker",
+};
+
+static const char *const meta_names[META_IDS] = {
+	[1] = "compression_ratio",
+	[2] = "filename",
+	[3] = "total_branches",
+	[4] = "total_tree_bytes",
+};
+
+static const struct event_field *chunk_by_id[CHUNK_IDS], *meta_by_id[META_IDS];
+static bool wire_ok; /* every wire name found in its table */
+static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
+
+static bool wire_resolve(const struct field_table *t, const char *const *names,
+			 const struct event_field **out, size_t n)
+{
+	bool ok = true;
+	for (size_t i = 1; i < n; i++)
+		ok = (out[i] = event_field_find(t, names[i], strlen(names[i]))) && ok;
+	return ok;
+}
+
+static void wire_init(void)
+{
+	event_field_init();
+	wire_ok = wire_resolve(event_field_table(EV_CHUNK), chunk_names, chunk_by_id, CHUNK_IDS) &&
+		  wire_resolve(event_field_filemeta(), meta_names, meta_by_id, META_IDS);
+}
+
+/* Exposed for the unit test: every wire name is a field of its table. */
+bool event_bin_wire_resolved(void);
+bool event_bin_wire_resolved(void)
+{
+	pthread_once(&wire_once, wire_init);
+	return wire_ok;
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+struct rd {
+	const unsigned char *p, *end;
+	struct arena *mem;
+};
+
+static bool rd_take(struct rd *r, size_t n, const unsigned char **out)
+{
+	if ((size_t)(r->end - r->p) < n)
+		return false;
+	*out = r->p;
+	r->p += n;
+	return true;
+}
+
+static enum decode_error rd_u16(struct rd *r, size_t *out)
+{
+	const unsigned char *b;
+	if (!rd_take(r, 2, &b))
+		return DEC_BAD_BINARY;
+	*out = (size_t)b[0] | (size_t)b[1] << 8;
+	return DEC_OK;
+}
+
+static enum decode_error rd_num(struct rd *r, double *out)
+{
+	const unsigned char *b;
+	if (!rd_take(r, 8, &b))
+		return DEC_BAD_BINARY;
+	uint64_t u;
+	memcpy(&u, b, 8);
+	u = le64toh(u);
+	memcpy(out, &u, 8);
+	return isfinite(*out) ? DEC_OK : DEC_BAD_BINARY;
+}
+
+static bool all_ascii(const unsigned char *s, size_t n)
+{
+	uint64_t acc = 0, w;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		acc |= w;
+	}
+	for (; i < n; i++)
+		acc |= s[i];
+	return !(acc & 0x8080808080808080ull);
+}
+
+/* A string into the arena: at most EVENT_MAX_STRING bytes of UTF-8, no NUL
+ * (the JSON decoder refuses \u0000 too). */
+static enum decode_error rd_str(struct rd *r, const char **out)
+{
+	size_t n;
+	const unsigned char *b;
+	enum decode_error e = rd_u16(r, &n);
+	if (e)
+		return e;
+	if (!rd_take(r, n, &b))
+		return DEC_BAD_BINARY;
+	if (n > EVENT_MAX_STRING)
+		return DEC_STRING_TOO_LONG;
+	if (memchr(b, 0, n))
+		return DEC_BAD_UTF8;
+	char *s = arena_strndup(r->mem, (const char *)b, n);
+	if (!s)
+		return DEC_NO_MEMORY;
+	if (!all_ascii(b, n) && !strutil_utf8_ok((const unsigned char *)s))
+		return DEC_BAD_UTF8;
+	*out = s;
+	return DEC_OK;
+}
+
+/* A count that the rest of the body can hold at `least` bytes an item:
+ * nothing is allocated for a count the datagram cannot back. */
+static enum decode_error rd_count(struct rd *r, size_t least, size_t *n)
+{
+	enum decode_error e = rd_u16(r, n);
+	if (!e && *n > (size_t)(r->end - r->p) / least)
+		e = DEC_BAD_BINARY;
+	return e;
+}
+
+static enum decode_error rd_strlist(struct rd *r, const struct event_field *f, char *base)
+{
+	size_t n;
+	enum decode_error e = rd_count(r, 2, &n);
+	if (e)
+		return e;
+	const char **list = arena_alloc(r->mem, (n ? n : 1) * sizeof(*list));
+	if (!list)
+		return DEC_NO_MEMORY;
+	for (size_t i = 0; i < n; i++)
+		if ((e = rd_str(r, &list[i])))
+			return e;
+	*(const char ***)(base + f->off) = list;
+	*(size_t *)(base + f->off2) = n;
+	return DEC_OK;
+}
+
+static enum decode_error rd_kv(struct rd *r, const struct event_field *f, char *base)
+{
+	size_t n;
+	enum decode_error e = rd_count(r, 10, &n);
+	if (e)
+		return e;
+	if (n > EVENT_MAX_SECTIONS)
+		return DEC_LIST_TOO_LONG;
+	struct kv_num *kv = arena_alloc(r->mem, (n ? n : 1) * sizeof(*kv));
+	if (!kv)
+		return DEC_NO_MEMORY;
+	for (size_t i = 0; i < n; i++) {
+		if ((e = rd_str(r, &kv[i].key)) || (e = rd_num(r, &kv[i].value)))
+			return e;
+		if (fabs(kv[i].value) > EVENT_BIG)
+			return DEC_OUT_OF_RANGE;
+	}
+	*(struct kv_num **)(base + f->off) = kv;
+	*(size_t *)(base + f->off2) = n;
+	return DEC_OK;
+}
+
+static enum decode_error rd_meta(struct rd *r, const struct event_field *f, char *base);
+
+static enum decode_error rd_value(struct rd *r, const struct event_field *f, char *base)
+{
+	double x;
+	enum decode_error e;
+	switch (f->kind) {
+	case FK_NUM:
+	case FK_INT:
+		if ((e = rd_num(r, &x)))
+			return e;
+		if (!event_field_number_ok(f, x))
+			return DEC_OUT_OF_RANGE;
+		*(optnum *)(base + f->off) = optnum_of(x);
+		return DEC_OK;
+	case FK_STR: return rd_str(r, (const char **)(void *)(base + f->off));
+	case FK_STRLIST: return rd_strlist(r, f, base);
+	case FK_KV: return rd_kv(r, f, base);
+	case FK_FILEMETA: return rd_meta(r, f, base);
+	default: return DEC_BAD_BINARY; /* no chunk field has another kind */
+	}
+}
+
+/* Marks id seen; false when it was already. */
+static bool first_sight(uint64_t seen[4], unsigned id)
+{
+	uint64_t bit = 1ull << (id % 64);
+	if (seen[id / 64] & bit)
+		return false;
+	seen[id / 64] |= bit;
+	return true;
+}
+
+static enum decode_error rd_meta(struct rd *r, const struct event_field *f, char *base)
+{
+	const unsigned char *count, *id;
+	if (!rd_take(r, 1, &count))
+		return DEC_BAD_BINARY;
+	struct file_meta *m = (struct file_meta *)(void *)(base + f->off);
+	uint64_t seen[4] = { 0 };
+	for (unsigned i = 0; i < *count; i++) {
+		if (!rd_take(r, 1, &id) || *id == 0 || *id >= META_IDS || !first_sight(seen, *id))
+			return DEC_BAD_BINARY;
+		enum decode_error e = rd_value(r, meta_by_id[*id], (char *)m);
+		if (e)
+			return e;
+	}
+	if (!m->filename)
+		return DEC_MISSING_FIELD;
+	*(bool *)(base + f->off2) = true;
+	return DEC_OK;
+}
+
+static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c)
+{
+	uint64_t seen[4] = { 0 };
+	while (r->p < r->end) {
+		unsigned id = *r->p++;
+		const char *unused_text;
+		double unused_num;
+		enum decode_error e;
+		if (!first_sight(seen, id))
+			return DEC_BAD_BINARY;
+		if (id >= 1 && id < CHUNK_IDS)
+			e = rd_value(r, chunk_by_id[id], (char *)c);
+		else if (id == EVENT_BIN_RUN_ID)
+			e = rd_str(r, &unused_text); /* read and checked, not kept (as in v1) */
+		else if (id == EVENT_BIN_SENT)
+			e = rd_num(r, &unused_num);
+		else
+			e = DEC_BAD_BINARY;
+		if (e)
+			return e;
+	}
+	return DEC_OK;
+}
+
+/* host, pid and seq are the chunk's own fields in version 2. */
+static enum decode_error envelope_from(const struct ev_chunk *c, struct event_envelope *env)
+{
+	if (c->host) {
+		size_t n = strlen(c->host);
+		if (n >= sizeof(env->host))
+			return DEC_STRING_TOO_LONG;
+		memcpy(env->host, c->host, n + 1);
+	}
+	env->has_pid = c->pid.valid;
+	env->pid = c->pid.value;
+	env->has_seq = c->seq.valid;
+	env->seq = c->seq.value;
+	return DEC_OK;
+}
+
+enum decode_error event_decode_binary(const unsigned char *body, size_t len, double now,
+				      struct event *ev, struct event_envelope *env)
+{
+	pthread_once(&wire_once, wire_init);
+	event_reset(ev);
+	memset(env, 0, sizeof(*env));
+	if (len > EVENT_JSON_MAX)
+		return DEC_TOO_LARGE;
+	if (!wire_ok || len < 1 || body[0] != EVENT_BIN_KIND_CHUNK)
+		return DEC_BAD_BINARY;
+	struct rd r = { body + 1, body + len, &ev->mem };
+	ev->type = EV_CHUNK;
+	ev->t = now;
+	enum decode_error e = rd_fields(&r, &ev->u.chunk);
+	if (!e)
+		e = event_field_check_chunk(&ev->u.chunk);
+	if (!e)
+		e = envelope_from(&ev->u.chunk, env);
+	if (e) {
+		event_reset(ev); /* all or nothing */
+		memset(env, 0, sizeof(*env));
+	}
+	return e;
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+static void put_u16(struct strbuf *sb, size_t n)
+{
+	char b[2] = { (char)(n & 0xff), (char)(n >> 8) };
+	strbuf_append(sb, b, 2);
+}
+
+static void put_num(struct strbuf *sb, double x)
+{
+	uint64_t u;
+	memcpy(&u, &x, 8);
+	u = htole64(u);
+	strbuf_append(sb, (const char *)&u, 8);
+}
+
+static bool put_str(struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s);
+	if (n > 0xffff)
+		return false;
+	put_u16(sb, n);
+	strbuf_append(sb, s, n);
+	return true;
+}
+
+static bool put_list(struct strbuf *sb, const struct event_field *f, const char *base)
+{
+	size_t n = *(const size_t *)(base + f->off2);
+	bool ok = n <= 0xffff;
+	if (ok)
+		put_u16(sb, n);
+	if (f->kind == FK_STRLIST) {
+		const char *const *list = *(const char *const *const *)(base + f->off);
+		for (size_t i = 0; ok && i < n; i++)
+			ok = put_str(sb, list[i]);
+		return ok;
+	}
+	const struct kv_num *kv = *(const struct kv_num *const *)(base + f->off);
+	for (size_t i = 0; ok && i < n; i++) {
+		ok = put_str(sb, kv[i].key);
+		put_num(sb, kv[i].value);
+	}
+	return ok;
+}
+
+static bool put_fields(struct strbuf *sb, const struct event_field *const *by_id, size_t n_ids,
+		       const char *base);
+
+/* Is the field given? The JSON encoder's rule: a valid number, a string,
+ * a list (even empty), sections only when there are some. */
+static bool present(const struct event_field *f, const char *base)
+{
+	const void *p = base + f->off;
+	switch (f->kind) {
+	case FK_NUM:
+	case FK_INT: return ((const optnum *)p)->valid;
+	case FK_STR: return *(const char *const *)p != NULL;
+	case FK_STRLIST: return *(const char *const *const *)p != NULL;
+	case FK_KV: return *(const size_t *)(base + f->off2) > 0;
+	case FK_FILEMETA: return *(const bool *)(base + f->off2);
+	default: return false;
+	}
+}
+
+static bool put_value(struct strbuf *sb, const struct event_field *f, const char *base)
+{
+	const void *p = base + f->off;
+	switch (f->kind) {
+	case FK_NUM:
+	case FK_INT: put_num(sb, ((const optnum *)p)->value); return true;
+	case FK_STR: return put_str(sb, *(const char *const *)p);
+	case FK_FILEMETA: {
+		size_t count_at = sb->len;
+		strbuf_append(sb, "", 1); /* the count, set below */
+		bool ok = put_fields(sb, meta_by_id, META_IDS, p);
+		unsigned count = 0;
+		for (size_t i = 1; i < META_IDS; i++)
+			count += present(meta_by_id[i], p);
+		if (!sb->failed)
+			sb->data[count_at] = (char)count;
+		return ok;
+	}
+	default: return put_list(sb, f, base);
+	}
+}
+
+static bool put_fields(struct strbuf *sb, const struct event_field *const *by_id, size_t n_ids,
+		       const char *base)
+{
+	bool ok = true;
+	for (size_t id = 1; ok && id < n_ids; id++) {
+		if (!present(by_id[id], base))
+			continue;
+		char b = (char)id;
+		strbuf_append(sb, &b, 1);
+		ok = put_value(sb, by_id[id], base);
+	}
+	return ok;
+}
+
+int event_encode_binary(const struct event *ev, struct strbuf *out)
+{
+	pthread_once(&wire_once, wire_init);
+	if (!wire_ok || ev->type != EV_CHUNK)
+		return -1;
+	char kind = EVENT_BIN_KIND_CHUNK;
+	strbuf_append(out, &kind, 1);
+	bool ok = put_fields(out, chunk_by_id, CHUNK_IDS, (const char *)&ev->u.chunk);
+	return ok && !out->failed ? 0 : -1;
+}

@@ -1,0 +1,297 @@
+/* Protocol version 2 chunk bodies: round trips, the same checks as the
+ * JSON decoder, and every structural rejection. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "event_fixtures.h"
+#include "roastop/event_bin.h"
+
+bool event_bin_wire_resolved(void);
+
+static struct event ev, again;
+static struct event_envelope env;
+
+static int setup(void **state)
+{
+	(void)state;
+	event_init(&ev);
+	event_init(&again);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	event_free(&ev);
+	event_free(&again);
+	return 0;
+}
+
+/* A body built by hand, byte by byte, as the spec says. */
+struct body {
+	unsigned char b[8192];
+	size_t n;
+};
+
+static void b_byte(struct body *b, unsigned v)
+{
+	b->b[b->n++] = (unsigned char)v;
+}
+
+static void b_u16(struct body *b, size_t v)
+{
+	b_byte(b, v & 0xff);
+	b_byte(b, (v >> 8) & 0xff);
+}
+
+static void b_double(struct body *b, double x)
+{
+	uint64_t u;
+	memcpy(&u, &x, 8);
+	for (int i = 0; i < 8; i++)
+		b_byte(b, (unsigned)(u >> (8 * i)) & 0xff);
+}
+
+static void b_num(struct body *b, unsigned id, double x)
+{
+	b_byte(b, id);
+	b_double(b, x);
+}
+
+static void b_rawstr(struct body *b, const char *s, size_t n)
+{
+	b_u16(b, n);
+	memcpy(b->b + b->n, s, n);
+	b->n += n;
+}
+
+static void b_str(struct body *b, unsigned id, const char *s)
+{
+	b_byte(b, id);
+	b_rawstr(b, s, strlen(s));
+}
+
+/* kind, host "h", pid 7, seq 3, duration 1.5 */
+static struct body minimal(void)
+{
+	struct body b = { .n = 0 };
+	b_byte(&b, EVENT_BIN_KIND_CHUNK);
+	b_str(&b, 16, "h");
+	b_num(&b, 23, 7);
+	b_num(&b, 24, 3);
+	b_num(&b, 10, 1.5);
+	return b;
+}
+
+static enum decode_error decode(const struct body *b)
+{
+	return event_decode_binary(b->b, b->n, 1767225600.0, &again, &env);
+}
+
+static void wire_names_are_fields(void **state)
+{
+	(void)state;
+	assert_true(event_bin_wire_resolved());
+}
+
+/* encode -> decode gives back every field of the fixture chunk, full and
+ * minimal, and the envelope from host, pid and seq. */
+static void round_trip_exactly(void **state)
+{
+	(void)state;
+	char why[128];
+	for (int full = 0; full <= 1; full++) {
+		struct strbuf sb;
+		strbuf_init(&sb);
+		fx_chunk(&ev, full);
+		ev.u.chunk.custom_json = NULL; /* version 2 carries no custom fields */
+		assert_int_equal(event_encode_binary(&ev, &sb), 0);
+		enum decode_error e = event_decode_binary((const unsigned char *)sb.data, sb.len,
+							  ev.t, &again, &env);
+		assert_int_equal(e, DEC_OK);
+		if (!fx_equal(&ev, &again, why, sizeof(why)))
+			fail_msg("full %d: %s", full, why);
+		if (full) {
+			assert_string_equal(env.host, ev.u.chunk.host);
+			assert_true(env.has_pid && env.pid == 4242);
+			assert_true(env.has_seq && env.seq == 9007199254740991.0);
+		}
+		strbuf_free(&sb);
+		event_reset(&ev);
+	}
+}
+
+static void smaller_than_json(void **state)
+{
+	(void)state;
+	struct strbuf bin, json;
+	strbuf_init(&bin);
+	strbuf_init(&json);
+	fx_chunk(&ev, true);
+	ev.u.chunk.custom_json = NULL;
+	assert_int_equal(event_encode_binary(&ev, &bin), 0);
+	assert_int_equal(event_encode_json(&ev, &json), 0);
+	assert_true(bin.len < json.len);
+	strbuf_free(&bin);
+	strbuf_free(&json);
+}
+
+static void minimal_body_decodes(void **state)
+{
+	(void)state;
+	struct body b = minimal();
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_int_equal(again.type, EV_CHUNK);
+	assert_true(again.t == 1767225600.0);
+	assert_true(again.u.chunk.duration.value == 1.5);
+	assert_string_equal(env.host, "h");
+	assert_true(env.pid == 7 && env.seq == 3);
+	b_str(&b, 64, "run-1"); /* run_id and sent: read, not kept */
+	b_num(&b, 65, 1767225600.5);
+	assert_int_equal(decode(&b), DEC_OK);
+}
+
+/* The JSON decoder's bounds: each value fails as out_of_range. */
+static void ranges_as_in_json(void **state)
+{
+	(void)state;
+	const struct {
+		unsigned id;
+		double x;
+	} bad[] = { { 10, -1 }, { 11, 1.5 }, { 22, 2e15 }, { 23, -3 }, { 4, 101 }, { 19, -2e9 } };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct body b = { .n = 0 };
+		b_byte(&b, EVENT_BIN_KIND_CHUNK);
+		b_num(&b, 26, 1767225600.0);
+		b_num(&b, 25, 1767225601.0);
+		b_num(&b, bad[i].id, bad[i].x);
+		if (decode(&b) != DEC_OUT_OF_RANGE)
+			fail_msg("id %u value %g: %s", bad[i].id, bad[i].x,
+				 decode_error_name(decode(&b)));
+		assert_int_equal(again.type, EV_NONE); /* nothing half-applied */
+	}
+	struct body b = minimal();
+	b_num(&b, 12, 1); /* entry_stop below entry_start */
+	b_num(&b, 11, 5);
+	assert_int_equal(decode(&b), DEC_INCONSISTENT);
+}
+
+static void structural_rejections(void **state)
+{
+	(void)state;
+	struct body b = minimal();
+	b_num(&b, 10, 2); /* duration twice */
+	assert_int_equal(decode(&b), DEC_BAD_BINARY);
+	b = minimal();
+	b_num(&b, 31, 2); /* no such id */
+	assert_int_equal(decode(&b), DEC_BAD_BINARY);
+	b = minimal();
+	b.b[0] = 2; /* no such kind */
+	assert_int_equal(decode(&b), DEC_BAD_BINARY);
+	b = minimal();
+	b_num(&b, 8, NAN);
+	assert_int_equal(decode(&b), DEC_BAD_BINARY);
+	b = minimal();
+	b_num(&b, 8, INFINITY);
+	assert_int_equal(decode(&b), DEC_BAD_BINARY);
+	assert_int_equal(event_decode_binary(b.b, 0, 1, &again, &env), DEC_BAD_BINARY);
+	b = minimal();
+	b_byte(&b, 1); /* accessed_branches: 60000 strings in a few bytes */
+	b_u16(&b, 60000);
+	b_u16(&b, 0);
+	assert_int_equal(decode(&b), DEC_BAD_BINARY);
+	assert_int_equal(again.type, EV_NONE);
+}
+
+/* Cut anywhere: a whole shorter message or a clean rejection, never a
+ * half-filled event. */
+static void every_truncation_is_clean(void **state)
+{
+	(void)state;
+	struct strbuf sb;
+	strbuf_init(&sb);
+	fx_chunk(&ev, true);
+	ev.u.chunk.custom_json = NULL;
+	assert_int_equal(event_encode_binary(&ev, &sb), 0);
+	size_t ok = 0, bad = 0;
+	for (size_t cut = 0; cut < sb.len; cut++) {
+		enum decode_error e =
+			event_decode_binary((const unsigned char *)sb.data, cut, 1, &again, &env);
+		if (e == DEC_OK) {
+			ok++;
+		} else {
+			bad++;
+			assert_int_equal(again.type, EV_NONE);
+			assert_int_equal(env.host[0], 0);
+		}
+	}
+	assert_true(bad > sb.len / 2); /* most cuts land inside a value */
+	assert_true(ok >= 1); /* some land on a field boundary after duration */
+	strbuf_free(&sb);
+}
+
+static void strings_checked(void **state)
+{
+	(void)state;
+	struct body b = minimal();
+	b_str(&b, 9, "bad \xc3\x28 utf8");
+	assert_int_equal(decode(&b), DEC_BAD_UTF8);
+	b = minimal();
+	b_byte(&b, 9);
+	b_rawstr(&b, "a\0b", 3);
+	assert_int_equal(decode(&b), DEC_BAD_UTF8);
+	b = minimal();
+	static char big[EVENT_MAX_STRING + 2];
+	memset(big, 'x', sizeof(big) - 1);
+	b_str(&b, 14, big);
+	assert_int_equal(decode(&b), DEC_STRING_TOO_LONG);
+	b = minimal();
+	b_str(&b, 9, "\xf0\x9f\x98\x80 ok");
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_string_equal(again.u.chunk.dataset, "\xf0\x9f\x98\x80 ok");
+}
+
+static void sections_and_metadata_checked(void **state)
+{
+	(void)state;
+	struct body b = minimal();
+	b_byte(&b, 28); /* timing: 257 sections */
+	b_u16(&b, 257);
+	for (int i = 0; i < 257; i++) {
+		b_rawstr(&b, "s", 1);
+		b_double(&b, 1);
+	}
+	assert_int_equal(decode(&b), DEC_LIST_TOO_LONG);
+	b = minimal();
+	b_byte(&b, 15); /* file_metadata without filename */
+	b_byte(&b, 1);
+	b_num(&b, 1, 0.5);
+	assert_int_equal(decode(&b), DEC_MISSING_FIELD);
+	b = minimal();
+	b_byte(&b, 15);
+	b_byte(&b, 2);
+	b_str(&b, 2, "f.root");
+	b_num(&b, 3, 1200);
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_true(again.u.chunk.has_file_metadata);
+	assert_string_equal(again.u.chunk.file_metadata.filename, "f.root");
+	assert_true(again.u.chunk.file_metadata.total_branches.value == 1200);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wire_names_are_fields),
+		cmocka_unit_test_setup_teardown(round_trip_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(smaller_than_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(minimal_body_decodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(ranges_as_in_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(structural_rejections, setup, teardown),
+		cmocka_unit_test_setup_teardown(every_truncation_is_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(strings_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(sections_and_metadata_checked, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
