@@ -2,11 +2,13 @@
  *   bench udp_ingest_rate    highest offered rate roastop's listener takes on
  *                            one core with zero drops (decode, HMAC, apply)
  *   bench udp_drop_onset     the first offered rate at which drops appear
- * A forked C load generator sends pre-signed 700-byte chunk datagrams on
- * loopback, paced in bursts of 64 (one UDP GSO send each) for one second
- * per step; drops = sent - applied. A step's losses are judged after the
- * socket's 64 MiB buffer has drained, so a one-second step passes a rate
- * somewhat above the sustained one.
+ * A forked C load generator sends pre-signed chunk datagrams on loopback,
+ * paced in bursts of 64 (one UDP GSO send each) for one second per step;
+ * drops = sent - applied. A step's losses are judged after the socket's
+ * 64 MiB buffer has drained, so a one-second step passes a rate somewhat
+ * above the sustained one. The datagrams are version 2 (binary, 334 bytes:
+ * what the Python emitter sends for a chunk); the same record as version 1
+ * (JSON padded to 700 bytes) is measured after it, names ending in _v1.
  *   bench udp_ingest_capacity  datagrams per second of the receiving
  *                            process's own CPU time (user + system, from
  *                            CLOCK_PROCESS_CPUTIME_ID) over the loss-free
@@ -31,35 +33,47 @@
 #include <netdb.h>
 #include <netinet/udp.h>
 
-#include "roastop/clock.h"
 #include "roastop/auth.h"
+#include "roastop/clock.h"
+#include "roastop/event_bin.h"
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
 
 #define PREBUILT 4096
 
-#define SLOT 700 /* bytes per prebuilt datagram: every one padded to this */
+#define SLOT_V1 700 /* bytes per prebuilt version-1 datagram: every one padded to this */
 
-/* A roastcoffea-sized chunk record with its sequence number, padded with
- * JSON whitespace to exactly SLOT bytes on the wire (so that the generator
- * can hand the kernel 64 of them at once), then signed. */
-static size_t build(char *out, const struct auth_key *k, uint64_t seq)
+/* The wire form under test and its datagram size: every prebuilt datagram
+ * of a run has the same size, so that 64 of them go as one GSO send. */
+static int wire = 2;
+static size_t slot = SLOT_V1;
+
+/* A roastcoffea-sized chunk record with its sequence number as the JSON
+ * body of a version-1 datagram. */
+static int chunk_json(char *body, size_t size, uint64_t seq)
+{
+	return snprintf(body, size,
+			"{\"type\":\"chunk\",\"run_id\":\"bench\",\"host\":\"bench\",\"pid\":1,"
+			"\"seq\":%llu,\"sent\":1767225600.5,\"t_start\":1767225599.25,"
+			"\"t_end\":1767225600.5,\"duration\":1.25,\"mem_before_mb\":1012.5,"
+			"\"mem_after_mb\":1030.25,\"mem_delta_mb\":17.75,\"bytes_read\":15468008,"
+			"\"timestamp\":1767225600.5,\"num_events\":134190,\"dataset\":\"DYJetsToLL\","
+			"\"file\":\"root://eos.example.org//store/DY/nano_%04llu.root\","
+			"\"entry_start\":0,\"entry_stop\":134190,\"accessed_branches\":[\"nMuon\","
+			"\"Muon_pt\",\"Muon_eta\",\"Muon_phi\"],\"num_branches_accessed\":4,"
+			"\"accessed_bytes\":13921207,\"bytes_read_percent\":3.25,"
+			"\"timing\":{\"selection\":0.375},\"cpu_time\":1.0625,\"worker\":\"worker-7\"}",
+			(unsigned long long)seq, (unsigned long long)(seq % 500));
+}
+
+/* Version 1: the record padded with JSON whitespace to exactly SLOT_V1
+ * bytes on the wire, then signed. */
+static size_t build_v1(char *out, const struct auth_key *k, uint64_t seq)
 {
 	char body[1400], tag[AUTH_TAG_HEX + 1];
-	int n = snprintf(body, sizeof(body),
-			 "{\"type\":\"chunk\",\"run_id\":\"bench\",\"host\":\"bench\",\"pid\":1,"
-			 "\"seq\":%llu,\"sent\":1767225600.5,\"t_start\":1767225599.25,"
-			 "\"t_end\":1767225600.5,\"duration\":1.25,\"mem_before_mb\":1012.5,"
-			 "\"mem_after_mb\":1030.25,\"mem_delta_mb\":17.75,\"bytes_read\":15468008,"
-			 "\"timestamp\":1767225600.5,\"num_events\":134190,\"dataset\":\"DYJetsToLL\","
-			 "\"file\":\"root://eos.example.org//store/DY/nano_%04llu.root\","
-			 "\"entry_start\":0,\"entry_stop\":134190,\"accessed_branches\":[\"nMuon\","
-			 "\"Muon_pt\",\"Muon_eta\",\"Muon_phi\"],\"num_branches_accessed\":4,"
-			 "\"accessed_bytes\":13921207,\"bytes_read_percent\":3.25,"
-			 "\"timing\":{\"selection\":0.375},\"cpu_time\":1.0625,\"worker\":\"worker-7\"}",
-			 (unsigned long long)seq, (unsigned long long)(seq % 500));
-	size_t want = SLOT - (sizeof("RTP1 ") - 1) - AUTH_TAG_HEX - 1;
+	int n = chunk_json(body, sizeof(body), seq);
+	size_t want = SLOT_V1 - (sizeof("RTP1 ") - 1) - AUTH_TAG_HEX - 1;
 	while ((size_t)n < want)
 		body[n++] = ' ';
 	auth_tag_hex(k, body, (size_t)n, tag);
@@ -67,7 +81,43 @@ static size_t build(char *out, const struct auth_key *k, uint64_t seq)
 	memcpy(out + 5, tag, AUTH_TAG_HEX);
 	out[5 + AUTH_TAG_HEX] = ' ';
 	memcpy(out + 6 + AUTH_TAG_HEX, body, (size_t)n);
-	return SLOT;
+	return SLOT_V1;
+}
+
+/* Version 2: the same record (decoded from that JSON) in binary, with its
+ * raw tag: what the Python emitter sends. Its size does not depend on seq. */
+static size_t build_v2(char *out, const struct auth_key *k, uint64_t seq)
+{
+	char json[1400], tag[AUTH_TAG_HEX + 1];
+	int n = chunk_json(json, sizeof(json), seq);
+	struct event ev;
+	struct event_envelope env;
+	struct strbuf body;
+	event_init(&ev);
+	strbuf_init(&body);
+	if (event_decode_datagram(json, (size_t)n, 1767225600.0, &ev, &env) != DEC_OK ||
+	    event_encode_binary(&ev, &body) != 0)
+		exit(1);
+	auth_tag_hex(k, body.data, body.len, tag);
+	memcpy(out, "RTP2\x01", 5);
+	for (int i = 0; i < AUTH_TAG_LEN; i++) {
+		unsigned byte;
+		sscanf(tag + 2 * i, "%2x", &byte);
+		out[5 + i] = (char)byte;
+	}
+	memcpy(out + 5 + AUTH_TAG_LEN, body.data, body.len);
+	size_t len = 5 + AUTH_TAG_LEN + body.len;
+	strbuf_free(&body);
+	event_free(&ev);
+	return len;
+}
+
+static size_t build(char *out, const struct auth_key *k, uint64_t seq)
+{
+	size_t n = wire == 2 ? build_v2(out, k, seq) : build_v1(out, k, seq);
+	if (n != slot)
+		exit(1); /* the same size for every datagram of a run */
+	return n;
 }
 
 /* Sends `n` prebuilt datagrams from `buf`: handed to the kernel as one UDP
@@ -77,13 +127,13 @@ static size_t build(char *out, const struct auth_key *k, uint64_t seq)
 static size_t send_batch(int fd, bool gso, const char *buf, size_t n)
 {
 	if (gso) {
-		ssize_t w = send(fd, buf, n * SLOT, 0);
-		return w > 0 ? (size_t)w / SLOT : 0;
+		ssize_t w = send(fd, buf, n * slot, 0);
+		return w > 0 ? (size_t)w / slot : 0;
 	}
 	struct mmsghdr m[64];
 	struct iovec iov[64];
 	for (size_t i = 0; i < n; i++) {
-		iov[i] = (struct iovec){ (void *)(buf + i * SLOT), SLOT };
+		iov[i] = (struct iovec){ (void *)(buf + i * slot), slot };
 		m[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
 	}
 	int w = sendmmsg(fd, m, (unsigned)n, 0);
@@ -99,7 +149,7 @@ static void sender(const char *addr_port, const struct auth_key *k, double rate,
 		   int report_fd)
 {
 	char host[64];
-	int port, seg = SLOT;
+	int port, seg = (int)slot;
 	sscanf(addr_port, "%63[^:]:%d", host, &port);
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	inet_pton(AF_INET, host, &sa.sin_addr);
@@ -108,16 +158,16 @@ static void sender(const char *addr_port, const struct auth_key *k, double rate,
 		_exit(1);
 	bool gso = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
 	uint64_t total = (uint64_t)rate, sent = 0;
-	char *bufs = malloc(total * SLOT);
+	char *bufs = malloc(total * slot);
 	for (uint64_t i = 0; bufs && i < total; i++)
-		build(bufs + i * SLOT, k, first + i);
+		build(bufs + i * slot, k, first + i);
 	double start = clock_mono();
 	while (bufs && sent < total) {
 		double due = start + (double)sent / rate;
 		while (clock_mono() < due)
 			;
 		size_t batch = total - sent < 64 ? total - sent : 64;
-		sent += send_batch(fd, gso, bufs + sent * SLOT, batch);
+		sent += send_batch(fd, gso, bufs + sent * slot, batch);
 	}
 	double achieved = (double)sent / (clock_mono() - start);
 	if (write(report_fd, &achieved, sizeof(achieved)) != (ssize_t)sizeof(achieved))
@@ -143,16 +193,16 @@ static void deliver(void *ctx, const struct event *ev)
 static double process_rate(const struct auth_key *k, uint64_t first, struct sink *s)
 {
 	const size_t n = 200000;
-	char *bufs = malloc(n * SLOT);
+	char *bufs = malloc(n * slot);
 	struct udp *u = udp_new(k);
 	double rate = 0;
 	if (bufs && u) {
 		for (size_t i = 0; i < n; i++)
-			build(bufs + i * SLOT, k, first + i);
+			build(bufs + i * slot, k, first + i);
 		uint64_t before = s->applied;
 		double t0 = clock_mono();
 		for (size_t i = 0; i < n; i++)
-			udp_process(u, bufs + i * SLOT, SLOT, 1767225600.0, deliver, s);
+			udp_process(u, bufs + i * slot, slot, 1767225600.0, deliver, s);
 		double dt = clock_mono() - t0;
 		rate = s->applied - before == n ? (double)n / dt : 0; /* all applied, or n/a */
 	}
@@ -196,6 +246,58 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 	return (uint64_t)rate > got ? (uint64_t)rate - got : 0;
 }
 
+/* The ladder of offered rates for one wire form; prints its four figures
+ * with `suffix` after each name. */
+static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint64_t *seq,
+		   const char *suffix)
+{
+	const double rates[] = { 50000,	 100000, 200000, 300000, 400000, 450000, 500000,
+				 550000, 600000, 700000, 800000, 900000, 1000000 };
+	double best = 0, onset = 0, clean_msgs = 0, clean_cpu = 0;
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		double offered = 0;
+		uint64_t lost = step(u, k, rates[i], seq, s, &offered);
+		fprintf(stderr, "bench: v%d %zu-byte datagrams: asked %.0f msg/s, sender achieved "
+				"%.0f, lost %llu, receiver CPU %.3f s (%.2f us/msg)\n",
+			wire, slot, rates[i], offered, (unsigned long long)lost, s->cpu,
+			s->cpu / rates[i] * 1e6);
+		if (lost == 0) {
+			clean_msgs += rates[i];
+			clean_cpu += s->cpu;
+		}
+		if (lost > 0) {
+			onset = offered; /* what was really offered when losses began */
+			break;
+		}
+		if (offered < 0.95 * rates[i]) {
+			fprintf(stderr, "bench: the load generator cannot offer %.0f msg/s here; "
+					"stopping\n", rates[i]);
+			break;
+		}
+		best = rates[i];
+	}
+	printf("bench udp_ingest_rate%s: %.0f msg/s (target >= 500000)\n", suffix, best);
+	if (onset > 0)
+		printf("bench udp_drop_onset%s: %.0f msg/s (target >= 500000)\n", suffix, onset);
+	else { /* not measured: the load generator never got roastop to drop */
+		fprintf(stderr, "bench: no drops up to the %.0f msg/s offered\n", best);
+		printf("bench udp_drop_onset%s: n/a msg/s (target >= 500000)\n", suffix);
+	}
+	if (clean_cpu > 0)
+		printf("bench udp_ingest_capacity%s: %.0f msg/s (target >= 500000)\n", suffix,
+		       clean_msgs / clean_cpu);
+	else
+		printf("bench udp_ingest_capacity%s: n/a msg/s (target >= 500000)\n", suffix);
+	double pr = process_rate(k, *seq, s);
+	*seq += 200000;
+	if (pr > 0)
+		printf("bench udp_process_rate%s: %.0f msg/s (target >= 500000)\n", suffix, pr);
+	else
+		printf("bench udp_process_rate%s: n/a msg/s (target >= 500000)\n", suffix);
+}
+
+/* Version 2 (what the emitter sends for chunks) gives the issue's figures;
+ * version 1 (JSON) is measured beside it under names ending in _v1. */
 int main(void)
 {
 	struct auth_key k;
@@ -209,49 +311,14 @@ int main(void)
 	}
 	struct sink s = { malloc(sizeof(struct run)), 0, 0 };
 	run_init(s.run);
-	const double rates[] = { 50000, 100000, 200000, 300000, 400000, 450000, 500000, 550000, 600000, 700000 };
-	double best = 0, onset = 0, clean_msgs = 0, clean_cpu = 0;
 	uint64_t seq = 0;
-	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
-		double offered = 0;
-		uint64_t lost = step(u, &k, rates[i], &seq, &s, &offered);
-		fprintf(stderr, "bench: asked %.0f msg/s, sender achieved %.0f, lost %llu, "
-				"receiver CPU %.3f s (%.2f us/msg)\n",
-			rates[i], offered, (unsigned long long)lost, s.cpu, s.cpu / rates[i] * 1e6);
-		if (lost == 0) {
-			clean_msgs += rates[i];
-			clean_cpu += s.cpu;
-		}
-		if (lost > 0) {
-			onset = offered; /* what was really offered when losses began */
-			break;
-		}
-		if (offered < 0.95 * rates[i]) {
-			fprintf(stderr, "bench: the load generator cannot offer %.0f msg/s here; "
-					"stopping\n", rates[i]);
-			break;
-		}
-		best = rates[i];
-		if (lost > rates[i] / 4)
-			break; /* far past saturation: stop here */
-	}
-	printf("bench udp_ingest_rate: %.0f msg/s (target >= 500000)\n", best);
-	if (onset > 0)
-		printf("bench udp_drop_onset: %.0f msg/s (target >= 500000)\n", onset);
-	else { /* not measured: the load generator never got roastop to drop */
-		fprintf(stderr, "bench: no drops up to the %.0f msg/s offered\n", best);
-		printf("bench udp_drop_onset: n/a msg/s (target >= 500000)\n");
-	}
-	if (clean_cpu > 0)
-		printf("bench udp_ingest_capacity: %.0f msg/s (target >= 500000)\n",
-		       clean_msgs / clean_cpu);
-	else
-		printf("bench udp_ingest_capacity: n/a msg/s (target >= 500000)\n");
-	double pr = process_rate(&k, seq, &s);
-	if (pr > 0)
-		printf("bench udp_process_rate: %.0f msg/s (target >= 500000)\n", pr);
-	else
-		printf("bench udp_process_rate: n/a msg/s (target >= 500000)\n");
+	char probe[1400];
+	wire = 2;
+	slot = build_v2(probe, &k, 0);
+	ladder(u, &k, &s, &seq, "");
+	wire = 1;
+	slot = SLOT_V1;
+	ladder(u, &k, &s, &seq, "_v1");
 	udp_close(u);
 	run_destroy(s.run);
 	free(s.run);

@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import time
 from pathlib import Path
@@ -54,6 +55,26 @@ def memory_env():
     return env
 
 
+# docs/protocol.md, version 2: the ids of the fields these tests send
+V2_NUM = {"duration": 10, "num_events": 22, "pid": 23, "seq": 24, "sent": 65,
+          "entry_start": 11, "entry_stop": 12, "cpu_time": 8}
+V2_STR = {"dataset": 9, "file": 14, "host": 16, "worker": 30, "run_id": 64}
+
+
+def v2_body(msg):
+    """Kind 0x01 (chunk), then <id><value>: f64 numbers, u16-length strings."""
+    out = [b"\x01"]
+    for name, value in msg.items():
+        if name == "type":
+            continue
+        if name in V2_NUM:
+            out.append(struct.pack("<Bd", V2_NUM[name], value))
+        else:
+            text = value.encode()
+            out.append(struct.pack("<BH", V2_STR[name], len(text)) + text)
+    return b"".join(out)
+
+
 class Listener:
     """roastop --headless on a free loopback port; reads the address and key
     it prints for emitters."""
@@ -85,6 +106,16 @@ class Listener:
         k = self.key if key == "session" else key
         tag = hmac.new(k, body, hashlib.sha256).hexdigest().encode() if tagged else b"-"
         self.sock.sendto(b"RTP1 " + tag + b" " + body, self.addr)
+
+    def send_v2(self, msg, key="session", tagged=True, cut=0):
+        """The chunk msg as a protocol-version-2 datagram, encoded here from
+        docs/protocol.md (not by roastop's emitter); ``cut`` drops that many
+        bytes from the end of the body."""
+        body = v2_body(msg)
+        body = body[:len(body) - cut]
+        k = self.key if key == "session" else key
+        tag = b"\x01" + hmac.new(k, body, hashlib.sha256).digest() if tagged else b"\x00"
+        self.sock.sendto(b"RTP2" + tag + body, self.addr)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)

@@ -47,6 +47,43 @@ def test_good_datagrams_applied_once_bad_ones_counted(tmp_path):
     assert not os.path.exists(lst.key_path)  # the session key went with the session
 
 
+def test_version_2_beside_version_1_each_good_one_applied_once(tmp_path):
+    """Binary chunks (protocol version 2) and JSON ones from one sender share
+    its sequence numbers; every bad version-2 datagram is counted by reason."""
+    lst = Listener(tmp_path)
+    good = 0
+    for seq in range(0, 1000):
+        if seq % 2:
+            lst.send_v2(chunk(seq))
+        else:
+            lst.send(chunk(seq))
+        good += 1
+        if seq % 50 == 1:
+            lst.send_v2(chunk(seq))                               # replayed
+            lst.send(chunk(seq))                                  # replayed as v1
+            lst.send_v2(chunk(seq + 100000), key=b"k" * 32)       # forged
+            lst.send_v2(chunk(seq + 200000), tagged=False)        # untagged
+            lst.send_v2(chunk(seq + 300000), cut=3)               # ends inside a value
+            lst.send_v2(chunk(seq + 400000, duration=-1.0))       # out of range
+            lst.send_v2(chunk(seq + 500000, duration=float("nan")))  # not a number
+            lst.sock.sendto(b"RTP2\x07" + b"x" * 40, lst.addr)     # unknown flags
+        if seq % 250 == 0:
+            time.sleep(0.01)
+    time.sleep(0.3)
+    _, m = lst.stop()
+    assert m["num_chunks"] == good
+    assert m["total_events"] == good * 1000
+    udp = m["roastop"]["udp"]
+    rej = udp["rejected"]
+    assert rej["duplicate"] == 40
+    assert rej["bad_tag"] == 20
+    assert rej["no_tag"] == 20
+    assert rej["bad_binary"] == 40
+    assert rej["out_of_range"] == 20
+    assert rej["bad_magic"] == 20
+    assert udp["kernel_drops"] == 0
+
+
 def test_no_auth_and_loss_accounting(tmp_path):
     lst = Listener(tmp_path, "--no-auth")
     assert lst.key is None
