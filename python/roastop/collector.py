@@ -8,7 +8,7 @@ import uuid
 import warnings
 
 from roastop._state import ship_by_value
-from roastop.emitter import PROTOCOL, emitter_for, parse_addr, parse_key
+from roastop.emitter import emitter_for, parse_addr, parse_key
 
 FLAG = "_roastcoffea_collect_metrics"
 
@@ -150,7 +150,7 @@ class MetricsCollector:
                "name": self.run_name or self.processor_name or "coffea run",
                "datasets": list(self.datasets),
                "client_host": socket.gethostname(), "client_pid": os.getpid(),
-               "protocol": PROTOCOL}
+               "protocol": self.emitter.protocol}
         if self.processor_name is not None:
             msg["processor"] = self.processor_name
         self.emitter.send(msg)

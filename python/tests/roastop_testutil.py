@@ -1,10 +1,14 @@
 """Shared test helpers (not a conftest.py: tests/integration has one, and the two
 are collected together): a local UDP sink and a receiver that checks every
-datagram's framing and re-derives its HMAC tag independently."""
+datagram's framing and re-derives its HMAC tag independently, for both
+protocol versions. The version 2 decoder here is a reference written from
+docs/protocol.md alone: it shares nothing with roastop.emitter."""
 import hashlib
 import hmac
 import json
+import math
 import socket
+import struct
 import sys
 from pathlib import Path
 
@@ -29,8 +33,137 @@ def addr_of(sock):
     return "127.0.0.1:%d" % sock.getsockname()[1]
 
 
+# docs/protocol.md, "Version 2: binary chunk datagrams": id -> (field, encoding),
+# typed in from the tables there ("int" is num (integer))
+V2_CHUNK_FIELDS = {
+    1: ("accessed_branches", "strlist"), 2: ("accessed_bytes", "num"),
+    3: ("accessed_uncompressed_bytes", "num"), 4: ("branches_read_percent", "num"),
+    5: ("bytes", "kv"), 6: ("bytes_read", "num"), 7: ("bytes_read_percent", "num"),
+    8: ("cpu_time", "num"), 9: ("dataset", "str"), 10: ("duration", "num"),
+    11: ("entry_start", "int"), 12: ("entry_stop", "int"), 13: ("error", "str"),
+    14: ("file", "str"), 15: ("file_metadata", "meta"), 16: ("host", "str"),
+    17: ("mem_after_mb", "num"), 18: ("mem_before_mb", "num"), 19: ("mem_delta_mb", "num"),
+    20: ("memory", "kv"), 21: ("num_branches_accessed", "int"), 22: ("num_events", "int"),
+    23: ("pid", "int"), 24: ("seq", "int"), 25: ("t_end", "num"), 26: ("t_start", "num"),
+    27: ("timestamp", "num"), 28: ("timing", "kv"), 29: ("uuid", "str"), 30: ("worker", "str"),
+    64: ("run_id", "str"), 65: ("sent", "num"),
+}
+V2_META_FIELDS = {1: ("compression_ratio", "num"), 2: ("filename", "str"),
+                  3: ("total_branches", "int"), 4: ("total_tree_bytes", "num")}
+
+
+class BadBinary(ValueError):
+    """What roastop counts as bad_binary (or the value check named)."""
+
+
+class _Body:
+    """A cursor over a version 2 body."""
+
+    def __init__(self, body):
+        self.body, self.pos = bytes(body), 0
+
+    def take(self, n):
+        if self.pos + n > len(self.body):
+            raise BadBinary("the body ends inside a value")
+        out = self.body[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def read_u8(self):
+        return self.take(1)[0]
+
+    def read_u16(self):
+        return int.from_bytes(self.take(2), "little")
+
+    def read_num(self):
+        (x,) = struct.unpack("<d", self.take(8))
+        if not math.isfinite(x):
+            raise BadBinary("a NaN or infinite number")
+        return x
+
+    def read_int(self):
+        x = self.read_num()
+        return int(x) if x == int(x) else x   # a fraction is left for the test to see
+
+    def read_str(self):
+        n = self.read_u16()
+        if n > 4096:
+            raise BadBinary("string_too_long")
+        raw = self.take(n)
+        if b"\0" in raw:
+            raise BadBinary("bad_utf8: NUL")
+        return raw.decode("utf-8")            # strict: bad_utf8
+
+    def read_strlist(self):
+        return [self.read_str() for _ in range(self.read_u16())]
+
+    def read_kv(self):
+        n = self.read_u16()
+        if n > 256:
+            raise BadBinary("list_too_long")
+        out = {}
+        for _ in range(n):
+            name = self.read_str()
+            out[name] = self.read_num()
+        return out
+
+    def read_meta(self):
+        out = {}
+        for _ in range(self.read_u8()):
+            mid = self.read_u8()
+            if mid not in V2_META_FIELDS:
+                raise BadBinary(f"unknown file_metadata id {mid}")
+            name, kind = V2_META_FIELDS[mid]
+            if name in out:
+                raise BadBinary(f"file_metadata id {mid} twice")
+            out[name] = getattr(self, "read_" + kind)()
+        if "filename" not in out:
+            raise BadBinary("missing_field: file_metadata without filename")
+        return out
+
+
+def decode_v2_body(body, ids=None):
+    """A version 2 body as the dict its version 1 JSON would be: "type": "chunk"
+    first, then the fields in the order sent; a whole number in an integer
+    field comes back as an int. ``ids``, a list, receives the field ids in
+    order. BadBinary for anything roastop would reject."""
+    b = _Body(body)
+    if b.read_u8() != 0x01:
+        raise BadBinary("unknown kind")
+    msg = {"type": "chunk"}
+    while b.pos < len(b.body):
+        fid = b.read_u8()
+        if fid not in V2_CHUNK_FIELDS:
+            raise BadBinary(f"unknown id {fid}")
+        name, kind = V2_CHUNK_FIELDS[fid]
+        if name in msg:
+            raise BadBinary(f"id {fid} twice")
+        msg[name] = getattr(b, "read_" + kind)()
+        if ids is not None:
+            ids.append(fid)
+    return msg
+
+
+def split_v2(data, key=KEY):
+    """(flags, tag, body) of an RTP2 datagram, the tag checked by hand."""
+    assert data[:4] == b"RTP2"
+    flags = data[4]
+    if key is None:
+        assert flags == 0x00
+        return flags, None, data[5:]
+    assert flags == 0x01
+    tag, body = data[5:37], data[37:]
+    assert len(tag) == 32
+    assert hmac.compare_digest(tag, hmac.new(key, body, hashlib.sha256).digest())
+    return flags, tag, body
+
+
 def split_datagram(data, key=KEY):
-    """The JSON body of one datagram, after checking magic and tag by hand."""
+    """The message of one datagram after checking magic and tag by hand: an
+    RTP1 datagram's JSON, or an RTP2 chunk decoded to the dict its JSON
+    would be (decode_v2_body)."""
+    if data[:4] == b"RTP2":
+        return decode_v2_body(split_v2(data, key)[2])
     assert data[:5] == b"RTP1 "
     sp = data.index(b" ", 5)
     tag, body = data[5:sp], data[sp + 1:]

@@ -1,0 +1,333 @@
+"""Protocol version 2 on the sending side (docs/protocol.md, "Version 2: binary
+chunk datagrams"), checked against the reference decoder in roastop_testutil,
+which was written from the document alone: field ids and encodings, the
+frame, what is left out, every case that falls back to version 1, and the
+switch back to version 1 for an older roastop."""
+import hashlib
+import hmac
+import json
+import math
+import os
+import socket
+import struct
+
+import pytest
+from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
+    KEY, V2_CHUNK_FIELDS, BadBinary, addr_of, decode_v2_body, fresh_process_state, receive,
+    sink, split_datagram, split_v2)
+from roastop_fakes import Events, Factory
+
+from roastop import MetricsCollector, track_metrics, track_time
+from roastop import emitter as em
+from roastop.emitter import Emitter, encode_chunk_v2, frame_v2
+
+FILE = "root://eos.example.org//store/DYJetsToLL_M-50/nano_0000.root"
+
+# A chunk with every field of the table: the decorator's record (roastcoffea's
+# fields, cpu_time, worker, error), the envelope, run_id and sent.
+FULL = {
+    "type": "chunk", "run_id": "5f0c2b9d8e7a4c1f9b3d2e1a0c9f8e7d",
+    "t_start": 1767225595.1450303, "t_end": 1767225600.3599281,
+    "duration": 5.214897931662522, "mem_before_mb": 1037.8141842500888,
+    "mem_after_mb": 1061.2915181672743, "mem_delta_mb": -23.477333917185433,
+    "bytes_read": 14943332, "timestamp": 1767225600.3599281, "num_events": 134190,
+    "dataset": "DYJetsToLL_M-50", "file": FILE, "uuid": "a1b2c3d4-e5f6-11ee-8c90-0242ac120002",
+    "entry_start": 0, "entry_stop": 134190,
+    "accessed_branches": ["Muon_charge", "Muon_eta", "Muon_mass", "Muon_phi", "Muon_pt",
+                          "nMuon", "Électron_ünïcode"],
+    "num_branches_accessed": 7, "accessed_bytes": 13448998,
+    "accessed_uncompressed_bytes": 40346996, "branches_read_percent": 0.5,
+    "bytes_read_percent": 3.25,
+    "timing": {"muon_selection": 1.5644693794987565, "histogram_filling": 0.5214897931662522},
+    "memory": {"histogram_filling": 5.140625, "release": -2.5},
+    "bytes": {"muon_loading": 11954665},
+    "file_metadata": {"filename": FILE, "compression_ratio": 0.3103448275862069,
+                      "total_branches": 1200, "total_tree_bytes": 2500000000},
+    "cpu_time": 4.668961481940033, "worker": "tcp://10.0.3.17:38211", "error": "ValueError",
+    "host": "node-042.cluster.example.org", "pid": 424242, "seq": 123456,
+    "sent": 1767225600.3601234,
+}
+
+
+def decoded(body, ids=None):
+    assert body is not None, "expected a version 2 body"
+    return decode_v2_body(body, ids)
+
+
+def test_every_field_round_trips_with_its_id():
+    ids = []
+    msg = decoded(encode_chunk_v2(FULL), ids)
+    assert msg == FULL
+    assert list(msg) == list(FULL)                     # the message's own key order
+    assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65}
+    assert sorted(ids) == sorted(V2_CHUNK_FIELDS)      # every id of the table, once
+    assert [V2_CHUNK_FIELDS[i][0] for i in ids] == [k for k in FULL if k != "type"]
+    for name in ("num_events", "entry_stop", "pid", "seq", "num_branches_accessed"):
+        assert type(msg[name]) is int and msg[name] == FULL[name]
+    assert msg["file_metadata"]["total_branches"] == 1200
+
+
+def test_bytes_on_the_wire_by_hand():
+    """A few fields spelled out byte by byte: kind, id, little-endian values."""
+    body = encode_chunk_v2({"type": "chunk", "duration": 2.25, "dataset": "DY",
+                            "timing": {"a": 1.0}, "accessed_branches": ["x", "yz"],
+                            "file_metadata": {"filename": "f", "total_branches": 3}})
+    d = struct.pack("<d", 2.25)
+    assert body == (b"\x01"
+                    + b"\x0a" + d
+                    + b"\x09" + b"\x02\x00" + b"DY"
+                    + b"\x1c" + b"\x01\x00" + b"\x01\x00a" + struct.pack("<d", 1.0)
+                    + b"\x01" + b"\x02\x00" + b"\x01\x00x" + b"\x02\x00yz"
+                    + b"\x0f" + b"\x02" + b"\x02\x01\x00f" + b"\x03" + struct.pack("<d", 3.0))
+
+
+def test_decorator_record_round_trips(sink):
+    """The record the decorator really builds, with a file: sent as RTP2."""
+    class Proc:
+        @track_metrics
+        def process(self, events):
+            with track_time(self, "select"):
+                events.attrs["@events_factory"].read("nMuon", 120)
+            return len(events)
+
+    p = Proc()
+    p._roastcoffea_collect_metrics = True
+    p._roastop_addr, p._roastop_key, p._roastop_run_id = addr_of(sink), KEY.hex(), "run-9"
+    p.process(Events(10, Factory(), dataset="DY", filename="f.root", entrystart=0,
+                     entrystop=10, uuid="u"))
+    data = sink.recv(70000)
+    assert data[:5] == b"RTP2\x01"
+    ids = []
+    msg = decode_v2_body(split_v2(data)[2], ids)
+    assert len(ids) == len(set(ids))
+    assert msg["run_id"] == "run-9" and msg["num_events"] == 10
+    assert msg["accessed_branches"] == ["nMuon"] and msg["bytes_read"] == 120
+    assert msg["file_metadata"]["filename"] == "f.root" and "select" in msg["timing"]
+
+
+def test_frame_with_and_without_key():
+    body = encode_chunk_v2(FULL)
+    tagged = frame_v2(body, KEY)
+    assert tagged[:4] == b"RTP2" and tagged[4] == 0x01
+    assert tagged[5:37] == hmac.new(KEY, body, hashlib.sha256).digest()
+    assert tagged[37:] == body
+    assert frame_v2(body, None) == b"RTP2\x00" + body
+    assert split_v2(tagged)[2] == body and split_v2(frame_v2(body, None), None)[2] == body
+
+
+def test_emitter_sends_chunks_as_v2_with_envelope(sink):
+    e = Emitter(addr_of(sink), KEY)
+    assert e.send({"type": "chunk", "run_id": "r", "duration": 1.5})
+    data = sink.recv(70000)
+    assert data.startswith(b"RTP2\x01")
+    msg = split_datagram(data)
+    assert msg["type"] == "chunk" and msg["run_id"] == "r" and msg["duration"] == 1.5
+    assert msg["host"] == socket.gethostname() and msg["pid"] == os.getpid()
+    assert msg["seq"] == 0 and math.isfinite(msg["sent"])
+    untagged = Emitter(addr_of(sink), None)
+    untagged.send({"type": "chunk", "duration": 1.5})
+    data = sink.recv(70000)
+    assert data.startswith(b"RTP2\x00") and split_datagram(data, None)["duration"] == 1.5
+
+
+def test_non_finite_and_none_are_left_out():
+    msg = {"type": "chunk", "duration": math.nan, "t_start": math.inf, "t_end": -math.inf,
+           "cpu_time": None, "dataset": None, "accessed_branches": None, "timing": None,
+           "file_metadata": {"filename": "f", "compression_ratio": math.nan,
+                             "total_branches": None, "total_tree_bytes": math.inf},
+           "num_events": 5}
+    assert decoded(encode_chunk_v2(msg)) == {"type": "chunk", "file_metadata": {"filename": "f"},
+                                             "num_events": 5}
+    # version 1 says the same with nulls
+    v1 = json.loads(em.encode(msg))
+    assert v1["duration"] is None and v1["cpu_time"] is None
+
+
+def test_foreign_numbers_and_odd_strings():
+    class NumpyLike:
+        def __init__(self, v):
+            self.v = v
+
+        def item(self):
+            return self.v
+
+    class Flt(float):
+        pass
+
+    msg = {"type": "chunk", "num_events": NumpyLike(7), "duration": NumpyLike(2.5),
+           "cpu_time": Flt(0.25), "mem_delta_mb": NumpyLike(math.nan),
+           "dataset": "a\ud800b", "timing": {"x": NumpyLike(1), "y\udfff": 2}}
+    got = decoded(encode_chunk_v2(msg))
+    assert got == {"type": "chunk", "num_events": 7, "duration": 2.5, "cpu_time": 0.25,
+                   "dataset": "a?b", "timing": {"x": 1.0, "y?": 2.0}}
+    assert json.loads(em.encode(msg))["dataset"] == "a?b"        # as version 1 does
+
+
+def test_integer_field_holding_a_fraction_is_sent_as_is():
+    got = decoded(encode_chunk_v2({"type": "chunk", "entry_start": 3.5, "num_events": 10.0}))
+    assert got["entry_start"] == 3.5 and got["num_events"] == 10
+
+
+def test_limits_are_inclusive():
+    msg = {"type": "chunk", "dataset": "x" * 4096, "file": "é" * 2048,
+           "timing": {"s%d" % i: float(i) for i in range(256)},
+           "accessed_branches": ["b"] * 65535}
+    got = decoded(encode_chunk_v2(msg))
+    assert got["dataset"] == msg["dataset"] and got["file"] == msg["file"]
+    assert got["timing"] == msg["timing"] and len(got["accessed_branches"]) == 65535
+    assert decoded(encode_chunk_v2({"accessed_branches": [], "timing": {}})) == {
+        "type": "chunk", "accessed_branches": [], "timing": {}}
+
+
+class Evil:
+    def item(self):
+        raise RuntimeError("no")
+
+    def __str__(self):
+        return "evil"
+
+
+FALLBACKS = {
+    "custom field": {"my_metric": 3},
+    "not a chunk": {"type": "report"},
+    "bool for a number": {"num_events": True},
+    "str for a number": {"duration": "1.5"},
+    "list for a number": {"duration": [1.5]},
+    "dict for a number": {"bytes_read": {"a": 1}},
+    "item() that raises": {"duration": Evil()},
+    "item() giving a bool": {"duration": type("B", (), {"item": lambda self: False})()},
+    "int beyond a double": {"num_events": 10 ** 400},
+    "number for a str": {"dataset": 5},
+    "bytes for a str": {"file": b"f.root"},
+    "str over 4096 bytes": {"uuid": "x" * 4097},
+    "multibyte str over 4096 bytes": {"worker": "é" * 2049},
+    "strlist not a list": {"accessed_branches": "nMuon"},
+    "strlist a set": {"accessed_branches": {"nMuon"}},
+    "strlist with a number": {"accessed_branches": ["a", 1]},
+    "strlist with None": {"accessed_branches": ["a", None]},
+    "strlist over 65535 items": {"accessed_branches": ["b"] * 65536},
+    "strlist item over 4096 bytes": {"accessed_branches": ["b" * 4097]},
+    "kv not a dict": {"timing": [["a", 1.0]]},
+    "kv over 256 items": {"timing": {"s%d" % i: 1.0 for i in range(257)}},
+    "kv with a non-str key": {"memory": {1: 2.0}},
+    "kv with a str value": {"bytes": {"a": "12"}},
+    "kv with a bool value": {"bytes": {"a": True}},
+    "kv with a None value": {"timing": {"a": None}},
+    "kv with a NaN value": {"timing": {"a": math.nan}},
+    "kv name over 4096 bytes": {"timing": {"a" * 4097: 1.0}},
+    "file_metadata not a dict": {"file_metadata": "f.root"},
+    "file_metadata with an unknown key": {"file_metadata": {"filename": "f", "x": 1}},
+    "file_metadata without filename": {"file_metadata": {"total_branches": 3}},
+    "file_metadata filename None": {"file_metadata": {"filename": None}},
+    "file_metadata filename not str": {"file_metadata": {"filename": 7}},
+    "file_metadata number a str": {"file_metadata": {"filename": "f", "total_branches": "3"}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACKS))
+def test_fallback_to_version_1(case, sink):
+    extra = FALLBACKS[case]
+    msg = dict(FULL, **extra)
+    assert encode_chunk_v2(msg) is None
+    e = Emitter(addr_of(sink), KEY)
+    e._socket()
+    data = e.datagram(msg)
+    assert data.startswith(b"RTP1 ")
+    sent = split_datagram(data)
+    for k, v in extra.items():                     # the data is still there, as JSON has it
+        assert sent[k] == json.loads(em.encode({k: v}))[k]
+    for k in set(FULL) - set(extra) - {"host", "pid", "seq", "sent"}:
+        assert sent[k] == FULL[k], k
+    assert sent["host"] == socket.gethostname() and sent["seq"] == 0
+
+
+def test_encoder_that_raises_falls_back(sink, monkeypatch):
+    def broken(msg):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(em, "encode_chunk_v2", broken)
+    e = Emitter(addr_of(sink), KEY)
+    assert e.send({"type": "chunk", "duration": 1.0})
+    assert receive(sink)["duration"] == 1.0
+
+
+def test_other_messages_stay_version_1():
+    e = Emitter("127.0.0.1:9", KEY)
+    e._socket()
+    for msg in ({"type": "run_start", "run_id": "r", "protocol": 2}, {"type": "run_end"},
+                {"type": "report", "entries": 3, "columns": []}, {"duration": 1.0}):
+        data = e.datagram(msg)
+        assert data.startswith(b"RTP1 "), msg
+    assert e.datagram({"type": "chunk", "duration": 1.0}).startswith(b"RTP2")
+
+
+def test_protocol_1_from_environment_or_argument(monkeypatch):
+    chunk = {"type": "chunk", "duration": 1.0}
+    monkeypatch.setenv("ROASTOP_PROTOCOL", "1")
+    e = Emitter("127.0.0.1:9", KEY)
+    e._socket()
+    assert e.protocol == 1
+    data = e.datagram(chunk)
+    assert data.startswith(b"RTP1 ") and split_datagram(data)["duration"] == 1.0
+    two = Emitter("127.0.0.1:9", KEY, protocol=2)    # the argument wins over the environment
+    two._socket()
+    assert two.datagram(chunk).startswith(b"RTP2")
+    monkeypatch.delenv("ROASTOP_PROTOCOL")
+    one = Emitter("127.0.0.1:9", KEY, protocol=1)
+    one._socket()
+    assert one.datagram(chunk).startswith(b"RTP1 ")
+    assert Emitter("127.0.0.1:9", KEY).protocol == 2 == em.PROTOCOL
+    monkeypatch.setenv("ROASTOP_PROTOCOL", " 2 ")
+    assert Emitter("127.0.0.1:9", KEY).protocol == 2
+    monkeypatch.setenv("ROASTOP_PROTOCOL", "")
+    assert Emitter("127.0.0.1:9", KEY).protocol == 2
+
+
+@pytest.mark.parametrize("bad", ["3", "0", "v1", "1.0", 3, 2.0, True])
+def test_bad_protocol_is_refused(bad, monkeypatch):
+    monkeypatch.delenv("ROASTOP_PROTOCOL", raising=False)
+    with pytest.raises(ValueError):
+        Emitter("127.0.0.1:9", KEY, protocol=bad)
+    if isinstance(bad, str):
+        monkeypatch.setenv("ROASTOP_PROTOCOL", bad)
+        with pytest.raises(ValueError):
+            Emitter("127.0.0.1:9", KEY)
+
+
+def test_run_start_names_the_version_sent(sink, monkeypatch):
+    monkeypatch.delenv("ROASTOP_PROTOCOL", raising=False)
+    with MetricsCollector(None, addr=addr_of(sink), key=KEY):
+        assert receive(sink)["protocol"] == 2
+    receive(sink)
+    em._cache.clear()
+    monkeypatch.setenv("ROASTOP_PROTOCOL", "1")
+    with MetricsCollector(None, addr=addr_of(sink), key=KEY):
+        assert receive(sink)["protocol"] == 1
+    receive(sink)
+
+
+def test_v2_datagram_is_smaller():
+    e = Emitter("127.0.0.1:9", KEY)
+    e._socket()
+    v2 = e.datagram(FULL)
+    v1 = Emitter("127.0.0.1:9", KEY, protocol=1)
+    v1._socket()
+    v1 = v1.datagram(FULL)
+    assert v2.startswith(b"RTP2") and v1.startswith(b"RTP1")
+    assert len(v2) < len(v1) * 0.7
+    a, b = split_datagram(v2), split_datagram(v1)
+    assert a.pop("sent") <= b.pop("sent") and a == b
+
+
+def test_reference_decoder_rejects_what_roastop_rejects():
+    """The decoder the tests rely on is strict, so a sloppy encoding shows."""
+    good = encode_chunk_v2({"type": "chunk", "duration": 1.0, "dataset": "d"})
+    for bad in (good[:-1],                                  # ends inside a value
+                b"\x02" + good[1:],                         # unknown kind
+                good + b"\x0a" + struct.pack("<d", 2.0),    # an id twice
+                good + b"\x1f",                             # unknown id 31
+                b"\x01\x0a" + struct.pack("<d", math.nan),  # NaN
+                b"\x01\x09\x01\x00\xff",                    # bad UTF-8
+                b"\x01\x0f\x01\x01" + struct.pack("<d", 1.0)):   # meta without filename
+        with pytest.raises((BadBinary, UnicodeDecodeError)):
+            decode_v2_body(bad)
