@@ -88,7 +88,7 @@ static size_t build_v1(char *out, const struct auth_key *k, uint64_t seq)
  * raw tag: what the Python emitter sends. Its size does not depend on seq. */
 static size_t build_v2(char *out, const struct auth_key *k, uint64_t seq)
 {
-	char json[1400], tag[AUTH_TAG_HEX + 1];
+	char json[1400];
 	int n = chunk_json(json, sizeof(json), seq);
 	struct event ev;
 	struct event_envelope env;
@@ -98,13 +98,8 @@ static size_t build_v2(char *out, const struct auth_key *k, uint64_t seq)
 	if (event_decode_datagram(json, (size_t)n, 1767225600.0, &ev, &env) != DEC_OK ||
 	    event_encode_binary(&ev, &body) != 0)
 		exit(1);
-	auth_tag_hex(k, body.data, body.len, tag);
 	memcpy(out, "RTP2\x01", 5);
-	for (int i = 0; i < AUTH_TAG_LEN; i++) {
-		unsigned byte;
-		sscanf(tag + 2 * i, "%2x", &byte);
-		out[5 + i] = (char)byte;
-	}
+	auth_tag_raw(k, body.data, body.len, (uint8_t *)out + 5);
 	memcpy(out + 5 + AUTH_TAG_LEN, body.data, body.len);
 	size_t len = 5 + AUTH_TAG_LEN + body.len;
 	strbuf_free(&body);

@@ -32,6 +32,9 @@ bool auth_mac_ok_raw(struct auth_mac *m, const char *body, size_t len,
 int auth_key_setup(struct auth_key *k, const char *path, char *err, size_t errsz);
 /* Is hex_tag (AUTH_TAG_HEX hex digits) the HMAC-SHA256 of body under key? */
 bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const char *hex_tag);
+/* Writes the raw tag of body (protocol version 2) into out. */
+void auth_tag_raw(const struct auth_key *k, const char *body, size_t len,
+		  uint8_t out[AUTH_TAG_LEN]);
 /* Writes the lowercase hex tag of body into out (AUTH_TAG_HEX + 1 bytes). */
 void auth_tag_hex(const struct auth_key *k, const char *body, size_t len, char *out);
 

@@ -65,6 +65,11 @@ static inline bool event_field_number_ok(const struct event_field *f, double x)
 	return x >= f->lo && x <= f->hi && (f->kind != FK_INT || x == (double)(int64_t)x);
 }
 
+/* Is the field given in the event at base? Both encoders write exactly
+ * these: a valid number, a string, a list (even empty), sections or
+ * workers only when there are some; enums, counts and rows always. */
+bool event_field_present(const struct event_field *f, const void *base);
+
 /* The checks across a chunk's fields once all are read: the duration from
  * t_start and t_end when not given, entry_start <= entry_stop, a non-empty
  * error. Every chunk decoder ends with it. */

@@ -160,12 +160,18 @@ int auth_key_setup(struct auth_key *k, const char *path, char *err, size_t errsz
 	return key_write(k, file, err, errsz);
 }
 
+void auth_tag_raw(const struct auth_key *k, const char *body, size_t len,
+		  uint8_t out[AUTH_TAG_LEN])
+{
+	unsigned int n = 0;
+	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, out, &n);
+}
+
 void auth_tag_hex(const struct auth_key *k, const char *body, size_t len, char *out)
 {
-	uint8_t mac[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, mac, &n);
-	to_hex(mac, n, out);
+	uint8_t mac[AUTH_TAG_LEN];
+	auth_tag_raw(k, body, len, mac);
+	to_hex(mac, sizeof(mac), out);
 }
 
 bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const char *hex_tag)

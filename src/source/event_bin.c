@@ -371,24 +371,8 @@ static bool put_list(struct strbuf *sb, const struct event_field *f, const char 
 	return ok;
 }
 
-static bool put_fields(struct strbuf *sb, const struct event_field *const *by_id, size_t n_ids,
-		       const char *base);
-
-/* Is the field given? The JSON encoder's rule: a valid number, a string,
- * a list (even empty), sections only when there are some. */
-static bool present(const struct event_field *f, const char *base)
-{
-	const void *p = base + f->off;
-	switch (f->kind) {
-	case FK_NUM:
-	case FK_INT: return ((const optnum *)p)->valid;
-	case FK_STR: return *(const char *const *)p != NULL;
-	case FK_STRLIST: return *(const char *const *const *)p != NULL;
-	case FK_KV: return *(const size_t *)(base + f->off2) > 0;
-	case FK_FILEMETA: return *(const bool *)(base + f->off2);
-	default: return false;
-	}
-}
+static int put_fields(struct strbuf *sb, const struct event_field *const *by_id, size_t n_ids,
+		      const char *base);
 
 static bool put_value(struct strbuf *sb, const struct event_field *f, const char *base)
 {
@@ -400,30 +384,31 @@ static bool put_value(struct strbuf *sb, const struct event_field *f, const char
 	case FK_FILEMETA: {
 		size_t count_at = sb->len;
 		strbuf_append(sb, "", 1); /* the count, set below */
-		bool ok = put_fields(sb, meta_by_id, META_IDS, p);
-		unsigned count = 0;
-		for (size_t i = 1; i < META_IDS; i++)
-			count += present(meta_by_id[i], p);
-		if (!sb->failed)
+		int count = put_fields(sb, meta_by_id, META_IDS, p);
+		if (!sb->failed && count >= 0)
 			sb->data[count_at] = (char)count;
-		return ok;
+		return count >= 0;
 	}
 	default: return put_list(sb, f, base);
 	}
 }
 
-static bool put_fields(struct strbuf *sb, const struct event_field *const *by_id, size_t n_ids,
-		       const char *base)
+/* The fields given (event_field_present), in id order: how many, or -1
+ * when one cannot be encoded. */
+static int put_fields(struct strbuf *sb, const struct event_field *const *by_id, size_t n_ids,
+		      const char *base)
 {
-	bool ok = true;
-	for (size_t id = 1; ok && id < n_ids; id++) {
-		if (!present(by_id[id], base))
+	int count = 0;
+	for (size_t id = 1; id < n_ids; id++) {
+		if (!event_field_present(by_id[id], base))
 			continue;
 		char b = (char)id;
 		strbuf_append(sb, &b, 1);
-		ok = put_value(sb, by_id[id], base);
+		if (!put_value(sb, by_id[id], base))
+			return -1;
+		count++;
 	}
-	return ok;
+	return count;
 }
 
 int event_encode_binary(const struct event *ev, struct strbuf *out)
@@ -433,6 +418,6 @@ int event_encode_binary(const struct event *ev, struct strbuf *out)
 		return -1;
 	char kind = EVENT_BIN_KIND_CHUNK;
 	strbuf_append(out, &kind, 1);
-	bool ok = put_fields(out, chunk_by_id, CHUNK_IDS, (const char *)&ev->u.chunk);
-	return ok && !out->failed ? 0 : -1;
+	int count = put_fields(out, chunk_by_id, CHUNK_IDS, (const char *)&ev->u.chunk);
+	return count >= 0 && !out->failed ? 0 : -1;
 }

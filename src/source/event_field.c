@@ -169,6 +169,22 @@ const struct field_table *event_field_filemeta(void)
 	return &filemeta_table;
 }
 
+bool event_field_present(const struct event_field *f, const void *base)
+{
+	const char *b = base;
+	const void *p = b + f->off;
+	switch (f->kind) {
+	case FK_NUM:
+	case FK_INT: return ((const optnum *)p)->valid;
+	case FK_STR: return *(const char *const *)p != NULL;
+	case FK_STRLIST: return *(const char *const *const *)p != NULL;
+	case FK_FILEMETA: return *(const bool *)(b + f->off2);
+	case FK_KV:
+	case FK_WORKERS: return *(const size_t *)(b + f->off2) > 0;
+	default: return true; /* FK_U32, FK_ROWS, FK_SCOPE, FK_STATE */
+	}
+}
+
 /* Without a duration, t_end - t_start is it; bounded like a given one so
  * that the event encodes to a line that decodes again. */
 enum decode_error event_field_check_chunk(struct ev_chunk *c)

@@ -1189,66 +1189,36 @@ static void enc_rows(struct strbuf *sb, const struct fine_row *rows, size_t n)
 /* Writes one field if it holds a value; returns whether it wrote. */
 static bool enc_value(struct strbuf *sb, const struct event_field *f, const char *base)
 {
+	if (!event_field_present(f, base))
+		return false;
 	const void *p = base + f->off;
 	size_t n = f->off2 ? *(const size_t *)(base + f->off2) : 0;
+	enc_key(sb, f);
 	switch (f->kind) {
 	case FK_NUM:
-	case FK_INT:
-		if (!((const optnum *)p)->valid)
-			return false;
-		enc_key(sb, f);
-		strbuf_json_number(sb, ((const optnum *)p)->value);
-		return true;
-	case FK_STR:
-		if (!*(const char *const *)p)
-			return false;
-		enc_key(sb, f);
-		strbuf_json_string(sb, *(const char *const *)p);
-		return true;
-	case FK_U32:
-		enc_key(sb, f);
-		strbuf_json_number(sb, *(const uint32_t *)p);
-		return true;
+	case FK_INT: strbuf_json_number(sb, ((const optnum *)p)->value); return true;
+	case FK_STR: strbuf_json_string(sb, *(const char *const *)p); return true;
+	case FK_U32: strbuf_json_number(sb, *(const uint32_t *)p); return true;
 	case FK_SCOPE:
-		enc_key(sb, f);
 		strbuf_json_string(sb, *(const enum fine_scope *)p == FINE_SPAN ? "span" : "cluster");
 		return true;
 	case FK_STATE:
-		enc_key(sb, f);
 		strbuf_json_string(sb, source_state_name(*(const enum source_state *)p));
 		return true;
-	case FK_FILEMETA:
-		if (!*(const bool *)(base + f->off2))
-			return false;
-		enc_key(sb, f);
-		enc_object(sb, event_field_filemeta(), p);
-		return true;
+	case FK_FILEMETA: enc_object(sb, event_field_filemeta(), p); return true;
+	case FK_ROWS: enc_rows(sb, *(const struct fine_row *const *)p, n); return true;
+	case FK_STRLIST: enc_strlist(sb, *(const char *const *const *)p, n); return true;
+	case FK_KV: enc_kv(sb, *(const struct kv_num *const *)p, n); return true;
 	default: break;
 	}
-	if (f->kind == FK_ROWS) {
-		enc_key(sb, f);
-		enc_rows(sb, *(const struct fine_row *const *)p, n);
-		return true;
+	const struct worker_sample *ws = *(const struct worker_sample *const *)p;
+	strbuf_puts(sb, "[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strbuf_puts(sb, ",");
+		enc_object(sb, event_field_workers(), &ws[i]);
 	}
-	if (n == 0 && f->kind != FK_STRLIST)
-		return false; /* no sections / no worker detail */
-	if (n == 0 && !*(const char *const *const *)p)
-		return false;
-	enc_key(sb, f);
-	if (f->kind == FK_STRLIST)
-		enc_strlist(sb, *(const char *const *const *)p, n);
-	else if (f->kind == FK_KV)
-		enc_kv(sb, *(const struct kv_num *const *)p, n);
-	else {
-		const struct worker_sample *ws = *(const struct worker_sample *const *)p;
-		strbuf_puts(sb, "[");
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				strbuf_puts(sb, ",");
-			enc_object(sb, event_field_workers(), &ws[i]);
-		}
-		strbuf_puts(sb, "]");
-	}
+	strbuf_puts(sb, "]");
 	return true;
 }
 

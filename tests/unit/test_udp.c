@@ -205,14 +205,9 @@ static void datagram_v2(struct udp *u, const struct auth_key *k, unsigned flags,
 	assert_int_equal(event_encode_binary(&e, &body), 0);
 	strbuf_appendf(&dg, "RTP2%c", (char)flags);
 	if (flags == 1) {
-		char hex[AUTH_TAG_HEX + 1];
-		auth_tag_hex(k ? k : &KEY, body.data, body.len, hex);
-		for (int i = 0; i < AUTH_TAG_LEN; i++) {
-			unsigned byte;
-			sscanf(hex + 2 * i, "%2x", &byte);
-			char c = (char)byte;
-			strbuf_append(&dg, &c, 1);
-		}
+		uint8_t tag[AUTH_TAG_LEN];
+		auth_tag_raw(k ? k : &KEY, body.data, body.len, tag);
+		strbuf_append(&dg, (const char *)tag, sizeof(tag));
 	}
 	strbuf_append(&dg, body.data, body.len);
 	udp_process(u, dg.data, dg.len, 1767225600.0, deliver, NULL);
