@@ -223,12 +223,7 @@ def _kv(fid, value, append):
         raise _NotV2
     append(_pack_id_u16(fid, len(value)))
     for name, number in value.items():
-        if not isinstance(name, str):
-            raise _NotV2
-        try:
-            data = name.encode()
-        except UnicodeEncodeError:
-            data = name.encode("utf-8", "replace")
+        data = _utf8(name)                         # a few names: no need to inline
         if not isinstance(number, float):
             number = _as_float(number)
         if number - number != 0.0:                 # inf - inf and nan - nan are nan
