@@ -32,7 +32,7 @@ struct udp_stats {
 	struct reject_counts json; /* decoder rejections by reason */
 	uint64_t out_of_order; /* applied, but after a later sequence number */
 	uint64_t missing; /* sequence numbers never received, over all senders */
-	uint64_t kernel_drops; /* SO_RXQ_OVFL: dropped by the kernel, buffer full */
+	uint64_t kernel_drops; /* dropped by the kernel, buffer full (SO_MEMINFO) */
 	uint64_t senders, senders_overflow;
 	uint64_t reports_incomplete; /* evicted before every part arrived */
 };

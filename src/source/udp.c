@@ -1,5 +1,5 @@
 /* UDP listener. One non-blocking socket in the app's poll loop, read with
- * recvmmsg in batches; the kernel's drop counter comes with each batch. */
+ * recvmmsg in batches; the kernel's drop counter is read after each drain. */
 #include "roastop/udp.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sock_diag.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -391,11 +392,10 @@ void udp_get_stats(const struct udp *u, struct udp_stats *out)
 
 static void buffer_size(int fd, int rcvbuf)
 {
-	int want = rcvbuf > 0 ? rcvbuf : 8 << 20, on = 1;
+	int want = rcvbuf > 0 ? rcvbuf : 8 << 20;
 	/* FORCE passes rmem_max when permitted; otherwise the plain request */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) != 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
-	setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
 }
 
 static void address_of(struct udp *u)
@@ -467,37 +467,36 @@ struct udp *udp_open(const char *host, int port, const struct auth_key *key, int
 	return u;
 }
 
-/* The kernel's cumulative drop count rides on each message as a cmsg. */
-static void overflow_from(struct udp *u, struct msghdr *mh)
+/* The kernel's count of datagrams this socket dropped (sk_drops, the counter
+ * SO_RXQ_OVFL stamps on each datagram), read once per drain with SO_MEMINFO:
+ * one call instead of a control message per datagram, and it includes drops
+ * after the last datagram that arrived. */
+static void drops_read(struct udp *u)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-			uint32_t drops;
-			memcpy(&drops, CMSG_DATA(c), sizeof(drops));
-			if (drops > u->st.kernel_drops)
-				u->st.kernel_drops = drops;
-		}
-	}
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+	if (getsockopt(u->fd, SOL_SOCKET, SO_MEMINFO, mem, &len) == 0 &&
+	    len > SK_MEMINFO_DROPS * sizeof(mem[0]) && mem[SK_MEMINFO_DROPS] > u->st.kernel_drops)
+		u->st.kernel_drops = mem[SK_MEMINFO_DROPS];
 }
 
 int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
 {
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
-	char cbuf[BATCH][CMSG_SPACE(sizeof(uint32_t))];
 	int total = 0;
 	for (int b = 0; b < BATCHES_PER_DRAIN; b++) {
 		for (int i = 0; i < BATCH; i++) {
 			iov[i] = (struct iovec){ u->bufs[i], UDP_MAX_DATAGRAM + 1 };
-			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1,
-							   .msg_control = cbuf[i],
-							   .msg_controllen = sizeof(cbuf[i]) };
+			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
 		}
 		int n = recvmmsg(u->fd, msgs, BATCH, MSG_DONTWAIT, NULL);
-		if (n < 0)
-			return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? total : -1;
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				return -1;
+			break;
+		}
 		for (int i = 0; i < n; i++) {
-			overflow_from(u, &msgs[i].msg_hdr);
 			size_t len = msgs[i].msg_len;
 			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
 				len = UDP_MAX_DATAGRAM + 1; /* counted too large */
@@ -507,5 +506,6 @@ int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
 		if (n < BATCH)
 			break;
 	}
+	drops_read(u);
 	return total;
 }
