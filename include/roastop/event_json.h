@@ -56,6 +56,17 @@ struct event_envelope {
 	int part, parts;
 };
 
+/* Empties an envelope: both strings and every field, without clearing the
+ * unused tails of the strings (a decoder does this once per datagram). */
+static inline void event_envelope_clear(struct event_envelope *env)
+{
+	env->host[0] = '\0';
+	env->report_id[0] = '\0';
+	env->has_pid = env->has_seq = false;
+	env->pid = env->seq = 0;
+	env->part = env->parts = 0;
+}
+
 /* A datagram body: like event_decode_json, but the receive time is `now`
  * (a "t" in the body is ignored) and the envelope fields are returned. */
 enum decode_error event_decode_datagram(const char *text, size_t len, double now,

@@ -1115,10 +1115,10 @@ enum decode_error event_decode_json(const char *text, size_t len, struct event *
 enum decode_error event_decode_datagram(const char *text, size_t len, double now,
 					struct event *ev, struct event_envelope *env)
 {
-	memset(env, 0, sizeof(*env));
+	event_envelope_clear(env);
 	enum decode_error e = decode(text, len, ev, env, now);
 	if (e)
-		memset(env, 0, sizeof(*env));
+		event_envelope_clear(env);
 	return e;
 }
 

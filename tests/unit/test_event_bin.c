@@ -253,6 +253,35 @@ static void strings_checked(void **state)
 	assert_string_equal(again.u.chunk.dataset, "\xf0\x9f\x98\x80 ok");
 }
 
+/* Strings are scanned a word at a time: a NUL in any place of a word or of
+ * the tail is refused; \x01 and two-byte UTF-8 (both legal) never look like
+ * a NUL; what is accepted is copied byte for byte. */
+static void string_scan_every_place(void **state)
+{
+	(void)state;
+	const char *fills[] = { "a", "\x01", "\xc3\xa9" };
+	for (size_t len = 1; len <= 40; len++) {
+		for (size_t f = 0; f < 3; f++) {
+			char s[96] = "";
+			while (strlen(s) < len)
+				strcat(s, fills[f]);
+			struct body b = minimal();
+			b_str(&b, 9, s);
+			assert_int_equal(decode(&b), DEC_OK);
+			assert_string_equal(again.u.chunk.dataset, s);
+		}
+		for (size_t at = 0; at < len; at++) {
+			char s[64];
+			memset(s, 'x', len);
+			s[at] = '\0';
+			struct body b = minimal();
+			b_byte(&b, 9);
+			b_rawstr(&b, s, len);
+			assert_int_equal(decode(&b), DEC_BAD_UTF8);
+		}
+	}
+}
+
 static void sections_and_metadata_checked(void **state)
 {
 	(void)state;
@@ -291,6 +320,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(structural_rejections, setup, teardown),
 		cmocka_unit_test_setup_teardown(every_truncation_is_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(strings_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(string_scan_every_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(sections_and_metadata_checked, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
