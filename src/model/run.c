@@ -223,14 +223,30 @@ static void sections_add(struct strmap *m, const struct kv_num *kv, size_t n, ui
 	}
 }
 
+/* A word at a time, each name's length mixed in after it: names are short
+ * and a byte loop was a tenth of applying a chunk. */
+static uint64_t hash_name(uint64_t h, const char *s)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	size_t n = strlen(s), i = 0;
+	uint64_t w;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, s + i, n - i);
+	h = (h ^ w) * k;
+	h = (h ^ n ^ h >> 29) * k;
+	return h ^ h >> 32;
+}
+
 static uint64_t branch_list_hash(const struct ev_chunk *c)
 {
 	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < c->n_branches; i++) {
-		for (const unsigned char *p = (const unsigned char *)c->accessed_branches[i]; *p; p++)
-			h = (h ^ *p) * 1099511628211ull;
-		h = (h ^ 0x1f) * 1099511628211ull;
-	}
+	for (size_t i = 0; i < c->n_branches; i++)
+		h = hash_name(h, c->accessed_branches[i]);
 	return h ^ c->n_branches;
 }
 

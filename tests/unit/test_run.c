@@ -121,6 +121,28 @@ static void sections_branches_and_file_metadata(void **state)
 	assert_true(fabs(f->bytes_read_percent.value - 12.0) < 1e-12); /* first chunk wins */
 }
 
+/* Each branch list is told apart from those seen before: lists that differ
+ * only where one name ends, or in one byte past the first word, all add
+ * their names. */
+static void similar_branch_lists_all_merged(void **state)
+{
+	struct run *r = *state;
+	const char *lists[][2] = { { "ab", "c" },
+				   { "a", "bc" },
+				   { "Muon_pt_corrected", "x" },
+				   { "Muon_pt_correcteD", "x" },
+				   { "Muon_pt_corrected_", "x" } };
+	size_t want[] = { 2, 4, 6, 7, 8 };
+	for (size_t i = 0; i < 5; i++) {
+		struct event ev = chunk(1, 1.0, 10, "d", "f.root");
+		ev.u.chunk.accessed_branches = lists[i];
+		ev.u.chunk.n_branches = 2;
+		run_apply(r, &ev);
+		run_apply(r, &ev); /* the same list again adds nothing */
+		assert_int_equal(r->branches.count, want[i]);
+	}
+}
+
 static struct worker_sample worker(const char *id, double threads, double mem, double limit)
 {
 	struct worker_sample w;
@@ -294,6 +316,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(failed_chunk_counts_but_stays_out_of_statistics, setup, teardown),
 		cmocka_unit_test_setup_teardown(duration_from_start_and_end_when_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(sections_branches_and_file_metadata, setup, teardown),
+		cmocka_unit_test_setup_teardown(similar_branch_lists_all_merged, setup, teardown),
 		cmocka_unit_test_setup_teardown(samples_track_workers_joining_and_leaving, setup, teardown),
 		cmocka_unit_test_setup_teardown(scheduler_loss_breaks_trapezoids, setup, teardown),
 		cmocka_unit_test_setup_teardown(scheduler_restart_is_counted, setup, teardown),
