@@ -7,6 +7,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HIST_GAMMA 1.02
@@ -21,8 +23,9 @@ void hist_init(struct hist *h)
 	h->lo = HIST_BUCKETS;
 }
 
-/* x in [HIST_MIN, HIST_MAX]; the clamps only absorb rounding in log(). */
-static uint32_t bucket_of(double x)
+/* x in [HIST_MIN, HIST_MAX]; the clamps only absorb rounding in log(). The
+ * definition of a bucket; bucket_of finds the same answer without log(). */
+static uint32_t bucket_exact(double x)
 {
 	double i = ceil(log(x * (1.0 / HIST_MIN)) * HIST_INV_LN_GAMMA);
 	if (!(i > 0))
@@ -30,6 +33,87 @@ static uint32_t bucket_of(double x)
 	if (i >= HIST_BUCKETS)
 		return HIST_BUCKETS - 1;
 	return (uint32_t)i;
+}
+
+/* hist_add runs for every chunk, three times, and log() was most of it. A
+ * cell is a range of doubles sharing exponent and top CELL_BITS mantissa
+ * bits: at most 1/128 wide, narrower than a bucket (2 %), so a cell holds at
+ * most one bucket boundary. cell_bucket is the bucket where a cell starts,
+ * bucket_start the smallest double of each bucket, both found with
+ * bucket_exact, so the lookup agrees with it on every double (the unit test
+ * checks the boundaries and a million values). */
+#define CELL_BITS 7
+#define CELL_SHIFT (52 - CELL_BITS)
+
+static uint64_t bits_of(double x)
+{
+	uint64_t u;
+	memcpy(&u, &x, sizeof(u));
+	return u;
+}
+
+static double double_of(uint64_t u)
+{
+	double x;
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+static uint16_t *cell_bucket;
+static double bucket_start[HIST_BUCKETS + 1];
+static uint64_t cell_first, cell_count;
+static pthread_once_t cells_once = PTHREAD_ONCE_INIT;
+
+/* The smallest positive double x <= HIST_MAX with bucket_exact(x) >= b
+ * (bucket_exact is non-decreasing; positive doubles order as their bits). */
+static double start_of(uint32_t b)
+{
+	uint64_t lo = bits_of(HIST_MIN), hi = bits_of(HIST_MAX);
+	if (bucket_exact(HIST_MAX) < b)
+		return INFINITY;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (bucket_exact(double_of(mid)) >= b)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return double_of(lo);
+}
+
+static void cells_fill(void)
+{
+	cell_first = bits_of(HIST_MIN) >> CELL_SHIFT;
+	cell_count = (bits_of(HIST_MAX) >> CELL_SHIFT) - cell_first + 1;
+	cell_bucket = malloc(cell_count * sizeof(*cell_bucket));
+	for (uint32_t b = 0; b <= HIST_BUCKETS; b++)
+		bucket_start[b] = b == 0 ? HIST_MIN : start_of(b);
+	for (uint64_t c = 0; cell_bucket && c < cell_count; c++) {
+		double x = double_of((cell_first + c) << CELL_SHIFT);
+		cell_bucket[c] = (uint16_t)bucket_exact(x < HIST_MIN ? HIST_MIN : x);
+	}
+}
+
+static uint32_t bucket_of(double x)
+{
+	pthread_once(&cells_once, cells_fill);
+	if (!cell_bucket)
+		return bucket_exact(x); /* no memory for the table */
+	uint32_t b = cell_bucket[(bits_of(x) >> CELL_SHIFT) - cell_first];
+	return x >= bucket_start[b + 1] ? b + 1 : b;
+}
+
+/* For the unit test: the lookup against the definition. */
+uint32_t hist_bucket_fast(double x);
+uint32_t hist_bucket_by_log(double x);
+uint32_t hist_bucket_fast(double x)
+{
+	return bucket_of(x);
+}
+
+uint32_t hist_bucket_by_log(double x)
+{
+	return bucket_exact(x);
 }
 
 bool hist_add(struct hist *h, double x)

@@ -5,6 +5,11 @@
 
 #include "roastop/hist.h"
 
+#include <math.h>
+
+uint32_t hist_bucket_fast(double x);
+uint32_t hist_bucket_by_log(double x);
+
 /* xorshift64, fixed seed: the same values on every run */
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
@@ -257,6 +262,37 @@ static void rebin_keeps_every_count(void **state)
 	free(h);
 }
 
+/* The table lookup hist_add uses gives the bucket the log() definition
+ * gives: within 64 doubles either side of every bucket boundary, at both
+ * ends of the range, and at a million values spread over it. */
+static void bucket_lookup_agrees_with_log(void **state)
+{
+	(void)state;
+	for (uint32_t i = 1; i < HIST_BUCKETS; i++) {
+		double x = HIST_MIN * pow(1.02, (double)i - 1.0), y = x;
+		for (int k = 0; k < 64; k++) {
+			x = nextafter(x, 0);
+			y = nextafter(y, INFINITY);
+			if (x >= HIST_MIN)
+				assert_int_equal(hist_bucket_fast(x), hist_bucket_by_log(x));
+			if (y <= HIST_MAX)
+				assert_int_equal(hist_bucket_fast(y), hist_bucket_by_log(y));
+		}
+	}
+	assert_int_equal(hist_bucket_fast(HIST_MIN), 0);
+	assert_int_equal(hist_bucket_fast(HIST_MAX), hist_bucket_by_log(HIST_MAX));
+	uint64_t r = 88172645463325252ull;
+	for (int n = 0; n < 1000000; n++) {
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		double u = (double)(r >> 11) / 9007199254740992.0;
+		double x = HIST_MIN * pow(HIST_MAX / HIST_MIN, u);
+		if (x >= HIST_MIN && x <= HIST_MAX)
+			assert_int_equal(hist_bucket_fast(x), hist_bucket_by_log(x));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +307,7 @@ int main(void)
 		cmocka_unit_test(merge_equals_adding_all),
 		cmocka_unit_test(rebin_hand_computed),
 		cmocka_unit_test(rebin_keeps_every_count),
+		cmocka_unit_test(bucket_lookup_agrees_with_log),
 	};
 	return cmocka_run_group_tests_name("hist", tests, NULL, NULL);
 }
