@@ -3,12 +3,14 @@
  *                            one core with zero drops (decode, HMAC, apply)
  *   bench udp_drop_onset     the first offered rate at which drops appear
  * A forked C load generator sends pre-signed chunk datagrams on loopback,
- * paced in bursts of 64 (one UDP GSO send each) for one second per step;
- * drops = sent - applied. A step's losses are judged after the socket's
- * 64 MiB buffer has drained, so a one-second step passes a rate somewhat
- * above the sustained one. The datagrams are version 2 (binary, 334 bytes:
- * what the Python emitter sends for a chunk); the same record as version 1
- * (JSON padded to 700 bytes) is measured after it, names ending in _v1.
+ * paced in bursts of 64 (one UDP GSO send each) for STEP_SECONDS per step;
+ * drops = sent - applied, judged after the socket's 64 MiB buffer has
+ * drained. The buffer holds about a tenth of a second at these rates: steps
+ * of one second passed rates ~10 % above what the listener sustains, steps
+ * of three leave little room for that. The datagrams are version 2 (binary,
+ * 334 bytes: what the Python emitter sends for a chunk); the same record as
+ * version 1 (JSON padded to 700 bytes) is measured after it, names ending
+ * in _v1.
  *   bench udp_ingest_capacity  datagrams per second of the receiving
  *                            process's own CPU time (user + system, from
  *                            CLOCK_PROCESS_CPUTIME_ID) over the loss-free
@@ -41,6 +43,7 @@
 #include "roastop/udp.h"
 
 #define PREBUILT 4096
+#define STEP_SECONDS 3 /* each rate of the ladder is offered this long */
 
 #define SLOT_V1 700 /* bytes per prebuilt version-1 datagram: every one padded to this */
 
@@ -136,7 +139,7 @@ static size_t send_batch(int fd, bool gso, const char *buf, size_t n)
 }
 
 /* The load generator: builds and signs every datagram first, then sends
- * them paced at `rate` for one second in bursts of 64; writes the rate it
+ * them paced at `rate` for STEP_SECONDS in bursts of 64; writes the rate it
  * really achieved to the pipe, so a step the sender could not offer does
  * not count. Without GSO one core of this generator offers ~345k msg/s on
  * the project's machine, too few to find roastop's limit. */
@@ -152,7 +155,7 @@ static void sender(const char *addr_port, const struct auth_key *k, double rate,
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
 		_exit(1);
 	bool gso = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
-	uint64_t total = (uint64_t)rate, sent = 0;
+	uint64_t total = (uint64_t)rate * STEP_SECONDS, sent = 0;
 	char *bufs = malloc(total * slot);
 	for (uint64_t i = 0; bufs && i < total; i++)
 		build(bufs + i * slot, k, first + i);
@@ -206,7 +209,7 @@ static double process_rate(const struct auth_key *k, uint64_t first, struct sink
 	return rate;
 }
 
-/* One step: offered rate for 1 s; returns datagrams lost, and the rate the
+/* One step: offered rate for STEP_SECONDS; returns datagrams lost, and the rate the
  * sender really achieved in *offered. */
 static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint64_t *seq,
 		     struct sink *s, double *offered)
@@ -232,13 +235,14 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 			break;
 	}
 	s->cpu = clock_cpu() - cpu0;
-	*seq += (uint64_t)rate;
+	uint64_t total = (uint64_t)rate * STEP_SECONDS;
+	*seq += total;
 	*offered = 0;
 	if (read(pfd[0], offered, sizeof(*offered)) != (ssize_t)sizeof(*offered))
 		*offered = 0;
 	close(pfd[0]);
 	uint64_t got = s->applied - before;
-	return (uint64_t)rate > got ? (uint64_t)rate - got : 0;
+	return total > got ? total - got : 0;
 }
 
 /* The ladder of offered rates for one wire form; prints its four figures
@@ -255,9 +259,9 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
 		fprintf(stderr, "bench: v%d %zu-byte datagrams: asked %.0f msg/s, sender achieved "
 				"%.0f, lost %llu, receiver CPU %.3f s (%.2f us/msg)\n",
 			wire, slot, rates[i], offered, (unsigned long long)lost, s->cpu,
-			s->cpu / rates[i] * 1e6);
+			s->cpu / (rates[i] * STEP_SECONDS) * 1e6);
 		if (lost == 0) {
-			clean_msgs += rates[i];
+			clean_msgs += rates[i] * STEP_SECONDS;
 			clean_cpu += s->cpu;
 		}
 		if (lost > 0) {
