@@ -13,7 +13,6 @@ A roastop older than version 2 drops ``RTP2`` datagrams: set
 that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
 send everything as version 1.
 """
-import hashlib
 import hmac
 import itertools
 import json
@@ -102,7 +101,7 @@ def frame(body, key):
     """``RTP1 <tag> <body>``: the tag is HMAC-SHA256(key, body) in lowercase hex,
     or ``-`` without a key."""
     if key:
-        return b"RTP1 " + hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b" " + body
+        return b"RTP1 " + hmac.digest(key, body, "sha256").hex().encode() + b" " + body
     return b"RTP1 - " + body
 
 
@@ -308,7 +307,7 @@ def frame_v2(body, key):
     """``RTP2``, flags 0x01 and the raw 32-byte HMAC-SHA256(key, body) before
     the body; flags 0x00 and no tag without a key."""
     if key:
-        return b"RTP2\x01" + hmac.new(key, body, hashlib.sha256).digest() + body
+        return b"RTP2\x01" + hmac.digest(key, body, "sha256") + body
     return b"RTP2\x00" + body
 
 
