@@ -29,6 +29,9 @@ void *strmap_get(const struct strmap *m, const char *key);
  * NULL when the map is full or memory is out. Valid until the next upsert. */
 void *strmap_upsert(struct strmap *m, const char *key, bool *added);
 const char *strmap_key_at(const struct strmap *m, size_t i);
+/* The map's hash of len bytes at s, all 64 bits (the index uses the low
+ * 32): for fingerprints of keys kept outside a map. */
+uint64_t strmap_hash(const char *s, size_t len);
 void *strmap_val_at(const struct strmap *m, size_t i);
 
 #endif

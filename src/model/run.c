@@ -223,30 +223,16 @@ static void sections_add(struct strmap *m, const struct kv_num *kv, size_t n, ui
 	}
 }
 
-/* A word at a time, each name's length mixed in after it: names are short
- * and a byte loop was a tenth of applying a chunk. */
-static uint64_t hash_name(uint64_t h, const char *s)
-{
-	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	size_t n = strlen(s), i = 0;
-	uint64_t w;
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * k;
-		h ^= h >> 29;
-	}
-	w = 0;
-	memcpy(&w, s + i, n - i);
-	h = (h ^ w) * k;
-	h = (h ^ n ^ h >> 29) * k;
-	return h ^ h >> 32;
-}
-
+/* The names' strmap hashes folded in order: strmap hashes a word at a time,
+ * where a byte loop here was a tenth of applying a chunk. */
 static uint64_t branch_list_hash(const struct ev_chunk *c)
 {
 	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < c->n_branches; i++)
-		h = hash_name(h, c->accessed_branches[i]);
+	for (size_t i = 0; i < c->n_branches; i++) {
+		const char *name = c->accessed_branches[i];
+		h = (h ^ strmap_hash(name, strlen(name))) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
 	return h ^ c->n_branches;
 }
 

@@ -56,7 +56,7 @@ static uint64_t mix_word(uint64_t h, uint64_t w)
  * multiplies of a long path overlap), the last 16 bytes read overlapping
  * the rest, then a full avalanche so that the low bits used for the slot
  * depend on every byte of the key. */
-static uint32_t hash_key(const char *s, size_t len)
+uint64_t strmap_hash(const char *s, size_t len)
 {
 	uint64_t a = MIX_K1 ^ (uint64_t)len, b = MIX_K3;
 	const char *p = s;
@@ -78,7 +78,12 @@ static uint32_t hash_key(const char *s, size_t len)
 	h ^= h >> 33;
 	h *= MIX_K3;
 	h ^= h >> 33;
-	return (uint32_t)h;
+	return h;
+}
+
+static uint32_t hash_key(const char *s, size_t len)
+{
+	return (uint32_t)strmap_hash(s, len);
 }
 
 void strmap_init(struct strmap *m, size_t val_size, size_t max_entries)
