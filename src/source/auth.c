@@ -174,6 +174,19 @@ void auth_tag_hex(const struct auth_key *k, const char *body, size_t len, char *
 	to_hex(mac, sizeof(mac), out);
 }
 
+/* Constant time: every byte is compared whatever the first difference. A
+ * word at a time, where CRYPTO_memcmp goes byte by byte. */
+static bool tag_equal(const uint8_t a[AUTH_TAG_LEN], const uint8_t b[AUTH_TAG_LEN])
+{
+	uint64_t diff = 0, x, y;
+	for (size_t i = 0; i < AUTH_TAG_LEN; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
 bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const char *hex_tag)
 {
 	uint8_t want[32], mac[EVP_MAX_MD_SIZE];
@@ -181,7 +194,7 @@ bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const c
 		return false;
 	unsigned int n = 0;
 	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, mac, &n);
-	return n == sizeof(want) && CRYPTO_memcmp(mac, want, sizeof(want)) == 0;
+	return n == sizeof(want) && tag_equal(mac, want);
 }
 
 struct auth_mac {
@@ -217,19 +230,6 @@ struct auth_mac *auth_mac_new(const struct auth_key *k)
 		return NULL;
 	}
 	return m;
-}
-
-/* Constant time: every byte is compared whatever the first difference. A
- * word at a time, where CRYPTO_memcmp goes byte by byte. */
-static bool tag_equal(const uint8_t a[AUTH_TAG_LEN], const uint8_t b[AUTH_TAG_LEN])
-{
-	uint64_t diff = 0, x, y;
-	for (size_t i = 0; i < AUTH_TAG_LEN; i += 8) {
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		diff |= x ^ y;
-	}
-	return diff == 0;
 }
 
 bool auth_mac_ok_raw(struct auth_mac *m, const char *body, size_t len,
