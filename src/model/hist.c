@@ -60,17 +60,16 @@ static double double_of(uint64_t u)
 }
 
 static uint16_t *cell_bucket;
-static double bucket_start[HIST_BUCKETS + 1];
-static uint64_t cell_first, cell_count;
+static double bucket_start[HIST_BUCKETS + 1]; /* [1 .. HIST_BUCKETS]; INFINITY past the top */
+static uint64_t cell_first;
 static pthread_once_t cells_once = PTHREAD_ONCE_INIT;
 
-/* The smallest positive double x <= HIST_MAX with bucket_exact(x) >= b
- * (bucket_exact is non-decreasing; positive doubles order as their bits). */
+/* The smallest double x in [HIST_MIN, HIST_MAX] with bucket_exact(x) >= b,
+ * for b <= bucket_exact(HIST_MAX) (bucket_exact is non-decreasing; positive
+ * doubles order as their bits). */
 static double start_of(uint32_t b)
 {
 	uint64_t lo = bits_of(HIST_MIN), hi = bits_of(HIST_MAX);
-	if (bucket_exact(HIST_MAX) < b)
-		return INFINITY;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		if (bucket_exact(double_of(mid)) >= b)
@@ -83,12 +82,13 @@ static double start_of(uint32_t b)
 
 static void cells_fill(void)
 {
+	uint32_t top = bucket_exact(HIST_MAX);
+	for (uint32_t b = 1; b <= HIST_BUCKETS; b++)
+		bucket_start[b] = b <= top ? start_of(b) : INFINITY;
 	cell_first = bits_of(HIST_MIN) >> CELL_SHIFT;
-	cell_count = (bits_of(HIST_MAX) >> CELL_SHIFT) - cell_first + 1;
-	cell_bucket = malloc(cell_count * sizeof(*cell_bucket));
-	for (uint32_t b = 0; b <= HIST_BUCKETS; b++)
-		bucket_start[b] = b == 0 ? HIST_MIN : start_of(b);
-	for (uint64_t c = 0; cell_bucket && c < cell_count; c++) {
+	uint64_t cells = (bits_of(HIST_MAX) >> CELL_SHIFT) - cell_first + 1;
+	cell_bucket = malloc(cells * sizeof(*cell_bucket));
+	for (uint64_t c = 0; cell_bucket && c < cells; c++) {
 		double x = double_of((cell_first + c) << CELL_SHIFT);
 		cell_bucket[c] = (uint16_t)bucket_exact(x < HIST_MIN ? HIST_MIN : x);
 	}
