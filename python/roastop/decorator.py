@@ -133,25 +133,16 @@ def _branch_metrics(factory, events, rec):
     rec["bytes_read_percent"] = 100 * comp / total_bytes if total_bytes else 0.0
 
 
-def _record(processor, events, run_id, t_start, cpu_start, mem_before, factory, bytes_before,
-            file_meta, sections, t_end, cpu_end, mem_after, error):
-    """The chunk record: roastcoffea 0.1.2's fields plus cpu_time, worker, error."""
-    rec = {"type": "chunk"}
+def _fields(events, run_id, factory, bytes_before, file_meta, sections, error):
+    """The chunk record's fields other than the MEASURED numbers the wrapper
+    took itself: roastcoffea 0.1.2's fields plus worker and error."""
+    rec = {}
     if run_id is not None:
         rec["run_id"] = run_id
-    rec["t_start"] = t_start
-    rec["t_end"] = t_end
-    rec["duration"] = t_end - t_start
-    if mem_before is not None and mem_after is not None:
-        rec["mem_before_mb"] = mem_before
-        rec["mem_after_mb"] = mem_after
-        rec["mem_delta_mb"] = mem_after - mem_before
-    if factory is not None:
-        if bytes_before is not None:
-            bytes_after = requested_bytes(events)
-            if bytes_after is not None:
-                rec["bytes_read"] = bytes_after - bytes_before
-    rec["timestamp"] = time.time()
+    if factory is not None and bytes_before is not None:
+        bytes_after = requested_bytes(events)
+        if bytes_after is not None:
+            rec["bytes_read"] = bytes_after - bytes_before
     _chunk_metadata(events, rec)
     if factory is not None:
         _branch_metrics(factory, events, rec)
@@ -161,7 +152,6 @@ def _record(processor, events, run_id, t_start, cpu_start, mem_before, factory, 
             rec[kind] = section
     if file_meta is not None:
         rec["file_metadata"] = file_meta
-    rec["cpu_time"] = max(cpu_end - cpu_start, 0.0)
     worker = _worker_name()
     if worker is not None:
         rec["worker"] = worker
@@ -236,10 +226,10 @@ def track_metrics(func):
             cpu_end = time.thread_time()
             t_end = time.time()
             try:
-                mem_after = process_memory_mb()
-                emitter.send(_record(self, events, run_id, t_start, cpu_start, mem_before,
-                                     factory, bytes_before, file_meta, sections, t_end,
-                                     cpu_end, mem_after, error))
+                measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
+                            mem_before, process_memory_mb())     # emitter.MEASURED
+                emitter.send_chunk(measured, _fields(events, run_id, factory, bytes_before,
+                                                     file_meta, sections, error))
             except Exception:  # noqa: BLE001
                 emitter.lost += 1
             _restore(self, chunks, key, outer, sections)

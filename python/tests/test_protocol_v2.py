@@ -19,7 +19,7 @@ from roastop_fakes import Events, Factory
 
 from roastop import MetricsCollector, track_metrics, track_time
 from roastop import emitter as em
-from roastop.emitter import Emitter, encode_chunk_v2, frame_v2
+from roastop.emitter import Emitter, encode_chunk_v2, frame_v2, keyed_mac
 
 FILE = "root://eos.example.org//store/DYJetsToLL_M-50/nano_0000.root"
 
@@ -107,7 +107,7 @@ def test_decorator_record_round_trips(sink):
 
 def test_frame_with_and_without_key():
     body = encode_chunk_v2(FULL)
-    tagged = frame_v2(body, KEY)
+    tagged = frame_v2(body, keyed_mac(KEY))
     assert tagged[:4] == b"RTP2" and tagged[4] == 0x01
     assert tagged[5:37] == hmac.new(KEY, body, hashlib.sha256).digest()
     assert tagged[37:] == body
@@ -331,3 +331,75 @@ def test_reference_decoder_rejects_what_roastop_rejects():
                 b"\x01\x0f\x01\x01" + struct.pack("<d", 1.0)):   # meta without filename
         with pytest.raises((BadBinary, UnicodeDecodeError)):
             decode_v2_body(bad)
+
+
+# The decorator's path: chunk_datagram(measured, fields) must say exactly what
+# datagram(chunk_message(measured, fields)) says, in fewer steps.
+MEASURED_NAMES = ("t_start", "t_end", "duration", "mem_before_mb", "mem_after_mb",
+                  "mem_delta_mb", "timestamp", "cpu_time")
+FIELDS = {k: v for k, v in FULL.items()
+          if k not in MEASURED_NAMES + ("type", "host", "pid", "seq", "sent")}
+MEASURED = (FULL["t_start"], FULL["t_end"], FULL["timestamp"], FULL["cpu_time"],
+            FULL["mem_before_mb"], FULL["mem_after_mb"])
+
+
+def both_paths(sink, measured, fields, protocol=2):
+    """(fast, generic) decoded messages from two emitters of one process."""
+    fast, generic = Emitter(addr_of(sink), KEY, protocol), Emitter(addr_of(sink), KEY, protocol)
+    fast._socket()
+    generic._socket()
+    a = split_datagram(fast.chunk_datagram(measured, fields))
+    b = split_datagram(generic.datagram(em.chunk_message(measured, fields)))
+    assert a.pop("sent") <= b.pop("sent")
+    return a, b
+
+
+def test_chunk_datagram_says_what_datagram_says(sink):
+    assert em.MEASURED == ("t_start", "t_end", "timestamp", "cpu_time", "mem_before_mb",
+                           "mem_after_mb")
+    fast, generic = both_paths(sink, MEASURED, FIELDS)
+    assert fast == generic
+    full = dict(FULL)
+    full.pop("sent")
+    full["duration"] = FULL["t_end"] - FULL["t_start"]
+    full["mem_delta_mb"] = FULL["mem_after_mb"] - FULL["mem_before_mb"]
+    full.update(host=socket.gethostname(), pid=os.getpid(), seq=0)
+    assert fast == full                                # every field, none twice
+    e = Emitter(addr_of(sink), KEY)
+    e._socket()
+    data = e.chunk_datagram(MEASURED, FIELDS)
+    ids = []
+    decode_v2_body(split_v2(data)[2], ids)
+    assert data.startswith(b"RTP2\x01") and len(ids) == len(set(ids)) == len(FULL) - 1
+
+
+def test_chunk_datagram_memory_only_when_both_read(sink):
+    for before, after in ((None, 5.0), (5.0, None), (None, None)):
+        measured = MEASURED[:4] + (before, after)
+        fast, generic = both_paths(sink, measured, {"run_id": "r"})
+        assert fast == generic
+        assert not {"mem_before_mb", "mem_after_mb", "mem_delta_mb"} & set(fast)
+    fast, _ = both_paths(sink, MEASURED[:4] + (2.0, 1.5), {})
+    assert fast["mem_delta_mb"] == -0.5 and fast["duration"] == FULL["t_end"] - FULL["t_start"]
+
+
+def test_chunk_datagram_falls_back_without_a_sequence_gap(sink):
+    e = Emitter(addr_of(sink), KEY)
+    e._socket()
+    seqs = []
+    for fields in (FIELDS, dict(FIELDS, my_metric=3), dict(FIELDS, dataset=5), FIELDS):
+        data = e.chunk_datagram(MEASURED, fields)
+        assert data.startswith(b"RTP1 " if fields is not FIELDS else b"RTP2")
+        msg = split_datagram(data)
+        assert msg["t_start"] == FULL["t_start"] and msg["run_id"] == FULL["run_id"]
+        seqs.append(msg["seq"])
+    assert seqs == [0, 1, 2, 3]
+
+
+def test_chunk_datagram_protocol_1_and_no_key(sink):
+    fast, generic = both_paths(sink, MEASURED, FIELDS, protocol=1)
+    assert fast == generic and fast["cpu_time"] == FULL["cpu_time"]
+    e = Emitter(addr_of(sink), None)
+    e._socket()
+    data = e.chunk_datagram(MEASURED, {"dataset": "d"})
+    assert data.startswith(b"RTP2\x00") and split_datagram(data, None)["dataset"] == "d"
