@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, no_nan, roastop
+from conftest import ROASTOP, generate, load_metrics, no_nan, roastop
 
 # Every key roastcoffea 0.1.2 writes that a replay with chunks, samples,
 # span fine metrics and a coffea report must produce.
@@ -226,3 +226,22 @@ def test_replay_from_stdin(small_run, tmp_path):
                            timeout=60)
     assert p.returncode == 0, p.stderr
     assert load_metrics(out)["total_events"] == t["total_events"]
+
+
+def test_paced_replay_keeps_time_with_few_wakeups(tmp_path):
+    """At --speed 2 a 4.6-second run of 1,500 chunks takes 2.3 s, and
+    roastop wakes up about once per 20 ms of slack, not once per chunk
+    (voluntary context switches from wait4: ~1,500 before the slack)."""
+    rec, truth = tmp_path / "run.jsonl", tmp_path / "truth.json"
+    t = generate(rec, truth, chunks=1500, workers=4, hours=0.001, sample_interval=1)
+    span = 4.6 / 2
+    start = time.monotonic()
+    p = subprocess.Popen([ROASTOP, "--replay", str(rec), "--speed", "2", "--headless",
+                          "--output", str(tmp_path / "out")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.monotonic() - start
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert span - 0.05 <= wall <= span + 2.0
+    assert usage.ru_nvcsw <= span / 0.02 + 60, usage.ru_nvcsw
+    assert load_metrics(tmp_path / "out")["num_chunks"] == t["num_chunks"]
