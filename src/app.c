@@ -45,6 +45,7 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_UDP, FD_UI, 
 
 struct app {
 	const struct app_config *cfg;
+	double udp_nap_until; /* monotonic: the socket is left unpolled until then */
 	struct run run;
 	struct event ev; /* reused for every decoded event */
 	struct replay *replay;
@@ -406,11 +407,22 @@ static void app_signal(struct app *a)
 	}
 }
 
-static int poll_timeout(const struct app *a)
+/* nap: seconds the listener stays unpolled (<= 0: it is polled). */
+static int poll_timeout(const struct app *a, double nap)
 {
 	if (a->replay && !a->replay_done && (!a->pending || a->cfg->speed <= 0))
 		return 0; /* more to read now */
-	return -1;
+	return nap > 0 ? (int)ceil(nap * 1000) : -1;
+}
+
+/* Drains the listener; once it is empty, leaves it UDP_NAP seconds. */
+static void app_udp_drain(struct app *a)
+{
+	int n = udp_drain(a->udp, clock_real(), deliver_cb, a);
+	if (n < 0)
+		fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
+	else if (n < UDP_DRAIN_MAX)
+		a->udp_nap_until = clock_mono() + UDP_NAP;
 }
 
 /* The grace after run end is over: stop, once the scheduler's last round
@@ -514,8 +526,11 @@ static void app_loop(struct app *a)
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
+		double nap = a->udp_nap_until - clock_mono();
+		if (nap > 0)
+			pfd[FD_UDP].fd = -1; /* poll skips it */
 		size_t n_dask = a->dask ? dask_pollfds(a->dask, pfd + FD__COUNT, DASK_MAX_FDS) : 0;
-		int n = poll(pfd, FD__COUNT + n_dask, poll_timeout(a));
+		int n = poll(pfd, FD__COUNT + n_dask, poll_timeout(a, nap));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
@@ -541,9 +556,8 @@ static void app_loop(struct app *a)
 		}
 		if (n > 0 && (pfd[FD_UI].revents & (POLLIN | POLLHUP)))
 			app_ui_input(a);
-		if (n > 0 && (pfd[FD_UDP].revents & POLLIN) &&
-		    udp_drain(a->udp, clock_real(), deliver_cb, a) < 0)
-			fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
+		if (n > 0 && (pfd[FD_UDP].revents & POLLIN))
+			app_udp_drain(a);
 		if (n > 0 && n_dask)
 			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_real());
 		app_note_loss(a);

@@ -12,6 +12,12 @@
 #define UDP_WINDOW 1024 /* sequence numbers remembered per sender */
 #define UDP_MAX_SENDERS 100000
 #define UDP_MAX_PENDING_REPORTS 8
+#define UDP_DRAIN_MAX 2048 /* datagrams one udp_drain reads at most */
+/* Once a drain has emptied the socket, the loop leaves it unpolled this many
+ * seconds: at hundreds of chunks a second a wake-up per datagram costs more
+ * than the datagrams, and the socket buffer holds far more than this much
+ * traffic at any rate roastop can take. */
+#define UDP_NAP 0.01
 
 enum udp_reason {
 	UDP_BAD_MAGIC = 0,
@@ -49,7 +55,8 @@ struct udp *udp_new(const struct auth_key *key);
 int udp_fd(const struct udp *u);
 /* "HOST:PORT" actually bound, for ROASTOP_ADDR. */
 const char *udp_address(const struct udp *u);
-/* Reads what is queued (bounded per call); returns datagrams read, -1 on error. */
+/* Reads what is queued, at most UDP_DRAIN_MAX; returns datagrams read (fewer
+ * than UDP_DRAIN_MAX: the socket is empty now), -1 on error. */
 int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx);
 /* One datagram's bytes through framing, auth, decoding and sequencing. */
 void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,

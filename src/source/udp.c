@@ -17,7 +17,7 @@
 #include "roastop/strmap.h"
 
 #define BATCH 64
-#define BATCHES_PER_DRAIN 32 /* then back to the loop: the screen stays live */
+#define BATCHES_PER_DRAIN (UDP_DRAIN_MAX / BATCH) /* then back to the loop: the screen stays live */
 #define MAGIC "RTP1 "
 #define MAGIC_LEN 5
 #define MAGIC2 "RTP2" /* protocol version 2: binary chunks */

@@ -133,3 +133,30 @@ def test_ipv6_listener(tmp_path):
     time.sleep(0.3)
     _, m = lst.stop()
     assert m["num_chunks"] == 50
+
+
+def voluntary_switches(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches")
+
+
+def test_steady_trickle_wakes_roastop_per_nap_not_per_datagram(tmp_path):
+    """1,000 chunks at about 500 a second: roastop drains the socket at most
+    once per UDP_NAP (10 ms) instead of waking for each datagram, and
+    applies every chunk (~1,000 voluntary context switches without the nap)."""
+    lst = Listener(tmp_path)
+    time.sleep(0.3)
+    before = voluntary_switches(lst.proc.pid)
+    start = time.monotonic()
+    for seq in range(1000):
+        lst.send(chunk(seq))
+        time.sleep(0.002)
+    spent = time.monotonic() - start
+    after = voluntary_switches(lst.proc.pid)
+    time.sleep(0.2)
+    _, m = lst.stop()
+    assert m["num_chunks"] == 1000 and m["roastop"]["udp"]["kernel_drops"] == 0
+    assert after - before <= spent / 0.01 + 60, (after - before, spent)
