@@ -226,12 +226,12 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 	int status = 0;
 	double cpu0 = clock_cpu();
 	double quiet_since = 0, nap_until = 0;
-	for (;;) { /* app_loop's policy: an emptied socket is left UDP_NAP seconds */
+	for (;;) { /* app_loop's policy: after a small drain the socket is left a while */
 		double nap = nap_until - clock_mono();
 		p.fd = nap > 0 ? -1 : udp_fd(u);
 		if (poll(&p, 1, nap > 0 ? (int)ceil(nap * 1000) : 50) > 0 &&
-		    udp_drain(u, 1767225600.0, deliver, s) < UDP_DRAIN_MAX)
-			nap_until = clock_mono() + UDP_NAP;
+		    udp_drain(u, 1767225600.0, deliver, s) < UDP_NAP_BELOW)
+			nap_until = clock_mono() + udp_nap(u);
 		if (waitpid(pid, &status, WNOHANG) == pid && quiet_since == 0)
 			quiet_since = clock_mono();
 		if (quiet_since && clock_mono() - quiet_since > 0.2)

@@ -415,14 +415,24 @@ static int poll_timeout(const struct app *a, double nap)
 	return nap > 0 ? (int)ceil(nap * 1000) : -1;
 }
 
-/* Drains the listener; once it is empty, leaves it UDP_NAP seconds. */
-static void app_udp_drain(struct app *a)
+/* Drains the listener; after a small drain, leaves it udp_nap() seconds. */
+static int app_udp_drain(struct app *a)
 {
 	int n = udp_drain(a->udp, clock_real(), deliver_cb, a);
 	if (n < 0)
 		fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
-	else if (n < UDP_DRAIN_MAX)
-		a->udp_nap_until = clock_mono() + UDP_NAP;
+	else if (n < UDP_NAP_BELOW)
+		a->udp_nap_until = clock_mono() + udp_nap(a->udp);
+	return n;
+}
+
+/* At the stop: what is queued already is applied (the loop may have been
+ * napping), in a few drains at most, so that a flood cannot hold the exit. */
+static void app_udp_last_drain(struct app *a)
+{
+	for (int i = 0; a->udp && i < 8; i++)
+		if (app_udp_drain(a) < UDP_DRAIN_MAX)
+			return;
 }
 
 /* The grace after run end is over: stop, once the scheduler's last round
@@ -717,6 +727,7 @@ int app_main(const struct app_config *cfg)
 			fprintf(stderr, "roastop: collecting; measurement goes to %s\n", a->out_dir);
 		app_open_ui(a);
 		app_loop(a);
+		app_udp_last_drain(a);
 		app_close_ui(a);
 		rc = app_finish(a);
 	}

@@ -13,11 +13,17 @@
 #define UDP_MAX_SENDERS 100000
 #define UDP_MAX_PENDING_REPORTS 8
 #define UDP_DRAIN_MAX 2048 /* datagrams one udp_drain reads at most */
-/* Once a drain has emptied the socket, the loop leaves it unpolled this many
- * seconds: at hundreds of chunks a second a wake-up per datagram costs more
- * than the datagrams, and the socket buffer holds far more than this much
- * traffic at any rate roastop can take. */
+/* A drain that read fewer than UDP_NAP_BELOW datagrams is followed by a nap:
+ * the loop leaves the socket unpolled for udp_nap() seconds, so a trickle of
+ * chunks wakes roastop at most 1/udp_nap() times a second instead of once
+ * per datagram (a wake-up costs more than a datagram). The nap is UDP_NAP,
+ * or shorter when the receive buffer the kernel granted would not hold a
+ * burst of UDP_NAP_BURST datagrams a second (2 KiB each in the kernel's
+ * accounting) for that long: an unprivileged user's buffer is capped by
+ * net.core.rmem_max. */
+#define UDP_NAP_BELOW 64
 #define UDP_NAP 0.01
+#define UDP_NAP_BURST 100000.0
 
 enum udp_reason {
 	UDP_BAD_MAGIC = 0,
@@ -53,10 +59,14 @@ struct udp *udp_open(const char *host, int port, const struct auth_key *key, int
 /* The same state without a socket: for udp_process in tests and fuzzing. */
 struct udp *udp_new(const struct auth_key *key);
 int udp_fd(const struct udp *u);
+/* Seconds to leave the socket after a small drain (see UDP_NAP_BELOW); 0
+ * for a listener without a socket. */
+double udp_nap(const struct udp *u);
 /* "HOST:PORT" actually bound, for ROASTOP_ADDR. */
 const char *udp_address(const struct udp *u);
 /* Reads what is queued, at most UDP_DRAIN_MAX; returns datagrams read (fewer
- * than UDP_DRAIN_MAX: the socket is empty now), -1 on error. */
+ * than UDP_DRAIN_MAX: the socket was found empty, or a read was interrupted),
+ * -1 on error. */
 int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx);
 /* One datagram's bytes through framing, auth, decoding and sequencing. */
 void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,

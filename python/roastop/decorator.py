@@ -8,7 +8,7 @@ import sys
 import time
 
 from roastop._state import ship_by_value, shared
-from roastop.emitter import emitter_for, emitter_from_env
+from roastop.emitter import chunk_message, emitter_for, emitter_from_env
 from roastop.instrumentation import current_chunks, process_memory_mb, requested_bytes
 
 FLAG = "_roastcoffea_collect_metrics"
@@ -228,8 +228,13 @@ def track_metrics(func):
             try:
                 measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
                             mem_before, process_memory_mb())     # emitter.MEASURED
-                emitter.send_chunk(measured, _fields(events, run_id, factory, bytes_before,
-                                                     file_meta, sections, error))
+                fields = _fields(events, run_id, factory, bytes_before, file_meta, sections,
+                                 error)
+                send_chunk = getattr(emitter, "send_chunk", None)
+                if send_chunk is not None:
+                    send_chunk(measured, fields)
+                else:   # an Emitter an older roastop left in a long-lived worker
+                    emitter.send(chunk_message(measured, fields))
             except Exception:  # noqa: BLE001
                 emitter.lost += 1
             _restore(self, chunks, key, outer, sections)

@@ -350,6 +350,13 @@ def chunk_message(measured, fields):
     return msg
 
 
+# What chunk_datagram writes itself: fields naming one of these take the
+# generic path, where the later value wins as in a dict (written twice, the
+# field would make roastop refuse the datagram).
+_OWN_FIELDS = frozenset(("type", "duration", "mem_delta_mb", "host", "pid", "seq", "sent")
+                        + MEASURED)
+
+
 def _fid(name):
     return _CHUNK_FIELDS[name][0]
 
@@ -471,7 +478,7 @@ class Emitter:
         message as datagram() would make of it, built without that dict:
         the decorator's numbers and the envelope in one pack, the host's
         field made once. Version 1 when fields have no version 2 form."""
-        if self.protocol >= 2:
+        if self.protocol >= 2 and _OWN_FIELDS.isdisjoint(fields):
             out = [_KIND_CHUNK, self._host_v2, None]
             try:
                 _append_fields(fields, out.append)

@@ -403,3 +403,40 @@ def test_chunk_datagram_protocol_1_and_no_key(sink):
     e._socket()
     data = e.chunk_datagram(MEASURED, {"dataset": "d"})
     assert data.startswith(b"RTP2\x00") and split_datagram(data, None)["dataset"] == "d"
+
+
+def test_chunk_datagram_fields_naming_its_own_go_the_generic_way(sink):
+    """A field the fast path writes itself, given again in fields, is sent once,
+    with the value the generic path gives it (a field twice is refused)."""
+    for extra in ({"duration": 5.0}, {"seq": 7}, {"mem_delta_mb": 1.0}, {"t_start": 2.0},
+                  {"host": "elsewhere"}):
+        fields = dict(FIELDS, **extra)
+        e = Emitter(addr_of(sink), KEY)
+        e._socket()
+        data = e.chunk_datagram(MEASURED, fields)
+        ids = []
+        decode_v2_body(split_v2(data)[2], ids)
+        assert len(ids) == len(set(ids)), extra
+        fast, generic = both_paths(sink, MEASURED, fields)
+        assert fast == generic, extra
+
+
+def test_decorator_copes_with_an_emitter_without_send_chunk(sink):
+    """A long-lived worker may hold an Emitter of an older roastop (shared
+    process state outlives the code shipped by value): chunks still go."""
+    class OldEmitter(Emitter):
+        send_chunk = None
+
+    class Proc:
+        @track_metrics
+        def process(self, events):
+            return len(events)
+
+    p = Proc()
+    p._roastcoffea_collect_metrics = True
+    p._roastop_addr, p._roastop_key, p._roastop_run_id = addr_of(sink), KEY.hex(), "r"
+    em._cache[(addr_of(sink), KEY.hex())] = OldEmitter(addr_of(sink), KEY)
+    p.process(Events(10, dataset="DY", filename="f.root", entrystart=0, entrystop=10,
+                     uuid="u"))
+    msg = receive(sink)
+    assert msg["num_events"] == 10 and msg["run_id"] == "r" and msg["seq"] == 0

@@ -65,6 +65,7 @@ struct udp {
 	struct pending_report pending[UDP_MAX_PENDING_REPORTS];
 	uint64_t report_clock;
 	char (*bufs)[UDP_MAX_DATAGRAM + 1];
+	double nap; /* udp_nap(), from the buffer the kernel granted */
 };
 
 const char *udp_reason_name(enum udp_reason r)
@@ -110,6 +111,23 @@ void udp_close(struct udp *u)
 int udp_fd(const struct udp *u)
 {
 	return u->fd;
+}
+
+double udp_nap(const struct udp *u)
+{
+	return u->nap;
+}
+
+/* UDP_NAP, or as long as the granted buffer holds UDP_NAP_BURST datagrams a
+ * second of 2 KiB each. */
+static double nap_for(int fd)
+{
+	int granted = 0;
+	socklen_t len = sizeof(granted);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &len) != 0 || granted <= 0)
+		return 0;
+	double holds = granted / (UDP_NAP_BURST * 2048.0);
+	return holds < UDP_NAP ? holds : UDP_NAP;
 }
 
 const char *udp_address(const struct udp *u)
@@ -463,6 +481,7 @@ struct udp *udp_open(const char *host, int port, const struct auth_key *key, int
 		return NULL;
 	}
 	buffer_size(u->fd, rcvbuf);
+	u->nap = nap_for(u->fd);
 	address_of(u);
 	return u;
 }

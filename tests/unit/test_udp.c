@@ -253,6 +253,26 @@ static void version_2_framing(void **state)
 	udp_close(u);
 }
 
+/* The nap after a small drain fits the buffer the kernel granted: shorter
+ * for a small one, never over UDP_NAP; none without a socket. */
+static void nap_follows_the_granted_buffer(void **state)
+{
+	(void)state;
+	char err[256];
+	struct udp *small = udp_open("127.0.0.1", 0, NULL, 4096, err, sizeof(err));
+	struct udp *large = udp_open("127.0.0.1", 0, NULL, 64 << 20, err, sizeof(err));
+	struct udp *none = udp_new(NULL);
+	assert_non_null(small);
+	assert_non_null(large);
+	assert_true(udp_nap(small) > 0);
+	assert_true(udp_nap(small) < udp_nap(large));
+	assert_true(udp_nap(large) <= UDP_NAP);
+	assert_true(udp_nap(none) == 0);
+	udp_close(small);
+	udp_close(large);
+	udp_close(none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,6 +284,7 @@ int main(void)
 		cmocka_unit_test_setup(split_report_applied_once_whole, setup),
 		cmocka_unit_test_setup(oversize_rejected, setup),
 		cmocka_unit_test_setup(version_2_framing, setup),
+		cmocka_unit_test(nap_follows_the_granted_buffer),
 	};
 	return cmocka_run_group_tests_name("udp", tests, NULL, NULL);
 }
