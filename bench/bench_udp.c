@@ -229,9 +229,11 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 	for (;;) { /* app_loop's policy: after a small drain the socket is left a while */
 		double nap = nap_until - clock_mono();
 		p.fd = nap > 0 ? -1 : udp_fd(u);
-		if (poll(&p, 1, nap > 0 ? (int)ceil(nap * 1000) : 50) > 0 &&
-		    udp_drain(u, 1767225600.0, deliver, s) < UDP_NAP_BELOW)
-			nap_until = clock_mono() + udp_nap(u);
+		if (poll(&p, 1, nap > 0 ? (int)ceil(nap * 1000) : 50) > 0) {
+			double rest = udp_drain_nap(u, udp_drain(u, 1767225600.0, deliver, s));
+			if (rest > 0)
+				nap_until = clock_mono() + rest;
+		}
 		if (waitpid(pid, &status, WNOHANG) == pid && quiet_since == 0)
 			quiet_since = clock_mono();
 		if (quiet_since && clock_mono() - quiet_since > 0.2)

@@ -415,14 +415,15 @@ static int poll_timeout(const struct app *a, double nap)
 	return nap > 0 ? (int)ceil(nap * 1000) : -1;
 }
 
-/* Drains the listener; after a small drain, leaves it udp_nap() seconds. */
+/* Drains the listener; after a small drain, leaves it a while (udp.h). */
 static int app_udp_drain(struct app *a)
 {
 	int n = udp_drain(a->udp, clock_real(), deliver_cb, a);
+	double nap = n < 0 ? 0 : udp_drain_nap(a->udp, n);
 	if (n < 0)
 		fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
-	else if (n < UDP_NAP_BELOW)
-		a->udp_nap_until = clock_mono() + udp_nap(a->udp);
+	else if (nap > 0)
+		a->udp_nap_until = clock_mono() + nap;
 	return n;
 }
 

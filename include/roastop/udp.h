@@ -14,8 +14,8 @@
 #define UDP_MAX_PENDING_REPORTS 8
 #define UDP_DRAIN_MAX 2048 /* datagrams one udp_drain reads at most */
 /* A drain that read fewer than UDP_NAP_BELOW datagrams is followed by a nap:
- * the loop leaves the socket unpolled for udp_nap() seconds, so a trickle of
- * chunks wakes roastop at most 1/udp_nap() times a second instead of once
+ * the loop leaves the socket unpolled for udp_drain_nap() seconds, so a
+ * trickle of chunks wakes roastop at most 100 times a second instead of once
  * per datagram (a wake-up costs more than a datagram). The nap is UDP_NAP,
  * or shorter when the receive buffer the kernel granted would not hold a
  * burst of UDP_NAP_BURST datagrams a second (2 KiB each in the kernel's
@@ -59,9 +59,10 @@ struct udp *udp_open(const char *host, int port, const struct auth_key *key, int
 /* The same state without a socket: for udp_process in tests and fuzzing. */
 struct udp *udp_new(const struct auth_key *key);
 int udp_fd(const struct udp *u);
-/* Seconds to leave the socket after a small drain (see UDP_NAP_BELOW); 0
- * for a listener without a socket. */
-double udp_nap(const struct udp *u);
+/* Seconds to leave the socket unpolled after a drain that read `drained`
+ * datagrams (see UDP_NAP_BELOW): 0 after a large one, and for a listener
+ * without a socket. */
+double udp_drain_nap(const struct udp *u, int drained);
 /* "HOST:PORT" actually bound, for ROASTOP_ADDR. */
 const char *udp_address(const struct udp *u);
 /* Reads what is queued, at most UDP_DRAIN_MAX; returns datagrams read (fewer

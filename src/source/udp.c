@@ -65,7 +65,7 @@ struct udp {
 	struct pending_report pending[UDP_MAX_PENDING_REPORTS];
 	uint64_t report_clock;
 	char (*bufs)[UDP_MAX_DATAGRAM + 1];
-	double nap; /* udp_nap(), from the buffer the kernel granted */
+	double nap; /* after a small drain, from the buffer the kernel granted */
 };
 
 const char *udp_reason_name(enum udp_reason r)
@@ -113,9 +113,9 @@ int udp_fd(const struct udp *u)
 	return u->fd;
 }
 
-double udp_nap(const struct udp *u)
+double udp_drain_nap(const struct udp *u, int drained)
 {
-	return u->nap;
+	return drained < UDP_NAP_BELOW ? u->nap : 0;
 }
 
 /* UDP_NAP, or as long as the granted buffer holds UDP_NAP_BURST datagrams a

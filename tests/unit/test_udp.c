@@ -254,7 +254,8 @@ static void version_2_framing(void **state)
 }
 
 /* The nap after a small drain fits the buffer the kernel granted: shorter
- * for a small one, never over UDP_NAP; none without a socket. */
+ * for a small one, never over UDP_NAP; none after a large drain, and none
+ * without a socket. */
 static void nap_follows_the_granted_buffer(void **state)
 {
 	(void)state;
@@ -264,10 +265,11 @@ static void nap_follows_the_granted_buffer(void **state)
 	struct udp *none = udp_new(NULL);
 	assert_non_null(small);
 	assert_non_null(large);
-	assert_true(udp_nap(small) > 0);
-	assert_true(udp_nap(small) < udp_nap(large));
-	assert_true(udp_nap(large) <= UDP_NAP);
-	assert_true(udp_nap(none) == 0);
+	assert_true(udp_drain_nap(small, 0) > 0);
+	assert_true(udp_drain_nap(small, UDP_NAP_BELOW - 1) < udp_drain_nap(large, 0));
+	assert_true(udp_drain_nap(large, UDP_NAP_BELOW - 1) <= UDP_NAP);
+	assert_true(udp_drain_nap(large, UDP_NAP_BELOW) == 0);
+	assert_true(udp_drain_nap(none, 0) == 0);
 	udp_close(small);
 	udp_close(large);
 	udp_close(none);
