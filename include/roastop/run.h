@@ -99,6 +99,8 @@ struct log_line {
 	char text[RUN_LOG_TEXT];
 };
 
+#define RUN_SECTION_HINTS 8
+
 struct run {
 	/* run markers */
 	char run_id[64];
@@ -135,6 +137,9 @@ struct run {
 	uint64_t chunks_with_custom;
 	uint64_t branch_lists_seen[8]; /* fingerprints of branch lists already merged */
 	uint64_t branch_lists_next;
+	/* strmap_upsert_hint's hints: the last dataset, and the sections by
+	 * their place in a chunk's list (time, memory, bytes) */
+	size_t hint_dataset, hint_sections[3][RUN_SECTION_HINTS];
 	struct timeline tl_events; /* cumulative events at each chunk arrival */
 	struct timeline tl_bytes; /* cumulative bytes_read at each chunk arrival */
 

@@ -28,6 +28,11 @@ void *strmap_get(const struct strmap *m, const char *key);
 /* Finds or inserts key; a new value is zero-filled and *added set true.
  * NULL when the map is full or memory is out. Valid until the next upsert. */
 void *strmap_upsert(struct strmap *m, const char *key, bool *added);
+/* strmap_upsert that first tries the entry *hint names (its index + 1; 0
+ * for none) with one strcmp, and leaves the entry found or added in *hint:
+ * for keys that mostly repeat at a call site (a run's dataset, a chunk's
+ * sections in their order), the hash and probe are skipped. */
+void *strmap_upsert_hint(struct strmap *m, const char *key, bool *added, size_t *hint);
 const char *strmap_key_at(const struct strmap *m, size_t i);
 /* The map's hash of len bytes at s, all 64 bits (the index uses the low
  * 32): for fingerprints of keys kept outside a map. */

@@ -125,7 +125,8 @@ static optnum chunk_mem_delta(const struct ev_chunk *c)
 static struct dataset_agg *dataset_get(struct run *r, const char *name)
 {
 	bool added = false;
-	struct dataset_agg *d = strmap_upsert(&r->datasets, name ? name : "unknown", &added);
+	struct dataset_agg *d =
+		strmap_upsert_hint(&r->datasets, name ? name : "unknown", &added, &r->hint_dataset);
 	if (!d)
 		r->overflow_datasets++;
 	return d;
@@ -208,11 +209,13 @@ static void file_add(struct run *r, const struct ev_chunk *c, double dur)
 	}
 }
 
-static void sections_add(struct strmap *m, const struct kv_num *kv, size_t n, uint64_t *overflow)
+static void sections_add(struct strmap *m, const struct kv_num *kv, size_t n, uint64_t *overflow,
+			 size_t hints[RUN_SECTION_HINTS])
 {
 	for (size_t i = 0; i < n; i++) {
 		bool added = false;
-		struct section_agg *s = strmap_upsert(m, kv[i].key, &added);
+		struct section_agg *s =
+			strmap_upsert_hint(m, kv[i].key, &added, &hints[i % RUN_SECTION_HINTS]);
 		if (!s) {
 			(*overflow)++;
 			continue;
@@ -278,9 +281,12 @@ static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c)
 		   c->num_events);
 	dataset_add(r, c, dur);
 	file_add(r, c, dur);
-	sections_add(&r->sec_time, c->timing, c->n_timing, &r->overflow_sections);
-	sections_add(&r->sec_mem, c->memory, c->n_memory, &r->overflow_sections);
-	sections_add(&r->sec_bytes, c->bytes, c->n_bytes, &r->overflow_sections);
+	sections_add(&r->sec_time, c->timing, c->n_timing, &r->overflow_sections,
+		     r->hint_sections[0]);
+	sections_add(&r->sec_mem, c->memory, c->n_memory, &r->overflow_sections,
+		     r->hint_sections[1]);
+	sections_add(&r->sec_bytes, c->bytes, c->n_bytes, &r->overflow_sections,
+		     r->hint_sections[2]);
 	branches_add(r, c);
 	if (c->custom_json)
 		r->chunks_with_custom++;

@@ -233,6 +233,17 @@ void *strmap_upsert(struct strmap *m, const char *key, bool *added)
 	return v;
 }
 
+void *strmap_upsert_hint(struct strmap *m, const char *key, bool *added, size_t *hint)
+{
+	*added = false;
+	if (key && *hint && *hint <= m->count && strcmp(m->keys[*hint - 1], key) == 0)
+		return val_ptr(m, *hint - 1);
+	void *v = strmap_upsert(m, key, added);
+	if (v)
+		*hint = (size_t)((unsigned char *)v - m->vals) / m->val_size + 1;
+	return v;
+}
+
 const char *strmap_key_at(const struct strmap *m, size_t i)
 {
 	return i < m->count ? m->keys[i] : NULL;

@@ -149,6 +149,42 @@ static void cap_between_doublings(void **state)
 	strmap_free(&m);
 }
 
+/* A hint names the entry to try first; whatever it holds (right, wrong,
+ * stale, none), the answer is strmap_upsert's, and the hint then names it. */
+static void hint_gives_upserts_answer(void **state)
+{
+	(void)state;
+	struct strmap m;
+	strmap_init(&m, sizeof(int), 3);
+	bool added;
+	size_t hint = 0;
+	int *a = strmap_upsert_hint(&m, "DYJets", &added, &hint);
+	assert_non_null(a);
+	assert_true(added);
+	assert_int_equal(hint, 1);
+	*a = 7;
+	assert_ptr_equal(strmap_upsert_hint(&m, "DYJets", &added, &hint), a); /* the hit */
+	assert_false(added);
+	int *b = strmap_upsert_hint(&m, "TTbar", &added, &hint); /* a miss adds */
+	assert_true(added);
+	assert_int_equal(hint, 2);
+	assert_ptr_equal(strmap_get(&m, "TTbar"), b);
+	assert_ptr_equal(strmap_upsert_hint(&m, "DYJets", &added, &hint), strmap_get(&m, "DYJets"));
+	assert_false(added); /* a wrong hint finds the key through the map */
+	assert_int_equal(hint, 1);
+	assert_int_equal(*(int *)strmap_get(&m, "DYJets"), 7);
+	hint = m.count + 1; /* stale: one past the entries */
+	assert_ptr_equal(strmap_upsert_hint(&m, "TTbar", &added, &hint), strmap_get(&m, "TTbar"));
+	assert_int_equal(hint, 2);
+	assert_non_null(strmap_upsert_hint(&m, "WJets", &added, &hint));
+	assert_null(strmap_upsert_hint(&m, "QCD", &added, &hint)); /* full */
+	assert_false(added);
+	assert_int_equal(hint, 3); /* left as it was */
+	assert_null(strmap_upsert_hint(&m, NULL, &added, &hint));
+	assert_int_equal(m.count, 3);
+	strmap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +194,7 @@ int main(void)
 		cmocka_unit_test(keys_are_copied),
 		cmocka_unit_test(full_map_refuses),
 		cmocka_unit_test(cap_between_doublings),
+		cmocka_unit_test(hint_gives_upserts_answer),
 	};
 	return cmocka_run_group_tests_name("strmap", tests, NULL, NULL);
 }
