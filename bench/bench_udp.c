@@ -3,6 +3,7 @@
  *                            one core with zero drops (decode, HMAC, apply) in
  *                            one of two tries (STEP_TRIES)
  *   bench udp_drop_onset     the first offered rate at which both tries drop
+ *                            (or the one try the generator fell short in)
  * A forked C load generator sends pre-signed chunk datagrams on loopback,
  * paced in bursts of 64 (one UDP GSO send each) for STEP_SECONDS per step;
  * drops = sent - applied, judged after the socket's 64 MiB buffer has
@@ -16,7 +17,8 @@
  *   bench udp_ingest_capacity  datagrams per second of the receiving
  *                            process's own CPU time (user + system, from
  *                            CLOCK_PROCESS_CPUTIME_ID) over the loss-free
- *                            steps: the sustained rate one core of roastop's
+ *                            steps (of a retried step, the clean try):
+ *                            the sustained rate one core of roastop's
  *                            side takes, receive path and wake-ups included.
  *   bench udp_process_rate   the same datagrams through udp_process (framing,
  *                            HMAC, decode, sequence, run_apply) without the
@@ -46,12 +48,13 @@
 
 #define PREBUILT 4096
 #define STEP_SECONDS 3 /* each rate of the ladder is offered this long */
-/* A rate that lost datagrams is offered once more before the ladder stops.
+/* A rate that lost datagrams is offered once more before the ladder stops
+ * (not when the generator fell short of it: the ladder stops there anyway).
  * On the project's shared 2-vCPU VM the same binary lost datagrams at a rate
- * in one run and none in the next (the receiver's CPU per datagram moved by
- * ~7 % with the host): the host's interference only ever lowers what the
- * listener takes, so, as for emitter_overhead, the better of two tries is
- * the figure. stderr shows every try. */
+ * in one run and none in the next: the host's interference only ever lowers
+ * what the listener takes, so, as for emitter_overhead, the better of two
+ * tries is the figure. The capacity counts the try that passed. stderr
+ * shows every try. */
 #define STEP_TRIES 2
 
 #define SLOT_V1 700 /* bytes per prebuilt version-1 datagram: every one padded to this */

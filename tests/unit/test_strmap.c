@@ -174,7 +174,9 @@ static void hint_gives_upserts_answer(void **state)
 	assert_int_equal(hint, 1);
 	assert_int_equal(*(int *)strmap_get(&m, "DYJets"), 7);
 	hint = m.count + 1; /* stale: one past the entries */
+	added = true;
 	assert_ptr_equal(strmap_upsert_hint(&m, "TTbar", &added, &hint), strmap_get(&m, "TTbar"));
+	assert_false(added);
 	assert_int_equal(hint, 2);
 	assert_non_null(strmap_upsert_hint(&m, "WJets", &added, &hint));
 	assert_null(strmap_upsert_hint(&m, "QCD", &added, &hint)); /* full */
@@ -182,6 +184,13 @@ static void hint_gives_upserts_answer(void **state)
 	assert_int_equal(hint, 3); /* left as it was */
 	assert_null(strmap_upsert_hint(&m, NULL, &added, &hint));
 	assert_int_equal(m.count, 3);
+	strmap_free(&m);
+	/* a hint kept across a free: the refilled map has other keys there */
+	strmap_init(&m, sizeof(int), 3);
+	assert_non_null(strmap_upsert_hint(&m, "QCD", &added, &hint));
+	assert_true(added);
+	assert_int_equal(hint, 1);
+	assert_null(strmap_get(&m, "DYJets"));
 	strmap_free(&m);
 }
 
