@@ -7,4 +7,11 @@
 /* write(2) until done, retrying EINTR; 0, or -1 with errno. */
 int fsutil_write_all(int fd, const char *p, size_t n);
 
+/* Creates a fresh temporary beside name in the directory dfd, mode 0644
+ * before the umask: ".NAME.<16 random hex digits>.tmp", opened
+ * O_CREAT|O_EXCL|O_NOFOLLOW, so never an existing file or a planted link,
+ * under a name nobody can plant in advance (64 bits from getrandom(2)).
+ * Its name (relative to dfd) goes to tmp; the descriptor, or -1 with errno. */
+int fsutil_open_temp(int dfd, const char *name, char *tmp, size_t size);
+
 #endif

@@ -1,8 +1,9 @@
 /* The measurement directory, in roastcoffea's layout so that its
  * load_measurement() reads it: metrics.json, metadata.json,
  * start_end_time.txt, plus summary.txt. Every file is replaced atomically
- * (temporary + rename), so a checkpoint is never torn and a symlink planted
- * at a final name is replaced, never followed. */
+ * (a temporary with an unpredictable name + rename), so a checkpoint is
+ * never torn and a symlink planted at a final name is replaced, never
+ * followed. The directory itself must not be a symbolic link (refused). */
 #ifndef ROASTOP_MEASUREMENT_H
 #define ROASTOP_MEASUREMENT_H
 
@@ -14,8 +15,13 @@
  * start_end_time.txt and metadata.json is m->t_start..m->t_end, the one
  * elapsed_time_seconds measures ("nan,nan" when that is unknown).
  * extra: merged into metrics.json's "roastop" object (may be NULL; not
- * consumed). 0 on success; -1 with one line naming the file in err. */
+ * consumed). 0 on success; -1 with one line naming the file in err and
+ * the cause in errno (ELOOP: dir is a symbolic link). */
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
 		      const cJSON *extra, char *err, size_t errsz);
+/* Before a run: -1 with a line in err (errno ELOOP) when dir is a symbolic
+ * link, so that the refusal comes at once rather than at the first write;
+ * 0 otherwise, missing dir included. */
+int measurement_check_dir(const char *dir, char *err, size_t errsz);
 
 #endif

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@
 #include "roastop/report_text.h"
 #include "roastop/strbuf.h"
 
-/* mkdir -p, 0755; the last component must end up a directory. */
+/* mkdir -p, 0755. Whether the last component is a usable directory is
+ * dir_open's to say. */
 static int make_dirs(const char *dir)
 {
 	char path[PATH_MAX];
@@ -37,64 +39,83 @@ static int make_dirs(const char *dir)
 	}
 	if (mkdir(path, 0755) != 0 && errno != EEXIST)
 		return -1;
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
 	return 0;
 }
 
-/* One line, file name and reason first so a long directory cannot push
- * them out of a bounded buffer: "cannot write metrics.json: Not a
- * directory (in /data/run1)". */
-static void fail(char *err, size_t errsz, const char *verb, const char *name, int errnum,
-		 const char *dir)
+/* dir without its trailing slashes, which would make open() follow a link. */
+static int dir_trim(const char *dir, char *path, size_t size)
 {
-	snprintf(err, errsz, "cannot %s %s: %s (in %s)", verb, name, strerror(errnum), dir);
-}
-
-/* snprintf that refuses to truncate: a shortened path would name another file. */
-static int path_join(char *buf, size_t size, const char *dir, const char *name)
-{
-	int n = snprintf(buf, size, "%s/%s", dir, name);
-	if (n < 0 || (size_t)n >= size) {
+	size_t n = strlen(dir);
+	if (n >= size) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	memcpy(path, dir, n + 1);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
 	return 0;
 }
 
-/* O_EXCL|O_NOFOLLOW: never an existing file, never through a planted link. */
-static int open_temp(const char *dir, const char *name, char *tmp, size_t size)
+static bool is_symlink(const char *path)
 {
-	char base[NAME_MAX + 1];
-	for (int attempt = 0; attempt < 16; attempt++) {
-		snprintf(base, sizeof(base), ".%s.%ld.%d.tmp", name, (long)getpid(), attempt);
-		if (path_join(tmp, size, dir, base) != 0)
-			return -1;
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-	}
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+int measurement_check_dir(const char *dir, char *err, size_t errsz)
+{
+	char path[PATH_MAX];
+	if (dir_trim(dir, path, sizeof(path)) != 0 || !is_symlink(path))
+		return 0; /* anything else wrong shows at the first write */
+	snprintf(err, errsz, "refusing the output directory %s: it is a symbolic link "
+		 "(give the directory itself)", dir);
+	errno = ELOOP;
 	return -1;
 }
 
-/* Written, fsync'd, closed, renamed over the final name (rename replaces a
- * symlink there rather than following it). */
-static int file_replace(const char *dir, const char *name, const char *data, size_t len,
-			char *err, size_t errsz)
+/* The directory itself, never through a symbolic link: a link planted at
+ * --output would have roastop replace the files of whatever it points to.
+ * Every file is then created and renamed relative to this descriptor, so
+ * swapping the directory for a link half-way changes nothing. */
+static int dir_open(const char *dir)
 {
-	char tmp[PATH_MAX], final[PATH_MAX];
-	if (path_join(final, sizeof(final), dir, name) != 0) {
-		fail(err, errsz, "write", name, errno, dir);
+	char path[PATH_MAX];
+	if (dir_trim(dir, path, sizeof(path)) != 0)
 		return -1;
-	}
-	int fd = open_temp(dir, name, tmp, sizeof(tmp));
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && is_symlink(path))
+		errno = ELOOP; /* O_DIRECTORY says ENOTDIR for a link to a directory */
+	return fd;
+}
+
+/* Where a measurement goes, and where its one-line error goes. */
+struct outdir {
+	int fd;
+	const char *dir; /* for messages only */
+	char *err;
+	size_t errsz;
+};
+
+/* One line, file name and reason first so a long directory cannot push
+ * them out of a bounded buffer: "cannot write metrics.json: Not a
+ * directory (in /data/run1)". errno is left at errnum for the caller. */
+static void fail(const struct outdir *o, const char *verb, const char *name, int errnum)
+{
+	const char *why = errnum == ELOOP ? "the directory is a symbolic link (refused)"
+					  : strerror(errnum);
+	snprintf(o->err, o->errsz, "cannot %s %s: %s (in %s)", verb, name, why, o->dir);
+	errno = errnum;
+}
+
+/* Written to a fresh temporary (fsutil_open_temp), fsync'd, closed,
+ * renamed over the final name (rename replaces a symlink there rather than
+ * following it); the temporary is removed when anything fails. */
+static int file_replace(const struct outdir *o, const char *name, const char *data, size_t len)
+{
+	char tmp[NAME_MAX + 1];
+	int fd = fsutil_open_temp(o->fd, name, tmp, sizeof(tmp));
 	if (fd < 0) {
-		fail(err, errsz, "create", name, errno, dir);
+		fail(o, "create", name, errno);
 		return -1;
 	}
 	int rc = fsutil_write_all(fd, data, len);
@@ -105,48 +126,42 @@ static int file_replace(const char *dir, const char *name, const char *data, siz
 		rc = -1;
 		saved = errno;
 	}
-	if (rc == 0 && rename(tmp, final) != 0) {
+	if (rc == 0 && renameat(o->fd, tmp, o->fd, name) != 0) {
 		rc = -1;
 		saved = errno;
 	}
 	if (rc != 0) {
-		unlink(tmp);
-		fail(err, errsz, "write", name, saved, dir);
+		unlinkat(o->fd, tmp, 0);
+		fail(o, "write", name, saved);
 	}
 	return rc;
 }
 
 /* The renames are durable once the directory itself is synced. */
-static int dir_sync(const char *dir, char *err, size_t errsz)
+static int dir_sync(const struct outdir *o)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) != 0) {
-		fail(err, errsz, "sync the directory of", "metrics.json", errno, dir);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
+	if (fsync(o->fd) == 0)
+		return 0;
+	fail(o, "sync the directory of", "metrics.json", errno);
+	return -1;
 }
 
-static int write_buf(const char *dir, const char *name, const struct strbuf *sb, char *err,
-		     size_t errsz)
+static int write_buf(const struct outdir *o, const char *name, const struct strbuf *sb)
 {
 	if (sb->failed || !sb->data) {
-		fail(err, errsz, "write", name, ENOMEM, dir);
+		fail(o, "write", name, ENOMEM);
 		return -1;
 	}
-	return file_replace(dir, name, sb->data, sb->len, err, errsz);
+	return file_replace(o, name, sb->data, sb->len);
 }
 
-static int write_metrics(const char *dir, const struct metrics *m, const struct run *r,
-			 const cJSON *extra, char *err, size_t errsz)
+static int write_metrics(const struct outdir *o, const struct metrics *m, const struct run *r,
+			 const cJSON *extra)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
 	metrics_write_json(m, r, extra, &sb);
-	int rc = write_buf(dir, "metrics.json", &sb, err, errsz);
+	int rc = write_buf(o, "metrics.json", &sb);
 	strbuf_free(&sb);
 	return rc;
 }
@@ -163,7 +178,7 @@ static void iso_now(char *buf, size_t size)
 	snprintf(buf, size, "%s.%06ld", base, ts.tv_nsec / 1000);
 }
 
-static int write_metadata(const char *dir, const struct metrics *m, char *err, size_t errsz)
+static int write_metadata(const struct outdir *o, const struct metrics *m)
 {
 	char stamp[64];
 	iso_now(stamp, sizeof(stamp));
@@ -177,14 +192,14 @@ static int write_metadata(const char *dir, const struct metrics *m, char *err, s
 	else
 		strbuf_puts(&sb, "null");
 	strbuf_puts(&sb, ",\n  \"format\": \"roastcoffea_measurement_v1\"\n}\n");
-	int rc = write_buf(dir, "metadata.json", &sb, err, errsz);
+	int rc = write_buf(o, "metadata.json", &sb);
 	strbuf_free(&sb);
 	return rc;
 }
 
 /* "t0,t1" as roastcoffea's load_measurement parses it (two Python floats);
  * "nan,nan" when the interval is unknown rather than an invented 0. */
-static int write_times(const char *dir, const struct metrics *m, char *err, size_t errsz)
+static int write_times(const struct outdir *o, const struct metrics *m)
 {
 	char line[96];
 	int n;
@@ -192,16 +207,15 @@ static int write_times(const char *dir, const struct metrics *m, char *err, size
 		n = snprintf(line, sizeof(line), "%.6f,%.6f\n", m->t_start, m->t_end);
 	else
 		n = snprintf(line, sizeof(line), "nan,nan\n");
-	return file_replace(dir, "start_end_time.txt", line, (size_t)n, err, errsz);
+	return file_replace(o, "start_end_time.txt", line, (size_t)n);
 }
 
-static int write_summary(const char *dir, const struct metrics *m, const struct run *r,
-			 char *err, size_t errsz)
+static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
 	text_summary(m, r, &sb);
-	int rc = write_buf(dir, "summary.txt", &sb, err, errsz);
+	int rc = write_buf(o, "summary.txt", &sb);
 	strbuf_free(&sb);
 	return rc;
 }
@@ -209,18 +223,22 @@ static int write_summary(const char *dir, const struct metrics *m, const struct 
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
 		      const cJSON *extra, char *err, size_t errsz)
 {
-	if (make_dirs(dir) != 0) {
-		fail(err, errsz, "create the directory for", "metrics.json", errno, dir);
+	struct outdir o = { .fd = -1, .dir = dir, .err = err, .errsz = errsz };
+	if (make_dirs(dir) != 0 || (o.fd = dir_open(dir)) < 0) {
+		fail(&o, "create the directory for", "metrics.json", errno);
 		return -1;
 	}
-	int rc = write_metrics(dir, m, r, extra, err, errsz);
+	int rc = write_metrics(&o, m, r, extra);
 	if (rc == 0)
-		rc = write_metadata(dir, m, err, errsz);
+		rc = write_metadata(&o, m);
 	if (rc == 0)
-		rc = write_times(dir, m, err, errsz);
+		rc = write_times(&o, m);
 	if (rc == 0)
-		rc = write_summary(dir, m, r, err, errsz);
+		rc = write_summary(&o, m, r);
 	if (rc == 0)
-		rc = dir_sync(dir, err, errsz);
+		rc = dir_sync(&o);
+	int saved = errno;
+	close(o.fd);
+	errno = saved;
 	return rc;
 }

@@ -1,6 +1,11 @@
 #include "roastop/fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 int fsutil_write_all(int fd, const char *p, size_t n)
@@ -15,4 +20,39 @@ int fsutil_write_all(int fd, const char *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/* 64 unpredictable bits. getrandom fails only before the kernel's pool is
+ * seeded (early boot) or on kernels older than 3.17: then the clock's
+ * nanoseconds and the pid, mixed (splitmix64), which still differ from
+ * any name a previous run of roastop could have left or another user
+ * guessed from the pid alone. */
+static uint64_t random_bits(void)
+{
+	uint64_t r;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
+		return r;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	r = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 48);
+	r += 0x9e3779b97f4a7c15u;
+	r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9u;
+	r = (r ^ (r >> 27)) * 0x94d049bb133111ebu;
+	return r ^ (r >> 31);
+}
+
+int fsutil_open_temp(int dfd, const char *name, char *tmp, size_t size)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		int n = snprintf(tmp, size, ".%s.%016llx.tmp", name,
+				 (unsigned long long)random_bits());
+		if (n < 0 || (size_t)n >= size) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1; /* EEXIST sixteen times over: someone is planting faster than chance */
 }

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,76 @@ static void planted_symlink_not_followed(void **state)
 	cJSON_Delete(metrics);
 }
 
+/* The directory itself is a symbolic link (to someone else's directory):
+ * refused, with a trailing slash too, before a run and at every write; the
+ * directory it points to is untouched. */
+static void symlinked_directory_refused(void **state)
+{
+	(void)state;
+	build_run();
+	char victim[128], link[160], slashed[168], err[256] = "";
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	assert_int_equal(mkdir(victim, 0755), 0);
+	snprintf(link, sizeof(link), "%s/metrics.json", victim);
+	FILE *f = fopen(link, "w");
+	fputs("precious", f);
+	fclose(f);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(symlink(victim, link), 0);
+	snprintf(slashed, sizeof(slashed), "%s//", link);
+	const char *paths[] = { link, slashed };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(paths); i++) {
+		errno = 0;
+		assert_int_equal(write_now(paths[i], 1020, err, sizeof(err)), -1);
+		assert_int_equal(errno, ELOOP);
+		assert_non_null(strstr(err, "symbolic link"));
+		assert_int_equal(measurement_check_dir(paths[i], err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "symbolic link"));
+	}
+	char *kept = slurp(victim, "metrics.json");
+	assert_string_equal(kept, "precious");
+	free(kept);
+	DIR *d = opendir(victim);
+	struct dirent *e;
+	while ((e = readdir(d)))
+		assert_true(e->d_name[0] == '.' || !strcmp(e->d_name, "metrics.json"));
+	closedir(d);
+	assert_int_equal(measurement_check_dir(victim, err, sizeof(err)), 0);
+	snprintf(link, sizeof(link), "%s/not-yet", dir);
+	assert_int_equal(measurement_check_dir(link, err, sizeof(err)), 0);
+}
+
+/* Every temporary name the writer once derived from its pid (16 tries per
+ * file) is taken: the names are random now, so the write goes through, and
+ * leaves no temporary of its own. */
+static void planted_temporaries_do_not_block(void **state)
+{
+	(void)state;
+	build_run();
+	static const char *names[] = { "metrics.json", "metadata.json", "start_end_time.txt",
+				       "summary.txt" };
+	char path[256], err[256] = "";
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(names); i++) {
+		for (int k = 0; k < 16; k++) {
+			snprintf(path, sizeof(path), "%s/.%s.%ld.%d.tmp", dir, names[i], (long)getpid(), k);
+			FILE *f = fopen(path, "w");
+			assert_non_null(f);
+			fclose(f);
+		}
+	}
+	assert_int_equal(write_now(dir, 1020, err, sizeof(err)), 0);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int temporaries = 0;
+	while ((e = readdir(d)))
+		temporaries += strstr(e->d_name, ".tmp") != NULL;
+	closedir(d);
+	assert_int_equal(temporaries, 16 * ROASTOP_ARRAY_LEN(names)); /* the planted ones only */
+	cJSON *metrics = read_json(dir, "metrics.json");
+	assert_non_null(metrics);
+	cJSON_Delete(metrics);
+}
+
 /* The path goes through a regular file: the directory cannot exist. */
 static void directory_through_a_file_is_an_error(void **state)
 {
@@ -285,6 +356,8 @@ int main(void)
 		T(writes_roastcoffea_layout),
 		T(rewrite_replaces),
 		T(planted_symlink_not_followed),
+		T(symlinked_directory_refused),
+		T(planted_temporaries_do_not_block),
 		T(directory_through_a_file_is_an_error),
 		T(final_name_taken_by_directory),
 		T(too_long_a_path_is_an_error),
