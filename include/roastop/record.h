@@ -7,13 +7,21 @@
 
 struct recorder;
 
+/* The owner calls recorder_flush this often (seconds): with the flushes
+ * recorder_write makes itself, no line waits longer in memory, so a
+ * SIGKILL loses at most the last second (docs/recording.md). */
+#define RECORDER_FLUSH_INTERVAL 1.0
+
 /* Creates or truncates path (never through a symlink: O_NOFOLLOW) and
- * buffers the header line; NULL + err on failure. */
+ * writes the header line; NULL + err on failure (a full disk included). */
 struct recorder *recorder_open(const char *path, char *err, size_t errsz);
-/* Appends one line; writes when 64 KiB are buffered. -1 with errno: EINVAL
- * for an event without a type (the recording is unharmed), else the first
- * failure (ENOSPC, EIO, ENOMEM, ...), which every later call repeats. */
+/* Appends one line; writes at once for a run's start or end, else when
+ * 64 KiB are buffered. -1 with errno: EINVAL for an event without a type
+ * (the recording is unharmed), else the first failure (ENOSPC, EIO,
+ * ENOMEM, ...), which every later call repeats. A failed write never
+ * leaves part of a line in the file: it is cut back to the last whole one. */
 int recorder_write(struct recorder *rec, const struct event *ev);
+/* Writes what is buffered (nothing to do costs no system call). */
 int recorder_flush(struct recorder *rec);
 uint64_t recorder_events(const struct recorder *rec); /* lines written or buffered */
 /* Flushes and closes; -1 with errno if anything was lost. Frees rec either way. */

@@ -1,11 +1,16 @@
 /* The recorder: every applied event as one JSON line (docs/recording.md),
  * gathered in a userspace buffer so the hot path makes one write(2) per
- * 64 KiB. After the first failure it stays failed: a recording with a hole
- * in the middle would replay as a different run. */
+ * 64 KiB; the header and a run's start and end are written at once, and
+ * the app flushes the rest every RECORDER_FLUSH_INTERVAL, which bounds
+ * what a SIGKILL loses. After the first failure it stays failed: a
+ * recording with a hole in the middle would replay as a different run; and
+ * what a failed write left of a line is cut off, so the file always ends
+ * with a whole line. */
 #include "roastop/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,7 @@
 struct recorder {
 	int fd;
 	struct strbuf buf;
+	off_t whole; /* bytes in the file, all whole lines */
 	uint64_t events;
 	int err; /* errno of the first failure; 0 while healthy */
 };
@@ -44,6 +50,13 @@ struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 		       "{\"type\":\"recording\",\"format\":\"%s\",\"version\":%d,"
 		       "\"roastop\":\"%s\",\"created\":%lld}\n",
 		       REPLAY_FORMAT, REPLAY_VERSION, ROASTOP_VERSION, (long long)time(NULL));
+	if (recorder_flush(rec) != 0) { /* a full disk is said now, not after the run */
+		snprintf(err, errsz, "cannot write recording %s: %s", path, strerror(errno));
+		close(rec->fd);
+		strbuf_free(&rec->buf);
+		free(rec);
+		return NULL;
+	}
 	return rec;
 }
 
@@ -52,6 +65,16 @@ static int fail(struct recorder *rec, int e)
 	rec->err = e;
 	errno = e;
 	return -1;
+}
+
+/* Whatever a failed write got into the file ends inside a line: cut back
+ * to the last whole one. (If even that fails there is nothing more to try;
+ * the reader counts a torn last line as one bad line.) */
+static int fail_write(struct recorder *rec, int e)
+{
+	while (ftruncate(rec->fd, rec->whole) != 0 && errno == EINTR)
+		;
+	return fail(rec, e);
 }
 
 int recorder_flush(struct recorder *rec)
@@ -63,7 +86,8 @@ int recorder_flush(struct recorder *rec)
 	if (rec->buf.failed)
 		return fail(rec, ENOMEM);
 	if (fsutil_write_all(rec->fd, rec->buf.data, rec->buf.len) != 0)
-		return fail(rec, errno);
+		return fail_write(rec, errno);
+	rec->whole += (off_t)rec->buf.len;
 	strbuf_reset(&rec->buf);
 	return 0;
 }
@@ -82,7 +106,8 @@ int recorder_write(struct recorder *rec, const struct event *ev)
 		return fail(rec, ENOMEM);
 	strbuf_append(&rec->buf, "\n", 1);
 	rec->events++;
-	return rec->buf.len >= FLUSH_AT ? recorder_flush(rec) : 0;
+	bool boundary = ev->type == EV_RUN_START || ev->type == EV_RUN_END;
+	return boundary || rec->buf.len >= FLUSH_AT ? recorder_flush(rec) : 0;
 }
 
 uint64_t recorder_events(const struct recorder *rec)

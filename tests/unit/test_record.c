@@ -5,9 +5,11 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,17 +136,20 @@ static void header_and_file(void **state)
 	cJSON_Delete(h);
 }
 
-/* Lines wait in memory until 64 KiB have gathered, or a flush. */
+/* Lines wait in memory until 64 KiB have gathered, or a flush; the header
+ * is on disk from the start. */
 static void buffered_until_64k(void **state)
 {
 	(void)state;
 	char err[256];
 	struct recorder *rec = recorder_open(path, err, sizeof(err));
+	long header = file_size(path);
+	assert_true(header > 50 && header < 200);
 	struct event ev;
 	event_init(&ev);
 	fx_event(&ev, EV_CHUNK, false); /* ~55 bytes a line */
 	assert_int_equal(recorder_write(rec, &ev), 0);
-	assert_int_equal(file_size(path), 0);
+	assert_int_equal(file_size(path), header);
 	assert_int_equal(recorder_flush(rec), 0);
 	long one = file_size(path);
 	assert_true(one > 100 && one < 300); /* header + one line */
@@ -156,6 +161,30 @@ static void buffered_until_64k(void **state)
 	}
 	assert_true(file_size(path) >= one + 64 * 1024);
 	assert_true(file_size(path) < one + 64 * 1024 + 200);
+	assert_int_equal(recorder_close(rec), 0);
+	event_free(&ev);
+}
+
+/* A run's start and end reach the file at once, with what was buffered
+ * before them: a SIGKILL right after still leaves the run's outline. */
+static void run_boundaries_written_at_once(void **state)
+{
+	(void)state;
+	char err[256];
+	struct recorder *rec = recorder_open(path, err, sizeof(err));
+	long header = file_size(path);
+	struct event ev;
+	event_init(&ev);
+	static const int boundaries[] = { EV_RUN_START, EV_RUN_END };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(boundaries); i++) {
+		fx_event(&ev, EV_CHUNK, false);
+		assert_int_equal(recorder_write(rec, &ev), 0);
+		long before = file_size(path);
+		fx_event(&ev, boundaries[i], true);
+		assert_int_equal(recorder_write(rec, &ev), 0);
+		assert_true(file_size(path) > before + 30); /* the chunk and the boundary */
+	}
+	assert_true(file_size(path) > header);
 	assert_int_equal(recorder_close(rec), 0);
 	event_free(&ev);
 }
@@ -177,32 +206,65 @@ static void refuses_symlinks(void **state)
 	assert_non_null(strstr(err, "/nonexistent/dir/rec.jsonl"));
 }
 
-/* A full disk: -1 with ENOSPC from the write that flushes, and from every
- * call after it; closing reports the loss. */
-static void write_errors_reported(void **state)
+/* A disk full from the start: said at open, not after the run. */
+static void full_disk_at_open(void **state)
 {
 	(void)state;
 	char err[256];
-	struct recorder *rec = recorder_open("/dev/full", err, sizeof(err));
-	if (!rec)
+	if (access("/dev/full", W_OK) != 0)
 		skip(); /* no /dev/full here */
+	assert_null(recorder_open("/dev/full", err, sizeof(err)));
+	assert_non_null(strstr(err, "No space left on device"));
+}
+
+/* The file may grow only so far (RLIMIT_FSIZE, as a quota would): -1 with
+ * the reason from the write that flushes and from every call after it;
+ * closing reports the loss; the write cut mid-line is cut back, so the file
+ * ends with a whole line and replays without a rejection. */
+static void write_errors_leave_whole_lines(void **state)
+{
+	(void)state;
+	char err[256];
+	struct rlimit old, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 100000; /* not a multiple of any line */
+	void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	struct recorder *rec = recorder_open(path, err, sizeof(err));
+	assert_non_null(rec);
 	struct event ev;
 	event_init(&ev);
 	fx_event(&ev, EV_CHUNK, true);
 	int rc = 0, n = 0;
-	while (rc == 0 && n < 10000) {
+	while (rc == 0 && n < 100000) {
 		rc = recorder_write(rec, &ev);
 		n++;
 	}
 	assert_int_equal(rc, -1);
-	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(errno, EFBIG);
 	assert_true(n > 10); /* buffered first */
 	errno = 0;
 	assert_int_equal(recorder_write(rec, &ev), -1);
-	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(errno, EFBIG);
 	assert_int_equal(recorder_flush(rec), -1);
 	assert_int_equal(recorder_close(rec), -1);
-	assert_int_equal(errno, ENOSPC);
+	assert_int_equal(errno, EFBIG);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, was);
+
+	long size = file_size(path);
+	assert_true(size > 0 && size < 100000);
+	FILE *f = fopen(path, "r");
+	assert_int_equal(fseek(f, -1, SEEK_END), 0);
+	assert_int_equal(fgetc(f), '\n');
+	fclose(f);
+	struct replay *rd = replay_open(path, err, sizeof(err));
+	assert_non_null(rd);
+	while (replay_next(rd, &ev) == 1)
+		;
+	assert_int_equal(replay_rejects(rd)->total, 0);
+	replay_close(rd);
 	event_free(&ev);
 }
 
@@ -236,7 +298,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(header_and_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(buffered_until_64k, setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_symlinks, setup, teardown),
-		cmocka_unit_test(write_errors_reported),
+		cmocka_unit_test_setup_teardown(run_boundaries_written_at_once, setup, teardown),
+		cmocka_unit_test(full_disk_at_open),
+		cmocka_unit_test_setup_teardown(write_errors_leave_whole_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(typeless_event_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("record", tests, NULL, NULL);
