@@ -19,6 +19,7 @@
 
 #include "roastop/dask.h"
 #include "roastop/format.h"
+#include "roastop/fsutil.h"
 #include "roastop/measurement.h"
 #include "roastop/metrics.h"
 #include "roastop/record.h"
@@ -37,8 +38,10 @@
  * recorded times; the dashboard redraws at most every 0.1 s anyway. */
 #define REPLAY_SLACK 0.02
 
-/* FD_FRAME: the dashboard's redraw timer; FD_UI: its keys (-1 when headless) */
-enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_UDP, FD_UI, FD__COUNT };
+/* FD_FRAME: the dashboard's redraw timer; FD_FLUSH: the recording's
+ * (RECORDER_FLUSH_INTERVAL); FD_UI: the dashboard's keys (-1 when headless) */
+enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_UDP, FD_UI,
+       FD__COUNT };
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
 #define RUN_END_FLUSH_MAX 15.0 /* and at most this long for the scheduler's last round */
@@ -67,7 +70,12 @@ struct app {
 	bool paced;
 	double rec_t0, wall_t0;
 	bool replay_done;
-	uint64_t checkpoints, checkpoint_errors;
+	/* the output's health: errno of the failing checkpoints (0 while they
+	 * succeed) and of the recording's stop (0 while it records), and the
+	 * header's alert made of them (ui_frame.out_alert) */
+	int checkpoint_errno, record_errno;
+	uint64_t checkpoints_failing; /* in a row, up to now */
+	char out_alert[128];
 	/* the listener's losses as last written to the event log */
 	uint64_t lost_noted, rejected_noted;
 	double loss_noted_at; /* monotonic */
@@ -156,14 +164,58 @@ static void app_tell_poller(struct app *a, const struct event *ev)
 		dask_flush(a->dask);
 }
 
+/* Said at once, in all three places a user may be looking: stderr (held
+ * while the dashboard is up), the event log, the header's alert. */
+static void app_tell(struct app *a, enum log_kind kind, const char *text)
+{
+	fprintf(stderr, "roastop: %s\n", text);
+	run_note(&a->run, clock_real(), kind, text);
+}
+
+/* Short enough for an 80-column header: the reasons only; the event log
+ * has the file and the directory. */
+static void app_alert_update(struct app *a)
+{
+	char *t = a->out_alert;
+	size_t n = sizeof(a->out_alert);
+	int ck = a->checkpoint_errno, rec = a->record_errno;
+	if (ck && ck == rec)
+		snprintf(t, n, "checkpoint failed, recording stopped: %s", strerror(ck));
+	else if (ck && rec)
+		snprintf(t, n, "checkpoint failed: %s; recording stopped: %s", strerror(ck),
+			 strerror(rec));
+	else if (ck || rec)
+		snprintf(t, n, "%s: %s", ck ? "checkpoint failed" : "recording stopped",
+			 strerror(ck ? ck : rec));
+	else
+		t[0] = '\0';
+}
+
+/* The recording ends at its first failure (record.h); the exit status
+ * says so too (app_finish). */
+static void app_record_failed(struct app *a, int e)
+{
+	char text[RUN_LOG_TEXT];
+	recorder_close(a->rec);
+	a->rec = NULL;
+	a->record_errno = e;
+	snprintf(text, sizeof(text), "recording stopped: %s (%s ends with the last whole line)",
+		 strerror(e), a->cfg->record_path);
+	app_tell(a, LOG_ERROR, text);
+	app_alert_update(a);
+}
+
+static void app_record_flush(struct app *a)
+{
+	if (a->rec && recorder_flush(a->rec) != 0)
+		app_record_failed(a, errno);
+}
+
 static void app_deliver(struct app *a, const struct event *ev)
 {
 	app_note_status(a, ev);
-	if (a->rec && recorder_write(a->rec, ev) != 0) {
-		fprintf(stderr, "roastop: recording stopped: %s\n", strerror(errno));
-		recorder_close(a->rec);
-		a->rec = NULL;
-	}
+	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
+		app_record_failed(a, errno);
 	run_apply(&a->run, ev);
 	app_tell_poller(a, ev);
 	if (!a->cfg->exit_on_run_end || !a->run.ended || a->stop || a->ending)
@@ -365,12 +417,40 @@ static cJSON *app_extra(const struct app *a)
 	return extra;
 }
 
+/* -1 with the cause in errno and a line in err when it fails. */
 static int app_write(struct app *a, const struct metrics *m, char *err, size_t errsz)
 {
 	cJSON *extra = app_extra(a);
 	int rc = measurement_write(a->out_dir, m, &a->run, extra, err, errsz);
+	int saved = errno;
 	cJSON_Delete(extra);
+	errno = saved;
 	return rc;
+}
+
+/* A failing checkpoint is told when it starts failing or its reason
+ * changes, not every interval; the first write that succeeds after it
+ * clears the alert and says so. */
+static void app_write_outcome(struct app *a, int rc, int e, const char *err)
+{
+	char text[RUN_LOG_TEXT];
+	if (rc == 0 && a->checkpoint_errno) {
+		snprintf(text, sizeof(text), "measurement written again, after %llu failed checkpoint%s",
+			 (unsigned long long)a->checkpoints_failing, a->checkpoints_failing == 1 ? "" : "s");
+		a->checkpoint_errno = 0;
+		a->checkpoints_failing = 0;
+		app_tell(a, LOG_INFO, text);
+		app_alert_update(a);
+	}
+	if (rc == 0)
+		return;
+	a->checkpoints_failing++;
+	if (e == a->checkpoint_errno)
+		return;
+	a->checkpoint_errno = e;
+	snprintf(text, sizeof(text), "checkpoint failed: %s", err);
+	app_tell(a, LOG_ERROR, text);
+	app_alert_update(a);
 }
 
 /* Headless runs print one progress line per checkpoint, for batch logs. */
@@ -390,12 +470,8 @@ static void app_checkpoint(struct app *a)
 	app_measure(a, &m);
 	if (a->headless)
 		app_progress(&m);
-	if (app_write(a, &m, err, sizeof(err)) == 0) {
-		a->checkpoints++;
-		return;
-	}
-	if (a->checkpoint_errors++ == 0)
-		fprintf(stderr, "roastop: checkpoint failed: %s\n", err);
+	int rc = app_write(a, &m, err, sizeof(err));
+	app_write_outcome(a, rc, errno, err);
 }
 
 static void app_signal(struct app *a)
@@ -467,6 +543,7 @@ static void app_ui_draw(struct app *a)
 		.replay_path = a->cfg->replay_path,
 		.replay_done = a->replay_done,
 		.out_dir = a->out_dir,
+		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
 		.emitter_hint = a->udp ? a->emitter_hint : NULL,
 		.now = app_now(a),
 	};
@@ -485,7 +562,9 @@ static void app_ui_input(struct app *a)
 		char err[512];
 		struct metrics m;
 		app_measure(a, &m);
-		if (app_write(a, &m, err, sizeof(err)) == 0)
+		int rc = app_write(a, &m, err, sizeof(err));
+		app_write_outcome(a, rc, errno, err);
+		if (rc == 0)
 			ui_message(a->ui, "measurement written to %s", a->out_dir);
 		else
 			ui_message(a->ui, "could not write the measurement: %s", err);
@@ -560,6 +639,10 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_PACE]);
 			if (a->ending)
 				app_end_after_flush(a);
+		}
+		if (n > 0 && (pfd[FD_FLUSH].revents & POLLIN)) {
+			timer_drain(a->fds[FD_FLUSH]);
+			app_record_flush(a);
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);
@@ -655,6 +738,8 @@ static int app_open_fds(struct app *a)
 	a->fds[FD_DURATION] = timer_open(c->duration > 0 ? c->duration : 0, 0);
 	a->fds[FD_PACE] = timer_open(0, 0);
 	a->fds[FD_FRAME] = timer_open(0, 0);
+	a->fds[FD_FLUSH] = timer_open(c->record_path ? RECORDER_FLUSH_INTERVAL : 0,
+				      RECORDER_FLUSH_INTERVAL);
 	for (int i = 0; i < FD_UDP; i++) {
 		if (a->fds[i] < 0) {
 			fprintf(stderr, "roastop: cannot set up the event loop: %s\n", strerror(errno));
@@ -666,9 +751,6 @@ static int app_open_fds(struct app *a)
 
 static void app_close(struct app *a)
 {
-	if (a->rec && recorder_close(a->rec) != 0)
-		fprintf(stderr, "roastop: recording incomplete: %s\n", strerror(errno));
-	a->rec = NULL;
 	if (a->replay)
 		replay_close(a->replay);
 	a->fds[FD_UDP] = -1; /* closed with the listener */
@@ -683,6 +765,41 @@ static void app_close(struct app *a)
 	run_destroy(&a->run);
 }
 
+/* The recording's last lines; its failure, now or earlier, fails the exit. */
+static int app_finish_recording(struct app *a)
+{
+	if (a->rec && recorder_close(a->rec) != 0)
+		a->record_errno = errno;
+	a->rec = NULL;
+	if (!a->record_errno)
+		return 0;
+	fprintf(stderr, "roastop: the recording %s is incomplete (%s): exit status 1\n",
+		a->cfg->record_path, strerror(a->record_errno));
+	return 1;
+}
+
+/* The summary and the last line, in one write to standard output, whose
+ * failure (a full disk, a closed pipe) is an error like any other. */
+static int app_print_summary(const struct app *a, const struct metrics *m, bool written)
+{
+	struct strbuf sb;
+	strbuf_init(&sb);
+	text_summary(m, &a->run, &sb);
+	if (written)
+		strbuf_appendf(&sb, "\nroastop: stopped (%s); measurement written to %s\n",
+			       a->stop_reason ? a->stop_reason : "done", a->out_dir);
+	int rc = -1;
+	if (sb.failed)
+		errno = ENOMEM;
+	else if (fflush(stdout) == 0 && fsutil_write_all(STDOUT_FILENO, sb.data, sb.len) == 0)
+		rc = 0;
+	if (rc != 0)
+		fprintf(stderr, "roastop: could not print the summary on standard output: %s%s%s\n",
+			strerror(errno), written ? "; it is in " : "", written ? a->out_dir : "");
+	strbuf_free(&sb);
+	return rc;
+}
+
 /* Final write, then the summary on stdout (also when the write failed, so
  * nothing is lost: the exit status says it). */
 static int app_finish(struct app *a)
@@ -690,20 +807,12 @@ static int app_finish(struct app *a)
 	char err[512];
 	struct metrics m;
 	app_measure(a, &m);
-	int rc = app_write(a, &m, err, sizeof(err));
-	struct strbuf sb;
-	strbuf_init(&sb);
-	text_summary(&m, &a->run, &sb);
-	fwrite(sb.data, 1, sb.len, stdout);
-	strbuf_free(&sb);
-	if (rc != 0) {
+	int rc = app_write(a, &m, err, sizeof(err)) == 0 ? 0 : 1;
+	if (rc != 0)
 		fprintf(stderr, "roastop: could not write the measurement: %s\n", err);
-		return 1;
-	}
-	printf("\nroastop: stopped (%s); measurement written to %s\n",
-	       a->stop_reason ? a->stop_reason : "done", a->out_dir);
-	fflush(stdout);
-	return 0;
+	if (app_print_summary(a, &m, rc == 0) != 0)
+		rc = 1;
+	return app_finish_recording(a) != 0 ? 1 : rc;
 }
 
 int app_main(const struct app_config *cfg)
@@ -722,8 +831,11 @@ int app_main(const struct app_config *cfg)
 		snprintf(a->out_dir, sizeof(a->out_dir), "%s", cfg->output_dir);
 	else
 		default_out_dir(a->out_dir, sizeof(a->out_dir));
+	char err[512];
 	int rc = 1;
-	if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
+	if (measurement_check_dir(a->out_dir, err, sizeof(err)) != 0)
+		fprintf(stderr, "roastop: %s\n", err);
+	else if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
 		if (cfg->headless || cfg->replay_path)
 			fprintf(stderr, "roastop: collecting; measurement goes to %s\n", a->out_dir);
 		app_open_ui(a);

@@ -48,6 +48,7 @@ struct ui_frame {
 	const char *replay_path; /* NULL when live */
 	bool replay_done;
 	const char *out_dir; /* where the measurement goes */
+	const char *out_alert; /* "checkpoint failed: ..." while the output fails, else NULL */
 	const char *emitter_hint; /* "export ROASTOP_ADDR=... ROASTOP_KEY=..." or NULL */
 	double now; /* the metrics clock */
 };

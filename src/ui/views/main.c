@@ -140,6 +140,10 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 	const struct metrics *m = f->m;
 	struct line l = { ui, r.y + 1, 1, r.x + r.w };
 	char a[FMT_LEN];
+	if (f->out_alert) { /* first, so that 80 columns show it whole */
+		seg(&l, TH_CRITICAL, f->out_alert);
+		sep(&l);
+	}
 	seg(&l, TH_LABEL, "run ");
 	seg(&l, TH_VALUE, run->name[0] ? run->name : (run->run_id[0] ? run->run_id : "(no run-start yet)"));
 	if (run->processor[0]) {
@@ -153,7 +157,7 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 	sep(&l);
 	const char *state = run->ended ? "run ended" : (run->started ? "running" : "waiting");
 	seg(&l, run->ended ? TH_OK : TH_TEXT, state);
-	if (f->out_dir) {
+	if (f->out_dir && !f->out_alert) { /* the event log names it with the failure */
 		sep(&l);
 		seg(&l, TH_LABEL, "out ");
 		seg(&l, TH_DIM, f->out_dir);
