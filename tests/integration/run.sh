@@ -30,4 +30,9 @@ if [ "${1:-}" = "--only-faults" ]; then
 	shift
 	exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/faults "$@"
 fi
+# Test paths given (run.sh tests/faults/test_x.py -x): those alone; else the
+# whole suite, with any options given.
+case "${1:-}" in
+tests/* | python/*) exec "$VENV/bin/pytest" -q -p no:cacheprovider "$@" ;;
+esac
 exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/integration tests/faults python/tests "$@"
