@@ -20,13 +20,21 @@ _files_seen = shared("files_seen", set)      # (run_id, filename): file_metadata
 _refused = shared("refused", set)            # (addr, key) refused: warned about once
 
 
-def _collecting(processor):
-    """roastcoffea's flag, False when reading it fails: getattr's default
-    covers only AttributeError, and a processor's __getattr__ may raise
-    anything (KeyError from a dict lookup); that must not reach process()."""
+def _attr(processor, name):
+    """processor.name, None when reading it fails in any way: getattr's
+    default covers only AttributeError, and a processor's __getattr__ may
+    raise anything (KeyError from a dict lookup); that must not reach process()."""
     try:
-        return bool(getattr(processor, FLAG, False))
+        return getattr(processor, name, None)
     except Exception:  # noqa: BLE001
+        return None
+
+
+def _collecting(processor):
+    """roastcoffea's flag (see _attr)."""
+    try:
+        return bool(_attr(processor, FLAG))
+    except Exception:  # noqa: BLE001 - a flag without a truth value: not collecting
         return False
 
 
@@ -34,9 +42,9 @@ def _emitter(processor):
     """The Emitter for this processor: the collector's address and key
     (pickled with the processor), else the environment's; None without either."""
     try:
-        addr = getattr(processor, "_roastop_addr", None)
+        addr = _attr(processor, "_roastop_addr")
         if addr:
-            return _unless_refused(emitter_for, addr, getattr(processor, "_roastop_key", None))
+            return _unless_refused(emitter_for, addr, _attr(processor, "_roastop_key"))
         env = shared("env_emitter", list)
         if not env:
             env.append(_unless_refused(emitter_from_env))
@@ -231,7 +239,7 @@ def track_metrics(func):
                 self._roastcoffea_current_chunk = sections  # roastcoffea's place for it
             except Exception:  # noqa: BLE001 - __slots__: the thread's record is enough
                 pass
-            run_id = getattr(self, "_roastop_run_id", None)
+            run_id = _attr(self, "_roastop_run_id")
             factory = _factory(events)
             if factory is not None:
                 file_meta = _file_metadata(factory, events, run_id)
