@@ -207,9 +207,10 @@ CLIENT = textwrap.dedent("""
     import os, sys, warnings
     sys.path[:0] = sys.argv[1:3]
     from roastop import MetricsCollector
-    from procs import DictBacked, run_chunks
+    import procs
     warnings.simplefilter("always")
-    p = DictBacked()
+    run_chunks = procs.run_chunks
+    p = getattr(procs, sys.argv[3])()
     run_chunks(p, 3)                                 # collection off
     try:
         with MetricsCollector(None, processor_instance=p) as mc:
@@ -222,13 +223,30 @@ CLIENT = textwrap.dedent("""
 """)
 
 
-def _client(tmp_path, lst, key_text):
+def _client(tmp_path, lst, key_text, processor="DimuonProcessor"):
+    """CLIENT: 3 chunks with collection off, then 20 in a run (or, when the
+    collector refuses, 20 with only the environment, as a worker would)."""
     (tmp_path / "procs.py").write_text(PROCESSORS)
     script = tmp_path / "client.py"
     script.write_text(CLIENT)
     env = dict(os.environ, ROASTOP_ADDR="%s:%d" % lst.addr, ROASTOP_KEY=key_text)
-    return subprocess.run([sys.executable, str(script), str(tmp_path), str(PYTHON_DIR)],
-                          env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, str(script), str(tmp_path), str(PYTHON_DIR),
+                           processor], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _twenty_chunks_and_no_rejects(lst, r):
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["collected", "22", "0"], r.stdout + r.stderr
+    lst.proc.communicate(timeout=60)
+    assert lst.proc.returncode == 0
+    m = load_metrics(lst.out)
+    assert m["num_chunks"] == 20
+    assert not any(m["roastop"]["udp"]["rejected"].values())
+
+
+def test_a_processor_whose_getattr_raises_keyerror_is_run_and_measured(tmp_path):
+    lst = Listener(tmp_path, "--exit-on-run-end")
+    _twenty_chunks_and_no_rejects(lst, _client(tmp_path, lst, lst.key.hex(), "DictBacked"))
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
@@ -238,13 +256,7 @@ def test_a_key_file_with_one_newline_works_end_to_end(tmp_path, newline):
     key_file.chmod(0o600)
     lst = Listener(tmp_path, "--key-file", str(key_file), "--exit-on-run-end")
     r = _client(tmp_path, lst, key_file.read_bytes().decode())   # the file's bytes, as read
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["collected", "22", "0"], r.stdout + r.stderr
-    lst.proc.communicate(timeout=60)
-    assert lst.proc.returncode == 0
-    m = load_metrics(lst.out)
-    assert m["num_chunks"] == 20
-    assert not any(m["roastop"]["udp"]["rejected"].values())
+    _twenty_chunks_and_no_rejects(lst, r)
 
 
 @pytest.mark.parametrize("bad", ["16 bytes", "66 digits", "junk"])
