@@ -127,7 +127,15 @@ def test_a_host_name_resolves_in_the_background_then_sends(sink):
 
 def test_a_failed_lookup_is_retried_in_the_background(monkeypatch):
     from roastop import emitter
-    e = Emitter("no-such-host.invalid:9", KEY)
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
+        if flags & socket.AI_NUMERICHOST:
+            return real(host, port, family, type, proto, flags)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    e = Emitter("roastop.example:9", KEY)
     deadline = time.monotonic() + 30
     while e._lookup.failed is None and time.monotonic() < deadline:
         time.sleep(0.01)
