@@ -82,6 +82,7 @@ class _Lookup:
                              name="roastop-resolve").start()
         except RuntimeError as exc:             # no thread to be had: try again later
             self._fail(exc)
+            self.done.set()
 
     def _run(self, host, port):
         try:
@@ -90,11 +91,11 @@ class _Lookup:
             self.result = (family, kind, proto, target)
         except Exception as exc:  # noqa: BLE001 - gaierror mostly; the reason is kept
             self._fail(exc)
-        self.done.set()
+        finally:
+            self.done.set()
 
     def _fail(self, exc):
         self.error, self.failed = exc, time.monotonic()
-        self.done.set()
 
     def stale(self):
         """True when a new lookup should replace this one: it failed
