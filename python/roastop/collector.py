@@ -8,7 +8,7 @@ import uuid
 import warnings
 
 from roastop._state import ship_by_value
-from roastop.emitter import emitter_for, parse_addr, parse_key
+from roastop.emitter import RESOLVE_TIMEOUT, emitter_for, parse_key, resolve
 
 FLAG = "_roastcoffea_collect_metrics"
 
@@ -16,7 +16,7 @@ _warned = []
 
 
 def _warn_once(text):
-    if not _warned:
+    if text not in _warned:
         _warned.append(text)
         warnings.warn(text, RuntimeWarning, stacklevel=3)
 
@@ -34,9 +34,13 @@ class MetricsCollector:
             collector.set_coffea_report(report)
 
     ``addr`` ("host:port" or "[v6]:port") and ``key`` (hex text or bytes)
-    default to ROASTOP_ADDR and ROASTOP_KEY. Without an address the
-    collector warns once and does nothing. ``backend`` is accepted for
-    roastcoffea compatibility and ignored."""
+    default to ROASTOP_ADDR and ROASTOP_KEY. A malformed address or key
+    (a key is exactly 64 hex digits, optionally followed by one newline)
+    raises ValueError here. A host name is looked up once, here, waiting at
+    most RESOLVE_TIMEOUT (1 s), and the workers get the numeric address, so
+    none of them ever waits on a resolver. Without an address, or when it
+    does not resolve in time, the collector warns once and does nothing.
+    ``backend`` is accepted for roastcoffea compatibility and ignored."""
 
     def __init__(self, client=None, backend="dask", track_workers=True,
                  worker_tracking_interval=1.0, processor_instance=None, addr=None, key=None,
@@ -64,9 +68,14 @@ class MetricsCollector:
             _warn_once("roastop: ROASTOP_ADDR is not set; no metrics will be sent "
                        "(start roastop and export what it prints)")
             return
-        parse_addr(addr)                         # a wrong address fails here, on the client
-        key = parse_key(key)
+        key = parse_key(key)                     # a wrong key fails here, on the client
         self._key_hex = key.hex() if key else None
+        try:
+            addr = resolve(addr, RESOLVE_TIMEOUT)  # ValueError: not HOST:PORT
+        except OSError as exc:
+            _warn_once(f"{exc}; no metrics will be sent (a numeric "
+                       "ROASTOP_ADDR needs no lookup)")
+            return
         self.emitter = emitter_for(addr, self._key_hex)
 
     @property

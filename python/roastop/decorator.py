@@ -6,6 +6,7 @@ fields out of the record, and nothing here ever raises into process()."""
 import functools
 import sys
 import time
+import warnings
 
 from roastop._state import ship_by_value, shared
 from roastop.emitter import chunk_message, emitter_for, emitter_from_env
@@ -16,20 +17,55 @@ FLAG = "_roastcoffea_collect_metrics"
 # Per process (roastop._state explains why not plain globals); the names are for tests.
 _env_emitter = shared("env_emitter", list)   # the ROASTOP_ADDR emitter, looked up once
 _files_seen = shared("files_seen", set)      # (run_id, filename): file_metadata once per file
+_refused = shared("refused", set)            # (addr, key) refused: warned about once
+
+
+def _attr(processor, name):
+    """processor.name, None when reading it fails in any way: getattr's
+    default covers only AttributeError, and a processor's __getattr__ may
+    raise anything (KeyError from a dict lookup); that must not reach process()."""
+    try:
+        return getattr(processor, name, None)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _collecting(processor):
+    """roastcoffea's flag (see _attr)."""
+    try:
+        return bool(_attr(processor, FLAG))
+    except Exception:  # noqa: BLE001 - a flag without a truth value: not collecting
+        return False
 
 
 def _emitter(processor):
     """The Emitter for this processor: the collector's address and key
     (pickled with the processor), else the environment's; None without either."""
     try:
-        addr = getattr(processor, "_roastop_addr", None)
+        addr = _attr(processor, "_roastop_addr")
         if addr:
-            return emitter_for(addr, getattr(processor, "_roastop_key", None))
+            return _unless_refused(emitter_for, addr, _attr(processor, "_roastop_key"))
         env = shared("env_emitter", list)
         if not env:
-            env.append(emitter_from_env())
+            env.append(_unless_refused(emitter_from_env))
         return env[0]
-    except Exception:  # noqa: BLE001 - a bad address or key: the analysis runs unmeasured
+    except Exception:  # noqa: BLE001 - the analysis runs unmeasured
+        return None
+
+
+def _unless_refused(make, *args):
+    """make(*args); None when it refuses the address or key (ValueError),
+    after one warning per process: the analysis runs unmeasured, and the
+    refusal is neither made nor warned about again for every chunk."""
+    refused = shared("refused", set)
+    if args in refused:
+        return None
+    try:
+        return make(*args)
+    except ValueError as exc:
+        refused.add(args)
+        warnings.warn(f"{exc}; this process sends no metrics", RuntimeWarning,
+                      stacklevel=2)
         return None
 
 
@@ -188,7 +224,7 @@ def track_metrics(func):
 
     @functools.wraps(func)
     def wrapper(self, events, *args, **kwargs):
-        if not getattr(self, FLAG, False):
+        if not _collecting(self):
             return func(self, events, *args, **kwargs)
         emitter = _emitter(self)
         if emitter is None:
@@ -201,9 +237,9 @@ def track_metrics(func):
         try:
             try:
                 self._roastcoffea_current_chunk = sections  # roastcoffea's place for it
-            except (AttributeError, TypeError):
-                pass                         # __slots__: the thread's record is enough
-            run_id = getattr(self, "_roastop_run_id", None)
+            except Exception:  # noqa: BLE001 - __slots__: the thread's record is enough
+                pass
+            run_id = _attr(self, "_roastop_run_id")
             factory = _factory(events)
             if factory is not None:
                 file_meta = _file_metadata(factory, events, run_id)

@@ -2,7 +2,10 @@
 
 Sending never blocks and never raises into the analysis: a full socket
 buffer, an absent roastop or an unresolvable address costs only the message,
-which is counted in ``lost``.
+which is counted in ``lost``. Nothing here waits on a resolver where chunks
+are processed: MetricsCollector resolves the address once on the client
+(resolve) and ships the number; an Emitter given a host name looks it up in
+a background thread and drops its datagrams until that answers.
 
 Chunks, sent thousands of times a second, go as protocol version 2 (binary
 fields, ``RTP2``): no floats printed here, no JSON parsed in roastop. A chunk
@@ -18,8 +21,10 @@ import itertools
 import json
 import math
 import os
+import re
 import socket
 import struct
+import threading
 import time
 import uuid
 
@@ -29,7 +34,9 @@ MAX_DATAGRAM = 65507       # the largest UDP payload; the listener accepts up to
 SOFT_LIMIT = 1400          # keep under a typical MTU: no IP fragmentation
 MAX_REPORT_PARTS = 64
 PROTOCOL = 2               # the highest version sent (run_start's "protocol")
-RESOLVE_RETRY = 30.0       # seconds before a failed name lookup is tried again
+RESOLVE_TIMEOUT = 1.0      # seconds MetricsCollector waits for its one name lookup
+RESOLVE_RETRY = 30.0       # seconds before a failed background lookup is tried again
+KEY_BYTES = 32             # roastop's session key (HMAC-SHA256)
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
 
@@ -48,16 +55,112 @@ def parse_addr(addr):
     return host, int(port)
 
 
+def _numeric(host, port):
+    """(family, type, proto, sockaddr) when host is a numeric address, read
+    without a lookup (AI_NUMERICHOST: the resolver is never asked); None for
+    a host name."""
+    try:
+        family, kind, proto, _, target = socket.getaddrinfo(
+            host, port, 0, socket.SOCK_DGRAM, 0, socket.AI_NUMERICHOST | socket.AI_NUMERICSERV)[0]
+    except (OSError, IndexError, UnicodeError):
+        return None
+    return family, kind, proto, target
+
+
+class _Lookup:
+    """One name lookup in a daemon thread, so that nobody waits on a resolver
+    that may never answer (glibc's own limit is 5 s per server and attempt).
+    ``result`` is set as _numeric's when it answers, ``error`` and ``failed``
+    (a monotonic time) when it fails; ``done`` is set either way."""
+
+    def __init__(self, host, port):
+        self.pid = os.getpid()
+        self.result = self.error = self.failed = None
+        self.done = threading.Event()
+        try:
+            threading.Thread(target=self._run, args=(host, port), daemon=True,
+                             name="roastop-resolve").start()
+        except RuntimeError as exc:             # no thread to be had: try again later
+            self._fail(exc)
+            self.done.set()
+
+    def _run(self, host, port):
+        try:
+            family, kind, proto, _, target = socket.getaddrinfo(host, port, 0,
+                                                                socket.SOCK_DGRAM)[0]
+            self.result = (family, kind, proto, target)
+        except Exception as exc:  # noqa: BLE001 - gaierror mostly; the reason is kept
+            self._fail(exc)
+        finally:
+            self.done.set()
+
+    def _fail(self, exc):
+        self.error, self.failed = exc, time.monotonic()
+
+    def stale(self):
+        """True when a new lookup should replace this one: it failed
+        RESOLVE_RETRY seconds ago, or its thread stayed in the parent of a fork."""
+        if self.failed is not None:
+            return time.monotonic() - self.failed >= RESOLVE_RETRY
+        return self.result is None and self.pid != os.getpid()
+
+
+def resolve(addr, timeout=RESOLVE_TIMEOUT):
+    """addr with its host name replaced by the numeric address it resolves
+    to ("10.0.0.5:8790", "[fd00::5]:8790"), for MetricsCollector to ship to
+    the workers. The lookup is made once and waited for at most ``timeout``
+    seconds; its daemon thread is left to finish, or hang, on its own.
+    ValueError when addr is not HOST:PORT; OSError when the name does not
+    resolve in time."""
+    host, port = parse_addr(addr)
+    found = _numeric(host, port)
+    if found is None:
+        lookup = _Lookup(host, port)
+        if not lookup.done.wait(timeout):
+            raise OSError(f"roastop address {addr!r} did not resolve within {timeout:g} s")
+        if lookup.result is None:
+            raise OSError(f"roastop address {addr!r} does not resolve ({lookup.error})")
+        found = lookup.result
+    family, target = found[0], found[3]
+    if family == socket.AF_INET6:
+        return f"[{target[0]}]:{target[1]}"
+    return f"{target[0]}:{target[1]}"
+
+
+# The one rule roastop's --key-file follows too: 64 hex digits, then at most
+# one newline, nothing else (a key roastop took must never be refused here).
+_KEY_TEXT = re.compile(r"[0-9A-Fa-f]{64}(?:\r?\n)?")
+
+
 def parse_key(key):
-    """A key given as bytes, or as hex text (ROASTOP_KEY); None/'' for none."""
+    """The 32 key bytes: given raw (bytes), or as text (ROASTOP_KEY, a key
+    file's content) of exactly 64 hex digits optionally followed by one
+    newline ("\\n" or "\\r\\n"). None for None or ''. ValueError for
+    anything else, saying what is wrong without repeating the key."""
     if key is None or key == "" or key == b"":
         return None
     if isinstance(key, (bytes, bytearray)):
+        if len(key) != KEY_BYTES:
+            raise ValueError(f"roastop key is {len(key)} bytes, not {KEY_BYTES}")
         return bytes(key)
-    try:
-        return bytes.fromhex(key.strip())
-    except (AttributeError, ValueError):
-        raise ValueError("roastop key is not hex (ROASTOP_KEY holds 64 hex digits)") from None
+    if not isinstance(key, str):
+        raise ValueError(f"roastop key is a {type(key).__name__}, not hex text")
+    if not _KEY_TEXT.fullmatch(key):
+        raise ValueError(f"roastop key {_key_fault(key)}: a key (ROASTOP_KEY) is exactly "
+                         "64 hex digits, optionally followed by one newline")
+    return bytes.fromhex(key[:64])
+
+
+def _key_fault(text):
+    """What is wrong with a key text that does not match _KEY_TEXT."""
+    digits = len(text) - len(text.lstrip("0123456789abcdefABCDEF"))
+    if digits > 64:
+        return f"has {digits} hex digits"
+    if digits == 64:
+        return "has something after its 64 hex digits"
+    if digits == len(text):
+        return f"has only {digits} hex digits"
+    return f"has a character that is not a hex digit at position {digits + 1}"
 
 
 def _finite(value):
@@ -422,7 +525,12 @@ class Emitter:
         self._seq = None
         self._sock = None
         self._target = None
-        self._resolve_failed = 0.0
+        self.unresolved = 0       # of lost: sent before a host name's lookup answered
+        self._found = self._lookup = None
+        try:
+            self._resolve()       # a host name's lookup starts now, in the background
+        except ValueError:        # not HOST:PORT: every message is lost
+            pass
         self._mac = keyed_mac(self.key)
         self._host_v2 = _fields_v2({"host": self._host})   # a host name is <= 255 bytes
 
@@ -437,19 +545,29 @@ class Emitter:
                     pass
             self._pid, self._seq, self._sock = pid, itertools.count(), None
         if self._sock is None:
-            if self._resolve_failed and time.monotonic() - self._resolve_failed < RESOLVE_RETRY:
-                raise OSError("roastop address did not resolve")  # no blocking lookup per chunk
-            try:
-                host, port = parse_addr(self.addr)
-                family, kind, proto, _, target = socket.getaddrinfo(
-                    host, port, 0, socket.SOCK_DGRAM)[0]
-            except (OSError, ValueError, IndexError):
-                self._resolve_failed = time.monotonic()
-                raise
+            if self._found is None and self._resolve() is None:
+                self.unresolved += 1
+                raise OSError(f"roastop address {self.addr!r} not resolved (yet)")
+            family, kind, proto, target = self._found
             sock = socket.socket(family, kind, proto)
             sock.setblocking(False)
-            self._sock, self._target, self._resolve_failed = sock, target, 0.0
+            self._sock, self._target = sock, target
         return self._sock
+
+    def _resolve(self):
+        """(family, type, proto, sockaddr) to send to, or None while unknown;
+        never waits on a resolver (this runs on the thread that processes
+        chunks): a numeric address at once, a host name through a _Lookup in
+        the background (made again RESOLVE_RETRY seconds after one fails)."""
+        host, port = parse_addr(self.addr)
+        found = _numeric(host, port)
+        if found is None:
+            lookup = self._lookup
+            if lookup is None or lookup.stale():
+                lookup = self._lookup = _Lookup(host, port)
+            found = lookup.result
+        self._found = found
+        return found
 
     def envelope(self, msg):
         """msg plus host, pid, seq (the next number of this process) and sent."""
@@ -596,12 +714,20 @@ def emitter_for(addr, key):
     """One Emitter per process for (addr, key), shared by the collector and
     the decorator: a process is one sender with one sequence of numbers
     (two counters from one host and pid would look like duplicates).
-    ``key`` is bytes, hex text or None; a key that is not hex raises ValueError."""
-    if isinstance(key, (bytes, bytearray)):
-        key = bytes(key).hex()
-    k = (addr, key or None)
+    ``key`` is bytes, hex text or None, as parse_key takes it (ValueError
+    otherwise); one key in any of its spellings is one Emitter."""
     cache = shared("emitter_cache", dict)
+    try:
+        return cache[(addr, key)]        # as spelt before: no parsing per chunk
+    except (KeyError, TypeError):
+        pass
+    parsed = parse_key(key)
+    k = (addr, parsed.hex() if parsed else None)
     e = cache.get(k)
     if e is None:
-        e = cache.setdefault(k, Emitter(addr, key))
+        e = cache.setdefault(k, Emitter(addr, parsed))
+    try:
+        cache.setdefault((addr, key), e)
+    except TypeError:                    # a bytearray key: parsed each time
+        pass
     return e

@@ -60,15 +60,19 @@ def current_chunks():
 
 
 def _chunk(processor):
-    """The chunk record being built, or None when no chunk is tracked."""
-    if not processor:
+    """The chunk record being built, or None when no chunk is tracked (or
+    the processor fails when asked: its __getattr__ may raise anything)."""
+    try:
+        if not processor:
+            return None
+        chunks = getattr(shared("chunks_local", threading.local), "chunks", None)
+        if chunks:
+            chunk = chunks.get(id(processor))
+            if chunk is not None:
+                return chunk
+        chunk = getattr(processor, "_roastcoffea_current_chunk", None)
+    except Exception:  # noqa: BLE001 - a section is measured, never breaks process()
         return None
-    chunks = getattr(shared("chunks_local", threading.local), "chunks", None)
-    if chunks:
-        chunk = chunks.get(id(processor))
-        if chunk is not None:
-            return chunk
-    chunk = getattr(processor, "_roastcoffea_current_chunk", None)
     return chunk if isinstance(chunk, dict) else None
 
 

@@ -195,8 +195,10 @@ def nothing_arrives(sock, wait=0.3):
 def fresh_process_state():
     """Per-process caches of the package, reset between tests."""
     from roastop import collector, decorator, emitter
+    from roastop._state import shared
     emitter._cache.clear()
     decorator._env_emitter.clear()
     decorator._files_seen.clear()
+    shared("refused", set).clear()
     collector._warned.clear()
     yield
