@@ -352,8 +352,9 @@ static void identity_endpoint(const cJSON *o, const struct worker_sample *w,
 {
 	const cJSON *svc = cJSON_GetObjectItemCaseSensitive(o, "services");
 	const cJSON *port = cJSON_GetObjectItemCaseSensitive(svc, "dashboard");
-	if (!fn || !w->host || !cJSON_IsNumber(port) || port->valuedouble < 1 ||
-	    port->valuedouble > 65535)
+	/* written so that a NaN fails it too: the cast below needs the range */
+	if (!fn || !w->host || !cJSON_IsNumber(port) ||
+	    !(port->valuedouble >= 1 && port->valuedouble <= 65535))
 		return;
 	fn(ctx, w->id, w->host, (int)port->valuedouble);
 }
