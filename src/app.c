@@ -391,6 +391,7 @@ static void dask_extra(cJSON *extra, const struct dask *d)
 		{ "rounds", st.rounds },     { "overruns", st.overruns },
 		{ "requests", st.requests }, { "failures", st.failures },
 		{ "identity_500", st.http_500 }, { "rejected", st.rejected },
+		{ "out_of_range", st.out_of_range },
 		{ "too_large", st.too_large }, { "bytes", st.bytes },
 	};
 	add_counters(o, c, ROASTOP_ARRAY_LEN(c));

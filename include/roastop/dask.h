@@ -37,6 +37,7 @@ struct dask_stats {
 	uint64_t requests, failures; /* HTTP transfers; failed ones (transport or status) */
 	uint64_t http_500; /* identity.json 500s (dask#8370) */
 	uint64_t rejected; /* bodies refused by the decoders */
+	uint64_t out_of_range; /* numbers outside range.h's table: bodies refused, rates dropped */
 	uint64_t too_large; /* bodies over DASK_MAX_BODY */
 	uint64_t bytes; /* body bytes received */
 	const char *mode; /* "state", "identity", "prometheus", "lost", "-" */

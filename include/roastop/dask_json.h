@@ -7,7 +7,8 @@
  * Bodies are hostile: a body is accepted whole or rejected whole, with a
  * reason and a one-line message naming the offending field. Limits: strings
  * EVENT_MAX_STRING bytes of valid UTF-8, lists EVENT_MAX_LIST entries,
- * numbers finite and in range. Unknown fields are ignored (newer Dask). */
+ * numbers finite and within range.h's table (the one the recording decoder
+ * uses). Unknown fields are ignored (newer Dask). */
 #ifndef ROASTOP_DASK_JSON_H
 #define ROASTOP_DASK_JSON_H
 
@@ -22,6 +23,7 @@ enum dask_error {
 	DASK_BAD_SHAPE, /* JSON, but not the document expected */
 	DASK_BAD_FIELD, /* a field of the wrong type or out of range */
 	DASK_TOO_MANY, /* more workers or rows than EVENT_MAX_LIST */
+	DASK_OUT_OF_RANGE, /* a number outside range.h's table, or a sum of them */
 	DASK_NO_MEMORY,
 	DASK__COUNT
 };
@@ -44,7 +46,9 @@ enum dask_error dask_parse_identity(const char *body, size_t len, double t, stru
 
 /* The scheduler's /metrics -> an EV_SAMPLE without per-worker rows (worker
  * count, threads and tasks processing). DASK_BAD_SHAPE when the text has no
- * dask_scheduler_workers family. Rejected lines are counted in st. */
+ * dask_scheduler_workers family, DASK_OUT_OF_RANGE when a worker or task
+ * count (or the workers' sum over states) is outside range.h's table.
+ * Rejected lines are counted in st. */
 enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t,
 					  struct event *sample, struct prom_stats *st);
 
@@ -56,8 +60,10 @@ struct dask_worker_prom {
 	optnum cpu_seconds; /* process_cpu_seconds_total, for a CPU rate */
 };
 
-/* false when the text has no dask_worker_memory_bytes family. */
-bool dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
-			    struct prom_stats *st);
+/* DASK_BAD_SHAPE when the text has no dask_worker_memory_bytes family,
+ * DASK_OUT_OF_RANGE when a value read (or managed + unmanaged) is outside
+ * range.h's table; out is then all invalid. */
+enum dask_error dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
+				       struct prom_stats *st);
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "roastop/dask_json.h"
+#include "roastop/range.h"
 #include "roastop/strbuf.h"
 #include "roastop/strutil.h"
 
@@ -375,6 +376,7 @@ static void on_state(struct dask *d, long code, const struct xfer *x)
 			return;
 		}
 		d->st.rejected++;
+		d->st.out_of_range += e == DASK_OUT_OF_RANGE;
 	}
 	d->state_retry_at = d->now + STATE_RETRY; /* absent until the collector installs it */
 	sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
@@ -397,6 +399,7 @@ static void on_identity(struct dask *d, long code, const struct xfer *x)
 			return;
 		}
 		d->st.rejected++;
+		d->st.out_of_range += e == DASK_OUT_OF_RANGE;
 		snprintf(d->identity_why, sizeof(d->identity_why), "identity.json rejected (%.80s)",
 			 err);
 	} else if (code == 500) {
@@ -429,12 +432,14 @@ static void on_prom(struct dask *d, long code, const struct xfer *x)
 {
 	struct prom_stats ps = { 0 };
 	d->prom_code = code;
-	if (code == 200 &&
-	    dask_parse_scheduler_prom(x->body.data, x->body.len, d->now, &d->ev, &ps) == DASK_OK) {
+	enum dask_error e = code != 200 ? DASK_BAD_SHAPE
+		: dask_parse_scheduler_prom(x->body.data, x->body.len, d->now, &d->ev, &ps);
+	if (e == DASK_OK) {
 		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
 		d->prom_tasks = d->ev.u.sample.tasks_processing;
 	} else if (code == 200) {
 		d->st.rejected++;
+		d->st.out_of_range += e == DASK_OUT_OF_RANGE;
 	}
 	workers_begin(d);
 }
@@ -555,22 +560,37 @@ static void workers_next(struct dask *d)
 		fallback_finish(d);
 }
 
+/* CPU % from two readings of the counter; a rate outside range.h's table
+ * (a counter that leapt) is not measured, and counted. */
+static optnum worker_cpu_rate(struct dask *d, const struct wk *w)
+{
+	double pct = 100.0 * (w->now.cpu_seconds.value - w->cpu_s) / (d->now - w->cpu_t);
+	if (range_ok(RANGE_CPU_PERCENT, pct))
+		return optnum_of(pct);
+	d->st.out_of_range++;
+	return optnum_none();
+}
+
 static void worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
 {
 	d->wk_pending--;
 	struct wk *w = &d->wk[x->worker];
 	struct prom_stats ps = { 0 };
 	d->st.bytes += x->body.len;
-	if (rc != CURLE_OK || code != 200 ||
-	    !dask_parse_worker_prom(x->body.data, x->body.len, &w->now, &ps)) {
+	enum dask_error e = rc != CURLE_OK || code != 200
+		? DASK_BAD_SHAPE : dask_parse_worker_prom(x->body.data, x->body.len, &w->now, &ps);
+	if (e == DASK_OUT_OF_RANGE) {
+		d->st.rejected++;
+		d->st.out_of_range++;
+	}
+	if (e != DASK_OK) {
 		d->st.failures++;
 	} else {
 		w->fresh = true;
 		w->cpu_percent = optnum_none();
 		if (w->now.cpu_seconds.valid && w->cpu_t > 0 && d->now > w->cpu_t &&
 		    w->now.cpu_seconds.value >= w->cpu_s)
-			w->cpu_percent = optnum_of(100.0 * (w->now.cpu_seconds.value - w->cpu_s) /
-						   (d->now - w->cpu_t));
+			w->cpu_percent = worker_cpu_rate(d, w);
 		if (w->now.cpu_seconds.valid) {
 			w->cpu_s = w->now.cpu_seconds.value;
 			w->cpu_t = d->now;

@@ -12,10 +12,8 @@
 #include <string.h>
 
 #include "roastop/arena.h"
+#include "roastop/range.h"
 #include "roastop/strutil.h"
-
-#define MAX_BYTES 1e18 /* memory, bytes: a sanity bound, 888 PB */
-#define MAX_COUNT 1e9 /* threads, tasks */
 
 static const char *const ERROR_NAMES[DASK__COUNT] = {
 	[DASK_OK] = "ok",
@@ -23,6 +21,7 @@ static const char *const ERROR_NAMES[DASK__COUNT] = {
 	[DASK_BAD_SHAPE] = "bad_shape",
 	[DASK_BAD_FIELD] = "bad_field",
 	[DASK_TOO_MANY] = "too_many",
+	[DASK_OUT_OF_RANGE] = "out_of_range",
 	[DASK_NO_MEMORY] = "no_memory",
 };
 
@@ -55,15 +54,21 @@ static void dec_fail(struct dec *d, enum dask_error e, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Absent or null: invalid. A finite number in [lo, hi]: valid. Else an error. */
-static optnum dec_num(struct dec *d, const cJSON *o, const char *key, double lo, double hi)
+/* Absent or null: invalid. A number within q's range (range.h, the table
+ * the recording decoder uses too): valid. Else an error. */
+static optnum dec_num(struct dec *d, const cJSON *o, const char *key, enum range_qty q)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	if (!v || cJSON_IsNull(v))
 		return optnum_none();
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
-	    v->valuedouble > hi) {
-		dec_fail(d, DASK_BAD_FIELD, "%s: not a number in [%g, %g]", key, lo, hi);
+	if (!cJSON_IsNumber(v)) {
+		dec_fail(d, DASK_BAD_FIELD, "%s: not a number", key);
+		return optnum_none();
+	}
+	if (!range_ok(q, v->valuedouble)) {
+		const struct range *r = range_of(q);
+		dec_fail(d, DASK_OUT_OF_RANGE, "%s: %g is not in [%g, %g] %s", key, v->valuedouble,
+			 r->lo, r->hi, r->unit);
 		return optnum_none();
 	}
 	return optnum_of(v->valuedouble);
@@ -181,14 +186,14 @@ static void state_worker(struct dec *d, const cJSON *o, struct worker_sample *w)
 	w->name = dec_str(d, o, "name");
 	w->host = dec_str(d, o, "host");
 	w->status = dec_str(d, o, "status");
-	w->nthreads = dec_num(d, o, "nthreads", 0, MAX_COUNT);
-	w->memory_bytes = dec_num(d, o, "memory", 0, MAX_BYTES);
-	w->memory_limit = dec_num(d, o, "memory_limit", 0, MAX_BYTES);
-	w->cpu_percent = dec_num(d, o, "cpu", 0, 1e6);
-	w->executing = dec_num(d, o, "executing", 0, MAX_COUNT);
-	w->processing = dec_num(d, o, "processing", 0, MAX_COUNT);
-	w->managed_bytes = dec_num(d, o, "managed_bytes", 0, MAX_BYTES);
-	w->spilled_bytes = dec_num(d, o, "spilled_bytes", 0, MAX_BYTES);
+	w->nthreads = dec_num(d, o, "nthreads", RANGE_NTHREADS);
+	w->memory_bytes = dec_num(d, o, "memory", RANGE_BYTES);
+	w->memory_limit = dec_num(d, o, "memory_limit", RANGE_BYTES);
+	w->cpu_percent = dec_num(d, o, "cpu", RANGE_CPU_PERCENT);
+	w->executing = dec_num(d, o, "executing", RANGE_TASKS);
+	w->processing = dec_num(d, o, "processing", RANGE_TASKS);
+	w->managed_bytes = dec_num(d, o, "managed_bytes", RANGE_BYTES);
+	w->spilled_bytes = dec_num(d, o, "spilled_bytes", RANGE_BYTES);
 }
 
 static void state_workers(struct dec *d, const cJSON *arr, struct ev_sample *s)
@@ -217,8 +222,11 @@ static void fine_row(struct dec *d, const cJSON *a, struct fine_row *row)
 			dec_fail(d, DASK_BAD_FIELD, "fine[][%d]: missing", i);
 	}
 	const cJSON *v = cJSON_GetArrayItem(a, 4);
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
-		dec_fail(d, DASK_BAD_FIELD, "fine[][4]: not a number >= 0");
+	if (!cJSON_IsNumber(v))
+		dec_fail(d, DASK_BAD_FIELD, "fine[][4]: not a number");
+	else if (!range_ok(RANGE_FINE, v->valuedouble))
+		dec_fail(d, DASK_OUT_OF_RANGE, "fine[][4]: %g is not in [0, %g]", v->valuedouble,
+			 RANGE_FINE_MAX);
 	else
 		row->value = v->valuedouble;
 }
@@ -242,10 +250,10 @@ static void state_sample(struct dec *d, const cJSON *root, struct ev_sample *s)
 	s->source = "state";
 	s->scheduler_id = dec_str(d, root, "scheduler_id");
 	s->dask_version = dec_str(d, root, "dask_version");
-	s->total_threads = dec_num(d, root, "total_threads", 0, MAX_COUNT);
-	s->tasks_processing = dec_num(d, root, "tasks_processing", 0, MAX_COUNT);
-	s->tasks_done = dec_num(d, root, "tasks_done", 0, MAX_COUNT);
-	s->tasks_total = dec_num(d, root, "tasks_total", 0, MAX_COUNT);
+	s->total_threads = dec_num(d, root, "total_threads", RANGE_TOTAL_THREADS);
+	s->tasks_processing = dec_num(d, root, "tasks_processing", RANGE_TASKS);
+	s->tasks_done = dec_num(d, root, "tasks_done", RANGE_TASKS);
+	s->tasks_total = dec_num(d, root, "tasks_total", RANGE_TASKS);
 	if (s->tasks_done.valid != s->tasks_total.valid ||
 	    (s->tasks_done.valid && s->tasks_done.value > s->tasks_total.value))
 		dec_fail(d, DASK_BAD_FIELD, "tasks_done: without tasks_total, or above it");
@@ -316,8 +324,8 @@ static optnum identity_spilled(struct dec *d, const cJSON *metrics)
 {
 	const cJSON *sp = cJSON_GetObjectItemCaseSensitive(metrics, "spilled_bytes");
 	if (cJSON_IsObject(sp))
-		return dec_num(d, sp, "disk", 0, MAX_BYTES);
-	return dec_num(d, metrics, "spilled_bytes", 0, MAX_BYTES);
+		return dec_num(d, sp, "disk", RANGE_BYTES);
+	return dec_num(d, metrics, "spilled_bytes", RANGE_BYTES);
 }
 
 static void identity_metrics(struct dec *d, const cJSON *m, struct worker_sample *w)
@@ -328,13 +336,13 @@ static void identity_metrics(struct dec *d, const cJSON *m, struct worker_sample
 		dec_fail(d, DASK_BAD_SHAPE, "workers{}.metrics: not an object");
 		return;
 	}
-	w->memory_bytes = dec_num(d, m, "memory", 0, MAX_BYTES);
-	w->cpu_percent = dec_num(d, m, "cpu", 0, 1e6);
-	w->managed_bytes = dec_num(d, m, "managed_bytes", 0, MAX_BYTES);
+	w->memory_bytes = dec_num(d, m, "memory", RANGE_BYTES);
+	w->cpu_percent = dec_num(d, m, "cpu", RANGE_CPU_PERCENT);
+	w->managed_bytes = dec_num(d, m, "managed_bytes", RANGE_BYTES);
 	w->spilled_bytes = identity_spilled(d, m);
 	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(m, "task_counts");
 	if (cJSON_IsObject(tc)) { /* an empty object means nothing is executing */
-		optnum ex = dec_num(d, tc, "executing", 0, MAX_COUNT);
+		optnum ex = dec_num(d, tc, "executing", RANGE_TASKS);
 		w->executing = ex.valid ? ex : optnum_of(0);
 	}
 }
@@ -344,8 +352,9 @@ static void identity_endpoint(const cJSON *o, const struct worker_sample *w,
 {
 	const cJSON *svc = cJSON_GetObjectItemCaseSensitive(o, "services");
 	const cJSON *port = cJSON_GetObjectItemCaseSensitive(svc, "dashboard");
-	if (!fn || !w->host || !cJSON_IsNumber(port) || port->valuedouble < 1 ||
-	    port->valuedouble > 65535)
+	/* written so that a NaN fails it too: the cast below needs the range */
+	if (!fn || !w->host || !cJSON_IsNumber(port) ||
+	    !(port->valuedouble >= 1 && port->valuedouble <= 65535))
 		return;
 	fn(ctx, w->id, w->host, (int)port->valuedouble);
 }
@@ -368,8 +377,8 @@ static void identity_worker(struct dec *d, const cJSON *o, struct worker_sample 
 	w->name = cJSON_IsNumber(name) ? NULL : dec_strval(d, name, "name"); /* names may be ints */
 	w->host = dec_str(d, o, "host");
 	w->status = dec_str(d, o, "status");
-	w->nthreads = dec_num(d, o, "nthreads", 0, MAX_COUNT);
-	w->memory_limit = dec_num(d, o, "memory_limit", 0, MAX_BYTES);
+	w->nthreads = dec_num(d, o, "nthreads", RANGE_NTHREADS);
+	w->memory_limit = dec_num(d, o, "memory_limit", RANGE_BYTES);
 	identity_metrics(d, cJSON_GetObjectItemCaseSensitive(o, "metrics"), w);
 }
 
@@ -408,7 +417,7 @@ enum dask_error dask_parse_identity(const char *body, size_t len, double t, stru
 		sample->type = EV_SAMPLE;
 		s->source = "identity";
 		s->scheduler_id = dec_str(&d, root, "id");
-		s->total_threads = dec_num(&d, root, "total_threads", 0, MAX_COUNT);
+		s->total_threads = dec_num(&d, root, "total_threads", RANGE_TOTAL_THREADS);
 		identity_workers(&d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s, fn, ctx);
 		s->worker_count = (uint32_t)s->n_workers;
 	}
@@ -418,24 +427,26 @@ enum dask_error dask_parse_identity(const char *body, size_t len, double t, stru
 
 /* ---- Prometheus ---------------------------------------------------------- */
 
+/* Only the families read here are checked, against the same range table as
+ * the JSON routes; a value out of range rejects the whole body, and a sum
+ * is checked again before it is narrowed. */
 struct sched_prom {
-	bool has_workers;
+	bool has_workers, has_processing, out_of_range;
 	double workers, processing;
-	bool has_processing;
 };
 
 static void sched_prom_sample(void *ctx, const struct prom_sample *s)
 {
 	struct sched_prom *p = ctx;
-	if (!isfinite(s->value) || s->value < 0 || s->value > MAX_COUNT)
-		return;
 	if (strcmp(s->name, "dask_scheduler_workers") == 0) {
 		p->has_workers = true; /* the states partition the scheduler's workers */
+		p->out_of_range |= !range_ok(RANGE_WORKERS, s->value);
 		p->workers += s->value;
 	} else if (strcmp(s->name, "dask_scheduler_tasks") == 0) {
 		const char *st = prom_label(s, "state");
 		if (st && strcmp(st, "processing") == 0) {
 			p->has_processing = true;
+			p->out_of_range |= !range_ok(RANGE_TASKS, s->value);
 			p->processing = s->value;
 		}
 	}
@@ -450,6 +461,9 @@ enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t
 	prom_parse(body, len, sched_prom_sample, &p, st);
 	if (!p.has_workers)
 		return DASK_BAD_SHAPE;
+	/* states summing past the table's maximum: 8e9 once came out as 3.7e9 */
+	if (p.out_of_range || !range_ok(RANGE_WORKERS, p.workers))
+		return DASK_OUT_OF_RANGE;
 	sample->type = EV_SAMPLE;
 	struct ev_sample *s = &sample->u.sample;
 	s->source = "prometheus";
@@ -459,42 +473,62 @@ enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t
 }
 
 struct worker_prom_acc {
-	struct dask_worker_prom *out;
-	bool has_memory;
-	double managed, unmanaged;
+	bool has_memory, out_of_range;
+	optnum managed, unmanaged, spilled, threads, cpu_seconds;
 };
+
+/* The accumulator's slot for s, and the quantity it is (NULL: not read). */
+static optnum *worker_prom_slot(struct worker_prom_acc *a, const struct prom_sample *s,
+				enum range_qty *q)
+{
+	*q = RANGE_BYTES;
+	if (strcmp(s->name, "dask_worker_memory_bytes") == 0) {
+		const char *type = prom_label(s, "type");
+		a->has_memory = true;
+		if (!type)
+			return NULL;
+		if (strcmp(type, "managed") == 0)
+			return &a->managed;
+		if (strcmp(type, "unmanaged") == 0)
+			return &a->unmanaged;
+		return strcmp(type, "spilled") == 0 ? &a->spilled : NULL;
+	}
+	if (strcmp(s->name, "dask_worker_threads") == 0) {
+		*q = RANGE_NTHREADS;
+		return &a->threads;
+	}
+	*q = RANGE_CPU_SECONDS;
+	return strcmp(s->name, "process_cpu_seconds_total") == 0 ? &a->cpu_seconds : NULL;
+}
 
 static void worker_prom_sample(void *ctx, const struct prom_sample *s)
 {
 	struct worker_prom_acc *a = ctx;
-	if (!isfinite(s->value) || s->value < 0 || s->value > MAX_BYTES)
-		return;
-	if (strcmp(s->name, "dask_worker_memory_bytes") == 0) {
-		const char *type = prom_label(s, "type");
-		a->has_memory = true;
-		if (type && strcmp(type, "managed") == 0)
-			a->managed = s->value;
-		else if (type && strcmp(type, "unmanaged") == 0)
-			a->unmanaged = s->value;
-		else if (type && strcmp(type, "spilled") == 0)
-			a->out->spilled_bytes = optnum_of(s->value);
-	} else if (strcmp(s->name, "dask_worker_threads") == 0) {
-		a->out->threads = optnum_of(s->value);
-	} else if (strcmp(s->name, "process_cpu_seconds_total") == 0) {
-		a->out->cpu_seconds = optnum_of(s->value);
-	}
+	enum range_qty q;
+	optnum *slot = worker_prom_slot(a, s, &q);
+	if (slot && !range_ok(q, s->value))
+		a->out_of_range = true;
+	else if (slot)
+		*slot = optnum_of(s->value);
 }
 
-bool dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
-			    struct prom_stats *st)
+enum dask_error dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
+				       struct prom_stats *st)
 {
 	*out = (struct dask_worker_prom){ 0 };
-	struct worker_prom_acc a = { .out = out };
+	struct worker_prom_acc a = { 0 };
 	prom_parse(body, len, worker_prom_sample, &a, st);
 	if (!a.has_memory)
-		return false;
+		return DASK_BAD_SHAPE;
 	/* Dask's process memory is managed + unmanaged (spilled is on disk). */
-	out->memory_bytes = optnum_of(a.managed + a.unmanaged);
-	out->managed_bytes = optnum_of(a.managed);
-	return true;
+	double managed = a.managed.valid ? a.managed.value : 0;
+	double memory = managed + (a.unmanaged.valid ? a.unmanaged.value : 0);
+	if (a.out_of_range || !range_ok(RANGE_BYTES, memory))
+		return DASK_OUT_OF_RANGE;
+	out->memory_bytes = optnum_of(memory);
+	out->managed_bytes = optnum_of(managed);
+	out->spilled_bytes = a.spilled;
+	out->threads = a.threads;
+	out->cpu_seconds = a.cpu_seconds;
+	return DASK_OK;
 }

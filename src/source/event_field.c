@@ -1,9 +1,12 @@
 /* The field tables of every event type (docs/recording.md has them as
- * prose) and the name index that event_field_find searches. */
+ * prose) and the name index that event_field_find searches. A scheduler
+ * quantity's bounds come from range.h, the table the live decoders use. */
 #include "roastop/event_field.h"
 
 #include <pthread.h>
 #include <stddef.h>
+
+#include "roastop/range.h"
 
 #define NAME(f) #f, sizeof(#f) - 1
 #define NUM(s, f, l, h) { NAME(f), FK_NUM, offsetof(struct s, f), 0, l, h }
@@ -48,17 +51,17 @@ static const struct event_field chunk_fields[] = {
 };
 
 static const struct event_field worker_fields[] = {
-	NUM(worker_sample, cpu_percent, 0, 1e5),
-	NUM(worker_sample, executing, 0, EVENT_BIG),
+	NUM(worker_sample, cpu_percent, 0, RANGE_CPU_PERCENT_MAX),
+	NUM(worker_sample, executing, 0, RANGE_TASKS_MAX),
 	STR(worker_sample, host),
 	STR(worker_sample, id),
-	NUM(worker_sample, managed_bytes, 0, EVENT_BIG),
-	NUM(worker_sample, memory_bytes, 0, EVENT_BIG),
-	NUM(worker_sample, memory_limit, 0, EVENT_BIG),
+	NUM(worker_sample, managed_bytes, 0, RANGE_BYTES_MAX),
+	NUM(worker_sample, memory_bytes, 0, RANGE_BYTES_MAX),
+	NUM(worker_sample, memory_limit, 0, RANGE_BYTES_MAX),
 	STR(worker_sample, name),
-	NUM(worker_sample, nthreads, 0, 1e6),
-	NUM(worker_sample, processing, 0, EVENT_BIG),
-	NUM(worker_sample, spilled_bytes, 0, EVENT_BIG),
+	NUM(worker_sample, nthreads, 0, RANGE_NTHREADS_MAX),
+	NUM(worker_sample, processing, 0, RANGE_TASKS_MAX),
+	NUM(worker_sample, spilled_bytes, 0, RANGE_BYTES_MAX),
 	STR(worker_sample, status),
 };
 
@@ -66,11 +69,12 @@ static const struct event_field sample_fields[] = {
 	STR(ev_sample, dask_version),
 	STR(ev_sample, scheduler_id),
 	STR(ev_sample, source),
-	NUM(ev_sample, tasks_done, 0, EVENT_BIG),
-	NUM(ev_sample, tasks_processing, 0, EVENT_BIG),
-	NUM(ev_sample, tasks_total, 0, EVENT_BIG),
-	NUM(ev_sample, total_threads, 0, 1e9),
-	{ NAME(worker_count), FK_U32, offsetof(struct ev_sample, worker_count), 0, 0, 1e7 },
+	NUM(ev_sample, tasks_done, 0, RANGE_TASKS_MAX),
+	NUM(ev_sample, tasks_processing, 0, RANGE_TASKS_MAX),
+	NUM(ev_sample, tasks_total, 0, RANGE_TASKS_MAX),
+	NUM(ev_sample, total_threads, 0, RANGE_TOTAL_THREADS_MAX),
+	{ NAME(worker_count), FK_U32, offsetof(struct ev_sample, worker_count), 0, 0,
+	  RANGE_WORKERS_MAX },
 	LIST(ev_sample, workers, n_workers, FK_WORKERS),
 };
 

@@ -8,6 +8,7 @@
  * checked as the parser goes. */
 #include "roastop/event_json.h"
 #include "roastop/event_field.h"
+#include "roastop/range.h"
 #include "roastop/strutil.h"
 
 #include <float.h>
@@ -660,7 +661,7 @@ static enum decode_error row_part(struct jp *j, void *ctx, const char *key, size
 	enum decode_error e = jp_number(j, &x);
 	if (e)
 		return e;
-	if (x < 0 || x > EVENT_BIG)
+	if (!range_ok(RANGE_FINE, x))
 		return DEC_OUT_OF_RANGE;
 	rc->row->value = x;
 	return DEC_OK;

@@ -2,6 +2,7 @@
  * each sample line parsed into a stack buffer and handed to the caller. */
 #include "roastop/prom.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,9 +183,12 @@ static enum prom_error parse_sample(struct line *l, struct prom_sample *s)
 			return PROM_BAD_TIMESTAMP;
 		memcpy(buf, l->p, n);
 		buf[n] = '\0';
+		errno = 0;
 		long long ts = strtoll(buf, &end, 10);
 		if (end != buf + n)
 			return strpbrk(buf, " \t") ? PROM_TRAILING : PROM_BAD_TIMESTAMP;
+		if (errno == ERANGE)
+			return PROM_BAD_TIMESTAMP; /* strtoll clamped it: not the time given */
 		s->has_timestamp = true;
 		s->timestamp_ms = ts;
 	}

@@ -30,6 +30,8 @@ static int fill_of(double v, double vmax, int total)
 {
 	if (!(v > 0))
 		return 0;
+	if (!(v < vmax))
+		return total; /* and v / vmax cannot overflow lround's int below */
 	double f = v / vmax * total;
 	int d = (int)lround(f);
 	if (d < 1)

@@ -1,13 +1,27 @@
-/* Hostile scheduler bodies through every Dask decoder: never a crash, and
- * a body is taken whole or not at all (no event left half-filled). */
+/* Hostile scheduler bodies through every Dask decoder: never a crash, a
+ * body is taken whole or not at all (no event left half-filled), and every
+ * event taken live replays from its recorded line (one range table). */
 #include <stdlib.h>
 
 #include "roastop/dask_json.h"
+#include "roastop/event_json.h"
+#include "roastop/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct event sample, fine, span;
+static struct event sample, fine, span, back;
+static struct strbuf line;
 static bool ready;
+
+static void check_replays(const struct event *ev)
+{
+	if (ev->type == EV_NONE)
+		return;
+	strbuf_reset(&line);
+	if (event_encode_json(ev, &line) != 0 ||
+	    event_decode_json(line.data, line.len, &back) != DEC_OK)
+		abort();
+}
 
 static void endpoint(void *ctx, const char *worker, const char *host, int port)
 {
@@ -32,6 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		event_init(&sample);
 		event_init(&fine);
 		event_init(&span);
+		event_init(&back);
+		strbuf_init(&line);
 		ready = true;
 	}
 	const char *text = (const char *)data;
@@ -39,15 +55,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum dask_error e = dask_parse_state(text, size, 1, &sample, &fine, &span, err, sizeof(err));
 	if (e != DASK_OK && (sample.type || fine.type || span.type))
 		abort();
-	if (e == DASK_OK)
+	if (e == DASK_OK) {
 		check_sample(&sample);
+		check_replays(&sample);
+		check_replays(&fine);
+		check_replays(&span);
+	}
 	e = dask_parse_identity(text, size, 1, &sample, endpoint, NULL, err, sizeof(err));
 	if (e != DASK_OK && sample.type)
 		abort();
-	if (e == DASK_OK)
+	if (e == DASK_OK) {
 		check_sample(&sample);
+		check_replays(&sample);
+	}
 	struct prom_stats st;
-	dask_parse_scheduler_prom(text, size, 1, &sample, &st);
+	if (dask_parse_scheduler_prom(text, size, 1, &sample, &st) == DASK_OK)
+		check_replays(&sample);
 	struct dask_worker_prom w;
 	dask_parse_worker_prom(text, size, &w, &st);
 	return 0;

@@ -3,11 +3,16 @@
  * plus the poller's pure helpers (URL joining, backoff). */
 #include "test_util.h"
 
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "roastop/dask.h"
 #include "roastop/dask_json.h"
+#include "roastop/event_json.h"
+#include "roastop/range.h"
+#include "roastop/strbuf.h"
 
 #define FIX "tests/fixtures/dask-2026.8.0/"
 
@@ -150,7 +155,7 @@ static void state_rejects(void **state)
 		{ "{\"roastop_route\":1,\"workers\":{},\"fine\":[]}", DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":[{\"name\":\"w\"}],\"fine\":[]}", DASK_BAD_FIELD },
 		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"memory\":-1}],\"fine\":[]}",
-		  DASK_BAD_FIELD },
+		  DASK_OUT_OF_RANGE },
 		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"nthreads\":\"2\"}],\"fine\":[]}",
 		  DASK_BAD_FIELD },
 		{ "{\"roastop_route\":1,\"workers\":[{\"address\":7}],\"fine\":[]}", DASK_BAD_FIELD },
@@ -161,11 +166,11 @@ static void state_rejects(void **state)
 		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[[\"execute\",\"p\",\"a\",1]]}",
 		  DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[[\"execute\",\"p\",\"a\",\"s\",-2]]}",
-		  DASK_BAD_FIELD },
+		  DASK_OUT_OF_RANGE },
 		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"span\":{\"fine\":3}}",
 		  DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"memory\":1e300}],\"fine\":[]}",
-		  DASK_BAD_FIELD },
+		  DASK_OUT_OF_RANGE },
 		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"tasks_done\":9,\"tasks_total\":8}",
 		  DASK_BAD_FIELD }, /* more done than there are */
 		{ "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"tasks_done\":3}",
@@ -289,12 +294,165 @@ static void worker_prom_fixture(void **state)
 	const char *text = slurp(FIX "worker-metrics.txt", &len);
 	struct dask_worker_prom w;
 	struct prom_stats st;
-	assert_true(dask_parse_worker_prom(text, len, &w, &st));
+	assert_int_equal(dask_parse_worker_prom(text, len, &w, &st), DASK_OK);
 	/* managed 0 + unmanaged 5.2420608e+07, as the fixture's own lines say */
 	assert_near(w.memory_bytes.value, 5.2420608e+07, 0);
 	assert_near(w.threads.value, 1, 0);
 	assert_true(w.cpu_seconds.valid && w.cpu_seconds.value > 0);
-	assert_false(dask_parse_worker_prom("x 1\n", 4, &w, &st));
+	assert_int_equal(dask_parse_worker_prom("x 1\n", 4, &w, &st), DASK_BAD_SHAPE);
+}
+
+/* The probe's body: eight worker states at 1e9 each, 8e9 in all, once cast
+ * to uint32 (UBSan; 3,705,032,704 workers). Each value and the sum are
+ * checked against the range table before the narrowing. */
+static void scheduler_prom_ranges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		enum dask_error want;
+		uint32_t workers;
+	} cases[] = {
+		{ "dask_scheduler_workers{state=\"a\"} 1e9\ndask_scheduler_workers{state=\"b\"} 1e9\n"
+		  "dask_scheduler_workers{state=\"c\"} 1e9\ndask_scheduler_workers{state=\"d\"} 1e9\n"
+		  "dask_scheduler_workers{state=\"e\"} 1e9\ndask_scheduler_workers{state=\"f\"} 1e9\n"
+		  "dask_scheduler_workers{state=\"g\"} 1e9\ndask_scheduler_workers{state=\"h\"} 1e9\n",
+		  DASK_OUT_OF_RANGE, 0 },
+		{ "dask_scheduler_workers{state=\"a\"} 6e6\ndask_scheduler_workers{state=\"b\"} 6e6\n",
+		  DASK_OUT_OF_RANGE, 0 }, /* each in range, the sum not */
+		{ "dask_scheduler_workers{state=\"a\"} 5e6\ndask_scheduler_workers{state=\"b\"} 5e6\n",
+		  DASK_OK, 10000000 }, /* the table's maximum, exactly */
+		{ "dask_scheduler_workers 4294967296\n", DASK_OUT_OF_RANGE, 0 },
+		{ "dask_scheduler_workers -1\n", DASK_OUT_OF_RANGE, 0 },
+		{ "dask_scheduler_workers NaN\n", DASK_OUT_OF_RANGE, 0 },
+		{ "dask_scheduler_workers +Inf\n", DASK_OUT_OF_RANGE, 0 },
+		{ "dask_scheduler_workers 3\ndask_scheduler_tasks{state=\"processing\"} 1e16\n",
+		  DASK_OUT_OF_RANGE, 0 },
+		{ "dask_scheduler_workers 3\nunread_family 1e300\nprocess_cpu_seconds_total NaN\n",
+		  DASK_OK, 3 }, /* families roastop does not read are not its business */
+	};
+	struct event ev;
+	event_init(&ev);
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
+		struct prom_stats st;
+		enum dask_error got = dask_parse_scheduler_prom(cases[i].text, strlen(cases[i].text),
+								4, &ev, &st);
+		if (got != cases[i].want)
+			fail_msg("case %zu: %s, want %s", i, dask_error_name(got),
+				 dask_error_name(cases[i].want));
+		assert_int_equal(ev.type, got == DASK_OK ? EV_SAMPLE : EV_NONE);
+		if (got == DASK_OK)
+			assert_int_equal(ev.u.sample.worker_count, cases[i].workers);
+	}
+	event_free(&ev);
+}
+
+static void worker_prom_ranges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		enum dask_error want;
+	} cases[] = {
+		{ "dask_worker_memory_bytes{type=\"managed\"} 6e14\n"
+		  "dask_worker_memory_bytes{type=\"unmanaged\"} 6e14\n",
+		  DASK_OUT_OF_RANGE }, /* each in range, the process memory not */
+		{ "dask_worker_memory_bytes{type=\"managed\"} 4e14\n"
+		  "dask_worker_memory_bytes{type=\"unmanaged\"} 6e14\n",
+		  DASK_OK },
+		{ "dask_worker_memory_bytes{type=\"spilled\"} 2e15\n", DASK_OUT_OF_RANGE },
+		{ "dask_worker_memory_bytes{type=\"managed\"} NaN\n", DASK_OUT_OF_RANGE },
+		{ "dask_worker_memory_bytes{type=\"managed\"} 1\ndask_worker_threads 5e6\n",
+		  DASK_OUT_OF_RANGE },
+		{ "dask_worker_memory_bytes{type=\"managed\"} 1\nprocess_cpu_seconds_total 1e13\n",
+		  DASK_OUT_OF_RANGE },
+		{ "dask_worker_memory_bytes{type=\"managed\"} 1\nprocess_cpu_seconds_total -1\n",
+		  DASK_OUT_OF_RANGE },
+		{ "dask_worker_memory_bytes{type=\"other\"} NaN\ndask_worker_threads 2\n", DASK_OK },
+	};
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
+		struct dask_worker_prom w;
+		struct prom_stats st;
+		enum dask_error got = dask_parse_worker_prom(cases[i].text, strlen(cases[i].text), &w,
+							     &st);
+		if (got != cases[i].want)
+			fail_msg("case %zu: %s, want %s", i, dask_error_name(got),
+				 dask_error_name(cases[i].want));
+		if (got != DASK_OK)
+			assert_false(w.memory_bytes.valid || w.threads.valid || w.cpu_seconds.valid);
+	}
+}
+
+/* A state.json with one worker whose `key` is x (or, with key NULL, a fine
+ * row of value x): what live makes of it. */
+static enum dask_error state_with(struct evs *e, const char *key, double x)
+{
+	char body[512];
+	if (key)
+		snprintf(body, sizeof(body),
+			 "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"%s\":%.17g}],"
+			 "\"fine\":[]}",
+			 key, x);
+	else
+		snprintf(body, sizeof(body),
+			 "{\"roastop_route\":1,\"workers\":[],\"fine\":[[\"c\",\"p\",\"a\",\"u\","
+			 "%.17g]]}",
+			 x);
+	return state_of(e, body);
+}
+
+/* An event through the recording's encoder and decoder: what replay makes
+ * of what live recorded. */
+static enum decode_error replayed(const struct event *ev)
+{
+	struct strbuf line;
+	strbuf_init(&line);
+	assert_int_equal(event_encode_json(ev, &line), 0);
+	struct event back;
+	event_init(&back);
+	enum decode_error e = event_decode_json(line.data, line.len, &back);
+	event_free(&back);
+	strbuf_free(&line);
+	return e;
+}
+
+/* The one-table property: at each quantity's maximum live accepts and the
+ * recording of it replays; just past it live rejects, and a recording
+ * holding such a value would be rejected too. */
+static void live_and_replay_agree(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *key; /* state.json worker key; NULL: a fine row's value */
+		size_t off; /* the worker_sample member */
+		enum range_qty q;
+	} cases[] = {
+		{ "nthreads", offsetof(struct worker_sample, nthreads), RANGE_NTHREADS },
+		{ "memory", offsetof(struct worker_sample, memory_bytes), RANGE_BYTES },
+		{ "memory_limit", offsetof(struct worker_sample, memory_limit), RANGE_BYTES },
+		{ "managed_bytes", offsetof(struct worker_sample, managed_bytes), RANGE_BYTES },
+		{ "spilled_bytes", offsetof(struct worker_sample, spilled_bytes), RANGE_BYTES },
+		{ "cpu", offsetof(struct worker_sample, cpu_percent), RANGE_CPU_PERCENT },
+		{ "executing", offsetof(struct worker_sample, executing), RANGE_TASKS },
+		{ "processing", offsetof(struct worker_sample, processing), RANGE_TASKS },
+		{ NULL, 0, RANGE_FINE },
+	};
+	struct evs *e = evs_new();
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
+		double hi = range_of(cases[i].q)->hi, past = nextafter(hi, INFINITY);
+		assert_int_equal(state_with(e, cases[i].key, hi), DASK_OK);
+		struct event *ev = cases[i].key ? &e->sample : &e->fine;
+		if (replayed(ev) != DEC_OK)
+			fail_msg("case %zu: live took %g, replay refused it", i, hi);
+		if (cases[i].key)
+			*(optnum *)((char *)&e->sample.u.sample.workers[0] + cases[i].off) =
+				optnum_of(past);
+		else
+			e->fine.u.fine.rows[0].value = past;
+		assert_int_equal(replayed(ev), DEC_OUT_OF_RANGE);
+		assert_int_equal(state_with(e, cases[i].key, past), DASK_OUT_OF_RANGE);
+	}
+	evs_free(e);
 }
 
 static void url_join(void **state)
@@ -333,6 +491,9 @@ int main(void)
 		cmocka_unit_test(identity_500_body),
 		cmocka_unit_test(scheduler_prom_fixture),
 		cmocka_unit_test(worker_prom_fixture),
+		cmocka_unit_test(scheduler_prom_ranges),
+		cmocka_unit_test(worker_prom_ranges),
+		cmocka_unit_test(live_and_replay_agree),
 		cmocka_unit_test(url_join),
 		cmocka_unit_test(backoff),
 	};

@@ -62,6 +62,16 @@ static void tiny_values_show_one_dot_and_clip(void **state)
 	assert_int_equal(cells[0], ' ');
 }
 
+/* v / vmax past what lround can return once showed a single dot */
+static void ratio_past_long_clips_full(void **state)
+{
+	(void)state;
+	uint32_t cells[1];
+	double v[2] = { 1e300, 1e300 };
+	graph_area(v, 2, 1e-300, 1, 1, false, cells);
+	assert_int_equal(cells[0], B(0xff)); /* both columns full */
+}
+
 static void ascii_area(void **state)
 {
 	(void)state;
@@ -241,6 +251,7 @@ int main(void)
 		cmocka_unit_test(braille_area_one_cell),
 		cmocka_unit_test(braille_area_two_rows),
 		cmocka_unit_test(tiny_values_show_one_dot_and_clip),
+		cmocka_unit_test(ratio_past_long_clips_full),
 		cmocka_unit_test(ascii_area),
 		cmocka_unit_test(more_values_than_columns_are_cut),
 		cmocka_unit_test(line_over_area),

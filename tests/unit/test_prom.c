@@ -99,6 +99,26 @@ static void limits(void **state)
 	assert_int_equal(st.rejected[PROM_TOO_MANY_LABELS], 1);
 }
 
+/* A timestamp past int64 was clamped by strtoll to INT64_MAX and kept as
+ * if given: a rejection now, counted as bad_timestamp. */
+static void timestamp_out_of_range(void **state)
+{
+	(void)state;
+	const char *text = "a 1 9223372036854775807\n"
+			   "b 1 9223372036854775808\n"
+			   "c 1 -9223372036854775809\n"
+			   "d 1 99999999999999999999999999\n"
+			   "e 1 -1700000000000\n";
+	struct seen seen = { 0 };
+	struct prom_stats st;
+	prom_parse(text, strlen(text), collect, &seen, &st);
+	assert_int_equal(st.samples, 2);
+	assert_int_equal(st.rejected[PROM_BAD_TIMESTAMP], 3);
+	assert_int_equal(st.first_bad_line, 2);
+	assert_string_equal(seen.names[0], "a");
+	assert_string_equal(seen.names[1], "e");
+}
+
 struct workers {
 	double idle, total_states;
 	uint64_t samples;
@@ -147,6 +167,7 @@ int main(void)
 		cmocka_unit_test(dask_like_text),
 		cmocka_unit_test(bad_lines_counted_good_kept),
 		cmocka_unit_test(limits),
+		cmocka_unit_test(timestamp_out_of_range),
 		cmocka_unit_test(real_dask_fixture),
 	};
 	return cmocka_run_group_tests_name("prom", tests, NULL, NULL);

@@ -1,0 +1,45 @@
+/* The range of every scheduler quantity roastop takes in: one table, read
+ * by the live decoders (dask_json.c, for state.json, identity.json and
+ * /metrics) and by the recording and datagram decoder (event_field.c), so
+ * that whatever a live session accepts its recording replays, and the other
+ * way round. Every minimum is 0. docs/recording.md ("Ranges") has the table
+ * with the reason each maximum is physically plausible; a unit test checks
+ * that the field tables use these and no other bounds. */
+#ifndef ROASTOP_RANGE_H
+#define ROASTOP_RANGE_H
+
+#include "roastop/common.h"
+
+/* Maxima as constants: event_field.c's tables are static initialisers. */
+#define RANGE_WORKERS_MAX 1e7 /* workers of one scheduler; fits uint32 */
+#define RANGE_NTHREADS_MAX 1e6 /* threads of one worker */
+#define RANGE_TOTAL_THREADS_MAX 1e9 /* threads over all workers */
+#define RANGE_BYTES_MAX 1e15 /* memory of one worker, bytes */
+#define RANGE_CPU_PERCENT_MAX 1e6 /* one worker, 100 per busy core */
+#define RANGE_CPU_SECONDS_MAX 1e12 /* process_cpu_seconds_total of one worker */
+#define RANGE_TASKS_MAX 1e15 /* task counts */
+#define RANGE_FINE_MAX 1e18 /* one cumulative fine-metrics value (seconds, bytes, count) */
+
+enum range_qty {
+	RANGE_WORKERS,
+	RANGE_NTHREADS,
+	RANGE_TOTAL_THREADS,
+	RANGE_BYTES,
+	RANGE_CPU_PERCENT,
+	RANGE_CPU_SECONDS,
+	RANGE_TASKS,
+	RANGE_FINE,
+	RANGE__COUNT
+};
+
+struct range {
+	const char *name, *unit;
+	double lo, hi;
+};
+
+/* The row of q (NULL for a q out of the enum). */
+const struct range *range_of(enum range_qty q);
+/* Is x finite and within q's range? NaN and infinities are not. */
+bool range_ok(enum range_qty q, double x);
+
+#endif

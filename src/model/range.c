@@ -1,0 +1,28 @@
+/* The scheduler quantities' ranges (include/roastop/range.h). It sits with
+ * the event model, not with either codec: the bounds belong to what a
+ * worker or a cluster can physically be, whatever wire form it came in. */
+#include "roastop/range.h"
+
+#include <math.h>
+
+static const struct range ranges[RANGE__COUNT] = {
+	[RANGE_WORKERS] = { "workers", "workers", 0, RANGE_WORKERS_MAX },
+	[RANGE_NTHREADS] = { "nthreads", "threads", 0, RANGE_NTHREADS_MAX },
+	[RANGE_TOTAL_THREADS] = { "total_threads", "threads", 0, RANGE_TOTAL_THREADS_MAX },
+	[RANGE_BYTES] = { "bytes", "bytes", 0, RANGE_BYTES_MAX },
+	[RANGE_CPU_PERCENT] = { "cpu_percent", "%", 0, RANGE_CPU_PERCENT_MAX },
+	[RANGE_CPU_SECONDS] = { "cpu_seconds", "s", 0, RANGE_CPU_SECONDS_MAX },
+	[RANGE_TASKS] = { "tasks", "tasks", 0, RANGE_TASKS_MAX },
+	[RANGE_FINE] = { "fine_value", "s, bytes or count", 0, RANGE_FINE_MAX },
+};
+
+const struct range *range_of(enum range_qty q)
+{
+	return (unsigned)q < RANGE__COUNT ? &ranges[q] : NULL;
+}
+
+bool range_ok(enum range_qty q, double x)
+{
+	const struct range *r = range_of(q);
+	return r && isfinite(x) && x >= r->lo && x <= r->hi;
+}
