@@ -13,7 +13,7 @@
 /* Senders (host, pid, instance) tracked; a datagram from another sender
  * past this many is rejected (senders_full): applying it without a window
  * would let its replay through, and evicting a sender would forget what it
- * sent. Each costs ~250 bytes with its map entry (25 MB at the cap). */
+ * sent. Each costs ~250 bytes with its map entry (25 MiB at the cap). */
 #define UDP_MAX_SENDERS 100000
 /* A sender's sequence number more than this far above its highest is
  * rejected (seq_jump) rather than moving the window and counting the gap as
