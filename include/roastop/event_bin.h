@@ -12,9 +12,10 @@
 #define EVENT_BIN_KIND_CHUNK 0x01
 #define EVENT_BIN_RUN_ID 64 /* envelope ids beside the chunk's own 1..30 */
 #define EVENT_BIN_SENT 65
+#define EVENT_BIN_INSTANCE 66 /* num, integer in [0, 2^53 - 1] */
 
 /* A version-2 body into *ev (a chunk stamped `now`) and *env (host, pid,
- * seq from the chunk's own fields). */
+ * seq from the chunk's own fields, instance from its envelope id). */
 enum decode_error event_decode_binary(const unsigned char *body, size_t len, double now,
 				      struct event *ev, struct event_envelope *env);
 

@@ -52,6 +52,9 @@ struct event_envelope {
 	char host[256];
 	bool has_pid, has_seq;
 	double pid, seq;
+	/* the sending process's random id, so a restart with the same host and
+	 * pid is a new sender; 0 when not given (an older emitter) */
+	double instance;
 	char report_id[64]; /* split reports: "" when whole */
 	int part, parts;
 };
@@ -63,7 +66,7 @@ static inline void event_envelope_clear(struct event_envelope *env)
 	env->host[0] = '\0';
 	env->report_id[0] = '\0';
 	env->has_pid = env->has_seq = false;
-	env->pid = env->seq = 0;
+	env->pid = env->seq = env->instance = 0;
 	env->part = env->parts = 0;
 }
 

@@ -10,7 +10,16 @@
 
 #define UDP_MAX_DATAGRAM 65507
 #define UDP_WINDOW 1024 /* sequence numbers remembered per sender */
+/* Senders (host, pid, instance) tracked; a datagram from another sender
+ * past this many is rejected (senders_full): applying it without a window
+ * would let its replay through, and evicting a sender would forget what it
+ * sent. Each costs ~250 bytes with its map entry (25 MiB at the cap). */
 #define UDP_MAX_SENDERS 100000
+/* A sender's sequence number more than this far above its highest is
+ * rejected (seq_jump) rather than moving the window and counting the gap as
+ * missing; a second one within UDP_WINDOW above the first confirms the jump
+ * (docs/protocol.md). */
+#define UDP_SEQ_JUMP_MAX (1ull << 20)
 #define UDP_MAX_PENDING_REPORTS 8
 #define UDP_DRAIN_MAX 2048 /* datagrams one udp_drain reads at most */
 /* A drain that read fewer than UDP_NAP_BELOW datagrams is followed by a nap:
@@ -33,6 +42,8 @@ enum udp_reason {
 	UDP_STALE,
 	UDP_TOO_LARGE,
 	UDP_NO_SENDER,
+	UDP_SENDERS_FULL, /* a new sender past UDP_MAX_SENDERS */
+	UDP_SEQ_JUMP, /* more than UDP_SEQ_JUMP_MAX above the sender's highest */
 	UDP__COUNT
 };
 
@@ -45,7 +56,7 @@ struct udp_stats {
 	uint64_t out_of_order; /* applied, but after a later sequence number */
 	uint64_t missing; /* sequence numbers never received, over all senders */
 	uint64_t kernel_drops; /* dropped by the kernel, buffer full (SO_MEMINFO) */
-	uint64_t senders, senders_overflow;
+	uint64_t senders;
 	uint64_t reports_incomplete; /* evicted before every part arrived */
 };
 

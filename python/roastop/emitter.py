@@ -243,7 +243,7 @@ _CHUNK_FIELDS = {
     "memory": (20, _KV), "num_branches_accessed": (21, _NUM), "num_events": (22, _NUM),
     "pid": (23, _NUM), "seq": (24, _NUM), "t_end": (25, _NUM), "t_start": (26, _NUM),
     "timestamp": (27, _NUM), "timing": (28, _KV), "uuid": (29, _STR), "worker": (30, _STR),
-    "run_id": (64, _STR), "sent": (65, _NUM),
+    "run_id": (64, _STR), "sent": (65, _NUM), "instance": (66, _NUM),
 }
 _META_FIELDS = {"compression_ratio": (1, _NUM), "filename": (2, _STR),
                 "total_branches": (3, _NUM), "total_tree_bytes": (4, _NUM)}
@@ -456,8 +456,8 @@ def chunk_message(measured, fields):
 # What chunk_datagram writes itself: fields naming one of these take the
 # generic path, where the later value wins as in a dict (written twice, the
 # field would make roastop refuse the datagram).
-_OWN_FIELDS = frozenset(("type", "duration", "mem_delta_mb", "host", "pid", "seq", "sent")
-                        + MEASURED)
+_OWN_FIELDS = frozenset(("type", "duration", "mem_delta_mb", "host", "pid", "instance", "seq",
+                         "sent") + MEASURED)
 
 
 def _fid(name):
@@ -467,19 +467,20 @@ def _fid(name):
 _ID_T_START, _ID_T_END, _ID_DURATION = _fid("t_start"), _fid("t_end"), _fid("duration")
 _ID_TIMESTAMP, _ID_CPU_TIME = _fid("timestamp"), _fid("cpu_time")
 _ID_PID, _ID_SEQ, _ID_SENT = _fid("pid"), _fid("seq"), _fid("sent")
+_ID_INSTANCE = _fid("instance")
 _ID_MEM_BEFORE, _ID_MEM_AFTER = _fid("mem_before_mb"), _fid("mem_after_mb")
 _ID_MEM_DELTA = _fid("mem_delta_mb")
-_pack_times = _Struct("<" + "Bd" * 8).pack
+_pack_times = _Struct("<" + "Bd" * 9).pack
 _pack_memory = _Struct("<" + "Bd" * 3).pack
 
 
-def _measured_v2(measured, pid, seq, sent):
-    """chunk_message's numbers and the envelope's pid, seq and sent as
-    version 2 fields, in one or two packs."""
+def _measured_v2(measured, pid, instance, seq, sent):
+    """chunk_message's numbers and the envelope's pid, instance, seq and sent
+    as version 2 fields, in one or two packs."""
     t_start, t_end, timestamp, cpu_time, mem_before, mem_after = measured
     times = _pack_times(_ID_T_START, t_start, _ID_T_END, t_end, _ID_DURATION, t_end - t_start,
                         _ID_TIMESTAMP, timestamp, _ID_CPU_TIME, cpu_time,
-                        _ID_PID, pid, _ID_SEQ, seq, _ID_SENT, sent)
+                        _ID_PID, pid, _ID_INSTANCE, instance, _ID_SEQ, seq, _ID_SENT, sent)
     if mem_before is None or mem_after is None:
         return times
     return times + _pack_memory(_ID_MEM_BEFORE, mem_before, _ID_MEM_AFTER, mem_after,
@@ -506,10 +507,19 @@ def parse_protocol(protocol=None):
     return int(text)
 
 
+INSTANCE_MAX = 2 ** 53 - 1   # an instance id is a whole number a double holds exactly
+
+
+def new_instance():
+    """A random instance id in 1..INSTANCE_MAX (0 is an emitter without one):
+    a restarted process that reuses a host and pid is a new sender."""
+    return int.from_bytes(os.urandom(7), "little") % INSTANCE_MAX + 1
+
+
 class Emitter:
     """A non-blocking UDP socket and a sequence counter, one of each per process.
 
-    ``send`` adds the envelope (host, pid, seq, sent); ``sent`` and ``lost``
+    ``send`` adds the envelope (host, pid, instance, seq, sent); ``sent`` and ``lost``
     count datagrams handed to the kernel and datagrams that were not.
     ``protocol`` is the highest version sent (see parse_protocol): 2 sends
     chunks as version 2, 1 sends everything as version 1."""
@@ -522,6 +532,7 @@ class Emitter:
         self.lost = 0
         self._host = socket.gethostname()
         self._pid = None
+        self._instance = None
         self._seq = None
         self._sock = None
         self._target = None
@@ -544,6 +555,7 @@ class Emitter:
                 except OSError:
                     pass
             self._pid, self._seq, self._sock = pid, itertools.count(), None
+            self._instance = new_instance()   # drawn in this process, not inherited
         if self._sock is None:
             if self._found is None and self._resolve() is None:
                 self.unresolved += 1
@@ -570,10 +582,12 @@ class Emitter:
         return found
 
     def envelope(self, msg):
-        """msg plus host, pid, seq (the next number of this process) and sent."""
+        """msg plus host, pid, instance, seq (the next number of this process)
+        and sent."""
         msg = dict(msg)
         msg["host"] = self._host
         msg["pid"] = self._pid
+        msg["instance"] = self._instance
         msg["seq"] = next(self._seq)
         msg["sent"] = time.time()
         return msg
@@ -603,7 +617,8 @@ class Emitter:
             except Exception:  # noqa: BLE001 - an odd value: version 1 copes with anything
                 out = None
             if out is not None:           # the sequence number is taken only now: no gap
-                out[2] = _measured_v2(measured, self._pid, next(self._seq), time.time())
+                out[2] = _measured_v2(measured, self._pid, self._instance, next(self._seq),
+                                      time.time())
                 return frame_v2(b"".join(out), self._mac)
         return self.datagram(chunk_message(measured, fields))
 
@@ -672,8 +687,8 @@ class Emitter:
 
     def _size(self, msg):
         """Bytes of msg framed with a worst-case envelope."""
-        body = encode(dict(msg, host=self._host, pid=os.getpid(), seq=10 ** 15,
-                           sent=time.time()))
+        body = encode(dict(msg, host=self._host, pid=os.getpid(), instance=INSTANCE_MAX,
+                           seq=10 ** 15, sent=time.time()))
         return len(body) + 70 + self._ENVELOPE_SLACK
 
     def _fits(self, msg, extra):

@@ -46,7 +46,7 @@ V2_CHUNK_FIELDS = {
     20: ("memory", "kv"), 21: ("num_branches_accessed", "int"), 22: ("num_events", "int"),
     23: ("pid", "int"), 24: ("seq", "int"), 25: ("t_end", "num"), 26: ("t_start", "num"),
     27: ("timestamp", "num"), 28: ("timing", "kv"), 29: ("uuid", "str"), 30: ("worker", "str"),
-    64: ("run_id", "str"), 65: ("sent", "num"),
+    64: ("run_id", "str"), 65: ("sent", "num"), 66: ("instance", "int"),
 }
 V2_META_FIELDS = {1: ("compression_ratio", "num"), 2: ("filename", "str"),
                   3: ("total_branches", "int"), 4: ("total_tree_bytes", "num")}

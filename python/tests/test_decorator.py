@@ -16,7 +16,7 @@ from roastop.instrumentation import process_memory_mb
 
 MEM = process_memory_mb() is not None
 MEM_FIELDS = {"mem_before_mb", "mem_after_mb", "mem_delta_mb"} if MEM else set()
-ENVELOPE = {"host", "pid", "seq", "sent"}
+ENVELOPE = {"host", "pid", "instance", "seq", "sent"}
 BASE = {"type", "run_id", "t_start", "t_end", "duration", "timestamp", "cpu_time"} | ENVELOPE
 
 

@@ -44,8 +44,8 @@ FULL = {
     "file_metadata": {"filename": FILE, "compression_ratio": 0.3103448275862069,
                       "total_branches": 1200, "total_tree_bytes": 2500000000},
     "cpu_time": 4.668961481940033, "worker": "tcp://10.0.3.17:38211", "error": "ValueError",
-    "host": "node-042.cluster.example.org", "pid": 424242, "seq": 123456,
-    "sent": 1767225600.3601234,
+    "host": "node-042.cluster.example.org", "pid": 424242, "instance": 2 ** 53 - 1,
+    "seq": 123456, "sent": 1767225600.3601234,
 }
 
 
@@ -59,10 +59,11 @@ def test_every_field_round_trips_with_its_id():
     msg = decoded(encode_chunk_v2(FULL), ids)
     assert msg == FULL
     assert list(msg) == list(FULL)                     # the message's own key order
-    assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65}
+    assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65, 66}
     assert sorted(ids) == sorted(V2_CHUNK_FIELDS)      # every id of the table, once
     assert [V2_CHUNK_FIELDS[i][0] for i in ids] == [k for k in FULL if k != "type"]
-    for name in ("num_events", "entry_stop", "pid", "seq", "num_branches_accessed"):
+    for name in ("num_events", "entry_stop", "pid", "instance", "seq",
+                 "num_branches_accessed"):
         assert type(msg[name]) is int and msg[name] == FULL[name]
     assert msg["file_metadata"]["total_branches"] == 1200
 
@@ -236,7 +237,7 @@ def test_fallback_to_version_1(case, sink):
     sent = split_datagram(data)
     for k, v in extra.items():                     # the data is still there, as JSON has it
         assert sent[k] == json.loads(em.encode({k: v}))[k]
-    for k in set(FULL) - set(extra) - {"host", "pid", "seq", "sent"}:
+    for k in set(FULL) - set(extra) - {"host", "pid", "instance", "seq", "sent"}:
         assert sent[k] == FULL[k], k
     assert sent["host"] == socket.gethostname() and sent["seq"] == 0
 
@@ -316,7 +317,8 @@ def test_v2_datagram_is_smaller():
     assert v2.startswith(b"RTP2") and v1.startswith(b"RTP1")
     assert len(v2) < len(v1) * 0.7
     a, b = split_datagram(v2), split_datagram(v1)
-    assert a.pop("sent") <= b.pop("sent") and a == b
+    assert a.pop("sent") <= b.pop("sent")
+    assert a.pop("instance") != b.pop("instance") and a == b   # two emitters, two senders
 
 
 def test_reference_decoder_rejects_what_roastop_rejects():
@@ -338,7 +340,7 @@ def test_reference_decoder_rejects_what_roastop_rejects():
 MEASURED_NAMES = ("t_start", "t_end", "duration", "mem_before_mb", "mem_after_mb",
                   "mem_delta_mb", "timestamp", "cpu_time")
 FIELDS = {k: v for k, v in FULL.items()
-          if k not in MEASURED_NAMES + ("type", "host", "pid", "seq", "sent")}
+          if k not in MEASURED_NAMES + ("type", "host", "pid", "instance", "seq", "sent")}
 MEASURED = (FULL["t_start"], FULL["t_end"], FULL["timestamp"], FULL["cpu_time"],
             FULL["mem_before_mb"], FULL["mem_after_mb"])
 
@@ -351,6 +353,7 @@ def both_paths(sink, measured, fields, protocol=2):
     a = split_datagram(fast.chunk_datagram(measured, fields))
     b = split_datagram(generic.datagram(em.chunk_message(measured, fields)))
     assert a.pop("sent") <= b.pop("sent")
+    assert (a.pop("instance"), b.pop("instance")) == (fast._instance, generic._instance)
     return a, b
 
 
@@ -361,6 +364,7 @@ def test_chunk_datagram_says_what_datagram_says(sink):
     assert fast == generic
     full = dict(FULL)
     full.pop("sent")
+    full.pop("instance")
     full["duration"] = FULL["t_end"] - FULL["t_start"]
     full["mem_delta_mb"] = FULL["mem_after_mb"] - FULL["mem_before_mb"]
     full.update(host=socket.gethostname(), pid=os.getpid(), seq=0)
@@ -440,3 +444,30 @@ def test_decorator_copes_with_an_emitter_without_send_chunk(sink):
                      uuid="u"))
     msg = receive(sink)
     assert msg["num_events"] == 10 and msg["run_id"] == "r" and msg["seq"] == 0
+
+
+def test_instance_id_per_process_redrawn_after_fork(sink):
+    """Every message of a process carries one random instance id (both
+    versions); a forked child draws its own, so a process that reuses a host
+    and pid is still a new sender to roastop."""
+    e = Emitter(addr_of(sink), KEY)
+    e.send({"type": "run_start", "run_id": "r"})
+    e.send({"type": "chunk", "run_id": "r", "duration": 1.0})
+    e.send_chunk(MEASURED, FIELDS)
+    msgs = [receive(sink) for _ in range(3)]
+    instance = msgs[0]["instance"]
+    assert type(instance) is int and 1 <= instance <= em.INSTANCE_MAX
+    assert [m["instance"] for m in msgs] == [instance] * 3
+    pid = os.fork()
+    if pid == 0:  # child: same Emitter object, a new process
+        try:
+            e.send({"type": "chunk", "run_id": "child", "duration": 1.0})
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    child = receive(sink)
+    assert child["pid"] == pid and child["seq"] == 0
+    assert child["instance"] != instance
+    again = Emitter(addr_of(sink), KEY)
+    again.send({"type": "run_end", "run_id": "r"})
+    assert receive(sink)["instance"] != instance           # another Emitter: another sender

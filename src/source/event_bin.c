@@ -281,7 +281,17 @@ static enum decode_error rd_meta(struct rd *r, const struct event_field *f, char
 	return DEC_OK;
 }
 
-static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c)
+/* The sender's instance id (envelope only): a whole number that a double
+ * holds exactly. */
+static enum decode_error rd_instance(struct rd *r, double *out)
+{
+	enum decode_error e = rd_num(r, out);
+	if (!e && (*out < 0 || *out > 9007199254740991.0 || *out != floor(*out)))
+		e = DEC_OUT_OF_RANGE;
+	return e;
+}
+
+static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c, double *instance)
 {
 	uint64_t seen[4] = { 0 };
 	while (r->p < r->end) {
@@ -300,6 +310,8 @@ static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c)
 			e = rd_str(r, &unused_text); /* read and checked, not kept (as in v1) */
 		else if (id == EVENT_BIN_SENT)
 			e = rd_num(r, &unused_num);
+		else if (id == EVENT_BIN_INSTANCE)
+			e = rd_instance(r, instance);
 		else
 			e = DEC_BAD_BINARY;
 		if (e)
@@ -337,7 +349,7 @@ enum decode_error event_decode_binary(const unsigned char *body, size_t len, dou
 	struct rd r = { body + 1, body + len, &ev->mem };
 	ev->type = EV_CHUNK;
 	ev->t = now;
-	enum decode_error e = rd_fields(&r, &ev->u.chunk);
+	enum decode_error e = rd_fields(&r, &ev->u.chunk, &env->instance);
 	if (!e)
 		e = event_field_check_chunk(&ev->u.chunk);
 	if (!e)

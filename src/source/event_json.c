@@ -814,6 +814,7 @@ static bool is_envelope_key(const char *key, size_t klen)
 {
 	switch (klen ? key[0] : 0) { /* most keys are rejected on their first byte */
 	case 'h': return KEY_IS(key, klen, "host");
+	case 'i': return KEY_IS(key, klen, "instance");
 	case 'p': return KEY_IS(key, klen, "pid") || KEY_IS(key, klen, "part") ||
 			 KEY_IS(key, klen, "parts");
 	case 's': return KEY_IS(key, klen, "seq");
@@ -897,6 +898,8 @@ static enum decode_error envelope_member(struct jp *j, struct event_envelope *en
 		return envelope_number(j, 0, 1e9, &env->pid, &env->has_pid);
 	if (KEY_IS(key, klen, "seq"))
 		return envelope_number(j, 0, 9007199254740991.0, &env->seq, &env->has_seq);
+	if (KEY_IS(key, klen, "instance"))
+		return envelope_number(j, 0, 9007199254740991.0, &env->instance, NULL);
 	if (KEY_IS(key, klen, "report_id"))
 		return fixed_string(j, env->report_id, sizeof(env->report_id));
 	if (KEY_IS(key, klen, "part") || KEY_IS(key, klen, "parts")) {

@@ -28,12 +28,18 @@
 static const char *const reason_names[UDP__COUNT] = {
 	[UDP_BAD_MAGIC] = "bad_magic", [UDP_NO_TAG] = "no_tag",	    [UDP_BAD_TAG] = "bad_tag",
 	[UDP_DUPLICATE] = "duplicate", [UDP_STALE] = "stale",	    [UDP_TOO_LARGE] = "too_large",
-	[UDP_NO_SENDER] = "no_sender",
+	[UDP_NO_SENDER] = "no_sender", [UDP_SENDERS_FULL] = "senders_full",
+	[UDP_SEQ_JUMP] = "seq_jump",
 };
 
+/* Missing is counted from base: 0, or where the sender's numbers started
+ * when roastop first heard it far from 0 (it listened late) or after a
+ * confirmed jump; missing_before keeps what was missing before such a jump. */
 struct sender {
 	uint64_t max_seq;
-	uint64_t received; /* distinct sequence numbers */
+	uint64_t received; /* distinct sequence numbers since base */
+	uint64_t base, missing_before;
+	uint64_t jump; /* a rejected jump's seq + 1, awaiting confirmation; 0 = none */
 	uint64_t window[UDP_WINDOW / 64];
 };
 
@@ -58,7 +64,7 @@ struct udp {
 	 * its map key costs a formatted print to build */
 	bool last_valid;
 	char last_host[sizeof(((struct event_envelope *)0)->host)];
-	double last_pid;
+	double last_pid, last_instance;
 	size_t last_index;
 	struct udp_stats st;
 	struct event ev, report_ev;
@@ -137,7 +143,7 @@ const char *udp_address(const struct udp *u)
 
 /* ---- sequence numbers --------------------------------------------------- */
 
-enum seq_outcome { SEQ_NEW, SEQ_LATE, SEQ_DUPLICATE, SEQ_STALE };
+enum seq_outcome { SEQ_NEW, SEQ_LATE, SEQ_DUPLICATE, SEQ_STALE, SEQ_JUMP };
 
 static bool bit_test(const struct sender *s, uint64_t seq)
 {
@@ -150,15 +156,53 @@ static void bit_set(struct sender *s, uint64_t seq, bool on)
 	*w = on ? *w | bit : *w & ~bit;
 }
 
+static uint64_t sender_missing(const struct sender *s)
+{
+	return s->missing_before + (s->max_seq + 1 - s->base - s->received);
+}
+
+/* A fresh window at seq: the sender's first datagram, or a confirmed jump.
+ * Numbers below seq count as missing only from 0 and only when seq is near
+ * it: far from 0, they were sent before roastop listened or jumped over. */
+static void seq_restart(struct sender *s, uint64_t seq, bool first)
+{
+	s->missing_before = first ? 0 : sender_missing(s);
+	s->base = first && seq <= UDP_SEQ_JUMP_MAX ? 0 : seq;
+	s->received = 0;
+	s->jump = 0;
+	memset(s->window, 0, sizeof(s->window));
+}
+
+/* A jump is applied when it is the second within UDP_WINDOW above the
+ * first: one stray number never moves the window, a sender's own numbers
+ * that truly jumped are followed within a window. */
+static bool jump_confirmed(struct sender *s, uint64_t seq)
+{
+	bool ok = s->jump && seq >= s->jump && seq - s->jump < UDP_WINDOW;
+	if (!ok)
+		s->jump = seq + 1;
+	return ok;
+}
+
 /* The window holds the last UDP_WINDOW sequence numbers up to max_seq. */
 static enum seq_outcome seq_check(struct sender *s, uint64_t seq, bool first)
 {
+	if (!first && seq > s->max_seq && seq - s->max_seq > UDP_SEQ_JUMP_MAX) {
+		if (!jump_confirmed(s, seq))
+			return SEQ_JUMP;
+		/* the window restarts at the first jump, which was not applied:
+		 * it counts as missing, and is taken if it comes again */
+		uint64_t from = s->jump - 1;
+		seq_restart(s, from, false);
+		s->max_seq = from - 1;
+	}
 	if (first || seq > s->max_seq) {
-		uint64_t from = first ? seq : s->max_seq + 1;
-		if (first || seq - s->max_seq >= UDP_WINDOW)
+		if (first)
+			seq_restart(s, seq, true);
+		else if (seq - s->max_seq >= UDP_WINDOW)
 			memset(s->window, 0, sizeof(s->window));
 		else
-			for (uint64_t q = from; q < seq; q++)
+			for (uint64_t q = s->max_seq + 1; q < seq; q++)
 				bit_set(s, q, false);
 		s->max_seq = seq;
 		bit_set(s, seq, true);
@@ -171,6 +215,8 @@ static enum seq_outcome seq_check(struct sender *s, uint64_t seq, bool first)
 		return SEQ_DUPLICATE;
 	bit_set(s, seq, true);
 	s->received++;
+	if (seq < s->base)
+		s->base = seq; /* a late one from before the first seen */
 	return SEQ_LATE;
 }
 
@@ -179,17 +225,19 @@ static enum seq_outcome seq_check(struct sender *s, uint64_t seq, bool first)
 static struct sender *sender_of(struct udp *u, const struct event_envelope *env, bool *added)
 {
 	*added = false;
-	/* pid compared bit for bit: -0 and 0 print to different keys */
+	/* numbers compared bit for bit: -0 and 0 print to different keys */
 	if (u->last_valid && memcmp(&u->last_pid, &env->pid, sizeof(env->pid)) == 0 &&
+	    memcmp(&u->last_instance, &env->instance, sizeof(env->instance)) == 0 &&
 	    strcmp(u->last_host, env->host) == 0)
 		return strmap_val_at(&u->senders, u->last_index);
 	char key[300];
-	snprintf(key, sizeof(key), "%s\x1f%.0f", env->host, env->pid);
+	snprintf(key, sizeof(key), "%s\x1f%.0f\x1f%.0f", env->host, env->pid, env->instance);
 	struct sender *s = strmap_upsert(&u->senders, key, added);
 	if (!s)
 		return NULL;
 	u->last_valid = true;
 	u->last_pid = env->pid;
+	u->last_instance = env->instance;
 	memcpy(u->last_host, env->host, sizeof(u->last_host));
 	u->last_index = (size_t)((unsigned char *)s - u->senders.vals) / u->senders.val_size;
 	return s;
@@ -200,14 +248,17 @@ static bool sequence_ok(struct udp *u, const struct event_envelope *env)
 	bool added = false;
 	struct sender *s = sender_of(u, env, &added);
 	if (!s) {
-		u->st.senders_overflow++;
-		return true; /* untracked, but never lost */
+		/* past UDP_MAX_SENDERS (or out of memory): without a window its
+		 * replay could not be told from it */
+		u->st.rejected[UDP_SENDERS_FULL]++;
+		return false;
 	}
 	switch (seq_check(s, (uint64_t)env->seq, added)) {
 	case SEQ_NEW: return true;
 	case SEQ_LATE: u->st.out_of_order++; return true;
 	case SEQ_DUPLICATE: u->st.rejected[UDP_DUPLICATE]++; return false;
 	case SEQ_STALE: u->st.rejected[UDP_STALE]++; return false;
+	case SEQ_JUMP: u->st.rejected[UDP_SEQ_JUMP]++; return false;
 	}
 	return false;
 }
@@ -288,7 +339,8 @@ static void report_part(struct udp *u, const struct event_envelope *env, double 
 		return;
 	}
 	char key[352];
-	snprintf(key, sizeof(key), "%s\x1f%.0f\x1f%s", env->host, env->pid, env->report_id);
+	snprintf(key, sizeof(key), "%s\x1f%.0f\x1f%.0f\x1f%s", env->host, env->pid, env->instance,
+		 env->report_id);
 	struct pending_report *p = pending_find(u, key);
 	pending_add(p, env, &u->ev.u.report);
 	uint64_t all = env->parts == 64 ? ~0ull : (1ull << env->parts) - 1;
@@ -401,8 +453,7 @@ void udp_get_stats(const struct udp *u, struct udp_stats *out)
 	out->senders = u->senders.count;
 	out->missing = 0;
 	for (size_t i = 0; i < u->senders.count; i++) {
-		const struct sender *s = strmap_val_at(&u->senders, i);
-		out->missing += s->max_seq + 1 - s->received;
+		out->missing += sender_missing(strmap_val_at(&u->senders, i));
 	}
 }
 

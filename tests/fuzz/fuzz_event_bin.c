@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ready = true;
 	}
 	if (event_decode_binary(data, size, 1767225600.0, &ev, &env) != DEC_OK) {
-		if (ev.type != EV_NONE || env.host[0] || env.has_pid || env.has_seq)
+		if (ev.type != EV_NONE || env.host[0] || env.has_pid || env.has_seq ||
+		    env.instance != 0)
 			abort(); /* a rejected body must leave nothing behind */
 		return 0;
 	}

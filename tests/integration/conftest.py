@@ -57,7 +57,7 @@ def memory_env():
 
 # docs/protocol.md, version 2: the ids of the fields these tests send
 V2_NUM = {"duration": 10, "num_events": 22, "pid": 23, "seq": 24, "sent": 65,
-          "entry_start": 11, "entry_stop": 12, "cpu_time": 8}
+          "instance": 66, "entry_start": 11, "entry_stop": 12, "cpu_time": 8}
 V2_STR = {"dataset": 9, "file": 14, "host": 16, "worker": 30, "run_id": 64}
 
 

@@ -153,6 +153,29 @@ static void minimal_body_decodes(void **state)
 	assert_int_equal(decode(&b), DEC_OK);
 }
 
+/* The sender's instance id (id 66, envelope only): a whole number up to
+ * 2^53 - 1, 0 when absent; another value is out_of_range, twice bad_binary. */
+static void instance_in_the_envelope(void **state)
+{
+	(void)state;
+	struct body b = minimal();
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_true(env.instance == 0);
+	b_num(&b, EVENT_BIN_INSTANCE, 9007199254740991.0);
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_true(env.instance == 9007199254740991.0);
+	assert_null(again.u.chunk.custom_json);
+	b_num(&b, EVENT_BIN_INSTANCE, 1);
+	assert_int_equal(decode(&b), DEC_BAD_BINARY);
+	assert_true(env.instance == 0); /* cleared with the rest */
+	const double bad[] = { -1, 0.5, 9007199254740992.0, 1e300 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b = minimal();
+		b_num(&b, EVENT_BIN_INSTANCE, bad[i]);
+		assert_int_equal(decode(&b), DEC_OUT_OF_RANGE);
+	}
+}
+
 /* The JSON decoder's bounds: each value fails as out_of_range. */
 static void ranges_as_in_json(void **state)
 {
@@ -316,6 +339,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(round_trip_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(smaller_than_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(minimal_body_decodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(instance_in_the_envelope, setup, teardown),
 		cmocka_unit_test_setup_teardown(ranges_as_in_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(structural_rejections, setup, teardown),
 		cmocka_unit_test_setup_teardown(every_truncation_is_clean, setup, teardown),

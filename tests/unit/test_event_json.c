@@ -770,6 +770,41 @@ static void numbers_round_trip(void **state)
 	strbuf_free(&sb);
 }
 
+/* A datagram's "instance" (the sender's id) is envelope only, in one pass
+ * (type first) and two: read exactly, never a custom chunk field; an
+ * envelope without it says 0. */
+static void datagram_instance(void **state)
+{
+	(void)state;
+	const char *texts[] = {
+		"{\"type\":\"chunk\",\"host\":\"h\",\"pid\":1,\"instance\":9007199254740991,"
+		"\"seq\":0,\"duration\":1}",
+		"{\"host\":\"h\",\"pid\":1,\"instance\":9007199254740991,\"seq\":0,"
+		"\"duration\":1,\"type\":\"chunk\"}",
+	};
+	struct event_envelope env;
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(event_decode_datagram(texts[i], strlen(texts[i]), 5, &ev, &env),
+				 DEC_OK);
+		assert_true(env.instance == 9007199254740991.0);
+		assert_null(ev.u.chunk.custom_json);
+	}
+	const char *plain = "{\"type\":\"run_end\",\"host\":\"h\",\"pid\":1,\"seq\":0}";
+	assert_int_equal(event_decode_datagram(plain, strlen(plain), 5, &ev, &env), DEC_OK);
+	assert_true(env.instance == 0);
+	const char *bad[] = {
+		"{\"type\":\"run_end\",\"instance\":-1}",
+		"{\"type\":\"run_end\",\"instance\":0.5}",
+		"{\"type\":\"run_end\",\"instance\":9007199254740992}",
+		"{\"instance\":1e300,\"type\":\"run_end\"}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(event_decode_datagram(bad[i], strlen(bad[i]), 5, &ev, &env),
+				 DEC_OUT_OF_RANGE);
+	const char *text = "{\"type\":\"run_end\",\"instance\":\"x\"}";
+	assert_int_not_equal(event_decode_datagram(text, strlen(text), 5, &ev, &env), DEC_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -794,6 +829,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(numbers_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_edge_cases_bitwise, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(datagram_instance, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("event_json", tests, NULL, NULL);
 }

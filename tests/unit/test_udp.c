@@ -187,10 +187,11 @@ static void oversize_rejected(void **state)
 	udp_close(u);
 }
 
-/* A version-2 chunk (host "h", pid 1, seq, duration 1) framed with flags
- * and a raw tag under k (or untagged), as the Python emitter frames it. */
-static void datagram_v2(struct udp *u, const struct auth_key *k, unsigned flags, int seq,
-			const char *host)
+/* A version-2 chunk (host "h", pid 1, seq, duration 1, instance unless it
+ * is negative) framed with flags and a raw tag under k (or untagged), as the
+ * Python emitter frames it. */
+static void datagram_v2i(struct udp *u, const struct auth_key *k, unsigned flags, double seq,
+			 const char *host, double instance)
 {
 	struct event e;
 	event_init(&e);
@@ -203,6 +204,11 @@ static void datagram_v2(struct udp *u, const struct auth_key *k, unsigned flags,
 	strbuf_init(&body);
 	strbuf_init(&dg);
 	assert_int_equal(event_encode_binary(&e, &body), 0);
+	if (instance >= 0) {
+		char id = EVENT_BIN_INSTANCE;
+		strbuf_append(&body, &id, 1);
+		strbuf_append(&body, (const char *)&instance, 8); /* little-endian host */
+	}
 	strbuf_appendf(&dg, "RTP2%c", (char)flags);
 	if (flags == 1) {
 		uint8_t tag[AUTH_TAG_LEN];
@@ -214,6 +220,121 @@ static void datagram_v2(struct udp *u, const struct auth_key *k, unsigned flags,
 	strbuf_free(&body);
 	strbuf_free(&dg);
 	event_free(&e);
+}
+
+static void datagram_v2(struct udp *u, const struct auth_key *k, unsigned flags, int seq,
+			const char *host)
+{
+	datagram_v2i(u, k, flags, seq, host, -1);
+}
+
+#define CHUNK_I "{\"type\":\"chunk\",\"host\":\"h\",\"pid\":1,\"instance\":%.0f,\"seq\":%d," \
+		"\"duration\":1}"
+
+/* A restart with the same host and pid is a new sender through its instance
+ * id (either version); without one (an older emitter) it is instance 0. */
+static void instance_makes_a_restart_a_new_sender(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	for (int seq = 0; seq < 2000; seq++)
+		datagram(u, &KEY, CHUNK, seq); /* no instance */
+	for (int seq = 0; seq < 100; seq++)
+		datagram_v2i(u, &KEY, 1, seq, "h", 5);
+	for (int seq = 0; seq < 100; seq++)
+		datagram(u, &KEY, CHUNK_I, 9007199254740991.0, seq);
+	datagram(u, &KEY, CHUNK_I, 5.0, 7); /* instance 5's seq 7 again, as v1 */
+	datagram_v2i(u, &KEY, 1, 7, "h", 9007199254740991.0);
+	datagram_v2i(u, &KEY, 1, 3, "h", 0); /* instance 0 is the one without */
+	datagram(u, &KEY, CHUNK_I, 9007199254740992.0, 200); /* not exactly a double's */
+	datagram_v2i(u, &KEY, 1, 200, "h", 1.5);
+	datagram_v2i(u, &KEY, 1, 200, "h", 9007199254740992.0);
+	datagram(u, &KEY, CHUNK_I, -1.0, 200);
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 2200);
+	assert_int_equal(st.senders, 3);
+	assert_int_equal(st.rejected[UDP_DUPLICATE], 2);
+	assert_int_equal(st.rejected[UDP_STALE], 1);
+	assert_int_equal(st.json.by_reason[DEC_OUT_OF_RANGE], 4);
+	assert_int_equal(st.missing, 0);
+	udp_close(u);
+}
+
+/* One number far ahead is rejected and the window stays; a second within a
+ * window above it confirms a real jump, whose gap is not counted missing
+ * (the first of the two was not applied: it is, and it alone). A sender first
+ * heard far from 0 is missing nothing before that. */
+static void sequence_jump_bounded(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	for (int seq = 0; seq < 10; seq++)
+		datagram_v2(u, &KEY, 1, seq, "h");
+	datagram_v2i(u, &KEY, 1, 9007199254740991.0, "h", -1);
+	datagram_v2i(u, &KEY, 1, 9007199254740991.0, "h", -1); /* itself: no confirmation */
+	datagram_v2(u, &KEY, 1, 10, "h");
+	datagram_v2(u, &KEY, 1, 11, "h");
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 12);
+	assert_int_equal(st.rejected[UDP_SEQ_JUMP], 2);
+	assert_int_equal(st.missing, 0);
+	datagram_v2(u, &KEY, 1, 11 + (int)UDP_SEQ_JUMP_MAX, "h"); /* the bound itself: taken */
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 13);
+	assert_int_equal(st.missing, UDP_SEQ_JUMP_MAX - 1); /* 12..10+2^20 */
+	udp_close(u);
+
+	applied = 0;
+	u = udp_new(&KEY);
+	for (int seq = 0; seq < 10; seq++)
+		datagram_v2(u, &KEY, 1, seq, "h");
+	datagram_v2(u, &KEY, 1, 5000000, "h");
+	datagram_v2(u, &KEY, 1, 5000002, "h"); /* confirms */
+	datagram_v2(u, &KEY, 1, 5000003, "h");
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 12);
+	assert_int_equal(st.rejected[UDP_SEQ_JUMP], 1);
+	assert_int_equal(st.missing, 2); /* 5000000 and 5000001 */
+	datagram_v2(u, &KEY, 1, 5000000, "h"); /* never applied: now it is, once */
+	datagram_v2(u, &KEY, 1, 5000000, "h");
+	datagram_v2(u, &KEY, 1, 9, "h"); /* before the jump: stale */
+	datagram_v2i(u, &KEY, 1, 3000000, "h", 4); /* a new sender, first heard late */
+	datagram_v2i(u, &KEY, 1, 2999990, "h", 4); /* one before it: counts from there */
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 15);
+	assert_int_equal(st.rejected[UDP_DUPLICATE], 1);
+	assert_int_equal(st.rejected[UDP_STALE], 1);
+	assert_int_equal(st.missing, 1 + 9);
+	udp_close(u);
+}
+
+/* Past UDP_MAX_SENDERS a new sender is rejected, each time: its replay is
+ * never applied; the senders tracked go on as before. */
+static void senders_past_the_cap_rejected(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(NULL);
+	char body[160];
+	for (int round = 0; round < 2; round++)
+		for (int pid = 0; pid <= UDP_MAX_SENDERS; pid++) {
+			int n = snprintf(body, sizeof(body),
+					 "RTP1 - {\"type\":\"run_end\",\"host\":\"h\",\"pid\":%d,"
+					 "\"seq\":0}",
+					 pid);
+			udp_process(u, body, (size_t)n, 1, deliver, NULL);
+		}
+	datagram(u, NULL, "{\"type\":\"run_end\",\"host\":\"h\",\"pid\":0,\"seq\":1}");
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, UDP_MAX_SENDERS + 1);
+	assert_int_equal(st.senders, UDP_MAX_SENDERS);
+	assert_int_equal(st.rejected[UDP_SENDERS_FULL], 2);
+	assert_int_equal(st.rejected[UDP_DUPLICATE], UDP_MAX_SENDERS);
+	assert_string_equal(udp_reason_name(UDP_SENDERS_FULL), "senders_full");
+	assert_string_equal(udp_reason_name(UDP_SEQ_JUMP), "seq_jump");
+	udp_close(u);
 }
 
 /* Version 2 beside version 1 on one listener: tags, flags, sequence
@@ -286,6 +407,9 @@ int main(void)
 		cmocka_unit_test_setup(split_report_applied_once_whole, setup),
 		cmocka_unit_test_setup(oversize_rejected, setup),
 		cmocka_unit_test_setup(version_2_framing, setup),
+		cmocka_unit_test_setup(instance_makes_a_restart_a_new_sender, setup),
+		cmocka_unit_test_setup(sequence_jump_bounded, setup),
+		cmocka_unit_test_setup(senders_past_the_cap_rejected, setup),
 		cmocka_unit_test(nap_follows_the_granted_buffer),
 	};
 	return cmocka_run_group_tests_name("udp", tests, NULL, NULL);

@@ -74,6 +74,7 @@ static void draw_everything(int cols, int rows, bool ascii, bool no_color)
 	struct metrics m;
 	metrics_compute(&R, R.t_last, NULL, &m);
 	struct udp_stats st = { .datagrams = 123456789, .missing = 3 };
+	st.rejected[UDP_SENDERS_FULL] = 20000; /* the udp line's alert, at every size */
 	struct ui_frame f = { .run = &R, .m = &m, .scheduler_url = "http://localhost:8787",
 			      .udp_address = "127.0.0.1:8790", .udp = &st, .out_dir = "/tmp/x",
 			      .emitter_hint = "export ROASTOP_ADDR=127.0.0.1:8790", .now = R.t_last };

@@ -112,6 +112,12 @@ static void header_udp(struct line *l, const struct ui_frame *f)
 		uint64_t lost = f->udp->missing + f->udp->kernel_drops;
 		seg(l, TH_LABEL, " lost ");
 		seg(l, lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
+		uint64_t full = f->udp->rejected[UDP_SENDERS_FULL];
+		if (full) { /* new senders go unheard: say so where the counts are */
+			seg(l, TH_WARNING, " senders full: ");
+			seg(l, TH_WARNING, format_count(a, optnum_of((double)full)));
+			seg(l, TH_WARNING, " rejected");
+		}
 	}
 	sep(l);
 }
