@@ -116,11 +116,11 @@ def test_100000_workers(tmp_path):
     groups = [[f"tcp://10.{g}.{i // 256}.{i % 256}:40000" for i in range(4000)]
               for g in range(25)]
     peak, m = replay_stdin(tmp_path, samples(groups))
+    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
     r = m["roastop"]
     assert r["workers_seen"] == 100000
     assert r["workers_evicted"] > 0 and r["overflow"]["workers"] == 0
     assert m["cores_per_worker"] == 4
-    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
 
 
 def test_worker_churn_with_long_addresses(tmp_path):
@@ -133,10 +133,10 @@ def test_worker_churn_with_long_addresses(tmp_path):
         groups.append(prev + new)
         prev = new
     peak, m = replay_stdin(tmp_path, samples(groups))
+    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
     r = m["roastop"]
     assert r["workers_seen"] == 150 * half
     assert r["keys_shortened"] > 0
-    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
 
 
 def test_50000_long_file_names(tmp_path):
@@ -154,11 +154,11 @@ def test_50000_long_file_names(tmp_path):
                         "file_metadata": {"filename": name, "total_branches": 10}})
 
     peak, m = replay_stdin(tmp_path, chunks())
+    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
     r = m["roastop"]
     assert m["num_chunks"] == 50000
     assert r["keys_shortened"] > 0
     assert r["overflow"]["files"] > 0 and r["overflow"]["branches"] > 0  # counted, not dropped
-    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
 
 
 def stop_peak_kb(lst, watch):
@@ -193,9 +193,9 @@ def test_100000_udp_senders(tmp_path):
             time.sleep(0.002)  # a pace the listener keeps up with on a loaded machine
     wait_rx_empty(lst.addr[1])
     peak, m = stop_peak_kb(lst, watch)
+    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
     u = m["roastop"]["udp"]
     assert u["senders"] > 90000, u  # the kernel may drop a few under load
-    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
 
 
 class BodyServer:
