@@ -23,13 +23,13 @@
  * (their history stays in the totals) before a new one is refused. */
 #define RUN_MAX_WORKERS 32768
 #define RUN_MAX_DATASETS 512
-#define RUN_MAX_FILES 32768
+#define RUN_MAX_FILES 16384
 #define RUN_MAX_SECTIONS 256
 #define RUN_MAX_BRANCHES 16384
 #define RUN_MAX_FINE_ROWS 4096
 /* Bytes of a table key: a longer name is kept as its first bytes, "~" and
  * the 16 hex digits of its 64-bit hash (still distinct, counted). */
-#define RUN_KEY_MAX 320
+#define RUN_KEY_MAX 256
 /* Bytes of each of a fine row's four key parts, shortened likewise. */
 #define RUN_FINE_PART_MAX 96
 #define RUN_LOG_LINES 256
