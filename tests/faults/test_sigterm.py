@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -61,13 +62,35 @@ def rchar(pid):
     return int(Path(f"/proc/{pid}/io").read_text().split()[1])
 
 
-def rx_busy(port):
-    """The socket on port has datagrams queued or dropped: a flood is on."""
+def rx_queued(port):
+    """Bytes queued at the socket on port now: a flood is on."""
     for row in Path("/proc/net/udp").read_text().splitlines()[1:]:
         f = row.split()
         if int(f[1].split(":")[1], 16) == port:
-            return int(f[4].split(":")[1], 16) > 0 or int(f[-1]) > 0
-    return False
+            return int(f[4].split(":")[1], 16)
+    return 0
+
+
+class Flood:
+    """udp_flood again and again (it prebuilds each burst) until stopped."""
+
+    def __init__(self, lst):
+        self.args = [f"{TOOLS}/udp_flood", f"{lst.addr[0]}:{lst.addr[1]}", "300000",
+                     lst.key_path]
+        self.on, self.proc = True, None
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while self.on:
+            self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL)
+            self.proc.wait()
+
+    def stop(self):
+        self.on = False
+        if self.proc:
+            self.proc.kill()
+        self.thread.join()
 
 
 @pytest.fixture
@@ -102,14 +125,12 @@ def chunk(i, t):
 def test_flood(tmp_path, started):
     lst = Listener(tmp_path, "--rcvbuf", "4096", "--scheduler", "http://127.0.0.1:9")
     started.append(lst.proc)
-    flood = subprocess.Popen([f"{TOOLS}/udp_flood", f"{lst.addr[0]}:{lst.addr[1]}", "20000000",
-                              lst.key_path], stdout=subprocess.DEVNULL)
+    flood = Flood(lst)
     try:
-        wait_for(lambda: rx_busy(lst.addr[1]), "datagrams queued at the socket")
+        wait_for(lambda: rx_queued(lst.addr[1]) > 0, "datagrams queued at the socket")
         term_seconds(lst.proc, lst.out)
     finally:
-        flood.kill()
-        flood.wait()
+        flood.stop()
 
 
 @pytest.mark.parametrize("mode", ["slow", "hang", "huge"])
