@@ -12,14 +12,26 @@
 #include "roastop/timeline.h"
 #include "roastop/topk.h"
 
+/* The caps below come from one memory budget: 256 MiB peak RSS for the
+ * whole process under hostile input (docs/architecture.md, "Memory budget",
+ * has the bytes per entry and the sum). A table that reaches its cap counts
+ * what it could not take under roastop.overflow and says so in the log. */
 #define RUN_TIMELINE_POINTS 2048
-#define RUN_WORKER_TIMELINE_POINTS 64
-#define RUN_MAX_WORKERS 100000
-#define RUN_MAX_DATASETS 1024
-#define RUN_MAX_FILES 200000
+/* Only the last value of a worker's series is shown: the minimum size. */
+#define RUN_WORKER_TIMELINE_POINTS 4
+/* Live workers. Past it, workers absent from the latest sample are evicted
+ * (their history stays in the totals) before a new one is refused. */
+#define RUN_MAX_WORKERS 32768
+#define RUN_MAX_DATASETS 512
+#define RUN_MAX_FILES 16384
 #define RUN_MAX_SECTIONS 256
-#define RUN_MAX_BRANCHES 100000
-#define RUN_MAX_FINE_ROWS 8192
+#define RUN_MAX_BRANCHES 16384
+#define RUN_MAX_FINE_ROWS 4096
+/* Bytes of a table key: a longer name is kept as its first bytes, "~" and
+ * the 16 hex digits of its 64-bit hash (still distinct, counted). */
+#define RUN_KEY_MAX 256
+/* Bytes of each of a fine row's four key parts, shortened likewise. */
+#define RUN_FINE_PART_MAX 96
 #define RUN_LOG_LINES 256
 #define RUN_LOG_TEXT 160
 #define RUN_NAME_LEN 128
@@ -40,6 +52,14 @@ struct worker_agg {
 	double mem_integral, mem_covered; /* trapezoid over this worker's samples */
 	double mem_first, mem_t_last, mem_v_last;
 	struct timeline mem_pct; /* memory / limit x 100, small, for views */
+};
+
+/* What the per-worker metrics need from workers evicted from the table. */
+struct departed_agg {
+	double nthreads_sum; /* their last nthreads */
+	uint64_t n_nthreads;
+	double mem_avg_sum; /* their time-weighted memory averages, bytes */
+	uint64_t n_mem;
 };
 
 struct dataset_agg {
@@ -134,6 +154,8 @@ struct run {
 	struct strmap branches; /* set of accessed branch names */
 	struct strmap errors; /* error type -> uint64_t count */
 	uint64_t overflow_datasets, overflow_files, overflow_sections, overflow_branches;
+	uint64_t overflow_errors;
+	uint64_t keys_shortened; /* names longer than RUN_KEY_MAX, kept as prefix + hash */
 	uint64_t chunks_with_custom;
 	uint64_t branch_lists_seen[8]; /* fingerprints of branch lists already merged */
 	uint64_t branch_lists_next;
@@ -150,8 +172,10 @@ struct run {
 	optnum tasks_done, tasks_total; /* the last task progress a sample gave */
 	uint64_t scheduler_restarts;
 	uint64_t scheduler_gaps; /* times the scheduler was lost: gaps in the timelines */
-	struct strmap workers; /* address -> struct worker_agg */
+	struct strmap workers; /* address -> struct worker_agg, live table */
 	uint64_t overflow_workers;
+	uint64_t workers_evicted; /* departed workers folded into `departed` */
+	struct departed_agg departed;
 	uint32_t workers_now;
 	struct timeline tl_workers; /* worker count */
 	struct timeline tl_threads; /* total threads */
@@ -199,6 +223,10 @@ double run_fine_value(const struct fine_agg *f);
 /* A line in the event log from outside the events: what a source notices
  * about itself (the listener's lost and rejected datagrams). */
 void run_note(struct run *r, double t, enum log_kind kind, const char *text);
+/* Mean over workers ever seen (live and evicted) of their last nthreads,
+ * and of their time-weighted memory averages; invalid with none. */
+optnum run_cores_per_worker(const struct run *r);
+optnum run_avg_memory_per_worker(const struct run *r);
 /* The i-th newest log line (0 = newest), or NULL. */
 const struct log_line *run_log_get(const struct run *r, size_t i);
 

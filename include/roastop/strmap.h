@@ -38,5 +38,9 @@ const char *strmap_key_at(const struct strmap *m, size_t i);
  * 32): for fingerprints of keys kept outside a map. */
 uint64_t strmap_hash(const char *s, size_t len);
 void *strmap_val_at(const struct strmap *m, size_t i);
+/* Removes every entry for which keep(value, ctx) is false (keep may release
+ * what the value owns), keeping the others in their order; returns how many
+ * went. Entry indices, pointers and hints are stale afterwards. */
+size_t strmap_retain(struct strmap *m, bool (*keep)(void *val, void *ctx), void *ctx);
 
 #endif

@@ -257,7 +257,10 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_num(w, "sections", (double)r->overflow_sections);
 	jsonw_num(w, "branches", (double)r->overflow_branches);
 	jsonw_num(w, "fine_rows", (double)r->overflow_fine);
+	jsonw_num(w, "errors", (double)r->overflow_errors);
 	jsonw_end(w, '}');
+	jsonw_num(w, "keys_shortened", (double)r->keys_shortened);
+	jsonw_num(w, "workers_evicted", (double)r->workers_evicted);
 	jsonw_object(w, "chunk_errors");
 	for (size_t i = 0; i < r->errors.count; i++)
 		jsonw_num(w, strmap_key_at(&r->errors, i),
@@ -267,7 +270,7 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_num(w, "scheduler_samples", (double)r->n_samples);
 	jsonw_num(w, "scheduler_restarts", (double)r->scheduler_restarts);
 	jsonw_num(w, "scheduler_gaps", (double)r->scheduler_gaps);
-	jsonw_num(w, "workers_seen", (double)r->workers.count);
+	jsonw_num(w, "workers_seen", (double)(r->workers.count + r->workers_evicted));
 	jsonw_object(w, "fine_snapshots");
 	jsonw_num(w, "cluster", (double)r->n_fine_cluster);
 	jsonw_num(w, "span", (double)r->n_fine_span);

@@ -86,37 +86,6 @@ static void compute_workflow(const struct run *r, struct metrics *m)
 	m->chunks_per_second = ratio(m->num_chunks, m->elapsed_time_seconds);
 }
 
-/* mean over workers ever seen of their last nthreads */
-static optnum cores_per_worker(const struct run *r)
-{
-	double sum = 0;
-	size_t n = 0;
-	for (size_t i = 0; i < r->workers.count; i++) {
-		const struct worker_agg *w = strmap_val_at(&r->workers, i);
-		if (w->nthreads.valid) {
-			sum += w->nthreads.value;
-			n++;
-		}
-	}
-	return n ? optnum_of(sum / (double)n) : optnum_none();
-}
-
-/* per worker: time-weighted mean (trapezoid) of its memory, or its one
- * sample; then the plain mean over workers (roastcoffea) */
-static optnum avg_memory_per_worker(const struct run *r)
-{
-	double sum = 0;
-	size_t n = 0;
-	for (size_t i = 0; i < r->workers.count; i++) {
-		const struct worker_agg *w = strmap_val_at(&r->workers, i);
-		if (!w->mem_samples)
-			continue;
-		sum += w->mem_covered > 0 ? w->mem_integral / w->mem_covered : w->mem_v_last;
-		n++;
-	}
-	return n ? optnum_of(sum / (double)n) : optnum_none();
-}
-
 static void compute_workers(const struct run *r, struct metrics *m)
 {
 	if (r->n_samples == 0)
@@ -128,9 +97,9 @@ static void compute_workers(const struct run *r, struct metrics *m)
 	 * roastcoffea's code sums every worker's last nthreads instead) */
 	m->total_cores = timeline_time_avg(&r->tl_threads);
 	m->total_threads_avg = m->total_cores;
-	m->cores_per_worker = cores_per_worker(r);
+	m->cores_per_worker = run_cores_per_worker(r);
 	m->peak_memory_bytes = stats_max(&r->worker_mem_bytes);
-	m->avg_memory_per_worker_bytes = avg_memory_per_worker(r);
+	m->avg_memory_per_worker_bytes = run_avg_memory_per_worker(r);
 	m->memory_utilization_mean_percent = stats_mean(&r->worker_mem_pct);
 	m->memory_utilization_min_percent = stats_min(&r->worker_mem_pct);
 	m->memory_utilization_max_percent = stats_max(&r->worker_mem_pct);

@@ -39,6 +39,36 @@ const struct log_line *run_log_get(const struct run *r, size_t i)
 	return &r->log[(r->log_count - 1 - i) % RUN_LOG_LINES];
 }
 
+/* ---- bounded tables ------------------------------------------------- */
+
+#define KEY_HASH_LEN 17 /* "~" and 16 hex digits */
+
+/* name as a table key of at most max bytes: a longer one becomes its first
+ * bytes (cut on a UTF-8 boundary), "~" and its 64-bit hash, so that distinct
+ * long names stay distinct keys and each costs a bounded amount. buf holds
+ * max + 1 bytes. */
+static const char *run_key(struct run *r, double t, const char *name, size_t max, char *buf)
+{
+	if (!name || strnlen(name, max + 1) <= max)
+		return name;
+	strutil_copy(buf, max - KEY_HASH_LEN + 1, name);
+	size_t n = strlen(buf);
+	snprintf(buf + n, max + 1 - n, "~%016llx",
+		 (unsigned long long)strmap_hash(name, strlen(name)));
+	if (r->keys_shortened++ == 0)
+		run_log(r, t, LOG_WARN, "a name over %zu bytes kept as its prefix and hash "
+			"(counted in roastop.keys_shortened)", max);
+	return buf;
+}
+
+/* A table at its cap: counted, and said once in the log. */
+static void run_overflow(struct run *r, double t, uint64_t *count, const char *what, size_t cap)
+{
+	if ((*count)++ == 0)
+		run_log(r, t, LOG_WARN, "%s table full at %zu: more are counted in "
+			"roastop.overflow.%s", what, cap, what);
+}
+
 static const size_t timeline_offsets[] = {
 	offsetof(struct run, tl_events),	offsetof(struct run, tl_bytes),
 	offsetof(struct run, tl_workers),	offsetof(struct run, tl_threads),
@@ -72,7 +102,7 @@ int run_init(struct run *r)
 	strmap_init(&r->sec_mem, sizeof(struct section_agg), RUN_MAX_SECTIONS);
 	strmap_init(&r->sec_bytes, sizeof(struct section_agg), RUN_MAX_SECTIONS);
 	strmap_init(&r->branches, 1, RUN_MAX_BRANCHES);
-	strmap_init(&r->errors, sizeof(uint64_t), RUN_MAX_SECTIONS);
+	strmap_init(&r->errors, sizeof(uint64_t), RUN_MAX_SECTIONS + 1); /* + "(other)" */
 	strmap_init(&r->workers, sizeof(struct worker_agg), RUN_MAX_WORKERS);
 	strmap_init(&r->fine_cluster, sizeof(struct fine_agg), RUN_MAX_FINE_ROWS);
 	strmap_init(&r->fine_span, sizeof(struct fine_agg), RUN_MAX_FINE_ROWS);
@@ -122,33 +152,46 @@ static optnum chunk_mem_delta(const struct ev_chunk *c)
 	return optnum_none();
 }
 
-static struct dataset_agg *dataset_get(struct run *r, const char *name)
+static struct dataset_agg *dataset_get(struct run *r, double t, const char *name)
 {
 	bool added = false;
-	struct dataset_agg *d =
-		strmap_upsert_hint(&r->datasets, name ? name : "unknown", &added, &r->hint_dataset);
+	char buf[RUN_KEY_MAX + 1];
+	const char *key = run_key(r, t, name ? name : "unknown", RUN_KEY_MAX, buf);
+	struct dataset_agg *d = strmap_upsert_hint(&r->datasets, key, &added, &r->hint_dataset);
 	if (!d)
-		r->overflow_datasets++;
+		run_overflow(r, t, &r->overflow_datasets, "datasets", RUN_MAX_DATASETS);
 	return d;
+}
+
+/* Error types past the cap add up under "(other)". */
+static void error_count(struct run *r, double t, const char *type)
+{
+	bool added = false;
+	char buf[RUN_KEY_MAX + 1];
+	const char *key = run_key(r, t, type, RUN_KEY_MAX, buf);
+	if (r->errors.count >= RUN_MAX_SECTIONS && !strmap_get(&r->errors, key)) {
+		run_overflow(r, t, &r->overflow_errors, "errors", RUN_MAX_SECTIONS);
+		key = "(other)";
+	}
+	uint64_t *n = strmap_upsert(&r->errors, key, &added);
+	if (n)
+		(*n)++;
 }
 
 static void chunk_failed(struct run *r, double t, const struct ev_chunk *c)
 {
 	r->n_failed++;
-	struct dataset_agg *d = dataset_get(r, c->dataset);
+	struct dataset_agg *d = dataset_get(r, t, c->dataset);
 	if (d)
 		d->n_failed++;
-	bool added = false;
-	uint64_t *n = strmap_upsert(&r->errors, c->error, &added);
-	if (n)
-		(*n)++;
+	error_count(r, t, c->error);
 	run_log(r, t, LOG_ERROR, "chunk failed: %s on %s (%s)", c->error,
 		c->worker ? c->worker : "?", c->file ? c->file : "?");
 }
 
-static void dataset_add(struct run *r, const struct ev_chunk *c, double dur)
+static void dataset_add(struct run *r, double t, const struct ev_chunk *c, double dur)
 {
-	struct dataset_agg *d = dataset_get(r, c->dataset);
+	struct dataset_agg *d = dataset_get(r, t, c->dataset);
 	if (!d)
 		return;
 	d->n_chunks++;
@@ -167,21 +210,22 @@ static void dataset_add(struct run *r, const struct ev_chunk *c, double dur)
 		hist_add(d->duration_hist, dur);
 }
 
-static struct file_agg *file_get(struct run *r, const char *name)
+static struct file_agg *file_get(struct run *r, double t, const char *name)
 {
 	bool added = false;
-	struct file_agg *f = strmap_upsert(&r->files, name, &added);
+	char buf[RUN_KEY_MAX + 1];
+	struct file_agg *f = strmap_upsert(&r->files, run_key(r, t, name, RUN_KEY_MAX, buf), &added);
 	if (!f)
-		r->overflow_files++;
+		run_overflow(r, t, &r->overflow_files, "files", RUN_MAX_FILES);
 	return f;
 }
 
 /* Per-file read metrics come from the first chunk of each file; file
  * metadata from the first chunk that carries it (roastcoffea dedups both). */
-static void file_add(struct run *r, const struct ev_chunk *c, double dur)
+static void file_add(struct run *r, double t, const struct ev_chunk *c, double dur)
 {
 	if (c->has_file_metadata && c->file_metadata.filename) {
-		struct file_agg *m = file_get(r, c->file_metadata.filename);
+		struct file_agg *m = file_get(r, t, c->file_metadata.filename);
 		if (m && !m->has_meta) {
 			m->has_meta = true;
 			m->compression_ratio = c->file_metadata.compression_ratio;
@@ -191,7 +235,7 @@ static void file_add(struct run *r, const struct ev_chunk *c, double dur)
 	}
 	if (!c->file)
 		return;
-	struct file_agg *f = file_get(r, c->file);
+	struct file_agg *f = file_get(r, t, c->file);
 	if (!f)
 		return;
 	f->n_chunks++;
@@ -209,15 +253,16 @@ static void file_add(struct run *r, const struct ev_chunk *c, double dur)
 	}
 }
 
-static void sections_add(struct strmap *m, const struct kv_num *kv, size_t n, uint64_t *overflow,
-			 size_t hints[RUN_SECTION_HINTS])
+static void sections_add(struct run *r, double t, struct strmap *m, const struct kv_num *kv,
+			 size_t n, size_t hints[RUN_SECTION_HINTS])
 {
 	for (size_t i = 0; i < n; i++) {
 		bool added = false;
-		struct section_agg *s =
-			strmap_upsert_hint(m, kv[i].key, &added, &hints[i % RUN_SECTION_HINTS]);
+		char buf[RUN_KEY_MAX + 1];
+		const char *key = run_key(r, t, kv[i].key, RUN_KEY_MAX, buf);
+		struct section_agg *s = strmap_upsert_hint(m, key, &added, &hints[i % RUN_SECTION_HINTS]);
 		if (!s) {
-			(*overflow)++;
+			run_overflow(r, t, &r->overflow_sections, "sections", RUN_MAX_SECTIONS);
 			continue;
 		}
 		if (added)
@@ -241,7 +286,7 @@ static uint64_t branch_list_hash(const struct ev_chunk *c)
 
 /* Chunks of one analysis nearly always read the same branch list: remember
  * the last few lists by fingerprint and skip the per-branch inserts. */
-static void branches_add(struct run *r, const struct ev_chunk *c)
+static void branches_add(struct run *r, double t, const struct ev_chunk *c)
 {
 	if (c->n_branches == 0)
 		return;
@@ -252,8 +297,10 @@ static void branches_add(struct run *r, const struct ev_chunk *c)
 	bool full = false;
 	for (size_t i = 0; i < c->n_branches; i++) {
 		bool added = false;
-		if (!strmap_upsert(&r->branches, c->accessed_branches[i], &added)) {
-			r->overflow_branches++;
+		char buf[RUN_KEY_MAX + 1];
+		const char *key = run_key(r, t, c->accessed_branches[i], RUN_KEY_MAX, buf);
+		if (!strmap_upsert(&r->branches, key, &added)) {
+			run_overflow(r, t, &r->overflow_branches, "branches", RUN_MAX_BRANCHES);
 			full = true;
 		}
 	}
@@ -279,15 +326,12 @@ static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c)
 		stats_add(&r->chunk_bytes_read, c->bytes_read.value);
 	topk_offer(&r->slowest, dur, c->file, c->dataset, c->worker, c->entry_start, c->entry_stop,
 		   c->num_events);
-	dataset_add(r, c, dur);
-	file_add(r, c, dur);
-	sections_add(&r->sec_time, c->timing, c->n_timing, &r->overflow_sections,
-		     r->hint_sections[0]);
-	sections_add(&r->sec_mem, c->memory, c->n_memory, &r->overflow_sections,
-		     r->hint_sections[1]);
-	sections_add(&r->sec_bytes, c->bytes, c->n_bytes, &r->overflow_sections,
-		     r->hint_sections[2]);
-	branches_add(r, c);
+	dataset_add(r, t, c, dur);
+	file_add(r, t, c, dur);
+	sections_add(r, t, &r->sec_time, c->timing, c->n_timing, r->hint_sections[0]);
+	sections_add(r, t, &r->sec_mem, c->memory, c->n_memory, r->hint_sections[1]);
+	sections_add(r, t, &r->sec_bytes, c->bytes, c->n_bytes, r->hint_sections[2]);
+	branches_add(r, t, c);
 	if (c->custom_json)
 		r->chunks_with_custom++;
 	timeline_push(&r->tl_events, t, r->chunk_events.sum);
@@ -378,9 +422,11 @@ static void sums_add(struct sample_sums *a, const struct worker_sample *s)
 static void worker_sample_apply(struct run *r, double t, const struct worker_sample *s)
 {
 	bool added = false;
-	struct worker_agg *w = strmap_upsert(&r->workers, s->id, &added);
+	char buf[RUN_KEY_MAX + 1];
+	struct worker_agg *w =
+		strmap_upsert(&r->workers, run_key(r, t, s->id, RUN_KEY_MAX, buf), &added);
 	if (!w) {
-		r->overflow_workers++;
+		run_overflow(r, t, &r->overflow_workers, "workers", RUN_MAX_WORKERS);
 		return;
 	}
 	if (added) {
@@ -415,6 +461,63 @@ static void worker_sample_apply(struct run *r, double t, const struct worker_sam
 	}
 	if (s->cpu_percent.valid)
 		stats_add(&r->worker_cpu_pct, s->cpu_percent.value);
+}
+
+/* The per-worker metrics' share of one worker: its last nthreads and its
+ * time-weighted memory average (or its one sample). */
+static void departed_add(struct departed_agg *d, const struct worker_agg *w)
+{
+	if (w->nthreads.valid) {
+		d->nthreads_sum += w->nthreads.value;
+		d->n_nthreads++;
+	}
+	if (w->mem_samples) {
+		d->mem_avg_sum += w->mem_covered > 0 ? w->mem_integral / w->mem_covered : w->mem_v_last;
+		d->n_mem++;
+	}
+}
+
+static bool worker_keep(void *val, void *ctx)
+{
+	struct worker_agg *w = val;
+	if (w->present)
+		return true;
+	departed_add(ctx, w);
+	timeline_free(&w->mem_pct);
+	return false;
+}
+
+/* Room for a sample's workers: those absent from the latest sample leave
+ * the live table, their history folded into r->departed. A departed worker
+ * that comes back later starts a new entry (and counts as a second worker
+ * in the per-worker means). */
+static void workers_evict(struct run *r, double t, size_t incoming)
+{
+	if (r->workers.count + incoming <= RUN_MAX_WORKERS)
+		return;
+	size_t gone = strmap_retain(&r->workers, worker_keep, &r->departed);
+	if (!gone)
+		return;
+	r->workers_evicted += gone;
+	run_log(r, t, LOG_INFO, "%zu departed workers left the live table (%zu kept): their "
+		"totals stay", gone, r->workers.count);
+}
+
+optnum run_cores_per_worker(const struct run *r)
+{
+	struct departed_agg a = r->departed;
+	a.mem_avg_sum = 0;
+	for (size_t i = 0; i < r->workers.count; i++)
+		departed_add(&a, strmap_val_at(&r->workers, i));
+	return a.n_nthreads ? optnum_of(a.nthreads_sum / (double)a.n_nthreads) : optnum_none();
+}
+
+optnum run_avg_memory_per_worker(const struct run *r)
+{
+	struct departed_agg a = r->departed;
+	for (size_t i = 0; i < r->workers.count; i++)
+		departed_add(&a, strmap_val_at(&r->workers, i));
+	return a.n_mem ? optnum_of(a.mem_avg_sum / (double)a.n_mem) : optnum_none();
 }
 
 static void workers_mark_absent(struct run *r)
@@ -505,6 +608,7 @@ static void apply_sample(struct run *r, double t, const struct ev_sample *s)
 	struct sample_sums sums = { 0 };
 	bool detailed = s->n_workers > 0 || s->worker_count == 0;
 	if (detailed) {
+		workers_evict(r, t, s->n_workers);
 		workers_mark_absent(r);
 		for (size_t i = 0; i < s->n_workers; i++) {
 			worker_sample_apply(r, t, &s->workers[i]);
@@ -550,15 +654,18 @@ double run_fine_value(const struct fine_agg *f)
  * the first cluster snapshot become the baseline; rows that appear later
  * start from 0. A counter that goes down means the scheduler restarted:
  * what the old one counted is carried and the new one counts from 0. */
-static void fine_row_apply(struct run *r, struct strmap *m, const struct fine_row *row,
+static void fine_row_apply(struct run *r, double t, struct strmap *m, const struct fine_row *row,
 			   bool baseline)
 {
-	char key[4 * EVENT_MAX_STRING + 4];
-	run_fine_key(key, sizeof(key), row->context, row->prefix, row->activity, row->unit);
+	char key[4 * (RUN_FINE_PART_MAX + 1)], part[4][RUN_FINE_PART_MAX + 1];
+	const char *in[4] = { row->context, row->prefix, row->activity, row->unit };
+	for (int i = 0; i < 4; i++)
+		in[i] = run_key(r, t, in[i], RUN_FINE_PART_MAX, part[i]);
+	run_fine_key(key, sizeof(key), in[0], in[1], in[2], in[3]);
 	bool added = false;
 	struct fine_agg *f = strmap_upsert(m, key, &added);
 	if (!f) {
-		r->overflow_fine++;
+		run_overflow(r, t, &r->overflow_fine, "fine_rows", RUN_MAX_FINE_ROWS);
 		return;
 	}
 	if (added) {
@@ -574,13 +681,13 @@ static void fine_row_apply(struct run *r, struct strmap *m, const struct fine_ro
 	f->last = row->value;
 }
 
-static void apply_fine(struct run *r, const struct ev_fine *f)
+static void apply_fine(struct run *r, double t, const struct ev_fine *f)
 {
 	bool span = f->scope == FINE_SPAN;
 	struct strmap *m = span ? &r->fine_span : &r->fine_cluster;
 	bool baseline = !span && r->n_fine_cluster == 0;
 	for (size_t i = 0; i < f->n_rows; i++)
-		fine_row_apply(r, m, &f->rows[i], baseline);
+		fine_row_apply(r, t, m, &f->rows[i], baseline);
 	if (span)
 		r->n_fine_span++;
 	else
@@ -615,6 +722,8 @@ static void sample_totals_restart(struct run *r)
 		w->mem_samples = 0;
 		w->mem_integral = w->mem_covered = w->mem_peak = 0;
 	}
+	r->departed.mem_avg_sum = 0;
+	r->departed.n_mem = 0;
 	stats_init(&r->worker_mem_bytes);
 	stats_init(&r->worker_mem_pct);
 	stats_init(&r->worker_cpu_pct);
@@ -757,7 +866,7 @@ int run_apply(struct run *r, const struct event *ev)
 	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start); break;
 	case EV_RUN_END: apply_run_end(r, ev->t); break;
 	case EV_REPORT: apply_report(r, ev->t, &ev->u.report); break;
-	case EV_FINE: apply_fine(r, &ev->u.fine); break;
+	case EV_FINE: apply_fine(r, ev->t, &ev->u.fine); break;
 	case EV_STATUS: rc = apply_status(r, ev->t, &ev->u.status); break;
 	default: rc = 1; break;
 	}

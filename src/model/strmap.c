@@ -136,6 +136,18 @@ void *strmap_get(const struct strmap *m, const char *key)
 	return found ? val_ptr(m, m->index[slot] - 1) : NULL;
 }
 
+/* Every entry into an all-empty index. */
+static void index_fill(struct strmap *m)
+{
+	size_t mask = m->index_cap - 1;
+	for (size_t e = 0; e < m->count; e++) {
+		size_t i = m->hashes[e] & mask;
+		while (m->index[i])
+			i = (i + 1) & mask;
+		m->index[i] = (uint32_t)(e + 1);
+	}
+}
+
 static int index_rebuild(struct strmap *m, size_t cap)
 {
 	uint32_t *idx = calloc(cap, sizeof(*idx));
@@ -144,12 +156,7 @@ static int index_rebuild(struct strmap *m, size_t cap)
 	free(m->index);
 	m->index = idx;
 	m->index_cap = cap;
-	for (size_t e = 0; e < m->count; e++) {
-		size_t i = m->hashes[e] & (cap - 1);
-		while (idx[i])
-			i = (i + 1) & (cap - 1);
-		idx[i] = (uint32_t)(e + 1);
-	}
+	index_fill(m);
 	return 0;
 }
 
@@ -252,4 +259,30 @@ const char *strmap_key_at(const struct strmap *m, size_t i)
 void *strmap_val_at(const struct strmap *m, size_t i)
 {
 	return i < m->count ? val_ptr(m, i) : NULL;
+}
+
+/* One pass: kept entries slide down in order, dropped keys are freed, and
+ * the index is rebuilt in place (same capacity, so it cannot fail). */
+size_t strmap_retain(struct strmap *m, bool (*keep)(void *val, void *ctx), void *ctx)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < m->count; i++) {
+		if (!keep(val_ptr(m, i), ctx)) {
+			free(m->keys[i]);
+			continue;
+		}
+		if (j != i) {
+			m->keys[j] = m->keys[i];
+			m->hashes[j] = m->hashes[i];
+			memcpy(val_ptr(m, j), val_ptr(m, i), m->val_size);
+		}
+		j++;
+	}
+	size_t dropped = m->count - j;
+	m->count = j;
+	if (dropped && m->index_cap) {
+		memset(m->index, 0, m->index_cap * sizeof(*m->index));
+		index_fill(m);
+	}
+	return dropped;
 }

@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "roastop/run.h"
@@ -188,6 +189,89 @@ static void samples_track_workers_joining_and_leaving(void **state)
 	assert_true(fabs(a->mem_integral / a->mem_covered - 100.0) < 1e-12);
 }
 
+/* Names past RUN_KEY_MAX: bounded keys, still distinct, counted and logged
+ * once; the same long name finds its own entry again. */
+static void long_names_become_bounded_distinct_keys(void **state)
+{
+	struct run *r = *state;
+	static char a[4096], b[4096];
+	memset(a, 'x', sizeof(a) - 1);
+	memcpy(b, a, sizeof(b));
+	b[sizeof(b) - 2] = 'y'; /* differs only past the kept prefix */
+	struct event ea = chunk(1, 1.0, 10, "d", a), eb = chunk(2, 1.0, 10, "d", b);
+	run_apply(r, &ea);
+	run_apply(r, &eb);
+	run_apply(r, &ea);
+	assert_int_equal(r->files.count, 2);
+	assert_int_equal(r->keys_shortened, 3);
+	for (size_t i = 0; i < 2; i++)
+		assert_true(strlen(strmap_key_at(&r->files, i)) <= RUN_KEY_MAX);
+	assert_int_equal(((const struct file_agg *)strmap_val_at(&r->files, 0))->n_chunks, 2);
+	assert_non_null(strstr(run_log_get(r, 0)->text, "keys_shortened"));
+	assert_int_equal(r->log_count, 1);
+}
+
+/* Error types past the cap add up under "(other)"; the log says so once. */
+static void error_types_past_the_cap_fold_into_other(void **state)
+{
+	struct run *r = *state;
+	char type[32];
+	for (int i = 0; i < RUN_MAX_SECTIONS + 5; i++) {
+		snprintf(type, sizeof(type), "Error%d", i);
+		struct event ev = chunk(i + 1, 1.0, 10, "d", "f");
+		ev.u.chunk.error = type;
+		run_apply(r, &ev);
+	}
+	assert_int_equal(r->errors.count, RUN_MAX_SECTIONS + 1);
+	assert_int_equal(*(const uint64_t *)strmap_get(&r->errors, "(other)"), 5);
+	assert_int_equal(r->overflow_errors, 5);
+	uint64_t total = 0;
+	for (size_t i = 0; i < r->errors.count; i++)
+		total += *(const uint64_t *)strmap_val_at(&r->errors, i);
+	assert_int_equal(total, r->n_failed);
+	bool logged = false;
+	for (size_t i = 0; run_log_get(r, i); i++)
+		logged = logged || strstr(run_log_get(r, i)->text, "roastop.overflow.errors");
+	assert_true(logged);
+}
+
+/* Churn past RUN_MAX_WORKERS: departed workers leave the live table, the
+ * per-worker means still cover every worker ever seen. */
+static void departed_workers_are_evicted_with_their_totals_kept(void **state)
+{
+	struct run *r = *state;
+	static struct worker_sample ws[RUN_MAX_WORKERS];
+	static char ids[RUN_MAX_WORKERS][16];
+	size_t batch = RUN_MAX_WORKERS / 2;
+	for (int round = 0; round < 4; round++) {
+		for (size_t i = 0; i < batch; i++) {
+			snprintf(ids[i], sizeof(ids[i]), "w%d-%zu", round, i);
+			ws[i] = worker(ids[i], round + 1, 100.0 * (round + 1), 1000);
+		}
+		apply_sample(r, 10.0 * round, ws, batch);
+		apply_sample(r, 10.0 * round + 5, ws, batch);
+	}
+	assert_true(r->workers.count <= RUN_MAX_WORKERS);
+	assert_int_equal(r->overflow_workers, 0);
+	assert_int_equal(r->workers.count + r->workers_evicted, 4 * batch);
+	assert_true(r->workers_evicted >= batch);
+	/* nthreads 1..4 and memory 100..400, each for a quarter of the workers */
+	assert_true(fabs(run_cores_per_worker(r).value - 2.5) < 1e-9);
+	assert_true(fabs(run_avg_memory_per_worker(r).value - 250.0) < 1e-9);
+	/* all present at once and one more: refused, counted, logged */
+	for (size_t i = 0; i < RUN_MAX_WORKERS; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "z%zu", i);
+		ws[i] = worker(ids[i], 1, 1, 1000);
+	}
+	apply_sample(r, 100, ws, RUN_MAX_WORKERS); /* half fit: round 3 was still present */
+	assert_int_equal(r->overflow_workers, batch);
+	apply_sample(r, 101, ws, RUN_MAX_WORKERS);
+	assert_int_equal(r->workers.count, RUN_MAX_WORKERS);
+	snprintf(ids[0], sizeof(ids[0]), "late");
+	apply_sample(r, 102, ws, RUN_MAX_WORKERS);
+	assert_int_equal(r->overflow_workers, batch + 1);
+}
+
 static void scheduler_loss_breaks_trapezoids(void **state)
 {
 	struct run *r = *state;
@@ -323,6 +407,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fine_cluster_baseline_and_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(worker_totals_cover_the_run_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(long_names_become_bounded_distinct_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(error_types_past_the_cap_fold_into_other, setup, teardown),
+		cmocka_unit_test_setup_teardown(departed_workers_are_evicted_with_their_totals_kept, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
 }

@@ -194,6 +194,46 @@ static void hint_gives_upserts_answer(void **state)
 	strmap_free(&m);
 }
 
+static bool keep_even(void *val, void *ctx)
+{
+	(*(int *)ctx)++;
+	return *(int *)val % 2 == 0;
+}
+
+/* retain drops in one pass, keeps the order, and the index finds exactly
+ * the survivors; the freed room takes new keys again */
+static void retain_keeps_order_and_index(void **state)
+{
+	(void)state;
+	struct strmap m;
+	strmap_init(&m, sizeof(int), 100);
+	char key[16];
+	bool added;
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		*(int *)strmap_upsert(&m, key, &added) = i;
+	}
+	int calls = 0;
+	assert_int_equal(strmap_retain(&m, keep_even, &calls), 50);
+	assert_int_equal(calls, 100);
+	assert_int_equal(m.count, 50);
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		int *v = strmap_get(&m, key);
+		if (i % 2) {
+			assert_null(v);
+			continue;
+		}
+		assert_non_null(v);
+		assert_int_equal(*v, i);
+		assert_string_equal(strmap_key_at(&m, (size_t)i / 2), key);
+	}
+	assert_non_null(strmap_upsert(&m, "k1", &added));
+	assert_true(added);
+	assert_int_equal(m.count, 51);
+	strmap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +244,7 @@ int main(void)
 		cmocka_unit_test(full_map_refuses),
 		cmocka_unit_test(cap_between_doublings),
 		cmocka_unit_test(hint_gives_upserts_answer),
+		cmocka_unit_test(retain_keeps_order_and_index),
 	};
 	return cmocka_run_group_tests_name("strmap", tests, NULL, NULL);
 }
