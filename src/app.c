@@ -36,10 +36,12 @@
  * (process CPU 2.4-2.8 % -> 0.9 % at 1,000 workers). Events keep their
  * recorded times; the dashboard redraws at most every 0.1 s anyway. */
 #define REPLAY_SLACK 0.02
-/* A paced replay waits at most this many wall seconds for one event: a
- * larger jump in recorded time between two events, either way (a clock
- * step, one far-future time), is not waited for; the pacing clock is
- * re-based at the event and the jump counted (docs/recording.md). */
+/* A jump in recorded time between two events, either way (a clock step,
+ * one far-future time), of more than this many seconds times the speed (at
+ * least 1) is not waited for: the pacing clock is re-based at the event and
+ * the jump counted (docs/recording.md). So no event waits more than a
+ * minute at --speed 1 or faster, and slow motion still slows every gap of
+ * up to a recorded minute. */
 #define REPLAY_JUMP_MAX 60.0
 #define REPLAY_JUMPS_TOLD 5 /* jumps noted in the log; the rest only counted */
 
@@ -209,7 +211,7 @@ static void replay_note_jump(struct app *a, double jump)
 		return;
 	char text[RUN_LOG_TEXT];
 	snprintf(text, sizeof(text), "replay: recorded time jumps %+.0f s between two events; "
-		 "not waited for (over %.0f s at this speed)%s", jump, REPLAY_JUMP_MAX,
+		 "not waited for (over %.0f s)%s", jump, REPLAY_JUMP_MAX * fmax(a->cfg->speed, 1.0),
 		 a->replay_jumps == REPLAY_JUMPS_TOLD ? "; further jumps only counted" : "");
 	run_note(&a->run, a->ev.t, LOG_WARN, text);
 	if (a->headless)
@@ -217,12 +219,11 @@ static void replay_note_jump(struct app *a, double jump)
 }
 
 /* A new event to pace: the pacing clock starts at the first event and is
- * re-based at a jump, so that no event is waited for longer than
- * REPLAY_JUMP_MAX. */
+ * re-based at a jump (REPLAY_JUMP_MAX), which bounds every wait. */
 static void replay_anchor(struct app *a)
 {
 	double speed = a->cfg->speed, jump = a->ev.t - a->prev_t;
-	bool jumped = a->paced && fabs(jump) / speed > REPLAY_JUMP_MAX;
+	bool jumped = a->paced && fabs(jump) > REPLAY_JUMP_MAX * fmax(speed, 1.0);
 	if (jumped)
 		replay_note_jump(a, jump);
 	if (!a->paced || jumped) {
