@@ -255,9 +255,9 @@ static int input_open(struct replay *rd, const char *path, char *err, size_t err
 	}
 	rd->own_fd = !std;
 	struct stat st;
-	if (fstat(rd->fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-		snprintf(err, errsz, "cannot read recording %s: %s", rd->name,
-			 strerror(S_ISDIR(st.st_mode) ? EISDIR : errno));
+	int bad = fstat(rd->fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+	if (bad) {
+		snprintf(err, errsz, "cannot read recording %s: %s", rd->name, strerror(bad));
 		return -1;
 	}
 	rd->polled = !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
