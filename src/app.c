@@ -37,10 +37,20 @@
  * (process CPU 2.4-2.8 % -> 0.9 % at 1,000 workers). Events keep their
  * recorded times; the dashboard redraws at most every 0.1 s anyway. */
 #define REPLAY_SLACK 0.02
+/* A jump in recorded time between two events, either way (a clock step,
+ * one far-future time), of more than this many seconds times the speed (at
+ * least 1) is not waited for: the pacing clock is re-based at the event and
+ * the jump counted (docs/recording.md). So no event waits more than a
+ * minute at --speed 1 or faster, and slow motion still slows every gap of
+ * up to a recorded minute. */
+#define REPLAY_JUMP_MAX 60.0
+#define REPLAY_JUMPS_TOLD 5 /* jumps noted in the log; the rest only counted */
 
 /* FD_FRAME: the dashboard's redraw timer; FD_FLUSH: the recording's
- * (RECORDER_FLUSH_INTERVAL); FD_UI: the dashboard's keys (-1 when headless) */
+ * (RECORDER_FLUSH_INTERVAL); FD_UI: the dashboard's keys (-1 when headless);
+ * FD_REPLAY: the recording replayed, polled only while its reader waits */
 enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_UDP, FD_UI,
+       FD_REPLAY,
        FD__COUNT };
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
@@ -69,7 +79,11 @@ struct app {
 	bool pending; /* ev holds an event waiting for its time */
 	bool paced;
 	double rec_t0, wall_t0;
+	double prev_t; /* recorded time of the previous event, paced */
+	uint64_t replay_jumps;
+	bool replay_waiting; /* for input on FD_REPLAY */
 	bool replay_done;
+	bool replay_failed; /* unreadable: exit status 1 */
 	/* the output's health: errno of the failing checkpoints (0 while they
 	 * succeed) and of the recording's stop (0 while it records), and the
 	 * header's alert made of them (ui_frame.out_alert) */
@@ -243,17 +257,41 @@ static void pace_arm(struct app *a, double due_mono)
 	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
 }
 
+static void replay_note_jump(struct app *a, double jump)
+{
+	if (++a->replay_jumps > REPLAY_JUMPS_TOLD)
+		return;
+	char text[RUN_LOG_TEXT];
+	snprintf(text, sizeof(text), "replay: recorded time jumps %+.0f s between two events; "
+		 "not waited for (over %.0f s)%s", jump, REPLAY_JUMP_MAX * fmax(a->cfg->speed, 1.0),
+		 a->replay_jumps == REPLAY_JUMPS_TOLD ? "; further jumps only counted" : "");
+	run_note(&a->run, a->ev.t, LOG_WARN, text);
+	if (a->headless)
+		fprintf(stderr, "roastop: %s\n", text);
+}
+
+/* A new event to pace: the pacing clock starts at the first event and is
+ * re-based at a jump (REPLAY_JUMP_MAX), which bounds every wait. */
+static void replay_anchor(struct app *a)
+{
+	double speed = a->cfg->speed, jump = a->ev.t - a->prev_t;
+	bool jumped = a->paced && fabs(jump) > REPLAY_JUMP_MAX * fmax(speed, 1.0);
+	if (jumped)
+		replay_note_jump(a, jump);
+	if (!a->paced || jumped) {
+		a->paced = true;
+		a->rec_t0 = a->ev.t;
+		a->wall_t0 = clock_mono();
+	}
+	a->prev_t = a->ev.t;
+}
+
 /* Is the pending event due (within REPLAY_SLACK)? Arms the pace timer when
  * it is not. */
 static bool replay_due(struct app *a)
 {
 	if (a->cfg->speed <= 0)
 		return true;
-	if (!a->paced) {
-		a->paced = true;
-		a->rec_t0 = a->ev.t;
-		a->wall_t0 = clock_mono();
-	}
 	double due = a->wall_t0 + (a->ev.t - a->rec_t0) / a->cfg->speed;
 	if (due <= clock_mono() + REPLAY_SLACK)
 		return true;
@@ -261,9 +299,16 @@ static bool replay_due(struct app *a)
 	return false;
 }
 
-static void replay_finish(struct app *a)
+static void replay_finish(struct app *a, int rc)
 {
 	a->replay_done = true;
+	if (rc == REPLAY_ERROR) { /* a pipe's bad header, a read error: say so and stop */
+		fprintf(stderr, "roastop: %s\n", replay_error(a->replay));
+		a->replay_failed = true;
+		a->stop = true;
+		a->stop_reason = "recording unreadable";
+		return;
+	}
 	if (a->headless && !a->stop) {
 		a->stop = true;
 		a->stop_reason = "end of recording";
@@ -276,13 +321,16 @@ static void replay_step(struct app *a)
 	for (int i = 0; i < REPLAY_BATCH && !a->stop; i++) {
 		if (!a->pending) {
 			int rc = replay_next(a->replay, &a->ev);
-			if (rc < 0)
-				fprintf(stderr, "roastop: replay: %s\n", strerror(errno));
-			if (rc <= 0) {
-				replay_finish(a);
+			a->replay_waiting = rc == REPLAY_WAIT;
+			if (rc == REPLAY_WAIT)
+				return;
+			if (rc != REPLAY_EVENT) {
+				replay_finish(a, rc);
 				return;
 			}
 			a->pending = true;
+			if (a->cfg->speed > 0)
+				replay_anchor(a);
 		}
 		if (!replay_due(a))
 			return;
@@ -397,6 +445,19 @@ static void dask_extra(cJSON *extra, const struct dask *d)
 	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
 }
 
+/* The pacing: jumps are counted only when paced (not measured at --speed 0). */
+static void replay_extra(cJSON *extra, const struct app *a)
+{
+	cJSON *o = cJSON_AddObjectToObject(extra, "replay");
+	if (!o)
+		return;
+	cJSON_AddNumberToObject(o, "speed", a->cfg->speed);
+	if (a->cfg->speed > 0)
+		cJSON_AddNumberToObject(o, "time_jumps", (double)a->replay_jumps);
+	else
+		cJSON_AddNullToObject(o, "time_jumps");
+}
+
 static cJSON *app_extra(const struct app *a)
 {
 	cJSON *extra = cJSON_CreateObject();
@@ -415,6 +476,7 @@ static cJSON *app_extra(const struct app *a)
 		if (rc->by_reason[e])
 			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)rc->by_reason[e]);
 	cJSON_AddNumberToObject(extra, "replay_lines", (double)replay_lines(a->replay));
+	replay_extra(extra, a);
 	return extra;
 }
 
@@ -487,7 +549,8 @@ static void app_signal(struct app *a)
 /* nap: seconds the listener stays unpolled (<= 0: it is polled). */
 static int poll_timeout(const struct app *a, double nap)
 {
-	if (a->replay && !a->replay_done && (!a->pending || a->cfg->speed <= 0))
+	if (a->replay && !a->replay_done && !a->replay_waiting &&
+	    (!a->pending || a->cfg->speed <= 0))
 		return 0; /* more to read now */
 	return nap > 0 ? (int)ceil(nap * 1000) : -1;
 }
@@ -620,6 +683,8 @@ static void app_loop(struct app *a)
 		double nap = a->udp_nap_until - clock_mono();
 		if (nap > 0)
 			pfd[FD_UDP].fd = -1; /* poll skips it */
+		if (a->replay_waiting && !a->replay_done)
+			pfd[FD_REPLAY].fd = replay_fd(a->replay);
 		size_t n_dask = a->dask ? dask_pollfds(a->dask, pfd + FD__COUNT, DASK_MAX_FDS) : 0;
 		int n = poll(pfd, FD__COUNT + n_dask, poll_timeout(a, nap));
 		if (n < 0 && errno != EINTR) {
@@ -653,10 +718,12 @@ static void app_loop(struct app *a)
 			app_ui_input(a);
 		if (n > 0 && (pfd[FD_UDP].revents & POLLIN))
 			app_udp_drain(a);
+		if (n > 0 && pfd[FD_REPLAY].revents) /* input, its end, or an error to read */
+			a->replay_waiting = false;
 		if (n > 0 && n_dask)
 			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_real());
 		app_note_loss(a);
-		if (a->replay && !a->replay_done && !a->stop)
+		if (a->replay && !a->replay_done && !a->replay_waiting && !a->stop)
 			replay_step(a);
 	}
 }
@@ -844,6 +911,8 @@ int app_main(const struct app_config *cfg)
 		app_udp_last_drain(a);
 		app_close_ui(a);
 		rc = app_finish(a);
+		if (a->replay_failed)
+			rc = 1;
 	}
 	app_close(a);
 	free(a);

@@ -1,7 +1,9 @@
 /* Reads a recording (docs/recording.md): one JSON event per line after a
  * header line. Bad lines are skipped and counted by reason, with the first
  * few kept (and reported) as "file:line: reason"; they never stop the
- * replay. Plain text only: a .gz recording goes through `zcat f | ... -`. */
+ * replay. Plain text only: a .gz recording goes through `zcat f | ... -`.
+ * Nothing blocks: a pipe, FIFO or terminal that has nothing to say yet makes
+ * replay_next return REPLAY_WAIT, and the caller polls replay_fd. */
 #ifndef ROASTOP_REPLAY_H
 #define ROASTOP_REPLAY_H
 
@@ -21,13 +23,31 @@ struct replay_reject {
 	enum decode_error reason;
 };
 
-/* path "-" reads standard input. Reads up to the first non-blank line to
- * check the header: NULL with err filled when the file cannot be opened,
- * is gzip-compressed, or its header names another format or a newer major
- * version. A missing header is accepted with a warning (replay_warnings). */
+/* What replay_next returns. */
+enum {
+	REPLAY_ERROR = -1, /* see replay_error; every later call returns it too */
+	REPLAY_END = 0, /* end of the recording (end of file) */
+	REPLAY_EVENT = 1, /* an event is in *ev */
+	REPLAY_WAIT = 2, /* no whole line yet: poll replay_fd for POLLIN, then call again */
+};
+
+/* path "-" reads standard input. Opens without blocking (a FIFO without a
+ * writer included); a directory is refused. A regular file's header is
+ * checked here, reading up to its first non-blank line: NULL with err
+ * filled when it cannot be opened, is gzip-compressed, or its header names
+ * another format or a newer major version. The header of a pipe, FIFO or
+ * terminal is checked by replay_next when it comes, with the same errors.
+ * A missing header is accepted with a warning (replay_warnings). */
 struct replay *replay_open(const char *path, char *err, size_t errsz);
-/* 1: an event is in *ev; 0: end of the recording; -1: read error (errno). */
+/* REPLAY_EVENT, REPLAY_END, REPLAY_WAIT or REPLAY_ERROR. Reads at most about
+ * 17 MiB per call (then REPLAY_WAIT, with replay_fd readable at once), so
+ * that no input holds the caller's loop. */
 int replay_next(struct replay *rd, struct event *ev);
+/* The descriptor to poll after REPLAY_WAIT. */
+int replay_fd(const struct replay *rd);
+/* Why replay_next returned REPLAY_ERROR: "cannot read recording F: ..." or
+ * the header's fault, as replay_open words it. */
+const char *replay_error(const struct replay *rd);
 /* Where replay_next prints warnings and the first REPLAY_REPORT_MAX
  * rejections as they happen ("roastop: file:line: skipped: reason"); stderr
  * by default, NULL for silence (a full-screen UI shows replay_first_rejects

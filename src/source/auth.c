@@ -86,34 +86,103 @@ static int key_write(struct auth_key *k, const char *path, char *err, size_t err
 	return 0;
 }
 
-static int key_read(struct auth_key *k, const char *path, char *err, size_t errsz)
+/* The one rule for a key, here and for the emitter's ROASTOP_KEY: exactly
+ * 64 hex digits, optionally followed by one newline ("\n" or "\r\n"). */
+static bool key_parse(const char *buf, size_t n, uint8_t key[AUTH_KEY_LEN])
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errsz, "cannot open key file %s: %s", path, strerror(errno));
+	const size_t hex = 2 * AUTH_KEY_LEN;
+	if (n < hex || !from_hex(buf, key, AUTH_KEY_LEN))
+		return false;
+	const char *rest = buf + hex;
+	n -= hex;
+	return n == 0 || (n == 1 && rest[0] == '\n') ||
+	       (n == 2 && rest[0] == '\r' && rest[1] == '\n');
+}
+
+/* A regular file of ours that nobody else can read: a FIFO would block
+ * the read (or feed anything), a device is no key. */
+static int key_check(const struct stat *st, const char *path, char *err, size_t errsz)
+{
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(err, errsz, "key file %s is not a regular file (a FIFO, device or "
+				     "directory cannot hold a key)", path);
 		return -1;
 	}
-	struct stat st;
-	char buf[2 * AUTH_KEY_LEN + 8];
-	ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	close(fd);
-	if (n < 0) {
-		snprintf(err, errsz, "cannot read key file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if ((st.st_mode & 077) || st.st_uid != geteuid()) {
+	if ((st->st_mode & 077) || st->st_uid != geteuid()) {
 		snprintf(err, errsz, "key file %s is readable by others or not yours; "
 				     "chmod 600 it", path);
 		return -1;
 	}
-	buf[n] = '\0';
-	if (n < 2 * AUTH_KEY_LEN || !from_hex(buf, k->key, AUTH_KEY_LEN)) {
-		snprintf(err, errsz, "key file %s does not hold 64 hex digits", path);
-		return -1;
+	return 0;
+}
+
+/* Up to size bytes, to the end of the file. */
+static ssize_t read_upto(int fd, char *buf, size_t size)
+{
+	size_t got = 0;
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
 	}
+	return (ssize_t)got;
+}
+
+/* fd: the key file, opened O_NONBLOCK | O_NOFOLLOW; closed here. */
+static int key_read(struct auth_key *k, int fd, const char *path, char *err, size_t errsz)
+{
+	struct stat st;
+	char buf[2 * AUTH_KEY_LEN + 3]; /* one byte more than a key and "\r\n" */
+	ssize_t n = -1;
+	int rc = -1;
+	if (fstat(fd, &st) != 0)
+		snprintf(err, errsz, "cannot read key file %s: %s", path, strerror(errno));
+	else if (key_check(&st, path, err, errsz) == 0 && (n = read_upto(fd, buf, sizeof(buf))) < 0)
+		snprintf(err, errsz, "cannot read key file %s: %s", path, strerror(errno));
+	else if (n >= 0 && !key_parse(buf, (size_t)n, k->key))
+		snprintf(err, errsz, "key file %s must hold exactly 64 hex digits, optionally "
+				     "followed by one newline, and nothing else", path);
+	else if (n >= 0)
+		rc = 0;
+	close(fd);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	if (rc != 0)
+		return -1;
 	to_hex(k->key, AUTH_KEY_LEN, k->hex);
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	return 0;
+}
+
+/* An existing key file: looked at with lstat before it is opened (opening
+ * a device can do things), then opened without following a symbolic link
+ * and without blocking, and looked at again (fstat) in key_read. 1 when
+ * there is no file (make one), else key_read's result. */
+static int key_open(struct auth_key *k, const char *path, char *err, size_t errsz)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 1;
+		snprintf(err, errsz, "cannot open key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, errsz, "key file %s is a symbolic link: not followed", path);
+		return -1;
+	}
+	if (key_check(&st, path, err, errsz) != 0)
+		return -1;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errsz, "cannot open key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return key_read(k, fd, path, err, errsz);
 }
 
 /* $XDG_RUNTIME_DIR/roastop, else ~/.cache/roastop, else /tmp/roastop-UID: 0700. */
@@ -143,8 +212,9 @@ static int key_dir(char *dir, size_t size)
 int auth_key_setup(struct auth_key *k, const char *path, char *err, size_t errsz)
 {
 	memset(k, 0, sizeof(*k));
-	if (path && access(path, F_OK) == 0)
-		return key_read(k, path, err, errsz);
+	int rc = path ? key_open(k, path, err, errsz) : 1;
+	if (rc != 1)
+		return rc;
 	if (key_generate(k, err, errsz) != 0)
 		return -1;
 	if (path)

@@ -1,23 +1,38 @@
 /* Recording reader: a bounded line splitter over read(2), the JSON codec,
  * and counted rejections. A line longer than EVENT_JSON_MAX is skipped up to
  * its newline without ever being held whole, so memory stays bounded by
- * BUF_SIZE whatever the input. */
+ * BUF_SIZE whatever the input. Nothing here blocks: a pipe, FIFO or terminal
+ * is read only when poll(2) says it is readable (a FIFO without a writer
+ * reads as end-of-file, so reading it unasked would end the replay before
+ * the writer came), and lines are assembled from whatever each read gave. */
 #include "roastop/replay.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* One maximal line plus its newline always fits after compaction. */
 #define BUF_SIZE (EVENT_JSON_MAX + 65536)
+/* Reads per replay_next before it yields (REPLAY_WAIT), so that an endless
+ * line (/dev/zero) or a file of blank lines cannot hold the caller's loop:
+ * about 17 MiB. */
+#define FILLS_PER_CALL 16
 
 struct replay {
 	int fd;
 	bool own_fd;
+	bool polled; /* not a regular file: read only when poll says so */
+	int restore_flags; /* standard input's flags before O_NONBLOCK, or -1 */
+	int fills_left; /* in this replay_next */
+	bool gzip_checked;
+	bool header_done; /* the header (or its absence) has been looked at */
+	char error[640]; /* why the last replay_next returned REPLAY_ERROR */
 	char *buf;
 	size_t start, end; /* unread bytes are buf[start, end) */
 	bool eof;
@@ -36,7 +51,17 @@ struct replay {
 	size_t n_first, n_told; /* kept; printed to report */
 };
 
-/* Reads more input after the unread bytes; 0, or -1 with errno. */
+/* Is there something to read (data, end of file or an error)? Always for
+ * a regular file. */
+static bool readable(const struct replay *rd)
+{
+	struct pollfd p = { .fd = rd->fd, .events = POLLIN };
+	return !rd->polled || (poll(&p, 1, 0) == 1 && p.revents);
+}
+
+/* Reads more input after the unread bytes: REPLAY_EVENT when it read
+ * something or the end, REPLAY_WAIT when nothing is there yet or this
+ * call's reads are used up, REPLAY_ERROR with errno. */
 static int fill(struct replay *rd)
 {
 	if (rd->start > 0) {
@@ -44,16 +69,21 @@ static int fill(struct replay *rd)
 		rd->end -= rd->start;
 		rd->start = 0;
 	}
+	if (rd->fills_left <= 0 || !readable(rd))
+		return REPLAY_WAIT;
+	rd->fills_left--;
 	for (;;) {
 		ssize_t n = read(rd->fd, rd->buf + rd->end, BUF_SIZE - rd->end);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return REPLAY_WAIT;
 		if (n < 0)
-			return -1;
+			return REPLAY_ERROR;
 		if (n == 0)
 			rd->eof = true;
 		rd->end += (size_t)n;
-		return 0;
+		return REPLAY_EVENT;
 	}
 }
 
@@ -80,7 +110,8 @@ static void tell(struct replay *rd)
 }
 
 /* The next line in [*line, *line + *len), without its newline; valid until
- * the next call. 1, 0 at the end, -1 on a read error. */
+ * the next call. REPLAY_EVENT (a line), REPLAY_END, REPLAY_WAIT (no whole
+ * line yet) or REPLAY_ERROR. */
 static int next_line(struct replay *rd, const char **line, size_t *len)
 {
 	for (;;) {
@@ -96,14 +127,14 @@ static int next_line(struct replay *rd, const char **line, size_t *len)
 			}
 			*line = s;
 			*len = l;
-			return 1;
+			return REPLAY_EVENT;
 		}
 		if (rd->eof) {
 			if (rd->skipping) { /* an over-long last line without a newline */
 				rd->skipping = false;
 				rd->line_no++;
 			}
-			return 0;
+			return REPLAY_END;
 		}
 		if (rd->end - rd->start > EVENT_JSON_MAX) {
 			if (!rd->skipping)
@@ -111,8 +142,9 @@ static int next_line(struct replay *rd, const char **line, size_t *len)
 			rd->skipping = true;
 			rd->start = rd->end; /* drop what we have of it */
 		}
-		if (fill(rd) != 0)
-			return -1;
+		int rc = fill(rd);
+		if (rc != REPLAY_EVENT)
+			return rc;
 	}
 }
 
@@ -157,39 +189,81 @@ static enum header header_parse(const struct replay *rd, const char *line, size_
 	return h;
 }
 
-/* Looks at the start of the input: gzip, the header, or a first event. */
-static int header_read(struct replay *rd, char *err, size_t errsz)
+/* Looks at the start of the input: gzip, the header, or a first event.
+ * REPLAY_EVENT once done, REPLAY_WAIT for more input, REPLAY_ERROR with
+ * rd->error filled. */
+static int header_read(struct replay *rd)
 {
-	while (rd->end < 2 && !rd->eof)
-		if (fill(rd) != 0)
-			goto io_error;
+	int rc = REPLAY_EVENT;
+	while (!rd->gzip_checked && rd->end < 2 && !rd->eof && (rc = fill(rd)) == REPLAY_EVENT)
+		;
+	if (rc != REPLAY_EVENT)
+		goto not_yet;
 	const unsigned char *b = (const unsigned char *)rd->buf;
-	if (rd->end >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
-		snprintf(err, errsz, "%s is gzip-compressed: replay it with `zcat %s | roastop "
-				     "--replay -`", rd->name, rd->name);
-		return -1;
+	if (!rd->gzip_checked && rd->end >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+		snprintf(rd->error, sizeof(rd->error), "%s is gzip-compressed: replay it with "
+			 "`zcat %s | roastop --replay -`", rd->name, rd->name);
+		return REPLAY_ERROR;
 	}
+	rd->gzip_checked = true;
 	const char *line;
 	size_t len;
-	int rc;
-	while ((rc = next_line(rd, &line, &len)) == 1 && blank(line, len))
+	while ((rc = next_line(rd, &line, &len)) == REPLAY_EVENT && blank(line, len))
 		;
-	if (rc < 0)
-		goto io_error;
-	enum header h = rc == 1 ? header_parse(rd, line, len, err, errsz) : HDR_NONE;
+	if (rc == REPLAY_WAIT || rc == REPLAY_ERROR)
+		goto not_yet;
+	enum header h = rc == REPLAY_EVENT ? header_parse(rd, line, len, rd->error, sizeof(rd->error))
+					   : HDR_NONE;
 	if (h == HDR_BAD)
-		return -1;
+		return REPLAY_ERROR;
+	rd->header_done = true;
 	rd->header_seen = h == HDR_OK;
 	rd->warn_header = h == HDR_NONE;
 	rd->warnings += h == HDR_NONE;
-	if (h == HDR_NONE && rc == 1) {
+	if (h == HDR_NONE && rc == REPLAY_EVENT) {
 		rd->pending = line; /* stays valid: nothing is read before it is used */
 		rd->pending_len = len;
 	}
+	return REPLAY_EVENT;
+not_yet:
+	if (rc == REPLAY_ERROR)
+		snprintf(rd->error, sizeof(rd->error), "cannot read recording %s: %s", rd->name,
+			 strerror(errno));
+	return rc;
+}
+
+/* Standard input as a pipe or socket is made non-blocking (as an opened
+ * path is from the start) and given back as it was at replay_close. A
+ * terminal is left alone: its flags are shared with the shell, and reading
+ * it only when poll says so is enough. */
+static void stdin_nonblock(struct replay *rd)
+{
+	int fl = fcntl(rd->fd, F_GETFL);
+	if (fl >= 0 && !(fl & O_NONBLOCK) && fcntl(rd->fd, F_SETFL, fl | O_NONBLOCK) == 0)
+		rd->restore_flags = fl;
+}
+
+/* Opens without blocking (a FIFO without a writer would hang open(2) with
+ * the signals masked), then looks at what was opened. */
+static int input_open(struct replay *rd, const char *path, char *err, size_t errsz)
+{
+	bool std = strcmp(path, "-") == 0;
+	rd->fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (rd->fd < 0) {
+		snprintf(err, errsz, "cannot open recording %s: %s", path, strerror(errno));
+		return -1;
+	}
+	rd->own_fd = !std;
+	struct stat st;
+	int bad = fstat(rd->fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+	if (bad) {
+		snprintf(err, errsz, "cannot read recording %s: %s", rd->name, strerror(bad));
+		return -1;
+	}
+	rd->polled = !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+	if (std && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		stdin_nonblock(rd);
 	return 0;
-io_error:
-	snprintf(err, errsz, "cannot read recording %s: %s", rd->name, strerror(errno));
-	return -1;
 }
 
 struct replay *replay_open(const char *path, char *err, size_t errsz)
@@ -201,17 +275,18 @@ struct replay *replay_open(const char *path, char *err, size_t errsz)
 		snprintf(err, errsz, "replay: out of memory");
 		goto fail;
 	}
-	bool std = strcmp(path, "-") == 0;
+	rd->fd = -1;
+	rd->restore_flags = -1;
 	rd->report = stderr;
-	snprintf(rd->name, sizeof(rd->name), "%s", std ? "<stdin>" : path);
-	rd->fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	if (rd->fd < 0) {
-		snprintf(err, errsz, "cannot open recording %s: %s", path, strerror(errno));
+	snprintf(rd->name, sizeof(rd->name), "%s", strcmp(path, "-") == 0 ? "<stdin>" : path);
+	if (input_open(rd, path, err, errsz) != 0)
+		goto fail;
+	/* a file's header is checked now; a pipe's when it comes (replay_next) */
+	rd->fills_left = FILLS_PER_CALL;
+	if (!rd->polled && header_read(rd) == REPLAY_ERROR) {
+		snprintf(err, errsz, "%s", rd->error);
 		goto fail;
 	}
-	rd->own_fd = !std;
-	if (header_read(rd, err, errsz) != 0)
-		goto fail;
 	return rd;
 fail:
 	replay_close(rd);
@@ -247,12 +322,30 @@ static int next_event(struct replay *rd, struct event *ev)
 
 int replay_next(struct replay *rd, struct event *ev)
 {
+	if (rd->error[0])
+		return REPLAY_ERROR; /* a bad header or a read error ends the replay */
 	tell(rd);
-	int rc = next_event(rd, ev);
+	rd->fills_left = FILLS_PER_CALL;
+	int rc = rd->header_done ? REPLAY_EVENT : header_read(rd);
+	if (rc == REPLAY_EVENT)
+		rc = next_event(rd, ev);
 	int saved = errno;
+	if (rc == REPLAY_ERROR && !rd->error[0])
+		snprintf(rd->error, sizeof(rd->error), "cannot read recording %s: %s", rd->name,
+			 strerror(saved));
 	tell(rd);
 	errno = saved;
 	return rc;
+}
+
+int replay_fd(const struct replay *rd)
+{
+	return rd->fd;
+}
+
+const char *replay_error(const struct replay *rd)
+{
+	return rd->error;
 }
 
 void replay_set_report(struct replay *rd, FILE *f)
@@ -295,7 +388,9 @@ void replay_close(struct replay *rd)
 {
 	if (!rd)
 		return;
-	if (rd->own_fd)
+	if (rd->restore_flags >= 0)
+		fcntl(rd->fd, F_SETFL, rd->restore_flags);
+	if (rd->own_fd && rd->fd >= 0)
 		close(rd->fd);
 	free(rd->buf);
 	free(rd);

@@ -90,12 +90,85 @@ static void mac_agrees_with_one_shot_hmac(void **state)
 	auth_mac_free(m);
 }
 
+static int key_from(const char *dir, const char *text, size_t len, char *err, size_t errsz)
+{
+	char file[128];
+	snprintf(file, sizeof(file), "%s/k", dir);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	struct auth_key k;
+	int rc = auth_key_setup(&k, file, err, errsz);
+	if (rc == 0)
+		assert_int_equal(k.key[1], 0x23);
+	unlink(file);
+	return rc;
+}
+
+/* The one rule for a key file (and for the emitter's ROASTOP_KEY): exactly
+ * 64 hex digits, optionally one "\n" or "\r\n", nothing else. */
+static void key_file_rule(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/roastop-auth-XXXXXX", err[256];
+	assert_non_null(mkdtemp(dir));
+	const char *hex = "0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789abcdef";
+	const char *good[] = { "", "\n", "\r\n" };
+	const char *bad[] = { "\n\n", "\njunk", " ", "\r", "0\n", "\n\0", "\r\n\n" };
+	char text[200];
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		int n = snprintf(text, sizeof(text), "%s%s", hex, good[i]);
+		assert_int_equal(key_from(dir, text, (size_t)n, err, sizeof(err)), 0);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		int n = snprintf(text, sizeof(text), "%s%s", hex, bad[i]);
+		n += i == 5; /* the NUL byte after the newline */
+		assert_int_equal(key_from(dir, text, (size_t)n, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "exactly 64 hex digits"));
+	}
+	assert_int_equal(key_from(dir, hex, 63, err, sizeof(err)), -1);
+	assert_int_equal(key_from(dir, "\n", 1, err, sizeof(err)), -1);
+	rmdir(dir);
+}
+
+/* A FIFO, a directory or a device is refused without being read (a FIFO
+ * without a writer would block open and read); a symbolic link is not
+ * followed, even to a good key. */
+static void key_file_must_be_a_regular_file(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/roastop-auth-XXXXXX", file[128], link[128], err[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/fifo", dir);
+	assert_int_equal(mkfifo(file, 0600), 0);
+	struct auth_key k;
+	assert_int_equal(auth_key_setup(&k, file, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(file);
+	assert_int_equal(auth_key_setup(&k, dir, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	assert_int_equal(auth_key_setup(&k, "/dev/null", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	snprintf(file, sizeof(file), "%s/k", dir);
+	assert_int_equal(auth_key_setup(&k, file, err, sizeof(err)), 0); /* made */
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(symlink(file, link), 0);
+	assert_int_equal(auth_key_setup(&k, link, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	unlink(link);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(key_file_created_private_and_read_back),
 		cmocka_unit_test(tag_matches_reference),
 		cmocka_unit_test(mac_agrees_with_one_shot_hmac),
+		cmocka_unit_test(key_file_rule),
+		cmocka_unit_test(key_file_must_be_a_regular_file),
 	};
 	return cmocka_run_group_tests_name("auth", tests, NULL, NULL);
 }

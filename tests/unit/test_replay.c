@@ -2,9 +2,12 @@
  * line numbers, bounded lines, the header rules. */
 #include "test_util.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "roastop/event_json.h"
@@ -260,6 +263,120 @@ static void unreadable_inputs(void **state)
 	assert_non_null(strstr(err, "zcat"));
 }
 
+static void write_fd(int fd, const char *text)
+{
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+}
+
+/* Standard input as a pipe whose writer is quiet: REPLAY_WAIT, never a
+ * blocked read; a line is assembled from pieces; the end of file is the
+ * end. The header is checked when it comes. */
+static void pipe_waits_and_assembles_lines(void **state)
+{
+	(void)state;
+	int p[2], saved = dup(STDIN_FILENO);
+	assert_int_equal(pipe(p), 0);
+	dup2(p[0], STDIN_FILENO);
+	close(p[0]);
+	char err[256];
+	struct replay *rd = replay_open("-", err, sizeof(err));
+	assert_non_null(rd);
+	replay_set_report(rd, NULL);
+	assert_int_equal(replay_fd(rd), STDIN_FILENO);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT); /* nothing yet, not even the header */
+	write_fd(p[1], HEADER "{\"type\":\"chunk\",");
+	assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT); /* half a line */
+	assert_true(replay_had_header(rd));
+	write_fd(p[1], "\"t\":5,\"duration\":1}\n" CHUNK(6, 2) "\n");
+	assert_int_equal(replay_next(rd, &ev), REPLAY_EVENT);
+	assert_true(ev.t == 5);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_EVENT);
+	assert_true(ev.t == 6);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT);
+	write_fd(p[1], CHUNK(7, 3)); /* no final newline: the end of file ends it */
+	close(p[1]);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_EVENT);
+	assert_true(ev.t == 7);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_END);
+	replay_close(rd);
+	assert_false(fcntl(STDIN_FILENO, F_GETFL) & O_NONBLOCK); /* given back as it was */
+
+	/* a bad header from a pipe: the same error as from a file, later */
+	assert_int_equal(pipe(p), 0);
+	dup2(p[0], STDIN_FILENO);
+	close(p[0]);
+	rd = replay_open("-", err, sizeof(err));
+	assert_non_null(rd);
+	write_fd(p[1], "{\"type\":\"recording\",\"format\":\"roastop-recording\",\"version\":2}\n");
+	assert_int_equal(replay_next(rd, &ev), REPLAY_ERROR);
+	assert_non_null(strstr(replay_error(rd), "<stdin>: recording version 2 is newer"));
+	assert_int_equal(replay_next(rd, &ev), REPLAY_ERROR); /* and stays so */
+	replay_close(rd);
+	close(p[1]);
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+}
+
+/* A FIFO: open does not wait for a writer, and no writer yet is no end of
+ * file; the writer's close is. A directory is refused at open. */
+static void fifo_opens_at_once_and_waits_for_a_writer(void **state)
+{
+	(void)state;
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	char err[256];
+	struct replay *rd = replay_open(path, err, sizeof(err));
+	assert_non_null(rd);
+	replay_set_report(rd, NULL);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT);
+	struct pollfd pfd = { .fd = replay_fd(rd), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* nothing to wake the caller for */
+	int w = open(path, O_WRONLY | O_NONBLOCK);
+	assert_true(w >= 0);
+	write_fd(w, HEADER CHUNK(5, 1) "\n");
+	close(w);
+	assert_int_equal(poll(&pfd, 1, 1000), 1);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_EVENT);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_END);
+	replay_close(rd);
+	unlink(path);
+	assert_null(replay_open("/tmp", err, sizeof(err)));
+	assert_non_null(strstr(err, "Is a directory"));
+}
+
+/* An endless line (/dev/zero) or a long run of blank lines: replay_next
+ * yields (REPLAY_WAIT) after a bounded read instead of holding the caller. */
+static void endless_input_yields(void **state)
+{
+	(void)state;
+	char err[256];
+	struct replay *rd = replay_open("/dev/zero", err, sizeof(err));
+	assert_non_null(rd);
+	replay_set_report(rd, NULL);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT);
+	assert_true(replay_rejects(rd)->by_reason[DEC_TOO_LARGE] == 1);
+	replay_close(rd);
+	size_t n = 40u << 20;
+	char *blank = malloc(n);
+	memset(blank, '\n', n);
+	memcpy(blank, HEADER, strlen(HEADER));
+	write_bytes(blank, n);
+	free(blank);
+	FILE *f = fopen(path, "a");
+	fputs(CHUNK(5, 1) "\n", f);
+	fclose(f);
+	rd = open_quiet();
+	int rc, waits = 0;
+	while ((rc = replay_next(rd, &ev)) == REPLAY_WAIT)
+		waits++;
+	assert_int_equal(rc, REPLAY_EVENT);
+	assert_true(waits >= 2);
+	assert_int_equal(replay_next(rd, &ev), REPLAY_END);
+	replay_close(rd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +386,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(missing_header_accepted, setup, teardown),
 		cmocka_unit_test_setup_teardown(header_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(unreadable_inputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(pipe_waits_and_assembles_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(fifo_opens_at_once_and_waits_for_a_writer, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(endless_input_yields, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("replay", tests, NULL, NULL);
 }
