@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +33,29 @@ struct recorder {
 	int err; /* errno of the first failure; 0 while healthy */
 };
 
+/* A regular file only: O_NONBLOCK makes the open of a FIFO with no reader
+ * fail at once (ENXIO) instead of blocking the loop with signals masked,
+ * and a FIFO with a reader or a device is refused after the open, as the
+ * recording is cut back to whole lines with ftruncate. */
+static int recorder_open_file(const char *path, char *err, size_t errsz)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		      0644);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl != -1 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+			return fd;
+	}
+	if (fd < 0 && errno != ENXIO)
+		snprintf(err, errsz, "cannot write recording %s: %s", path, strerror(errno));
+	else
+		snprintf(err, errsz, "cannot write recording %s: not a regular file", path);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 {
 	struct recorder *rec = calloc(1, sizeof(*rec));
@@ -39,9 +63,8 @@ struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 		snprintf(err, errsz, "record: out of memory");
 		return NULL;
 	}
-	rec->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	rec->fd = recorder_open_file(path, err, errsz);
 	if (rec->fd < 0) {
-		snprintf(err, errsz, "cannot write recording %s: %s", path, strerror(errno));
 		free(rec);
 		return NULL;
 	}

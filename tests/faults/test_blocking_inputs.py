@@ -1,5 +1,5 @@
 """Inputs that can block: a replay from a pipe or FIFO whose writer is quiet
-or absent, a key file that is a FIFO, a recording with one far-future time.
+or absent, a key file or a recording target that is a FIFO, a recording with one far-future time.
 Nothing of it may hold the loop: signals are answered within a second, the
 dashboard redraws and `q` quits while a writer is quiet, and the measurement
 is written. A key file holds exactly 64 hex digits and at most one newline
@@ -140,6 +140,26 @@ def test_key_file_fifo_refused_at_once(tmp_path):
         raise AssertionError("roastop hung on a FIFO as key file")
     assert p.returncode == 1, p.stderr
     assert time.monotonic() - t0 < 5
+    assert "not a regular file" in p.stderr
+
+
+@pytest.mark.parametrize("reader", [False, True])
+def test_record_to_a_fifo_refused_at_once(tmp_path, rec, reader):
+    """With no reader the open used to block with signals masked; with one,
+    the recording could not be cut back to whole lines: refused either way."""
+    fifo = tmp_path / "rec.fifo"
+    os.mkfifo(fifo, 0o600)
+    r = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) if reader else None
+    try:
+        p = subprocess.run([ROASTOP, "--headless", "--replay", rec, "--speed", "0",
+                            "--record", fifo, "--output", tmp_path / "m"],
+                           capture_output=True, text=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("roastop hung on a FIFO as recording")
+    finally:
+        if r is not None:
+            os.close(r)
+    assert p.returncode == 1, p.stderr
     assert "not a regular file" in p.stderr
 
 
