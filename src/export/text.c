@@ -45,8 +45,8 @@ static void throughput(struct strbuf *o, const struct metrics *m)
 {
 	char a[FMT_LEN], b[FMT_LEN], line[2 * FMT_LEN + 4];
 	title(o, "Throughput Metrics");
-	snprintf(line, sizeof(line), "%s (%s)", format_num(a, m->data_rate_gbps, "%.3f Gbps"),
-		 format_num(b, m->data_rate_mb_per_s, "%.1f MB/s"));
+	snprintf(line, sizeof(line), "%s (%s)", format_rate(a, m->data_rate_gbps, 1e9, "bps"),
+		 format_rate(b, m->data_rate_mb_per_s, 1e6, "B/s"));
 	row(o, "Data Rate", m->data_rate_gbps.valid ? line : "n/a");
 	row_src(o, "Total Bytes Read (Coffea)", format_bytes(a, m->total_bytes_read), m->src_bytes);
 	row(o, "Memory Read (Dask)", format_bytes(a, m->total_bytes_memory_read));
@@ -57,9 +57,9 @@ static void events(struct strbuf *o, const struct metrics *m)
 	char a[FMT_LEN];
 	title(o, "Event Processing Metrics");
 	row_src(o, "Total Events", format_count(a, m->total_events), m->src_events);
-	row(o, "Event Rate (Elapsed Time)", format_num(a, m->event_rate_elapsed_khz, "%.2f kHz"));
-	row(o, "Event Rate (Total CPU)", format_num(a, m->event_rate_cpu_total_khz, "%.2f kHz"));
-	row(o, "Event Rate (Core-Averaged)", format_num(a, m->event_rate_core_khz, "%.4f kHz/core"));
+	row(o, "Event Rate (Elapsed Time)", format_rate(a, m->event_rate_elapsed_khz, 1e3, "Hz"));
+	row(o, "Event Rate (Total CPU)", format_rate(a, m->event_rate_cpu_total_khz, 1e3, "Hz"));
+	row(o, "Event Rate (Core-Averaged)", format_rate(a, m->event_rate_core_khz, 1e3, "Hz/core"));
 	row(o, "Efficiency Ratio", format_num(a, times100(m->efficiency_ratio), "%.1f %%"));
 	if (m->expected_events.valid) {
 		row(o, "Expected Events", format_count(a, m->expected_events));
@@ -93,7 +93,7 @@ static void timing(struct strbuf *o, const struct metrics *m)
 	row_src(o, "Total CPU Time", format_duration(a, m->total_cpu_time), m->src_cpu);
 	row_src(o, "Number of Chunks", format_count(a, m->num_chunks), m->src_chunks);
 	row(o, "Avg CPU Time/Chunk", format_duration(a, m->avg_cpu_time_per_chunk));
-	row(o, "Chunks per Second", format_num(a, m->chunks_per_second, "%.2f"));
+	row(o, "Chunks per Second", format_si(a, m->chunks_per_second, NULL));
 }
 
 static void fine_overhead(struct strbuf *o, const struct metrics *m)
@@ -191,7 +191,7 @@ static const char *section_value(char buf[FMT_LEN], optnum v, enum section_unit 
 	if (u == SEC_TIME)
 		return format_duration(buf, v);
 	if (u == SEC_MEM)
-		return format_num(buf, v, "%.1f MB");
+		return format_mib(buf, v);
 	return format_bytes(buf, v);
 }
 
@@ -239,9 +239,9 @@ static void chunk_stats(struct strbuf *o, const struct metrics *m)
 	row(o, "  p99", format_duration(a, m->chunk_duration_p99));
 	row(o, "  Max", format_duration(a, m->chunk_duration_max));
 	row(o, "  Std Dev", format_duration(a, m->chunk_duration_std));
-	row(o, "Mean Memory Delta", format_num(a, m->chunk_mem_delta_mean_mb, "%.1f MB"));
-	row(o, "  Min", format_num(a, m->chunk_mem_delta_min_mb, "%.1f MB"));
-	row(o, "  Max", format_num(a, m->chunk_mem_delta_max_mb, "%.1f MB"));
+	row(o, "Mean Memory Delta", format_mib(a, m->chunk_mem_delta_mean_mb));
+	row(o, "  Min", format_mib(a, m->chunk_mem_delta_min_mb));
+	row(o, "  Max", format_mib(a, m->chunk_mem_delta_max_mb));
 	row(o, "Mean Events/Chunk", format_num(a, m->chunk_events_mean, "%.0f"));
 	row(o, "  Min", format_num(a, m->chunk_events_min, "%.0f"));
 	row(o, "  Max", format_num(a, m->chunk_events_max, "%.0f"));
@@ -294,4 +294,6 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 	timing(out, m);
 	fine(out, m);
 	chunks(out, m, r);
+	strbuf_puts(out, "\nUnits: sizes in KiB, MiB, GiB (powers of 1024, as Dask); rates in decimal\n"
+			 "units (1 kHz = 1,000 events/s, 1 MB/s = 10^6 bytes/s, 1 Gbps = 10^9 bits/s).\n");
 }

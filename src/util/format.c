@@ -4,42 +4,93 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char *const iec_units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+static const char *const si_prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
+
+/* A mantissa that prints with 0 decimals rounds to an integer: at 1023.5
+ * (IEC) or 999.5 (SI) it would read "1024" or "1000", so it takes the next
+ * step instead. */
+#define IEC_TOP 1023.5
+#define SI_TOP 999.5
+
 static const char *na(char buf[FMT_LEN])
 {
 	memcpy(buf, "n/a", 4);
 	return buf;
 }
 
+/* Decimals giving three significant digits below 1000, at most two. */
+static int sig3_decimals(double x)
+{
+	x = fabs(x);
+	return x >= 99.95 ? 0 : (x >= 9.995 ? 1 : 2);
+}
+
+/* The index and size of the step (a power of base) |v| prints in. */
+static size_t step_of(double v, double base, double top, size_t n_steps, double *step)
+{
+	double s = 1;
+	size_t i = 0;
+	while (fabs(v) >= top * s && i + 1 < n_steps) {
+		s *= base;
+		i++;
+	}
+	*step = s;
+	return i;
+}
+
+double format_bytes_step(double v, const char **name)
+{
+	double step;
+	size_t i = step_of(v, 1024, IEC_TOP, ROASTOP_ARRAY_LEN(iec_units), &step);
+	if (name)
+		*name = iec_units[i];
+	return step;
+}
+
 const char *format_bytes(char buf[FMT_LEN], optnum v)
 {
-	static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
+	const char *name;
 	if (!v.valid || !isfinite(v.value))
 		return na(buf);
-	double x = v.value;
-	size_t u = 0;
-	while (fabs(x) >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		x /= 1024.0;
-		u++;
-	}
-	snprintf(buf, FMT_LEN, "%.2f %s", x, units[u]);
+	double step = format_bytes_step(v.value, &name), x = v.value / step;
+	if (step == 1) /* whole bytes; + 0.0 turns a rounded -0 into 0 */
+		snprintf(buf, FMT_LEN, "%.0f B", round(x) + 0.0);
+	else
+		snprintf(buf, FMT_LEN, "%.*f %s", sig3_decimals(x), x, name);
 	return buf;
 }
 
-/* roastcoffea's _format_time: "42.3s" under a minute, then "2m 5s",
- * "1h 2m 5s" (truncated to whole seconds). Beyond a million hours the
- * integer split would overflow, so those print in seconds. */
+const char *format_mib(char buf[FMT_LEN], optnum mib)
+{
+	return format_bytes(buf, mib.valid ? optnum_of(mib.value * 1048576.0) : mib);
+}
+
+/* Under a second in ms (three significant digits); from there roastcoffea's
+ * _format_time: "42.3s" under a minute, then "2m 5s", "1h 2m 5s" (truncated
+ * to whole seconds). Beyond a million hours the integer split would
+ * overflow, so those print in seconds. */
 const char *format_duration(char buf[FMT_LEN], optnum v)
 {
 	if (!v.valid || !isfinite(v.value))
 		return na(buf);
 	double s = v.value;
-	if (fabs(s) < 60 || fabs(s) >= 3.6e9) {
+	if (s == 0) {
+		memcpy(buf, "0s", 3);
+		return buf;
+	}
+	if (fabs(s) < 0.9995) {
+		snprintf(buf, FMT_LEN, "%.*f ms", sig3_decimals(s * 1000), s * 1000);
+		return buf;
+	}
+	if (fabs(s) < 59.95 || fabs(s) >= 3.6e9) { /* 59.96 would round to "60.0s" */
 		snprintf(buf, FMT_LEN, fabs(s) < 60 ? "%.1fs" : "%.3es", s);
 		return buf;
 	}
 	const char *sign = s < 0 ? "-" : "";
-	long long total = (long long)fabs(s), h = total / 3600, m = (total / 60) % 60,
-		  sec = total % 60;
+	long long total = (long long)fabs(s);
+	total = total < 60 ? 60 : total;
+	long long h = total / 3600, m = (total / 60) % 60, sec = total % 60;
 	if (h == 0)
 		snprintf(buf, FMT_LEN, "%s%lldm %llds", sign, m, sec);
 	else
@@ -77,18 +128,55 @@ const char *format_num(char buf[FMT_LEN], optnum v, const char *fmt)
 	return buf;
 }
 
+/* "<number> <prefix><unit>", or the bare number when both are empty. */
+static const char *with_unit(char buf[FMT_LEN], const char *num, const char *prefix,
+			     const char *unit)
+{
+	unit = unit ? unit : "";
+	/* a unit too long for the buffer is cut: the number always shows */
+	int n = snprintf(buf, FMT_LEN, "%s%s%s%s", num, prefix[0] || unit[0] ? " " : "", prefix, unit);
+	return n < 0 ? na(buf) : buf;
+}
+
 const char *format_si(char buf[FMT_LEN], optnum v, const char *unit)
 {
-	static const char *const prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
+	char num[24];
 	if (!v.valid || !isfinite(v.value))
 		return na(buf);
-	double x = v.value;
-	size_t p = 0;
-	while (fabs(x) >= 999.5 && p + 1 < sizeof(prefixes) / sizeof(prefixes[0])) {
-		x /= 1000.0;
-		p++;
+	double step, x = v.value;
+	size_t p = step_of(x, 1000, SI_TOP, ROASTOP_ARRAY_LEN(si_prefixes), &step);
+	x /= step;
+	if (fabs(x) >= SI_TOP) { /* past the largest prefix */
+		snprintf(num, sizeof(num), "%.2e", v.value);
+		return with_unit(buf, num, "", unit);
 	}
-	int decimals = fabs(x) >= 99.95 ? 0 : (fabs(x) >= 9.995 ? 1 : 2);
-	snprintf(buf, FMT_LEN, "%.*f %s%s", decimals, x, prefixes[p], unit ? unit : "");
-	return buf;
+	if (fabs(x) < 0.005) /* "0", not "0.00" or "-0.00" */
+		snprintf(num, sizeof(num), "0");
+	else
+		snprintf(num, sizeof(num), "%.*f", sig3_decimals(x), x);
+	return with_unit(buf, num, si_prefixes[p], unit);
+}
+
+const char *format_rate(char buf[FMT_LEN], optnum v, double scale, const char *unit)
+{
+	if (!v.valid)
+		return na(buf);
+	return format_si(buf, optnum_of(v.value * scale), unit);
+}
+
+const char *format_axis(char buf[FMT_LEN], double v, const char *unit)
+{
+	char num[24];
+	if (!isfinite(v))
+		return na(buf);
+	if (unit && strcmp(unit, "B") == 0) {
+		const char *name;
+		double step = format_bytes_step(v, &name);
+		snprintf(num, sizeof(num), "%.3g", v / step);
+		return with_unit(buf, num, name, "");
+	}
+	double step;
+	size_t p = step_of(v, 1000, SI_TOP, ROASTOP_ARRAY_LEN(si_prefixes), &step);
+	snprintf(num, sizeof(num), "%.3g", v / step);
+	return with_unit(buf, num, si_prefixes[p], unit);
 }

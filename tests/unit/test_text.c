@@ -142,23 +142,25 @@ static void full_run_values(void **state)
 	summarise(100);
 
 	assert_non_null(strstr(out.data, "roastop " ROASTOP_VERSION " summary - run ttbar-scan (MyProc)\nrun ended\n"));
-	/* 3e6 x 8 / 1e9 / 8 s = 0.003 Gbps; 3e6 / 1e6 / 8 = 0.375 MB/s */
-	assert_value("Data Rate", "0.003 Gbps (0.4 MB/s)");
-	assert_value("Total Bytes Read (Coffea)", "2.86 MB (coffea report)");
+	/* 3e6 x 8 / 8 s = 3 Mbps; 3e6 / 8 s = 375 kB/s: rates in decimal units */
+	assert_value("Data Rate", "3.00 Mbps (375 kB/s)");
+	assert_value("Total Bytes Read (Coffea)", "2.86 MiB (coffea report)"); /* sizes IEC */
 	assert_value("Total Events", "4,200 (coffea report)");
-	assert_value("Event Rate (Elapsed Time)", "0.53 kHz"); /* 4200 / 8 / 1000 = 0.525 */
-	assert_value("Event Rate (Total CPU)", "0.60 kHz");    /* 4200 / 7 / 1000 */
+	assert_value("Event Rate (Elapsed Time)", "525 Hz"); /* 4200 / 8 */
+	assert_value("Event Rate (Total CPU)", "600 Hz");    /* 4200 / 7 */
+	assert_value("Event Rate (Core-Averaged)", "65.6 Hz/core"); /* 4200 / (8 x 8) */
 	assert_value("Efficiency Ratio", "87.5 %");	       /* 0.525 / 0.6 */
 	assert_value("Total Cores (Time-Averaged)", "8.0");
 	assert_value("Core Efficiency", "10.9 %"); /* 7 / (8 x 8) = 0.109375 */
 	assert_value("Speedup Factor", "0.9x");	   /* 7 / 8 */
-	assert_value("Peak Memory (per worker)", "1.50 KB");
+	assert_value("Peak Memory (per worker)", "1.50 KiB");
 	assert_value("Memory Utilization (mean)", "50.0 %");
 	assert_value("CPU Utilization (mean)", "50.0 %");
 	assert_value("Elapsed Time", "8.0s");
 	assert_value("Total CPU Time", "7.0s (coffea report)");
 	assert_value("Number of Chunks", "2 (chunk records)");
 	assert_value("Avg CPU Time/Chunk", "3.5s");
+	assert_value("Chunks per Second", "0.25");
 	assert_non_null(strstr(out.data, "Fine Metrics (Dask span)"));
 	assert_value("Processor CPU Time", "6.0s");
 	assert_value("  CPU %", "75.0 %");
@@ -171,6 +173,46 @@ static void full_run_values(void **state)
 		 "4.0s", "4.0s");
 	assert_non_null(strstr(out.data, want));
 	assert_non_null(strstr(out.data, "Per-Dataset Breakdown"));
+}
+
+/* Item 8 of issue 18: sizes in IEC units (the emitter's "MB" is rss / 2^20,
+ * so a memory delta is MiB), durations under 1 s in ms, rates with an SI
+ * prefix that fits (kHz -> MHz), and a note saying which is which. */
+static void units_iec_sizes_decimal_rates(void **state)
+{
+	(void)state;
+	struct event ev = test_event(EV_RUN_START, 0);
+	ev.u.run_start.run_id = "u";
+	apply(ev);
+	for (int i = 0; i < 4; i++) {
+		ev = test_event(EV_CHUNK, 0.5 + 0.1 * i);
+		ev.u.chunk.dataset = "fast";
+		ev.u.chunk.duration = optnum_of(0.215);
+		ev.u.chunk.num_events = optnum_of(1e5);
+		ev.u.chunk.mem_delta_mb = optnum_of(12.5);
+		struct kv_num kv = { "fill", 0.5 };
+		ev.u.chunk.memory = &kv;
+		ev.u.chunk.n_memory = 1;
+		apply(ev);
+	}
+	apply(test_event(EV_RUN_END, 1));
+	summarise(1);
+	assert_value("Mean Chunk Time", "215 ms");
+	assert_value("  p50", "215 ms");
+	assert_value("Elapsed Time", "1.0s");
+	assert_value("Event Rate (Elapsed Time)", "400 kHz"); /* 4e5 events / 1 s */
+	assert_value("Mean Memory Delta", "12.5 MiB");
+	char want[160];
+	snprintf(want, sizeof(want), "    %-28s %8s %7s %14s %10s %10s\n", "fast", "4", "0", "400,000",
+		 "215 ms", "215 ms");
+	assert_non_null(strstr(out.data, want));
+	snprintf(want, sizeof(want), "    %-28s %8s %10s %10s %10s\n", "fill", "4", "512 KiB",
+		 "512 KiB", "512 KiB");
+	assert_non_null(strstr(out.data, want));
+	assert_non_null(strstr(out.data, "KiB, MiB, GiB"));
+	assert_non_null(strstr(out.data, "decimal"));
+	assert_null(strstr(out.data, " KB"));
+	assert_null(strstr(out.data, " MB\n"));
 }
 
 static void unknown_processor_has_no_overhead(void **state)
@@ -245,6 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(empty_run_is_all_na),
 		T(full_run_values),
+		T(units_iec_sizes_decimal_rates),
 		T(unknown_processor_has_no_overhead),
 		T(sections_sorted_and_capped),
 		T(wire_names_stay_on_one_line),
