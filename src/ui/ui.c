@@ -113,6 +113,7 @@ static const char *const help_lines[] = {
 	"e          write the measurement now",
 	"? or F1    this help; Esc closes it",
 	"Ctrl-L     repaint the screen",
+	"units      sizes in KiB, MiB, GiB (1024); rates decimal (kHz, MB/s)",
 };
 
 static void draw_help(struct ui *ui, const struct ui_frame *f)

@@ -252,24 +252,26 @@ static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect 
 	bool wide = r.w >= 110;
 	if (wide)
 		seg(&l, TH_LABEL, "event rate ");
-	seg(&l, TH_VALUE, format_num(a, m->event_rate_elapsed_khz, "%.2f kHz"));
+	seg(&l, TH_VALUE, m->event_rate_elapsed_khz.valid
+				  ? format_rate(a, m->event_rate_elapsed_khz, 1e3, "Hz") : "n/a kHz");
 	sep(&l);
-	seg(&l, TH_VALUE, m->data_rate_gbps.valid ? format_num(a, m->data_rate_gbps, "%.3f Gbps")
+	seg(&l, TH_VALUE, m->data_rate_gbps.valid ? format_rate(a, m->data_rate_gbps, 1e9, "bps")
 						: "n/a Gbps");
 	if (m->data_rate_mb_per_s.valid) {
-		seg(&l, TH_TEXT, " ");
-		seg(&l, TH_VALUE, format_num(a, m->data_rate_mb_per_s, "(%.1f MB/s)"));
+		seg(&l, TH_TEXT, " (");
+		seg(&l, TH_VALUE, format_rate(a, m->data_rate_mb_per_s, 1e6, "B/s"));
+		seg(&l, TH_TEXT, ")");
 	}
 	sep(&l);
 	seg(&l, TH_VALUE, m->event_rate_core_khz.valid
-				  ? format_num(a, m->event_rate_core_khz, "%.4f kHz/core") : "n/a kHz/core");
+				  ? format_rate(a, m->event_rate_core_khz, 1e3, "Hz/core") : "n/a kHz/core");
 	sep(&l);
 	seg(&l, TH_LABEL, wide ? "core efficiency " : "eff ");
 	seg(&l, TH_VALUE, format_num(a, optnum_of(pct100(m->core_efficiency)), "%.1f %%"));
 	if (r.w < 90)
 		return; /* the spec's rates first; chunks/s where there is room */
 	sep(&l);
-	seg(&l, TH_VALUE, format_num(a, m->chunks_per_second, "%.2f"));
+	seg(&l, TH_VALUE, format_si(a, m->chunks_per_second, NULL));
 	seg(&l, TH_LABEL, " chunks/s");
 }
 
@@ -279,7 +281,7 @@ struct tl_spec {
 	const char *name;
 	const struct timeline *tl;
 	double vmax; /* scale maximum */
-	const char *unit; /* for the scale: format_si unit */
+	const char *unit; /* for the scale: format_axis unit */
 	double mark; /* a dashed line at this value (NaN = none) */
 	double peak; /* labelled on the scale at its height (NaN = none) */
 	const struct timeline *line; /* drawn as a line over the area, or NULL */
@@ -287,40 +289,18 @@ struct tl_spec {
 	char brief[256]; /* the title when the panel is narrow */
 };
 
-/* Bytes count in the units format_bytes prints (powers of 1024, as in the
- * titles and the summary), so that axis and title agree. */
-static double byte_unit(double v, const char **name)
-{
-	static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
-	double u = 1;
-	size_t i = 0;
-	while (fabs(v) >= 1024 * u && i + 1 < sizeof(units) / sizeof(units[0])) {
-		u *= 1024;
-		i++;
-	}
-	if (name)
-		*name = units[i];
-	return u;
-}
-
+/* A nice maximum in the IEC unit the title prints bytes in, so that axis
+ * and title agree; "1000 MiB" would not fit the scale: 1 GiB instead. */
 static double nice_bytes(double v)
 {
-	double u = byte_unit(v, NULL);
-	return graph_nice_max(v / u) * u;
+	double u = format_bytes_step(v, NULL), nice = graph_nice_max(v / u);
+	return nice > 500 ? 1024 * u : nice * u;
 }
 
 static void scale_label(char *buf, double v, const char *unit)
 {
 	char t[FMT_LEN];
-	const char *uname;
-	if (v == 0) {
-		snprintf(t, sizeof(t), "0 %s", unit);
-	} else if (strcmp(unit, "B") == 0) {
-		double u = byte_unit(v, &uname);
-		snprintf(t, sizeof(t), "%.3g %s", v / u, uname);
-	} else {
-		format_si(t, optnum_of(v), unit);
-	}
+	format_axis(t, v, unit);
 	size_t len = strlen(t), w = SCALE_W - 1;
 	if (len > w)
 		len = w;

@@ -26,7 +26,7 @@ static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c
 	snprintf(c[1], FMT_CELL, "%s", format_count(a, optnum_of((double)d.num_chunks)));
 	snprintf(c[2], FMT_CELL, "%s", format_count(a, optnum_of((double)d.num_failed)));
 	snprintf(c[3], FMT_CELL, "%s", format_count(a, optnum_of(d.total_events)));
-	snprintf(c[4], FMT_CELL, "%s", format_num(a, d.event_rate_khz, "%.2f kHz"));
+	snprintf(c[4], FMT_CELL, "%s", format_rate(a, d.event_rate_khz, 1e3, "Hz"));
 	snprintf(c[5], FMT_CELL, "%s", format_duration(a, d.mean_duration));
 	snprintf(c[6], FMT_CELL, "%s", format_duration(a, d.p99_duration));
 	snprintf(c[7], FMT_CELL, "%s", format_num(a, d.share_of_time_percent, "%.1f%%"));
@@ -115,7 +115,7 @@ static const char *section_value(char buf[FMT_LEN], int kind, optnum v)
 	if (kind == 0)
 		return format_duration(buf, v);
 	if (kind == 1)
-		return format_num(buf, v, "%.1f MB");
+		return format_mib(buf, v);
 	return format_bytes(buf, v);
 }
 
