@@ -242,9 +242,9 @@ static void chunk_stats(struct strbuf *o, const struct metrics *m)
 	row(o, "Mean Memory Delta", format_mib(a, m->chunk_mem_delta_mean_mb));
 	row(o, "  Min", format_mib(a, m->chunk_mem_delta_min_mb));
 	row(o, "  Max", format_mib(a, m->chunk_mem_delta_max_mb));
-	row(o, "Mean Events/Chunk", format_num(a, m->chunk_events_mean, "%.0f"));
-	row(o, "  Min", format_num(a, m->chunk_events_min, "%.0f"));
-	row(o, "  Max", format_num(a, m->chunk_events_max, "%.0f"));
+	row(o, "Mean Events/Chunk", format_count(a, m->chunk_events_mean));
+	row(o, "  Min", format_count(a, m->chunk_events_min));
+	row(o, "  Max", format_count(a, m->chunk_events_max));
 	row(o, "Branches Read", format_count(a, m->total_branches_read));
 	row(o, "Avg Branches Read % (per file)", format_num(a, m->avg_branches_read_percent, "%.2f %%"));
 	row(o, "Avg Bytes Read % (per file)", format_num(a, m->avg_bytes_read_percent, "%.2f %%"));

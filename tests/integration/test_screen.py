@@ -147,7 +147,15 @@ def test_main_view_at_80x24(screen, recording):
     assert "Dask 2026.7.0" in text
     assert "generated dimuon run (DimuonProcessor)" in text
     assert re.search(r"events [\d,]+ of [\d,]+ \[", text)  # progress against the expected total
-    assert "ETA" in text and "kHz" in text and "Gbps" in text and "MB/s" in text
+    assert "ETA" in text
+    # rates in decimal units with a prefix that fits, three significant digits;
+    # sizes in IEC units (issue 18, item 8)
+    assert re.search(r"\b\d[\d.]* [kMG]?Hz · \d[\d.]* [kMG]?bps \(\d[\d.]* [kMG]?B/s\) · "
+                     r"\d[\d.]* [kMG]?Hz/core", text), text
+    assert re.search(r"mem \d[\d.]* [KMGT]iB/\d[\d.]* [KMGT]iB", text), text
+    for old in (" KB", " MB", " GB"):  # decimal names are for rates only
+        assert old not in text.replace(" MB/s", ""), old
+    assert not re.search(r"\d\.\d{3}", text), text  # no "55.0662 kHz/core"
     for title in ("workers ", "mem ", "CPU ", "tasks ", "runtime p50", "fine (span)"):
         assert title in text, title
     assert "processor [" in text and "overhead  [" in text
@@ -464,14 +472,15 @@ def test_screen_and_summary_show_the_same_numbers(screen, recording):
     for q in ("p50", "p90", "p99", "Max"):
         value = summary_value(summary, q)
         assert f"{q.lower()} {value}" in main, (q, value)
-    rows = re.findall(r"^\s{4}(\S+)\s+(\d[\d,]*)\s+(\d+)\s+([\d,]+)\s+(\S+)\s+(\S+)\s*$",
+    dur = r"(\S+(?: ms)?)"  # under a second: "215 ms"
+    rows = re.findall(rf"^\s{{4}}(\S+)\s+(\d[\d,]*)\s+(\d+)\s+([\d,]+)\s+{dur}\s+{dur}\s*$",
                       summary, re.M)
     assert len(rows) == 3
     for name, chunks, failed, events, mean, p99 in rows:
         line = next(line for line in datasets.splitlines() if line.strip().startswith(name))
         cells = line.split()
         assert cells[1] == f"{int(chunks):,}" and cells[3] == events, line
-        assert mean in cells and p99 in cells, (line, mean, p99)
+        assert mean in line and p99 in line, (line, mean, p99)
 
 
 def test_header_follows_the_scheduler_state(screen, recording, tmp_path):
