@@ -522,7 +522,8 @@ static void app_progress(const struct metrics *m)
 	char el[FMT_LEN], ch[FMT_LEN], ev[FMT_LEN], wk[FMT_LEN], rate[FMT_LEN];
 	fprintf(stderr, "roastop: %s elapsed, %s chunks, %s events (%s), %s workers\n",
 		format_duration(el, m->elapsed_time_seconds), format_count(ch, m->num_chunks),
-		format_count(ev, m->total_events), format_rate(rate, m->event_rate_elapsed_khz, 1e3, "Hz"),
+		format_count(ev, m->total_events),
+		format_rate(rate, m->event_rate_elapsed_khz, 1e3, "Hz"),
 		format_num(wk, m->workers_now, "%.0f"));
 }
 

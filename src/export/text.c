@@ -294,6 +294,7 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 	timing(out, m);
 	fine(out, m);
 	chunks(out, m, r);
-	strbuf_puts(out, "\nUnits: sizes in KiB, MiB, GiB (powers of 1024, as Dask); rates in decimal\n"
-			 "units (1 kHz = 1,000 events/s, 1 MB/s = 10^6 bytes/s, 1 Gbps = 10^9 bits/s).\n");
+	strbuf_puts(out, "\nUnits: sizes in KiB, MiB, GiB (powers of 1024, as Dask); rates in"
+			 " decimal\nunits (1 kHz = 1,000 events/s, 1 MB/s = 10^6 bytes/s,"
+			 " 1 Gbps = 10^9 bits/s).\n");
 }

@@ -481,6 +481,9 @@ def test_screen_and_summary_show_the_same_numbers(screen, recording):
         cells = line.split()
         assert cells[1] == f"{int(chunks):,}" and cells[3] == events, line
         assert mean in line and p99 in line, (line, mean, p99)
+        # the RATE cell: three significant digits and a prefix that fits
+        assert re.search(r" \d[\d.]{0,3} [kMG]?Hz ", line), line
+    assert "rates in decimal" in summary
 
 
 def test_header_follows_the_scheduler_state(screen, recording, tmp_path):

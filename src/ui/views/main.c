@@ -264,7 +264,8 @@ static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect 
 	}
 	sep(&l);
 	seg(&l, TH_VALUE, m->event_rate_core_khz.valid
-				  ? format_rate(a, m->event_rate_core_khz, 1e3, "Hz/core") : "n/a kHz/core");
+				  ? format_rate(a, m->event_rate_core_khz, 1e3, "Hz/core")
+				  : "n/a kHz/core");
 	sep(&l);
 	seg(&l, TH_LABEL, wide ? "core efficiency " : "eff ");
 	seg(&l, TH_VALUE, format_num(a, optnum_of(pct100(m->core_efficiency)), "%.1f %%"));
