@@ -141,7 +141,7 @@ static void full_run_values(void **state)
 	apply(test_event(EV_RUN_END, 8));
 	summarise(100);
 
-	assert_non_null(strstr(out.data, "roastop " ROASTOP_VERSION " summary - run ttbar-scan (MyProc)\nrun ended\n"));
+	assert_non_null(strstr(out.data, "roastop " ROASTOP_VERSION " summary - run ttbar-scan (MyProc)\nrun ended: completed\n"));
 	/* 3e6 x 8 / 1e9 / 8 s = 0.003 Gbps; 3e6 / 1e6 / 8 = 0.375 MB/s */
 	assert_value("Data Rate", "0.003 Gbps (0.4 MB/s)");
 	assert_value("Total Bytes Read (Coffea)", "2.86 MB (coffea report)");
