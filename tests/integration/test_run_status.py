@@ -4,8 +4,9 @@ A with-block that raises makes the run `failed` with the exception's type and
 message; one that finishes, `completed`; a client killed with SIGKILL mid-run,
 `incomplete` after --run-idle-timeout; roastop quitting while chunks still
 arrive, `stopped`. Each status is checked where a user reads it: metrics.json
-(run_status, run_status_reason), the summary's status line on stdout, and the
-log lines a headless roastop prints. docs/metrics.md has the keys."""
+(run_status, run_status_reason), the summary's status line on stdout, the
+lines a headless roastop prints, and the dashboard's header (a tmux pane). A
+recording replays roastop's own decision. docs/metrics.md has the keys."""
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from conftest import Listener, load_metrics, roastop
 from dask_cluster import wait_for
 
@@ -173,3 +175,30 @@ def test_roastop_quitting_first_is_stopped(tmp_path):
     assert m["run_status_reason"] == "roastop stopped (Terminated) while the run was going"
     assert status_line(stdout) == \
         "run ended: stopped - roastop stopped (Terminated) while the run was going"
+
+
+def test_header_says_the_run_failed(tmp_path):
+    """The dashboard's header (a tmux pane, as test_screen.py) after a replay
+    of a failed run: the status and the exception, not "run ended"."""
+    import shutil
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux not installed")
+    from test_screen import Screen
+    rec = tmp_path / "failed.jsonl"
+    lines = [{"type": "recording", "format": "roastop-recording", "version": 1},
+             {"type": "run_start", "t": 1767225600, "run_id": "r", "name": "dimuon"}]
+    lines += [{"type": "chunk", "t": 1767225601 + i, "duration": 0.5, "num_events": 100,
+               "dataset": "ds"} for i in range(5)]
+    lines.append({"type": "run_end", "t": 1767225610, "run_id": "r", "status": "failed",
+                  "error_type": "ValueError", "error_message": "chunk 7 had no muons"})
+    rec.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    s = Screen(tmp_path, ["--replay", rec, "--speed", "0"])
+    try:
+        screen = s.wait_for("end reached", timeout=DEADLINE)
+        header = next(line for line in screen.splitlines() if line.startswith(" run dimuon"))
+        assert "run failed: ValueError: chunk 7 had no muons" in header
+        assert "run ended" not in screen
+        s.keys("q")
+        s.wait_for("roastop-exit=0", timeout=DEADLINE)
+    finally:
+        s.close()
