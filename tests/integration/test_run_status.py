@@ -161,6 +161,22 @@ def test_killed_client_is_incomplete_after_idle_timeout(tmp_path):
                for line in rec.read_text().splitlines() if '"run_end"' in line)
 
 
+def test_exit_on_run_end_also_after_a_dead_client(tmp_path):
+    """--exit-on-run-end: a batch roastop whose client was killed exits once
+    the run is marked incomplete, instead of waiting for --duration."""
+    lst = Listener(tmp_path, "--exit-on-run-end", "--run-idle-timeout", "1", "--checkpoint", "1")
+    p = client(tmp_path, lst, "forever", stdout=subprocess.DEVNULL)
+    try:
+        wait_chunks(lst)
+    finally:
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=DEADLINE)
+    stdout, _ = lst.proc.communicate(timeout=DEADLINE)  # long before --duration 60
+    assert lst.proc.returncode == 0, lst.err_path.read_text()
+    assert "stopped (run ended)" in stdout
+    assert load_metrics(lst.out)["run_status"] == "incomplete"
+
+
 def test_roastop_quitting_first_is_stopped(tmp_path):
     lst = Listener(tmp_path, "--checkpoint", "1")
     p = client(tmp_path, lst, "forever", stdout=subprocess.DEVNULL)
