@@ -47,14 +47,19 @@
 #define REPLAY_JUMPS_TOLD 5 /* jumps noted in the log; the rest only counted */
 
 /* FD_FRAME: the dashboard's redraw timer; FD_FLUSH: the recording's
- * (RECORDER_FLUSH_INTERVAL); FD_UI: the dashboard's keys (-1 when headless);
+ * (RECORDER_FLUSH_INTERVAL); FD_IDLE: live, looks for a run gone silent
+ * (--run-idle-timeout); FD_UI: the dashboard's keys (-1 when headless);
  * FD_REPLAY: the recording replayed, polled only while its reader waits */
-enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_UDP, FD_UI,
+enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_IDLE, FD_UDP, FD_UI,
        FD_REPLAY,
        FD__COUNT };
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
 #define RUN_END_FLUSH_MAX 15.0 /* and at most this long for the scheduler's last round */
+/* How often a live run's silence is looked at: a tenth of the timeout, so a
+ * run is marked incomplete at most 10 % late, and at least every second. */
+#define RUN_IDLE_CHECKS 10.0
+#define RUN_IDLE_CHECK_MAX 1.0
 
 struct app {
 	const struct app_config *cfg;
@@ -250,6 +255,54 @@ static void deliver_cb(void *ctx, const struct event *ev)
 	app_deliver(ctx, ev);
 }
 
+/* Roastop's own end of the run (incomplete or stopped) goes the way of any
+ * event: recorded, so that a replay ends the run the same way. */
+static void app_end_run(struct app *a, double t, enum run_status st, const char *reason)
+{
+	struct event ev = { .type = EV_RUN_END, .t = t };
+	ev.u.run_end = (struct ev_run_end){ .run_id = a->run.run_id[0] ? a->run.run_id : NULL,
+					    .status = run_status_name(st), .reason = reason };
+	app_deliver(a, &ev);
+	if (a->headless)
+		fprintf(stderr, "roastop: run %s: %s\n", run_status_name(st), reason);
+}
+
+static bool app_run_going(const struct app *a)
+{
+	return a->run.started && !a->run.ended;
+}
+
+/* A run whose client has sent nothing for the idle timeout is incomplete:
+ * the client died (a SIGKILL, a lost node) before its run_end. */
+static void app_idle_check(struct app *a, double now)
+{
+	double timeout = a->cfg->run_idle_timeout;
+	if (timeout <= 0 || !app_run_going(a) || now - a->run.t_last_client < timeout)
+		return;
+	char reason[RUN_LOG_TEXT];
+	snprintf(reason, sizeof(reason), "no datagram from the run for %g s (--run-idle-timeout): "
+		 "its client is gone", timeout);
+	app_end_run(a, now, RUN_INCOMPLETE, reason);
+}
+
+/* At the exit, a run still going is stopped: roastop quit first. Silent for
+ * the idle timeout, or at the end of its recording, it is incomplete. */
+static void app_end_run_at_exit(struct app *a)
+{
+	double now = app_now(a);
+	app_idle_check(a, now);
+	if (!app_run_going(a))
+		return;
+	char reason[RUN_LOG_TEXT];
+	if (a->replay && a->replay_done) {
+		app_end_run(a, now, RUN_INCOMPLETE, "the recording ends before the run's end");
+		return;
+	}
+	snprintf(reason, sizeof(reason), "roastop stopped (%s) while the run was going",
+		 a->stop_reason ? a->stop_reason : "done");
+	app_end_run(a, now, RUN_STOPPED, reason);
+}
+
 static void pace_arm(struct app *a, double due_mono)
 {
 	double wait = due_mono - clock_mono();
@@ -335,6 +388,7 @@ static void replay_step(struct app *a)
 		if (!replay_due(a))
 			return;
 		a->pending = false;
+		app_idle_check(a, a->ev.t); /* in recorded time */
 		app_deliver(a, &a->ev);
 	}
 }
@@ -711,6 +765,10 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_FLUSH]);
 			app_record_flush(a);
 		}
+		if (n > 0 && (pfd[FD_IDLE].revents & POLLIN)) {
+			timer_drain(a->fds[FD_IDLE]);
+			app_idle_check(a, app_now(a));
+		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);
 			app_ui_draw(a);
@@ -809,6 +867,8 @@ static int app_open_fds(struct app *a)
 	a->fds[FD_FRAME] = timer_open(0, 0);
 	a->fds[FD_FLUSH] = timer_open(c->record_path ? RECORDER_FLUSH_INTERVAL : 0,
 				      RECORDER_FLUSH_INTERVAL);
+	double idle = fmin(c->run_idle_timeout / RUN_IDLE_CHECKS, RUN_IDLE_CHECK_MAX);
+	a->fds[FD_IDLE] = timer_open(c->replay_path ? 0 : idle, idle);
 	for (int i = 0; i < FD_UDP; i++) {
 		if (a->fds[i] < 0) {
 			fprintf(stderr, "roastop: cannot set up the event loop: %s\n", strerror(errno));
@@ -910,6 +970,7 @@ int app_main(const struct app_config *cfg)
 		app_open_ui(a);
 		app_loop(a);
 		app_udp_last_drain(a);
+		app_end_run_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);
 		if (a->replay_failed)

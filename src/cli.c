@@ -51,6 +51,7 @@ static const struct option_def options[] = {
 	{ "headless", 0, O_FLAG, OFF(headless), 0, 0, R_CLOSED },
 	{ "duration", 0, O_REAL, OFF(duration), 0, 1e7, R_OPEN_LO },
 	{ "exit-on-run-end", 0, O_FLAG, OFF(exit_on_run_end), 0, 0, R_CLOSED },
+	{ "run-idle-timeout", 0, O_REAL, OFF(run_idle_timeout), 1, 1e7, R_OR_ZERO },
 	{ "record", 0, O_STR, OFF(record), 0, 0, R_CLOSED },
 	{ "replay", 0, O_STR, OFF(replay), 0, 0, R_CLOSED },
 	/* A non-zero speed below 1/1000 would turn one recorded second into
@@ -94,6 +95,7 @@ void cli_defaults(struct cli_opts *o)
 	o->interval = CLI_DEFAULT_INTERVAL;
 	o->speed = 1.0;
 	o->checkpoint = CLI_DEFAULT_CHECKPOINT;
+	o->run_idle_timeout = CLI_DEFAULT_RUN_IDLE_TIMEOUT;
 }
 
 /* At most n bytes of s echoed in an error: control bytes as '?', "..."
@@ -611,6 +613,9 @@ void cli_usage(FILE *f)
 	      "  --headless               no screen; print progress lines\n"
 	      "  --duration SECONDS       stop after SECONDS (up to 1e7; default: never)\n"
 	      "  --exit-on-run-end        stop when the analysis reports its end\n"
+	      "                           (or is marked incomplete)\n"
+	      "  --run-idle-timeout SECONDS  a run with no datagram for SECONDS is\n"
+	      "                           incomplete: 0 = never, or 1 to 1e7 (default 300)\n"
 	      "  --theme NAME|PATH        colour theme\n"
 	      "  --no-color               no colours (also when NO_COLOR is set)\n"
 	      "  --ascii                  ASCII graphs and borders only\n"

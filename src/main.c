@@ -38,6 +38,7 @@ int main(int argc, char **argv)
 		.checkpoint_interval = o.checkpoint,
 		.headless = o.headless || !isatty(STDOUT_FILENO),
 		.exit_on_run_end = o.exit_on_run_end,
+		.run_idle_timeout = o.run_idle_timeout,
 		.processor_prefix = o.processor_prefix,
 		.listen_host = o.listen_host,
 		.listen_port = o.listen_port,

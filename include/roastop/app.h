@@ -15,6 +15,7 @@ struct app_config {
 	double checkpoint_interval; /* seconds, 0 = no checkpoints */
 	bool headless;
 	bool exit_on_run_end;
+	double run_idle_timeout; /* seconds without a datagram of a run: incomplete; 0 = never */
 	const char *processor_prefix; /* glob for fine-metrics processor rows, or NULL */
 	/* the UDP listener (live mode) */
 	const char *listen_host;

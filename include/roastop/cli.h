@@ -26,6 +26,8 @@
 #define CLI_DEFAULT_LISTEN_PORT 8790
 #define CLI_DEFAULT_INTERVAL 1.0
 #define CLI_DEFAULT_CHECKPOINT 10.0
+/* Longer than any chunk is expected to take: a silent run is a dead client. */
+#define CLI_DEFAULT_RUN_IDLE_TIMEOUT 300.0
 #define CLI_MAX_HEADERS 16
 #define CLI_MAX_URL 2048 /* bytes of --scheduler / ROASTOP_SCHEDULER */
 #define CLI_MAX_HOST 253 /* bytes of the --listen host, brackets excluded */
@@ -48,6 +50,7 @@ struct cli_opts {
 	bool headless;
 	double duration; /* seconds, 0 = no limit, else (0, 1e7] */
 	bool exit_on_run_end;
+	double run_idle_timeout; /* seconds, 0 = never, else 1..1e7 */
 	const char *record;
 	const char *replay; /* "-" = standard input */
 	double speed; /* replay factor 0..1e6, 0 = as fast as possible */

@@ -96,8 +96,25 @@ struct ev_run_start {
 	optnum client_pid;
 };
 
+/* How a run ended. The collector sends completed or failed; roastop itself
+ * decides incomplete (no word from the run for --run-idle-timeout) and
+ * stopped (roastop quit while the run was going), and records them as a
+ * run_end of its own. RUN_RUNNING is never sent: a run not ended yet. */
+enum run_status {
+	RUN_RUNNING = 0,
+	RUN_COMPLETED,
+	RUN_FAILED,
+	RUN_INCOMPLETE,
+	RUN_STOPPED,
+	RUN_STATUS__COUNT
+};
+
+/* status NULL (an emitter older than the field) means completed. */
 struct ev_run_end {
 	const char *run_id;
+	const char *status; /* a run_status name other than "running" */
+	const char *error_type, *error_message; /* failed: the exception */
+	const char *reason; /* roastop's own: why incomplete or stopped */
 };
 
 struct ev_report {
@@ -165,5 +182,8 @@ void event_free(struct event *ev);
 const char *event_type_name(enum event_type t);
 enum event_type event_type_from_name(const char *name);
 const char *source_state_name(enum source_state s);
+const char *run_status_name(enum run_status s);
+/* RUN_STATUS__COUNT when name is none of run_end's statuses. */
+enum run_status run_status_from_name(const char *name);
 
 #endif

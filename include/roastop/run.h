@@ -35,6 +35,9 @@
 #define RUN_LOG_LINES 256
 #define RUN_LOG_TEXT 160
 #define RUN_NAME_LEN 128
+/* Bytes of a run's status reason: an exception's type and message (the
+ * collector sends at most 200 + 1,000 characters; a longer one is cut). */
+#define RUN_REASON_LEN 1024
 
 /* Per worker ever seen (keyed by address). Last-sample values plus exact
  * accumulators for the worker's time-weighted memory average. */
@@ -130,6 +133,11 @@ struct run {
 	optnum expected_events;
 	bool started, ended;
 	double t_run_start, t_run_end;
+	enum run_status status; /* RUN_RUNNING until a run_end */
+	char status_reason[RUN_REASON_LEN]; /* failed: "Type: message"; else roastop's why */
+	/* the run's latest datagram from its client (run_start, chunk, report,
+	 * the collector's run_end): the idle timeout counts from it */
+	double t_last_client;
 	double t_first, t_last; /* first and latest event receive time */
 	bool any_event;
 	uint64_t applied[EV__COUNT];

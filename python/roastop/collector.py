@@ -177,12 +177,15 @@ class MetricsCollector:
             self.emitter.send_report(report, self.run_id)
 
     def __exit__(self, exc_type, exc, tb):
+        """Sends run_end: completed, or failed with the exception's type and
+        message when the with-block raised. Returns False, so that exception
+        goes on to the caller; telemetry never raises one of its own."""
         if self.emitter is None or not self._active:
             return False
         self._active = False
         self._flush_heartbeats()
         self._close_span(exc_type, exc, tb)
-        self.emitter.send({"type": "run_end", "run_id": self.run_id})
+        self.emitter.send_run_end(self.run_id, exc_type, exc)
         proc = self.processor_instance
         if proc is not None:
             try:

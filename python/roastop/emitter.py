@@ -453,6 +453,38 @@ def chunk_message(measured, fields):
     return msg
 
 
+ERROR_TYPE_MAX = 200        # characters of a failed run's exception type in run_end
+ERROR_MESSAGE_MAX = 1000    # and of its message (then cut further to fit SOFT_LIMIT)
+
+
+def _cut(text, limit):
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
+def run_end_message(run_id, exc_type=None, exc=None):
+    """run_end for a run that completed (exc_type None) or failed with the
+    exception exc_type(exc): its qualified type name and its message, each
+    cut to ERROR_TYPE_MAX / ERROR_MESSAGE_MAX characters. Never raises: an
+    exception whose str() fails is sent with its type only."""
+    msg = {"type": "run_end", "run_id": run_id, "status": "completed"}
+    if exc_type is None:
+        return msg
+    msg["status"] = "failed"
+    try:
+        name = getattr(exc_type, "__qualname__", None) or str(exc_type)
+        module = getattr(exc_type, "__module__", None)
+        if module and module != "builtins":
+            name = f"{module}.{name}"
+        msg["error_type"] = _cut(str(name), ERROR_TYPE_MAX)
+    except Exception:  # noqa: BLE001 - telemetry never raises
+        msg["error_type"] = "?"
+    try:
+        msg["error_message"] = _cut(str(exc), ERROR_MESSAGE_MAX)
+    except Exception:  # noqa: BLE001 - a __str__ that raises
+        pass
+    return msg
+
+
 # What chunk_datagram writes itself: fields naming one of these take the
 # generic path, where the later value wins as in a dict (written twice, the
 # field would make roastop refuse the datagram).
@@ -682,6 +714,22 @@ class Emitter:
             msg["columns"] = cols
             ok = self.send(msg) and ok
         return ok
+
+    def send_run_end(self, run_id, exc_type=None, exc=None):
+        """Sends run_end_message(run_id, exc_type, exc), its error message cut
+        until the datagram fits SOFT_LIMIT bytes. As send: never raises."""
+        try:
+            msg = run_end_message(run_id, exc_type, exc)
+            text = msg.get("error_message")
+            while text and not self._fits(msg, 0):
+                text = _cut(text, len(text) // 2) if len(text) > 8 else None
+                msg["error_message"] = text
+            if "error_message" in msg and msg["error_message"] is None:
+                del msg["error_message"]
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            msg = {"type": "run_end", "run_id": run_id,
+                   "status": "completed" if exc_type is None else "failed"}
+        return self.send(msg)
 
     _ENVELOPE_SLACK = 48   # seq and sent grow between the estimate and the send
 

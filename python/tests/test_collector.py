@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
-    KEY, addr_of, nothing_arrives, receive, fresh_process_state, sink)
+    KEY, addr_of, nothing_arrives, receive, split_datagram, fresh_process_state, sink)
 from roastop_fakes import Events
 
 from roastop import MetricsCollector, __version__, track_metrics
@@ -126,8 +126,45 @@ def test_exception_in_the_run_still_ends_it(sink):
         with MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY):
             receive(sink)
             raise RuntimeError("runner failed")
-    assert receive(sink)["type"] == "run_end"
+    end = receive(sink)
+    assert end["type"] == "run_end" and end["status"] == "failed"
+    assert (end["error_type"], end["error_message"]) == ("RuntimeError", "runner failed")
     assert "_roastcoffea_collect_metrics" not in vars(DimuonProcessor)
+
+
+def test_completed_run_end_says_so(sink):
+    with MetricsCollector(None, addr=addr_of(sink), key=KEY):
+        receive(sink)
+    end = receive(sink)
+    assert end["status"] == "completed"
+    assert "error_type" not in end and "error_message" not in end
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no str")
+
+
+def test_failed_run_end_is_bounded_and_never_raises(sink):
+    """A message of any length fits one datagram under SOFT_LIMIT; an
+    exception whose str() raises goes with its type only; the user's own
+    exception is what propagates."""
+    from roastop.emitter import SOFT_LIMIT
+    with pytest.raises(ValueError):
+        with MetricsCollector(None, addr=addr_of(sink), key=KEY):
+            receive(sink)
+            raise ValueError("\u00e9" * 100000)
+    data = sink.recv(70000)
+    assert len(data) <= SOFT_LIMIT
+    end = split_datagram(data)
+    assert end["status"] == "failed" and end["error_type"] == "ValueError"
+    assert 8 < len(end["error_message"]) < 1000 and end["error_message"].endswith("\u2026")
+    with pytest.raises(Unprintable):
+        with MetricsCollector(None, addr=addr_of(sink), key=KEY):
+            receive(sink)
+            raise Unprintable()
+    end = receive(sink)
+    assert end["error_type"].endswith("Unprintable") and "error_message" not in end
 
 
 def test_processor_travels_pickled_with_address(sink):

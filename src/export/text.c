@@ -278,8 +278,11 @@ static void header(struct strbuf *o, const struct run *r)
 	if (r->processor[0])
 		strbuf_appendf(o, " (%s)", clean(name, sizeof(name), r->processor));
 	strbuf_puts(o, "\n");
+	char reason[RUN_REASON_LEN];
 	if (r->ended)
-		strbuf_puts(o, "run ended\n");
+		strbuf_appendf(o, "run ended: %s%s%s\n", run_status_name(r->status),
+			       r->status_reason[0] ? " - " : "",
+			       clean(reason, sizeof(reason), r->status_reason));
 	else
 		strbuf_puts(o, r->started ? "run still in progress (no run-end received)\n"
 					  : "no run-start received: times are from roastop's first event\n");

@@ -288,6 +288,16 @@ static void add_extra(struct jsonw *w, const cJSON *extra)
 	}
 }
 
+/* roastop's own keys (docs/metrics.md): how the run ended and why; null
+ * before any run_start. */
+static void add_run_status(struct jsonw *w, const struct run *r)
+{
+	bool known = r->started || r->ended;
+	jsonw_str(w, "run_status", known ? run_status_name(r->status) : NULL);
+	jsonw_str(w, "run_status_reason", !known ? "no run_start received"
+				: (r->status_reason[0] ? r->status_reason : NULL));
+}
+
 static void add_roastop(struct jsonw *w, const struct run *r, const cJSON *extra)
 {
 	jsonw_object(w, "roastop");
@@ -324,6 +334,7 @@ int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON
 	add_keys(&w, m, extra_keys, N(extra_keys), AS_OMIT);
 	add_section_summary(&w, r);
 	add_metric_sources(&w, m);
+	add_run_status(&w, r);
 	add_roastop(&w, r, extra);
 	jsonw_end(&w, '}');
 	return out->failed ? -1 : 0;

@@ -15,6 +15,11 @@ static const char *const state_names[SRC__COUNT] = {
 	[SRC_LOST] = "lost",
 };
 
+static const char *const status_names[RUN_STATUS__COUNT] = {
+	[RUN_RUNNING] = "running",	   [RUN_COMPLETED] = "completed", [RUN_FAILED] = "failed",
+	[RUN_INCOMPLETE] = "incomplete", [RUN_STOPPED] = "stopped",
+};
+
 void event_init(struct event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
@@ -51,4 +56,17 @@ enum event_type event_type_from_name(const char *name)
 const char *source_state_name(enum source_state s)
 {
 	return (s >= 0 && s < SRC__COUNT) ? state_names[s] : "unknown";
+}
+
+const char *run_status_name(enum run_status s)
+{
+	return (s >= 0 && s < RUN_STATUS__COUNT) ? status_names[s] : "unknown";
+}
+
+enum run_status run_status_from_name(const char *name)
+{
+	for (int s = RUN_COMPLETED; s < RUN_STATUS__COUNT; s++)
+		if (strcmp(status_names[s], name) == 0)
+			return (enum run_status)s;
+	return RUN_STATUS__COUNT;
 }

@@ -748,6 +748,9 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		r->t_run_start = t;
 		sample_totals_restart(r);
 	}
+	r->status = RUN_RUNNING;
+	r->status_reason[0] = '\0';
+	r->t_last_client = t;
 	sample_totals_freeze(r, false);
 	strutil_copy(r->run_id, sizeof(r->run_id), s->run_id);
 	if (s->name)
@@ -760,12 +763,64 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		r->processor[0] ? r->processor : "processor unknown");
 }
 
-static void apply_run_end(struct run *r, double t)
+/* "Type: message" of a failed run, else the reason given (either cut on a
+ * UTF-8 boundary). */
+static void run_end_reason(struct run *r, const struct ev_run_end *e)
 {
+	char *out = r->status_reason;
+	size_t size = sizeof(r->status_reason);
+	if (r->status != RUN_FAILED || !e->error_type) {
+		strutil_copy(out, size, r->status == RUN_FAILED ? e->error_message : e->reason);
+		return;
+	}
+	strutil_copy(out, size, e->error_type);
+	size_t n = strlen(out);
+	if (!e->error_message || !e->error_message[0] || n + 3 >= size)
+		return;
+	memcpy(out + n, ": ", 3);
+	strutil_copy(out + n + 2, size - n - 2, e->error_message);
+}
+
+static enum log_kind run_end_log_kind(enum run_status s)
+{
+	return s == RUN_COMPLETED ? LOG_INFO : (s == RUN_FAILED ? LOG_ERROR : LOG_WARN);
+}
+
+/* The collector's run_end (without a status from an old emitter: completed)
+ * or roastop's own. Roastop's is a guess made without word from the client:
+ * it never overrides a run that has ended already. An incomplete run ends
+ * at its client's last datagram, not when roastop gave up waiting. */
+static int apply_run_end(struct run *r, double t, const struct ev_run_end *e)
+{
+	enum run_status st = e->status ? run_status_from_name(e->status) : RUN_COMPLETED;
+	if (st == RUN_STATUS__COUNT || st == RUN_RUNNING)
+		return 1; /* the decoders reject it; a hand-built event is ignored */
+	bool own = st == RUN_INCOMPLETE || st == RUN_STOPPED;
+	if (own && r->ended)
+		return 1;
+	if (!own)
+		r->t_last_client = t;
 	r->ended = true;
-	r->t_run_end = t;
+	r->status = st;
+	r->t_run_end = st == RUN_INCOMPLETE && r->started ? r->t_last_client : t;
+	run_end_reason(r, e);
 	sample_totals_freeze(r, true);
-	run_log(r, t, LOG_INFO, "run ended");
+	run_log(r, t, run_end_log_kind(st), "run %s%s%s", run_status_name(st),
+		r->status_reason[0] ? ": " : "", r->status_reason);
+	return 0;
+}
+
+/* A datagram of a run marked incomplete: the client was slow, not gone. */
+static void run_client_seen(struct run *r, double t)
+{
+	r->t_last_client = fmax(r->t_last_client, t);
+	if (r->status != RUN_INCOMPLETE)
+		return;
+	r->ended = false;
+	r->status = RUN_RUNNING;
+	r->status_reason[0] = '\0';
+	sample_totals_freeze(r, false);
+	run_log(r, t, LOG_WARN, "the run sends again after it was marked incomplete: running");
 }
 
 static void report_add(optnum *into, optnum v)
@@ -862,10 +917,16 @@ int run_apply(struct run *r, const struct event *ev)
 	int rc = 0;
 	switch (ev->type) {
 	case EV_SAMPLE: apply_sample(r, ev->t, &ev->u.sample); break;
-	case EV_CHUNK: apply_chunk(r, ev->t, &ev->u.chunk); break;
+	case EV_CHUNK:
+		run_client_seen(r, ev->t);
+		apply_chunk(r, ev->t, &ev->u.chunk);
+		break;
 	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start); break;
-	case EV_RUN_END: apply_run_end(r, ev->t); break;
-	case EV_REPORT: apply_report(r, ev->t, &ev->u.report); break;
+	case EV_RUN_END: rc = apply_run_end(r, ev->t, &ev->u.run_end); break;
+	case EV_REPORT:
+		run_client_seen(r, ev->t);
+		apply_report(r, ev->t, &ev->u.report);
+		break;
 	case EV_FINE: apply_fine(r, ev->t, &ev->u.fine); break;
 	case EV_STATUS: rc = apply_status(r, ev->t, &ev->u.status); break;
 	default: rc = 1; break;

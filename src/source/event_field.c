@@ -89,7 +89,11 @@ static const struct event_field run_start_fields[] = {
 };
 
 static const struct event_field run_end_fields[] = {
+	STR(ev_run_end, error_message),
+	STR(ev_run_end, error_type),
+	STR(ev_run_end, reason),
 	STR(ev_run_end, run_id),
+	STR(ev_run_end, status),
 };
 
 static const struct event_field report_fields[] = {

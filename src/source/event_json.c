@@ -985,12 +985,23 @@ static enum decode_error check_sample(struct ev_sample *s, bool count_given)
 	return DEC_OK;
 }
 
+/* A status roastop does not know would leave the run's end unexplained:
+ * rejected whole, like any other value out of range. */
+static enum decode_error check_run_end(const struct ev_run_end *e)
+{
+	if (!e->status)
+		return DEC_OK;
+	enum run_status s = run_status_from_name(e->status);
+	return s == RUN_STATUS__COUNT ? DEC_OUT_OF_RANGE : DEC_OK;
+}
+
 static enum decode_error check_event(struct jp *j, struct event *ev)
 {
 	switch (ev->type) {
 	case EV_CHUNK: return event_field_check_chunk(&ev->u.chunk);
 	case EV_SAMPLE: return check_sample(&ev->u.sample, j->saw_count);
 	case EV_RUN_START: return ev->u.run_start.run_id ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_RUN_END: return check_run_end(&ev->u.run_end);
 	case EV_FINE: return j->saw_rows ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_STATUS: return ev->u.status.source && j->saw_state ? DEC_OK : DEC_MISSING_FIELD;
 	default: return DEC_OK;

@@ -124,8 +124,14 @@ static inline void fx_run_end(struct event *ev, bool full)
 {
 	ev->type = EV_RUN_END;
 	ev->t = 1767227401;
-	if (full)
-		ev->u.run_end.run_id = arena_strdup(&ev->mem, "gen-0001");
+	if (!full)
+		return;
+	struct ev_run_end *e = &ev->u.run_end;
+	e->run_id = arena_strdup(&ev->mem, "gen-0001");
+	e->status = arena_strdup(&ev->mem, "failed");
+	e->error_type = arena_strdup(&ev->mem, "ValueError");
+	e->error_message = arena_strdup(&ev->mem, "bad \"chunk\"\n\u00e9");
+	e->reason = arena_strdup(&ev->mem, "why");
 }
 
 static inline void fx_report(struct event *ev, bool full)
@@ -345,7 +351,13 @@ static inline void fx_cmp_rest(struct fx_cmp *c, const struct event *a, const st
 		fx_num(c, "client_pid", x->client_pid, y->client_pid);
 		break;
 	}
-	case EV_RUN_END: fx_str(c, "run_id", a->u.run_end.run_id, b->u.run_end.run_id); break;
+	case EV_RUN_END:
+		fx_str(c, "run_id", a->u.run_end.run_id, b->u.run_end.run_id);
+		fx_str(c, "status", a->u.run_end.status, b->u.run_end.status);
+		fx_str(c, "error_type", a->u.run_end.error_type, b->u.run_end.error_type);
+		fx_str(c, "error_message", a->u.run_end.error_message, b->u.run_end.error_message);
+		fx_str(c, "reason", a->u.run_end.reason, b->u.run_end.reason);
+		break;
 	case EV_REPORT: {
 		const struct ev_report *x = &a->u.report, *y = &b->u.report;
 		fx_num(c, "bytesread", x->bytesread, y->bytesread);

@@ -123,6 +123,24 @@ static void round_trip_exactly(void **state)
 	}
 }
 
+/* Version 2 carries chunks only: a run_end (with its status and exception)
+ * is refused, so the emitter sends it as JSON, where it decodes whole. */
+static void run_end_is_not_binary(void **state)
+{
+	(void)state;
+	struct strbuf sb;
+	strbuf_init(&sb);
+	fx_event(&ev, EV_RUN_END, true);
+	assert_int_equal(event_encode_binary(&ev, &sb), -1);
+	assert_int_equal(sb.len, 0);
+	assert_int_equal(event_encode_json(&ev, &sb), 0);
+	assert_int_equal(event_decode_json(sb.data, sb.len, &again), DEC_OK);
+	assert_string_equal(again.u.run_end.status, "failed");
+	assert_string_equal(again.u.run_end.error_type, "ValueError");
+	strbuf_free(&sb);
+	event_reset(&ev);
+}
+
 static void smaller_than_json(void **state)
 {
 	(void)state;
@@ -338,6 +356,7 @@ int main(void)
 		cmocka_unit_test(wire_names_are_fields),
 		cmocka_unit_test_setup_teardown(round_trip_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(smaller_than_json, setup, teardown),
+cmocka_unit_test_setup_teardown(run_end_is_not_binary, setup, teardown),
 		cmocka_unit_test_setup_teardown(minimal_body_decodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(instance_in_the_envelope, setup, teardown),
 		cmocka_unit_test_setup_teardown(ranges_as_in_json, setup, teardown),

@@ -205,6 +205,34 @@ static void other_types_decode(void **state)
 	assert_null(ev.u.status.reason);
 	assert_int_equal(decode("{\"type\":\"run_end\",\"t\":2}", &ev), DEC_OK);
 	assert_null(ev.u.run_end.run_id);
+	assert_null(ev.u.run_end.status); /* an old emitter's: the run completed */
+}
+
+/* run_end's status is one of the four ends; anything else is refused whole. */
+static void run_end_status_and_error(void **state)
+{
+	(void)state;
+	assert_int_equal(decode("{\"type\":\"run_end\",\"t\":2,\"run_id\":\"r\",\"status\":"
+				"\"failed\",\"error_type\":\"ValueError\",\"error_message\":\"boom\"}",
+				&ev), DEC_OK);
+	assert_string_equal(ev.u.run_end.status, "failed");
+	assert_string_equal(ev.u.run_end.error_type, "ValueError");
+	assert_string_equal(ev.u.run_end.error_message, "boom");
+	const char *ok[] = { "completed", "failed", "incomplete", "stopped" };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		char line[128];
+		snprintf(line, sizeof(line), "{\"type\":\"run_end\",\"t\":2,\"status\":\"%s\"}", ok[i]);
+		assert_int_equal(decode(line, &ev), DEC_OK);
+		assert_int_equal(run_status_from_name(ev.u.run_end.status), (int)i + RUN_COMPLETED);
+	}
+	const char *bad[] = { "running", "", "Failed", "done" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[128];
+		snprintf(line, sizeof(line), "{\"type\":\"run_end\",\"t\":2,\"status\":\"%s\"}", bad[i]);
+		assert_int_equal(decode(line, &ev), DEC_OUT_OF_RANGE);
+		assert_int_equal(ev.type, EV_NONE);
+	}
+	assert_int_equal(decode("{\"type\":\"run_end\",\"t\":2,\"status\":1}", &ev), DEC_BAD_TYPE);
 	assert_int_equal(decode("{\"type\":\"report\",\"t\":3,\"columns\":[]}", &ev), DEC_OK);
 	assert_int_equal(ev.u.report.n_columns, 0);
 	assert_non_null(ev.u.report.columns); /* given, and empty */
@@ -816,6 +844,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(chunk_duration_from_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(sample_worker_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_types_decode, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_end_status_and_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(round_trip_every_type_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(reversed_members_decode_alike, setup, teardown),
 		cmocka_unit_test_setup_teardown(keys_of_every_length, setup, teardown),

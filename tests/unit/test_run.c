@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "roastop/run.h"
+#include "roastop/strutil.h"
 
 static struct event chunk(double t, double dur, double events, const char *ds, const char *file)
 {
@@ -393,6 +394,105 @@ static void markers_report_and_ignored(void **state)
 	assert_int_equal(r->applied[EV_REPORT], 2);
 }
 
+static struct event run_end(double t, const char *status)
+{
+	struct event e = test_event(EV_RUN_END, t);
+	e.u.run_end.run_id = "r1";
+	e.u.run_end.status = status;
+	return e;
+}
+
+static void start(struct run *r, double t)
+{
+	struct event s = test_event(EV_RUN_START, t);
+	s.u.run_start.run_id = "r1";
+	assert_int_equal(run_apply(r, &s), 0);
+}
+
+/* An old emitter's run_end has no status: the run completed. */
+static void run_end_without_status_is_completed(void **state)
+{
+	struct run *r = *state;
+	start(r, 50);
+	assert_int_equal(r->status, RUN_RUNNING);
+	struct event e = run_end(70, NULL);
+	assert_int_equal(run_apply(r, &e), 0);
+	assert_true(r->ended);
+	assert_int_equal(r->status, RUN_COMPLETED);
+	assert_string_equal(r->status_reason, "");
+}
+
+static void failed_run_keeps_type_and_message(void **state)
+{
+	struct run *r = *state;
+	start(r, 50);
+	struct event e = run_end(70, "failed");
+	e.u.run_end.error_type = "ValueError";
+	e.u.run_end.error_message = "bad chunk";
+	assert_int_equal(run_apply(r, &e), 0);
+	assert_int_equal(r->status, RUN_FAILED);
+	assert_string_equal(r->status_reason, "ValueError: bad chunk");
+	assert_true(r->t_run_end == 70);
+	assert_int_equal(run_log_get(r, 0)->kind, LOG_ERROR);
+	/* a message longer than the buffer is cut on a UTF-8 boundary */
+	static char big[3 * RUN_REASON_LEN];
+	for (size_t i = 0; i + 2 < sizeof(big); i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	e.u.run_end.error_message = big;
+	assert_int_equal(run_apply(r, &e), 0);
+	assert_true(strlen(r->status_reason) < RUN_REASON_LEN);
+	assert_true(strutil_utf8_ok((const unsigned char *)r->status_reason));
+	assert_memory_equal(r->status_reason, "ValueError: \xc3\xa9", 14);
+}
+
+/* roastop's incomplete ends the run at its client's last datagram; a
+ * datagram after it shows the client was only slow; roastop's own end never
+ * overrides the collector's. */
+static void incomplete_ends_at_last_datagram_and_revives(void **state)
+{
+	struct run *r = *state;
+	start(r, 50);
+	struct event c = chunk(60, 1.0, 10, "d", "f");
+	run_apply(r, &c);
+	struct event sample = test_event(EV_SAMPLE, 200); /* the scheduler is no client */
+	run_apply(r, &sample);
+	assert_true(r->t_last_client == 60);
+	struct event inc = run_end(360, "incomplete");
+	inc.u.run_end.reason = "no datagram for 300 s";
+	assert_int_equal(run_apply(r, &inc), 0);
+	assert_true(r->ended && r->status == RUN_INCOMPLETE && r->t_run_end == 60);
+	assert_string_equal(r->status_reason, "no datagram for 300 s");
+	struct event late = chunk(400, 1.0, 10, "d", "f");
+	run_apply(r, &late);
+	assert_false(r->ended);
+	assert_int_equal(r->status, RUN_RUNNING);
+	struct event done = run_end(410, "completed");
+	assert_int_equal(run_apply(r, &done), 0);
+	assert_int_equal(r->status, RUN_COMPLETED);
+	struct event stop = run_end(420, "stopped");
+	assert_int_equal(run_apply(r, &stop), 1); /* ended already: ignored */
+	assert_int_equal(r->status, RUN_COMPLETED);
+	assert_true(r->t_run_end == 410);
+}
+
+static void stopped_and_a_new_run_resets_status(void **state)
+{
+	struct run *r = *state;
+	start(r, 50);
+	struct event stop = run_end(80, "stopped");
+	stop.u.run_end.reason = "roastop stopped";
+	assert_int_equal(run_apply(r, &stop), 0);
+	assert_true(r->status == RUN_STOPPED && r->t_run_end == 80);
+	struct event bad = run_end(81, "running"); /* never a run_end's status */
+	assert_int_equal(run_apply(r, &bad), 1);
+	start(r, 90);
+	assert_int_equal(r->status, RUN_RUNNING);
+	assert_string_equal(r->status_reason, "");
+	assert_string_equal(run_status_name(RUN_STOPPED), "stopped");
+	assert_int_equal(run_status_from_name("incomplete"), RUN_INCOMPLETE);
+	assert_int_equal(run_status_from_name("running"), RUN_STATUS__COUNT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +507,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fine_cluster_baseline_and_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(worker_totals_cover_the_run_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_end_without_status_is_completed, setup, teardown),
+		cmocka_unit_test_setup_teardown(failed_run_keeps_type_and_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(incomplete_ends_at_last_datagram_and_revives, setup, teardown),
+		cmocka_unit_test_setup_teardown(stopped_and_a_new_run_resets_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_names_become_bounded_distinct_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(error_types_past_the_cap_fold_into_other, setup, teardown),
 		cmocka_unit_test_setup_teardown(departed_workers_are_evicted_with_their_totals_kept, setup, teardown),

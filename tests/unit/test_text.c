@@ -141,7 +141,7 @@ static void full_run_values(void **state)
 	apply(test_event(EV_RUN_END, 8));
 	summarise(100);
 
-	assert_non_null(strstr(out.data, "roastop " ROASTOP_VERSION " summary - run ttbar-scan (MyProc)\nrun ended\n"));
+	assert_non_null(strstr(out.data, "roastop " ROASTOP_VERSION " summary - run ttbar-scan (MyProc)\nrun ended: completed\n"));
 	/* 3e6 x 8 / 8 s = 3 Mbps; 3e6 / 8 s = 375 kB/s: rates in decimal units */
 	assert_value("Data Rate", "3.00 Mbps (375 kB/s)");
 	assert_value("Total Bytes Read (Coffea)", "2.86 MiB (coffea report)"); /* sizes IEC */

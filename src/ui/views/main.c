@@ -140,6 +140,27 @@ static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 	scheduler_state(&l, f);
 }
 
+/* How the run ended, in the colour of its outcome; a failure with its
+ * exception, which is what the user needs first. */
+static void run_state(struct line *l, const struct run *run)
+{
+	if (!run->ended) {
+		seg(l, TH_TEXT, run->started ? "running" : "waiting");
+		return;
+	}
+	static const enum theme_elem attr[RUN_STATUS__COUNT] = {
+		[RUN_RUNNING] = TH_TEXT,	[RUN_COMPLETED] = TH_OK, [RUN_FAILED] = TH_CRITICAL,
+		[RUN_INCOMPLETE] = TH_WARNING, [RUN_STOPPED] = TH_WARNING,
+	};
+	enum theme_elem a = attr[run->status];
+	seg(l, a, "run ");
+	seg(l, a, run_status_name(run->status));
+	if (run->status == RUN_FAILED && run->status_reason[0]) {
+		seg(l, a, ": ");
+		seg(l, a, run->status_reason);
+	}
+}
+
 static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct run *run = f->run;
@@ -161,8 +182,7 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 	seg(&l, TH_LABEL, "elapsed ");
 	seg(&l, TH_VALUE, format_duration(a, m->elapsed_time_seconds));
 	sep(&l);
-	const char *state = run->ended ? "run ended" : (run->started ? "running" : "waiting");
-	seg(&l, run->ended ? TH_OK : TH_TEXT, state);
+	run_state(&l, run);
 	if (f->out_dir && !f->out_alert) { /* the event log names it with the failure */
 		sep(&l);
 		seg(&l, TH_LABEL, "out ");
