@@ -42,6 +42,10 @@ void timeline_free(struct timeline *tl);
 /* Samples must come in non-decreasing time; an earlier one is ignored
  * (returns false), as are non-finite values. */
 bool timeline_push(struct timeline *tl, double t, double v);
+/* A sample whose time is unknown to be in order (one that came late):
+ * the order-free totals (n_samples, sum, min, max) take it, frozen or not;
+ * no point, no trapezoid, and v_last stays the latest in-order sample. */
+void timeline_add_unordered(struct timeline *tl, double v);
 void timeline_gap(struct timeline *tl);
 /* Totals start again from here (the last sample stays the trapezoid's left
  * edge, so no interval is lost); points are kept for drawing. */

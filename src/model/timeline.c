@@ -68,6 +68,16 @@ static void timeline_compact(struct timeline *tl)
 		tl->per_bucket *= 2;
 }
 
+static void timeline_count(struct timeline *tl, double v)
+{
+	tl->n_samples++;
+	tl->sum += v;
+	if (v < tl->min)
+		tl->min = v;
+	if (v > tl->max)
+		tl->max = v;
+}
+
 /* The exact accumulators: a trapezoid joins consecutive samples unless a
  * gap came between them (has_last is false then). */
 static void timeline_accumulate(struct timeline *tl, double t, double v)
@@ -83,12 +93,7 @@ static void timeline_accumulate(struct timeline *tl, double t, double v)
 		tl->integral += 0.5 * (tl->v_last + v) * (t - tl->t_last);
 		tl->covered += t - tl->t_last;
 	}
-	tl->n_samples++;
-	tl->sum += v;
-	if (v < tl->min)
-		tl->min = v;
-	if (v > tl->max)
-		tl->max = v;
+	timeline_count(tl, v);
 	tl->t_last = t;
 	tl->v_last = v;
 	tl->has_last = true;
@@ -131,6 +136,12 @@ bool timeline_push(struct timeline *tl, double t, double v)
 	float f = to_float(v);
 	point_merge(last, &(struct tl_point){ .min = f, .max = f, .mean = f, .n = 1 });
 	return true;
+}
+
+void timeline_add_unordered(struct timeline *tl, double v)
+{
+	if (isfinite(v))
+		timeline_count(tl, v);
 }
 
 void timeline_gap(struct timeline *tl)
