@@ -140,8 +140,10 @@ bool timeline_push(struct timeline *tl, double t, double v)
 
 void timeline_add_unordered(struct timeline *tl, double v)
 {
-	if (isfinite(v))
-		timeline_count(tl, v);
+	if (!isfinite(v))
+		return;
+	timeline_count(tl, v);
+	tl->n_unordered++;
 }
 
 void timeline_gap(struct timeline *tl)
@@ -153,7 +155,7 @@ void timeline_gap(struct timeline *tl)
 
 void timeline_restart_totals(struct timeline *tl)
 {
-	tl->n_samples = 0;
+	tl->n_samples = tl->n_unordered = 0;
 	tl->integral = tl->covered = tl->sum = 0;
 	tl->min = INFINITY;
 	tl->max = -INFINITY;
@@ -165,12 +167,13 @@ void timeline_freeze(struct timeline *tl, bool frozen)
 }
 
 /* The time-weighted average; with no trapezoid yet (one sample, or only
- * samples at one instant or isolated by gaps) the plain mean stands in. */
+ * samples at one instant or isolated by gaps), or with samples out of
+ * order (timeline.h), the plain mean stands in. */
 optnum timeline_time_avg(const struct timeline *tl)
 {
 	if (tl->n_samples == 0)
 		return optnum_none();
-	if (!(tl->covered > 0))
+	if (!(tl->covered > 0) || tl->n_unordered)
 		return optnum_of(tl->sum / (double)tl->n_samples);
 	return optnum_of(tl->integral / tl->covered);
 }

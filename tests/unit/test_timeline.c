@@ -255,7 +255,7 @@ static void unordered_samples_count_in_totals_only(void **state)
 	assert_true(timeline_max(tl).value == 9);
 	assert_true(timeline_min(tl).value == 1);
 	assert_true(timeline_mean(tl).value == 4); /* (2 + 4 + 9 + 1) / 4 */
-	assert_true(timeline_time_avg(tl).value == 3); /* the one trapezoid */
+	assert_true(timeline_time_avg(tl).value == 4); /* the mean, not the one trapezoid */
 	assert_int_equal(tl->len, 2);
 	assert_true(tl->v_last == 4 && tl->t_last == 20);
 }
