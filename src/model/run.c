@@ -426,7 +426,8 @@ static struct worker_agg *worker_get(struct run *r, double t, const struct worke
 				     bool *added)
 {
 	char buf[RUN_KEY_MAX + 1];
-	struct worker_agg *w = strmap_upsert(&r->workers, run_key(r, t, s->id, RUN_KEY_MAX, buf), added);
+	struct worker_agg *w =
+		strmap_upsert(&r->workers, run_key(r, t, s->id, RUN_KEY_MAX, buf), added);
 	if (!w) {
 		run_overflow(r, t, &r->overflow_workers, "workers", RUN_MAX_WORKERS);
 		return NULL;
