@@ -23,8 +23,10 @@ BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_SRC := $(sort $(filter-out tests/tools/clockstep.c,$(wildcard tests/tools/*.c)))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+# An LD_PRELOAD shim, not a program: tests/integration/test_time.py.
+SHIM_BIN := $(BUILD)/tools/clockstep.so
 FUZZ_SECONDS ?= 60
 
 # Keep the instrumented objects between harness builds.
@@ -75,6 +77,12 @@ $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libroastop.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS)
 
+# Built without the sanitizers: it is preloaded into an instrumented
+# roastop under ASan and must not need a runtime of its own.
+$(SHIM_BIN): tests/tools/clockstep.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -o $@ $< -ldl
+
 # The one test command (README, .ci/run): installs what it needs, then runs
 # unit tests, integration tests, a short fuzz pass and the ASan/UBSan build.
 test: deps-test
@@ -87,7 +95,7 @@ test-faults: $(BUILD)/roastop $(TOOL_BIN)
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
-integration: $(BUILD)/roastop $(TOOL_BIN)
+integration: $(BUILD)/roastop $(TOOL_BIN) $(SHIM_BIN)
 	@BUILD=$(BUILD) ROASTOP=$(BUILD)/roastop TOOLS=$(BUILD)/tools sh tests/integration/run.sh
 
 # ASan + UBSan build of the unit tests and of the binary the integration

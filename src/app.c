@@ -98,14 +98,17 @@ struct app {
 	/* the listener's losses as last written to the event log */
 	uint64_t lost_noted, rejected_noted;
 	double loss_noted_at; /* monotonic */
+	/* the system clock against the session's (clock.h), as last told */
+	double clock_offset_told, clock_checked_at; /* seconds; monotonic */
 };
 
-/* "now" for the metrics: the recording's clock in a replay, else the wall. */
+/* "now" for the metrics: the recording's clock in a replay, else the
+ * session's clock (clock.h), the one live events are stamped with. */
 static double app_now(const struct app *a)
 {
 	if (a->cfg->replay_path)
 		return a->run.any_event ? a->run.t_last : 0.0;
-	return clock_real();
+	return clock_session();
 }
 
 static struct itimerspec itimer_of(double first, double period)
@@ -188,7 +191,7 @@ static void app_tell_poller(struct app *a, const struct event *ev)
 static void app_tell(struct app *a, enum log_kind kind, const char *text)
 {
 	fprintf(stderr, "roastop: %s\n", text);
-	run_note(&a->run, clock_real(), kind, text);
+	run_note(&a->run, clock_session(), kind, text);
 }
 
 /* Short enough for an 80-column header: the reasons only; the event log
@@ -449,17 +452,39 @@ static void app_note_loss(struct app *a)
 			 "datagrams lost: %llu more, %llu in all (%llu sequence gaps, %llu kernel drops)",
 			 (unsigned long long)(lost - a->lost_noted), (unsigned long long)lost,
 			 (unsigned long long)st.missing, (unsigned long long)st.kernel_drops);
-		run_note(&a->run, clock_real(), LOG_WARN, text);
+		run_note(&a->run, clock_session(), LOG_WARN, text);
 	}
 	if (bad > a->rejected_noted) {
 		snprintf(text, sizeof(text), "datagrams rejected: %llu more, %llu in all (reasons in metrics.json)",
 			 (unsigned long long)(bad - a->rejected_noted), (unsigned long long)bad);
-		run_note(&a->run, clock_real(), LOG_WARN, text);
+		run_note(&a->run, clock_session(), LOG_WARN, text);
 	}
 	if (lost != a->lost_noted || bad != a->rejected_noted)
 		a->loss_noted_at = now;
 	a->lost_noted = lost;
 	a->rejected_noted = bad;
+}
+
+/* A step of the system clock moves no live time (clock.h): the log says
+ * when the session's times part from the system's by a second or more,
+ * looked at once a second. */
+static void app_note_clock_step(struct app *a)
+{
+	double now = clock_mono();
+	if (a->replay || now < a->clock_checked_at + 1.0)
+		return;
+	a->clock_checked_at = now;
+	double off = clock_session_offset();
+	if (fabs(off - a->clock_offset_told) < 1.0)
+		return;
+	char text[RUN_LOG_TEXT];
+	snprintf(text, sizeof(text), "system clock moved %+.1f s; roastop's times keep counting "
+		 "from the session's start (%+.1f s from the system clock now)",
+		 off - a->clock_offset_told, -off);
+	a->clock_offset_told = off;
+	run_note(&a->run, clock_session(), LOG_WARN, text);
+	if (a->headless)
+		fprintf(stderr, "roastop: %s\n", text);
 }
 
 /* Source-level counters that are not run state: written under "roastop". */
@@ -529,6 +554,8 @@ static cJSON *app_extra(const struct app *a)
 	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
 		if (rc->by_reason[e])
 			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)rc->by_reason[e]);
+	/* lines applied in part, not skipped: not in the total (docs/recording.md) */
+	cJSON_AddNumberToObject(rej, "time_regression", (double)a->run.time_regressions);
 	cJSON_AddNumberToObject(extra, "replay_lines", (double)replay_lines(a->replay));
 	replay_extra(extra, a);
 	return extra;
@@ -613,7 +640,7 @@ static int poll_timeout(const struct app *a, double nap)
 /* Drains the listener; after a small drain, leaves it a while (udp.h). */
 static int app_udp_drain(struct app *a)
 {
-	int n = udp_drain(a->udp, clock_real(), deliver_cb, a);
+	int n = udp_drain(a->udp, clock_session(), deliver_cb, a);
 	double nap = n < 0 ? 0 : udp_drain_nap(a->udp, n);
 	if (n < 0)
 		fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
@@ -780,8 +807,9 @@ static void app_loop(struct app *a)
 		if (n > 0 && pfd[FD_REPLAY].revents) /* input, its end, or an error to read */
 			a->replay_waiting = false;
 		if (n > 0 && n_dask)
-			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_real());
+			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_session());
 		app_note_loss(a);
+		app_note_clock_step(a);
 		if (a->replay && !a->replay_done && !a->replay_waiting && !a->stop)
 			replay_step(a);
 	}
@@ -953,6 +981,7 @@ int app_main(const struct app_config *cfg)
 		return 1;
 	}
 	a->cfg = cfg;
+	clock_session(); /* anchored: live times count from here */
 	event_init(&a->ev);
 	for (int i = 0; i < FD__COUNT; i++)
 		a->fds[i] = -1;

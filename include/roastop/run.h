@@ -141,7 +141,10 @@ struct run {
 	double t_first, t_last; /* first and latest event receive time */
 	bool any_event;
 	uint64_t applied[EV__COUNT];
-	uint64_t ignored; /* events that were valid but not applicable (e.g. time going back) */
+	uint64_t ignored; /* events that were valid but not applicable */
+	/* events timed before t_last, applied in part (docs/recording.md,
+	 * "Time going back") */
+	uint64_t time_regressions;
 
 	/* chunks */
 	uint64_t n_chunks; /* every chunk record, failed included */

@@ -30,6 +30,7 @@ struct timeline {
 	double covered; /* seconds covered by trapezoids */
 	double min, max; /* over all raw samples */
 	double sum; /* plain sum, for the arithmetic mean */
+	uint64_t n_unordered; /* of n_samples, those added out of order */
 	double t_last, v_last;
 	bool has_last; /* false at start and after a gap */
 	bool gap_pending;
@@ -42,13 +43,21 @@ void timeline_free(struct timeline *tl);
 /* Samples must come in non-decreasing time; an earlier one is ignored
  * (returns false), as are non-finite values. */
 bool timeline_push(struct timeline *tl, double t, double v);
+/* A sample that came late (its time is before t_last): the order-free
+ * totals (n_samples, sum, min, max) take it, frozen or not; no point, no
+ * trapezoid, and v_last stays the latest in-order sample. From then on the
+ * time average is the mean of the samples (see timeline_time_avg). */
+void timeline_add_unordered(struct timeline *tl, double v);
 void timeline_gap(struct timeline *tl);
 /* Totals start again from here (the last sample stays the trapezoid's left
  * edge, so no interval is lost); points are kept for drawing. */
 void timeline_restart_totals(struct timeline *tl);
 /* Stop (or resume) accumulating totals; points keep coming. */
 void timeline_freeze(struct timeline *tl, bool frozen);
-/* integral / covered; with one sample, that sample; invalid when empty. */
+/* integral / covered; with one sample, that sample; invalid when empty.
+ * With samples out of order, the mean of all samples: trapezoids over the
+ * in-order ones alone could span most of the run with two samples, where
+ * the mean of evenly spaced polls is within a sample's worth of the truth. */
 optnum timeline_time_avg(const struct timeline *tl);
 optnum timeline_mean(const struct timeline *tl); /* arithmetic mean of samples */
 optnum timeline_max(const struct timeline *tl);

@@ -308,7 +308,7 @@ static void branches_add(struct run *r, double t, const struct ev_chunk *c)
 		r->branch_lists_seen[r->branch_lists_next++ % ROASTOP_ARRAY_LEN(r->branch_lists_seen)] = h;
 }
 
-static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c)
+static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, bool late)
 {
 	double dur = chunk_duration(c);
 	stats_add(&r->chunk_duration, dur);
@@ -334,17 +334,19 @@ static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c)
 	branches_add(r, t, c);
 	if (c->custom_json)
 		r->chunks_with_custom++;
+	if (late)
+		return;
 	timeline_push(&r->tl_events, t, r->chunk_events.sum);
 	timeline_push(&r->tl_bytes, t, r->chunk_bytes_read.sum);
 }
 
-static void apply_chunk(struct run *r, double t, const struct ev_chunk *c)
+static void apply_chunk(struct run *r, double t, const struct ev_chunk *c, bool late)
 {
 	r->n_chunks++;
 	if (c->error)
 		chunk_failed(r, t, c);
 	else
-		chunk_succeeded(r, t, c);
+		chunk_succeeded(r, t, c, late);
 }
 
 /* ---- scheduler samples ------------------------------------------------ */
@@ -419,48 +421,80 @@ static void sums_add(struct sample_sums *a, const struct worker_sample *s)
 	}
 }
 
-static void worker_sample_apply(struct run *r, double t, const struct worker_sample *s)
+/* The worker's entry, made (and its joining told) on its first sample. */
+static struct worker_agg *worker_get(struct run *r, double t, const struct worker_sample *s,
+				     bool *added)
 {
-	bool added = false;
 	char buf[RUN_KEY_MAX + 1];
 	struct worker_agg *w =
-		strmap_upsert(&r->workers, run_key(r, t, s->id, RUN_KEY_MAX, buf), &added);
+		strmap_upsert(&r->workers, run_key(r, t, s->id, RUN_KEY_MAX, buf), added);
 	if (!w) {
 		run_overflow(r, t, &r->overflow_workers, "workers", RUN_MAX_WORKERS);
-		return;
+		return NULL;
 	}
-	if (added) {
+	if (*added) {
 		w->t_first_seen = t;
 		w->mem_t_last = -1;
 		strutil_copy(w->name, sizeof(w->name), s->id);
 		if (timeline_init(&w->mem_pct, RUN_WORKER_TIMELINE_POINTS) != 0)
 			w->mem_pct.cap = 0;
-	}
-	if (added)
 		run_log(r, t, LOG_INFO, "worker joined: %s", s->name ? s->name : s->id);
-	else if (!w->was_present && !w->present)
+	}
+	return w;
+}
+
+static bool sample_has_pct(const struct worker_sample *s)
+{
+	return s->memory_bytes.valid && s->memory_limit.valid && s->memory_limit.value > 0;
+}
+
+/* The order-free totals of worker samples: peaks and means. */
+static void worker_stats_add(struct run *r, const struct worker_sample *s)
+{
+	if (s->memory_bytes.valid)
+		stats_add(&r->worker_mem_bytes, s->memory_bytes.value);
+	if (sample_has_pct(s))
+		stats_add(&r->worker_mem_pct, 100.0 * s->memory_bytes.value / s->memory_limit.value);
+	if (s->cpu_percent.valid)
+		stats_add(&r->worker_cpu_pct, s->cpu_percent.value);
+}
+
+static void worker_sample_apply(struct run *r, double t, const struct worker_sample *s)
+{
+	bool added = false;
+	struct worker_agg *w = worker_get(r, t, s, &added);
+	if (!w)
+		return;
+	if (!added && !w->was_present && !w->present)
 		run_log(r, t, LOG_INFO, "worker back: %s", s->name ? s->name : s->id);
 	worker_copy(w, s);
 	w->present = true;
 	w->t_last_seen = t;
-	if (r->ended) { /* after the run: drawn, not counted (as roastcoffea's window) */
-		if (s->memory_bytes.valid && s->memory_limit.valid && s->memory_limit.value > 0 &&
-		    w->mem_pct.cap)
-			timeline_push(&w->mem_pct, t, 100.0 * s->memory_bytes.value / s->memory_limit.value);
+	if (sample_has_pct(s) && w->mem_pct.cap)
+		timeline_push(&w->mem_pct, t, 100.0 * s->memory_bytes.value / s->memory_limit.value);
+	if (r->ended) /* after the run: drawn, not counted (as roastcoffea's window) */
 		return;
-	}
-	if (s->memory_bytes.valid) {
+	if (s->memory_bytes.valid)
 		worker_mem_add(w, t, s->memory_bytes.value);
-		stats_add(&r->worker_mem_bytes, s->memory_bytes.value);
-		if (s->memory_limit.valid && s->memory_limit.value > 0) {
-			double pct = 100.0 * s->memory_bytes.value / s->memory_limit.value;
-			stats_add(&r->worker_mem_pct, pct);
-			if (w->mem_pct.cap)
-				timeline_push(&w->mem_pct, t, pct);
-		}
+	worker_stats_add(r, s);
+}
+
+/* A late sample's worker (run_apply): a new one enters the table with these
+ * values; a known one keeps those of its latest sample and its series. */
+static void worker_sample_late(struct run *r, double t, const struct worker_sample *s,
+			       bool counted)
+{
+	bool added = false;
+	struct worker_agg *w = worker_get(r, t, s, &added);
+	if (!w)
+		return;
+	if (added) {
+		worker_copy(w, s);
+		w->t_last_seen = t;
 	}
-	if (s->cpu_percent.valid)
-		stats_add(&r->worker_cpu_pct, s->cpu_percent.value);
+	w->t_first_seen = fmin(w->t_first_seen, t);
+	if (counted)
+		worker_stats_add(r, s);
 }
 
 /* The per-worker metrics' share of one worker: its last nthreads and its
@@ -574,30 +608,39 @@ static void scheduler_identity(struct run *r, double t, const struct ev_sample *
 	strutil_copy(r->scheduler_id, sizeof(r->scheduler_id), s->scheduler_id);
 }
 
-static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
-			     const struct sample_sums *a)
+/* A late sample (run_apply) adds to a series' order-free totals only. */
+static void sample_put(struct timeline *tl, double t, double v, bool late)
 {
-	timeline_push(&r->tl_workers, t, s->worker_count);
+	if (late)
+		timeline_add_unordered(tl, v);
+	else
+		timeline_push(tl, t, v);
+}
+
+static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
+			     const struct sample_sums *a, bool late)
+{
+	sample_put(&r->tl_workers, t, s->worker_count, late);
 	if (s->total_threads.valid)
-		timeline_push(&r->tl_threads, t, s->total_threads.value);
+		sample_put(&r->tl_threads, t, s->total_threads.value, late);
 	else if (s->n_workers && a->n_threads == s->n_workers)
-		timeline_push(&r->tl_threads, t, a->threads);
+		sample_put(&r->tl_threads, t, a->threads, late);
 	else if (s->worker_count == 0)
-		timeline_push(&r->tl_threads, t, 0);
+		sample_put(&r->tl_threads, t, 0, late);
 	if (a->n_mem)
-		timeline_push(&r->tl_mem_used, t, a->mem);
+		sample_put(&r->tl_mem_used, t, a->mem, late);
 	if (a->n_limit)
-		timeline_push(&r->tl_mem_limit, t, a->limit);
+		sample_put(&r->tl_mem_limit, t, a->limit, late);
 	if (a->n_pct)
-		timeline_push(&r->tl_mem_worst_pct, t, a->worst_pct);
+		sample_put(&r->tl_mem_worst_pct, t, a->worst_pct, late);
 	if (a->n_cpu)
-		timeline_push(&r->tl_cpu, t, a->cpu / (double)a->n_cpu);
+		sample_put(&r->tl_cpu, t, a->cpu / (double)a->n_cpu, late);
 	/* the workers' own count of running tasks; the scheduler's "processing"
 	 * (running or queued on a worker) only when no worker says */
 	if (a->n_exec)
-		timeline_push(&r->tl_executing, t, a->executing);
+		sample_put(&r->tl_executing, t, a->executing, late);
 	else if (s->tasks_processing.valid)
-		timeline_push(&r->tl_executing, t, s->tasks_processing.value);
+		sample_put(&r->tl_executing, t, s->tasks_processing.value, late);
 }
 
 static void apply_sample(struct run *r, double t, const struct ev_sample *s)
@@ -616,7 +659,32 @@ static void apply_sample(struct run *r, double t, const struct ev_sample *s)
 		}
 		workers_log_departures(r, t);
 	}
-	sample_timelines(r, t, s, &sums);
+	sample_timelines(r, t, s, &sums, false);
+}
+
+/* Inside the run by its own time: what a late event is judged by, since
+ * the markers may have come before or after it. */
+static bool run_in_window(const struct run *r, double t)
+{
+	return !(r->started && t < r->t_run_start) && !(r->ended && t > r->t_run_end);
+}
+
+/* A sample timed before the latest event (docs/recording.md, "Time going
+ * back"): new workers enter the table and, when it is inside the run, the
+ * order-free totals (peaks, means) take it; no series gets a point or a
+ * trapezoid, and what is "now" stays the latest sample's. */
+static void apply_sample_late(struct run *r, double t, const struct ev_sample *s)
+{
+	r->n_samples++;
+	bool counted = run_in_window(r, t);
+	struct sample_sums sums = { 0 };
+	workers_evict(r, t, s->n_workers);
+	for (size_t i = 0; i < s->n_workers; i++) {
+		worker_sample_late(r, t, &s->workers[i], counted);
+		sums_add(&sums, &s->workers[i]);
+	}
+	if (counted)
+		sample_timelines(r, t, s, &sums, true);
 }
 
 /* ---- fine metrics ----------------------------------------------------- */
@@ -737,7 +805,9 @@ static void sample_totals_freeze(struct run *r, bool frozen)
 		timeline_freeze(tls[i], frozen);
 }
 
-static void apply_run_start(struct run *r, double t, const struct ev_run_start *s)
+/* A late start (run_apply) restarts no totals: the samples before it in
+ * the file are later than it in time, so inside the run. */
+static void apply_run_start(struct run *r, double t, const struct ev_run_start *s, bool late)
 {
 	if (r->started) {
 		run_log(r, t, LOG_WARN, "another run started (%s): its numbers add to this session's",
@@ -746,12 +816,14 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 	} else {
 		r->started = true;
 		r->t_run_start = t;
-		sample_totals_restart(r);
+		if (!late)
+			sample_totals_restart(r);
 	}
 	r->status = RUN_RUNNING;
 	r->status_reason[0] = '\0';
 	r->t_last_client = t;
-	sample_totals_freeze(r, false);
+	if (!r->ended)
+		sample_totals_freeze(r, false);
 	strutil_copy(r->run_id, sizeof(r->run_id), s->run_id);
 	if (s->name)
 		strutil_copy(r->name, sizeof(r->name), s->name);
@@ -896,6 +968,18 @@ static int apply_status(struct run *r, double t, const struct ev_status *st)
 
 /* ---- the one entry point ---------------------------------------------- */
 
+#define RUN_REGRESSIONS_TOLD 5 /* in the log; the rest only counted */
+
+static void run_time_regression(struct run *r, const struct event *ev)
+{
+	if (r->time_regressions++ >= RUN_REGRESSIONS_TOLD)
+		return;
+	run_log(r, r->t_last, LOG_WARN, "time goes back %.3f s at a %s event: applied without "
+		"a time-series point (time_regression)%s", r->t_last - ev->t,
+		event_type_name(ev->type),
+		r->time_regressions == RUN_REGRESSIONS_TOLD ? "; further ones only counted" : "");
+}
+
 static void run_clock(struct run *r, double t)
 {
 	if (!r->any_event) {
@@ -913,15 +997,24 @@ int run_apply(struct run *r, const struct event *ev)
 		r->ignored++;
 		return 1;
 	}
+	/* the run's clock never goes back: an earlier time is a regression */
+	bool late = r->any_event && ev->t < r->t_last;
+	if (late)
+		run_time_regression(r, ev);
 	run_clock(r, ev->t);
 	int rc = 0;
 	switch (ev->type) {
-	case EV_SAMPLE: apply_sample(r, ev->t, &ev->u.sample); break;
+	case EV_SAMPLE:
+		if (late)
+			apply_sample_late(r, ev->t, &ev->u.sample);
+		else
+			apply_sample(r, ev->t, &ev->u.sample);
+		break;
 	case EV_CHUNK:
 		run_client_seen(r, ev->t);
-		apply_chunk(r, ev->t, &ev->u.chunk);
+		apply_chunk(r, ev->t, &ev->u.chunk, late);
 		break;
-	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start); break;
+	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start, late); break;
 	case EV_RUN_END: rc = apply_run_end(r, ev->t, &ev->u.run_end); break;
 	case EV_REPORT:
 		run_client_seen(r, ev->t);

@@ -68,6 +68,16 @@ static void timeline_compact(struct timeline *tl)
 		tl->per_bucket *= 2;
 }
 
+static void timeline_count(struct timeline *tl, double v)
+{
+	tl->n_samples++;
+	tl->sum += v;
+	if (v < tl->min)
+		tl->min = v;
+	if (v > tl->max)
+		tl->max = v;
+}
+
 /* The exact accumulators: a trapezoid joins consecutive samples unless a
  * gap came between them (has_last is false then). */
 static void timeline_accumulate(struct timeline *tl, double t, double v)
@@ -83,12 +93,7 @@ static void timeline_accumulate(struct timeline *tl, double t, double v)
 		tl->integral += 0.5 * (tl->v_last + v) * (t - tl->t_last);
 		tl->covered += t - tl->t_last;
 	}
-	tl->n_samples++;
-	tl->sum += v;
-	if (v < tl->min)
-		tl->min = v;
-	if (v > tl->max)
-		tl->max = v;
+	timeline_count(tl, v);
 	tl->t_last = t;
 	tl->v_last = v;
 	tl->has_last = true;
@@ -133,6 +138,14 @@ bool timeline_push(struct timeline *tl, double t, double v)
 	return true;
 }
 
+void timeline_add_unordered(struct timeline *tl, double v)
+{
+	if (!isfinite(v))
+		return;
+	timeline_count(tl, v);
+	tl->n_unordered++;
+}
+
 void timeline_gap(struct timeline *tl)
 {
 	tl->has_last = false;
@@ -142,7 +155,7 @@ void timeline_gap(struct timeline *tl)
 
 void timeline_restart_totals(struct timeline *tl)
 {
-	tl->n_samples = 0;
+	tl->n_samples = tl->n_unordered = 0;
 	tl->integral = tl->covered = tl->sum = 0;
 	tl->min = INFINITY;
 	tl->max = -INFINITY;
@@ -154,12 +167,13 @@ void timeline_freeze(struct timeline *tl, bool frozen)
 }
 
 /* The time-weighted average; with no trapezoid yet (one sample, or only
- * samples at one instant or isolated by gaps) the plain mean stands in. */
+ * samples at one instant or isolated by gaps), or with samples out of
+ * order (timeline.h), the plain mean stands in. */
 optnum timeline_time_avg(const struct timeline *tl)
 {
 	if (tl->n_samples == 0)
 		return optnum_none();
-	if (!(tl->covered > 0))
+	if (!(tl->covered > 0) || tl->n_unordered)
 		return optnum_of(tl->sum / (double)tl->n_samples);
 	return optnum_of(tl->integral / tl->covered);
 }

@@ -1,5 +1,6 @@
 #include "roastop/clock.h"
 
+#include <stdbool.h>
 #include <time.h>
 
 static double clock_read(clockid_t id)
@@ -17,6 +18,26 @@ double clock_mono(void)
 double clock_real(void)
 {
 	return clock_read(CLOCK_REALTIME);
+}
+
+static bool session_set;
+static double session_wall0, session_mono0;
+
+double clock_session(void)
+{
+	double mono = clock_mono();
+	if (!session_set) {
+		session_wall0 = clock_real();
+		session_mono0 = mono;
+		session_set = true;
+	}
+	return session_wall0 + (mono - session_mono0);
+}
+
+double clock_session_offset(void)
+{
+	double session = clock_session();
+	return clock_real() - session;
 }
 
 double clock_cpu(void)

@@ -202,6 +202,7 @@ static void long_names_become_bounded_distinct_keys(void **state)
 	struct event ea = chunk(1, 1.0, 10, "d", a), eb = chunk(2, 1.0, 10, "d", b);
 	run_apply(r, &ea);
 	run_apply(r, &eb);
+	ea.t = 3; /* in order: an earlier time is a regression, logged too */
 	run_apply(r, &ea);
 	assert_int_equal(r->files.count, 2);
 	assert_int_equal(r->keys_shortened, 3);
@@ -368,6 +369,72 @@ static void worker_totals_cover_the_run_only(void **state)
 	assert_int_equal(r->tl_workers.len, 5); /* every sample is still drawn */
 }
 
+static bool log_has(const struct run *r, const char *text)
+{
+	for (size_t i = 0; run_log_get(r, i); i++)
+		if (strstr(run_log_get(r, i)->text, text))
+			return true;
+	return false;
+}
+
+/* An event timed before the latest one is counted and told; order-free
+ * totals take it, the time series and the "now" values do not. */
+static void late_events_counted_and_kept_in_order_free_totals(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample two[] = { worker("a", 1, 100, 1000), worker("b", 1, 100, 1000) };
+	struct worker_sample one[] = { worker("a", 1, 100, 1000) };
+	struct worker_sample three[] = { worker("a", 1, 100, 1000), worker("b", 1, 100, 1000),
+					 worker("c", 1, 900, 1000) };
+	apply_sample(r, 10, two, 2);
+	struct event c1 = chunk(18, 1, 50, "ds", "f");
+	run_apply(r, &c1);
+	apply_sample(r, 20, one, 1);
+	apply_sample(r, 15, three, 3); /* late */
+	struct event c2 = chunk(12, 1, 70, "ds", "f"); /* late */
+	run_apply(r, &c2);
+	assert_int_equal(r->time_regressions, 2);
+	assert_true(log_has(r, "time_regression"));
+	assert_true(r->t_last == 20);
+	assert_true(timeline_max(&r->tl_workers).value == 3);
+	assert_int_equal(r->tl_workers.len, 2);
+	assert_true(r->tl_workers.v_last == 1 && r->workers_now == 1);
+	assert_true(r->worker_mem_bytes.max == 900);
+	assert_non_null(strmap_get(&r->workers, "c"));
+	assert_int_equal(r->n_chunks, 2);
+	assert_true(r->chunk_events.sum == 120);
+	assert_int_equal(r->tl_events.len, 1);
+	assert_int_equal(r->n_samples, 3);
+}
+
+/* Shuffled markers: a late sample is judged by its own time against the
+ * run's window; a late start restarts nothing. */
+static void late_samples_judged_by_the_run_window(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample w[7];
+	for (size_t i = 0; i < 7; i++)
+		w[i] = worker("w", 1, 100.0 * (double)(i + 1), 1000);
+	apply_sample(r, 10, w, 1); /* in the run, before its start is known */
+	struct event e = test_event(EV_RUN_END, 30);
+	run_apply(r, &e);
+	struct event tail = test_event(EV_SAMPLE, 40); /* after the run: drawn only */
+	tail.u.sample.worker_count = 5;
+	run_apply(r, &tail);
+	apply_sample(r, 20, w, 3); /* late, inside: counted */
+	apply_sample(r, 35, w, 6); /* late, after the end */
+	struct event s = test_event(EV_RUN_START, 5);
+	s.u.run_start.run_id = "r";
+	run_apply(r, &s); /* late: the sample at 10 stays counted */
+	apply_sample(r, 2, w, 7); /* late, before the start */
+	assert_int_equal(r->time_regressions, 4);
+	assert_true(r->t_run_start == 5 && r->t_run_end == 30);
+	assert_true(timeline_max(&r->tl_workers).value == 3);
+	assert_int_equal(r->tl_workers.n_samples, 2);
+	assert_int_equal(r->worker_mem_bytes.n, 1 + 3);
+	assert_true(r->worker_mem_bytes.max == 300);
+}
+
 static void markers_report_and_ignored(void **state)
 {
 	struct run *r = *state;
@@ -511,6 +578,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(failed_run_keeps_type_and_message, setup, teardown),
 		cmocka_unit_test_setup_teardown(incomplete_ends_at_last_datagram_and_revives, setup, teardown),
 		cmocka_unit_test_setup_teardown(stopped_and_a_new_run_resets_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(late_events_counted_and_kept_in_order_free_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(late_samples_judged_by_the_run_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_names_become_bounded_distinct_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(error_types_past_the_cap_fold_into_other, setup, teardown),
 		cmocka_unit_test_setup_teardown(departed_workers_are_evicted_with_their_totals_kept, setup, teardown),

@@ -241,6 +241,25 @@ static void frozen_totals_still_draw(void **state)
 
 /* A finite value past float range saturates in the points; the exact
  * accumulators keep the double. */
+/* A late sample (run.c's time regression): min, max and mean take it, even
+ * frozen; points, trapezoids and the latest value do not. */
+static void unordered_samples_count_in_totals_only(void **state)
+{
+	struct timeline *tl = *state;
+	timeline_push(tl, 10, 2);
+	timeline_push(tl, 20, 4);
+	timeline_freeze(tl, true);
+	timeline_add_unordered(tl, 9);
+	timeline_add_unordered(tl, 1);
+	timeline_add_unordered(tl, NAN);
+	assert_true(timeline_max(tl).value == 9);
+	assert_true(timeline_min(tl).value == 1);
+	assert_true(timeline_mean(tl).value == 4); /* (2 + 4 + 9 + 1) / 4 */
+	assert_true(timeline_time_avg(tl).value == 4); /* the mean, not the one trapezoid */
+	assert_int_equal(tl->len, 2);
+	assert_true(tl->v_last == 4 && tl->t_last == 20);
+}
+
 static void huge_values_saturate_points(void **state)
 {
 	struct timeline *tl = *state;
@@ -299,6 +318,7 @@ int main(void)
 		cmocka_unit_test(capacity_rounded_and_checked),
 		WITH_TL(restart_keeps_points_and_left_edge),
 		WITH_TL(frozen_totals_still_draw),
+		WITH_TL(unordered_samples_count_in_totals_only),
 		WITH_TL(huge_values_saturate_points),
 		cmocka_unit_test(ten_million_pushes),
 	};
