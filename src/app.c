@@ -262,6 +262,10 @@ static void deliver_cb(void *ctx, const struct event *ev)
  * event: recorded, so that a replay ends the run the same way. */
 static void app_end_run(struct app *a, double t, enum run_status st, const char *reason)
 {
+	/* never earlier than what the run has seen: roastop's own decision is
+	 * no time regression (a replay's lines may come out of order) */
+	if (a->run.any_event && t < a->run.t_last)
+		t = a->run.t_last;
 	struct event ev = { .type = EV_RUN_END, .t = t };
 	ev.u.run_end = (struct ev_run_end){ .run_id = a->run.run_id[0] ? a->run.run_id : NULL,
 					    .status = run_status_name(st), .reason = reason };
@@ -391,7 +395,8 @@ static void replay_step(struct app *a)
 		if (!replay_due(a))
 			return;
 		a->pending = false;
-		app_idle_check(a, a->ev.t); /* in recorded time */
+		/* in recorded time, on the run's clock, which never goes back */
+		app_idle_check(a, a->run.any_event ? fmax(a->ev.t, a->run.t_last) : a->ev.t);
 		app_deliver(a, &a->ev);
 	}
 }
