@@ -15,6 +15,13 @@
 #include "roastop/prom.h"
 
 #define DASK_MAX_BODY (64u << 20) /* bytes the poller accepts from one response */
+/* The JSON routes build a cJSON tree of 4-6 bytes per body byte when legit
+ * and up to 32 when hostile ("0,0,..."), so their bodies and trees have
+ * budgets of their own (docs/scheduler.md, "Memory and time"): */
+#define DASK_MAX_JSON_BODY (24u << 20) /* a state.json of ~40,000 workers */
+#define DASK_TREE_MAX (48u << 20) /* arena bytes the tree may take, a hard cap */
+#define DASK_NODES_BASE 120000u /* values besides workers: 2 x 8,192 fine rows x 6, slack */
+#define DASK_NODES_PER_WORKER 256u /* identity.json has ~45 per worker, more when busy */
 
 enum dask_error {
 	DASK_OK = 0,
@@ -23,6 +30,7 @@ enum dask_error {
 	DASK_BAD_FIELD, /* a field of the wrong type or out of range */
 	DASK_TOO_MANY, /* more workers or rows than EVENT_MAX_LIST */
 	DASK_NO_MEMORY,
+	DASK_OVER_BUDGET, /* more JSON values or tree bytes than the route can hold */
 	DASK__COUNT
 };
 
@@ -33,6 +41,10 @@ const char *dask_error_name(enum dask_error e);
  * stays EV_NONE otherwise). Every event is reset first and stamped t. */
 enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
 				 struct event *fine, struct event *span, char *err, size_t errsz);
+
+/* /sitemap.json -> whether its "paths" list identity.json and /metrics:
+ * 1 yes, 0 no, -1 unknown (not a usable sitemap). Budgeted like the rest. */
+void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom);
 
 /* A worker's dashboard, from identity.json's services. */
 typedef void (*dask_endpoint_fn)(void *ctx, const char *worker, const char *host, int port);

@@ -7,7 +7,6 @@
 #include "roastop/clock.h"
 #include "roastop/dask.h"
 
-#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <math.h>
 #include <stdio.h>
@@ -439,31 +438,12 @@ static void on_prom(struct dask *d, long code, const struct xfer *x)
 	workers_begin(d);
 }
 
-/* Does /sitemap.json's "paths" list a route ending in `route`? -1: no usable
- * sitemap (an old Dask, a proxy's error page, a cut body). */
-static int sitemap_has(const cJSON *paths, const char *route)
-{
-	if (!cJSON_IsArray(paths))
-		return -1;
-	size_t rl = strlen(route);
-	const cJSON *p;
-	cJSON_ArrayForEach(p, paths)
-	{
-		size_t n = cJSON_IsString(p) ? strlen(p->valuestring) : 0;
-		if (n >= rl && strcmp(p->valuestring + n - rl, route) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 static void on_sitemap(struct dask *d, long code, const struct xfer *x)
 {
 	d->want_sitemap = false;
-	cJSON *root = code == 200 ? cJSON_ParseWithLength(x->body.data, x->body.len) : NULL;
-	const cJSON *paths = cJSON_GetObjectItemCaseSensitive(root, "paths");
-	int id = sitemap_has(paths, "/json/identity.json");
-	int prom = sitemap_has(paths, "/metrics");
-	cJSON_Delete(root);
+	int id = -1, prom = -1;
+	if (code == 200)
+		dask_parse_sitemap(x->body.data, x->body.len, &id, &prom);
 	d->has_identity = id != 0; /* unknown: try it */
 	d->has_prom = prom != 0;
 	d->has_state = true; /* installed at run time, so never in an old sitemap */

@@ -24,6 +24,7 @@ static const char *const ERROR_NAMES[DASK__COUNT] = {
 	[DASK_BAD_FIELD] = "bad_field",
 	[DASK_TOO_MANY] = "too_many",
 	[DASK_NO_MEMORY] = "no_memory",
+	[DASK_OVER_BUDGET] = "over_budget",
 };
 
 const char *dask_error_name(enum dask_error e)
@@ -152,15 +153,88 @@ static cJSON *tree_parse(struct arena *mem, const char *body, size_t len)
 	return root;
 }
 
-/* The body's tree in `tree` (arena_free it, not cJSON_Delete). */
+/* What a body would cost as a tree, counted before any is built. */
+struct scan {
+	size_t nodes; /* an upper bound on the JSON values: 1 + commas + containers */
+	size_t workers; /* members of the top-level "workers" array or object */
+};
+
+/* One pass, no allocation: outside strings every value but the first
+ * follows a comma or opens a container. The top-level key before each
+ * container is remembered so that the members of "workers" can be counted;
+ * it only sizes the budget, so a malformed body merely counts oddly (cJSON
+ * rejects it next). */
+static void dec_scan(const char *p, size_t len, struct scan *sc)
+{
+	size_t depth = 0, commas = 0, opens = 0;
+	bool in_str = false, key_workers = false, in_workers = false, empty = true;
+	const char *str = NULL;
+	for (size_t i = 0; i < len; i++) {
+		char c = p[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"') {
+				in_str = false;
+				if (depth == 1)
+					key_workers = (size_t)(p + i - str) == 7 && memcmp(str, "workers", 7) == 0;
+			}
+			continue;
+		}
+		if (in_workers && depth == 2 && c != ' ' && c != '\n' && c != '\t' && c != '\r' &&
+		    c != ']' && c != '}')
+			empty = false;
+		if (c == '"') {
+			in_str = true;
+			str = p + i + 1;
+		} else if (c == '{' || c == '[') {
+			opens++;
+			in_workers |= ++depth == 2 && key_workers;
+		} else if ((c == '}' || c == ']') && depth > 0) {
+			if (depth-- == 2 && in_workers) {
+				sc->workers += !empty;
+				in_workers = key_workers = false;
+				empty = true;
+			}
+		} else if (c == ',') {
+			commas++;
+			sc->workers += in_workers && depth == 2;
+		}
+	}
+	sc->nodes = 1 + commas + opens;
+}
+
+/* Values a route may legitimately hold for the workers it declares; never
+ * more than the tree's byte cap can take at one cJSON node a value. */
+static size_t dec_budget(size_t workers)
+{
+	size_t w = workers < EVENT_MAX_LIST ? workers : EVENT_MAX_LIST;
+	size_t n = DASK_NODES_BASE + DASK_NODES_PER_WORKER * w;
+	size_t cap = DASK_TREE_MAX / sizeof(cJSON);
+	return n < cap ? n : cap;
+}
+
+/* The body's tree in `tree` (arena_free it, not cJSON_Delete), built only
+ * when the pre-scan finds it within budget; the arena's limit backstops
+ * the strings and anything the scan under-counts. */
 static cJSON *dec_parse(struct dec *d, struct arena *tree, const char *body, size_t len)
 {
-	if (len > DASK_MAX_BODY) {
-		dec_fail(d, DASK_BAD_JSON, "body of %zu bytes is over the limit", len);
+	if (len > DASK_MAX_JSON_BODY) {
+		dec_fail(d, DASK_OVER_BUDGET, "body of %zu bytes is over the limit", len);
+		return NULL;
+	}
+	struct scan sc = { 0 };
+	dec_scan(body, len, &sc);
+	size_t budget = dec_budget(sc.workers);
+	if (sc.nodes > budget) {
+		dec_fail(d, DASK_OVER_BUDGET, "%zu JSON values, budget %zu for %zu workers", sc.nodes,
+			 budget, sc.workers);
 		return NULL;
 	}
 	cJSON *root = tree_parse(tree, body, len);
-	if (!root)
+	if (!root && tree->refused)
+		dec_fail(d, DASK_OVER_BUDGET, "tree over %u MiB", DASK_TREE_MAX >> 20);
+	else if (!root)
 		dec_fail(d, DASK_BAD_JSON, "not JSON");
 	else if (!cJSON_IsObject(root))
 		dec_fail(d, DASK_BAD_SHAPE, "not a JSON object");
@@ -289,7 +363,7 @@ enum dask_error dask_parse_state(const char *body, size_t len, double t, struct 
 	events_begin(t, evs, 3);
 	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
 	struct arena tree;
-	arena_init(&tree, 0);
+	arena_init(&tree, DASK_TREE_MAX);
 	cJSON *root = dec_parse(&d, &tree, body, len);
 	if (root && d.error == DASK_OK) {
 		const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
@@ -307,6 +381,37 @@ enum dask_error dask_parse_state(const char *body, size_t len, double t, struct 
 	}
 	arena_free(&tree);
 	return events_end(&d, evs, 3);
+}
+
+/* ---- sitemap.json ------------------------------------------------------ */
+
+/* Does "paths" list a route ending in `route`? -1: no usable sitemap (an
+ * old Dask, a proxy's error page, a cut body). */
+static int sitemap_has(const cJSON *paths, const char *route)
+{
+	if (!cJSON_IsArray(paths))
+		return -1;
+	size_t rl = strlen(route);
+	const cJSON *p;
+	cJSON_ArrayForEach(p, paths)
+	{
+		size_t n = cJSON_IsString(p) ? strlen(p->valuestring) : 0;
+		if (n >= rl && strcmp(p->valuestring + n - rl, route) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom)
+{
+	struct dec d = { 0 };
+	struct arena tree;
+	arena_init(&tree, DASK_TREE_MAX);
+	cJSON *root = dec_parse(&d, &tree, body, len);
+	const cJSON *paths = d.error == DASK_OK ? cJSON_GetObjectItemCaseSensitive(root, "paths") : NULL;
+	*identity = sitemap_has(paths, "/json/identity.json");
+	*prom = sitemap_has(paths, "/metrics");
+	arena_free(&tree);
 }
 
 /* ---- identity.json ----------------------------------------------------- */
@@ -396,7 +501,7 @@ enum dask_error dask_parse_identity(const char *body, size_t len, double t, stru
 	events_begin(t, evs, 1);
 	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
 	struct arena tree;
-	arena_init(&tree, 0);
+	arena_init(&tree, DASK_TREE_MAX);
 	cJSON *root = dec_parse(&d, &tree, body, len);
 	if (d.error == DASK_OK) {
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
