@@ -11,13 +11,32 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "dask-2026.8.0"
 SITEMAP = b'{"paths": ["/health", "/json/identity.json", "/metrics", "/sitemap.json"]}'
 
 
-class FakeScheduler:
-    """mode: ok | 500 | slow | truncated | short | huge | huge_stream | drop | hang."""
+STATE = "/roastop/v1/state.json"
 
-    def __init__(self, slow_seconds=12.0):
+
+def bomb(size):
+    """A roastop route answer of `size` bytes that is almost all `0,`: a few
+    bytes of input per JSON value, the worst case for a tree-building parser."""
+    head, tail = b'{"roastop_route":1,"workers":[],"fine":[],"x":[', b"0]}"
+    return head + b"0," * ((size - len(head) - len(tail)) // 2) + tail
+
+
+class FakeScheduler:
+    """mode: ok | 500 | slow | truncated | short | huge | huge_stream | drop | hang
+    | bomb (the route answers bomb(bomb_size); the rest is normal)
+    | bomb_all (every JSON route answers it)
+    | redirect (302 to redirect_to + the path, every route)
+    | redirect_same (302 to /moved + the path, served there).
+    Every request's path and headers are kept in `seen`."""
+
+    def __init__(self, slow_seconds=12.0, bomb_size=60_000_000, redirect_to=None):
         self.mode = "ok"
         self.slow_seconds = slow_seconds
+        self.redirect_to = redirect_to
         self.requests = 0
+        self.bombs = 0  # bomb answers begun
+        self.seen = []
+        self.bomb_body = bomb(bomb_size)
         self.identity = (FIX / "identity-idle.json").read_bytes()
         self.metrics = (FIX / "scheduler-metrics.txt").read_bytes()
         fake = self
@@ -27,6 +46,7 @@ class FakeScheduler:
 
             def do_GET(self):
                 fake.requests += 1
+                fake.seen.append((self.path, dict(self.headers)))
                 fake.answer(self)
 
             def log_message(self, *args):
@@ -48,6 +68,11 @@ class FakeScheduler:
 
     def answer(self, h):
         body, mode = self.body_for(h.path), self.mode
+        if mode.startswith("redirect"):
+            return self.redirect(h)
+        if (mode == "bomb" and h.path == STATE) or (mode == "bomb_all" and h.path.endswith(".json")):
+            self.bombs += 1
+            return self.send(h, 200, self.bomb_body)
         if body is None:
             return self.send(h, 404, b"not found")
         if mode == "500":
@@ -81,12 +106,25 @@ class FakeScheduler:
             return self.send_huge(h, 200 << 20, declared=mode == "huge")
         self.send(h, 200, body)
 
+    def redirect(self, h):
+        if self.mode == "redirect_same" and h.path.startswith("/moved/"):
+            body = self.body_for(h.path[len("/moved"):])
+            return self.send(h, 200, body) if body else self.send(h, 404, b"not found")
+        where = self.redirect_to if self.mode == "redirect" else "/moved"
+        h.send_response(302)
+        h.send_header("Location", where + h.path)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
     @staticmethod
     def send(h, code, body):
         h.send_response(code)
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
-        h.wfile.write(body)
+        try:
+            h.wfile.write(body)
+        except OSError:
+            h.close_connection = True  # roastop hung up over its cap
 
     @staticmethod
     def send_huge(h, size, declared):
