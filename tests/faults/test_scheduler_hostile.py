@@ -79,7 +79,7 @@ def test_sigterm_answered_while_bodies_keep_arriving(tmp_path, size):
 
 
 def test_duration_holds_while_bodies_keep_arriving(tmp_path):
-    sched = bomber(UNDER_CAP, "bomb_all")
+    sched = bomber(BIG, "bomb_all")
     try:
         t0 = time.monotonic()
         proc = subprocess.run(
@@ -90,8 +90,8 @@ def test_duration_holds_while_bodies_keep_arriving(tmp_path):
     finally:
         sched.close()
     assert proc.returncode == 0, proc.stderr
-    assert sched.bombs >= 3
     assert took < 6.5, took
+    assert sched.bombs >= 3  # and they came, every round
 
 
 HEADER = ("X-Auth-Token", "SECRET")
