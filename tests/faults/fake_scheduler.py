@@ -3,6 +3,7 @@ real scheduler (distributed 2026.8.0) gave, captured in tests/fixtures, and
 can be told to fail in the ways real ones do."""
 import http.server
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -21,6 +22,15 @@ def bomb(size):
     return head + b"0," * ((size - len(head) - len(tail)) // 2) + tail
 
 
+def worst_bomb(size, workers=3000):
+    """The costliest route answer the parse budget lets through to cJSON:
+    enough empty workers that the count of values passes, then strings
+    until the body is `size` bytes, so the tree reaches its byte cap."""
+    head = b'{"roastop_route":1,"fine":[],"workers":[' + b",".join([b"{}"] * workers) + b'],"x":['
+    item, tail = b'"' + b"a" * 30 + b'",', b"0]}"
+    return head + item * ((size - len(head) - len(tail)) // len(item)) + tail
+
+
 class FakeScheduler:
     """mode: ok | 500 | slow | truncated | short | huge | huge_stream | drop | hang
     | bomb (the route answers bomb(bomb_size); the rest is normal)
@@ -29,7 +39,7 @@ class FakeScheduler:
     | redirect_same (302 to /moved + the path, served there).
     Every request's path and headers are kept in `seen`."""
 
-    def __init__(self, slow_seconds=12.0, bomb_size=60_000_000, redirect_to=None):
+    def __init__(self, slow_seconds=12.0, bomb_size=60_000_000, redirect_to=None, tls_cert=None):
         self.mode = "ok"
         self.slow_seconds = slow_seconds
         self.redirect_to = redirect_to
@@ -54,7 +64,13 @@ class FakeScheduler:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "http"
+        if tls_cert:  # a PEM holding the key and the certificate
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(str(tls_cert))
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def body_for(self, path):
