@@ -7,7 +7,8 @@
  * Bodies are hostile: a body is accepted whole or rejected whole, with a
  * reason and a one-line message naming the offending field. Limits: strings
  * EVENT_MAX_STRING bytes of valid UTF-8, lists EVENT_MAX_LIST entries,
- * numbers finite and in range. Unknown fields are ignored (newer Dask). */
+ * numbers finite and in range, the JSON tree within the budget below
+ * (DASK_OVER_BUDGET otherwise). Unknown fields are ignored (newer Dask). */
 #ifndef ROASTOP_DASK_JSON_H
 #define ROASTOP_DASK_JSON_H
 

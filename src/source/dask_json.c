@@ -1,8 +1,9 @@
-/* Dask HTTP bodies -> events. cJSON builds the tree (the bodies are small:
- * ~350 bytes a worker), then every field is checked before anything is
- * copied into the event's arena. Missing or null fields stay invalid (the
- * screen shows n/a); present fields of the wrong type reject the body.
- * The tree itself lives in an arena of its own, freed whole (tree_parse). */
+/* Dask HTTP bodies -> events. cJSON builds the tree (~350 bytes a worker
+ * in state.json), then every field is checked before anything is copied
+ * into the event's arena. Missing or null fields stay invalid (the screen
+ * shows n/a); present fields of the wrong type reject the body. The tree
+ * lives in an arena of its own, freed whole (tree_parse), and is built only
+ * within a budget (dec_parse): a hostile body amplifies 32-fold. */
 #include "roastop/dask_json.h"
 
 #include <cjson/cJSON.h>
