@@ -19,7 +19,7 @@
 /* The JSON routes build a cJSON tree of 4-6 bytes per body byte when legit
  * and up to 32 when hostile ("0,0,..."), so their bodies and trees have
  * budgets of their own (docs/scheduler.md, "Memory and time"): */
-#define DASK_MAX_JSON_BODY (24u << 20) /* a state.json of ~40,000 workers */
+#define DASK_MAX_JSON_BODY (16u << 20) /* more than the largest tree under DASK_TREE_MAX */
 #define DASK_TREE_MAX (48u << 20) /* arena bytes the tree may take, a hard cap */
 #define DASK_NODES_BASE 120000u /* values besides workers: 2 x 8,192 fine rows x 6, slack */
 #define DASK_NODES_PER_WORKER 256u /* identity.json has ~45 per worker, more when busy */

@@ -22,13 +22,14 @@ def bomb(size):
     return head + b"0," * ((size - len(head) - len(tail)) // 2) + tail
 
 
-def worst_bomb(size, workers=3000):
+def worst_bomb(size, workers=3000, values=700_000):
     """The costliest route answer the parse budget lets through to cJSON:
-    enough empty workers that the count of values passes, then strings
-    until the body is `size` bytes, so the tree reaches its byte cap."""
+    enough empty workers that the count of values passes, one long string
+    (its copy costs its length), then short strings (80 bytes of tree for 4
+    of body) until the tree reaches its byte cap."""
     head = b'{"roastop_route":1,"fine":[],"workers":[' + b",".join([b"{}"] * workers) + b'],"x":['
-    item, tail = b'"' + b"a" * 30 + b'",', b"0]}"
-    return head + item * ((size - len(head) - len(tail)) // len(item)) + tail
+    tail = b'"a",' * values + b"0]}"
+    return head + b'"' + b"a" * (size - len(head) - len(tail) - 3) + b'",' + tail
 
 
 class FakeScheduler:

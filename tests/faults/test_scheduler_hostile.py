@@ -19,17 +19,17 @@ from test_scheduler_faults import err, vm_hwm_kb  # noqa: E402
 
 MIB = 1 << 20
 # docs/scheduler.md, "Memory and time": a refused body costs its bytes at
-# most; the worst body the budget lets through costs 24 MiB of body + 48 MiB
-# of tree + the rest (84 MiB plain; ASan's shadow and redzones add ~30).
+# most; the worst body the budget lets through costs 16 MiB of body + 48 MiB
+# of tree + the rest (76 MiB plain; ASan's shadow and redzones add ~20).
 RSS_BOUND_MIB, WORST_BOUND_MIB = 100, 128
-BIG, UNDER_CAP = 60_000_000, 20 * MIB  # the probe's body; one the size cap lets through
+BIG, UNDER_CAP = 60_000_000, 12 * MIB  # the probe's body; one the size cap lets through
 WORST = "worst"  # a body just under the cap that fills the tree to its cap
 
 
 def bomber(size, mode="bomb"):
     s = FakeScheduler(bomb_size=size if size != WORST else 100)
     if size == WORST:
-        s.bomb_body = worst_bomb(24 * MIB - 1)
+        s.bomb_body = worst_bomb(16 * MIB - 1)
     s.mode = mode
     return s
 
