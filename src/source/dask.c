@@ -96,7 +96,7 @@ struct dask {
 	long prom_code; /* HTTP status of this round's /metrics */
 	char identity_why[200]; /* why identity.json did not do this round */
 	char state_why[200]; /* why the roastop route did not, when it last answered */
-	char redirect_why[200]; /* the redirect this round did not follow */
+	char redirect_why[200]; /* the redirect this request did not follow */
 	char redirected[URL_MAX]; /* the redirect this round followed */
 	size_t wk_next, wk_pending;
 	unsigned failures; /* consecutive rounds the scheduler could not be reached */
@@ -304,6 +304,7 @@ static void sched_start(struct dask *d, enum route r)
 		return;
 	}
 	d->sched.hops = 0;
+	d->redirect_why[0] = '\0';
 	if (r == R_STATE)
 		d->state_why[0] = '\0'; /* kept until the route is asked again */
 	xfer_start(d, &d->sched, r, url);
@@ -328,7 +329,7 @@ static void round_begin(struct dask *d)
 	d->prom_workers = d->prom_tasks = optnum_none();
 	d->prom_code = 0;
 	snprintf(d->identity_why, sizeof(d->identity_why), "identity.json not offered");
-	d->redirect_why[0] = d->redirected[0] = '\0';
+	d->redirected[0] = '\0';
 	if (d->want_sitemap)
 		sched_start(d, R_SITEMAP);
 	else if (d->has_state && d->now >= d->state_retry_at)
@@ -555,10 +556,12 @@ static bool sched_redirect(struct dask *d, struct xfer *x)
 	bool known = target && url_origin(d->cfg.url, base, sizeof(base)) &&
 		     url_origin(target, to, sizeof(to));
 	bool same = known && strcasecmp(base, to) == 0;
+	bool web = known && (strncasecmp(to, "http://", 7) == 0 || strncasecmp(to, "https://", 8) == 0);
 	const char *why = !known			 ? "no usable Location"
+			  : !web			 ? "not http or https"
 			  : x->hops >= DASK_MAX_REDIRECTS ? "too many redirects"
 			  : same			 ? NULL
-			  : strncmp(base, "https:", 6) == 0 && strncmp(to, "https:", 6) != 0
+			  : strncasecmp(base, "https:", 6) == 0 && strncasecmp(to, "https:", 6) != 0
 				  ? "https -> http"
 				  : ANOTHER_ORIGIN;
 	if (!why) {

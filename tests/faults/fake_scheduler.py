@@ -37,7 +37,8 @@ class FakeScheduler:
     | bomb (the route answers bomb(bomb_size); the rest is normal)
     | bomb_all (every JSON route answers it)
     | redirect (302 to redirect_to + the path, every route)
-    | redirect_same (302 to /moved + the path, served there).
+    | redirect_same (302 to /moved + the path, served there)
+    | redirect_loop (302 to the same path).
     Every request's path and headers are kept in `seen`."""
 
     def __init__(self, slow_seconds=12.0, bomb_size=60_000_000, redirect_to=None, tls_cert=None):
@@ -127,7 +128,7 @@ class FakeScheduler:
         if self.mode == "redirect_same" and h.path.startswith("/moved/"):
             body = self.body_for(h.path[len("/moved"):])
             return self.send(h, 200, body) if body else self.send(h, 404, b"not found")
-        where = self.redirect_to if self.mode == "redirect" else "/moved"
+        where = {"redirect": self.redirect_to, "redirect_same": "/moved"}.get(self.mode, "")
         h.send_response(302)
         h.send_header("Location", where + h.path)
         h.send_header("Content-Length", "0")

@@ -164,3 +164,18 @@ def test_https_is_not_downgraded_by_a_redirect(tmp_path):
     assert src["state"] == "degraded"
     assert f"redirect to {sched.redirect_to}/json/identity.json not followed: https -> http" \
         in src["reason"], src
+
+
+def test_redirect_loop_is_cut_and_said(tmp_path):
+    sched = FakeScheduler()
+    sched.mode = "redirect_loop"
+    try:
+        lst = watch(tmp_path, sched)
+        wait_for(lambda: "too many redirects" in err(lst), timeout=30)
+        _, m = lst.stop()
+    finally:
+        sched.close()
+    src = m["roastop"]["sources"]["scheduler"]
+    assert src["state"] == "degraded", src
+    s = m["roastop"]["scheduler"]
+    assert s["redirects"] >= 3 and s["redirects_refused"] >= 1
