@@ -279,13 +279,23 @@ static size_t route_max_body(enum route r)
 	}
 }
 
+/* A rare big body's pages go back rather than wait for the next body
+ * (the scheduler's routes run one after another in one buffer). */
+static void xfer_shrink(struct xfer *x)
+{
+	if (x->body.cap > BODY_KEEP)
+		strbuf_free(&x->body);
+	else
+		strbuf_reset(&x->body);
+}
+
 static void xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url)
 {
 	x->route = r;
 	x->busy = true;
 	x->too_large = false;
 	x->max_body = route_max_body(r);
-	strbuf_reset(&x->body);
+	xfer_shrink(x);
 	curl_easy_setopt(x->easy, CURLOPT_URL, url);
 	curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max_body);
 	d->st.requests++;
@@ -762,8 +772,8 @@ static void multi_collect(struct dask *d)
 			worker_done(d, x, rc, code);
 		else
 			sched_done(d, rc, code);
-		if (!x->busy && x->body.cap > BODY_KEEP)
-			strbuf_free(&x->body); /* a rare big body: give its pages back */
+		if (!x->busy)
+			xfer_shrink(x);
 	}
 }
 
