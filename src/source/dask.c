@@ -476,8 +476,8 @@ static void on_identity(struct dask *d, long code, const struct xfer *x)
 			return;
 		}
 		reject_count(d, e);
-		snprintf(d->identity_why, sizeof(d->identity_why), "identity.json rejected (%s: %.120s)",
-			 dask_error_name(e), err);
+		snprintf(d->identity_why, sizeof(d->identity_why),
+			 "identity.json rejected (%s: %.120s)", dask_error_name(e), err);
 	} else {
 		d->st.http_500 += code == 500; /* dask#8370: tuple keys while tasks run */
 		route_why(d, x, code, d->identity_why, sizeof(d->identity_why));
@@ -566,7 +566,8 @@ static bool sched_redirect(struct dask *d, struct xfer *x)
 	bool known = target && url_origin(d->cfg.url, base, sizeof(base)) &&
 		     url_origin(target, to, sizeof(to));
 	bool same = known && strcasecmp(base, to) == 0;
-	bool web = known && (strncasecmp(to, "http://", 7) == 0 || strncasecmp(to, "https://", 8) == 0);
+	bool web = known &&
+		   (strncasecmp(to, "http://", 7) == 0 || strncasecmp(to, "https://", 8) == 0);
 	const char *why = !known			 ? "no usable Location"
 			  : !web			 ? "not http or https"
 			  : x->hops >= DASK_MAX_REDIRECTS ? "too many redirects"
@@ -584,8 +585,8 @@ static bool sched_redirect(struct dask *d, struct xfer *x)
 		why = "cannot start an HTTP transfer";
 	}
 	d->st.redirects_refused++;
-	int n = snprintf(d->redirect_why, sizeof(d->redirect_why), "redirect to %.90s not followed: %s",
-			 target ? target : "?", why);
+	int n = snprintf(d->redirect_why, sizeof(d->redirect_why),
+			 "redirect to %.90s not followed: %s", target ? target : "?", why);
 	if (why == ANOTHER_ORIGIN && n > 0 && (size_t)n < sizeof(d->redirect_why))
 		snprintf(d->redirect_why + n, sizeof(d->redirect_why) - (size_t)n,
 			 "; use --scheduler %.60s", to);
@@ -732,8 +733,8 @@ static void fallback_finish(struct dask *d)
 	}
 	if (!d->prom_workers.valid && s->n_workers == 0) {
 		char why[sizeof(d->reason)];
-		snprintf(why, sizeof(why), "%.170s, /metrics HTTP %ld: no sample%s%.110s", d->identity_why,
-			 d->prom_code, d->state_why[0] ? "; " : "", d->state_why);
+		snprintf(why, sizeof(why), "%.170s, /metrics HTTP %ld: no sample%s%.110s",
+			 d->identity_why, d->prom_code, d->state_why[0] ? "; " : "", d->state_why);
 		status_set(d, SRC_DEGRADED, why);
 		round_end(d, true);
 		return;

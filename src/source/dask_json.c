@@ -158,51 +158,63 @@ static cJSON *tree_parse(struct arena *mem, const char *body, size_t len)
 struct scan {
 	size_t nodes; /* an upper bound on the JSON values: 1 + commas + containers */
 	size_t workers; /* members of the top-level "workers" array or object */
+	size_t depth;
+	bool key_workers; /* the last string at depth 1 was "workers" */
+	bool in_workers, empty; /* inside its value; no member seen yet */
 };
 
+/* The index of the quote closing the string opened at p[i] (len if none). */
+static size_t scan_string(const char *p, size_t len, size_t i)
+{
+	for (i++; i < len && p[i] != '"'; i++)
+		if (p[i] == '\\')
+			i++;
+	return i;
+}
+
+static void scan_open(struct scan *sc)
+{
+	sc->nodes++;
+	sc->in_workers |= ++sc->depth == 2 && sc->key_workers;
+}
+
+static void scan_close(struct scan *sc)
+{
+	if (sc->depth == 0)
+		return;
+	if (sc->depth-- == 2 && sc->in_workers) {
+		sc->workers += !sc->empty;
+		sc->in_workers = sc->key_workers = false;
+		sc->empty = true;
+	}
+}
+
 /* One pass, no allocation: outside strings every value but the first
- * follows a comma or opens a container. The top-level key before each
- * container is remembered so that the members of "workers" can be counted;
- * it only sizes the budget, so a malformed body merely counts oddly (cJSON
- * rejects it next). */
+ * follows a comma or opens a container. The members of "workers" are
+ * counted to size the budget, so a malformed body merely counts oddly
+ * (cJSON rejects it next). */
 static void dec_scan(const char *p, size_t len, struct scan *sc)
 {
-	size_t depth = 0, commas = 0, opens = 0;
-	bool in_str = false, key_workers = false, in_workers = false, empty = true;
-	const char *str = NULL;
+	*sc = (struct scan){ .nodes = 1, .empty = true };
 	for (size_t i = 0; i < len; i++) {
 		char c = p[i];
-		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"') {
-				in_str = false;
-				if (depth == 1)
-					key_workers = (size_t)(p + i - str) == 7 && memcmp(str, "workers", 7) == 0;
-			}
-			continue;
-		}
-		if (in_workers && depth == 2 && c != ' ' && c != '\n' && c != '\t' && c != '\r' &&
-		    c != ']' && c != '}')
-			empty = false;
+		if (sc->in_workers && sc->depth == 2 && c != ' ' && c != '\n' && c != '\t' &&
+		    c != '\r' && c != ']' && c != '}')
+			sc->empty = false;
 		if (c == '"') {
-			in_str = true;
-			str = p + i + 1;
+			size_t end = scan_string(p, len, i);
+			if (sc->depth == 1) /* a key, or a value that the next key replaces */
+				sc->key_workers = end - i - 1 == 7 && memcmp(p + i + 1, "workers", 7) == 0;
+			i = end;
 		} else if (c == '{' || c == '[') {
-			opens++;
-			in_workers |= ++depth == 2 && key_workers;
-		} else if ((c == '}' || c == ']') && depth > 0) {
-			if (depth-- == 2 && in_workers) {
-				sc->workers += !empty;
-				in_workers = key_workers = false;
-				empty = true;
-			}
+			scan_open(sc);
+		} else if (c == '}' || c == ']') {
+			scan_close(sc);
 		} else if (c == ',') {
-			commas++;
-			sc->workers += in_workers && depth == 2;
+			sc->nodes++;
+			sc->workers += sc->in_workers && sc->depth == 2;
 		}
 	}
-	sc->nodes = 1 + commas + opens;
 }
 
 /* Values a route may legitimately hold for the workers it declares; never
@@ -224,12 +236,12 @@ static cJSON *dec_parse(struct dec *d, struct arena *tree, const char *body, siz
 		dec_fail(d, DASK_OVER_BUDGET, "body of %zu bytes is over the limit", len);
 		return NULL;
 	}
-	struct scan sc = { 0 };
+	struct scan sc;
 	dec_scan(body, len, &sc);
 	size_t budget = dec_budget(sc.workers);
 	if (sc.nodes > budget) {
-		dec_fail(d, DASK_OVER_BUDGET, "%zu JSON values, budget %zu for %zu workers", sc.nodes,
-			 budget, sc.workers);
+		dec_fail(d, DASK_OVER_BUDGET, "%zu JSON values, budget %zu for %zu workers",
+			 sc.nodes, budget, sc.workers);
 		return NULL;
 	}
 	cJSON *root = tree_parse(tree, body, len);
@@ -409,7 +421,8 @@ void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom)
 	struct arena tree;
 	arena_init(&tree, DASK_TREE_MAX);
 	cJSON *root = dec_parse(&d, &tree, body, len);
-	const cJSON *paths = d.error == DASK_OK ? cJSON_GetObjectItemCaseSensitive(root, "paths") : NULL;
+	const cJSON *paths =
+		d.error == DASK_OK ? cJSON_GetObjectItemCaseSensitive(root, "paths") : NULL;
 	*identity = sitemap_has(paths, "/json/identity.json");
 	*prom = sitemap_has(paths, "/metrics");
 	arena_free(&tree);
