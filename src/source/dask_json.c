@@ -163,13 +163,14 @@ struct scan {
 	bool in_workers, empty; /* inside its value; no member seen yet */
 };
 
-/* The index of the quote closing the string opened at p[i] (len if none). */
+/* The index of the quote closing the string opened at p[i] (len if none:
+ * a last backslash must not step past the end). */
 static size_t scan_string(const char *p, size_t len, size_t i)
 {
 	for (i++; i < len && p[i] != '"'; i++)
 		if (p[i] == '\\')
 			i++;
-	return i;
+	return i < len ? i : len;
 }
 
 static void scan_open(struct scan *sc)
@@ -203,7 +204,7 @@ static void dec_scan(const char *p, size_t len, struct scan *sc)
 			sc->empty = false;
 		if (c == '"') {
 			size_t end = scan_string(p, len, i);
-			if (sc->depth == 1) /* a key, or a value that the next key replaces */
+			if (sc->depth == 1 && end < len) /* a key, or a value the next key replaces */
 				sc->key_workers = end - i - 1 == 7 && memcmp(p + i + 1, "workers", 7) == 0;
 			i = end;
 		} else if (c == '{' || c == '[') {
