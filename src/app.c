@@ -525,8 +525,13 @@ static void dask_extra(cJSON *extra, const struct dask *d)
 		{ "identity_500", st.http_500 }, { "rejected", st.rejected },
 		{ "out_of_range", st.out_of_range },
 		{ "too_large", st.too_large }, { "bytes", st.bytes },
+		{ "redirects", st.redirects }, { "redirects_refused", st.redirects_refused },
 	};
 	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
+	cJSON *by = cJSON_AddObjectToObject(o, "rejected_by");
+	for (int e = DASK_OK + 1; by && e < DASK__COUNT; e++)
+		if (st.rejected_by[e])
+			cJSON_AddNumberToObject(by, dask_error_name(e), (double)st.rejected_by[e]);
 }
 
 /* The pacing: jumps are counted only when paced (not measured at --speed 0). */

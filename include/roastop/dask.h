@@ -8,19 +8,24 @@
  *   4. each worker's /metrics  memory, threads and CPU while 2 answers 500
  *
  * and delivers EV_SAMPLE, EV_FINE and EV_STATUS ("scheduler": connected,
- * degraded and why, lost) events. An unreachable scheduler is retried with
+ * degraded and why, lost) events. Redirects are followed by hand and only
+ * within the origin (scheme, host, port) of --scheduler: --header values
+ * never reach another host, and https is never downgraded. An unreachable scheduler is retried with
  * exponential backoff; the LOST status makes the run model leave a gap. */
 #ifndef ROASTOP_DASK_H
 #define ROASTOP_DASK_H
 
 #include <poll.h>
 
+#include "roastop/dask_json.h"
 #include "roastop/event.h"
 
 #define DASK_MAX_FDS 64 /* sockets + 2 timers the poller may ask poll() to watch */
 #define DASK_WORKER_POLL_MAX 512 /* larger clusters: no per-worker fallback */
 #define DASK_WORKER_CONCURRENCY 16
 #define DASK_BACKOFF_MAX 30.0 /* seconds between retries of a lost scheduler */
+#define DASK_WORKER_MAX_BODY (1u << 20) /* a worker's /metrics: ~5 KB; 16 at a time */
+#define DASK_MAX_REDIRECTS 3 /* same-origin hops followed per request */
 
 struct dask_config {
 	const char *url; /* http(s)://host:port of the dashboard */
@@ -37,8 +42,10 @@ struct dask_stats {
 	uint64_t requests, failures; /* HTTP transfers; failed ones (transport or status) */
 	uint64_t http_500; /* identity.json 500s (dask#8370) */
 	uint64_t rejected; /* bodies refused by the decoders */
+	uint64_t rejected_by[DASK__COUNT]; /* the same, by reason (dask_error_name) */
 	uint64_t out_of_range; /* numbers outside range.h's table: bodies refused, rates dropped */
-	uint64_t too_large; /* bodies over DASK_MAX_BODY */
+	uint64_t too_large; /* bodies over their route's cap */
+	uint64_t redirects, redirects_refused; /* followed (same origin); not followed */
 	uint64_t bytes; /* body bytes received */
 	const char *mode; /* "state", "identity", "prometheus", "lost", "-" */
 };

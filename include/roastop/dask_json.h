@@ -8,7 +8,8 @@
  * reason and a one-line message naming the offending field. Limits: strings
  * EVENT_MAX_STRING bytes of valid UTF-8, lists EVENT_MAX_LIST entries,
  * numbers finite and within range.h's table (the one the recording decoder
- * uses). Unknown fields are ignored (newer Dask). */
+ * uses), the JSON tree within the budget below (DASK_OVER_BUDGET otherwise).
+ * Unknown fields are ignored (newer Dask). */
 #ifndef ROASTOP_DASK_JSON_H
 #define ROASTOP_DASK_JSON_H
 
@@ -16,6 +17,13 @@
 #include "roastop/prom.h"
 
 #define DASK_MAX_BODY (64u << 20) /* bytes the poller accepts from one response */
+/* The JSON routes build a cJSON tree of 4-6 bytes per body byte when legit
+ * and up to 32 when hostile ("0,0,..."), so their bodies and trees have
+ * budgets of their own (docs/scheduler.md, "Memory and time"): */
+#define DASK_MAX_JSON_BODY (16u << 20) /* more than the largest tree under DASK_TREE_MAX */
+#define DASK_TREE_MAX (48u << 20) /* arena bytes the tree may take, a hard cap */
+#define DASK_NODES_BASE 120000u /* values besides workers: 2 x 8,192 fine rows x 6, slack */
+#define DASK_NODES_PER_WORKER 256u /* identity.json has ~45 per worker, more when busy */
 
 enum dask_error {
 	DASK_OK = 0,
@@ -25,6 +33,7 @@ enum dask_error {
 	DASK_TOO_MANY, /* more workers or rows than EVENT_MAX_LIST */
 	DASK_OUT_OF_RANGE, /* a number outside range.h's table, or a sum of them */
 	DASK_NO_MEMORY,
+	DASK_OVER_BUDGET, /* more JSON values or tree bytes than the route can hold */
 	DASK__COUNT
 };
 
@@ -35,6 +44,10 @@ const char *dask_error_name(enum dask_error e);
  * stays EV_NONE otherwise). Every event is reset first and stamped t. */
 enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
 				 struct event *fine, struct event *span, char *err, size_t errsz);
+
+/* /sitemap.json -> whether its "paths" list identity.json and /metrics:
+ * 1 yes, 0 no, -1 unknown (not a usable sitemap). Budgeted like the rest. */
+void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom);
 
 /* A worker's dashboard, from identity.json's services. */
 typedef void (*dask_endpoint_fn)(void *ctx, const char *worker, const char *host, int port);

@@ -7,12 +7,12 @@
 #include "roastop/clock.h"
 #include "roastop/dask.h"
 
-#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +27,8 @@
 #define STATE_RETRY 5.0 /* seconds before asking again for an absent route */
 #define N_SOCKS (DASK_MAX_FDS - 2)
 #define WK_URL 160 /* http://[v6 host]:port/metrics */
+#define BODY_KEEP (1u << 20) /* a body buffer grown past this is freed after use */
+#define HTTP_TOO_LARGE 413 /* what a body cut at its route's cap counts as */
 
 enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_WORKER };
 
@@ -43,7 +45,9 @@ struct xfer {
 	bool busy;
 	size_t worker; /* R_WORKER: index into d->wk */
 	struct strbuf body;
+	size_t max_body; /* the route's cap */
 	bool too_large;
+	unsigned hops; /* same-origin redirects followed for this request */
 };
 
 /* What the last good identity.json said about a worker, for the fallback. */
@@ -91,7 +95,10 @@ struct dask {
 	bool fallback; /* identity answered 500: prom + workers this round */
 	optnum prom_workers, prom_tasks;
 	long prom_code; /* HTTP status of this round's /metrics */
-	char identity_why[120]; /* why identity.json did not do this round */
+	char identity_why[200]; /* why identity.json did not do this round */
+	char state_why[200]; /* why the roastop route did not, when it last answered */
+	char redirect_why[200]; /* the redirect this request did not follow */
+	char redirected[URL_MAX]; /* the redirect this round followed */
 	size_t wk_next, wk_pending;
 	unsigned failures; /* consecutive rounds the scheduler could not be reached */
 	enum { FLUSH_NONE, FLUSH_WANTED, FLUSH_RUNNING, FLUSH_DONE } flush;
@@ -100,7 +107,7 @@ struct dask {
 	size_t n_wk;
 	/* status as last delivered */
 	enum source_state state;
-	char reason[160];
+	char reason[320];
 	bool status_sent;
 	struct dask_stats st;
 };
@@ -160,13 +167,19 @@ static void workers_begin(struct dask *d);
 
 /* ---- status ------------------------------------------------------------- */
 
+/* A redirect followed this round is named in whatever the status says. */
 static void status_set(struct dask *d, enum source_state state, const char *reason)
 {
-	if (d->status_sent && d->state == state && strcmp(d->reason, reason) == 0)
+	char full[sizeof(d->reason)];
+	if (d->redirected[0])
+		snprintf(full, sizeof(full), "%s (redirected to %.120s)", reason, d->redirected);
+	else
+		strutil_copy(full, sizeof(full), reason);
+	if (d->status_sent && d->state == state && strcmp(d->reason, full) == 0)
 		return;
 	d->status_sent = true;
 	d->state = state;
-	strutil_copy(d->reason, sizeof(d->reason), reason);
+	strutil_copy(d->reason, sizeof(d->reason), full);
 	struct event *ev = &d->ev_status;
 	event_reset(ev);
 	ev->type = EV_STATUS;
@@ -214,7 +227,7 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userp)
 {
 	struct xfer *x = userp;
 	size_t n = size * nmemb;
-	if (x->body.len + n > DASK_MAX_BODY) {
+	if (x->body.len + n > x->max_body) {
 		x->too_large = true;
 		return 0; /* aborts the transfer */
 	}
@@ -238,12 +251,12 @@ static bool xfer_init(struct dask *d, struct xfer *x, bool headers)
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)DASK_MAX_BODY);
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 3L);
+	/* curl would carry --header values to any host a redirect names (it
+	 * strips only Authorization and Cookie) and follow https -> http: the
+	 * scheduler's redirects are followed by hand (sched_redirect). */
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
 	if (headers)
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
@@ -256,13 +269,36 @@ static bool xfer_init(struct dask *d, struct xfer *x, bool headers)
 	return true;
 }
 
+/* JSON bodies become a tree (dask_json.h's budget); Prometheus text is
+ * parsed as it stands, so only the buffer counts. */
+static size_t route_max_body(enum route r)
+{
+	switch (r) {
+	case R_PROM: return DASK_MAX_BODY;
+	case R_WORKER: return DASK_WORKER_MAX_BODY;
+	default: return DASK_MAX_JSON_BODY;
+	}
+}
+
+/* A rare big body's pages go back rather than wait for the next body
+ * (the scheduler's routes run one after another in one buffer). */
+static void xfer_shrink(struct xfer *x)
+{
+	if (x->body.cap > BODY_KEEP)
+		strbuf_free(&x->body);
+	else
+		strbuf_reset(&x->body);
+}
+
 static void xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url)
 {
 	x->route = r;
 	x->busy = true;
 	x->too_large = false;
-	strbuf_reset(&x->body);
+	x->max_body = route_max_body(r);
+	xfer_shrink(x);
 	curl_easy_setopt(x->easy, CURLOPT_URL, url);
+	curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max_body);
 	d->st.requests++;
 	if (curl_multi_add_handle(d->multi, x->easy) != CURLM_OK) {
 		x->busy = false;
@@ -278,6 +314,10 @@ static void sched_start(struct dask *d, enum route r)
 		round_end(d, false);
 		return;
 	}
+	d->sched.hops = 0;
+	d->redirect_why[0] = '\0';
+	if (r == R_STATE)
+		d->state_why[0] = '\0'; /* kept until the route is asked again */
 	xfer_start(d, &d->sched, r, url);
 	if (!d->sched.busy) {
 		status_set(d, SRC_LOST, "cannot start an HTTP transfer");
@@ -300,6 +340,7 @@ static void round_begin(struct dask *d)
 	d->prom_workers = d->prom_tasks = optnum_none();
 	d->prom_code = 0;
 	snprintf(d->identity_why, sizeof(d->identity_why), "identity.json not offered");
+	d->redirected[0] = '\0';
 	if (d->want_sitemap)
 		sched_start(d, R_SITEMAP);
 	else if (d->has_state && d->now >= d->state_retry_at)
@@ -360,6 +401,30 @@ static void ep_add(void *ctx, const char *worker, const char *host, int port)
 /* Keeps what a good identity said, for rounds in which it answers 500. */
 static void wk_cache(struct dask *d, const struct ev_sample *s);
 
+static void reject_count(struct dask *d, enum dask_error e)
+{
+	d->st.rejected++;
+	d->st.rejected_by[e]++;
+	d->st.out_of_range += e == DASK_OUT_OF_RANGE;
+}
+
+/* Why a route that answered did not do: a cut body, a refused redirect,
+ * an HTTP status; "" when there is nothing to say. */
+static void route_why(const struct dask *d, const struct xfer *x, long code, char *buf,
+		      size_t size)
+{
+	const char *name = x->route == R_STATE ? "roastop route" : ROUTE_PATH[x->route];
+	if (x->too_large)
+		snprintf(buf, size, "%s: response over the size limit (%zu MiB)", name,
+			 x->max_body >> 20);
+	else if (d->redirect_why[0])
+		snprintf(buf, size, "%s: %.170s", name, d->redirect_why);
+	else if (code == 500 && x->route == R_IDENTITY)
+		snprintf(buf, size, "identity.json 500 while tasks run (dask#8370)");
+	else if (x->route != R_STATE || code != 404) /* 404: not installed yet */
+		snprintf(buf, size, "%s HTTP %ld", name, code);
+}
+
 static void on_state(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
@@ -375,11 +440,26 @@ static void on_state(struct dask *d, long code, const struct xfer *x)
 			round_end(d, true);
 			return;
 		}
-		d->st.rejected++;
-		d->st.out_of_range += e == DASK_OUT_OF_RANGE;
+		reject_count(d, e);
+		snprintf(d->state_why, sizeof(d->state_why), "roastop route rejected (%s: %.120s)",
+			 dask_error_name(e), err);
+	} else {
+		route_why(d, x, code, d->state_why, sizeof(d->state_why));
 	}
 	d->state_retry_at = d->now + STATE_RETRY; /* absent until the collector installs it */
 	sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
+}
+
+/* identity.json did: connected, unless the route answered and was refused. */
+static void identity_status(struct dask *d)
+{
+	char why[sizeof(d->reason)];
+	if (!d->state_why[0]) {
+		status_set(d, SRC_CONNECTED, "identity.json (no roastop route: no fine metrics)");
+		return;
+	}
+	snprintf(why, sizeof(why), "identity.json (no fine metrics); %s", d->state_why);
+	status_set(d, SRC_DEGRADED, why);
 }
 
 static void on_identity(struct dask *d, long code, const struct xfer *x)
@@ -390,24 +470,19 @@ static void on_identity(struct dask *d, long code, const struct xfer *x)
 		enum dask_error e = dask_parse_identity(x->body.data, x->body.len, d->now, &d->ev,
 							ep_add, d, err, sizeof(err));
 		if (e == DASK_OK) {
-			status_set(d, SRC_CONNECTED,
-				   "identity.json (no roastop route: no fine metrics)");
+			identity_status(d);
 			wk_cache(d, &d->ev.u.sample);
 			deliver(d, &d->ev);
 			d->st.mode = "identity";
 			round_end(d, true);
 			return;
 		}
-		d->st.rejected++;
-		d->st.out_of_range += e == DASK_OUT_OF_RANGE;
-		snprintf(d->identity_why, sizeof(d->identity_why), "identity.json rejected (%.80s)",
-			 err);
-	} else if (code == 500) {
-		d->st.http_500++; /* dask#8370: tuple keys while tasks run */
+		reject_count(d, e);
 		snprintf(d->identity_why, sizeof(d->identity_why),
-			 "identity.json 500 while tasks run (dask#8370)");
+			 "identity.json rejected (%s: %.120s)", dask_error_name(e), err);
 	} else {
-		snprintf(d->identity_why, sizeof(d->identity_why), "identity.json HTTP %ld", code);
+		d->st.http_500 += code == 500; /* dask#8370: tuple keys while tasks run */
+		route_why(d, x, code, d->identity_why, sizeof(d->identity_why));
 	}
 	d->fallback = true;
 	if (d->has_prom)
@@ -438,37 +513,17 @@ static void on_prom(struct dask *d, long code, const struct xfer *x)
 		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
 		d->prom_tasks = d->ev.u.sample.tasks_processing;
 	} else if (code == 200) {
-		d->st.rejected++;
-		d->st.out_of_range += e == DASK_OUT_OF_RANGE;
+		reject_count(d, e);
 	}
 	workers_begin(d);
-}
-
-/* Does /sitemap.json's "paths" list a route ending in `route`? -1: no usable
- * sitemap (an old Dask, a proxy's error page, a cut body). */
-static int sitemap_has(const cJSON *paths, const char *route)
-{
-	if (!cJSON_IsArray(paths))
-		return -1;
-	size_t rl = strlen(route);
-	const cJSON *p;
-	cJSON_ArrayForEach(p, paths)
-	{
-		size_t n = cJSON_IsString(p) ? strlen(p->valuestring) : 0;
-		if (n >= rl && strcmp(p->valuestring + n - rl, route) == 0)
-			return 1;
-	}
-	return 0;
 }
 
 static void on_sitemap(struct dask *d, long code, const struct xfer *x)
 {
 	d->want_sitemap = false;
-	cJSON *root = code == 200 ? cJSON_ParseWithLength(x->body.data, x->body.len) : NULL;
-	const cJSON *paths = cJSON_GetObjectItemCaseSensitive(root, "paths");
-	int id = sitemap_has(paths, "/json/identity.json");
-	int prom = sitemap_has(paths, "/metrics");
-	cJSON_Delete(root);
+	int id = -1, prom = -1;
+	if (code == 200)
+		dask_parse_sitemap(x->body.data, x->body.len, &id, &prom);
 	d->has_identity = id != 0; /* unknown: try it */
 	d->has_prom = prom != 0;
 	d->has_state = true; /* installed at run time, so never in an old sitemap */
@@ -476,19 +531,86 @@ static void on_sitemap(struct dask *d, long code, const struct xfer *x)
 	round_begin(d);
 }
 
+/* scheme://host:port of url, the port filled in when implied. */
+static bool url_origin(const char *url, char *buf, size_t size)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	bool ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+		  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+		  curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+		  curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK;
+	if (ok) {
+		int n = snprintf(buf, size, "%s://%s:%s", scheme, host, port);
+		ok = n > 0 && (size_t)n < size;
+	}
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return ok;
+}
+
+static const char ANOTHER_ORIGIN[] = "another origin";
+
+static bool http_redirect(long code)
+{
+	return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
+}
+
+/* Follows a redirect of the scheduler's within the origin of --scheduler
+ * (the --header values are meant for it alone), at most DASK_MAX_REDIRECTS
+ * hops. Otherwise says why in redirect_why and returns false: the route
+ * then falls back as for any other HTTP status. */
+static bool sched_redirect(struct dask *d, struct xfer *x)
+{
+	char *target = NULL, base[URL_MAX], to[URL_MAX];
+	curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &target);
+	bool known = target && url_origin(d->cfg.url, base, sizeof(base)) &&
+		     url_origin(target, to, sizeof(to));
+	bool same = known && strcasecmp(base, to) == 0;
+	bool web = known &&
+		   (strncasecmp(to, "http://", 7) == 0 || strncasecmp(to, "https://", 8) == 0);
+	const char *why = !known			 ? "no usable Location"
+			  : !web			 ? "not http or https"
+			  : x->hops >= DASK_MAX_REDIRECTS ? "too many redirects"
+			  : same			 ? NULL
+			  : strncasecmp(base, "https:", 6) == 0 && strncasecmp(to, "https:", 6) != 0
+				  ? "https -> http"
+				  : ANOTHER_ORIGIN;
+	if (!why) {
+		x->hops++;
+		d->st.redirects++;
+		strutil_copy(d->redirected, sizeof(d->redirected), target);
+		xfer_start(d, x, x->route, d->redirected);
+		if (x->busy)
+			return true;
+		why = "cannot start an HTTP transfer";
+	}
+	d->st.redirects_refused++;
+	int n = snprintf(d->redirect_why, sizeof(d->redirect_why),
+			 "redirect to %.90s not followed: %s", target ? target : "?", why);
+	if (why == ANOTHER_ORIGIN && n > 0 && (size_t)n < sizeof(d->redirect_why))
+		snprintf(d->redirect_why + n, sizeof(d->redirect_why) - (size_t)n,
+			 "; use --scheduler %.60s", to);
+	return false;
+}
+
 static void sched_done(struct dask *d, CURLcode rc, long code)
 {
 	struct xfer *x = &d->sched;
-	if (rc != CURLE_OK || code == 0) {
-		x->too_large |= rc == CURLE_FILESIZE_EXCEEDED; /* declared over the cap */
-		if (x->too_large)
-			d->st.too_large++;
+	x->too_large |= rc == CURLE_FILESIZE_EXCEEDED; /* declared over the cap */
+	if (x->too_large) {
+		d->st.too_large++;
+		code = HTTP_TOO_LARGE; /* a refused body: the next source may do */
+	} else if (rc != CURLE_OK || code == 0) {
 		d->st.failures++;
 		char why[200];
-		snprintf(why, sizeof(why), "%s: %s", ROUTE_PATH[x->route],
-			 x->too_large ? "response over the size limit" : curl_easy_strerror(rc));
+		snprintf(why, sizeof(why), "%s: %s", ROUTE_PATH[x->route], curl_easy_strerror(rc));
 		status_set(d, SRC_LOST, why);
 		round_end(d, false);
+		return;
+	} else if (http_redirect(code) && sched_redirect(d, x)) {
 		return;
 	}
 	d->st.bytes += x->body.len;
@@ -628,9 +750,9 @@ static void fallback_finish(struct dask *d)
 		};
 	}
 	if (!d->prom_workers.valid && s->n_workers == 0) {
-		char why[200];
-		snprintf(why, sizeof(why), "%s, /metrics HTTP %ld: no sample", d->identity_why,
-			 d->prom_code);
+		char why[sizeof(d->reason)];
+		snprintf(why, sizeof(why), "%.170s, /metrics HTTP %ld: no sample%s%.110s",
+			 d->identity_why, d->prom_code, d->state_why[0] ? "; " : "", d->state_why);
 		status_set(d, SRC_DEGRADED, why);
 		round_end(d, true);
 		return;
@@ -639,9 +761,10 @@ static void fallback_finish(struct dask *d)
 						: (uint32_t)s->n_workers;
 	if (s->n_workers != s->worker_count)
 		s->n_workers = 0; /* a partial list would read as departures */
-	char why[200];
-	snprintf(why, sizeof(why), "%s: %s", d->identity_why,
-		 s->n_workers ? "workers' /metrics" : "counts from /metrics");
+	char why[sizeof(d->reason)];
+	snprintf(why, sizeof(why), "%.170s: %s%s%.110s", d->identity_why,
+		 s->n_workers ? "workers' /metrics" : "counts from /metrics",
+		 d->state_why[0] ? "; " : "", d->state_why);
 	status_set(d, SRC_DEGRADED, why);
 	d->st.mode = "prometheus";
 	deliver(d, &d->ev);
@@ -668,6 +791,8 @@ static void multi_collect(struct dask *d)
 			worker_done(d, x, rc, code);
 		else
 			sched_done(d, rc, code);
+		if (!x->busy)
+			xfer_shrink(x);
 	}
 }
 

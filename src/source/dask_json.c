@@ -1,8 +1,9 @@
-/* Dask HTTP bodies -> events. cJSON builds the tree (the bodies are small:
- * ~350 bytes a worker), then every field is checked before anything is
- * copied into the event's arena. Missing or null fields stay invalid (the
- * screen shows n/a); present fields of the wrong type reject the body.
- * The tree itself lives in an arena of its own, freed whole (tree_parse). */
+/* Dask HTTP bodies -> events. cJSON builds the tree (~350 bytes a worker
+ * in state.json), then every field is checked before anything is copied
+ * into the event's arena. Missing or null fields stay invalid (the screen
+ * shows n/a); present fields of the wrong type reject the body. The tree
+ * lives in an arena of its own, freed whole (tree_parse), and is built only
+ * within a budget (dec_parse): a hostile body amplifies 32-fold. */
 #include "roastop/dask_json.h"
 
 #include <cjson/cJSON.h>
@@ -23,6 +24,7 @@ static const char *const ERROR_NAMES[DASK__COUNT] = {
 	[DASK_TOO_MANY] = "too_many",
 	[DASK_OUT_OF_RANGE] = "out_of_range",
 	[DASK_NO_MEMORY] = "no_memory",
+	[DASK_OVER_BUDGET] = "over_budget",
 };
 
 const char *dask_error_name(enum dask_error e)
@@ -157,15 +159,101 @@ static cJSON *tree_parse(struct arena *mem, const char *body, size_t len)
 	return root;
 }
 
-/* The body's tree in `tree` (arena_free it, not cJSON_Delete). */
+/* What a body would cost as a tree, counted before any is built. */
+struct scan {
+	size_t nodes; /* an upper bound on the JSON values: 1 + commas + containers */
+	size_t workers; /* members of the top-level "workers" array or object */
+	size_t depth;
+	bool key_workers; /* the last string at depth 1 was "workers" */
+	bool in_workers, empty; /* inside its value; no member seen yet */
+};
+
+/* The index of the quote closing the string opened at p[i] (len if none:
+ * a last backslash must not step past the end). */
+static size_t scan_string(const char *p, size_t len, size_t i)
+{
+	for (i++; i < len && p[i] != '"'; i++)
+		if (p[i] == '\\')
+			i++;
+	return i < len ? i : len;
+}
+
+static void scan_open(struct scan *sc)
+{
+	sc->nodes++;
+	sc->in_workers |= ++sc->depth == 2 && sc->key_workers;
+}
+
+static void scan_close(struct scan *sc)
+{
+	if (sc->depth == 0)
+		return;
+	if (sc->depth-- == 2 && sc->in_workers) {
+		sc->workers += !sc->empty;
+		sc->in_workers = sc->key_workers = false;
+		sc->empty = true;
+	}
+}
+
+/* One pass, no allocation: outside strings every value but the first
+ * follows a comma or opens a container. The members of "workers" are
+ * counted to size the budget, so a malformed body merely counts oddly
+ * (cJSON rejects it next). */
+static void dec_scan(const char *p, size_t len, struct scan *sc)
+{
+	*sc = (struct scan){ .nodes = 1, .empty = true };
+	for (size_t i = 0; i < len; i++) {
+		char c = p[i];
+		if (sc->in_workers && sc->depth == 2 && c != ' ' && c != '\n' && c != '\t' &&
+		    c != '\r' && c != ']' && c != '}')
+			sc->empty = false;
+		if (c == '"') {
+			size_t end = scan_string(p, len, i);
+			if (sc->depth == 1 && end < len) /* a key, or a value the next key replaces */
+				sc->key_workers = end - i - 1 == 7 && memcmp(p + i + 1, "workers", 7) == 0;
+			i = end;
+		} else if (c == '{' || c == '[') {
+			scan_open(sc);
+		} else if (c == '}' || c == ']') {
+			scan_close(sc);
+		} else if (c == ',') {
+			sc->nodes++;
+			sc->workers += sc->in_workers && sc->depth == 2;
+		}
+	}
+}
+
+/* Values a route may legitimately hold for the workers it declares; never
+ * more than the tree's byte cap can take at one cJSON node a value. */
+static size_t dec_budget(size_t workers)
+{
+	size_t w = workers < EVENT_MAX_LIST ? workers : EVENT_MAX_LIST;
+	size_t n = DASK_NODES_BASE + DASK_NODES_PER_WORKER * w;
+	size_t cap = DASK_TREE_MAX / sizeof(cJSON);
+	return n < cap ? n : cap;
+}
+
+/* The body's tree in `tree` (arena_free it, not cJSON_Delete), built only
+ * when the pre-scan finds it within budget; the arena's limit backstops
+ * the strings and anything the scan under-counts. */
 static cJSON *dec_parse(struct dec *d, struct arena *tree, const char *body, size_t len)
 {
-	if (len > DASK_MAX_BODY) {
-		dec_fail(d, DASK_BAD_JSON, "body of %zu bytes is over the limit", len);
+	if (len > DASK_MAX_JSON_BODY) {
+		dec_fail(d, DASK_OVER_BUDGET, "body of %zu bytes is over the limit", len);
+		return NULL;
+	}
+	struct scan sc;
+	dec_scan(body, len, &sc);
+	size_t budget = dec_budget(sc.workers);
+	if (sc.nodes > budget) {
+		dec_fail(d, DASK_OVER_BUDGET, "%zu JSON values, budget %zu for %zu workers",
+			 sc.nodes, budget, sc.workers);
 		return NULL;
 	}
 	cJSON *root = tree_parse(tree, body, len);
-	if (!root)
+	if (!root && tree->refused)
+		dec_fail(d, DASK_OVER_BUDGET, "tree over %u MiB", DASK_TREE_MAX >> 20);
+	else if (!root)
 		dec_fail(d, DASK_BAD_JSON, "not JSON");
 	else if (!cJSON_IsObject(root))
 		dec_fail(d, DASK_BAD_SHAPE, "not a JSON object");
@@ -297,7 +385,7 @@ enum dask_error dask_parse_state(const char *body, size_t len, double t, struct 
 	events_begin(t, evs, 3);
 	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
 	struct arena tree;
-	arena_init(&tree, 0);
+	arena_init(&tree, DASK_TREE_MAX);
 	cJSON *root = dec_parse(&d, &tree, body, len);
 	if (root && d.error == DASK_OK) {
 		const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
@@ -315,6 +403,38 @@ enum dask_error dask_parse_state(const char *body, size_t len, double t, struct 
 	}
 	arena_free(&tree);
 	return events_end(&d, evs, 3);
+}
+
+/* ---- sitemap.json ------------------------------------------------------ */
+
+/* Does "paths" list a route ending in `route`? -1: no usable sitemap (an
+ * old Dask, a proxy's error page, a cut body). */
+static int sitemap_has(const cJSON *paths, const char *route)
+{
+	if (!cJSON_IsArray(paths))
+		return -1;
+	size_t rl = strlen(route);
+	const cJSON *p;
+	cJSON_ArrayForEach(p, paths)
+	{
+		size_t n = cJSON_IsString(p) ? strlen(p->valuestring) : 0;
+		if (n >= rl && strcmp(p->valuestring + n - rl, route) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom)
+{
+	struct dec d = { 0 };
+	struct arena tree;
+	arena_init(&tree, DASK_TREE_MAX);
+	cJSON *root = dec_parse(&d, &tree, body, len);
+	const cJSON *paths =
+		d.error == DASK_OK ? cJSON_GetObjectItemCaseSensitive(root, "paths") : NULL;
+	*identity = sitemap_has(paths, "/json/identity.json");
+	*prom = sitemap_has(paths, "/metrics");
+	arena_free(&tree);
 }
 
 /* ---- identity.json ----------------------------------------------------- */
@@ -405,7 +525,7 @@ enum dask_error dask_parse_identity(const char *body, size_t len, double t, stru
 	events_begin(t, evs, 1);
 	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
 	struct arena tree;
-	arena_init(&tree, 0);
+	arena_init(&tree, DASK_TREE_MAX);
 	cJSON *root = dec_parse(&d, &tree, body, len);
 	if (d.error == DASK_OK) {
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");

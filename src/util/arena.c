@@ -35,6 +35,7 @@ void arena_init(struct arena *a, size_t limit)
 	a->large = NULL;
 	a->total = 0;
 	a->limit = limit;
+	a->refused = false;
 }
 
 static void blocks_free(struct arena_block *b)
@@ -64,6 +65,7 @@ void arena_reset(struct arena *a)
 	a->large = NULL;
 	a->head = a->first;
 	a->total = 0;
+	a->refused = false;
 }
 
 static void *alloc_large(struct arena *a, size_t need)
@@ -88,8 +90,10 @@ void *arena_alloc(struct arena *a, size_t size)
 	size_t need = align_up(size ? size : 1);
 	/* need < size: the rounding wrapped. The limit test subtracts, as
 	 * total + need could wrap past a huge request. */
-	if (need < size || (a->limit && (a->total > a->limit || need > a->limit - a->total)))
+	if (need < size || (a->limit && (a->total > a->limit || need > a->limit - a->total))) {
+		a->refused = true;
 		return NULL;
+	}
 	if (need > ARENA_LARGE)
 		return alloc_large(a, need);
 	/* Small requests fill blocks in order: a block is left only when the

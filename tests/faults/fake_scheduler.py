@@ -3,6 +3,7 @@ real scheduler (distributed 2026.8.0) gave, captured in tests/fixtures, and
 can be told to fail in the ways real ones do."""
 import http.server
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -11,13 +12,43 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "dask-2026.8.0"
 SITEMAP = b'{"paths": ["/health", "/json/identity.json", "/metrics", "/sitemap.json"]}'
 
 
-class FakeScheduler:
-    """mode: ok | 500 | slow | truncated | short | huge | huge_stream | drop | hang."""
+STATE = "/roastop/v1/state.json"
 
-    def __init__(self, slow_seconds=12.0):
+
+def bomb(size):
+    """A roastop route answer of `size` bytes that is almost all `0,`: a few
+    bytes of input per JSON value, the worst case for a tree-building parser."""
+    head, tail = b'{"roastop_route":1,"workers":[],"fine":[],"x":[', b"0]}"
+    return head + b"0," * ((size - len(head) - len(tail)) // 2) + tail
+
+
+def worst_bomb(size, workers=3000, values=700_000):
+    """The costliest route answer the parse budget lets through to cJSON:
+    enough empty workers that the count of values passes, one long string
+    (its copy costs its length), then short strings (80 bytes of tree for 4
+    of body) until the tree reaches its byte cap."""
+    head = b'{"roastop_route":1,"fine":[],"workers":[' + b",".join([b"{}"] * workers) + b'],"x":['
+    tail = b'"a",' * values + b"0]}"
+    return head + b'"' + b"a" * (size - len(head) - len(tail) - 3) + b'",' + tail
+
+
+class FakeScheduler:
+    """mode: ok | 500 | slow | truncated | short | huge | huge_stream | drop | hang
+    | bomb (the route answers bomb(bomb_size); the rest is normal)
+    | bomb_all (every JSON route answers it)
+    | redirect (302 to redirect_to + the path, every route)
+    | redirect_same (302 to /moved + the path, served there)
+    | redirect_loop (302 to the same path).
+    Every request's path and headers are kept in `seen`."""
+
+    def __init__(self, slow_seconds=12.0, bomb_size=60_000_000, redirect_to=None, tls_cert=None):
         self.mode = "ok"
         self.slow_seconds = slow_seconds
+        self.redirect_to = redirect_to
         self.requests = 0
+        self.bombs = 0  # bomb answers begun
+        self.seen = []
+        self.bomb_body = bomb(bomb_size)
         self.identity = (FIX / "identity-idle.json").read_bytes()
         self.metrics = (FIX / "scheduler-metrics.txt").read_bytes()
         fake = self
@@ -27,6 +58,7 @@ class FakeScheduler:
 
             def do_GET(self):
                 fake.requests += 1
+                fake.seen.append((self.path, dict(self.headers)))
                 fake.answer(self)
 
             def log_message(self, *args):
@@ -34,7 +66,13 @@ class FakeScheduler:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "http"
+        if tls_cert:  # a PEM holding the key and the certificate
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(str(tls_cert))
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def body_for(self, path):
@@ -48,6 +86,11 @@ class FakeScheduler:
 
     def answer(self, h):
         body, mode = self.body_for(h.path), self.mode
+        if mode.startswith("redirect"):
+            return self.redirect(h)
+        if (mode == "bomb" and h.path == STATE) or (mode == "bomb_all" and h.path.endswith(".json")):
+            self.bombs += 1
+            return self.send(h, 200, self.bomb_body)
         if body is None:
             return self.send(h, 404, b"not found")
         if mode == "500":
@@ -81,12 +124,25 @@ class FakeScheduler:
             return self.send_huge(h, 200 << 20, declared=mode == "huge")
         self.send(h, 200, body)
 
+    def redirect(self, h):
+        if self.mode == "redirect_same" and h.path.startswith("/moved/"):
+            body = self.body_for(h.path[len("/moved"):])
+            return self.send(h, 200, body) if body else self.send(h, 404, b"not found")
+        where = {"redirect": self.redirect_to, "redirect_same": "/moved"}.get(self.mode, "")
+        h.send_response(302)
+        h.send_header("Location", where + h.path)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
     @staticmethod
     def send(h, code, body):
         h.send_response(code)
         h.send_header("Content-Length", str(len(body)))
         h.end_headers()
-        h.wfile.write(body)
+        try:
+            h.wfile.write(body)
+        except OSError:
+            h.close_connection = True  # roastop hung up over its cap
 
     @staticmethod
     def send_huge(h, size, declared):

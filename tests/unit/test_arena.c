@@ -96,9 +96,12 @@ static void limit_is_enforced(void **state)
 	assert_int_equal(a.total, 1008);
 	assert_non_null(arena_alloc(&a, 16));
 	assert_int_equal(a.total, 1024);
+	assert_false(a.refused);
 	assert_null(arena_alloc(&a, 1));
+	assert_true(a.refused); /* a budget, not out of memory */
 	assert_null(arena_alloc(&a, 0));
 	arena_reset(&a);
+	assert_false(a.refused);
 	assert_non_null(arena_alloc(&a, 1024));
 	assert_null(arena_alloc(&a, 1));
 	arena_free(&a);

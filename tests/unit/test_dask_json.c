@@ -479,6 +479,108 @@ static void backoff(void **state)
 	assert_near(dask_backoff(1000), DASK_BACKOFF_MAX, 0);
 }
 
+/* ---- the parse budget ------------------------------------------------- */
+
+/* The probe's body: few bytes a value, no workers; refused before a tree. */
+static void budget_refuses_amplification(void **state)
+{
+	(void)state;
+	struct strbuf sb;
+	strbuf_init(&sb);
+	strbuf_puts(&sb, "{\"roastop_route\":1,\"workers\":[],\"fine\":[],\"x\":[0");
+	for (int i = 0; i < 500000; i++)
+		strbuf_puts(&sb, ",0");
+	strbuf_puts(&sb, "]}");
+	struct evs *e = evs_new();
+	char err[160];
+	assert_int_equal(dask_parse_state(sb.data, sb.len, 1.0, &e->sample, &e->fine, &e->span,
+					  err, sizeof(err)),
+			 DASK_OVER_BUDGET);
+	assert_non_null(strstr(err, "for 0 workers"));
+	assert_int_equal(e->sample.type, EV_NONE);
+	assert_string_equal(dask_error_name(DASK_OVER_BUDGET), "over_budget");
+	evs_free(e);
+	strbuf_free(&sb);
+}
+
+/* n state.json workers of the route's shape, then `pad` extra values. */
+static void make_state(struct strbuf *sb, int n, int pad, const char *pad_value)
+{
+	strbuf_reset(sb);
+	strbuf_puts(sb, "{\"roastop_route\": 1, \"workers\": [");
+	for (int i = 0; i < n; i++)
+		strbuf_appendf(sb, "%s{\"address\": \"tcp://10.1.%d.%d:4000\", \"name\": \"w-%d\", "
+				   "\"host\": \"10.1.%d.%d\", \"nthreads\": 4, \"memory_limit\": 8589934592, "
+				   "\"memory\": 1000000, \"managed_bytes\": 20, \"spilled_bytes\": 0, "
+				   "\"cpu\": 90.5, \"executing\": 4, \"processing\": 7, \"status\": "
+				   "\"running\", \"last_seen\": 1.5}",
+			       i ? ", " : "", i / 250, i % 250, i, i / 250, i % 250);
+	strbuf_puts(sb, "], \"fine\": [], \"x\": [");
+	for (int i = 0; i < pad; i++)
+		strbuf_appendf(sb, "%s%s", i ? "," : "", pad_value);
+	strbuf_puts(sb, "]}");
+}
+
+/* Big legitimate bodies fit; the budget grows with the workers declared,
+ * and the arena's byte cap stops what the count of values lets through. */
+static void budget_scales_with_workers(void **state)
+{
+	(void)state;
+	struct strbuf sb;
+	strbuf_init(&sb);
+	struct evs *e = evs_new();
+	char err[160];
+	make_state(&sb, 20000, 0, "");
+	assert_int_equal(dask_parse_state(sb.data, sb.len, 1.0, &e->sample, &e->fine, &e->span,
+					  err, sizeof(err)),
+			 DASK_OK);
+	assert_int_equal(e->sample.u.sample.n_workers, 20000);
+	make_state(&sb, 100, DASK_NODES_BASE + 100 * DASK_NODES_PER_WORKER, "0");
+	assert_int_equal(dask_parse_state(sb.data, sb.len, 1.0, &e->sample, &e->fine, &e->span,
+					  err, sizeof(err)),
+			 DASK_OVER_BUDGET);
+	make_state(&sb, 3000, 700000, "\"a\""); /* within the count, over the bytes */
+	assert_int_equal(dask_parse_state(sb.data, sb.len, 1.0, &e->sample, &e->fine, &e->span,
+					  err, sizeof(err)),
+			 DASK_OVER_BUDGET);
+	assert_non_null(strstr(err, "tree over"));
+	evs_free(e);
+	strbuf_free(&sb);
+}
+
+/* The pre-scan on bodies cut inside a string, in buffers of their exact
+ * size (ASan sees a read past the end): rejected, never read beyond. */
+static void budget_scan_stays_in_the_body(void **state)
+{
+	(void)state;
+	static const char *const cut[] = { "{\"abcde\\", "{\"workers\\", "{\"workers",
+					   "{\"workers\"", "\\", "\"" };
+	struct evs *e = evs_new();
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
+		size_t n = strlen(cut[i]);
+		char *body = malloc(n);
+		memcpy(body, cut[i], n);
+		assert_int_equal(dask_parse_state(body, n, 1.0, &e->sample, &e->fine, &e->span, NULL,
+						  0),
+				 DASK_BAD_JSON);
+		free(body);
+	}
+	evs_free(e);
+}
+
+static void sitemap_paths(void **state)
+{
+	(void)state;
+	int id, prom;
+	const char *s = "{\"paths\": [\"/health\", \"/json/identity.json\", \"/sitemap.json\"]}";
+	dask_parse_sitemap(s, strlen(s), &id, &prom);
+	assert_int_equal(id, 1);
+	assert_int_equal(prom, 0);
+	dask_parse_sitemap("<html>", 6, &id, &prom);
+	assert_int_equal(id, -1);
+	assert_int_equal(prom, -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +598,10 @@ int main(void)
 		cmocka_unit_test(live_and_replay_agree),
 		cmocka_unit_test(url_join),
 		cmocka_unit_test(backoff),
+		cmocka_unit_test(budget_refuses_amplification),
+		cmocka_unit_test(budget_scales_with_workers),
+		cmocka_unit_test(budget_scan_stays_in_the_body),
+		cmocka_unit_test(sitemap_paths),
 	};
 	return cmocka_run_group_tests_name("dask_json", tests, NULL, NULL);
 }
