@@ -308,11 +308,43 @@ static void branches_add(struct run *r, double t, const struct ev_chunk *c)
 		r->branch_lists_seen[r->branch_lists_next++ % ROASTOP_ARRAY_LEN(r->branch_lists_seen)] = h;
 }
 
+/* What of this chunk lies outside the run window known at its arrival:
+ * [run start (else the first event), run end (else open)]. */
+static void chunk_window(struct run *r, double t, const struct ev_chunk *c, double dur)
+{
+	double d = isfinite(dur) && dur > 0 ? dur : 0;
+	bool first = r->n_chunks - r->n_failed == 1; /* apply_chunk counted it */
+	r->t_chunk_first = first ? t - d : fmin(r->t_chunk_first, t - d);
+	r->t_chunk_last = first ? t : fmax(r->t_chunk_last, t);
+	double start = r->started ? r->t_run_start : r->t_first;
+	if ((r->started && t < start) || (r->ended && t > r->t_run_end)) {
+		r->n_outside++;
+		r->outside_events += c->num_events.valid ? c->num_events.value : 0;
+		r->outside_bytes += c->bytes_read.valid ? c->bytes_read.value : 0;
+		r->outside_time += d;
+		if (r->ended)
+			run_log(r, t, LOG_WARN, "chunk finished %.1f s after the run ended: counted, "
+				"left out of the rates", t - r->t_run_end);
+		return;
+	}
+	r->outside_time += fmin(d, fmax(0, start - (t - d)));
+}
+
+/* Chunks before the run-start marker belong to no window of this run. */
+static void chunk_window_open(struct run *r)
+{
+	r->n_outside = r->n_chunks - r->n_failed;
+	r->outside_events = r->chunk_events.sum;
+	r->outside_bytes = r->chunk_bytes_read.sum;
+	r->outside_time = r->chunk_duration.sum;
+}
+
 static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c)
 {
 	double dur = chunk_duration(c);
 	stats_add(&r->chunk_duration, dur);
 	hist_add(&r->duration_hist, dur);
+	chunk_window(r, t, c, dur);
 	if (c->num_events.valid) {
 		stats_add(&r->chunk_events, c->num_events.value);
 		hist_add(&r->events_hist, c->num_events.value);
@@ -747,6 +779,7 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		r->started = true;
 		r->t_run_start = t;
 		sample_totals_restart(r);
+		chunk_window_open(r);
 	}
 	sample_totals_freeze(r, false);
 	strutil_copy(r->run_id, sizeof(r->run_id), s->run_id);

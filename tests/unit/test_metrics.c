@@ -513,7 +513,7 @@ static void workers_time_weighted(void **state)
  * cores/worker: (4 + 4 + 8) / 3; memory: w0 200, w1 200, w2 1000 -> 1400 / 3
  * memory %: 10 20 30 20 100 10 -> mean 190/6, min 10, max 100
  * CPU %: 10 20 10 20 60 10 -> 130 / 6
- * one chunk of 44 s and 2200 events; elapsed 0..20:
+ * chunks of 20, 12 and 12 s (44 s) and 2200 events; elapsed and window 0..20:
  * core_efficiency 44 / (11 x 20) = 0.2; speedup 2.2; per core 2200/220/1000 = 0.01 kHz
  * processor non-CPU 22 s: io_overhead_pct = 22 / (11 x 20) x 100 = 10 */
 static void workers_join_and_leave(void **state)
@@ -523,7 +523,9 @@ static void workers_join_and_leave(void **state)
 	sample_of(10, (struct w[]){ { "w0", 4, 300, 10 }, { "w1", 4, 200, 20 }, { "w2", 8, 1000, 60 } },
 		  3);
 	sample_of(20, (struct w[]){ { "w0", 4, 100, 10 } }, 1);
-	chunk(20, "a", 44, 2200, 0);
+	chunk(20, "a", 20, 1000, 0);
+	chunk(20, "a", 12, 600, 0);
+	chunk(20, "a", 12, 600, 0);
 	fine_row(20, FINE_SPAN, "P", "thread-noncpu", "seconds", 22);
 	struct metrics m;
 	compute(&m, 20);
@@ -577,7 +579,12 @@ static void no_workers(void **state)
 	assert_false(m.cores_per_worker.valid);
 	assert_false(m.avg_memory_per_worker_bytes.valid);
 	assert_false(m.peak_memory_bytes.valid);
-	assert_true(m.speedup_factor.valid);
+	/* 5 s of chunk time on no thread: the inputs contradict each other */
+	assert_false(m.speedup_factor.valid);
+	assert_false(m.efficiency_ratio.valid); /* a speedup too */
+	assert_int_equal(m.n_warnings, 2);
+	assert_string_equal(m.warnings[0].key, "speedup_factor");
+	assert_string_equal(m.warnings[1].key, "efficiency_ratio");
 	cJSON *j = to_json(&m);
 	assert_true(jnull(j, "core_efficiency"));
 	assert_true(jnull(j, "cores_per_worker"));

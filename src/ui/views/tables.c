@@ -14,6 +14,18 @@ static int body_of(struct table_layout *L)
 
 /* ---- datasets ---- */
 
+#define DATASET_RATE_WIDTH 12
+
+/* Three significant digits with an SI prefix ("311 MHz"), so that any rate
+ * fits the column whole: a cut number would read as another number. */
+static const char *dataset_rate(char buf[FMT_LEN], optnum khz)
+{
+	format_si(buf, khz.valid ? optnum_of(khz.value * 1e3) : khz, "Hz");
+	if (strlen(buf) > DATASET_RATE_WIDTH)
+		snprintf(buf, FMT_LEN, ">999 EHz");
+	return buf;
+}
+
 static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
 			enum theme_elem *elem)
 {
@@ -26,7 +38,7 @@ static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c
 	snprintf(c[1], FMT_CELL, "%s", format_count(a, optnum_of((double)d.num_chunks)));
 	snprintf(c[2], FMT_CELL, "%s", format_count(a, optnum_of((double)d.num_failed)));
 	snprintf(c[3], FMT_CELL, "%s", format_count(a, optnum_of(d.total_events)));
-	snprintf(c[4], FMT_CELL, "%s", format_num(a, d.event_rate_khz, "%.2f kHz"));
+	snprintf(c[4], FMT_CELL, "%s", dataset_rate(a, d.event_rate_khz));
 	snprintf(c[5], FMT_CELL, "%s", format_duration(a, d.mean_duration));
 	snprintf(c[6], FMT_CELL, "%s", format_duration(a, d.p99_duration));
 	snprintf(c[7], FMT_CELL, "%s", format_num(a, d.share_of_time_percent, "%.1f%%"));
@@ -41,7 +53,7 @@ void view_datasets(struct ui *ui, const struct ui_frame *f)
 		{ "CHUNKS", 10, true, false, false },
 		{ "FAILED", 7, true, false, true },
 		{ "EVENTS", 15, true, false, false },
-		{ "RATE", 12, true, false, false },
+		{ "RATE", DATASET_RATE_WIDTH, true, false, false },
 		{ "MEAN", 9, true, false, true },
 		{ "P99", 9, true, false, false },
 		{ "SHARE", 7, true, false, false },
