@@ -308,8 +308,10 @@ static void branches_add(struct run *r, double t, const struct ev_chunk *c)
 		r->branch_lists_seen[r->branch_lists_next++ % ROASTOP_ARRAY_LEN(r->branch_lists_seen)] = h;
 }
 
-/* What of this chunk lies outside the run window known at its arrival:
- * [run start (else the first event), run end (else open)]. */
+/* What of this chunk lies outside the run window known at its arrival,
+ * [run start (else the first event), run end (else open)]: its time outside
+ * it, and all of it when it arrived outside (its events were not delivered
+ * within the window). */
 static void chunk_window(struct run *r, double t, const struct ev_chunk *c, double dur)
 {
 	double d = isfinite(dur) && dur > 0 ? dur : 0;
@@ -317,17 +319,17 @@ static void chunk_window(struct run *r, double t, const struct ev_chunk *c, doub
 	r->t_chunk_first = first ? t - d : fmin(r->t_chunk_first, t - d);
 	r->t_chunk_last = first ? t : fmax(r->t_chunk_last, t);
 	double start = r->started ? r->t_run_start : r->t_first;
-	if ((r->started && t < start) || (r->ended && t > r->t_run_end)) {
-		r->n_outside++;
-		r->outside_events += c->num_events.valid ? c->num_events.value : 0;
-		r->outside_bytes += c->bytes_read.valid ? c->bytes_read.value : 0;
-		r->outside_time += d;
-		if (r->ended)
-			run_log(r, t, LOG_WARN, "chunk finished %.1f s after the run ended: counted, "
-				"left out of the rates", t - r->t_run_end);
+	double end = r->ended ? r->t_run_end : INFINITY;
+	double overlap = fmax(0, fmin(t, end) - fmax(t - d, start));
+	r->outside_time += d - fmin(d, overlap);
+	if (t >= start && t <= end)
 		return;
-	}
-	r->outside_time += fmin(d, fmax(0, start - (t - d)));
+	r->n_outside++;
+	r->outside_events += c->num_events.valid ? c->num_events.value : 0;
+	r->outside_bytes += c->bytes_read.valid ? c->bytes_read.value : 0;
+	if (r->ended && t > end)
+		run_log(r, t, LOG_WARN, "chunk finished %.1f s after the run ended: counted, "
+			"its events left out of the rates", t - end);
 }
 
 /* Chunks before the run-start marker belong to no window of this run. */
