@@ -898,6 +898,7 @@ static int app_finish(struct app *a)
 	char err[512];
 	struct metrics m;
 	app_measure(a, &m);
+	app_note_warnings(a, &m);
 	int rc = app_write(a, &m, err, sizeof(err)) == 0 ? 0 : 1;
 	if (rc != 0)
 		fprintf(stderr, "roastop: could not write the measurement: %s\n", err);
