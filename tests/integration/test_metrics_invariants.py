@@ -4,8 +4,12 @@ run's end, and of a run whose coffea report contradicts the cluster, are
 replayed headless; metrics.json must hold every invariant of docs/metrics.md
 ("Invariants") and say in roastop.warnings why a value is null."""
 import json
+import shutil
+
+import pytest
 
 from conftest import load_metrics, roastop
+from test_screen import Screen
 
 T0 = 1767225600.0
 HEADER = {"type": "recording", "format": "roastop-recording", "version": 1,
@@ -86,3 +90,24 @@ def test_report_over_core_time_is_null_with_a_reason(tmp_path):
     assert {"core_efficiency", "speedup_factor"} <= keys
     assert "core_efficiency n/a: coffea's processtime 50.0 s exceeds" in p.stderr
     assert "n/a" in p.stdout  # the summary
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+def test_datasets_rate_fits_its_column(tmp_path):
+    """310,977 events in 1 ms of chunk time: 311 MHz, whole, where the
+    column used to show `310977.13 kH`."""
+    rec = tmp_path / "run.jsonl"
+    events = [HEADER, {"type": "run_start", "t": T0, "run_id": "r1"}, sample(0),
+              chunk(1, 0.001, 310977), {"type": "run_end", "t": T0 + 2, "run_id": "r1"}]
+    rec.write_text("".join(json.dumps(e) + "\n" for e in events))
+    s = Screen(tmp_path, ["--replay", rec, "--speed", 0], cols=80, rows=24)
+    try:
+        s.wait_for("end reached", timeout=60)
+        s.keys("Escape")
+        s.keys("3")
+        screen = s.wait_for("SHARE", timeout=60)
+        row = next(line for line in screen.splitlines() if line.strip().startswith("a "))
+        assert "311 MHz" in row, row
+        assert "kH" not in row.replace("kHz", ""), row
+    finally:
+        s.close()
