@@ -105,8 +105,8 @@ static optnum total_of(struct metrics *m, const char *key, optnum from_report, c
 }
 
 /* The run's window: its markers' interval when it has them (the elapsed
- * interval), else its chunks' span from the first event on; with neither
- * markers nor chunks, the elapsed interval. */
+ * interval), else its chunks' span (earliest start to latest receive time);
+ * with neither markers nor chunks, the elapsed interval. */
 static void compute_window(const struct run *r, struct metrics *m)
 {
 	if (r->started || r->n_chunks == r->n_failed) {
@@ -115,7 +115,7 @@ static void compute_window(const struct run *r, struct metrics *m)
 		m->rate_window_seconds = m->elapsed_time_seconds;
 		return;
 	}
-	m->t_window_start = fmax(r->t_first, r->t_chunk_first);
+	m->t_window_start = r->t_chunk_first;
 	m->t_window_end = r->t_chunk_last;
 	double w = m->t_window_end - m->t_window_start;
 	if (isfinite(w) && w >= 0)

@@ -309,7 +309,7 @@ static void branches_add(struct run *r, double t, const struct ev_chunk *c)
 }
 
 /* What of this chunk lies outside the run window known at its arrival,
- * [run start (else the first event), run end (else open)]: its time outside
+ * [run start, run end] (a bound not yet known is open): its time outside
  * it, and all of it when it arrived outside (its events were not delivered
  * within the window). */
 static void chunk_window(struct run *r, double t, const struct ev_chunk *c, double dur)
@@ -318,7 +318,7 @@ static void chunk_window(struct run *r, double t, const struct ev_chunk *c, doub
 	bool first = r->n_chunks - r->n_failed == 1; /* apply_chunk counted it */
 	r->t_chunk_first = first ? t - d : fmin(r->t_chunk_first, t - d);
 	r->t_chunk_last = first ? t : fmax(r->t_chunk_last, t);
-	double start = r->started ? r->t_run_start : r->t_first;
+	double start = r->started ? r->t_run_start : -INFINITY;
 	double end = r->ended ? r->t_run_end : INFINITY;
 	double overlap = fmax(0, fmin(t, end) - fmax(t - d, start));
 	r->outside_time += d - fmin(d, overlap);

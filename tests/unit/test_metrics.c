@@ -1164,6 +1164,21 @@ static void unmarked_rates_over_the_chunks_span(void **state)
 	assert_near(m.event_rate_elapsed_khz.value, 0.5, 1e-12);
 }
 
+/* No markers and no scheduler: the first event is a chunk, whose time ran
+ * before roastop heard of it and still counts: window 8..11. */
+static void unmarked_first_event_is_a_chunk(void **state)
+{
+	(void)state;
+	chunk(10, "a", 2, 300, 0);
+	chunk(11, "a", 2, 300, 0);
+	struct metrics m;
+	compute(&m, 11);
+	assert_near(m.rate_window_seconds.value, 3, 1e-12);
+	assert_near(m.window_cpu_time.value, 4, 1e-12);
+	assert_near(m.speedup_factor.value, 4.0 / 3.0, 1e-12);
+	assert_near(m.event_rate_elapsed_khz.value, 0.2, 1e-12);
+}
+
 /* Non-CPU time is thread time too: at most the core time. */
 static void io_overhead_over_core_time_is_null(void **state)
 {
@@ -1220,6 +1235,7 @@ int main(void)
 		T(report_processtime_over_core_time_is_null),
 		T(report_of_another_run_is_null),
 		T(unmarked_rates_over_the_chunks_span),
+		T(unmarked_first_event_is_a_chunk),
 		T(io_overhead_over_core_time_is_null),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
