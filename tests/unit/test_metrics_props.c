@@ -312,6 +312,18 @@ static void check_counts(const struct run *r, const struct metrics *m)
 	}
 }
 
+/* The Datasets view's numbers: finite, rates >= 0, shares of 100 %. */
+static void check_datasets(const struct run *r, const struct metrics *m)
+{
+	struct dataset_metrics d;
+	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
+		CHECK(in(d.event_rate_khz, 0, INFINITY) &&
+		      (!d.event_rate_khz.valid || isfinite(d.event_rate_khz.value)));
+		CHECK(in(d.share_of_time_percent, 0, 100 * (1 + 1e-9)));
+		CHECK(in(d.mean_duration, 0, INFINITY) && in(d.p99_duration, 0, INFINITY));
+	}
+}
+
 static void check_json(const struct run *r, const struct metrics *m)
 {
 	struct strbuf sb;
@@ -334,6 +346,7 @@ static void check_all(const struct run *r, double now, bool json)
 	check_rates(&m);
 	check_bounds(&m);
 	check_counts(r, &m);
+	check_datasets(r, &m);
 	if (json)
 		check_json(r, &m);
 }
