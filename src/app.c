@@ -100,6 +100,9 @@ struct app {
 	double loss_noted_at; /* monotonic */
 	/* the system clock against the session's (clock.h), as last told */
 	double clock_offset_told, clock_checked_at; /* seconds; monotonic */
+	/* metrics already said null in the event log (their warning's key) */
+	const char *warned[METRICS_MAX_WARNINGS];
+	size_t n_warned;
 };
 
 /* "now" for the metrics: the recording's clock in a replay, else the
@@ -618,11 +621,30 @@ static void app_progress(const struct metrics *m)
 		format_num(wk, m->workers_now, "%.0f"));
 }
 
+/* A metric the screen shows as n/a because its inputs contradict each
+ * other: why, once per metric, in the event log. */
+static void app_note_warnings(struct app *a, const struct metrics *m)
+{
+	for (size_t i = 0; i < m->n_warnings; i++) {
+		const struct metrics_warning *w = &m->warnings[i];
+		bool seen = false;
+		for (size_t k = 0; k < a->n_warned && !seen; k++)
+			seen = strcmp(a->warned[k], w->key) == 0;
+		if (seen || a->n_warned == METRICS_MAX_WARNINGS)
+			continue;
+		a->warned[a->n_warned++] = w->key;
+		char text[RUN_LOG_TEXT];
+		snprintf(text, sizeof(text), "%s n/a: %s", w->key, w->reason);
+		app_tell(a, LOG_WARN, text);
+	}
+}
+
 static void app_checkpoint(struct app *a)
 {
 	char err[512];
 	struct metrics m;
 	app_measure(a, &m);
+	app_note_warnings(a, &m);
 	if (a->headless)
 		app_progress(&m);
 	int rc = app_write(a, &m, err, sizeof(err));
@@ -688,6 +710,7 @@ static void app_ui_draw(struct app *a)
 	struct metrics m;
 	struct udp_stats st;
 	app_measure(a, &m);
+	app_note_warnings(a, &m);
 	if (a->udp)
 		udp_get_stats(a->udp, &st);
 	struct ui_frame f = {
@@ -974,6 +997,7 @@ static int app_finish(struct app *a)
 	char err[512];
 	struct metrics m;
 	app_measure(a, &m);
+	app_note_warnings(a, &m);
 	int rc = app_write(a, &m, err, sizeof(err)) == 0 ? 0 : 1;
 	if (rc != 0)
 		fprintf(stderr, "roastop: could not write the measurement: %s\n", err);

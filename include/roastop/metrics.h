@@ -18,8 +18,30 @@ struct metrics_options {
 
 enum total_source { TOTAL_NONE = 0, TOTAL_REPORT, TOTAL_CHUNKS };
 
+/* The tolerance of the physical bounds (docs/metrics.md, "Invariants"): a
+ * value within bound x (1 + METRICS_TOL_REL + METRICS_TOL_SECONDS / window)
+ * is clock granularity and shown clamped to the bound; past it the inputs
+ * contradict each other and the value is null, with a warning. */
+#define METRICS_TOL_REL 0.02
+#define METRICS_TOL_SECONDS 0.1
+
+/* A metric made null because its inputs contradict each other, and why:
+ * metrics.json's roastop.warnings, and a line in the event log. */
+#define METRICS_MAX_WARNINGS 16
+#define METRICS_WARNING_TEXT 160
+struct metrics_warning {
+	const char *key; /* the metric's name, a static string */
+	char reason[METRICS_WARNING_TEXT];
+};
+
 struct metrics {
 	double t_start, t_end; /* the interval elapsed_time_seconds measures (when valid) */
+	/* The run's window the rates divide by: its markers' interval (= elapsed),
+	 * else its chunks' span; and what of the successful chunks lies inside it
+	 * (the rate numerators; coffea's report counts as inside). */
+	double t_window_start, t_window_end;
+	optnum rate_window_seconds;
+	optnum window_events, window_bytes, window_cpu_time, window_chunks;
 	/* workflow (roastcoffea aggregation/workflow.py) */
 	optnum elapsed_time_seconds, total_events, total_cpu_time, total_bytes_read;
 	optnum num_chunks, avg_cpu_time_per_chunk;
@@ -61,6 +83,8 @@ struct metrics {
 	/* the run's task progress from the scheduler (its span's tasks when known) */
 	optnum tasks_done_now, tasks_total_now, tasks_percent_now;
 	optnum overhead_cpu_percent, overhead_io_wait_percent;
+	size_t n_warnings;
+	struct metrics_warning warnings[METRICS_MAX_WARNINGS];
 };
 
 /* Per-dataset numbers, as roastcoffea's per_dataset plus roastop's p99. */

@@ -173,6 +173,15 @@ struct run {
 	/* strmap_upsert_hint's hints: the last dataset, and the sections by
 	 * their place in a chunk's list (time, memory, bytes) */
 	size_t hint_dataset, hint_sections[3][RUN_SECTION_HINTS];
+	/* The run window's share of the successful chunks (docs/metrics.md,
+	 * "Invariants"). A chunk runs over [receive time - duration, receive
+	 * time]. One received before the run-start marker or after the run-end
+	 * marker (a straggler of a failed run) is outside: its events and bytes
+	 * are left out of the rates. Chunk time before the window's start or
+	 * after its end is left out of the time the efficiencies divide. */
+	uint64_t n_outside;
+	double outside_events, outside_bytes, outside_time;
+	double t_chunk_first, t_chunk_last; /* the chunks' span: an unmarked run's window */
 	struct timeline tl_events; /* cumulative events at each chunk arrival */
 	struct timeline tl_bytes; /* cumulative bytes_read at each chunk arrival */
 

@@ -63,7 +63,7 @@ static const struct key extra_keys[] = {
 	K(memory_utilization_max_percent), K(cpu_utilization_mean_percent),
 	K(total_threads_avg), K(total_threads_now), K(workers_now),
 	K(chunk_duration_p50), K(chunk_duration_p90), K(chunk_duration_p99),
-	K(expected_events), K(progress_percent),
+	K(expected_events), K(progress_percent), K(rate_window_seconds),
 };
 
 static void add_keys(struct jsonw *w, const struct metrics *m, const struct key *keys, size_t n,
@@ -298,7 +298,21 @@ static void add_run_status(struct jsonw *w, const struct run *r)
 				: (r->status_reason[0] ? r->status_reason : NULL));
 }
 
-static void add_roastop(struct jsonw *w, const struct run *r, const cJSON *extra)
+/* The metrics made null because their inputs contradict each other. */
+static void add_warnings(struct jsonw *w, const struct metrics *m)
+{
+	jsonw_array(w, "warnings");
+	for (size_t i = 0; i < m->n_warnings; i++) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "key", m->warnings[i].key);
+		jsonw_str(w, "reason", m->warnings[i].reason);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, ']');
+}
+
+static void add_roastop(struct jsonw *w, const struct metrics *m, const struct run *r,
+			const cJSON *extra)
 {
 	jsonw_object(w, "roastop");
 	jsonw_str(w, "version", ROASTOP_VERSION);
@@ -308,6 +322,7 @@ static void add_roastop(struct jsonw *w, const struct run *r, const cJSON *extra
 	add_string_if(w, "dask_version", r->dask_version);
 	add_string_if(w, "scheduler_id", r->scheduler_id);
 	jsonw_bool(w, "run_ended", r->ended);
+	add_warnings(w, m);
 	add_sources(w, r);
 	add_counts(w, r);
 	add_extra(w, extra);
@@ -335,7 +350,7 @@ int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON
 	add_section_summary(&w, r);
 	add_metric_sources(&w, m);
 	add_run_status(&w, r);
-	add_roastop(&w, r, extra);
+	add_roastop(&w, m, r, extra);
 	jsonw_end(&w, '}');
 	return out->failed ? -1 : 0;
 }

@@ -5,6 +5,7 @@
 
 #include <fnmatch.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,9 +42,56 @@ static void compute_elapsed(const struct run *r, double now, struct metrics *m)
 		m->elapsed_time_seconds = optnum_of(el);
 }
 
-/* A total from coffea's report when it arrived, else from the chunk records. */
-static optnum total_of(optnum from_report, const struct stats *chunks, enum total_source *src)
+/* A metric made null by contradicting inputs, and why (docs/metrics.md,
+ * "Invariants"); past the list's room the value is still null. */
+static void warn(struct metrics *m, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void warn(struct metrics *m, const char *key, const char *fmt, ...)
 {
+	if (m->n_warnings == METRICS_MAX_WARNINGS)
+		return;
+	struct metrics_warning *w = &m->warnings[m->n_warnings++];
+	w->key = key;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->reason, sizeof(w->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* The report cannot be this run's when it counts fewer events or chunks
+ * than the run's own chunk records (which it includes), or when more
+ * reports arrived than runs started. Writes why into why. */
+static bool report_contradicts(const struct run *r, char *why, size_t n)
+{
+	const struct report_agg *rep = &r->report;
+	uint64_t ok = r->n_chunks - r->n_failed;
+	if (r->started && r->applied[EV_REPORT] > r->applied[EV_RUN_START])
+		snprintf(why, n, "%llu coffea reports for %llu run starts: a report of another run",
+			 (unsigned long long)r->applied[EV_REPORT],
+			 (unsigned long long)r->applied[EV_RUN_START]);
+	else if (rep->entries.valid && r->chunk_events.n &&
+		 rep->entries.value < r->chunk_events.sum * (1 - 1e-9))
+		snprintf(why, n, "coffea report has %.0f events, fewer than its chunks' %.0f: "
+			 "a report of another run", rep->entries.value, r->chunk_events.sum);
+	else if (rep->chunks.valid && rep->chunks.value < (double)ok)
+		snprintf(why, n, "coffea report has %.0f chunks, fewer than the %llu chunk records: "
+			 "a report of another run", rep->chunks.value, (unsigned long long)ok);
+	else
+		return false;
+	return true;
+}
+
+/* A total from coffea's report when it arrived, else from the chunk records.
+ * A report that contradicts the run: null, with the reason. */
+static optnum total_of(struct metrics *m, const char *key, optnum from_report, const char *bad,
+		       const struct stats *chunks, enum total_source *src)
+{
+	if (from_report.valid && bad) {
+		*src = TOTAL_NONE;
+		warn(m, key, "%s", bad);
+		return optnum_none();
+	}
 	if (from_report.valid) {
 		*src = TOTAL_REPORT;
 		return from_report;
@@ -56,17 +104,63 @@ static optnum total_of(optnum from_report, const struct stats *chunks, enum tota
 	return optnum_none();
 }
 
+/* The run's window: its markers' interval when it has them (the elapsed
+ * interval), else its chunks' span (earliest start to latest receive time);
+ * with neither markers nor chunks, the elapsed interval. */
+static void compute_window(const struct run *r, struct metrics *m)
+{
+	if (r->started || r->n_chunks == r->n_failed) {
+		m->t_window_start = m->t_start;
+		m->t_window_end = m->t_end;
+		m->rate_window_seconds = m->elapsed_time_seconds;
+		return;
+	}
+	m->t_window_start = r->t_chunk_first;
+	m->t_window_end = r->t_chunk_last;
+	double w = m->t_window_end - m->t_window_start;
+	if (isfinite(w) && w >= 0)
+		m->rate_window_seconds = optnum_of(w);
+}
+
+/* A chunk total less what lies outside the window; the report's as it is. */
+static optnum inside(optnum total, enum total_source src, double outside)
+{
+	if (!total.valid || src != TOTAL_CHUNKS)
+		return total;
+	double v = total.value - outside;
+	return isfinite(v) ? optnum_of(fmax(0, v)) : optnum_none();
+}
+
+static void window_totals(const struct run *r, struct metrics *m)
+{
+	m->window_events = inside(m->total_events, m->src_events, r->outside_events);
+	m->window_bytes = inside(m->total_bytes_read, m->src_bytes, r->outside_bytes);
+	m->window_cpu_time = inside(m->total_cpu_time, m->src_cpu, r->outside_time);
+	/* failed chunks did not deliver: never in a rate's numerator */
+	if (m->src_chunks == TOTAL_CHUNKS)
+		m->window_chunks = count_of(r->n_chunks - r->n_failed - r->n_outside);
+	else
+		m->window_chunks = m->num_chunks;
+}
+
 static void compute_workflow(const struct run *r, struct metrics *m)
 {
 	const struct report_agg *rep = &r->report;
-	m->total_events = total_of(rep->entries, &r->chunk_events, &m->src_events);
+	char why[METRICS_WARNING_TEXT];
+	const char *bad = report_contradicts(r, why, sizeof(why)) ? why : NULL;
+	m->total_events = total_of(m, "total_events", rep->entries, bad, &r->chunk_events,
+				   &m->src_events);
 	/* coffea's processtime sums process() wall time per chunk */
-	m->total_cpu_time = total_of(rep->processtime, &r->chunk_duration, &m->src_cpu);
-	m->total_bytes_read = total_of(rep->bytesread, &r->chunk_bytes_read, &m->src_bytes);
+	m->total_cpu_time = total_of(m, "total_cpu_time", rep->processtime, bad,
+				     &r->chunk_duration, &m->src_cpu);
+	m->total_bytes_read = total_of(m, "total_bytes_read", rep->bytesread, bad,
+				       &r->chunk_bytes_read, &m->src_bytes);
 	/* roastcoffea's final dict takes len(chunk_metrics) over the report */
 	if (r->n_chunks) {
 		m->num_chunks = count_of(r->n_chunks);
 		m->src_chunks = TOTAL_CHUNKS;
+	} else if (rep->chunks.valid && bad) {
+		warn(m, "num_chunks", "%s", bad);
 	} else {
 		m->num_chunks = rep->chunks;
 		m->src_chunks = rep->chunks.valid ? TOTAL_REPORT : TOTAL_NONE;
@@ -74,16 +168,19 @@ static void compute_workflow(const struct run *r, struct metrics *m)
 	/* avg_cpu_time_per_chunk = total_cpu_time / chunks it was summed over */
 	optnum per = m->src_cpu == TOTAL_REPORT ? rep->chunks : count_of(r->chunk_duration.n);
 	m->avg_cpu_time_per_chunk = ratio(m->total_cpu_time, per);
-	/* data_rate_gbps = bytes x 8 / 1e9 / elapsed; MB/s = bytes / 1e6 / elapsed */
-	m->data_rate_gbps = ratio(scale(m->total_bytes_read, 8e-9), m->elapsed_time_seconds);
-	m->data_rate_mb_per_s = ratio(scale(m->total_bytes_read, 1e-6), m->elapsed_time_seconds);
-	/* event rates in kHz: events / elapsed / 1000, events / cpu / 1000 */
-	m->event_rate_elapsed_khz = scale(ratio(m->total_events, m->elapsed_time_seconds), 1e-3);
+	window_totals(r, m);
+	/* rates over the run's window W, of what the window holds:
+	 * data_rate_gbps = bytes x 8 / 1e9 / W; MB/s = bytes / 1e6 / W */
+	optnum w = m->rate_window_seconds;
+	m->data_rate_gbps = ratio(scale(m->window_bytes, 8e-9), w);
+	m->data_rate_mb_per_s = ratio(scale(m->window_bytes, 1e-6), w);
+	/* event rates in kHz: events / W / 1000; all events / all chunk time / 1000 */
+	m->event_rate_elapsed_khz = scale(ratio(m->window_events, w), 1e-3);
 	m->event_rate_cpu_total_khz = scale(ratio(m->total_events, m->total_cpu_time), 1e-3);
 	/* efficiency_ratio = elapsed rate / CPU rate (roastcoffea's summary table) */
 	m->efficiency_ratio = ratio(m->event_rate_elapsed_khz, m->event_rate_cpu_total_khz);
-	/* chunks_per_second = num_chunks / elapsed */
-	m->chunks_per_second = ratio(m->num_chunks, m->elapsed_time_seconds);
+	/* chunks_per_second = successful chunks in the window / W */
+	m->chunks_per_second = ratio(m->window_chunks, w);
 }
 
 static void compute_workers(const struct run *r, struct metrics *m)
@@ -125,19 +222,80 @@ static void compute_workers(const struct run *r, struct metrics *m)
 		m->tasks_percent_now = optnum_of(100 * r->tasks_done.value / r->tasks_total.value);
 }
 
+/* Slack for clock granularity over a window of w seconds. */
+static double tolerance(double w)
+{
+	return METRICS_TOL_REL + METRICS_TOL_SECONDS / w;
+}
+
+/* v within [0, bound]: clamped when past it by no more than the tolerance;
+ * null beyond, with why (what: the reading of the quotient). */
+static optnum bounded(struct metrics *m, const char *key, optnum v, double bound,
+		      const char *what)
+{
+	if (!v.valid || !m->rate_window_seconds.valid)
+		return v;
+	if (v.value < 0) {
+		warn(m, key, "%s is negative (%.3g)", what, v.value);
+		return optnum_none();
+	}
+	if (v.value <= bound)
+		return v;
+	if (v.value <= bound * (1 + tolerance(m->rate_window_seconds.value)))
+		return optnum_of(bound);
+	warn(m, key, "%s: %.3g, over its bound %.3g", what, v.value, bound);
+	return optnum_none();
+}
+
+/* Chunk time in the window cannot exceed threads x window: past the
+ * tolerance the inputs contradict each other (why goes into why). */
+static bool cpu_contradicts(const struct metrics *m, char *why, size_t n)
+{
+	optnum th = m->total_cores, w = m->rate_window_seconds, cpu = m->window_cpu_time;
+	if (!th.valid || !w.valid || !cpu.valid)
+		return false;
+	double cap = th.value * w.value;
+	if (cpu.value <= cap * (1 + tolerance(w.value)))
+		return false;
+	snprintf(why, n, "%s %.1f s exceeds total threads x window (%.2f x %.1f s = %.1f s)",
+		 m->src_cpu == TOTAL_REPORT ? "coffea's processtime" : "chunk time in the run window",
+		 cpu.value, th.value, w.value, cap);
+	return true;
+}
+
+/* v, or null with why when the time it is computed from is contradicted. */
+static optnum unless(struct metrics *m, const char *key, optnum v, const char *why)
+{
+	if (!why || !v.valid)
+		return v;
+	warn(m, key, "%s", why);
+	return optnum_none();
+}
+
 static void compute_efficiency(struct metrics *m)
 {
 	optnum core_seconds = optnum_none();
-	if (m->total_cores.valid && m->elapsed_time_seconds.valid)
-		core_seconds = optnum_of(m->total_cores.value * m->elapsed_time_seconds.value);
-	/* core_efficiency = total_cpu_time / (total_cores x elapsed) */
-	m->core_efficiency = ratio(m->total_cpu_time, core_seconds);
-	/* speedup_factor = total_cpu_time / elapsed */
-	m->speedup_factor = ratio(m->total_cpu_time, m->elapsed_time_seconds);
-	/* event_rate_core_khz = events / (elapsed x total_cores) / 1000 */
-	m->event_rate_core_khz = scale(ratio(m->total_events, core_seconds), 1e-3);
-	/* io_overhead_pct = processor non-CPU time / (total_cores x elapsed) x 100 */
-	m->io_overhead_pct = scale(ratio(m->processor_io_wait_time_seconds, core_seconds), 100);
+	if (m->total_cores.valid && m->rate_window_seconds.valid)
+		core_seconds = optnum_of(m->total_cores.value * m->rate_window_seconds.value);
+	double th = m->total_cores.valid ? m->total_cores.value : INFINITY;
+	char buf[METRICS_WARNING_TEXT];
+	const char *why = cpu_contradicts(m, buf, sizeof(buf)) ? buf : NULL;
+	/* core_efficiency = cpu time in the window / (total_cores x W), in [0, 1] */
+	optnum eff = unless(m, "core_efficiency", ratio(m->window_cpu_time, core_seconds), why);
+	m->core_efficiency = bounded(m, "core_efficiency", eff, 1, "cpu time / core time");
+	/* speedup_factor = cpu time in the window / W, at most the threads */
+	optnum sp = unless(m, "speedup_factor", ratio(m->window_cpu_time, m->rate_window_seconds), why);
+	m->speedup_factor = bounded(m, "speedup_factor", sp, th, "speedup over the threads");
+	/* efficiency_ratio: a speedup too (roastcoffea's cpu time / elapsed) */
+	optnum er = unless(m, "efficiency_ratio", m->efficiency_ratio, why);
+	m->efficiency_ratio = bounded(m, "efficiency_ratio", er, th,
+				      "elapsed rate / CPU rate over the threads");
+	/* event_rate_core_khz = events / (W x total_cores) / 1000 */
+	m->event_rate_core_khz = scale(ratio(m->window_events, core_seconds), 1e-3);
+	/* io_overhead_pct = processor non-CPU time / (total_cores x W) x 100 */
+	m->io_overhead_pct = bounded(m, "io_overhead_pct",
+				     scale(ratio(m->processor_io_wait_time_seconds, core_seconds), 100),
+				     100, "non-CPU time / core time");
 }
 
 struct fine_sums {
@@ -297,7 +455,7 @@ static void compute_progress(const struct run *r, struct metrics *m)
 	m->progress_percent = scale(ratio(m->total_events, r->expected_events), 100);
 	if (!m->progress_percent.valid || r->ended)
 		return;
-	optnum rate = ratio(m->total_events, m->elapsed_time_seconds);
+	optnum rate = ratio(m->window_events, m->rate_window_seconds);
 	optnum left = optnum_of(fmax(0, r->expected_events.value - m->total_events.value));
 	m->eta_seconds = rate.valid && rate.value > 0 ? ratio(left, rate) : optnum_none();
 }
@@ -307,6 +465,7 @@ void metrics_compute(const struct run *r, double now, const struct metrics_optio
 {
 	memset(m, 0, sizeof(*m)); /* every optnum starts invalid */
 	compute_elapsed(r, now, m);
+	compute_window(r, m);
 	compute_workflow(r, m);
 	compute_workers(r, m);
 	compute_fine(r, opt, m);

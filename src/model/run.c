@@ -308,11 +308,45 @@ static void branches_add(struct run *r, double t, const struct ev_chunk *c)
 		r->branch_lists_seen[r->branch_lists_next++ % ROASTOP_ARRAY_LEN(r->branch_lists_seen)] = h;
 }
 
+/* What of this chunk lies outside the run window known at its arrival,
+ * [run start, run end] (a bound not yet known is open): its time outside
+ * it, and all of it when it arrived outside (its events were not delivered
+ * within the window). */
+static void chunk_window(struct run *r, double t, const struct ev_chunk *c, double dur)
+{
+	double d = isfinite(dur) && dur > 0 ? dur : 0;
+	bool first = r->n_chunks - r->n_failed == 1; /* apply_chunk counted it */
+	r->t_chunk_first = first ? t - d : fmin(r->t_chunk_first, t - d);
+	r->t_chunk_last = first ? t : fmax(r->t_chunk_last, t);
+	double start = r->started ? r->t_run_start : -INFINITY;
+	double end = r->ended ? r->t_run_end : INFINITY;
+	double overlap = fmax(0, fmin(t, end) - fmax(t - d, start));
+	r->outside_time += d - fmin(d, overlap);
+	if (t >= start && t <= end)
+		return;
+	r->n_outside++;
+	r->outside_events += c->num_events.valid ? c->num_events.value : 0;
+	r->outside_bytes += c->bytes_read.valid ? c->bytes_read.value : 0;
+	if (r->ended && t > end)
+		run_log(r, t, LOG_WARN, "chunk finished %.1f s after the run ended: counted, "
+			"its events left out of the rates", t - end);
+}
+
+/* Chunks before the run-start marker belong to no window of this run. */
+static void chunk_window_open(struct run *r)
+{
+	r->n_outside = r->n_chunks - r->n_failed;
+	r->outside_events = r->chunk_events.sum;
+	r->outside_bytes = r->chunk_bytes_read.sum;
+	r->outside_time = r->chunk_duration.sum;
+}
+
 static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, bool late)
 {
 	double dur = chunk_duration(c);
 	stats_add(&r->chunk_duration, dur);
 	hist_add(&r->duration_hist, dur);
+	chunk_window(r, t, c, dur);
 	if (c->num_events.valid) {
 		stats_add(&r->chunk_events, c->num_events.value);
 		hist_add(&r->events_hist, c->num_events.value);
@@ -816,8 +850,12 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 	} else {
 		r->started = true;
 		r->t_run_start = t;
-		if (!late)
+		/* a run_start read late (a recording out of order) restarts no
+		 * totals, and the chunks applied before it are taken as inside */
+		if (!late) {
 			sample_totals_restart(r);
+			chunk_window_open(r);
+		}
 	}
 	r->status = RUN_RUNNING;
 	r->status_reason[0] = '\0';

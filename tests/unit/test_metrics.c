@@ -513,7 +513,7 @@ static void workers_time_weighted(void **state)
  * cores/worker: (4 + 4 + 8) / 3; memory: w0 200, w1 200, w2 1000 -> 1400 / 3
  * memory %: 10 20 30 20 100 10 -> mean 190/6, min 10, max 100
  * CPU %: 10 20 10 20 60 10 -> 130 / 6
- * one chunk of 44 s and 2200 events; elapsed 0..20:
+ * chunks of 20, 12 and 12 s (44 s) and 2200 events; elapsed and window 0..20:
  * core_efficiency 44 / (11 x 20) = 0.2; speedup 2.2; per core 2200/220/1000 = 0.01 kHz
  * processor non-CPU 22 s: io_overhead_pct = 22 / (11 x 20) x 100 = 10 */
 static void workers_join_and_leave(void **state)
@@ -523,7 +523,9 @@ static void workers_join_and_leave(void **state)
 	sample_of(10, (struct w[]){ { "w0", 4, 300, 10 }, { "w1", 4, 200, 20 }, { "w2", 8, 1000, 60 } },
 		  3);
 	sample_of(20, (struct w[]){ { "w0", 4, 100, 10 } }, 1);
-	chunk(20, "a", 44, 2200, 0);
+	chunk(20, "a", 20, 1000, 0);
+	chunk(20, "a", 12, 600, 0);
+	chunk(20, "a", 12, 600, 0);
 	fine_row(20, FINE_SPAN, "P", "thread-noncpu", "seconds", 22);
 	struct metrics m;
 	compute(&m, 20);
@@ -577,7 +579,12 @@ static void no_workers(void **state)
 	assert_false(m.cores_per_worker.valid);
 	assert_false(m.avg_memory_per_worker_bytes.valid);
 	assert_false(m.peak_memory_bytes.valid);
-	assert_true(m.speedup_factor.valid);
+	/* 5 s of chunk time on no thread: the inputs contradict each other */
+	assert_false(m.speedup_factor.valid);
+	assert_false(m.efficiency_ratio.valid); /* a speedup too */
+	assert_int_equal(m.n_warnings, 2);
+	assert_string_equal(m.warnings[0].key, "speedup_factor");
+	assert_string_equal(m.warnings[1].key, "efficiency_ratio");
 	cJSON *j = to_json(&m);
 	assert_true(jnull(j, "core_efficiency"));
 	assert_true(jnull(j, "cores_per_worker"));
@@ -994,6 +1001,199 @@ static void latest_sample_values(void **state)
 	assert_near(m.memory_utilization_max_percent.value, 90, 1e-12); /* the run's worst */
 }
 
+/* ---- invariants (docs/metrics.md, "Invariants") ------------------------ */
+
+static bool warned(const struct metrics *m, const char *key, const char *text)
+{
+	for (size_t i = 0; i < m->n_warnings; i++)
+		if (strcmp(m->warnings[i].key, key) == 0 && strstr(m->warnings[i].reason, text))
+			return true;
+	return false;
+}
+
+static void straggler(double t, const char *ds, double dur, double events, double bytes)
+{
+	struct event ev = chunk_ev(t, ds, dur);
+	ev.u.chunk.num_events = optnum_of(events);
+	ev.u.chunk.bytes_read = optnum_of(bytes);
+	apply(ev);
+}
+
+/* The case seen in issue 18: 2 one-thread workers, a run 0..3 whose
+ * collector saw an exception (one chunk raised at 2.0), and a chunk that
+ * slept: it ran 0.1..6.1, after the run's end. Before: its 6 s over a 3 s
+ * window gave core efficiency 8.8 / 6 = 147 %, speedup 2.9 on 2 threads, and
+ * its events raised the rate. Now 2.9 s of it lie inside the window:
+ * (1.4 + 1.4 + 2.9) / (2 x 3) = 0.95, speedup 1.9; 200,000 events / 3 s. */
+static void seen_failed_run_with_a_straggler(void **state)
+{
+	(void)state;
+	start(0, "P");
+	for (int t = 0; t <= 3; t++)
+		sample((double)t, 2, 1, 100);
+	chunk(1.5, "a", 1.4, 100000, 1e6);
+	failed_chunk(2.0, "a", "ValueError");
+	chunk(2.9, "a", 1.4, 100000, 1e6);
+	end(3);
+	for (int t = 4; t <= 7; t++)
+		sample((double)t, 2, 1, 100);
+	straggler(6.1, "a", 6.0, 100000, 1e6);
+	struct metrics m;
+	compute(&m, 10);
+	assert_near(m.elapsed_time_seconds.value, 3, 1e-12);
+	assert_near(m.total_cores.value, 2, 1e-12);
+	assert_near(m.window_cpu_time.value, 5.7, 1e-12);
+	assert_near(m.core_efficiency.value, 0.95, 1e-12);
+	assert_near(m.speedup_factor.value, 1.9, 1e-12);
+	assert_near(m.window_events.value, 200000, 0);
+	assert_near(m.event_rate_elapsed_khz.value, 200.0 / 3.0, 1e-12);
+	assert_near(m.data_rate_mb_per_s.value, 2.0 / 3.0, 1e-12);
+	assert_near(m.chunks_per_second.value, 2.0 / 3.0, 1e-12); /* not the failed one */
+	assert_near(m.total_events.value, 300000, 0); /* processed: all successful chunks */
+	assert_near(m.num_chunks.value, 4, 0);
+	assert_near(m.num_failed_chunks.value, 1, 0);
+	assert_int_equal(m.n_warnings, 0);
+	assert_non_null(strstr(run_log_get(&R, 0)->text, "after the run ended"));
+}
+
+/* The straggler seen alone: its chunk time beyond the run window would
+ * claim more than the threads could give, and is left out. */
+static void chunk_time_outside_the_window_is_left_out(void **state)
+{
+	(void)state;
+	sample(-5, 1, 1, 0); /* before the run: not in its window */
+	chunk(-1, "a", 3, 10, 10); /* before the run-start marker: outside whole */
+	start(0, "P");
+	sample(0, 1, 1, 0);
+	chunk(2, "a", 4, 10, 10); /* ran -2..2: 2 s inside */
+	sample(10, 1, 1, 0);
+	end(10);
+	chunk(12, "a", 5, 10, 10); /* ran 7..12: 3 s inside */
+	struct metrics m;
+	compute(&m, 20);
+	assert_near(m.window_cpu_time.value, 5, 1e-12);
+	assert_near(m.core_efficiency.value, 0.5, 1e-12);
+	assert_near(m.window_events.value, 10, 0); /* only the chunk received inside */
+	assert_near(m.window_chunks.value, 1, 0);
+	assert_near(m.total_cpu_time.value, 12, 1e-12);
+}
+
+/* Within the tolerance (clock granularity) a bounded value is clamped;
+ * past it the inputs contradict and it is null with a reason. */
+static void efficiency_clamped_within_tolerance(void **state)
+{
+	(void)state;
+	start(0, "P");
+	sample(0, 1, 2, 0);
+	sample(10, 1, 2, 0);
+	chunk(10, "a", 10, 1, 0);
+	chunk(10, "a", 10.2, 1, 0); /* 20.2 s on 2 x 10 s: 1 %, under 2 % + 0.1 s / 10 s */
+	end(10);
+	struct metrics m;
+	compute(&m, 10);
+	assert_near(m.core_efficiency.value, 1, 0);
+	assert_near(m.speedup_factor.value, 2, 0);
+	assert_near(m.efficiency_ratio.value, 2, 0);
+	assert_int_equal(m.n_warnings, 0);
+}
+
+/* coffea's processtime larger than cores x elapsed: not this run's time */
+static void report_processtime_over_core_time_is_null(void **state)
+{
+	(void)state;
+	start(0, "P");
+	sample(0, 2, 1, 0);
+	sample(10, 2, 1, 0);
+	report(10, 1e6, 1000, 50, 10); /* 50 s on 2 x 10 s */
+	end(10);
+	struct metrics m;
+	compute(&m, 10);
+	assert_false(m.core_efficiency.valid);
+	assert_false(m.speedup_factor.valid);
+	assert_false(m.efficiency_ratio.valid);
+	assert_true(warned(&m, "core_efficiency", "coffea's processtime 50.0 s exceeds"));
+	assert_true(warned(&m, "speedup_factor", "total threads x window"));
+	assert_near(m.event_rate_elapsed_khz.value, 0.1, 1e-12); /* not contradicted */
+	cJSON *j = to_json(&m);
+	const cJSON *w = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "warnings");
+	assert_true(cJSON_IsArray(w));
+	assert_int_equal(cJSON_GetArraySize(w), m.n_warnings);
+	assert_string_equal(jstr(cJSON_GetArrayItem(w, 0), "key"), "core_efficiency");
+	assert_non_null(strstr(jstr(cJSON_GetArrayItem(w, 0), "reason"), "processtime"));
+	assert_true(jnull(j, "core_efficiency"));
+	cJSON_Delete(j);
+}
+
+/* A report with fewer events than the run's own chunk records, or more
+ * reports than runs: a report of another run; its totals are null. */
+static void report_of_another_run_is_null(void **state)
+{
+	(void)state;
+	start(0, "P");
+	chunk(2, "a", 1, 500, 10);
+	report(3, 1e6, 100, 1, 1);
+	struct metrics m;
+	compute(&m, 4);
+	assert_false(m.total_events.valid);
+	assert_false(m.total_cpu_time.valid);
+	assert_false(m.total_bytes_read.valid);
+	assert_false(m.event_rate_elapsed_khz.valid);
+	assert_true(warned(&m, "total_events", "fewer than its chunks' 500"));
+	assert_true(warned(&m, "total_bytes_read", "another run"));
+	report(3.5, 1e6, 1000, 1, 1);
+	compute(&m, 4);
+	assert_true(warned(&m, "total_events", "2 coffea reports for 1 run starts"));
+	cJSON *j = to_json(&m);
+	assert_true(jnull(j, "total_events"));
+	assert_true(jnull(cJSON_GetObjectItem(j, "metric_sources"), "total_events"));
+	cJSON_Delete(j);
+}
+
+/* No markers: the rates divide by the chunks' own span, not the idle
+ * watch before them. */
+static void unmarked_rates_over_the_chunks_span(void **state)
+{
+	(void)state;
+	sample(0, 1, 1, 0);
+	chunk(100, "a", 2, 1000, 0); /* ran 98..100 */
+	chunk(102, "a", 2, 1000, 0);
+	struct metrics m;
+	compute(&m, 200);
+	assert_near(m.elapsed_time_seconds.value, 200, 1e-12);
+	assert_near(m.rate_window_seconds.value, 4, 1e-12); /* 98..102 */
+	assert_near(m.event_rate_elapsed_khz.value, 0.5, 1e-12);
+}
+
+/* No markers and no scheduler: the first event is a chunk, whose time ran
+ * before roastop heard of it and still counts: window 8..11. */
+static void unmarked_first_event_is_a_chunk(void **state)
+{
+	(void)state;
+	chunk(10, "a", 2, 300, 0);
+	chunk(11, "a", 2, 300, 0);
+	struct metrics m;
+	compute(&m, 11);
+	assert_near(m.rate_window_seconds.value, 3, 1e-12);
+	assert_near(m.window_cpu_time.value, 4, 1e-12);
+	assert_near(m.speedup_factor.value, 4.0 / 3.0, 1e-12);
+	assert_near(m.event_rate_elapsed_khz.value, 0.2, 1e-12);
+}
+
+/* Non-CPU time is thread time too: at most the core time. */
+static void io_overhead_over_core_time_is_null(void **state)
+{
+	(void)state;
+	start(0, "P");
+	sample(0, 1, 1, 0);
+	sample(10, 1, 1, 0);
+	fine_row(10, FINE_SPAN, "P", "thread-noncpu", "seconds", 30);
+	end(10);
+	struct metrics m;
+	compute(&m, 10);
+	assert_false(m.io_overhead_pct.valid);
+	assert_true(warned(&m, "io_overhead_pct", "non-CPU time / core time"));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1029,6 +1229,14 @@ int main(void)
 		T(roastop_block_and_extra),
 		T(compute_is_pure),
 		T(latest_sample_values),
+		T(seen_failed_run_with_a_straggler),
+		T(chunk_time_outside_the_window_is_left_out),
+		T(efficiency_clamped_within_tolerance),
+		T(report_processtime_over_core_time_is_null),
+		T(report_of_another_run_is_null),
+		T(unmarked_rates_over_the_chunks_span),
+		T(unmarked_first_event_is_a_chunk),
+		T(io_overhead_over_core_time_is_null),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

@@ -14,6 +14,10 @@ static int body_of(struct table_layout *L)
 
 /* ---- datasets ---- */
 
+/* format_rate keeps three significant digits and moves the prefix, so any
+ * rate fits the column whole: a cut number would read as another number */
+#define DATASET_RATE_WIDTH 12
+
 static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
 			enum theme_elem *elem)
 {
@@ -41,7 +45,7 @@ void view_datasets(struct ui *ui, const struct ui_frame *f)
 		{ "CHUNKS", 10, true, false, false },
 		{ "FAILED", 7, true, false, true },
 		{ "EVENTS", 15, true, false, false },
-		{ "RATE", 12, true, false, false },
+		{ "RATE", DATASET_RATE_WIDTH, true, false, false },
 		{ "MEAN", 9, true, false, true },
 		{ "P99", 9, true, false, false },
 		{ "SHARE", 7, true, false, false },
