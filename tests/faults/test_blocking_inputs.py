@@ -6,7 +6,6 @@ is written. A key file holds exactly 64 hex digits and at most one newline
 (the emitter's rule for ROASTOP_KEY), or roastop refuses it at once."""
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 import test_screen  # noqa: E402
-from conftest import ROASTOP, generate, load_metrics  # noqa: E402
+from conftest import ROASTOP, generate, load_metrics, sigterm_seconds  # noqa: E402
 
 HEADER = '{"type":"recording","format":"roastop-recording","version":1}\n'
 NO_SCHEDULER = ["--scheduler", "http://127.0.0.1:9"]
@@ -42,15 +41,7 @@ def wait_for(cond, timeout, what):
 
 def stop_within_a_second(p, out):
     """SIGTERM: exit 0 within 1 s, the measurement written."""
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        raise AssertionError("SIGTERM ignored for 10 s")
-    took = time.monotonic() - t0
+    took = sigterm_seconds(p)
     assert p.returncode == 0 and took < 1.0, (p.returncode, took)
     return load_metrics(out)
 

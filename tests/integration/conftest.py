@@ -39,6 +39,20 @@ def roastop(*args, timeout=120, **kw):
                           timeout=timeout, stdin=subprocess.DEVNULL, **kw)
 
 
+def sigterm_seconds(proc):
+    """SIGTERM, then the seconds until proc is gone (an AssertionError when
+    it ignores the signal for 10 s: it is killed then)."""
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError("SIGTERM ignored for 10 s")
+    return time.monotonic() - t0
+
+
 def load_metrics(outdir: Path):
     return no_nan((outdir / "metrics.json").read_text())
 
