@@ -102,9 +102,11 @@ def test_split_report_and_exit_on_run_end(tmp_path):
     base = {"type": "report", "run_id": "r", "host": "h", "pid": 7, "report_id": "x",
             "parts": 2}
     lst.send(dict(base, seq=0, part=1, columns=["b-data"]))
+    # the report covers the one chunk sent (a report with fewer events than
+    # the chunks it covers would be another run's: docs/metrics.md, Invariants)
     lst.send(dict(base, seq=1, part=0, columns=["a-data"], entries=5, bytesread=10,
-                  processtime=2.5, chunks=1))
-    lst.send(chunk(2))
+                  processtime=0.2, chunks=1))
+    lst.send(chunk(2, num_events=5, duration=0.2))
     lst.send({"type": "run_end", "run_id": "r", "host": "h", "pid": 7, "seq": 3})
     stdout, _ = lst.proc.communicate(timeout=30)
     assert lst.proc.returncode == 0
