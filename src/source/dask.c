@@ -477,6 +477,7 @@ static void on_identity(struct dask *d, long code, const struct xfer *x)
 			round_end(d, true);
 			return;
 		}
+		d->n_ep = 0; /* what the rejected body had named: nothing of it is kept */
 		reject_count(d, e);
 		snprintf(d->identity_why, sizeof(d->identity_why),
 			 "identity.json rejected (%s: %.120s)", dask_error_name(e), err);
