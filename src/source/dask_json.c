@@ -640,13 +640,14 @@ enum dask_error dask_parse_worker_prom(const char *body, size_t len, struct dask
 	prom_parse(body, len, worker_prom_sample, &a, st);
 	if (!a.has_memory)
 		return DASK_BAD_SHAPE;
-	/* Dask's process memory is managed + unmanaged (spilled is on disk). */
-	double managed = a.managed.valid ? a.managed.value : 0;
-	double memory = managed + (a.unmanaged.valid ? a.unmanaged.value : 0);
+	/* Dask's process memory is managed + unmanaged (spilled is on disk):
+	 * with either part missing it is not measured, never a partial sum. */
+	bool both = a.managed.valid && a.unmanaged.valid;
+	double memory = both ? a.managed.value + a.unmanaged.value : 0;
 	if (a.out_of_range || !range_ok(RANGE_BYTES, memory))
 		return DASK_OUT_OF_RANGE;
-	out->memory_bytes = optnum_of(memory);
-	out->managed_bytes = optnum_of(managed);
+	out->memory_bytes = both ? optnum_of(memory) : optnum_none();
+	out->managed_bytes = a.managed;
 	out->spilled_bytes = a.spilled;
 	out->threads = a.threads;
 	out->cpu_seconds = a.cpu_seconds;

@@ -383,6 +383,23 @@ static void worker_prom_ranges(void **state)
 	}
 }
 
+/* A memory type the worker did not send is not measured, never 0; the
+ * process memory (managed + unmanaged) needs both parts. */
+static void worker_prom_missing_parts(void **state)
+{
+	(void)state;
+	struct dask_worker_prom w;
+	struct prom_stats st;
+	const char *managed_only = "dask_worker_memory_bytes{type=\"managed\"} 1000\n";
+	assert_int_equal(dask_parse_worker_prom(managed_only, strlen(managed_only), &w, &st), DASK_OK);
+	assert_true(w.managed_bytes.valid && w.managed_bytes.value == 1000);
+	assert_false(w.memory_bytes.valid);
+	const char *other = "dask_worker_memory_bytes{type=\"other\"} 5\ndask_worker_threads 2\n";
+	assert_int_equal(dask_parse_worker_prom(other, strlen(other), &w, &st), DASK_OK);
+	assert_false(w.managed_bytes.valid || w.memory_bytes.valid);
+	assert_true(w.threads.valid && w.threads.value == 2);
+}
+
 /* A state.json with one worker whose `key` is x (or, with key NULL, a fine
  * row of value x): what live makes of it. */
 static enum dask_error state_with(struct evs *e, const char *key, double x)
@@ -595,6 +612,7 @@ int main(void)
 		cmocka_unit_test(worker_prom_fixture),
 		cmocka_unit_test(scheduler_prom_ranges),
 		cmocka_unit_test(worker_prom_ranges),
+		cmocka_unit_test(worker_prom_missing_parts),
 		cmocka_unit_test(live_and_replay_agree),
 		cmocka_unit_test(url_join),
 		cmocka_unit_test(backoff),
