@@ -812,13 +812,16 @@ static void sample_timeline_list(struct run *r, struct timeline *out[N_SAMPLE_TI
 
 /* roastcoffea samples the cluster from the collector's start to its end:
  * worker totals cover the run, not the time roastop waited before it. The
- * last sample before the start stays as the first trapezoid's left edge. */
+ * trapezoids are cut at the start (and at the end, sample_totals_freeze),
+ * interpolated between the polls on either side: starting at the last
+ * poll before the start and stopping at the last one before the end made
+ * avg_workers 2.025 where the run's own window gives 2.117. */
 static void sample_totals_restart(struct run *r)
 {
 	struct timeline *tls[N_SAMPLE_TIMELINES];
 	sample_timeline_list(r, tls);
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
-		timeline_restart_totals(tls[i]);
+		timeline_restart_totals(tls[i], r->t_run_start);
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_samples = 0;
@@ -836,7 +839,10 @@ static void sample_totals_freeze(struct run *r, bool frozen)
 	struct timeline *tls[N_SAMPLE_TIMELINES];
 	sample_timeline_list(r, tls);
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
-		timeline_freeze(tls[i], frozen);
+		if (frozen)
+			timeline_freeze(tls[i], r->t_run_end);
+		else
+			timeline_thaw(tls[i]);
 }
 
 /* A late start (run_apply) restarts no totals: the samples before it in

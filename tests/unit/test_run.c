@@ -359,14 +359,45 @@ static void worker_totals_cover_the_run_only(void **state)
 	struct event e = test_event(EV_RUN_END, 111.5);
 	run_apply(r, &e);
 	apply_sample(r, 200, idle, 1); /* after the run */
-	/* trapezoids from the last pre-run sample: (1+2)/2 x 1 + 2 x 10 = 21.5 over 11 s */
-	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 21.5 / 11) < 1e-12);
+	/* trapezoids cut at 100.5 and 111.5: (1.5 + 2)/2 x 0.5 + 2 x 10
+	 * + (2 + (2 - 0.5/89))/2 x 0.5 over 11 s */
+	double tail = (2 + (2 - 0.5 / 89)) / 2 * 0.5;
+	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - (0.875 + 20 + tail) / 11) <
+		    1e-12);
 	assert_true(fabs(timeline_max(&r->tl_workers).value - 2) < 1e-12);
 	assert_true(fabs(r->worker_mem_bytes.min - 700) < 1e-12); /* idle 5 MB not counted */
 	assert_true(fabs(r->worker_mem_bytes.max - 900) < 1e-12);
 	const struct worker_agg *a = strmap_get(&r->workers, "a");
 	assert_true(fabs(a->mem_integral / a->mem_covered - 900) < 1e-12);
 	assert_int_equal(r->tl_workers.len, 5); /* every sample is still drawn */
+}
+
+/* avg_workers integrates over the run's own window [5, 25], not from the
+ * last poll before the start to the last one before the end. Polls at 0,
+ * 10, 20, 30 with 1, 3, 3, 1 workers: the count is 2 at 5 and at 25
+ * (interpolated), so (2 + 3)/2 x 5 + 3 x 10 + (3 + 2)/2 x 5 = 55 over 20 s
+ * = 2.75; the window from poll to poll (0..20) gave (20 + 30) / 20 = 2.5. */
+static void worker_average_clipped_to_the_run(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample one[] = { worker("a", 1, 5, 1000) };
+	struct worker_sample three[] = { worker("a", 1, 5, 1000), worker("b", 1, 5, 1000),
+					 worker("c", 1, 5, 1000) };
+	apply_sample(r, 0, one, 1);
+	struct event s = test_event(EV_RUN_START, 5);
+	s.u.run_start.run_id = "r";
+	run_apply(r, &s);
+	apply_sample(r, 10, three, 3);
+	apply_sample(r, 20, three, 3);
+	struct event e = test_event(EV_RUN_END, 25);
+	run_apply(r, &e);
+	apply_sample(r, 30, one, 1);
+	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 2.75) < 1e-12);
+	assert_true(fabs(r->tl_workers.covered - 20) < 1e-12);
+	assert_true(fabs(timeline_max(&r->tl_workers).value - 3) < 1e-12);
+	assert_true(fabs(timeline_min(&r->tl_workers).value - 3) < 1e-12); /* polls inside only */
+	/* threads: the same shape */
+	assert_true(fabs(timeline_time_avg(&r->tl_threads).value - 2.75) < 1e-12);
 }
 
 static bool log_has(const struct run *r, const char *text)
@@ -573,6 +604,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(scheduler_restart_is_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(fine_cluster_baseline_and_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(worker_totals_cover_the_run_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(worker_average_clipped_to_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_end_without_status_is_completed, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_run_keeps_type_and_message, setup, teardown),
