@@ -449,8 +449,12 @@ static void sums_add(struct sample_sums *a, const struct worker_sample *s)
 		a->cpu += s->cpu_percent.value;
 		a->n_cpu++;
 	}
+	/* the scheduler's copy of a worker's running keys (its last heartbeat)
+	 * can hold a task that seceded or was cancelled beside the one that took
+	 * its thread: a worker runs at most nthreads at once */
 	if (s->executing.valid) {
-		a->executing += s->executing.value;
+		a->executing += s->nthreads.valid ? fmin(s->executing.value, s->nthreads.value)
+						  : s->executing.value;
 		a->n_exec++;
 	}
 }
@@ -651,16 +655,38 @@ static void sample_put(struct timeline *tl, double t, double v, bool late)
 		timeline_push(tl, t, v);
 }
 
+/* The sample's total threads: the source's, else its workers' sum. */
+static optnum sample_threads(const struct ev_sample *s, const struct sample_sums *a)
+{
+	if (s->total_threads.valid)
+		return s->total_threads;
+	if (s->n_workers && a->n_threads == s->n_workers)
+		return optnum_of(a->threads);
+	return s->worker_count == 0 ? optnum_of(0) : optnum_none();
+}
+
+/* Tasks executing: the workers' own counts; else the scheduler's count of
+ * tasks "processing", which also holds those queued on a worker behind a
+ * busy thread (worker-saturation: two one-thread workers show 4), so at
+ * most the threads there are. */
+static optnum sample_executing(const struct ev_sample *s, const struct sample_sums *a,
+			       optnum threads)
+{
+	if (a->n_exec)
+		return optnum_of(a->executing);
+	if (!s->tasks_processing.valid)
+		return optnum_none();
+	double p = s->tasks_processing.value;
+	return optnum_of(threads.valid ? fmin(p, threads.value) : p);
+}
+
 static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
 			     const struct sample_sums *a, bool late)
 {
 	sample_put(&r->tl_workers, t, s->worker_count, late);
-	if (s->total_threads.valid)
-		sample_put(&r->tl_threads, t, s->total_threads.value, late);
-	else if (s->n_workers && a->n_threads == s->n_workers)
-		sample_put(&r->tl_threads, t, a->threads, late);
-	else if (s->worker_count == 0)
-		sample_put(&r->tl_threads, t, 0, late);
+	optnum threads = sample_threads(s, a);
+	if (threads.valid)
+		sample_put(&r->tl_threads, t, threads.value, late);
 	if (a->n_mem)
 		sample_put(&r->tl_mem_used, t, a->mem, late);
 	if (a->n_limit)
@@ -669,12 +695,9 @@ static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
 		sample_put(&r->tl_mem_worst_pct, t, a->worst_pct, late);
 	if (a->n_cpu)
 		sample_put(&r->tl_cpu, t, a->cpu / (double)a->n_cpu, late);
-	/* the workers' own count of running tasks; the scheduler's "processing"
-	 * (running or queued on a worker) only when no worker says */
-	if (a->n_exec)
-		sample_put(&r->tl_executing, t, a->executing, late);
-	else if (s->tasks_processing.valid)
-		sample_put(&r->tl_executing, t, s->tasks_processing.value, late);
+	optnum ex = sample_executing(s, a, threads);
+	if (ex.valid)
+		sample_put(&r->tl_executing, t, ex.value, late);
 }
 
 static void apply_sample(struct run *r, double t, const struct ev_sample *s)

@@ -400,6 +400,30 @@ static void worker_average_clipped_to_the_run(void **state)
 	assert_true(fabs(timeline_time_avg(&r->tl_threads).value - 2.75) < 1e-12);
 }
 
+/* Two one-thread workers showed "executing 4": the scheduler's count of
+ * tasks processing holds one running and one queued per worker. Executing
+ * never exceeds the threads, whichever source says it. */
+static void executing_never_exceeds_threads(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample two[] = { worker("a", 1, 5, 1000), worker("b", 1, 5, 1000) };
+	two[0].executing = optnum_of(2); /* a seceded task beside the running one */
+	two[1].executing = optnum_of(1);
+	apply_sample(r, 0, two, 2);
+	assert_true(r->tl_executing.v_last == 2);
+	struct event ev = test_event(EV_SAMPLE, 1); /* counts.json: no rows */
+	ev.u.sample.worker_count = 2;
+	ev.u.sample.total_threads = optnum_of(2);
+	ev.u.sample.tasks_processing = optnum_of(4);
+	assert_int_equal(run_apply(r, &ev), 0);
+	assert_true(r->tl_executing.v_last == 2);
+	ev.t = 2;
+	ev.u.sample.tasks_processing = optnum_of(1);
+	assert_int_equal(run_apply(r, &ev), 0);
+	assert_true(r->tl_executing.v_last == 1);
+	assert_true(timeline_max(&r->tl_executing).value == 2);
+}
+
 static bool log_has(const struct run *r, const char *text)
 {
 	for (size_t i = 0; run_log_get(r, i); i++)
@@ -605,6 +629,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fine_cluster_baseline_and_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(worker_totals_cover_the_run_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(worker_average_clipped_to_the_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(executing_never_exceeds_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_end_without_status_is_completed, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_run_keeps_type_and_message, setup, teardown),
