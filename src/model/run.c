@@ -628,14 +628,52 @@ static void fine_restart(struct run *r)
 	fine_carry(&r->fine_span);
 }
 
+/* The counters' base: their value when the run began (or, first seen
+ * after that, at the first sample); a new scheduler counts from 0. */
+static void progress_base(struct run *r, const struct ev_sample *s)
+{
+	double done = s->tasks_done_cumulative.value, total = s->tasks_total_cumulative.value;
+	if (r->tasks_base_set && done >= r->tasks_base_done && total >= r->tasks_base_total)
+		return;
+	bool restarted = r->tasks_base_set;
+	r->tasks_base_done = restarted ? 0 : done;
+	r->tasks_base_total = restarted ? 0 : total;
+	r->tasks_base_set = true;
+}
+
+/* Task progress: the span's once a run has started (the collector names
+ * the span as it starts the run; without a run-start the route may still
+ * serve an earlier run's span), else the cumulative counters' growth. */
+static void sample_progress(struct run *r, const struct ev_sample *s)
+{
+	bool counters = s->tasks_done_cumulative.valid;
+	if (counters) {
+		r->tasks_cum_done = s->tasks_done_cumulative;
+		r->tasks_cum_total = s->tasks_total_cumulative;
+		progress_base(r, s);
+	}
+	if (r->started && s->tasks_done.valid) {
+		r->tasks_done = s->tasks_done;
+		r->tasks_total = s->tasks_total;
+	} else if (counters) {
+		r->tasks_done = optnum_of(s->tasks_done_cumulative.value - r->tasks_base_done);
+		r->tasks_total = optnum_of(s->tasks_total_cumulative.value - r->tasks_base_total);
+	}
+}
+
+/* A run begins: its progress counts from the counters' latest value. */
+static void progress_restart(struct run *r)
+{
+	r->tasks_done = r->tasks_total = optnum_none();
+	r->tasks_base_set = r->tasks_cum_done.valid;
+	r->tasks_base_done = r->tasks_cum_done.valid ? r->tasks_cum_done.value : 0;
+	r->tasks_base_total = r->tasks_cum_total.valid ? r->tasks_cum_total.value : 0;
+}
+
 static void scheduler_identity(struct run *r, double t, const struct ev_sample *s)
 {
 	if (s->dask_version)
 		strutil_copy(r->dask_version, sizeof(r->dask_version), s->dask_version);
-	if (s->tasks_done.valid && s->tasks_total.valid) {
-		r->tasks_done = s->tasks_done;
-		r->tasks_total = s->tasks_total;
-	}
 	if (!s->scheduler_id)
 		return;
 	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {
@@ -703,6 +741,7 @@ static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
 static void apply_sample(struct run *r, double t, const struct ev_sample *s)
 {
 	scheduler_identity(r, t, s);
+	sample_progress(r, s);
 	r->n_samples++;
 	r->workers_now = s->worker_count;
 	struct sample_sums sums = { 0 };
@@ -876,6 +915,8 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		run_log(r, t, LOG_WARN, "another run started (%s): its numbers add to this session's",
 			s->run_id ? s->run_id : "?");
 		r->ended = false;
+		if (!late)
+			progress_restart(r); /* its tasks, not the first run's */
 	} else {
 		r->started = true;
 		r->t_run_start = t;
@@ -884,6 +925,7 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		if (!late) {
 			sample_totals_restart(r);
 			chunk_window_open(r);
+			progress_restart(r);
 		}
 	}
 	r->status = RUN_RUNNING;

@@ -527,8 +527,8 @@ static void on_prom(struct dask *d, long code, const struct xfer *x)
 	if (e == DASK_OK) {
 		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
 		d->prom_tasks = d->ev.u.sample.tasks_processing;
-	} else if (code == 200) {
-		reject_count(d, e);
+	} else if (code == 200 && ps.samples > 0) {
+		reject_count(d, e); /* no sample at all: a Dask without prometheus_client */
 	}
 	counts_or_workers(d);
 }

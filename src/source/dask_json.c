@@ -342,8 +342,9 @@ static void state_sample(struct dec *d, const cJSON *root, struct ev_sample *s)
 	s->tasks_processing = dec_num(d, root, "tasks_processing", RANGE_TASKS);
 	s->tasks_done = dec_num(d, root, "tasks_done", RANGE_TASKS);
 	s->tasks_total = dec_num(d, root, "tasks_total", RANGE_TASKS);
-	if (s->tasks_done.valid != s->tasks_total.valid ||
-	    (s->tasks_done.valid && s->tasks_done.value > s->tasks_total.value))
+	s->tasks_done_cumulative = dec_num(d, root, "tasks_done_cumulative", RANGE_TASKS);
+	s->tasks_total_cumulative = dec_num(d, root, "tasks_total_cumulative", RANGE_TASKS);
+	if (!event_sample_progress_ok(s))
 		dec_fail(d, DASK_BAD_FIELD, "tasks_done: without tasks_total, or above it");
 	state_workers(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
 	s->worker_count = (uint32_t)s->n_workers;

@@ -615,6 +615,47 @@ static void stopped_and_a_new_run_resets_status(void **state)
 	assert_int_equal(run_status_from_name("running"), RUN_STATUS__COUNT);
 }
 
+static void progress_sample(struct run *r, double t, double done, double total, double span_done,
+			    double span_total)
+{
+	struct event ev = test_event(EV_SAMPLE, t);
+	ev.u.sample.tasks_done_cumulative = optnum_of(done);
+	ev.u.sample.tasks_total_cumulative = optnum_of(total);
+	if (span_total >= 0) {
+		ev.u.sample.tasks_done = optnum_of(span_done);
+		ev.u.sample.tasks_total = optnum_of(span_total);
+	}
+	assert_int_equal(run_apply(r, &ev), 0);
+}
+
+static void assert_progress(const struct run *r, double done, double total)
+{
+	assert_true(r->tasks_done.valid && r->tasks_total.valid);
+	assert_near(r->tasks_done.value, done, 0);
+	assert_near(r->tasks_total.value, total, 0);
+}
+
+/* A reused scheduler showed an earlier run's "324 of 324" for a whole new
+ * run: progress is the run's span, or the growth of the scheduler's
+ * cumulative counters since the run began, never all-time counts. */
+static void task_progress_belongs_to_the_run(void **state)
+{
+	struct run *r = *state;
+	progress_sample(r, 0, 324, 324, 324, 324); /* no run-start: an earlier run's span */
+	assert_progress(r, 0, 0);
+	progress_sample(r, 1, 330, 340, 324, 324);
+	assert_progress(r, 6, 16);
+	start(r, 2); /* the collector's run: its span, from the next sample on */
+	assert_false(r->tasks_done.valid);
+	progress_sample(r, 3, 335, 350, 2, 10);
+	assert_progress(r, 2, 10);
+	start(r, 4); /* a second run in the session, without a span */
+	progress_sample(r, 5, 340, 360, -1, -1);
+	assert_progress(r, 5, 10);
+	progress_sample(r, 6, 3, 8, -1, -1); /* a new scheduler counts from 0 */
+	assert_progress(r, 3, 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +671,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(worker_totals_cover_the_run_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(worker_average_clipped_to_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(executing_never_exceeds_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(task_progress_belongs_to_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_end_without_status_is_completed, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_run_keeps_type_and_message, setup, teardown),
