@@ -145,6 +145,7 @@ def test_progress_on_a_reused_scheduler_counts_this_run_only(tmp_path, cluster):
         client.gather(second)
         s.wait_for(re.compile(r"tasks 4 of 4 .*100%"), timeout=30)
         s.keys("q")
+        s.wait_for("roastop-exit=0", timeout=30)
     finally:
         s.close()
         client.close()
@@ -172,6 +173,7 @@ def test_two_one_thread_workers_never_show_more_than_two_executing(tmp_path, clu
             time.sleep(0.2)
         client.gather(futures)
         s.keys("q")
+        s.wait_for("roastop-exit=0", timeout=30)
     finally:
         s.close()
         client.close()
