@@ -98,7 +98,7 @@ def install(dask_scheduler=None, span_id=None):
         when it finishes. roastop shows their growth since the run began."""
         c = {"waiting": 0, "memory": 0, "erred": 0}
         for pf in list(sched.task_prefixes.values()):
-            counts = pf.state_counts
+            counts = getattr(pf, "state_counts", None) or {}
             for k in c:
                 c[k] += counts.get(k, 0)
         done = c["memory"] + c["erred"]
