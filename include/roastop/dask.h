@@ -5,7 +5,8 @@
  *   1. /roastop/v1/state.json  the collector's route: workers + fine metrics
  *   2. /json/identity.json     workers; HTTP 500 while tasks run (dask#8370)
  *   3. /metrics                the scheduler's Prometheus text: counts only
- *   4. each worker's /metrics  memory, threads and CPU while 2 answers 500
+ *   4. /json/counts.json       counts only, when 3 gives none (no prometheus_client)
+ *   5. each worker's /metrics  memory, threads and CPU while 2 answers 500
  *
  * and delivers EV_SAMPLE, EV_FINE and EV_STATUS ("scheduler": connected,
  * degraded and why, lost) events. Redirects are followed by hand and only
@@ -47,7 +48,7 @@ struct dask_stats {
 	uint64_t too_large; /* bodies over their route's cap */
 	uint64_t redirects, redirects_refused; /* followed (same origin); not followed */
 	uint64_t bytes; /* body bytes received */
-	const char *mode; /* "state", "identity", "prometheus", "lost", "-" */
+	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 
 typedef void (*dask_deliver_fn)(void *ctx, const struct event *ev);

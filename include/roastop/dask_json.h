@@ -1,7 +1,7 @@
 /* Decoders for what a Dask scheduler's HTTP server answers: roastop's own
  * route (/roastop/v1/state.json, installed by the Python collector),
- * /json/identity.json, and the Prometheus text of the scheduler's and the
- * workers' /metrics. Pure functions of the body, so they are unit-tested
+ * /json/identity.json, /json/counts.json, and the Prometheus text of the
+ * scheduler's and the workers' /metrics. Pure functions of the body, so they are unit-tested
  * on captured responses and fuzzed.
  *
  * Bodies are hostile: a body is accepted whole or rejected whole, with a
@@ -45,9 +45,10 @@ const char *dask_error_name(enum dask_error e);
 enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
 				 struct event *fine, struct event *span, char *err, size_t errsz);
 
-/* /sitemap.json -> whether its "paths" list identity.json and /metrics:
- * 1 yes, 0 no, -1 unknown (not a usable sitemap). Budgeted like the rest. */
-void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom);
+/* /sitemap.json -> whether its "paths" list identity.json, /metrics and
+ * counts.json: 1 yes, 0 no, -1 unknown (not a usable sitemap). Budgeted
+ * like the rest. */
+void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom, int *counts);
 
 /* A worker's dashboard, from identity.json's services. */
 typedef void (*dask_endpoint_fn)(void *ctx, const char *worker, const char *host, int port);
@@ -56,6 +57,11 @@ typedef void (*dask_endpoint_fn)(void *ctx, const char *worker, const char *host
  * worker that serves a dashboard (for its own /metrics). */
 enum dask_error dask_parse_identity(const char *body, size_t len, double t, struct event *sample,
 				    dask_endpoint_fn fn, void *ctx, char *err, size_t errsz);
+
+/* /json/counts.json -> an EV_SAMPLE without per-worker rows: worker count
+ * ("workers", required), total threads ("cores") and tasks processing. */
+enum dask_error dask_parse_counts(const char *body, size_t len, double t, struct event *sample,
+				  char *err, size_t errsz);
 
 /* The scheduler's /metrics -> an EV_SAMPLE without per-worker rows (worker
  * count, threads and tasks processing). DASK_BAD_SHAPE when the text has no

@@ -45,8 +45,11 @@ struct ev_sample {
 	uint32_t worker_count; /* always set; equals n_workers when detailed */
 	optnum total_threads; /* set when known even without per-worker rows */
 	optnum tasks_processing; /* cluster-wide, when the source gives it */
-	/* task progress of the run's span (else of the cluster): done of total */
+	/* task progress of the run's span: done of total */
 	optnum tasks_done, tasks_total;
+	/* the scheduler's tasks finished and submitted since it started (never
+	 * decreasing): a run's progress is their growth since it began */
+	optnum tasks_done_cumulative, tasks_total_cumulative;
 	size_t n_workers; /* 0 when the source has no per-worker detail */
 	struct worker_sample *workers;
 };
@@ -178,6 +181,8 @@ void event_init(struct event *ev);
 /* Forget the payload, keep the arena's memory for the next decode. */
 void event_reset(struct event *ev);
 void event_free(struct event *ev);
+/* A sample's task progress pairs: each given both or neither, done <= total. */
+bool event_sample_progress_ok(const struct ev_sample *s);
 
 const char *event_type_name(enum event_type t);
 enum event_type event_type_from_name(const char *name);

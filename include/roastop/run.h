@@ -189,7 +189,13 @@ struct run {
 	uint64_t n_samples;
 	char scheduler_id[96];
 	char dask_version[32];
-	optnum tasks_done, tasks_total; /* the last task progress a sample gave */
+	/* The run's task progress (docs/scheduler.md, "Task progress"): its
+	 * span's, or the growth of the scheduler's cumulative counters since the
+	 * run began (base: their value then), never all-time counts. */
+	optnum tasks_done, tasks_total;
+	optnum tasks_cum_done, tasks_cum_total; /* the latest cumulative counters */
+	double tasks_base_done, tasks_base_total;
+	bool tasks_base_set;
 	uint64_t scheduler_restarts;
 	uint64_t scheduler_gaps; /* times the scheduler was lost: gaps in the timelines */
 	struct strmap workers; /* address -> struct worker_agg, live table */

@@ -34,7 +34,9 @@ struct timeline {
 	double t_last, v_last;
 	bool has_last; /* false at start and after a gap */
 	bool gap_pending;
-	bool frozen; /* points still drawn, totals no longer accumulated */
+	/* the totals' window: samples and trapezoid parts outside it are drawn,
+	 * not counted (a run's [start, end]) */
+	double count_from, count_to;
 };
 
 /* 0 on success, -1 when out of memory. */
@@ -49,11 +51,16 @@ bool timeline_push(struct timeline *tl, double t, double v);
  * time average is the mean of the samples (see timeline_time_avg). */
 void timeline_add_unordered(struct timeline *tl, double v);
 void timeline_gap(struct timeline *tl);
-/* Totals start again from here (the last sample stays the trapezoid's left
- * edge, so no interval is lost); points are kept for drawing. */
-void timeline_restart_totals(struct timeline *tl);
-/* Stop (or resume) accumulating totals; points keep coming. */
-void timeline_freeze(struct timeline *tl, bool frozen);
+/* Totals start again and count from time `from` on (-INFINITY: from the
+ * last sample): the trapezoid across `from` counts from there, its value
+ * at `from` interpolated, so no interval is lost and none is added.
+ * Points are kept for drawing. */
+void timeline_restart_totals(struct timeline *tl, double from);
+/* Totals stop at time `at`: the trapezoid across it counts up to it
+ * (interpolated), later samples are drawn, not counted. */
+void timeline_freeze(struct timeline *tl, double at);
+/* Totals count again, from the last sample on. */
+void timeline_thaw(struct timeline *tl);
 /* integral / covered; with one sample, that sample; invalid when empty.
  * With samples out of order, the mean of all samples: trapezoids over the
  * in-order ones alone could span most of the run with two samples, where

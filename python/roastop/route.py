@@ -79,23 +79,35 @@ def install(dask_scheduler=None, span_id=None):
     PENDING = ("waiting", "no-worker", "queued", "processing")
 
     def task_progress(span_id):
-        """(done, total) over the run's span when known, else every task
-        group: done is every task no longer waiting, queued or running."""
+        """(done, total) over the run's span, (None, None) when there is
+        none: done is every task no longer waiting, queued or running. The
+        task groups the scheduler holds mix every run's tasks (a reused
+        scheduler showed an earlier run's "324 of 324")."""
         ext = sched.extensions.get("spans")
         span = ext.spans.get(span_id) if (ext is not None and span_id) else None
-        if span is not None:
-            states = dict(span.states)
-        else:
-            states = {}
-            for tg in list(sched.task_groups.values()):
-                for k, v in tg.states.items():
-                    states[k] = states.get(k, 0) + v
+        if span is None:
+            return None, None
+        states = dict(span.states)
         total = sum(states.values())
         return total - sum(states.get(k, 0) for k in PENDING), total
+
+    def task_counters():
+        """(done, total) since the scheduler started, never decreasing:
+        TaskPrefix.state_counts counts transitions into each state, and every
+        task enters "waiting" once per computation and "memory" or "erred"
+        when it finishes. roastop shows their growth since the run began."""
+        c = {"waiting": 0, "memory": 0, "erred": 0}
+        for pf in list(sched.task_prefixes.values()):
+            counts = getattr(pf, "state_counts", None) or {}
+            for k in c:
+                c[k] += counts.get(k, 0)
+        done = c["memory"] + c["erred"]
+        return done, max(done, c["waiting"])
 
     def body():
         workers = [worker_row(ws) for ws in list(sched.workers.values())]
         done, total = task_progress(state["span_id"])
+        done_all, total_all = task_counters()
         return {
             "roastop_route": ROUTE_VERSION, "dask_version": distributed.__version__,
             "scheduler_id": str(sched.id), "time": time.time(),
@@ -103,6 +115,7 @@ def install(dask_scheduler=None, span_id=None):
             "total_threads": sched.total_nthreads,
             "tasks_processing": sum(w["processing"] for w in workers),
             "tasks_done": done, "tasks_total": total,
+            "tasks_done_cumulative": done_all, "tasks_total_cumulative": total_all,
             "workers": workers,
             "fine": fine_rows(sched.cumulative_worker_metrics),
             "span": span_rows(state["span_id"]),

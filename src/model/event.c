@@ -40,6 +40,17 @@ void event_free(struct event *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
+static bool progress_ok(optnum done, optnum total)
+{
+	return done.valid == total.valid && !(done.valid && done.value > total.value);
+}
+
+bool event_sample_progress_ok(const struct ev_sample *s)
+{
+	return progress_ok(s->tasks_done, s->tasks_total) &&
+	       progress_ok(s->tasks_done_cumulative, s->tasks_total_cumulative);
+}
+
 const char *event_type_name(enum event_type t)
 {
 	return (t >= 0 && t < EV__COUNT) ? type_names[t] : "unknown";

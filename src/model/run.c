@@ -449,8 +449,12 @@ static void sums_add(struct sample_sums *a, const struct worker_sample *s)
 		a->cpu += s->cpu_percent.value;
 		a->n_cpu++;
 	}
+	/* the scheduler's copy of a worker's running keys (its last heartbeat)
+	 * can hold a task that seceded or was cancelled beside the one that took
+	 * its thread: a worker runs at most nthreads at once */
 	if (s->executing.valid) {
-		a->executing += s->executing.value;
+		a->executing += s->nthreads.valid ? fmin(s->executing.value, s->nthreads.value)
+						  : s->executing.value;
 		a->n_exec++;
 	}
 }
@@ -624,14 +628,52 @@ static void fine_restart(struct run *r)
 	fine_carry(&r->fine_span);
 }
 
+/* The counters' base: their value when the run began (or, first seen
+ * after that, at the first sample); a new scheduler counts from 0. */
+static void progress_base(struct run *r, const struct ev_sample *s)
+{
+	double done = s->tasks_done_cumulative.value, total = s->tasks_total_cumulative.value;
+	if (r->tasks_base_set && done >= r->tasks_base_done && total >= r->tasks_base_total)
+		return;
+	bool restarted = r->tasks_base_set;
+	r->tasks_base_done = restarted ? 0 : done;
+	r->tasks_base_total = restarted ? 0 : total;
+	r->tasks_base_set = true;
+}
+
+/* Task progress: the span's once a run has started (the collector names
+ * the span as it starts the run; without a run-start the route may still
+ * serve an earlier run's span), else the cumulative counters' growth. */
+static void sample_progress(struct run *r, const struct ev_sample *s)
+{
+	bool counters = s->tasks_done_cumulative.valid;
+	if (counters) {
+		r->tasks_cum_done = s->tasks_done_cumulative;
+		r->tasks_cum_total = s->tasks_total_cumulative;
+		progress_base(r, s);
+	}
+	if (r->started && s->tasks_done.valid) {
+		r->tasks_done = s->tasks_done;
+		r->tasks_total = s->tasks_total;
+	} else if (counters) {
+		r->tasks_done = optnum_of(s->tasks_done_cumulative.value - r->tasks_base_done);
+		r->tasks_total = optnum_of(s->tasks_total_cumulative.value - r->tasks_base_total);
+	}
+}
+
+/* A run begins: its progress counts from the counters' latest value. */
+static void progress_restart(struct run *r)
+{
+	r->tasks_done = r->tasks_total = optnum_none();
+	r->tasks_base_set = r->tasks_cum_done.valid;
+	r->tasks_base_done = r->tasks_cum_done.valid ? r->tasks_cum_done.value : 0;
+	r->tasks_base_total = r->tasks_cum_total.valid ? r->tasks_cum_total.value : 0;
+}
+
 static void scheduler_identity(struct run *r, double t, const struct ev_sample *s)
 {
 	if (s->dask_version)
 		strutil_copy(r->dask_version, sizeof(r->dask_version), s->dask_version);
-	if (s->tasks_done.valid && s->tasks_total.valid) {
-		r->tasks_done = s->tasks_done;
-		r->tasks_total = s->tasks_total;
-	}
 	if (!s->scheduler_id)
 		return;
 	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {
@@ -651,16 +693,38 @@ static void sample_put(struct timeline *tl, double t, double v, bool late)
 		timeline_push(tl, t, v);
 }
 
+/* The sample's total threads: the source's, else its workers' sum. */
+static optnum sample_threads(const struct ev_sample *s, const struct sample_sums *a)
+{
+	if (s->total_threads.valid)
+		return s->total_threads;
+	if (s->n_workers && a->n_threads == s->n_workers)
+		return optnum_of(a->threads);
+	return s->worker_count == 0 ? optnum_of(0) : optnum_none();
+}
+
+/* Tasks executing: the workers' own counts; else the scheduler's count of
+ * tasks "processing", which also holds those queued on a worker behind a
+ * busy thread (worker-saturation: two one-thread workers show 4), so at
+ * most the threads there are. */
+static optnum sample_executing(const struct ev_sample *s, const struct sample_sums *a,
+			       optnum threads)
+{
+	if (a->n_exec)
+		return optnum_of(a->executing);
+	if (!s->tasks_processing.valid)
+		return optnum_none();
+	double p = s->tasks_processing.value;
+	return optnum_of(threads.valid ? fmin(p, threads.value) : p);
+}
+
 static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
 			     const struct sample_sums *a, bool late)
 {
 	sample_put(&r->tl_workers, t, s->worker_count, late);
-	if (s->total_threads.valid)
-		sample_put(&r->tl_threads, t, s->total_threads.value, late);
-	else if (s->n_workers && a->n_threads == s->n_workers)
-		sample_put(&r->tl_threads, t, a->threads, late);
-	else if (s->worker_count == 0)
-		sample_put(&r->tl_threads, t, 0, late);
+	optnum threads = sample_threads(s, a);
+	if (threads.valid)
+		sample_put(&r->tl_threads, t, threads.value, late);
 	if (a->n_mem)
 		sample_put(&r->tl_mem_used, t, a->mem, late);
 	if (a->n_limit)
@@ -669,17 +733,15 @@ static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
 		sample_put(&r->tl_mem_worst_pct, t, a->worst_pct, late);
 	if (a->n_cpu)
 		sample_put(&r->tl_cpu, t, a->cpu / (double)a->n_cpu, late);
-	/* the workers' own count of running tasks; the scheduler's "processing"
-	 * (running or queued on a worker) only when no worker says */
-	if (a->n_exec)
-		sample_put(&r->tl_executing, t, a->executing, late);
-	else if (s->tasks_processing.valid)
-		sample_put(&r->tl_executing, t, s->tasks_processing.value, late);
+	optnum ex = sample_executing(s, a, threads);
+	if (ex.valid)
+		sample_put(&r->tl_executing, t, ex.value, late);
 }
 
 static void apply_sample(struct run *r, double t, const struct ev_sample *s)
 {
 	scheduler_identity(r, t, s);
+	sample_progress(r, s);
 	r->n_samples++;
 	r->workers_now = s->worker_count;
 	struct sample_sums sums = { 0 };
@@ -812,13 +874,16 @@ static void sample_timeline_list(struct run *r, struct timeline *out[N_SAMPLE_TI
 
 /* roastcoffea samples the cluster from the collector's start to its end:
  * worker totals cover the run, not the time roastop waited before it. The
- * last sample before the start stays as the first trapezoid's left edge. */
+ * trapezoids are cut at the start (and at the end, sample_totals_freeze),
+ * interpolated between the polls on either side: starting at the last
+ * poll before the start and stopping at the last one before the end made
+ * avg_workers 2.025 where the run's own window gives 2.117. */
 static void sample_totals_restart(struct run *r)
 {
 	struct timeline *tls[N_SAMPLE_TIMELINES];
 	sample_timeline_list(r, tls);
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
-		timeline_restart_totals(tls[i]);
+		timeline_restart_totals(tls[i], r->t_run_start);
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_samples = 0;
@@ -836,7 +901,10 @@ static void sample_totals_freeze(struct run *r, bool frozen)
 	struct timeline *tls[N_SAMPLE_TIMELINES];
 	sample_timeline_list(r, tls);
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
-		timeline_freeze(tls[i], frozen);
+		if (frozen)
+			timeline_freeze(tls[i], r->t_run_end);
+		else
+			timeline_thaw(tls[i]);
 }
 
 /* A late start (run_apply) restarts no totals: the samples before it in
@@ -847,6 +915,8 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		run_log(r, t, LOG_WARN, "another run started (%s): its numbers add to this session's",
 			s->run_id ? s->run_id : "?");
 		r->ended = false;
+		if (!late)
+			progress_restart(r); /* its tasks, not the first run's */
 	} else {
 		r->started = true;
 		r->t_run_start = t;
@@ -855,6 +925,7 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		if (!late) {
 			sample_totals_restart(r);
 			chunk_window_open(r);
+			progress_restart(r);
 		}
 	}
 	r->status = RUN_RUNNING;

@@ -26,6 +26,8 @@ int timeline_init(struct timeline *tl, size_t cap)
 	tl->per_bucket = 1;
 	tl->min = INFINITY;
 	tl->max = -INFINITY;
+	tl->count_from = -INFINITY;
+	tl->count_to = INFINITY;
 	if (cap > SIZE_MAX / 2 / sizeof(*tl->pts))
 		return -1;
 	cap = cap < TL_MIN_CAP ? TL_MIN_CAP : cap + (cap & 1);
@@ -78,22 +80,30 @@ static void timeline_count(struct timeline *tl, double v)
 		tl->max = v;
 }
 
+/* The part of the trapezoid from the last sample to (t, v) that lies in
+ * [count_from, count_to], its ends interpolated: a window edge between two
+ * polls cuts the trapezoid there instead of moving to a poll. */
+static void timeline_trapezoid(struct timeline *tl, double t, double v)
+{
+	double a = fmax(tl->t_last, tl->count_from), b = fmin(t, tl->count_to);
+	if (!(b > a))
+		return;
+	double slope = (v - tl->v_last) / (t - tl->t_last);
+	double va = tl->v_last + slope * (a - tl->t_last);
+	double vb = tl->v_last + slope * (b - tl->t_last);
+	tl->integral += 0.5 * (va + vb) * (b - a);
+	tl->covered += b - a;
+}
+
 /* The exact accumulators: a trapezoid joins consecutive samples unless a
- * gap came between them (has_last is false then). */
+ * gap came between them (has_last is false then); a sample outside the
+ * window still draws and is the edge of the trapezoid across it. */
 static void timeline_accumulate(struct timeline *tl, double t, double v)
 {
-	if (tl->frozen) {
-		/* still the left edge of the first trapezoid after a thaw */
-		tl->t_last = t;
-		tl->v_last = v;
-		tl->has_last = true;
-		return;
-	}
-	if (tl->has_last && t > tl->t_last) {
-		tl->integral += 0.5 * (tl->v_last + v) * (t - tl->t_last);
-		tl->covered += t - tl->t_last;
-	}
-	timeline_count(tl, v);
+	if (tl->has_last && t > tl->t_last)
+		timeline_trapezoid(tl, t, v);
+	if (t >= tl->count_from && t <= tl->count_to)
+		timeline_count(tl, v);
 	tl->t_last = t;
 	tl->v_last = v;
 	tl->has_last = true;
@@ -153,17 +163,25 @@ void timeline_gap(struct timeline *tl)
 		tl->gap_pending = true;
 }
 
-void timeline_restart_totals(struct timeline *tl)
+void timeline_restart_totals(struct timeline *tl, double from)
 {
 	tl->n_samples = tl->n_unordered = 0;
 	tl->integral = tl->covered = tl->sum = 0;
 	tl->min = INFINITY;
 	tl->max = -INFINITY;
+	tl->count_from = from;
 }
 
-void timeline_freeze(struct timeline *tl, bool frozen)
+void timeline_freeze(struct timeline *tl, double at)
 {
-	tl->frozen = frozen;
+	tl->count_to = at;
+}
+
+void timeline_thaw(struct timeline *tl)
+{
+	/* the trapezoid from the last frozen sample on counts whole */
+	tl->count_from = fmax(tl->count_from, tl->has_last ? tl->t_last : -INFINITY);
+	tl->count_to = INFINITY;
 }
 
 /* The time-weighted average; with no trapezoid yet (one sample, or only

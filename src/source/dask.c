@@ -30,13 +30,14 @@
 #define BODY_KEEP (1u << 20) /* a body buffer grown past this is freed after use */
 #define HTTP_TOO_LARGE 413 /* what a body cut at its route's cap counts as */
 
-enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_WORKER };
+enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
 
 static const char *const ROUTE_PATH[] = {
 	[R_SITEMAP] = "sitemap.json",
 	[R_STATE] = "roastop/v1/state.json",
 	[R_IDENTITY] = "json/identity.json",
 	[R_PROM] = "metrics",
+	[R_COUNTS] = "json/counts.json",
 };
 
 struct xfer {
@@ -90,11 +91,12 @@ struct dask {
 	bool in_round;
 	double now;
 	bool want_sitemap;
-	bool has_state, has_identity, has_prom; /* from /sitemap.json; true if unknown */
+	bool has_state, has_identity, has_prom, has_counts; /* /sitemap.json's; true if unknown */
 	double state_retry_at;
 	bool fallback; /* identity answered 500: prom + workers this round */
 	optnum prom_workers, prom_tasks;
 	long prom_code; /* HTTP status of this round's /metrics */
+	optnum counts_workers, counts_threads, counts_tasks; /* this round's counts.json */
 	char identity_why[200]; /* why identity.json did not do this round */
 	char state_why[200]; /* why the roastop route did not, when it last answered */
 	char redirect_why[200]; /* the redirect this request did not follow */
@@ -164,6 +166,7 @@ static void timer_drain(int fd)
 
 static void round_end(struct dask *d, bool reached);
 static void workers_begin(struct dask *d);
+static void counts_or_workers(struct dask *d);
 
 /* ---- status ------------------------------------------------------------- */
 
@@ -338,6 +341,7 @@ static void round_begin(struct dask *d)
 	d->st.rounds++;
 	d->fallback = false;
 	d->prom_workers = d->prom_tasks = optnum_none();
+	d->counts_workers = d->counts_threads = d->counts_tasks = optnum_none();
 	d->prom_code = 0;
 	snprintf(d->identity_why, sizeof(d->identity_why), "identity.json not offered");
 	d->redirected[0] = '\0';
@@ -489,11 +493,22 @@ static void on_identity(struct dask *d, long code, const struct xfer *x)
 	if (d->has_prom)
 		sched_start(d, R_PROM);
 	else
-		workers_begin(d);
+		counts_or_workers(d);
 }
 
 static void workers_next(struct dask *d);
 static void fallback_finish(struct dask *d);
+
+/* Without a sample from /metrics (no prometheus_client on the scheduler:
+ * 200 and no samples) the counts come from counts.json, which every Dask
+ * serves; then each known worker's /metrics. */
+static void counts_or_workers(struct dask *d)
+{
+	if (!d->prom_workers.valid && d->has_counts)
+		sched_start(d, R_COUNTS);
+	else
+		workers_begin(d);
+}
 
 static void workers_begin(struct dask *d)
 {
@@ -513,8 +528,26 @@ static void on_prom(struct dask *d, long code, const struct xfer *x)
 	if (e == DASK_OK) {
 		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
 		d->prom_tasks = d->ev.u.sample.tasks_processing;
-	} else if (code == 200) {
-		reject_count(d, e);
+	} else if (code == 200 && ps.samples > 0) {
+		reject_count(d, e); /* no sample at all: a Dask without prometheus_client */
+	}
+	counts_or_workers(d);
+}
+
+static void on_counts(struct dask *d, long code, const struct xfer *x)
+{
+	char err[160];
+	if (code == 200) {
+		enum dask_error e = dask_parse_counts(x->body.data, x->body.len, d->now, &d->ev,
+						      err, sizeof(err));
+		if (e == DASK_OK) {
+			const struct ev_sample *s = &d->ev.u.sample;
+			d->counts_workers = optnum_of(s->worker_count);
+			d->counts_threads = s->total_threads;
+			d->counts_tasks = s->tasks_processing;
+		} else {
+			reject_count(d, e);
+		}
 	}
 	workers_begin(d);
 }
@@ -522,11 +555,12 @@ static void on_prom(struct dask *d, long code, const struct xfer *x)
 static void on_sitemap(struct dask *d, long code, const struct xfer *x)
 {
 	d->want_sitemap = false;
-	int id = -1, prom = -1;
+	int id = -1, prom = -1, counts = -1;
 	if (code == 200)
-		dask_parse_sitemap(x->body.data, x->body.len, &id, &prom);
+		dask_parse_sitemap(x->body.data, x->body.len, &id, &prom, &counts);
 	d->has_identity = id != 0; /* unknown: try it */
 	d->has_prom = prom != 0;
+	d->has_counts = counts != 0;
 	d->has_state = true; /* installed at run time, so never in an old sitemap */
 	d->in_round = false;
 	round_begin(d);
@@ -622,6 +656,7 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	case R_STATE: on_state(d, code, x); break;
 	case R_IDENTITY: on_identity(d, code, x); break;
 	case R_PROM: on_prom(d, code, x); break;
+	case R_COUNTS: on_counts(d, code, x); break;
 	case R_WORKER: break;
 	}
 }
@@ -722,8 +757,23 @@ static void worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
 	workers_next(d);
 }
 
-/* identity.json answered 500: a sample from the scheduler's counts and
- * what each known worker's /metrics said. */
+/* Where this round's fallback numbers came from, for the status line:
+ * the scheduler's /metrics, counts.json, or the workers' rows. */
+static void fallback_why(const struct dask *d, const struct ev_sample *s, char *buf, size_t size)
+{
+	char metrics[48] = "";
+	if (!d->prom_workers.valid && d->has_prom)
+		snprintf(metrics, sizeof(metrics), ", /metrics HTTP %ld: no sample", d->prom_code);
+	const char *counts = d->prom_workers.valid ? "workers and processing from /metrics"
+			     : d->counts_workers.valid ? "workers, threads and processing from counts.json"
+						       : "workers from their /metrics";
+	snprintf(buf, size, "%.110s%s: %s%s%s%.60s", d->identity_why, metrics, counts,
+		 s->n_workers ? "; memory and CPU from workers' /metrics" : "",
+		 d->state_why[0] ? "; " : "", d->state_why);
+}
+
+/* identity.json answered 500: a sample from the scheduler's counts
+ * (/metrics, else counts.json) and what each known worker's /metrics said. */
 static void fallback_finish(struct dask *d)
 {
 	if (!d->in_round)
@@ -732,8 +782,9 @@ static void fallback_finish(struct dask *d)
 	d->ev.type = EV_SAMPLE;
 	d->ev.t = d->now;
 	struct ev_sample *s = &d->ev.u.sample;
-	s->source = "prometheus";
-	s->tasks_processing = d->prom_tasks;
+	s->source = d->prom_workers.valid || !d->counts_workers.valid ? "prometheus" : "counts";
+	s->tasks_processing = d->prom_tasks.valid ? d->prom_tasks : d->counts_tasks;
+	s->total_threads = d->counts_threads;
 	size_t n = 0;
 	for (size_t i = 0; i < d->n_wk; i++)
 		n += d->wk[i].fresh;
@@ -750,24 +801,21 @@ static void fallback_finish(struct dask *d)
 			.spilled_bytes = w->now.spilled_bytes,
 		};
 	}
-	if (!d->prom_workers.valid && s->n_workers == 0) {
-		char why[sizeof(d->reason)];
+	optnum count = d->prom_workers.valid ? d->prom_workers : d->counts_workers;
+	char why[sizeof(d->reason)];
+	if (!count.valid && s->n_workers == 0) {
 		snprintf(why, sizeof(why), "%.170s, /metrics HTTP %ld: no sample%s%.110s",
 			 d->identity_why, d->prom_code, d->state_why[0] ? "; " : "", d->state_why);
 		status_set(d, SRC_DEGRADED, why);
 		round_end(d, true);
 		return;
 	}
-	s->worker_count = d->prom_workers.valid ? (uint32_t)d->prom_workers.value
-						: (uint32_t)s->n_workers;
+	s->worker_count = count.valid ? (uint32_t)count.value : (uint32_t)s->n_workers;
 	if (s->n_workers != s->worker_count)
 		s->n_workers = 0; /* a partial list would read as departures */
-	char why[sizeof(d->reason)];
-	snprintf(why, sizeof(why), "%.170s: %s%s%.110s", d->identity_why,
-		 s->n_workers ? "workers' /metrics" : "counts from /metrics",
-		 d->state_why[0] ? "; " : "", d->state_why);
+	fallback_why(d, s, why, sizeof(why));
 	status_set(d, SRC_DEGRADED, why);
-	d->st.mode = "prometheus";
+	d->st.mode = s->source;
 	deliver(d, &d->ev);
 	round_end(d, true);
 }

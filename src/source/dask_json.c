@@ -342,8 +342,9 @@ static void state_sample(struct dec *d, const cJSON *root, struct ev_sample *s)
 	s->tasks_processing = dec_num(d, root, "tasks_processing", RANGE_TASKS);
 	s->tasks_done = dec_num(d, root, "tasks_done", RANGE_TASKS);
 	s->tasks_total = dec_num(d, root, "tasks_total", RANGE_TASKS);
-	if (s->tasks_done.valid != s->tasks_total.valid ||
-	    (s->tasks_done.valid && s->tasks_done.value > s->tasks_total.value))
+	s->tasks_done_cumulative = dec_num(d, root, "tasks_done_cumulative", RANGE_TASKS);
+	s->tasks_total_cumulative = dec_num(d, root, "tasks_total_cumulative", RANGE_TASKS);
+	if (!event_sample_progress_ok(s))
 		dec_fail(d, DASK_BAD_FIELD, "tasks_done: without tasks_total, or above it");
 	state_workers(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
 	s->worker_count = (uint32_t)s->n_workers;
@@ -424,7 +425,7 @@ static int sitemap_has(const cJSON *paths, const char *route)
 	return 0;
 }
 
-void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom)
+void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom, int *counts)
 {
 	struct dec d = { 0 };
 	struct arena tree;
@@ -434,6 +435,7 @@ void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom)
 		d.error == DASK_OK ? cJSON_GetObjectItemCaseSensitive(root, "paths") : NULL;
 	*identity = sitemap_has(paths, "/json/identity.json");
 	*prom = sitemap_has(paths, "/metrics");
+	*counts = sitemap_has(paths, "/json/counts.json");
 	arena_free(&tree);
 }
 
@@ -540,6 +542,34 @@ enum dask_error dask_parse_identity(const char *body, size_t len, double t, stru
 		s->total_threads = dec_num(&d, root, "total_threads", RANGE_TOTAL_THREADS);
 		identity_workers(&d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s, fn, ctx);
 		s->worker_count = (uint32_t)s->n_workers;
+	}
+	arena_free(&tree);
+	return events_end(&d, evs, 1);
+}
+
+/* ---- counts.json --------------------------------------------------------- */
+
+/* Dask serves /json/counts.json without prometheus_client and while
+ * identity.json answers 500: the cluster's counts, no worker rows. */
+enum dask_error dask_parse_counts(const char *body, size_t len, double t, struct event *sample,
+				  char *err, size_t errsz)
+{
+	struct event *const evs[] = { sample };
+	events_begin(t, evs, 1);
+	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
+	struct arena tree;
+	arena_init(&tree, DASK_TREE_MAX);
+	cJSON *root = dec_parse(&d, &tree, body, len);
+	if (d.error == DASK_OK) {
+		struct ev_sample *s = &sample->u.sample;
+		optnum workers = dec_num(&d, root, "workers", RANGE_WORKERS);
+		s->total_threads = dec_num(&d, root, "cores", RANGE_TOTAL_THREADS);
+		s->tasks_processing = dec_num(&d, root, "processing", RANGE_TASKS);
+		if (!workers.valid && d.error == DASK_OK)
+			dec_fail(&d, DASK_BAD_SHAPE, "workers: missing");
+		sample->type = EV_SAMPLE;
+		s->source = "counts";
+		s->worker_count = (uint32_t)workers.value;
 	}
 	arena_free(&tree);
 	return events_end(&d, evs, 1);

@@ -979,8 +979,7 @@ static enum decode_error check_sample(struct ev_sample *s, bool count_given)
 		s->worker_count = (uint32_t)s->n_workers;
 	else if (s->workers && s->worker_count != s->n_workers)
 		return DEC_INCONSISTENT;
-	if (s->tasks_done.valid != s->tasks_total.valid ||
-	    (s->tasks_done.valid && s->tasks_done.value > s->tasks_total.value))
+	if (!event_sample_progress_ok(s))
 		return DEC_INCONSISTENT; /* progress comes as a pair, done <= total */
 	return DEC_OK;
 }

@@ -68,6 +68,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_sample(&sample);
 		check_replays(&sample);
 	}
+	e = dask_parse_counts(text, size, 1, &sample, err, sizeof(err));
+	if (e != DASK_OK && sample.type)
+		abort();
+	if (e == DASK_OK) {
+		check_sample(&sample);
+		check_replays(&sample);
+	}
 	struct prom_stats st;
 	if (dask_parse_scheduler_prom(text, size, 1, &sample, &st) == DASK_OK)
 		check_replays(&sample);

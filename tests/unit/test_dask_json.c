@@ -287,6 +287,71 @@ static void scheduler_prom_fixture(void **state)
 	event_free(&ev);
 }
 
+/* counts.json of two one-thread workers with 10 sleeps submitted
+ * (captured from distributed 2026.8.0): processing 4 is one executing and
+ * one queued on each worker. */
+static void counts_fixture(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "counts-busy.json", &len);
+	struct event ev;
+	event_init(&ev);
+	char err[160];
+	assert_int_equal(dask_parse_counts(text, len, 4, &ev, err, sizeof(err)), DASK_OK);
+	assert_int_equal(ev.type, EV_SAMPLE);
+	assert_true(ev.t == 4);
+	assert_string_equal(ev.u.sample.source, "counts");
+	assert_int_equal(ev.u.sample.worker_count, 2);
+	assert_int_equal(ev.u.sample.n_workers, 0);
+	assert_true(ev.u.sample.total_threads.valid && ev.u.sample.total_threads.value == 2);
+	assert_true(ev.u.sample.tasks_processing.valid && ev.u.sample.tasks_processing.value == 4);
+	event_free(&ev);
+}
+
+/* Rejected whole, with the reason: never a sample half-filled. */
+static void counts_rejects(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *body;
+		enum dask_error want;
+	} cases[] = {
+		{ "{\"cores\": 2}", DASK_BAD_SHAPE }, /* no worker count */
+		{ "[1, 2]", DASK_BAD_SHAPE },
+		{ "{\"workers\": \"2\"}", DASK_BAD_FIELD },
+		{ "{\"workers\": -1}", DASK_OUT_OF_RANGE },
+		{ "{\"workers\": 1e8}", DASK_OUT_OF_RANGE }, /* past RANGE_WORKERS_MAX */
+		{ "{\"workers\": 2, \"cores\": 1e10}", DASK_OUT_OF_RANGE },
+		{ "{\"workers\": 2, \"processing\": 1e16}", DASK_OUT_OF_RANGE },
+		{ "{\"workers\": 2, \"processing\": 1.5e300, \"cores\": 2}", DASK_OUT_OF_RANGE },
+		{ "<html>500</html>", DASK_BAD_JSON },
+	};
+	struct event ev;
+	event_init(&ev);
+	char err[160];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *b = cases[i].body;
+		assert_int_equal(dask_parse_counts(b, strlen(b), 1, &ev, err, sizeof(err)),
+				 cases[i].want);
+		assert_int_equal(ev.type, EV_NONE);
+	}
+	const char *ok = "{\"workers\": 0, \"cores\": null}"; /* null: not measured */
+	assert_int_equal(dask_parse_counts(ok, strlen(ok), 1, &ev, err, sizeof(err)), DASK_OK);
+	assert_false(ev.u.sample.total_threads.valid);
+	assert_false(ev.u.sample.tasks_processing.valid);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	strbuf_append(&sb, "{\"workers\": 1, \"x\": [", 21);
+	for (int i = 0; i < 200000; i++)
+		strbuf_append(&sb, "0,", 2);
+	strbuf_append(&sb, "0]}", 3);
+	assert_int_equal(dask_parse_counts(sb.data, sb.len, 1, &ev, err, sizeof(err)),
+			 DASK_OVER_BUDGET);
+	strbuf_free(&sb);
+	event_free(&ev);
+}
+
 static void worker_prom_fixture(void **state)
 {
 	(void)state;
@@ -588,14 +653,19 @@ static void budget_scan_stays_in_the_body(void **state)
 static void sitemap_paths(void **state)
 {
 	(void)state;
-	int id, prom;
+	int id, prom, counts;
 	const char *s = "{\"paths\": [\"/health\", \"/json/identity.json\", \"/sitemap.json\"]}";
-	dask_parse_sitemap(s, strlen(s), &id, &prom);
+	dask_parse_sitemap(s, strlen(s), &id, &prom, &counts);
 	assert_int_equal(id, 1);
 	assert_int_equal(prom, 0);
-	dask_parse_sitemap("<html>", 6, &id, &prom);
+	assert_int_equal(counts, 0);
+	const char *c = "{\"paths\": [\"/json/counts.json\", \"/metrics\"]}";
+	dask_parse_sitemap(c, strlen(c), &id, &prom, &counts);
+	assert_true(id == 0 && prom == 1 && counts == 1);
+	dask_parse_sitemap("<html>", 6, &id, &prom, &counts);
 	assert_int_equal(id, -1);
 	assert_int_equal(prom, -1);
+	assert_int_equal(counts, -1);
 }
 
 int main(void)
@@ -620,6 +690,8 @@ int main(void)
 		cmocka_unit_test(budget_scales_with_workers),
 		cmocka_unit_test(budget_scan_stays_in_the_body),
 		cmocka_unit_test(sitemap_paths),
+		cmocka_unit_test(counts_fixture),
+		cmocka_unit_test(counts_rejects),
 	};
 	return cmocka_run_group_tests_name("dask_json", tests, NULL, NULL);
 }

@@ -38,8 +38,10 @@ static const struct {
 	{ "processing", RANGE_TASKS },	      { "spilled_bytes", RANGE_BYTES },
 }, SAMPLE_FIELDS[] = {
 	{ "tasks_done", RANGE_TASKS },
+	{ "tasks_done_cumulative", RANGE_TASKS },
 	{ "tasks_processing", RANGE_TASKS },
 	{ "tasks_total", RANGE_TASKS },
+	{ "tasks_total_cumulative", RANGE_TASKS },
 	{ "total_threads", RANGE_TOTAL_THREADS },
 	{ "worker_count", RANGE_WORKERS },
 };

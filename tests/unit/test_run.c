@@ -359,14 +359,69 @@ static void worker_totals_cover_the_run_only(void **state)
 	struct event e = test_event(EV_RUN_END, 111.5);
 	run_apply(r, &e);
 	apply_sample(r, 200, idle, 1); /* after the run */
-	/* trapezoids from the last pre-run sample: (1+2)/2 x 1 + 2 x 10 = 21.5 over 11 s */
-	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 21.5 / 11) < 1e-12);
+	/* trapezoids cut at 100.5 and 111.5: (1.5 + 2)/2 x 0.5 + 2 x 10
+	 * + (2 + (2 - 0.5/89))/2 x 0.5 over 11 s */
+	double tail = (2 + (2 - 0.5 / 89)) / 2 * 0.5;
+	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - (0.875 + 20 + tail) / 11) <
+		    1e-12);
 	assert_true(fabs(timeline_max(&r->tl_workers).value - 2) < 1e-12);
 	assert_true(fabs(r->worker_mem_bytes.min - 700) < 1e-12); /* idle 5 MB not counted */
 	assert_true(fabs(r->worker_mem_bytes.max - 900) < 1e-12);
 	const struct worker_agg *a = strmap_get(&r->workers, "a");
 	assert_true(fabs(a->mem_integral / a->mem_covered - 900) < 1e-12);
 	assert_int_equal(r->tl_workers.len, 5); /* every sample is still drawn */
+}
+
+/* avg_workers integrates over the run's own window [5, 25], not from the
+ * last poll before the start to the last one before the end. Polls at 0,
+ * 10, 20, 30 with 1, 3, 3, 1 workers: the count is 2 at 5 and at 25
+ * (interpolated), so (2 + 3)/2 x 5 + 3 x 10 + (3 + 2)/2 x 5 = 55 over 20 s
+ * = 2.75; the window from poll to poll (0..20) gave (20 + 30) / 20 = 2.5. */
+static void worker_average_clipped_to_the_run(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample one[] = { worker("a", 1, 5, 1000) };
+	struct worker_sample three[] = { worker("a", 1, 5, 1000), worker("b", 1, 5, 1000),
+					 worker("c", 1, 5, 1000) };
+	apply_sample(r, 0, one, 1);
+	struct event s = test_event(EV_RUN_START, 5);
+	s.u.run_start.run_id = "r";
+	run_apply(r, &s);
+	apply_sample(r, 10, three, 3);
+	apply_sample(r, 20, three, 3);
+	struct event e = test_event(EV_RUN_END, 25);
+	run_apply(r, &e);
+	apply_sample(r, 30, one, 1);
+	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 2.75) < 1e-12);
+	assert_true(fabs(r->tl_workers.covered - 20) < 1e-12);
+	assert_true(fabs(timeline_max(&r->tl_workers).value - 3) < 1e-12);
+	assert_true(fabs(timeline_min(&r->tl_workers).value - 3) < 1e-12); /* polls inside only */
+	/* threads: the same shape */
+	assert_true(fabs(timeline_time_avg(&r->tl_threads).value - 2.75) < 1e-12);
+}
+
+/* Two one-thread workers showed "executing 4": the scheduler's count of
+ * tasks processing holds one running and one queued per worker. Executing
+ * never exceeds the threads, whichever source says it. */
+static void executing_never_exceeds_threads(void **state)
+{
+	struct run *r = *state;
+	struct worker_sample two[] = { worker("a", 1, 5, 1000), worker("b", 1, 5, 1000) };
+	two[0].executing = optnum_of(2); /* a seceded task beside the running one */
+	two[1].executing = optnum_of(1);
+	apply_sample(r, 0, two, 2);
+	assert_true(r->tl_executing.v_last == 2);
+	struct event ev = test_event(EV_SAMPLE, 1); /* counts.json: no rows */
+	ev.u.sample.worker_count = 2;
+	ev.u.sample.total_threads = optnum_of(2);
+	ev.u.sample.tasks_processing = optnum_of(4);
+	assert_int_equal(run_apply(r, &ev), 0);
+	assert_true(r->tl_executing.v_last == 2);
+	ev.t = 2;
+	ev.u.sample.tasks_processing = optnum_of(1);
+	assert_int_equal(run_apply(r, &ev), 0);
+	assert_true(r->tl_executing.v_last == 1);
+	assert_true(timeline_max(&r->tl_executing).value == 2);
 }
 
 static bool log_has(const struct run *r, const char *text)
@@ -560,6 +615,47 @@ static void stopped_and_a_new_run_resets_status(void **state)
 	assert_int_equal(run_status_from_name("running"), RUN_STATUS__COUNT);
 }
 
+static void progress_sample(struct run *r, double t, double done, double total, double span_done,
+			    double span_total)
+{
+	struct event ev = test_event(EV_SAMPLE, t);
+	ev.u.sample.tasks_done_cumulative = optnum_of(done);
+	ev.u.sample.tasks_total_cumulative = optnum_of(total);
+	if (span_total >= 0) {
+		ev.u.sample.tasks_done = optnum_of(span_done);
+		ev.u.sample.tasks_total = optnum_of(span_total);
+	}
+	assert_int_equal(run_apply(r, &ev), 0);
+}
+
+static void assert_progress(const struct run *r, double done, double total)
+{
+	assert_true(r->tasks_done.valid && r->tasks_total.valid);
+	assert_near(r->tasks_done.value, done, 0);
+	assert_near(r->tasks_total.value, total, 0);
+}
+
+/* A reused scheduler showed an earlier run's "324 of 324" for a whole new
+ * run: progress is the run's span, or the growth of the scheduler's
+ * cumulative counters since the run began, never all-time counts. */
+static void task_progress_belongs_to_the_run(void **state)
+{
+	struct run *r = *state;
+	progress_sample(r, 0, 324, 324, 324, 324); /* no run-start: an earlier run's span */
+	assert_progress(r, 0, 0);
+	progress_sample(r, 1, 330, 340, 324, 324);
+	assert_progress(r, 6, 16);
+	start(r, 2); /* the collector's run: its span, from the next sample on */
+	assert_false(r->tasks_done.valid);
+	progress_sample(r, 3, 335, 350, 2, 10);
+	assert_progress(r, 2, 10);
+	start(r, 4); /* a second run in the session, without a span */
+	progress_sample(r, 5, 340, 360, -1, -1);
+	assert_progress(r, 5, 10);
+	progress_sample(r, 6, 3, 8, -1, -1); /* a new scheduler counts from 0 */
+	assert_progress(r, 3, 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -573,6 +669,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(scheduler_restart_is_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(fine_cluster_baseline_and_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(worker_totals_cover_the_run_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(worker_average_clipped_to_the_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(executing_never_exceeds_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(task_progress_belongs_to_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(markers_report_and_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_end_without_status_is_completed, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_run_keeps_type_and_message, setup, teardown),

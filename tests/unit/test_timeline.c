@@ -196,7 +196,7 @@ static void restart_keeps_points_and_left_edge(void **state)
 	timeline_push(tl, 0, 10);
 	timeline_push(tl, 10, 10);
 	assert_near(tl->integral, 100, 1e-15);
-	timeline_restart_totals(tl);
+	timeline_restart_totals(tl, -INFINITY);
 	assert_false(timeline_time_avg(tl).valid);
 	assert_false(timeline_max(tl).valid);
 	assert_false(timeline_push(tl, 5, 1)); /* still ordered after a restart */
@@ -207,7 +207,7 @@ static void restart_keeps_points_and_left_edge(void **state)
 	assert_near(timeline_time_avg(tl).value, 20, 1e-15);
 	assert_true(timeline_min(tl).value == 30 && timeline_max(tl).value == 30);
 	assert_int_equal(tl->len, 3);
-	timeline_restart_totals(tl);
+	timeline_restart_totals(tl, -INFINITY);
 	timeline_gap(tl); /* a gap right after a restart still breaks the line */
 	timeline_push(tl, 30, 1);
 	assert_true(tl->pts[3].gap_before);
@@ -222,7 +222,7 @@ static void frozen_totals_still_draw(void **state)
 	struct timeline *tl = *state;
 	timeline_push(tl, 0, 2);
 	timeline_push(tl, 10, 2);
-	timeline_freeze(tl, true);
+	timeline_freeze(tl, tl->t_last);
 	assert_true(timeline_push(tl, 20, 100));
 	assert_true(timeline_push(tl, 30, 100));
 	assert_false(timeline_push(tl, 25, 1));
@@ -231,7 +231,7 @@ static void frozen_totals_still_draw(void **state)
 	assert_int_equal(tl->n_samples, 2);
 	assert_near(tl->integral, 20, 1e-15);
 	assert_true(timeline_max(tl).value == 2);
-	timeline_freeze(tl, false);
+	timeline_thaw(tl);
 	timeline_push(tl, 40, 4);
 	assert_int_equal(tl->n_samples, 3);
 	assert_near(tl->integral, 540, 1e-15);
@@ -248,7 +248,7 @@ static void unordered_samples_count_in_totals_only(void **state)
 	struct timeline *tl = *state;
 	timeline_push(tl, 10, 2);
 	timeline_push(tl, 20, 4);
-	timeline_freeze(tl, true);
+	timeline_freeze(tl, tl->t_last);
 	timeline_add_unordered(tl, 9);
 	timeline_add_unordered(tl, 1);
 	timeline_add_unordered(tl, NAN);

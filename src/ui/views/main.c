@@ -204,8 +204,9 @@ static void progress_bar(struct ui *ui, int y, int x, int w, double frac)
 	scr_text(ui, y, x + 1 + inner, 1, TH_BORDER, "]");
 }
 
-/* Without an expected event total: the scheduler's task progress for the
- * run (its span's tasks), with a short bar when the line has room. */
+/* Without an expected event total: the run's task progress (its span's
+ * tasks, or those the scheduler took since the run began: never an earlier
+ * run's), with a short bar when the line has room. */
 static void progress_tasks(struct line *l, const struct metrics *m)
 {
 	char a[FMT_LEN], b[FMT_LEN];
