@@ -379,31 +379,50 @@ static enum dask_error events_end(struct dec *d, struct event *const evs[], size
 	return d->error;
 }
 
+/* Reads a parsed document into the events (evs[0]'s arena first). */
+typedef void (*doc_read_fn)(struct dec *d, const cJSON *root, struct event *const evs[],
+			    void *ctx);
+
+/* One JSON body into events: its tree built within the parse budget and
+ * freed whole; on any failure every event is reset (never half an answer). */
+static enum dask_error dec_document(const char *body, size_t len, double t,
+				    struct event *const evs[], size_t n, doc_read_fn read,
+				    void *ctx, char *err, size_t errsz)
+{
+	events_begin(t, evs, n);
+	struct dec d = { .mem = &evs[0]->mem, .err = err, .errsz = errsz };
+	struct arena tree;
+	arena_init(&tree, DASK_TREE_MAX);
+	cJSON *root = dec_parse(&d, &tree, body, len);
+	if (root && d.error == DASK_OK)
+		read(&d, root, evs, ctx);
+	arena_free(&tree);
+	return events_end(&d, evs, n);
+}
+
+static void state_read(struct dec *d, const cJSON *root, struct event *const evs[], void *ctx)
+{
+	(void)ctx;
+	struct event *sample = evs[0], *fine = evs[1], *span = evs[2];
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
+	if (!cJSON_IsNumber(ver) || ver->valuedouble != 1.0) {
+		dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1");
+		return;
+	}
+	sample->type = EV_SAMPLE;
+	state_sample(d, root, &sample->u.sample);
+	d->mem = &fine->mem;
+	fine->type = EV_FINE;
+	fine_rows(d, cJSON_GetObjectItemCaseSensitive(root, "fine"), fine, FINE_CLUSTER);
+	d->mem = &span->mem;
+	state_span(d, root, span);
+}
+
 enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
 				 struct event *fine, struct event *span, char *err, size_t errsz)
 {
 	struct event *const evs[] = { sample, fine, span };
-	events_begin(t, evs, 3);
-	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
-	struct arena tree;
-	arena_init(&tree, DASK_TREE_MAX);
-	cJSON *root = dec_parse(&d, &tree, body, len);
-	if (root && d.error == DASK_OK) {
-		const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
-		if (!cJSON_IsNumber(ver) || ver->valuedouble != 1.0)
-			dec_fail(&d, DASK_BAD_SHAPE, "roastop_route: not version 1");
-	}
-	if (d.error == DASK_OK) {
-		sample->type = EV_SAMPLE;
-		state_sample(&d, root, &sample->u.sample);
-		d.mem = &fine->mem;
-		fine->type = EV_FINE;
-		fine_rows(&d, cJSON_GetObjectItemCaseSensitive(root, "fine"), fine, FINE_CLUSTER);
-		d.mem = &span->mem;
-		state_span(&d, root, span);
-	}
-	arena_free(&tree);
-	return events_end(&d, evs, 3);
+	return dec_document(body, len, t, evs, 3, state_read, NULL, err, errsz);
 }
 
 /* ---- sitemap.json ------------------------------------------------------ */
@@ -520,59 +539,61 @@ static void identity_workers(struct dec *d, const cJSON *obj, struct ev_sample *
 	}
 }
 
+struct endpoint_sink {
+	dask_endpoint_fn fn;
+	void *ctx;
+};
+
+static void identity_read(struct dec *d, const cJSON *root, struct event *const evs[],
+			  void *ctx)
+{
+	const struct endpoint_sink *sink = ctx;
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
+	if (!cJSON_IsString(type) || strcmp(type->valuestring, "Scheduler") != 0) {
+		dec_fail(d, DASK_BAD_SHAPE, "type: not \"Scheduler\"");
+		return;
+	}
+	struct ev_sample *s = &evs[0]->u.sample;
+	evs[0]->type = EV_SAMPLE;
+	s->source = "identity";
+	s->scheduler_id = dec_str(d, root, "id");
+	s->total_threads = dec_num(d, root, "total_threads", RANGE_TOTAL_THREADS);
+	identity_workers(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s, sink->fn,
+			 sink->ctx);
+	s->worker_count = (uint32_t)s->n_workers;
+}
+
 enum dask_error dask_parse_identity(const char *body, size_t len, double t, struct event *sample,
 				    dask_endpoint_fn fn, void *ctx, char *err, size_t errsz)
 {
 	struct event *const evs[] = { sample };
-	events_begin(t, evs, 1);
-	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
-	struct arena tree;
-	arena_init(&tree, DASK_TREE_MAX);
-	cJSON *root = dec_parse(&d, &tree, body, len);
-	if (d.error == DASK_OK) {
-		const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
-		if (!cJSON_IsString(type) || strcmp(type->valuestring, "Scheduler") != 0)
-			dec_fail(&d, DASK_BAD_SHAPE, "type: not \"Scheduler\"");
-	}
-	if (d.error == DASK_OK) {
-		struct ev_sample *s = &sample->u.sample;
-		sample->type = EV_SAMPLE;
-		s->source = "identity";
-		s->scheduler_id = dec_str(&d, root, "id");
-		s->total_threads = dec_num(&d, root, "total_threads", RANGE_TOTAL_THREADS);
-		identity_workers(&d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s, fn, ctx);
-		s->worker_count = (uint32_t)s->n_workers;
-	}
-	arena_free(&tree);
-	return events_end(&d, evs, 1);
+	struct endpoint_sink sink = { fn, ctx };
+	return dec_document(body, len, t, evs, 1, identity_read, &sink, err, errsz);
 }
 
 /* ---- counts.json --------------------------------------------------------- */
 
 /* Dask serves /json/counts.json without prometheus_client and while
  * identity.json answers 500: the cluster's counts, no worker rows. */
+static void counts_read(struct dec *d, const cJSON *root, struct event *const evs[], void *ctx)
+{
+	(void)ctx;
+	struct ev_sample *s = &evs[0]->u.sample;
+	optnum workers = dec_num(d, root, "workers", RANGE_WORKERS);
+	s->total_threads = dec_num(d, root, "cores", RANGE_TOTAL_THREADS);
+	s->tasks_processing = dec_num(d, root, "processing", RANGE_TASKS);
+	if (!workers.valid && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_SHAPE, "workers: missing");
+	evs[0]->type = EV_SAMPLE;
+	s->source = "counts";
+	s->worker_count = workers.valid ? (uint32_t)workers.value : 0; /* RANGE_WORKERS fits */
+}
+
 enum dask_error dask_parse_counts(const char *body, size_t len, double t, struct event *sample,
 				  char *err, size_t errsz)
 {
 	struct event *const evs[] = { sample };
-	events_begin(t, evs, 1);
-	struct dec d = { .mem = &sample->mem, .err = err, .errsz = errsz };
-	struct arena tree;
-	arena_init(&tree, DASK_TREE_MAX);
-	cJSON *root = dec_parse(&d, &tree, body, len);
-	if (d.error == DASK_OK) {
-		struct ev_sample *s = &sample->u.sample;
-		optnum workers = dec_num(&d, root, "workers", RANGE_WORKERS);
-		s->total_threads = dec_num(&d, root, "cores", RANGE_TOTAL_THREADS);
-		s->tasks_processing = dec_num(&d, root, "processing", RANGE_TASKS);
-		if (!workers.valid && d.error == DASK_OK)
-			dec_fail(&d, DASK_BAD_SHAPE, "workers: missing");
-		sample->type = EV_SAMPLE;
-		s->source = "counts";
-		s->worker_count = (uint32_t)workers.value;
-	}
-	arena_free(&tree);
-	return events_end(&d, evs, 1);
+	return dec_document(body, len, t, evs, 1, counts_read, NULL, err, errsz);
 }
 
 /* ---- Prometheus ---------------------------------------------------------- */
