@@ -80,5 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_replays(&sample);
 	struct dask_worker_prom w;
 	dask_parse_worker_prom(text, size, &w, &st);
+	int identity, prom, counts; /* each -1 (no usable sitemap), 0 or 1 */
+	dask_parse_sitemap(text, size, &identity, &prom, &counts);
+	if (identity < -1 || identity > 1 || prom < -1 || prom > 1 || counts < -1 || counts > 1)
+		abort();
 	return 0;
 }
