@@ -3,7 +3,8 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
-VENV ?= $(BUILD)/venv   # the test venv (tests/integration/run.sh), for bench_emitter.py
+# the test venv (tests/integration/run.sh makes it too), for bench_emitter.py
+VENV ?= $(BUILD)/venv
 CC ?= cc
 PKGS := ncursesw libcurl libcjson libcrypto
 
