@@ -10,13 +10,14 @@ import warnings
 
 from roastop._state import ship_by_value, shared
 from roastop.emitter import chunk_message, emitter_for, emitter_from_env
-from roastop.instrumentation import current_chunks, process_memory_mb, requested_bytes
+from roastop.instrumentation import current_chunks, file_source, process_memory_mb, source_bytes
 
 FLAG = "_roastcoffea_collect_metrics"
 
 # Per process (roastop._state explains why not plain globals); the names are for tests.
 _env_emitter = shared("env_emitter", list)   # the ROASTOP_ADDR emitter, looked up once
 _files_seen = shared("files_seen", set)      # (run_id, filename): file_metadata once per file
+_file_facts_cache = shared("file_facts", dict)  # (filename, treename): _FileFacts
 _refused = shared("refused", set)            # (addr, key) refused: warned about once
 
 
@@ -118,70 +119,127 @@ def _tree(factory, events):
     return factory.file_handle[name]
 
 
-def _file_metadata(factory, events, run_id):
+class _FileFacts:
+    """What one file's tree says that no chunk changes: read from uproot on
+    the first chunk of the file in this process, not on every chunk (coffea
+    opens the file afresh for each chunk, and summing a tree's baskets cost
+    more than the rest of the decorator). Branch sizes are added as chunks
+    access them."""
+
+    __slots__ = ("total_branches", "total_bytes", "uncompressed", "branches")
+
+    def __init__(self, tree):
+        self.total_branches = len(tree.keys())
+        self.total_bytes = tree.compressed_bytes
+        self.uncompressed = tree.uncompressed_bytes
+        self.branches = {}            # name -> (compressed, uncompressed), None: no such branch
+
+    def branch_bytes(self, name, tree_of):
+        """(compressed, uncompressed) of a branch, read from the tree
+        (tree_of(), the chunk's) the first time it is asked for."""
+        try:
+            return self.branches[name]
+        except KeyError:
+            pass
+        try:
+            branch = tree_of()[name]
+            sizes = (branch.compressed_bytes, branch.uncompressed_bytes)
+        except Exception:  # noqa: BLE001 - a branch the tree does not have: no bytes
+            sizes = None
+        self.branches[name] = sizes
+        return sizes
+
+
+FILE_FACTS_MAX = 256       # files remembered per process; more: start again
+
+
+def _file_facts(factory, events):
+    """This process's _FileFacts of the chunk's file and tree, or None when
+    the events carry no file handle or its tree cannot be read."""
+    try:
+        meta = events.metadata
+        filename = meta.get("filename")
+        key = (filename, meta.get("treename", "Events"))
+        facts = shared("file_facts", dict)
+        found = facts.get(key)
+        if found is not None:
+            return found
+        if not factory.file_handle:
+            return None
+        if not filename:                          # a file without a name: nothing to key on
+            return _FileFacts(_tree(factory, events))
+        if len(facts) >= FILE_FACTS_MAX:
+            facts.clear()
+        return facts.setdefault(key, _FileFacts(_tree(factory, events)))
+    except Exception:  # noqa: BLE001 - no file handle or tree: no file facts
+        return None
+
+
+def _file_metadata(facts, events, run_id):
     """filename, compression_ratio, total_branches, total_tree_bytes; None when
     already sent for this file from this process, or not available."""
     try:
         filename = events.metadata.get("filename")
-        if not filename or factory.file_handle is None:
+        if not filename or facts is None:
             return None
         seen = (run_id, filename)
         files_seen = shared("files_seen", set)
         if seen in files_seen:
             return None
-        tree = _tree(factory, events)
-        compressed, uncompressed = tree.compressed_bytes, tree.uncompressed_bytes
+        compressed, uncompressed = facts.total_bytes, facts.uncompressed
         meta = {"filename": str(filename),
                 "compression_ratio": compressed / uncompressed if uncompressed > 0 else 0.0,
-                "total_branches": len(tree.keys()), "total_tree_bytes": compressed}
+                "total_branches": facts.total_branches, "total_tree_bytes": compressed}
         files_seen.add(seen)
         return meta
-    except Exception:  # noqa: BLE001 - no file handle: no file metadata
+    except Exception:  # noqa: BLE001
         return None
 
 
-def _branch_metrics(factory, events, rec):
-    """Branches in uproot's access log, and their bytes from the tree."""
+def _branch_metrics(factory, facts, events, rec):
+    """Branches in uproot's access log, and their bytes (facts of the file)."""
     try:
         branches = {str(entry.branch) for entry in factory.access_log}
     except Exception:  # noqa: BLE001
         return
     rec["accessed_branches"] = sorted(branches)
     rec["num_branches_accessed"] = len(branches)
-    try:
-        if not factory.file_handle:
-            return
-        tree = _tree(factory, events)
-        total_branches, total_bytes = len(tree.keys()), tree.compressed_bytes
-    except Exception:  # noqa: BLE001
+    if facts is None:
         return
     comp = uncomp = 0
+    tree = []
+
+    def tree_of():
+        if not tree:
+            tree.append(_tree(factory, events))
+        return tree[0]
+
     for b in branches:
-        try:
-            branch = tree[b]
-            comp += branch.compressed_bytes
-            uncomp += branch.uncompressed_bytes
-        except Exception:  # noqa: BLE001
-            pass
+        sizes = facts.branch_bytes(b, tree_of)
+        if sizes is not None:
+            comp += sizes[0]
+            uncomp += sizes[1]
+    total_branches, total_bytes = facts.total_branches, facts.total_bytes
     rec["accessed_bytes"] = comp
     rec["accessed_uncompressed_bytes"] = uncomp
     rec["branches_read_percent"] = 100 * len(branches) / total_branches if total_branches else 0.0
     rec["bytes_read_percent"] = 100 * comp / total_bytes if total_bytes else 0.0
 
 
-def _fields(events, run_id, factory, bytes_before, file_meta, sections, error):
+def _fields(events, run_id, factory, facts, source, bytes_before, file_meta, sections,
+            error):
     """The chunk record's fields other than the MEASURED numbers the wrapper
     took itself: roastcoffea 0.1.2's fields plus worker and error."""
     rec = {}
     if run_id is not None:
         rec["run_id"] = run_id
-    if factory is not None and bytes_before is not None:
-        bytes_after = requested_bytes(events)
+    if bytes_before is not None:
+        bytes_after = source_bytes(source)
         if bytes_after is not None:
             rec["bytes_read"] = bytes_after - bytes_before
     _chunk_metadata(events, rec)
     if factory is not None:
-        _branch_metrics(factory, events, rec)
+        _branch_metrics(factory, facts, events, rec)
     for kind in ("timing", "memory", "bytes"):
         section = sections.get(kind)
         if section:
@@ -242,10 +300,12 @@ def track_metrics(func):
             run_id = _attr(self, "_roastop_run_id")
             factory = _factory(events)
             if factory is not None:
-                file_meta = _file_metadata(factory, events, run_id)
-                bytes_before = requested_bytes(events)
+                facts = _file_facts(factory, events)
+                file_meta = _file_metadata(facts, events, run_id)
+                source = file_source(factory)
+                bytes_before = source_bytes(source)
             else:
-                file_meta = bytes_before = None
+                facts = file_meta = source = bytes_before = None
             mem_before = process_memory_mb()
         except Exception:  # noqa: BLE001 - measuring must never break the analysis
             _restore(self, chunks, key, outer, sections)
@@ -264,8 +324,8 @@ def track_metrics(func):
             try:
                 measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
                             mem_before, process_memory_mb())     # emitter.MEASURED
-                fields = _fields(events, run_id, factory, bytes_before, file_meta, sections,
-                                 error)
+                fields = _fields(events, run_id, factory, facts, source, bytes_before,
+                                 file_meta, sections, error)
                 send_chunk = getattr(emitter, "send_chunk", None)
                 if send_chunk is not None:
                     send_chunk(measured, fields)
