@@ -1,15 +1,19 @@
 """bench emitter_overhead: what @track_metrics adds to one real chunk.
 
-Writes a NanoAOD-like file with uproot (examples/make_files.py's events),
-opens 5,000-event chunks of it with coffea's
-``NanoEventsFactory.from_root(..., mode="virtual")``, and times the same
+Writes three NanoAOD-like files with uproot (examples/make_files.py's
+events, one basket per chunk), opens 5,000-event chunks of them as coffea's
+Runner does (the file opened per chunk, ``NanoEventsFactory.from_root(...,
+mode="virtual")`` with an access log), and times the same
 process() (muon selections, one track_time section) three ways on each
 chunk, in a rotating order, in one process: undecorated, under roastcoffea
 0.1.2's @track_metrics and under roastop's, sending to a local UDP socket
-that a thread drains. Each chunk is opened afresh for each way, so every
-way reads its own branches. The figures are medians over the chunks of
-(decorated - plain) for the same chunk, so both see the same moments of a
-noisy host.
+that another process drains (see Sink). Each chunk is opened afresh for each way, so every
+way reads its own branches. A decorator's overhead is the median over the
+chunks of its call's time less the time of the process() body inside it
+(the body times itself): reading and decompressing the branches varies
+from chunk to chunk by more than a decorator costs, and would drown the
+difference of two calls; the difference of the medians against the plain
+call is printed beside it.
 
 Needs coffea, uproot, awkward and roastcoffea (the test venv, build/venv:
 `make bench` runs it there). ``--chunks N`` sets the number of chunks (120);
