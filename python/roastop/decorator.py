@@ -17,7 +17,7 @@ FLAG = "_roastcoffea_collect_metrics"
 # Per process (roastop._state explains why not plain globals); the names are for tests.
 _env_emitter = shared("env_emitter", list)   # the ROASTOP_ADDR emitter, looked up once
 _files_seen = shared("files_seen", set)      # (run_id, filename): file_metadata once per file
-_file_facts_cache = shared("file_facts", dict)  # (filename, treename): _FileFacts
+_file_facts_cache = shared("file_facts", dict)  # (filename, treename, fileuuid): _FileFacts
 _refused = shared("refused", set)            # (addr, key) refused: warned about once
 
 
@@ -201,7 +201,9 @@ def _file_facts(factory, meta):
     the events carry no file handle or its tree cannot be read."""
     try:
         filename = meta.get("filename")
-        key = (filename, meta.get("treename", "Events"))
+        # coffea's fileuuid is the file's own (ROOT's): a file rewritten
+        # under its name between two runs of one worker is another file
+        key = (filename, meta.get("treename", "Events"), meta.get("fileuuid"))
         facts = shared("file_facts", dict)
         found = facts.get(key)
         if found is not None:

@@ -365,3 +365,16 @@ def test_repeated_fields_in_both_versions(sink, monkeypatch, protocol):
         assert rec["file"] == "root://eos//f.root" and rec["uuid"] == "u-1"
         assert rec["accessed_branches"] == ["Muon_pt", "nMuon"]
         assert rec["accessed_bytes"] == 400 and rec["num_branches_accessed"] == 2
+
+
+def test_a_file_rewritten_under_its_name_is_read_again(sink):
+    """coffea's fileuuid is ROOT's own: another one under the same name is
+    another file, whose sizes are read afresh."""
+    p = collecting(sink)
+    reads = []
+    p.process(counted_chunk(reads, fileuuid="a"))
+    receive(sink)
+    reads.clear()
+    p.process(counted_chunk(reads, fileuuid="b"))
+    receive(sink)
+    assert "compressed_bytes" in reads
