@@ -3,6 +3,8 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
+# the test venv (tests/integration/run.sh makes it too), for bench_emitter.py
+VENV ?= $(BUILD)/venv
 CC ?= cc
 PKGS := ncursesw libcurl libcjson libcrypto
 
@@ -126,9 +128,19 @@ fuzz: $(FUZZ_BIN)
 fuzz-smoke: $(FUZZ_BIN)
 	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS) 2 $(FUZZ_BIN)
 
-bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN)
+bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN) $(VENV)/requirements.txt
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
-	@python3 bench/bench_emitter.py
+	@$(VENV)/bin/python bench/bench_emitter.py
+
+# The test venv (as tests/integration/run.sh makes it, which takes this one):
+# bench_emitter.py times roastop against roastcoffea on real NanoEvents.
+TEST_REQS := tests/requirements.txt tests/requirements-nodeps.txt
+$(VENV)/requirements.txt: $(TEST_REQS)
+	python3 -m venv --clear $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/requirements.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps \
+		--ignore-requires-python -r tests/requirements-nodeps.txt
+	cat $(TEST_REQS) >$@
 
 # Runs the dashboard on the embedded default recording.
 demo: deps $(BUILD)/roastop

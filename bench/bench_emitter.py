@@ -1,81 +1,229 @@
-"""bench emitter_overhead: time the track_metrics decorator adds to one
-process() call, against the same process() undecorated, while sending to a
-local UDP socket (roastop's listener need not run: sends are fire-and-forget).
-Standard library only; run by `make bench`."""
-import socket
+"""bench emitter_overhead: what @track_metrics adds to one real chunk.
+
+Writes three NanoAOD-like files with uproot (examples/make_files.py's
+events, one basket per chunk), opens 5,000-event chunks of them as coffea's
+Runner does (the file opened per chunk, ``NanoEventsFactory.from_root(...,
+mode="virtual")`` with an access log), and times the same
+process() (muon selections, one track_time section) three ways on each
+chunk, in a rotating order, in one process: undecorated, under roastcoffea
+0.1.2's @track_metrics and under roastop's, sending to a local UDP socket
+that another process drains (see Sink). Each chunk is opened afresh for each way, so every
+way reads its own branches. A decorator's overhead is the median over the
+chunks of its call's time less the time of the process() body inside it
+(the body times itself): reading and decompressing the branches varies
+from chunk to chunk by more than a decorator costs, and would drown the
+difference of two calls; the difference of the medians against the plain
+call is printed beside it.
+
+Needs coffea, uproot, awkward and roastcoffea (the test venv, build/venv:
+`make bench` runs it there). ``--chunks N`` sets the number of chunks (120);
+``--profile`` prints where roastop's decorator spends its time instead."""
+import argparse
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
+import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "examples"))
 
-from roastop import MetricsCollector, track_metrics, track_time  # noqa: E402
+import awkward as ak  # noqa: E402
+import numpy as np  # noqa: E402
+import uproot  # noqa: E402
+from coffea.nanoevents import NanoAODSchema, NanoEventsFactory  # noqa: E402
 
-N = 3000       # calls per run
-ROUNDS = 15    # runs of each, alternating
+import roastcoffea  # noqa: E402
+import roastop  # noqa: E402
+from make_files import make_events  # noqa: E402
 
-
-class Events(list):
-    def __init__(self):
-        super().__init__(range(100))
-        self.metadata = {"dataset": "DYJetsToLL", "filename": "root://eos//store/f.root",
-                         "entrystart": 0, "entrystop": 100, "uuid": "u"}
-        self.attrs = {}
-
-
-def process(self, events):
-    """A process() with one section, as analyses have: timed with and
-    without the decorator, so the figure is what the decorator adds."""
-    with track_time(self, "selection"):
-        pass
-    return {"n": len(events)}
+CHUNK = 5000
+FILES = 3            # chunks are spread over files: per-file work is paid per file
 
 
-class Processor:
-    plain = process                   # outside a tracked chunk track_time records nothing
-    process = track_metrics(process)
+def write_files(outdir, n_chunks):
+    """FILES NanoAOD-like files holding n_chunks chunks of CHUNK events in all."""
+    rng = np.random.default_rng(20261124)
+    per_file = -(-n_chunks // FILES) * CHUNK
+    paths = []
+    for i in range(FILES):
+        path = Path(outdir) / f"bench_{i}.root"
+        arrays = make_events(rng, per_file, 0.4, 1 + i * per_file)
+        with uproot.recreate(path) as f:
+            f.mktree("Events", {k: getattr(v, "type", None) or v.dtype
+                                for k, v in arrays.items()},
+                     counter_name=lambda counted: "n" + counted,
+                     field_name=lambda outer, inner: f"{outer}_{inner}")
+            for start in range(0, per_file, CHUNK):   # one basket per chunk, as NanoAOD
+                f["Events"].extend({k: v[start:start + CHUNK] for k, v in arrays.items()})
+        paths.append(str(path))
+    return paths, per_file
 
 
-def per_call(plain, decorated, events):
-    """Best seconds per call of each, over ROUNDS alternating runs of N
-    calls: both see the same moments of a noisy host, and short runs let
-    the best one miss the host's bursts (on a shared VM the same code gave
-    37 to 68 us in runs of 20,000 calls minutes apart)."""
-    best = {plain: float("inf"), decorated: float("inf")}
-    for _ in range(ROUNDS):
-        for fn in (plain, decorated):
-            t = time.perf_counter()
-            for _ in range(N):
-                fn(events)
-            best[fn] = min(best[fn], (time.perf_counter() - t) / N)
-    return best[plain], best[decorated]
+BODY = [0.0]         # seconds the last process() body took, timed from inside it
 
 
-def chunks_arrived(sink):
-    """True when the sink holds version 2 chunks: the figure is of real
-    sends, not of an emitter that fails fast."""
-    sink.setblocking(False)
+def make_process(track_time):
+    """The analysis: muons with pt and eta cuts, pairs of the two leading
+    ones. It times itself, so that what a decorator adds to a call is the
+    call's time less its body's, free of the body's own noise (reading and
+    decompressing the branches varies by more than a decorator costs)."""
+    def process(self, events):
+        t = time.perf_counter()
+        with track_time(self, "muon_selection"):
+            mu = events.Muon
+            good = mu[(mu.pt > 5.0) & (abs(mu.eta) < 2.4)]
+            pairs = good[ak.num(good) >= 2][:, :2]
+            n = int(ak.sum(pairs.charge[:, 0] != pairs.charge[:, 1]))
+        BODY[0] = time.perf_counter() - t
+        return {"entries": len(events), "pairs": n}
+    return process
+
+
+class Plain:
+    process = make_process(roastop.track_time)   # outside a tracked chunk: records nothing
+
+
+class Roastcoffea:
+    process = roastcoffea.track_metrics(make_process(roastcoffea.track_time))
+    _roastcoffea_collect_metrics = True         # what its MetricsCollector sets
+
+
+class Roastop:
+    process = roastop.track_metrics(make_process(roastop.track_time))
+
+
+def open_chunk(file, path, start):
+    """The events of one chunk as coffea's Runner makes them (_work_function):
+    from an open file, with an access log, in virtual mode."""
+    return NanoEventsFactory.from_root(
+        file=file, treepath="Events", entry_start=start, entry_stop=start + CHUNK,
+        mode="virtual", schemaclass=NanoAODSchema, access_log=[],
+        metadata={"dataset": "DYJetsToLL", "filename": path, "treename": "Events",
+                  "entrystart": start, "entrystop": start + CHUNK, "uuid": "bench"},
+    ).events()
+
+
+DRAIN = r"""
+import select, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+s.setblocking(False)
+print(s.getsockname()[1], flush=True)
+n = 0
+while True:
+    done = select.select([sys.stdin], [], [], 0.02)[0] and not sys.stdin.readline()
     try:
         while True:
-            if sink.recv(70000).startswith(b"RTP2\x01"):
-                return True
+            n += s.recv(70000).startswith(b"RTP2\x01")
     except BlockingIOError:
-        return False
+        pass
+    if done:
+        print(n, flush=True)
+        break
+"""
+
+
+class Sink:
+    """A UDP socket on loopback, drained by another process every 20 ms:
+    counts chunk datagrams. Not a thread here, which would take the GIL
+    from the sender at every datagram, and not a reader blocked on the
+    socket, which the sender's sendto would wake across CPUs at every
+    datagram (on this project's VM ~50 us a datagram, charged to the
+    sender): a worker sending to roastop on another host pays neither."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", DRAIN], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.addr = "127.0.0.1:%s" % self.proc.stdout.readline().strip()
+
+    def chunks(self):
+        """Chunk datagrams received, once the last one sent has arrived."""
+        time.sleep(0.2)
+        self.proc.stdin.close()
+        n = int(self.proc.stdout.readline())
+        self.proc.wait()
+        return n
+
+
+def chunks_of(paths, per_file, n):
+    starts = [(p, s) for p in paths for s in range(0, per_file, CHUNK)]
+    return starts[:n]
+
+
+def run(chunks, procs):
+    """{name: [seconds per chunk]} for each processor, order rotated per
+    chunk, and {name: [seconds the call took beyond its body]}."""
+    times = {name: [] for name in procs}
+    added = {name: [] for name in procs}
+    names = list(procs)
+    for i, (path, start) in enumerate(chunks):
+        order = names[i % len(names):] + names[:i % len(names)]
+        for name in order:
+            with uproot.open({path: None}) as file:     # per chunk, as the Runner does
+                events = open_chunk(file, path, start)
+                t = time.perf_counter()
+                procs[name].process(events)
+                t = time.perf_counter() - t
+                times[name].append(t)
+                added[name].append(t - BODY[0])
+    return times, added
+
+
+def median_us(values):
+    return statistics.median(values) * 1e6
+
+
+def profile(chunks, proc):
+    import cProfile
+    import pstats
+    prof = cProfile.Profile()
+    for path, start in chunks:
+        with uproot.open({path: None}) as file:
+            events = open_chunk(file, path, start)
+            prof.enable()
+            proc.process(events)
+            prof.disable()
+    pstats.Stats(prof).sort_stats("cumulative").print_stats("roastop", 40)
 
 
 def main():
-    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sink.bind(("127.0.0.1", 0))
-    sink.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-    p, ev = Processor(), Events()
-    addr = "127.0.0.1:%d" % sink.getsockname()[1]
-    with MetricsCollector(None, processor_instance=p, addr=addr, key="ab" * 32) as collector:
-        base, decorated = per_call(p.plain, p.process, ev)
-    if collector.datagrams_lost or collector.datagrams_sent < ROUNDS * N or not chunks_arrived(sink):
-        sys.exit("bench_emitter: chunks were not sent (%d sent, %d lost)"
-                 % (collector.datagrams_sent, collector.datagrams_lost))
-    print("bench emitter_overhead: %.1f us (target < 50)" % ((decorated - base) * 1e6))
-
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", type=int, default=120)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")   # coffea's and uproot's deprecation notices
+    sink = Sink()
+    ro = Roastop()
+    with tempfile.TemporaryDirectory() as d, \
+            roastop.MetricsCollector(None, processor_instance=ro, addr=sink.addr,
+                                     key="ab" * 32):
+        paths, per_file = write_files(d, args.chunks)
+        chunks = chunks_of(paths, per_file, args.chunks)
+        procs = {"plain": Plain(), "roastcoffea": Roastcoffea(), "roastop": ro}
+        run(chunks[:6], procs)                       # imports, caches of the code itself
+        if args.profile:
+            profile(chunks, ro)
+        else:
+            times, added = run(chunks, procs)
+    received = sink.chunks()
+    if args.profile:
+        return
+    if received < len(chunks) + 6:        # real sends, not an emitter failing fast
+        sys.exit("bench_emitter: roastop's chunks did not arrive (%d of %d)"
+                 % (received, len(chunks) + 6))
+    ro_us, rc_us = median_us(added["roastop"]), median_us(added["roastcoffea"])
+    print("bench emitter_process_plain_us: %.0f us (%d chunks of %d events)"
+          % (median_us(times["plain"]), len(chunks), CHUNK))
+    print("bench emitter_overhead_roastcoffea_us: %.1f us (call - body; vs plain call: %.0f)"
+          % (rc_us, median_us(times["roastcoffea"]) - median_us(times["plain"])))
+    print("bench emitter_overhead_roastop_us: %.1f us (call - body; vs plain call: %.0f)"
+          % (ro_us, median_us(times["roastop"]) - median_us(times["plain"])))
+    print("bench emitter_overhead_vs_roastcoffea: %.2f ratio (target <= 0.20)" % (ro_us / rc_us))
 
 if __name__ == "__main__":
     main()

@@ -9,14 +9,15 @@ import time
 import warnings
 
 from roastop._state import ship_by_value, shared
-from roastop.emitter import chunk_message, emitter_for, emitter_from_env
-from roastop.instrumentation import current_chunks, process_memory_mb, requested_bytes
+from roastop.emitter import Static, chunk_message, emitter_for, emitter_from_env
+from roastop.instrumentation import current_chunks, file_source, process_memory_mb, source_bytes
 
 FLAG = "_roastcoffea_collect_metrics"
 
 # Per process (roastop._state explains why not plain globals); the names are for tests.
 _env_emitter = shared("env_emitter", list)   # the ROASTOP_ADDR emitter, looked up once
 _files_seen = shared("files_seen", set)      # (run_id, filename): file_metadata once per file
+_file_facts_cache = shared("file_facts", dict)  # (filename, treename, fileuuid): _FileFacts
 _refused = shared("refused", set)            # (addr, key) refused: warned about once
 
 
@@ -82,24 +83,66 @@ def _worker_name():
     return None if name is None else str(name)
 
 
-def _chunk_metadata(events, rec):
+def _metadata(events):
+    """events.metadata (coffea's dict for the chunk), or None."""
+    try:
+        meta = events.metadata
+        meta.get
+    except Exception:  # noqa: BLE001
+        return None
+    return meta
+
+
+def _meta_value(meta, key):
+    """meta[key] as the record carries it (text unless a number), or None."""
+    try:
+        value = meta.get(key)
+    except Exception:  # noqa: BLE001
+        return None
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return str(value)
+
+
+STATIC_MAX = 256           # Static records remembered per process; more: start again
+
+_FILE_FIELDS = (("dataset", "dataset"), ("file", "filename"), ("uuid", "uuid"))
+
+
+def _chunk_fields(events, meta, run_id, rec):
+    """num_events and the chunk's entry range into rec; the fields every
+    chunk of a file repeats (run_id, dataset, file, uuid) as one Static,
+    encoded on the file's first chunk in this process, or None."""
     try:
         rec["num_events"] = len(events)
     except Exception:  # noqa: BLE001
         pass
-    try:
-        meta = events.metadata
-        get = meta.get
-    except Exception:  # noqa: BLE001
-        return
-    for field, key in (("dataset", "dataset"), ("file", "filename"), ("uuid", "uuid"),
-                       ("entry_start", "entrystart"), ("entry_stop", "entrystop")):
-        try:
-            value = get(key)
-        except Exception:  # noqa: BLE001
-            continue
+    if meta is None:
+        return _static(("run", run_id), {"run_id": run_id}) if run_id is not None else None
+    for field, key in (("entry_start", "entrystart"), ("entry_stop", "entrystop")):
+        value = _meta_value(meta, key)
         if value is not None:
-            rec[field] = value if isinstance(value, (str, int, float)) else str(value)
+            rec[field] = value
+    values = tuple(_meta_value(meta, key) for _, key in _FILE_FIELDS)
+    fields = {"run_id": run_id} if run_id is not None else {}
+    for (field, _), value in zip(_FILE_FIELDS, values):
+        if value is not None:
+            fields[field] = value
+    return _static((run_id,) + values, fields) if fields else None
+
+
+def _static(key, fields):
+    """The process's Static for key, made of fields the first time."""
+    cache = shared("chunk_static", dict)
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    except TypeError:                        # an unhashable value: not kept
+        return Static(fields)
+    if len(cache) >= STATIC_MAX:
+        cache.clear()
+    return cache.setdefault(key, Static(fields))
 
 
 def _factory(events):
@@ -110,78 +153,152 @@ def _factory(events):
         return None
 
 
-def _tree(factory, events):
+def _tree(factory, meta):
     try:
-        name = events.metadata.get("treename", "Events")
+        name = meta.get("treename", "Events")
     except Exception:  # noqa: BLE001
         name = "Events"
     return factory.file_handle[name]
 
 
-def _file_metadata(factory, events, run_id):
+class _FileFacts:
+    """What one file's tree says that no chunk changes: read from uproot on
+    the first chunk of the file in this process, not on every chunk (coffea
+    opens the file afresh for each chunk, and summing a tree's baskets cost
+    more than the rest of the decorator). Branch sizes, and the encoded
+    branch fields of each set of branches read, are added as chunks need them."""
+
+    __slots__ = ("total_branches", "total_bytes", "uncompressed", "branches", "accessed")
+
+    def __init__(self, tree):
+        self.total_branches = len(tree.keys())
+        self.total_bytes = tree.compressed_bytes
+        self.uncompressed = tree.uncompressed_bytes
+        self.branches = {}            # name -> (compressed, uncompressed), None: no such branch
+        self.accessed = {}            # frozenset of branch names -> Static
+
+    def branch_bytes(self, name, tree_of):
+        """(compressed, uncompressed) of a branch, read from the tree
+        (tree_of(), the chunk's) the first time it is asked for."""
+        try:
+            return self.branches[name]
+        except KeyError:
+            pass
+        try:
+            branch = tree_of()[name]
+            sizes = (branch.compressed_bytes, branch.uncompressed_bytes)
+        except Exception:  # noqa: BLE001 - a branch the tree does not have: no bytes
+            sizes = None
+        self.branches[name] = sizes
+        return sizes
+
+
+FILE_FACTS_MAX = 256       # files remembered per process; more: start again
+
+
+def _file_facts(factory, meta):
+    """This process's _FileFacts of the chunk's file and tree, or None when
+    the events carry no file handle or its tree cannot be read."""
+    try:
+        filename = meta.get("filename")
+        # coffea's fileuuid is the file's own (ROOT's): a file rewritten
+        # under its name between two runs of one worker is another file
+        key = (filename, meta.get("treename", "Events"), meta.get("fileuuid"))
+        facts = shared("file_facts", dict)
+        found = facts.get(key)
+        if found is not None:
+            return found
+        if not factory.file_handle:
+            return None
+        if not filename:                          # a file without a name: nothing to key on
+            return _FileFacts(_tree(factory, meta))
+        if len(facts) >= FILE_FACTS_MAX:
+            facts.clear()
+        return facts.setdefault(key, _FileFacts(_tree(factory, meta)))
+    except Exception:  # noqa: BLE001 - no file handle, tree or metadata: no file facts
+        return None
+
+
+def _file_metadata(facts, meta, run_id):
     """filename, compression_ratio, total_branches, total_tree_bytes; None when
     already sent for this file from this process, or not available."""
     try:
-        filename = events.metadata.get("filename")
-        if not filename or factory.file_handle is None:
+        filename = meta.get("filename")
+        if not filename or facts is None:
             return None
         seen = (run_id, filename)
         files_seen = shared("files_seen", set)
         if seen in files_seen:
             return None
-        tree = _tree(factory, events)
-        compressed, uncompressed = tree.compressed_bytes, tree.uncompressed_bytes
-        meta = {"filename": str(filename),
-                "compression_ratio": compressed / uncompressed if uncompressed > 0 else 0.0,
-                "total_branches": len(tree.keys()), "total_tree_bytes": compressed}
+        compressed, uncompressed = facts.total_bytes, facts.uncompressed
+        file_meta = {"filename": str(filename),
+                     "compression_ratio": compressed / uncompressed if uncompressed > 0 else 0.0,
+                     "total_branches": facts.total_branches, "total_tree_bytes": compressed}
         files_seen.add(seen)
-        return meta
-    except Exception:  # noqa: BLE001 - no file handle: no file metadata
+        return file_meta
+    except Exception:  # noqa: BLE001
         return None
 
 
-def _branch_metrics(factory, events, rec):
-    """Branches in uproot's access log, and their bytes from the tree."""
+ACCESSED_MAX = 64          # sets of branches remembered per file; more: start again
+
+
+def _branch_metrics(factory, facts, meta):
+    """Branches in uproot's access log and their bytes (facts of the file),
+    as one Static: the chunks of a file mostly read the same branches, so
+    their six fields are worked out and encoded once per set; None without
+    an access log."""
     try:
-        branches = {str(entry.branch) for entry in factory.access_log}
+        branches = frozenset([str(entry.branch) for entry in factory.access_log])
     except Exception:  # noqa: BLE001
-        return
-    rec["accessed_branches"] = sorted(branches)
-    rec["num_branches_accessed"] = len(branches)
-    try:
-        if not factory.file_handle:
-            return
-        tree = _tree(factory, events)
-        total_branches, total_bytes = len(tree.keys()), tree.compressed_bytes
-    except Exception:  # noqa: BLE001
-        return
+        return None
+    if facts is None:
+        return _static(("branches", branches), {"accessed_branches": sorted(branches),
+                                                "num_branches_accessed": len(branches)})
+    found = facts.accessed.get(branches)
+    if found is None:
+        if len(facts.accessed) >= ACCESSED_MAX:
+            facts.accessed.clear()
+        found = facts.accessed.setdefault(
+            branches, Static(_branch_fields(factory, facts, meta, branches)))
+    return found
+
+
+def _branch_fields(factory, facts, meta, branches):
     comp = uncomp = 0
+    tree = []
+
+    def tree_of():
+        if not tree:
+            tree.append(_tree(factory, meta))
+        return tree[0]
+
     for b in branches:
-        try:
-            branch = tree[b]
-            comp += branch.compressed_bytes
-            uncomp += branch.uncompressed_bytes
-        except Exception:  # noqa: BLE001
-            pass
-    rec["accessed_bytes"] = comp
-    rec["accessed_uncompressed_bytes"] = uncomp
-    rec["branches_read_percent"] = 100 * len(branches) / total_branches if total_branches else 0.0
-    rec["bytes_read_percent"] = 100 * comp / total_bytes if total_bytes else 0.0
+        sizes = facts.branch_bytes(b, tree_of)
+        if sizes is not None:
+            comp += sizes[0]
+            uncomp += sizes[1]
+    total_branches, total_bytes = facts.total_branches, facts.total_bytes
+    return {"accessed_branches": sorted(branches), "num_branches_accessed": len(branches),
+            "accessed_bytes": comp, "accessed_uncompressed_bytes": uncomp,
+            "branches_read_percent":
+                100 * len(branches) / total_branches if total_branches else 0.0,
+            "bytes_read_percent": 100 * comp / total_bytes if total_bytes else 0.0}
 
 
-def _fields(events, run_id, factory, bytes_before, file_meta, sections, error):
+def _fields(events, meta, run_id, factory, facts, source, bytes_before, file_meta, sections,
+            error):
     """The chunk record's fields other than the MEASURED numbers the wrapper
-    took itself: roastcoffea 0.1.2's fields plus worker and error."""
+    took itself (roastcoffea 0.1.2's fields plus worker and error): those of
+    this chunk, and a tuple of Static for those its file's chunks repeat."""
     rec = {}
-    if run_id is not None:
-        rec["run_id"] = run_id
-    if factory is not None and bytes_before is not None:
-        bytes_after = requested_bytes(events)
+    if bytes_before is not None:
+        bytes_after = source_bytes(source)
         if bytes_after is not None:
             rec["bytes_read"] = bytes_after - bytes_before
-    _chunk_metadata(events, rec)
+    static = [_chunk_fields(events, meta, run_id, rec)]
     if factory is not None:
-        _branch_metrics(factory, events, rec)
+        static.append(_branch_metrics(factory, facts, meta))
     for kind in ("timing", "memory", "bytes"):
         section = sections.get(kind)
         if section:
@@ -193,7 +310,21 @@ def _fields(events, run_id, factory, bytes_before, file_meta, sections, error):
         rec["worker"] = worker
     if error is not None:
         rec["error"] = type(error).__name__
-    return rec
+    return rec, tuple(part for part in static if part is not None)
+
+
+def _send(emitter, measured, fields, static):
+    """One chunk to emitter: its fields, static's encoded once per file."""
+    send_chunk = getattr(emitter, "send_chunk", None)
+    if send_chunk is not None and getattr(emitter, "TAKES_STATIC", False):
+        send_chunk(measured, fields, static)
+        return
+    for part in static:   # an Emitter an older roastop left in a long-lived worker
+        fields = dict(part.fields, **fields)
+    if send_chunk is not None:
+        send_chunk(measured, fields)
+    else:
+        emitter.send(chunk_message(measured, fields))
 
 
 def _restore(processor, chunks, key, outer, sections):
@@ -240,12 +371,15 @@ def track_metrics(func):
             except Exception:  # noqa: BLE001 - __slots__: the thread's record is enough
                 pass
             run_id = _attr(self, "_roastop_run_id")
+            meta = _metadata(events)
             factory = _factory(events)
             if factory is not None:
-                file_meta = _file_metadata(factory, events, run_id)
-                bytes_before = requested_bytes(events)
+                facts = _file_facts(factory, meta)
+                file_meta = _file_metadata(facts, meta, run_id)
+                source = file_source(factory)
+                bytes_before = source_bytes(source)
             else:
-                file_meta = bytes_before = None
+                facts = file_meta = source = bytes_before = None
             mem_before = process_memory_mb()
         except Exception:  # noqa: BLE001 - measuring must never break the analysis
             _restore(self, chunks, key, outer, sections)
@@ -264,13 +398,9 @@ def track_metrics(func):
             try:
                 measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
                             mem_before, process_memory_mb())     # emitter.MEASURED
-                fields = _fields(events, run_id, factory, bytes_before, file_meta, sections,
-                                 error)
-                send_chunk = getattr(emitter, "send_chunk", None)
-                if send_chunk is not None:
-                    send_chunk(measured, fields)
-                else:   # an Emitter an older roastop left in a long-lived worker
-                    emitter.send(chunk_message(measured, fields))
+                fields, static = _fields(events, meta, run_id, factory, facts, source,
+                                         bytes_before, file_meta, sections, error)
+                _send(emitter, measured, fields, static)
             except Exception:  # noqa: BLE001
                 emitter.lost += 1
             _restore(self, chunks, key, outer, sections)

@@ -431,6 +431,22 @@ def _append_fields(msg, append):
             _ENCODERS[kind](fid, value, append)
 
 
+class Static:
+    """Chunk fields that repeat from chunk to chunk (a file's run, dataset
+    and name; the branches its chunks read), encoded once as version 2
+    fields (``v2``, None when they have none) and kept by the decorator for
+    the chunks that follow: Emitter.send_chunk(..., static=(...))."""
+
+    __slots__ = ("fields", "v2")
+
+    def __init__(self, fields):
+        self.fields = fields
+        try:
+            self.v2 = _fields_v2(fields) if _OWN_FIELDS.isdisjoint(fields) else None
+        except (KeyError, _NotV2, OverflowError, struct.error, TypeError, ValueError):
+            self.v2 = None
+
+
 # The decorator's own numbers, which it measured itself: always finite
 # floats (the memory pair None when RSS could not be read). They skip the
 # checks of _append_fields and go, with the envelope's numbers, in one pack.
@@ -556,6 +572,8 @@ class Emitter:
     ``protocol`` is the highest version sent (see parse_protocol): 2 sends
     chunks as version 2, 1 sends everything as version 1."""
 
+    TAKES_STATIC = True     # send_chunk's static: the decorator asks (older ones lack it)
+
     def __init__(self, addr, key=None, protocol=None):
         self.addr = addr
         self.key = parse_key(key)
@@ -637,30 +655,35 @@ class Emitter:
                 return frame_v2(body, self._mac)
         return frame(encode(msg), self._mac)
 
-    def chunk_datagram(self, measured, fields):
-        """The framed bytes of chunk_message(measured, fields), the same
-        message as datagram() would make of it, built without that dict:
-        the decorator's numbers and the envelope in one pack, the host's
-        field made once. Version 1 when fields have no version 2 form."""
+    def chunk_datagram(self, measured, fields, static=()):
+        """The framed bytes of chunk_message(measured, fields + each of
+        static's fields), the same message as datagram() would make of it,
+        built without that dict: the decorator's numbers and the envelope in
+        one pack, the host's field made once, static's fields (Static, the
+        ones that repeat from chunk to chunk) already encoded. Version 1
+        when the fields have no version 2 form."""
         if self.protocol >= 2 and _OWN_FIELDS.isdisjoint(fields):
-            out = [_KIND_CHUNK, self._host_v2, None]
+            out = [part.v2 for part in static]   # a None (not v2): join raises TypeError
             try:
                 _append_fields(fields, out.append)
+                body = b"".join(out)
             except Exception:  # noqa: BLE001 - an odd value: version 1 copes with anything
-                out = None
-            if out is not None:           # the sequence number is taken only now: no gap
-                out[2] = _measured_v2(measured, self._pid, self._instance, next(self._seq),
-                                      time.time())
-                return frame_v2(b"".join(out), self._mac)
+                body = None
+            if body is not None:          # the sequence number is taken only now: no gap
+                head = _measured_v2(measured, self._pid, self._instance, next(self._seq),
+                                    time.time())
+                return frame_v2(b"".join((_KIND_CHUNK, self._host_v2, head, body)), self._mac)
+        for part in static:
+            fields = dict(part.fields, **fields)
         return self.datagram(chunk_message(measured, fields))
 
     def send(self, msg):
         """Sends one message; True when the kernel took it. Never raises."""
         return self._deliver(self.datagram, msg)
 
-    def send_chunk(self, measured, fields):
+    def send_chunk(self, measured, fields, static=()):
         """Sends the decorator's chunk (see chunk_datagram); as send."""
-        return self._deliver(self.chunk_datagram, measured, fields)
+        return self._deliver(self.chunk_datagram, measured, fields, static)
 
     def _deliver(self, make, *args):
         try:

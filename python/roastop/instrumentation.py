@@ -83,15 +83,31 @@ def _section(chunk, kind):
     return sections
 
 
+def file_source(factory):
+    """uproot's source of the file a coffea events factory reads, or None."""
+    try:
+        return factory.file_handle.file.source
+    except Exception:  # noqa: BLE001 - no file behind the events
+        return None
+
+
+def source_bytes(source):
+    """A file source's count of bytes requested, or None without one."""
+    try:
+        n = source.num_requested_bytes
+    except Exception:  # noqa: BLE001
+        return None
+    return n if isinstance(n, (int, float)) and not isinstance(n, bool) else None
+
+
 def requested_bytes(events):
     """uproot's count of bytes requested from the chunk's file, or None when
     the events carry no file source (not NanoEvents read from a file)."""
     try:
         factory = events.attrs.get("@events_factory")
-        n = factory.file_handle.file.source.num_requested_bytes
-    except Exception:  # noqa: BLE001 - an events object without a file source
+    except Exception:  # noqa: BLE001 - an events object without attrs
         return None
-    return n if isinstance(n, (int, float)) and not isinstance(n, bool) else None
+    return source_bytes(file_source(factory))
 
 
 _requested_bytes = requested_bytes  # the name used before

@@ -199,6 +199,7 @@ def fresh_process_state():
     emitter._cache.clear()
     decorator._env_emitter.clear()
     decorator._files_seen.clear()
+    decorator._file_facts_cache.clear()
     shared("refused", set).clear()
     collector._warned.clear()
     yield

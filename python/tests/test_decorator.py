@@ -297,3 +297,84 @@ def test_slots_processor_is_measured(sink):
     assert p.process(Events(3)) == 3
     rec = receive(sink)
     assert rec["num_events"] == 3 and "t" in rec["timing"]
+
+
+class CountingTree:
+    """A tree that counts how often its sizes are asked for: summing them
+    walks every basket of a real file."""
+
+    def __init__(self, tree, reads):
+        self._tree, self._reads = tree, reads
+
+    def __getattr__(self, name):
+        if name in ("compressed_bytes", "uncompressed_bytes", "keys"):
+            self._reads.append(name)
+        return getattr(self._tree, name)
+
+    def __getitem__(self, name):
+        self._reads.append(name)
+        return self._tree[name]
+
+
+def counted_chunk(reads, **meta):
+    """A fresh factory and tree for each chunk, as coffea opens the file
+    afresh for each; its tree counts the reads of its sizes."""
+    factory = Factory()
+    handle = factory.file_handle
+    handle.trees = {"Events": CountingTree(handle.trees["Events"], reads)}
+    factory.read("nMuon", 120)
+    factory.read("Muon_pt", 350)
+    return Events(10, factory, **dict(META, **meta))
+
+
+def test_tree_sizes_read_once_per_file_and_process(sink):
+    """The tree's totals and a branch's sizes are read on the file's first
+    chunk in the process; its later chunks carry the same figures."""
+    p = collecting(sink)
+    reads = []
+    p.process(counted_chunk(reads, entrystart=0, entrystop=10))
+    first = receive(sink)
+    assert sorted(reads) == sorted(["keys", "compressed_bytes", "uncompressed_bytes",
+                                    "nMuon", "Muon_pt"])
+    reads.clear()
+    for i in range(1, 4):
+        p.process(counted_chunk(reads, entrystart=10 * i, entrystop=10 * i + 10))
+        rec = receive(sink)
+        assert rec["entry_start"] == 10 * i and "file_metadata" not in rec
+        for key in ("accessed_branches", "num_branches_accessed", "accessed_bytes",
+                    "accessed_uncompressed_bytes", "branches_read_percent",
+                    "bytes_read_percent", "run_id", "dataset", "file", "uuid"):
+            assert rec[key] == first[key], key
+    assert reads == []
+    # another file, or a new set of branches: read (and sent) again
+    p.process(counted_chunk(reads, filename="g.root"))
+    assert receive(sink)["file_metadata"]["filename"] == "g.root" and reads
+
+
+@pytest.mark.parametrize("protocol", ["1", "2"])
+def test_repeated_fields_in_both_versions(sink, monkeypatch, protocol):
+    """The fields a file's chunks repeat reach roastop in both versions."""
+    monkeypatch.setenv("ROASTOP_PROTOCOL", protocol)
+    p = collecting(sink)
+    recs = []
+    for _ in range(2):
+        p.process(counted_chunk([]))
+        recs.append(receive(sink))
+    for rec in recs:
+        assert rec["run_id"] == "run-1" and rec["dataset"] == "ttbar"
+        assert rec["file"] == "root://eos//f.root" and rec["uuid"] == "u-1"
+        assert rec["accessed_branches"] == ["Muon_pt", "nMuon"]
+        assert rec["accessed_bytes"] == 400 and rec["num_branches_accessed"] == 2
+
+
+def test_a_file_rewritten_under_its_name_is_read_again(sink):
+    """coffea's fileuuid is ROOT's own: another one under the same name is
+    another file, whose sizes are read afresh."""
+    p = collecting(sink)
+    reads = []
+    p.process(counted_chunk(reads, fileuuid="a"))
+    receive(sink)
+    reads.clear()
+    p.process(counted_chunk(reads, fileuuid="b"))
+    receive(sink)
+    assert "compressed_bytes" in reads
