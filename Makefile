@@ -132,15 +132,10 @@ bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN) $(VENV)/requirements.txt
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
 	@$(VENV)/bin/python bench/bench_emitter.py
 
-# The test venv (as tests/integration/run.sh makes it, which takes this one):
-# bench_emitter.py times roastop against roastcoffea on real NanoEvents.
-TEST_REQS := tests/requirements.txt tests/requirements-nodeps.txt
-$(VENV)/requirements.txt: $(TEST_REQS)
-	python3 -m venv --clear $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/requirements.txt
-	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps \
-		--ignore-requires-python -r tests/requirements-nodeps.txt
-	cat $(TEST_REQS) >$@
+# bench_emitter.py times roastop against roastcoffea on real NanoEvents, in
+# the test venv (scripts/venv.sh, as tests/integration/run.sh makes it).
+$(VENV)/requirements.txt: tests/requirements.txt tests/requirements-nodeps.txt
+	@sh scripts/venv.sh $(VENV)
 
 # Runs the dashboard on the embedded default recording.
 demo: deps $(BUILD)/roastop

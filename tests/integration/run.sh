@@ -4,14 +4,7 @@
 set -eu
 BUILD=${BUILD:-build}
 VENV="${VENV:-build/venv}" # one environment for the plain and the ASan runs
-REQS="tests/requirements.txt tests/requirements-nodeps.txt"
-if [ ! -x "$VENV/bin/pytest" ] || ! cat $REQS | cmp -s - "$VENV/requirements.txt"; then
-	python3 -m venv --clear "$VENV"
-	"$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
-	"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps \
-		--ignore-requires-python -r tests/requirements-nodeps.txt
-	cat $REQS >"$VENV/requirements.txt"
-fi
+sh scripts/venv.sh "$VENV"
 # The emitter package installs like a user's would (pip, from the repository),
 # but beside the venv, not into it: the Dask scheduler and workers the tests
 # start run from the venv and must not be able to import roastop, as on a
