@@ -129,6 +129,13 @@ fuzz-smoke: $(FUZZ_BIN)
 bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN)
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
 	@python3 bench/bench_emitter.py
+	@[ -x $(BUILD)/venv/bin/python ] && $(BUILD)/venv/bin/python -c 'import distributed' 2>/dev/null || { \
+		python3 -m venv --clear $(BUILD)/venv && \
+		$(BUILD)/venv/bin/pip install -q --disable-pip-version-check -r tests/requirements.txt && \
+		$(BUILD)/venv/bin/pip install -q --disable-pip-version-check --no-deps \
+			--ignore-requires-python -r tests/requirements-nodeps.txt && \
+		cat tests/requirements.txt tests/requirements-nodeps.txt >$(BUILD)/venv/requirements.txt; }
+	@BUILD=$(BUILD) $(BUILD)/venv/bin/python bench/bench_scheduler_cost.py
 
 # Runs the dashboard on the embedded default recording.
 demo: deps $(BUILD)/roastop
