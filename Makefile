@@ -131,9 +131,11 @@ fuzz-smoke: $(FUZZ_BIN)
 bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN) $(VENV)/requirements.txt
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
 	@$(VENV)/bin/python bench/bench_emitter.py
+	@BUILD=$(BUILD) $(VENV)/bin/python bench/bench_scheduler_cost.py
 
-# bench_emitter.py times roastop against roastcoffea on real NanoEvents, in
-# the test venv (scripts/venv.sh, as tests/integration/run.sh makes it).
+# The bench scripts time roastop against roastcoffea on real NanoEvents and
+# against identity.json on a real scheduler, in the test venv
+# (scripts/venv.sh, as tests/integration/run.sh makes it).
 $(VENV)/requirements.txt: tests/requirements.txt tests/requirements-nodeps.txt
 	@sh scripts/venv.sh $(VENV)
 

@@ -125,7 +125,7 @@ def install(dask_scheduler=None, span_id=None):
         def get(self):
             self.set_header("Content-Type", "application/json")
             self.set_header("Cache-Control", "no-store")
-            self.write(json.dumps(body(), allow_nan=False, default=str))
+            self.write(json.dumps(body(), allow_nan=False, default=str, separators=(",", ":")))
 
     routes = [ROUTE]
     prefix = dashboard_prefix(sched.http_application)
