@@ -98,6 +98,12 @@ struct app {
 	/* the listener's losses as last written to the event log */
 	uint64_t lost_noted, rejected_noted;
 	double loss_noted_at; /* monotonic */
+	/* datagrams failing authentication (app_note_key): the counts last
+	 * seen, the reason that grew last, when, and the header's alert */
+	uint64_t key_bad_seen, key_none_seen;
+	enum udp_reason key_cause;
+	double key_rejected_at; /* monotonic */
+	char key_alert[128];
 	/* the system clock against the session's (clock.h), as last told */
 	double clock_offset_told, clock_checked_at; /* seconds; monotonic */
 	/* metrics already said null in the event log (their warning's key) */
@@ -473,6 +479,49 @@ static void app_note_loss(struct app *a)
 	a->rejected_noted = bad;
 }
 
+/* Datagrams rejected for their tag are the usual reason nothing arrives: a
+ * previous session's key (bad_tag) or none (no_tag). The alert stays while
+ * no datagram was accepted ("all N" when every one failed its tag, else "N of
+ * M"), and once some were, while tag rejections keep coming: one within the
+ * last KEY_ALERT_RECENT seconds. The cause named is the reason that grew
+ * last. Short enough for 80 columns; headless, one line on stderr when the
+ * alert starts. */
+#define KEY_ALERT_RECENT 10.0
+static void app_note_key(struct app *a)
+{
+	if (!a->udp)
+		return;
+	struct udp_stats st;
+	udp_get_stats(a->udp, &st);
+	uint64_t bad = st.rejected[UDP_BAD_TAG], none = st.rejected[UDP_NO_TAG];
+	uint64_t grew_bad = bad - a->key_bad_seen, grew_none = none - a->key_none_seen;
+	double now = clock_mono();
+	if (grew_bad || grew_none) {
+		a->key_cause = grew_bad >= grew_none ? UDP_BAD_TAG : UDP_NO_TAG;
+		a->key_rejected_at = now;
+	}
+	a->key_bad_seen = bad;
+	a->key_none_seen = none;
+	bool was = a->key_alert[0] != '\0';
+	uint64_t n = bad + none, rej = udp_rejected_total(&st);
+	uint64_t accepted = st.datagrams > rej ? st.datagrams - rej : 0;
+	if (n == 0 || (accepted > 0 && now > a->key_rejected_at + KEY_ALERT_RECENT)) {
+		a->key_alert[0] = '\0';
+		return;
+	}
+	char count[64];
+	if (accepted == 0 && n == st.datagrams)
+		snprintf(count, sizeof(count), "all %llu", (unsigned long long)n);
+	else
+		snprintf(count, sizeof(count), "%llu of %llu", (unsigned long long)n,
+			 (unsigned long long)st.datagrams);
+	snprintf(a->key_alert, sizeof(a->key_alert), "%s datagrams rejected: %s", count,
+		 a->key_cause == UDP_BAD_TAG ? "wrong key (bad_tag); re-export ROASTOP_KEY"
+					     : "no key (no_tag); export ROASTOP_KEY");
+	if (!was && a->headless)
+		fprintf(stderr, "roastop: %s (the line to export is above)\n", a->key_alert);
+}
+
 /* A step of the system clock moves no live time (clock.h): the log says
  * when the session's times part from the system's by a second or more,
  * looked at once a second. */
@@ -723,6 +772,7 @@ static void app_ui_draw(struct app *a)
 		.replay_done = a->replay_done,
 		.out_dir = a->out_dir,
 		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
+		.key_alert = a->key_alert[0] ? a->key_alert : NULL,
 		.emitter_hint = a->udp ? a->emitter_hint : NULL,
 		.now = app_now(a),
 	};
@@ -842,6 +892,7 @@ static void app_loop(struct app *a)
 		if (n > 0 && n_dask)
 			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_session());
 		app_note_loss(a);
+		app_note_key(a);
 		app_note_clock_step(a);
 		if (a->replay && !a->replay_done && !a->replay_waiting && !a->stop)
 			replay_step(a);

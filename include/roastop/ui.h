@@ -49,6 +49,7 @@ struct ui_frame {
 	bool replay_done;
 	const char *out_dir; /* where the measurement goes */
 	const char *out_alert; /* "checkpoint failed: ..." while the output fails, else NULL */
+	const char *key_alert; /* "all 33 datagrams rejected: wrong key ..." or NULL */
 	const char *emitter_hint; /* "export ROASTOP_ADDR=... ROASTOP_KEY=..." or NULL */
 	double now; /* the metrics clock */
 };

@@ -171,6 +171,10 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 		seg(&l, TH_CRITICAL, f->out_alert);
 		sep(&l);
 	}
+	if (f->key_alert) { /* why nothing arrives, before the run it would name */
+		seg(&l, TH_CRITICAL, f->key_alert);
+		sep(&l);
+	}
 	seg(&l, TH_LABEL, "run ");
 	seg(&l, TH_VALUE, run->name[0] ? run->name : (run->run_id[0] ? run->run_id : "(no run-start yet)"));
 	if (run->processor[0]) {
