@@ -101,7 +101,7 @@ struct app {
 	/* datagrams failing authentication (app_note_key): the counts last
 	 * seen, the reason that grew last, when, and the header's alert */
 	uint64_t key_bad_seen, key_none_seen;
-	enum udp_reason key_cause;
+	enum udp_reason key_cause, key_cause_shown;
 	double key_rejected_at; /* monotonic */
 	char key_alert[128];
 	/* the system clock against the session's (clock.h), as last told */
@@ -487,10 +487,12 @@ static void app_note_loss(struct app *a)
  * last. Short enough for 80 columns; headless, one line on stderr when the
  * alert starts. */
 #define KEY_ALERT_RECENT 10.0
-static void app_note_key(struct app *a)
+/* True when the alert starts or changes cause: the frame is drawn then, not
+ * up to a frame interval later. */
+static bool app_note_key(struct app *a)
 {
 	if (!a->udp)
-		return;
+		return false;
 	struct udp_stats st;
 	udp_get_stats(a->udp, &st);
 	uint64_t bad = st.rejected[UDP_BAD_TAG], none = st.rejected[UDP_NO_TAG];
@@ -503,11 +505,12 @@ static void app_note_key(struct app *a)
 	a->key_bad_seen = bad;
 	a->key_none_seen = none;
 	bool was = a->key_alert[0] != '\0';
+	enum udp_reason cause_was = a->key_cause_shown;
 	uint64_t n = bad + none, rej = udp_rejected_total(&st);
 	uint64_t accepted = st.datagrams > rej ? st.datagrams - rej : 0;
 	if (n == 0 || (accepted > 0 && now > a->key_rejected_at + KEY_ALERT_RECENT)) {
 		a->key_alert[0] = '\0';
-		return;
+		return false;
 	}
 	char count[64];
 	if (accepted == 0 && n == st.datagrams)
@@ -518,8 +521,10 @@ static void app_note_key(struct app *a)
 	snprintf(a->key_alert, sizeof(a->key_alert), "%s datagrams rejected: %s", count,
 		 a->key_cause == UDP_BAD_TAG ? "wrong key (bad_tag); re-export ROASTOP_KEY"
 					     : "no key (no_tag); export ROASTOP_KEY");
+	a->key_cause_shown = a->key_cause;
 	if (!was && a->headless)
 		fprintf(stderr, "roastop: %s (the line to export is above)\n", a->key_alert);
+	return !was || cause_was != a->key_cause;
 }
 
 /* A step of the system clock moves no live time (clock.h): the log says
@@ -892,7 +897,8 @@ static void app_loop(struct app *a)
 		if (n > 0 && n_dask)
 			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_session());
 		app_note_loss(a);
-		app_note_key(a);
+		if (app_note_key(a) && a->ui)
+			app_ui_draw(a);
 		app_note_clock_step(a);
 		if (a->replay && !a->replay_done && !a->replay_waiting && !a->stop)
 			replay_step(a);

@@ -57,10 +57,13 @@ def start_live(screen, tmp_path):
 
 
 def wait_alert(s, line, sent):
-    """Waits for the alert whole on one screen line; returns the seconds it
-    took from the send and the screen with escapes."""
-    s.wait_for(line, timeout=60)
+    """Waits for the alert whole on one screen line (with any count: the
+    frame drawn when it starts may count part of the burst), then for line;
+    returns the seconds from the send to the first."""
+    text = line.split(" datagrams ", 1)[1]
+    s.wait_for(re.compile(r"(all|\d+ of) \d+ datagrams " + re.escape(text)), timeout=60)
     took = time.monotonic() - sent
+    s.wait_for(line, timeout=30)
     escaped = s.text(escapes=True)
     head = line.split(";")[0]  # no escape inside the alert's one segment
     row = next(r for r in escaped.splitlines() if head in r)
