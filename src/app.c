@@ -102,7 +102,7 @@ struct app {
 	 * seen, the reason that grew last, when, and the header's alert */
 	uint64_t key_bad_seen, key_none_seen;
 	enum udp_reason key_cause, key_cause_shown;
-	double key_rejected_at; /* monotonic */
+	double key_rejected_at, key_checked_at; /* monotonic */
 	char key_alert[128];
 	/* the system clock against the session's (clock.h), as last told */
 	double clock_offset_told, clock_checked_at; /* seconds; monotonic */
@@ -487,17 +487,21 @@ static void app_note_loss(struct app *a)
  * last. Short enough for 80 columns; headless, one line on stderr when the
  * alert starts. */
 #define KEY_ALERT_RECENT 10.0
+/* udp_get_stats walks every sender: looked at this often, not at each
+ * wake-up of a loop that may wake thousands of times a second */
+#define KEY_ALERT_CHECK 0.2
 /* True when the alert starts or changes cause: the frame is drawn then, not
  * up to a frame interval later. */
 static bool app_note_key(struct app *a)
 {
-	if (!a->udp)
+	double now = clock_mono();
+	if (!a->udp || now < a->key_checked_at + KEY_ALERT_CHECK)
 		return false;
+	a->key_checked_at = now;
 	struct udp_stats st;
 	udp_get_stats(a->udp, &st);
 	uint64_t bad = st.rejected[UDP_BAD_TAG], none = st.rejected[UDP_NO_TAG];
 	uint64_t grew_bad = bad - a->key_bad_seen, grew_none = none - a->key_none_seen;
-	double now = clock_mono();
 	if (grew_bad || grew_none) {
 		a->key_cause = grew_bad >= grew_none ? UDP_BAD_TAG : UDP_NO_TAG;
 		a->key_rejected_at = now;
