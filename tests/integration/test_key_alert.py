@@ -11,28 +11,12 @@ import re
 import socket
 import time
 
-import pytest
-
 from conftest import Listener
-from test_screen import COLOUR_SGR, Screen, pytestmark  # noqa: F401 (tmux or skip)
+from test_screen import COLOUR_SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
 
 WRONG = "datagrams rejected: wrong key (bad_tag); re-export ROASTOP_KEY"
 NONE = "datagrams rejected: no key (no_tag); export ROASTOP_KEY"
 SEND_TO_SCREEN = 3.0  # the 1 s the alert may take, with slack for a loaded machine
-
-
-@pytest.fixture
-def screen(tmp_path):
-    made = []
-
-    def start(args, **kw):
-        s = Screen(tmp_path, args, **kw)
-        made.append(s)
-        return s
-
-    yield start
-    for s in made:
-        s.close()
 
 
 def send(port, n, key=None, seq0=0):
