@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "roastop/replay.h"
 #include "roastop/report_text.h"
 #include "roastop/run.h"
+#include "roastop/session.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
 #include "roastop/ui.h"
@@ -64,7 +66,9 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_ID
 struct app {
 	const struct app_config *cfg;
 	double udp_nap_until; /* monotonic: the socket is left unpolled until then */
-	struct run run;
+	struct session ses;
+	double t_latest; /* the latest event time delivered: a replay's "now" */
+	uint64_t runs_seen; /* ses.runs_total when the metric warnings were last reset */
 	struct event ev; /* reused for every decoded event */
 	struct replay *replay;
 	struct udp *udp;
@@ -79,7 +83,9 @@ struct app {
 	int fds[FD__COUNT];
 	bool stop;
 	const char *stop_reason;
-	char out_dir[PATH_MAX];
+	char out_dir[PATH_MAX]; /* the root: each run writes a directory under it */
+	size_t n_written; /* runs with a measurement directory */
+	bool finishing, finish_failed; /* the exit's final writes, and whether one failed */
 	/* replay pacing: recording time rec_t0 plays at monotonic wall_t0 */
 	bool pending; /* ev holds an event waiting for its time */
 	bool paced;
@@ -116,7 +122,7 @@ struct app {
 static double app_now(const struct app *a)
 {
 	if (a->cfg->replay_path)
-		return a->run.any_event ? a->run.t_last : 0.0;
+		return a->t_latest;
 	return clock_session();
 }
 
@@ -165,16 +171,6 @@ static int signals_open(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-static void default_out_dir(char *buf, size_t size)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	char stamp[32];
-	strftime(stamp, sizeof(stamp), "%Y-%m-%d_%H-%M-%S", &tm);
-	snprintf(buf, size, "roastop-measurements/%s", stamp);
-}
-
 /* Headless: scheduler state changes go to stderr, for batch logs. */
 static void app_note_status(const struct app *a, const struct event *ev)
 {
@@ -200,7 +196,7 @@ static void app_tell_poller(struct app *a, const struct event *ev)
 static void app_tell(struct app *a, enum log_kind kind, const char *text)
 {
 	fprintf(stderr, "roastop: %s\n", text);
-	run_note(&a->run, clock_session(), kind, text);
+	session_note(&a->ses, clock_session(), kind, text);
 }
 
 /* Short enough for an 80-column header: the reasons only; the event log
@@ -247,9 +243,11 @@ static void app_deliver(struct app *a, const struct event *ev)
 	app_note_status(a, ev);
 	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
 		app_record_failed(a, errno);
-	run_apply(&a->run, ev);
+	int rc = session_apply(&a->ses, ev);
+	if (isfinite(ev->t))
+		a->t_latest = fmax(a->t_latest, ev->t);
 	app_tell_poller(a, ev);
-	if (!a->cfg->exit_on_run_end || !a->run.ended || a->stop || a->ending)
+	if (!a->cfg->exit_on_run_end || ev->type != EV_RUN_END || rc || a->stop || a->ending)
 		return;
 	if (a->replay) {
 		a->stop = true;
@@ -269,54 +267,70 @@ static void deliver_cb(void *ctx, const struct event *ev)
 
 /* Roastop's own end of the run (incomplete or stopped) goes the way of any
  * event: recorded, so that a replay ends the run the same way. */
-static void app_end_run(struct app *a, double t, enum run_status st, const char *reason)
+static void app_end_run(struct app *a, const struct session_run *row, double t,
+			enum run_status st, const char *reason)
 {
 	/* never earlier than what the run has seen: roastop's own decision is
 	 * no time regression (a replay's lines may come out of order) */
-	if (a->run.any_event && t < a->run.t_last)
-		t = a->run.t_last;
+	const struct run *r = row->run;
+	if (r->any_event && t < r->t_last)
+		t = r->t_last;
 	struct event ev = { .type = EV_RUN_END, .t = t };
-	ev.u.run_end = (struct ev_run_end){ .run_id = a->run.run_id[0] ? a->run.run_id : NULL,
+	ev.u.run_end = (struct ev_run_end){ .run_id = row->run_id[0] ? row->run_id : NULL,
 					    .status = run_status_name(st), .reason = reason };
 	app_deliver(a, &ev);
 	if (a->headless)
 		fprintf(stderr, "roastop: run %s: %s\n", run_status_name(st), reason);
 }
 
-static bool app_run_going(const struct app *a)
+/* A run still going that has a client to wait for (the watch has none). */
+static bool app_run_going(const struct session_run *row)
 {
-	return a->run.started && !a->run.ended;
+	const struct run *r = row->run;
+	return r && !r->ended && (r->started || r->begun);
 }
 
 /* A run whose client has sent nothing for the idle timeout is incomplete:
- * the client died (a SIGKILL, a lost node) before its run_end. */
+ * the client died (a SIGKILL, a lost node) before its run_end; a run with
+ * no collector has no run_end and ends so. */
 static void app_idle_check(struct app *a, double now)
 {
 	double timeout = a->cfg->run_idle_timeout;
-	if (timeout <= 0 || !app_run_going(a) || now - a->run.t_last_client < timeout)
-		return;
-	char reason[RUN_LOG_TEXT];
-	snprintf(reason, sizeof(reason), "no datagram from the run for %g s (--run-idle-timeout): "
-		 "its client is gone", timeout);
-	app_end_run(a, now, RUN_INCOMPLETE, reason);
+	for (size_t i = 0; timeout > 0 && i < a->ses.n_rows; i++) {
+		const struct session_run *row = &a->ses.rows[i];
+		if (!app_run_going(row) || now - row->run->t_last_client < timeout)
+			continue;
+		char reason[RUN_LOG_TEXT];
+		if (row->implicit)
+			snprintf(reason, sizeof(reason), "no chunk for %g s (--run-idle-timeout) and no "
+				 "collector to say how the run ended", timeout);
+		else
+			snprintf(reason, sizeof(reason), "no datagram from the run for %g s "
+				 "(--run-idle-timeout): its client is gone", timeout);
+		app_end_run(a, row, now, RUN_INCOMPLETE, reason);
+	}
 }
 
 /* At the exit, a run still going is stopped: roastop quit first. Silent for
  * the idle timeout, or at the end of its recording, it is incomplete. */
-static void app_end_run_at_exit(struct app *a)
+static void app_end_runs_at_exit(struct app *a)
 {
 	double now = app_now(a);
 	app_idle_check(a, now);
-	if (!app_run_going(a))
-		return;
-	char reason[RUN_LOG_TEXT];
-	if (a->replay && a->replay_done) {
-		app_end_run(a, now, RUN_INCOMPLETE, "the recording ends before the run's end");
-		return;
+	session_adopt_watch(&a->ses);
+	for (size_t i = 0; i < a->ses.n_rows; i++) {
+		const struct session_run *row = &a->ses.rows[i];
+		if (!row->run || row->run->ended)
+			continue;
+		char reason[RUN_LOG_TEXT];
+		if (a->replay && a->replay_done && app_run_going(row)) {
+			app_end_run(a, row, now, RUN_INCOMPLETE, "the recording ends before the run's end");
+			continue;
+		}
+		snprintf(reason, sizeof(reason), "roastop stopped (%s) while the run was going",
+			 a->stop_reason ? a->stop_reason : "done");
+		app_end_run(a, row, now, RUN_STOPPED, reason);
 	}
-	snprintf(reason, sizeof(reason), "roastop stopped (%s) while the run was going",
-		 a->stop_reason ? a->stop_reason : "done");
-	app_end_run(a, now, RUN_STOPPED, reason);
 }
 
 static void pace_arm(struct app *a, double due_mono)
@@ -334,7 +348,7 @@ static void replay_note_jump(struct app *a, double jump)
 	snprintf(text, sizeof(text), "replay: recorded time jumps %+.0f s between two events; "
 		 "not waited for (over %.0f s)%s", jump, REPLAY_JUMP_MAX * fmax(a->cfg->speed, 1.0),
 		 a->replay_jumps == REPLAY_JUMPS_TOLD ? "; further jumps only counted" : "");
-	run_note(&a->run, a->ev.t, LOG_WARN, text);
+	session_note(&a->ses, a->ev.t, LOG_WARN, text);
 	if (a->headless)
 		fprintf(stderr, "roastop: %s\n", text);
 }
@@ -405,15 +419,15 @@ static void replay_step(struct app *a)
 			return;
 		a->pending = false;
 		/* in recorded time, on the run's clock, which never goes back */
-		app_idle_check(a, a->run.any_event ? fmax(a->ev.t, a->run.t_last) : a->ev.t);
+		app_idle_check(a, fmax(a->ev.t, a->t_latest));
 		app_deliver(a, &a->ev);
 	}
 }
 
-static void app_measure(const struct app *a, struct metrics *m)
+static void app_measure(const struct app *a, const struct run *r, struct metrics *m)
 {
 	struct metrics_options opt = { .processor_prefix = a->cfg->processor_prefix };
-	metrics_compute(&a->run, app_now(a), &opt, m);
+	metrics_compute(r, app_now(a), &opt, m);
 }
 
 struct counter {
@@ -466,12 +480,12 @@ static void app_note_loss(struct app *a)
 			 "datagrams lost: %llu more, %llu in all (%llu sequence gaps, %llu kernel drops)",
 			 (unsigned long long)(lost - a->lost_noted), (unsigned long long)lost,
 			 (unsigned long long)st.missing, (unsigned long long)st.kernel_drops);
-		run_note(&a->run, clock_session(), LOG_WARN, text);
+		session_note(&a->ses, clock_session(), LOG_WARN, text);
 	}
 	if (bad > a->rejected_noted) {
 		snprintf(text, sizeof(text), "datagrams rejected: %llu more, %llu in all (reasons in metrics.json)",
 			 (unsigned long long)(bad - a->rejected_noted), (unsigned long long)bad);
-		run_note(&a->run, clock_session(), LOG_WARN, text);
+		session_note(&a->ses, clock_session(), LOG_WARN, text);
 	}
 	if (lost != a->lost_noted || bad != a->rejected_noted)
 		a->loss_noted_at = now;
@@ -548,7 +562,7 @@ static void app_note_clock_step(struct app *a)
 		 "from the session's start (%+.1f s from the system clock now)",
 		 off - a->clock_offset_told, -off);
 	a->clock_offset_told = off;
-	run_note(&a->run, clock_session(), LOG_WARN, text);
+	session_note(&a->ses, clock_session(), LOG_WARN, text);
 	if (a->headless)
 		fprintf(stderr, "roastop: %s\n", text);
 }
@@ -608,9 +622,28 @@ static void replay_extra(cJSON *extra, const struct app *a)
 		cJSON_AddNullToObject(o, "time_jumps");
 }
 
-static cJSON *app_extra(const struct app *a)
+/* The session's own counters (session.h): runs kept and lost. */
+static void session_extra(cJSON *extra, const struct session *s)
+{
+	cJSON *o = cJSON_AddObjectToObject(extra, "session");
+	if (!o)
+		return;
+	const struct counter c[] = {
+		{ "runs", s->runs_total },
+		{ "runs_summarised", s->runs_summarised },
+		{ "runs_dropped", s->rows_dropped },
+		{ "runs_refused", s->runs_refused },
+		{ "late_chunks_lost", s->late_lost },
+		{ "events_unrouted", s->unrouted },
+	};
+	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
+}
+
+static cJSON *app_extra(const struct app *a, const struct run *r)
 {
 	cJSON *extra = cJSON_CreateObject();
+	if (extra)
+		session_extra(extra, &a->ses);
 	if (extra && a->udp)
 		udp_extra(extra, a->udp);
 	if (extra && a->dask)
@@ -626,20 +659,104 @@ static cJSON *app_extra(const struct app *a)
 		if (rc->by_reason[e])
 			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)rc->by_reason[e]);
 	/* lines applied in part, not skipped: not in the total (docs/recording.md) */
-	cJSON_AddNumberToObject(rej, "time_regression", (double)a->run.time_regressions);
+	cJSON_AddNumberToObject(rej, "time_regression", (double)r->time_regressions);
 	cJSON_AddNumberToObject(extra, "replay_lines", (double)replay_lines(a->replay));
 	replay_extra(extra, a);
 	return extra;
 }
 
-/* -1 with the cause in errno and a line in err when it fails. */
-static int app_write(struct app *a, const struct metrics *m, char *err, size_t errsz)
+/* The run list's figures, from the metrics module (session.h). */
+static void app_figures(struct session_run *row, const struct metrics *m)
 {
-	cJSON *extra = app_extra(a);
-	int rc = measurement_write(a->out_dir, m, &a->run, extra, err, errsz);
+	row->fig = (struct session_figures){
+		.t_start = m->elapsed_time_seconds.valid ? m->t_start : NAN,
+		.elapsed = m->elapsed_time_seconds,
+		.chunks = m->num_chunks,
+		.failed = m->num_failed_chunks,
+		.events = m->total_events,
+		.event_rate_hz = m->event_rate_elapsed_khz.valid
+					 ? optnum_of(m->event_rate_elapsed_khz.value * 1e3)
+					 : optnum_none(),
+	};
+	row->status = row->run->status;
+}
+
+/* Is name taken by another run of the session, or by anything on disk? */
+static bool app_dir_taken(const struct app *a, const struct session_run *self, const char *name)
+{
+	for (size_t i = 0; i < a->ses.n_rows; i++)
+		if (&a->ses.rows[i] != self && strcmp(a->ses.rows[i].dir, name) == 0)
+			return true;
+	char path[PATH_MAX + SESSION_DIR_LEN + 2];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", a->out_dir, name);
+	return lstat(path, &st) == 0;
+}
+
+/* A run's directory: named at its first write, after its start and name;
+ * "-2", "-3"... when that is taken. */
+static void app_name_dir(struct app *a, struct session_run *row, const struct metrics *m)
+{
+	char base[SESSION_DIR_LEN - 8];
+	measurement_dir_name(base, sizeof(base), m->elapsed_time_seconds.valid ? m->t_start : NAN,
+			     row->run->name);
+	snprintf(row->dir, sizeof(row->dir), "%s", base);
+	for (unsigned k = 2; app_dir_taken(a, row, row->dir) && k < 1000000; k++)
+		snprintf(row->dir, sizeof(row->dir), "%s-%u", base, k);
+}
+
+/* latest -> the newest run written. */
+static int app_link_latest(struct app *a, const struct session_run *row, char *err, size_t errsz)
+{
+	for (const struct session_run *r = row + 1; r < a->ses.rows + a->ses.n_rows; r++)
+		if (r->dir[0])
+			return 0;
+	return measurement_link_latest(a->out_dir, row->dir, err, errsz);
+}
+
+/* Writes one run's measurement: -1 with the cause in errno and a line in
+ * err when it fails. */
+static int app_write_run(struct app *a, struct session_run *row, char *err, size_t errsz)
+{
+	struct metrics m;
+	app_measure(a, row->run, &m);
+	app_figures(row, &m);
+	bool fresh = !row->dir[0];
+	if (fresh)
+		app_name_dir(a, row, &m);
+	char path[PATH_MAX + SESSION_DIR_LEN + 2];
+	snprintf(path, sizeof(path), "%s/%s", a->out_dir, row->dir);
+	cJSON *extra = app_extra(a, row->run);
+	int rc = measurement_write(path, &m, row->run, extra, err, errsz);
 	int saved = errno;
 	cJSON_Delete(extra);
+	if (rc == 0 && fresh)
+		a->n_written++;
+	if (rc == 0 && app_link_latest(a, row, err, errsz) != 0) {
+		saved = errno;
+		rc = -1;
+	}
 	errno = saved;
+	return rc;
+}
+
+/* Every run not closed (and one changed since its close): 0, or the
+ * last failure's -1 with errno and err. */
+static int app_write_open(struct app *a, char *err, size_t errsz)
+{
+	int rc = 0, e = 0;
+	for (size_t i = 0; i < a->ses.n_rows; i++) {
+		struct session_run *row = &a->ses.rows[i];
+		if (!row->run || (row->closed && !row->dirty))
+			continue;
+		if (app_write_run(a, row, err, errsz) != 0) {
+			rc = -1;
+			e = errno;
+		} else if (row->closed) {
+			row->dirty = false;
+		}
+	}
+	errno = e;
 	return rc;
 }
 
@@ -683,6 +800,10 @@ static void app_progress(const struct metrics *m)
  * other: why, once per metric, in the event log. */
 static void app_note_warnings(struct app *a, const struct metrics *m)
 {
+	if (a->runs_seen != a->ses.runs_total) { /* a new run: its warnings are news */
+		a->runs_seen = a->ses.runs_total;
+		a->n_warned = 0;
+	}
 	for (size_t i = 0; i < m->n_warnings; i++) {
 		const struct metrics_warning *w = &m->warnings[i];
 		bool seen = false;
@@ -697,16 +818,41 @@ static void app_note_warnings(struct app *a, const struct metrics *m)
 	}
 }
 
+/* The run the dashboard shows: the one picked in the run list while it
+ * is kept in detail, else the newest. */
+static const struct run *app_shown(const struct app *a)
+{
+	size_t k = a->ui ? ui_picked_run(a->ui) : 0;
+	if (k && k <= a->ses.n_rows && a->ses.rows[k - 1].run)
+		return a->ses.rows[k - 1].run;
+	return session_newest(&a->ses);
+}
+
 static void app_checkpoint(struct app *a)
 {
-	char err[512];
+	char err[512] = "";
 	struct metrics m;
-	app_measure(a, &m);
+	app_measure(a, session_newest(&a->ses), &m);
 	app_note_warnings(a, &m);
 	if (a->headless)
 		app_progress(&m);
-	int rc = app_write(a, &m, err, sizeof(err));
+	int rc = app_write_open(a, err, sizeof(err));
 	app_write_outcome(a, rc, errno, err);
+}
+
+/* A run closes (session.h): its final measurement. */
+static void app_run_closed(void *ctx, struct session_run *row)
+{
+	struct app *a = ctx;
+	char err[512] = "";
+	int rc = app_write_run(a, row, err, sizeof(err));
+	int e = errno;
+	row->dirty = rc != 0; /* tried again at the next checkpoint and at the exit */
+	if (rc != 0 && a->finishing) {
+		a->finish_failed = true;
+		fprintf(stderr, "roastop: could not write the measurement: %s\n", err);
+	}
+	app_write_outcome(a, rc, e, err);
 }
 
 static void app_signal(struct app *a)
@@ -763,16 +909,32 @@ static void app_end_after_flush(struct app *a)
 
 /* ---- the dashboard: one call each from the loop ---- */
 
+/* The run list's rows still going get their figures now. */
+static void app_refresh_figures(struct app *a)
+{
+	for (size_t i = 0; i < a->ses.n_rows; i++) {
+		struct session_run *row = &a->ses.rows[i];
+		if (!row->run || row->closed)
+			continue;
+		struct metrics m;
+		app_measure(a, row->run, &m);
+		app_figures(row, &m);
+	}
+}
+
 static void app_ui_draw(struct app *a)
 {
 	struct metrics m;
 	struct udp_stats st;
-	app_measure(a, &m);
+	const struct run *shown = app_shown(a);
+	app_refresh_figures(a);
+	app_measure(a, shown, &m);
 	app_note_warnings(a, &m);
 	if (a->udp)
 		udp_get_stats(a->udp, &st);
 	struct ui_frame f = {
-		.run = &a->run,
+		.run = shown,
+		.session = &a->ses,
 		.m = &m,
 		.scheduler_url = a->cfg->replay_path ? NULL : a->cfg->scheduler_url,
 		.udp_address = a->udp ? udp_address(a->udp) : NULL,
@@ -797,13 +959,11 @@ static void app_ui_input(struct app *a)
 		return;
 	}
 	if (act & UI_WRITE_NOW) {
-		char err[512];
-		struct metrics m;
-		app_measure(a, &m);
-		int rc = app_write(a, &m, err, sizeof(err));
+		char err[512] = "";
+		int rc = app_write_open(a, err, sizeof(err));
 		app_write_outcome(a, rc, errno, err);
 		if (rc == 0)
-			ui_message(a->ui, "measurement written to %s", a->out_dir);
+			ui_message(a->ui, "measurement written under %s", a->out_dir);
 		else
 			ui_message(a->ui, "could not write the measurement: %s", err);
 	}
@@ -1013,7 +1173,7 @@ static void app_close(struct app *a)
 		if (a->fds[i] >= 0)
 			close(a->fds[i]);
 	event_free(&a->ev);
-	run_destroy(&a->run);
+	session_destroy(&a->ses);
 }
 
 /* The recording's last lines; its failure, now or earlier, fails the exit. */
@@ -1029,16 +1189,21 @@ static int app_finish_recording(struct app *a)
 	return 1;
 }
 
-/* The summary and the last line, in one write to standard output, whose
- * failure (a full disk, a closed pipe) is an error like any other. */
-static int app_print_summary(const struct app *a, const struct metrics *m, bool written)
+/* The runs, the newest in full, and the last line, in one write to
+ * standard output, whose failure (a full disk, a closed pipe) is an error
+ * like any other. */
+static int app_print_summary(const struct app *a, const struct metrics *m)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	text_summary(m, &a->run, &sb);
-	if (written)
-		strbuf_appendf(&sb, "\nroastop: stopped (%s); measurement written to %s\n",
-			       a->stop_reason ? a->stop_reason : "done", a->out_dir);
+	text_runs(&a->ses, &sb);
+	strbuf_puts(&sb, "\n");
+	text_summary(m, session_newest(&a->ses), &sb);
+	const struct session_run *last = a->ses.n_rows ? &a->ses.rows[a->ses.n_rows - 1] : NULL;
+	if (a->n_written)
+		strbuf_appendf(&sb, "\nroastop: stopped (%s); %zu measurement%s written under %s "
+			       "(latest: %s)\n", a->stop_reason ? a->stop_reason : "done", a->n_written,
+			       a->n_written == 1 ? "" : "s", a->out_dir, last ? last->dir : "");
 	int rc = -1;
 	if (sb.failed)
 		errno = ENOMEM;
@@ -1046,23 +1211,23 @@ static int app_print_summary(const struct app *a, const struct metrics *m, bool 
 		rc = 0;
 	if (rc != 0)
 		fprintf(stderr, "roastop: could not print the summary on standard output: %s%s%s\n",
-			strerror(errno), written ? "; it is in " : "", written ? a->out_dir : "");
+			strerror(errno), a->n_written ? "; the runs are under " : "",
+			a->n_written ? a->out_dir : "");
 	strbuf_free(&sb);
 	return rc;
 }
 
-/* Final write, then the summary on stdout (also when the write failed, so
- * nothing is lost: the exit status says it). */
+/* Every run's final write, then the summary on stdout (also when a write
+ * failed, so nothing is lost: the exit status says it). */
 static int app_finish(struct app *a)
 {
-	char err[512];
+	a->finishing = true;
+	session_close_all(&a->ses);
 	struct metrics m;
-	app_measure(a, &m);
+	app_measure(a, session_newest(&a->ses), &m);
 	app_note_warnings(a, &m);
-	int rc = app_write(a, &m, err, sizeof(err)) == 0 ? 0 : 1;
-	if (rc != 0)
-		fprintf(stderr, "roastop: could not write the measurement: %s\n", err);
-	if (app_print_summary(a, &m, rc == 0) != 0)
+	int rc = a->finish_failed ? 1 : 0;
+	if (app_print_summary(a, &m) != 0)
 		rc = 1;
 	return app_finish_recording(a) != 0 ? 1 : rc;
 }
@@ -1070,7 +1235,7 @@ static int app_finish(struct app *a)
 int app_main(const struct app_config *cfg)
 {
 	struct app *a = calloc(1, sizeof(*a));
-	if (!a || run_init(&a->run) != 0) {
+	if (!a || session_init(&a->ses, app_run_closed, a) != 0) {
 		fprintf(stderr, "roastop: out of memory\n");
 		free(a);
 		return 1;
@@ -1083,18 +1248,19 @@ int app_main(const struct app_config *cfg)
 	if (cfg->output_dir && cfg->output_dir[0])
 		snprintf(a->out_dir, sizeof(a->out_dir), "%s", cfg->output_dir);
 	else
-		default_out_dir(a->out_dir, sizeof(a->out_dir));
+		snprintf(a->out_dir, sizeof(a->out_dir), "roastop-measurements");
 	char err[512];
 	int rc = 1;
 	if (measurement_check_dir(a->out_dir, err, sizeof(err)) != 0)
 		fprintf(stderr, "roastop: %s\n", err);
 	else if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
 		if (cfg->headless || cfg->replay_path)
-			fprintf(stderr, "roastop: collecting; measurement goes to %s\n", a->out_dir);
+			fprintf(stderr, "roastop: collecting; each run's measurement goes under %s\n",
+				a->out_dir);
 		app_open_ui(a);
 		app_loop(a);
 		app_udp_last_drain(a);
-		app_end_run_at_exit(a);
+		app_end_runs_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);
 		if (a->replay_failed)

@@ -79,6 +79,7 @@ struct ev_chunk {
 	optnum pid, seq;
 	const char *dataset, *file, *uuid, *worker, *host;
 	const char *error; /* exception type when process() raised; else NULL */
+	const char *run_id; /* the collector's run, or NULL */
 	size_t n_branches;
 	const char **accessed_branches;
 	size_t n_timing, n_memory, n_bytes; /* track_time / track_memory / track_bytes */
@@ -121,6 +122,7 @@ struct ev_run_end {
 };
 
 struct ev_report {
+	const char *run_id; /* the collector's run, or NULL */
 	optnum bytesread, entries, processtime, chunks;
 	size_t n_columns;
 	const char **columns;
@@ -183,6 +185,9 @@ void event_reset(struct event *ev);
 void event_free(struct event *ev);
 /* A sample's task progress pairs: each given both or neither, done <= total. */
 bool event_sample_progress_ok(const struct ev_sample *s);
+/* Seconds in process(): duration, else t_end - t_start (the decoders
+ * accept a chunk only with one of them). */
+double event_chunk_duration(const struct ev_chunk *c);
 
 const char *event_type_name(enum event_type t);
 enum event_type event_type_from_name(const char *name);

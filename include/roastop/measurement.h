@@ -24,4 +24,11 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
  * 0 otherwise, missing dir included. */
 int measurement_check_dir(const char *dir, char *err, size_t errsz);
 
+/* A run's directory name under the --output root: roastcoffea's timestamp
+ * (local time of t_start, wall seconds; now when not finite), then "_"
+ * and the run's name in [A-Za-z0-9._-] (others become '_'), if any. */
+void measurement_dir_name(char *out, size_t size, double t_start, const char *name);
+/* Points root/latest at name (relative), atomically. -1 with err/errno. */
+int measurement_link_latest(const char *root, const char *name, char *err, size_t errsz);
+
 #endif

@@ -4,8 +4,11 @@
 #define ROASTOP_REPORT_TEXT_H
 
 #include "roastop/metrics.h"
+#include "roastop/session.h"
 #include "roastop/strbuf.h"
 
 void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out);
+/* The session's runs, a line each (session.h's figures). */
+void text_runs(const struct session *s, struct strbuf *out);
 
 #endif

@@ -133,6 +133,10 @@ struct run {
 	optnum expected_events;
 	bool started, ended;
 	double t_run_start, t_run_end;
+	/* An implicit run (no run_start: no collector) begins at its first
+	 * chunk's start (run_begin); its elapsed time counts from there. */
+	bool begun;
+	double t_begin;
 	enum run_status status; /* RUN_RUNNING until a run_end */
 	char status_reason[RUN_REASON_LEN]; /* failed: "Type: message"; else roastop's why */
 	/* the run's latest datagram from its client (run_start, chunk, report,
@@ -236,6 +240,11 @@ struct run {
 /* 0 on success, -1 when out of memory. */
 int run_init(struct run *r);
 void run_destroy(struct run *r);
+/* Charges the run's tables to pool (a session's runs share one, session.h). */
+void run_set_pool(struct run *r, struct strmap_pool *pool);
+/* An implicit run begins at t: totals count from there, as from a
+ * run_start, and its client is the chunks' senders (the idle timeout). */
+void run_begin(struct run *r, double t);
 /* Applies one event. Returns 0 when applied, 1 when ignored as not
  * applicable (counted in r->ignored). Never half-applies. */
 int run_apply(struct run *r, const struct event *ev);

@@ -8,8 +8,18 @@
 
 #include "roastop/common.h"
 
+/* Bytes shared by several maps (a session's runs, session.h): an entry
+ * costs its key, its value, the map's own bookkeeping and what the caller
+ * says each value owns (entry_extra); an insert past cap is refused like
+ * one past max_entries. */
+struct strmap_pool {
+	size_t used, cap;
+};
+
 struct strmap {
 	size_t val_size;
+	struct strmap_pool *pool; /* NULL: only max_entries bounds the map */
+	size_t entry_extra; /* bytes each value owns outside the map, for the pool */
 	size_t max_entries;
 	size_t count;
 	size_t cap_entries; /* allocated entry slots */
@@ -23,6 +33,8 @@ struct strmap {
 /* max_entries 0 means no cap of the caller's (a built-in 1 G still holds). */
 void strmap_init(struct strmap *m, size_t val_size, size_t max_entries);
 void strmap_free(struct strmap *m);
+/* Charges the map's entries, present and future, to pool (NULL: none). */
+void strmap_set_pool(struct strmap *m, struct strmap_pool *pool, size_t entry_extra);
 /* Pointer to the value for key, or NULL. Valid until the next upsert. */
 void *strmap_get(const struct strmap *m, const char *key);
 /* Finds or inserts key; a new value is zero-filled and *added set true.

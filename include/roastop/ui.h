@@ -9,6 +9,7 @@
 
 #include "roastop/metrics.h"
 #include "roastop/run.h"
+#include "roastop/session.h"
 #include "roastop/udp.h"
 
 #define UI_DEFAULT_INTERVAL 1.0
@@ -23,6 +24,7 @@ enum ui_view {
 	UI_VIEW_SECTIONS,
 	UI_VIEW_FILES,
 	UI_VIEW_LOG,
+	UI_VIEW_RUNS,
 	UI_VIEW__COUNT
 };
 
@@ -40,7 +42,8 @@ struct ui_config {
 
 /* One frame's inputs; pointers are only read during ui_draw. */
 struct ui_frame {
-	const struct run *run;
+	const struct run *run; /* the run shown: picked in the run list, else the newest */
+	const struct session *session; /* its runs, for the run list; may be NULL */
 	const struct metrics *m;
 	const char *scheduler_url; /* NULL = none configured */
 	const char *udp_address; /* NULL = no listener (replay) */
@@ -73,6 +76,9 @@ int ui_fd(const struct ui *ui);
 unsigned ui_input(struct ui *ui);
 void ui_draw(struct ui *ui, const struct ui_frame *f);
 double ui_interval(const struct ui *ui);
+/* The run picked in the run list (view 8): its row's index + 1, or 0 to
+ * follow the newest run. */
+size_t ui_picked_run(const struct ui *ui);
 /* A line shown in the footer for a few seconds ("measurement written to ..."). */
 void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For tests and the benchmark. */

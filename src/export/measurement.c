@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,4 +242,52 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
 	close(o.fd);
 	errno = saved;
 	return rc;
+}
+
+/* A name keeps [A-Za-z0-9._-] of its bytes ('_' for the rest), at most 48,
+ * never a leading dot. */
+static void name_clean(char *out, size_t size, const char *name)
+{
+	size_t n = 0;
+	for (const char *p = name; *p && n + 1 < size && n < 48; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '-' || c == '_' || (c == '.' && n > 0);
+		out[n++] = ok ? c : '_';
+	}
+	out[n] = '\0';
+}
+
+void measurement_dir_name(char *out, size_t size, double t_start, const char *name)
+{
+	time_t t = isfinite(t_start) ? (time_t)t_start : time(NULL);
+	struct tm tm;
+	char stamp[32] = "run";
+	if (localtime_r(&t, &tm))
+		strftime(stamp, sizeof(stamp), "%Y-%m-%d_%H-%M-%S", &tm);
+	char clean[64];
+	name_clean(clean, sizeof(clean), name ? name : "");
+	snprintf(out, size, "%s%s%s", stamp, clean[0] ? "_" : "", clean);
+}
+
+/* root/latest -> name, replaced atomically (a link beside it, renamed). */
+int measurement_link_latest(const char *root, const char *name, char *err, size_t errsz)
+{
+	char tmp[PATH_MAX], final[PATH_MAX];
+	int n1 = snprintf(tmp, sizeof(tmp), "%s/.latest.%ld", root, (long)getpid());
+	int n2 = snprintf(final, sizeof(final), "%s/latest", root);
+	if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof(tmp) || (size_t)n2 >= sizeof(final)) {
+		errno = ENAMETOOLONG;
+		snprintf(err, errsz, "%s/latest: %s", root, strerror(errno));
+		return -1;
+	}
+	unlink(tmp);
+	if (symlink(name, tmp) != 0 || rename(tmp, final) != 0) {
+		int e = errno;
+		unlink(tmp);
+		snprintf(err, errsz, "%s: %s", final, strerror(e));
+		errno = e;
+		return -1;
+	}
+	return 0;
 }

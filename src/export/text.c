@@ -4,8 +4,10 @@
  * screen, summary.txt and metrics.json agree. */
 #include "roastop/report_text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "roastop/format.h"
 #include "roastop/strutil.h"
@@ -283,9 +285,12 @@ static void header(struct strbuf *o, const struct run *r)
 		strbuf_appendf(o, "run ended: %s%s%s\n", run_status_name(r->status),
 			       r->status_reason[0] ? " - " : "",
 			       clean(reason, sizeof(reason), r->status_reason));
+	else if (r->started)
+		strbuf_puts(o, "run still in progress (no run-end received)\n");
 	else
-		strbuf_puts(o, r->started ? "run still in progress (no run-end received)\n"
-					  : "no run-start received: times are from roastop's first event\n");
+		strbuf_puts(o, r->begun ? "no run-start received (no collector): an implicit run, from "
+					  "its first chunk\n"
+					: "no run-start received: times are from roastop's first event\n");
 }
 
 void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out)
@@ -300,4 +305,39 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 	strbuf_puts(out, "\nUnits: sizes in KiB, MiB, GiB (powers of 1024, as Dask); rates in"
 			 " decimal\nunits (1 kHz = 1,000 events/s, 1 MB/s = 10^6 bytes/s,"
 			 " 1 Gbps = 10^9 bits/s).\n");
+}
+
+/* "14:02:11" in local time, or "?". */
+static const char *clock_cell(char *buf, size_t size, double t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!isfinite(t) || !localtime_r(&tt, &tm) || !strftime(buf, size, "%H:%M:%S", &tm))
+		snprintf(buf, size, "?");
+	return buf;
+}
+
+static void run_line(struct strbuf *o, size_t i, const struct session_run *row)
+{
+	char name[RUN_NAME_LEN], start[16], el[FMT_LEN], ch[FMT_LEN], ev[FMT_LEN], rate[FMT_LEN];
+	const char *label = row->name[0] ? row->name : (row->run_id[0] ? row->run_id : "(implicit)");
+	strbuf_appendf(o, "  %3zu  %-20.20s  %8s  %9s  %-10s  %7s  %11s  %10s%s\n", i + 1,
+		       clean(name, sizeof(name), label),
+		       clock_cell(start, sizeof(start), row->fig.t_start),
+		       format_duration(el, row->fig.elapsed), run_status_name(row->status),
+		       format_count(ch, row->fig.chunks), format_count(ev, row->fig.events),
+		       format_rate(rate, row->fig.event_rate_hz, 1.0, "Hz"),
+		       row->run ? "" : "  (summary only)");
+}
+
+void text_runs(const struct session *s, struct strbuf *out)
+{
+	title(out, "Runs of this session");
+	strbuf_appendf(out, "  %3s  %-20s  %8s  %9s  %-10s  %7s  %11s  %10s\n", "#", "name", "start",
+		       "duration", "status", "chunks", "events", "rate");
+	for (size_t i = 0; i < s->n_rows; i++)
+		run_line(out, i, &s->rows[i]);
+	if (s->rows_dropped)
+		strbuf_appendf(out, "  (%llu older runs not listed: over %d)\n",
+			       (unsigned long long)s->rows_dropped, SESSION_MAX_RUNS);
 }

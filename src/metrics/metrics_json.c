@@ -292,7 +292,7 @@ static void add_extra(struct jsonw *w, const cJSON *extra)
  * before any run_start. */
 static void add_run_status(struct jsonw *w, const struct run *r)
 {
-	bool known = r->started || r->ended;
+	bool known = r->started || r->begun || r->ended;
 	jsonw_str(w, "run_status", known ? run_status_name(r->status) : NULL);
 	jsonw_str(w, "run_status_reason", !known ? "no run_start received"
 				: (r->status_reason[0] ? r->status_reason : NULL));
@@ -322,6 +322,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_string_if(w, "dask_version", r->dask_version);
 	add_string_if(w, "scheduler_id", r->scheduler_id);
 	jsonw_bool(w, "run_ended", r->ended);
+	jsonw_bool(w, "run_implicit", !r->started); /* no run_start: no collector */
 	add_warnings(w, m);
 	add_sources(w, r);
 	add_counts(w, r);

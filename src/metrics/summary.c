@@ -27,15 +27,17 @@ static optnum count_of(uint64_t n)
 	return optnum_of((double)n);
 }
 
-/* elapsed = t_end - t_start, where t_start = run-start marker, else the first
- * event; t_end = run-end marker, else now (never before the latest event, so
+/* elapsed = t_end - t_start, where t_start = run-start marker, else (an
+ * implicit run) its earliest chunk's start, else the first event; t_end = run-end marker, else now (never before the latest event, so
  * a caller's stale clock cannot shrink it). Negative: invalid. */
 static void compute_elapsed(const struct run *r, double now, struct metrics *m)
 {
 	m->elapsed_time_seconds = optnum_none();
 	if (!r->any_event)
 		return;
-	m->t_start = r->started ? r->t_run_start : r->t_first;
+	m->t_start = r->started ? r->t_run_start : (r->begun ? r->t_begin : r->t_first);
+	if (!r->started && r->begun && r->n_chunks > r->n_failed)
+		m->t_start = fmin(m->t_start, r->t_chunk_first);
 	m->t_end = r->ended ? r->t_run_end : fmax(now, r->t_last);
 	double el = m->t_end - m->t_start;
 	if (isfinite(el) && el >= 0)

@@ -81,3 +81,10 @@ enum run_status run_status_from_name(const char *name)
 			return (enum run_status)s;
 	return RUN_STATUS__COUNT;
 }
+
+double event_chunk_duration(const struct ev_chunk *c)
+{
+	if (c->duration.valid)
+		return c->duration.value;
+	return c->t_end.value - c->t_start.value;
+}

@@ -115,6 +115,16 @@ int run_init(struct run *r)
 	return 0;
 }
 
+void run_set_pool(struct run *r, struct strmap_pool *pool)
+{
+	struct strmap *plain[] = { &r->files,	 &r->sec_time, &r->sec_mem,	 &r->sec_bytes,
+				   &r->branches, &r->errors,   &r->fine_cluster, &r->fine_span };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(plain); i++)
+		strmap_set_pool(plain[i], pool, 0);
+	strmap_set_pool(&r->datasets, pool, sizeof(struct hist));
+	strmap_set_pool(&r->workers, pool, RUN_WORKER_TIMELINE_POINTS * sizeof(struct tl_point));
+}
+
 void run_destroy(struct run *r)
 {
 	for (size_t i = 0; i < r->datasets.count; i++) {
@@ -135,13 +145,6 @@ void run_destroy(struct run *r)
 }
 
 /* ---- chunks ---------------------------------------------------------- */
-
-static double chunk_duration(const struct ev_chunk *c)
-{
-	if (c->duration.valid)
-		return c->duration.value;
-	return c->t_end.value - c->t_start.value; /* the decoder checked both */
-}
 
 static optnum chunk_mem_delta(const struct ev_chunk *c)
 {
@@ -343,7 +346,7 @@ static void chunk_window_open(struct run *r)
 
 static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, bool late)
 {
-	double dur = chunk_duration(c);
+	double dur = event_chunk_duration(c);
 	stats_add(&r->chunk_duration, dur);
 	hist_add(&r->duration_hist, dur);
 	chunk_window(r, t, c, dur);
@@ -878,12 +881,12 @@ static void sample_timeline_list(struct run *r, struct timeline *out[N_SAMPLE_TI
  * interpolated between the polls on either side: starting at the last
  * poll before the start and stopping at the last one before the end made
  * avg_workers 2.025 where the run's own window gives 2.117. */
-static void sample_totals_restart(struct run *r)
+static void sample_totals_restart(struct run *r, double from)
 {
 	struct timeline *tls[N_SAMPLE_TIMELINES];
 	sample_timeline_list(r, tls);
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
-		timeline_restart_totals(tls[i], r->t_run_start);
+		timeline_restart_totals(tls[i], from);
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_samples = 0;
@@ -923,7 +926,7 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		/* a run_start read late (a recording out of order) restarts no
 		 * totals, and the chunks applied before it are taken as inside */
 		if (!late) {
-			sample_totals_restart(r);
+			sample_totals_restart(r, t);
 			chunk_window_open(r);
 			progress_restart(r);
 		}
@@ -983,12 +986,22 @@ static int apply_run_end(struct run *r, double t, const struct ev_run_end *e)
 		r->t_last_client = t;
 	r->ended = true;
 	r->status = st;
-	r->t_run_end = st == RUN_INCOMPLETE && r->started ? r->t_last_client : t;
+	r->t_run_end = st == RUN_INCOMPLETE && (r->started || r->begun) ? r->t_last_client : t;
 	run_end_reason(r, e);
 	sample_totals_freeze(r, true);
 	run_log(r, t, run_end_log_kind(st), "run %s%s%s", run_status_name(st),
 		r->status_reason[0] ? ": " : "", r->status_reason);
 	return 0;
+}
+
+void run_begin(struct run *r, double t)
+{
+	r->begun = true;
+	r->t_begin = t;
+	r->t_last_client = t;
+	sample_totals_restart(r, t);
+	chunk_window_open(r);
+	progress_restart(r);
 }
 
 /* A datagram of a run marked incomplete: the client was slow, not gone. */

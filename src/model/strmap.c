@@ -93,15 +93,44 @@ void strmap_init(struct strmap *m, size_t val_size, size_t max_entries)
 	m->max_entries = max_entries;
 }
 
-void strmap_free(struct strmap *m)
+/* An entry's bytes against the pool: key, value, key pointer and hash,
+ * two index slots (the index is at most half full), the value's own. */
+static size_t entry_cost(const struct strmap *m, size_t key_len)
+{
+	return key_len + 1 + m->val_size + sizeof(char *) + 3 * sizeof(uint32_t) + m->entry_extra;
+}
+
+static void pool_release(struct strmap *m, size_t key_len)
+{
+	if (m->pool)
+		m->pool->used -= entry_cost(m, key_len);
+}
+
+void strmap_set_pool(struct strmap *m, struct strmap_pool *pool, size_t entry_extra)
 {
 	for (size_t i = 0; i < m->count; i++)
+		pool_release(m, strlen(m->keys[i]));
+	m->pool = pool;
+	m->entry_extra = entry_extra;
+	for (size_t i = 0; pool && i < m->count; i++)
+		pool->used += entry_cost(m, strlen(m->keys[i]));
+}
+
+void strmap_free(struct strmap *m)
+{
+	for (size_t i = 0; i < m->count; i++) {
+		pool_release(m, strlen(m->keys[i]));
 		free(m->keys[i]);
+	}
 	free(m->keys);
 	free(m->vals);
 	free(m->hashes);
 	free(m->index);
+	struct strmap_pool *pool = m->pool;
+	size_t extra = m->entry_extra;
 	strmap_init(m, m->val_size, m->max_entries);
+	m->pool = pool;
+	m->entry_extra = extra;
 }
 
 /* The slot holding key, or the empty slot where it would go. The index is
@@ -223,11 +252,16 @@ void *strmap_upsert(struct strmap *m, const char *key, bool *added)
 		if (found)
 			return val_ptr(m, m->index[slot] - 1);
 	}
+	size_t cost = entry_cost(m, len);
+	if (m->pool && m->pool->used + cost > m->pool->cap)
+		return NULL;
 	if (make_room(m) != 0)
 		return NULL;
 	char *k = malloc(len + 1);
 	if (!k)
 		return NULL;
+	if (m->pool)
+		m->pool->used += cost;
 	memcpy(k, key, len + 1);
 	size_t e = m->count, slot = probe(m, key, h, &found);
 	m->keys[e] = k;
@@ -268,6 +302,7 @@ size_t strmap_retain(struct strmap *m, bool (*keep)(void *val, void *ctx), void 
 	size_t j = 0;
 	for (size_t i = 0; i < m->count; i++) {
 		if (!keep(val_ptr(m, i), ctx)) {
+			pool_release(m, strlen(m->keys[i]));
 			free(m->keys[i]);
 			continue;
 		}

@@ -102,6 +102,22 @@ static void set_view(struct ui *ui, int v)
 	ui->help = false;
 }
 
+/* The run list's selection becomes the run the views show; the newest
+ * row means following whichever run is newest. */
+static void pick_run(struct ui *ui)
+{
+	int sel = ui->sel[UI_VIEW_RUNS], n = ui->n_rows[UI_VIEW_RUNS];
+	if (n <= 0)
+		return;
+	ui->picked = sel >= n - 1 ? 0 : (size_t)sel + 1;
+	set_view(ui, UI_VIEW_MAIN);
+	if (ui->picked)
+		ui_message(ui, "showing run %d of %d (8, then Enter on the newest, follows it again)",
+			   sel + 1, n);
+	else
+		ui_message(ui, "following the newest run");
+}
+
 static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
 						      "name" };
 
@@ -126,6 +142,11 @@ static unsigned view_key(struct ui *ui, int ch)
 	case 's':
 		ui->wsort = (ui->wsort + 1) % WSORT__COUNT;
 		ui_message(ui, "workers sorted by %s", sort_names[ui->wsort]);
+		break;
+	case '\n': case '\r': case KEY_ENTER:
+		if (ui->view != UI_VIEW_RUNS)
+			return UI_NONE;
+		pick_run(ui);
 		break;
 	case '/':
 		if (ui->view != UI_VIEW_WORKERS && ui->view != UI_VIEW_FILES)

@@ -10,7 +10,7 @@
 #define MSG_SECONDS 5.0
 
 static const char *const view_names[UI_VIEW__COUNT] = { "Main",	    "Workers", "Datasets", "Slowest",
-							"Sections", "Files",   "Log" };
+							"Sections", "Files",   "Log",	   "Runs" };
 
 static double mono_now(void)
 {
@@ -32,6 +32,11 @@ void ui_message(struct ui *ui, const char *fmt, ...)
 double ui_interval(const struct ui *ui)
 {
 	return ui ? ui->interval : UI_DEFAULT_INTERVAL;
+}
+
+size_t ui_picked_run(const struct ui *ui)
+{
+	return ui ? ui->picked : 0;
 }
 
 void ui_set_view(struct ui *ui, enum ui_view v)
@@ -94,9 +99,9 @@ static void draw_footer(struct ui *ui)
 		return;
 	}
 	scr_printf(ui, y, 0, COLS, TH_DIM,
-		   COLS < 100 ? " q quit  p pause  Tab/1-7 view  s sort  / filter  t theme  +- %gs  "
+		   COLS < 100 ? " q quit  p pause  Tab/1-8 view  s sort  / filter  t theme  +- %gs  "
 				"e write  ? help"
-			      : " q quit  p pause  Tab/1-7 views  s sort  / filter  t theme  "
+			      : " q quit  p pause  Tab/1-8 views  s sort  / filter  t theme  "
 				"+/- refresh %gs  e write now  ? help",
 		   ui->interval);
 }
@@ -104,7 +109,8 @@ static void draw_footer(struct ui *ui)
 static const char *const help_lines[] = {
 	"q          quit: write the measurement and print the summary",
 	"p          pause the display (collection goes on)",
-	"Tab, 1-7   switch view (Shift-Tab back)",
+	"Tab, 1-8   switch view (Shift-Tab back)",
+	"Enter      in view 8 (runs): show that run; on the newest, follow it",
 	"arrows     move; PgUp/PgDn page; Home/End first/last",
 	"s          sort workers: memory, memory %, CPU, executing, name",
 	"/          filter workers (or files) by name; Esc clears",
@@ -164,6 +170,7 @@ static void draw_view(struct ui *ui, const struct ui_frame *f)
 	case UI_VIEW_SECTIONS: view_sections(ui, f); break;
 	case UI_VIEW_FILES: view_files(ui, f); break;
 	case UI_VIEW_LOG: view_log(ui, f); break;
+	case UI_VIEW_RUNS: view_runs(ui, f); break;
 	case UI_VIEW__COUNT: break;
 	}
 }

@@ -49,6 +49,7 @@ struct ui {
 	int rows_shown[UI_VIEW__COUNT]; /* body rows of the last draw, for paging */
 	int n_rows[UI_VIEW__COUNT]; /* table rows of the last draw */
 	enum worker_sort wsort;
+	size_t picked; /* ui_picked_run */
 	bool filter_edit;
 	char filter[UI_FILTER_LEN];
 	char msg[UI_MSG_LEN];
@@ -93,6 +94,7 @@ void view_slowest(struct ui *ui, const struct ui_frame *f);
 void view_sections(struct ui *ui, const struct ui_frame *f);
 void view_files(struct ui *ui, const struct ui_frame *f);
 void view_log(struct ui *ui, const struct ui_frame *f);
+void view_runs(struct ui *ui, const struct ui_frame *f);
 
 /* tables (views/table.c): a column of a table view */
 struct table_col {

@@ -161,6 +161,22 @@ static void run_state(struct line *l, const struct run *run)
 	}
 }
 
+/* "2 of 3 " when the session has had more than one run (view 8 lists them). */
+static void run_position(struct line *l, const struct ui_frame *f)
+{
+	const struct session *s = f->session;
+	if (!s || s->n_rows < 2)
+		return;
+	for (size_t i = 0; i < s->n_rows; i++) {
+		if (s->rows[i].run != f->run)
+			continue;
+		char pos[48];
+		snprintf(pos, sizeof(pos), "%zu of %zu ", i + 1, s->n_rows);
+		seg(l, i + 1 < s->n_rows ? TH_WARNING : TH_LABEL, pos);
+		return;
+	}
+}
+
 static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct run *run = f->run;
@@ -176,6 +192,7 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 		sep(&l);
 	}
 	seg(&l, TH_LABEL, "run ");
+	run_position(&l, f);
 	seg(&l, TH_VALUE, run->name[0] ? run->name : (run->run_id[0] ? run->run_id : "(no run-start yet)"));
 	if (run->processor[0]) {
 		seg(&l, TH_TEXT, " (");

@@ -1,0 +1,325 @@
+/* The session's runs and the routing of events to them (session.h). */
+#include "roastop/session.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roastop/strutil.h"
+
+static struct run *session_run_new(struct session *s)
+{
+	struct run *r = malloc(sizeof(*r));
+	if (!r || run_init(r) != 0) {
+		free(r);
+		return NULL;
+	}
+	run_set_pool(r, &s->pool);
+	return r;
+}
+
+static void session_run_free(struct run *r)
+{
+	if (!r)
+		return;
+	run_destroy(r);
+	free(r);
+}
+
+int session_init(struct session *s, session_close_fn on_close, void *ctx)
+{
+	memset(s, 0, sizeof(*s));
+	s->pool.cap = SESSION_TABLE_BYTES;
+	s->on_close = on_close;
+	s->ctx = ctx;
+	s->rows = calloc(SESSION_MAX_RUNS, sizeof(*s->rows));
+	s->watch = s->rows ? session_run_new(s) : NULL;
+	if (!s->watch) {
+		free(s->rows);
+		return -1;
+	}
+	return 0;
+}
+
+void session_destroy(struct session *s)
+{
+	for (size_t i = 0; i < s->n_rows; i++)
+		session_run_free(s->rows[i].run);
+	session_run_free(s->watch);
+	free(s->rows);
+	memset(s, 0, sizeof(*s));
+}
+
+const struct run *session_newest(const struct session *s)
+{
+	if (s->n_rows && s->rows[s->n_rows - 1].run)
+		return s->rows[s->n_rows - 1].run;
+	return s->watch;
+}
+
+struct session_run *session_row_of(struct session *s, const struct run *r)
+{
+	for (size_t i = s->n_rows; r && i-- > 0;)
+		if (s->rows[i].run == r)
+			return &s->rows[i];
+	return NULL;
+}
+
+void session_note(struct session *s, double t, enum log_kind kind, const char *text)
+{
+	run_note((struct run *)session_newest(s), t, kind, text);
+}
+
+/* ---- room for a new run --------------------------------------------- */
+
+static size_t session_detailed(const struct session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_rows; i++)
+		n += s->rows[i].run != NULL;
+	return n;
+}
+
+/* The oldest closed run in detail, never the newest row; NULL if none. */
+static struct session_run *session_oldest_closed(struct session *s)
+{
+	for (size_t i = 0; i + 1 < s->n_rows; i++)
+		if (s->rows[i].run && s->rows[i].closed && !s->rows[i].dirty)
+			return &s->rows[i];
+	return NULL;
+}
+
+/* A new run gets half the pool at least, and a detail slot. */
+static void session_make_room(struct session *s)
+{
+	while (session_detailed(s) >= SESSION_DETAIL_RUNS || s->pool.used > s->pool.cap / 2) {
+		struct session_run *old = session_oldest_closed(s);
+		if (!old)
+			return;
+		session_run_free(old->run);
+		old->run = NULL;
+		s->runs_summarised++;
+	}
+	if (s->n_rows < SESSION_MAX_RUNS || s->rows[0].run)
+		return;
+	memmove(s->rows, s->rows + 1, (s->n_rows - 1) * sizeof(*s->rows));
+	s->n_rows--;
+	s->rows_dropped++;
+}
+
+/* A new run, in a new row: the watch when there is one (the scheduler's
+ * history goes with it), else a fresh run. NULL when it cannot be had. */
+static struct session_run *session_open(struct session *s, const char *run_id, bool implicit)
+{
+	session_make_room(s);
+	if (s->n_rows == SESSION_MAX_RUNS || session_detailed(s) >= SESSION_DETAIL_RUNS) {
+		s->runs_refused++;
+		return NULL;
+	}
+	struct run *r = s->watch ? s->watch : session_run_new(s);
+	if (!r)
+		return NULL;
+	s->watch = NULL;
+	struct session_run *row = &s->rows[s->n_rows++];
+	memset(row, 0, sizeof(*row));
+	strutil_copy(row->run_id, sizeof(row->run_id), run_id);
+	row->implicit = implicit;
+	row->run = r;
+	row->fig.t_start = NAN;
+	s->runs_total++;
+	return row;
+}
+
+/* ---- routing ---------------------------------------------------------- */
+
+static struct session_run *session_find(struct session *s, const char *run_id)
+{
+	for (size_t i = s->n_rows; run_id && run_id[0] && i-- > 0;)
+		if (strcmp(s->rows[i].run_id, run_id) == 0)
+			return &s->rows[i];
+	return NULL;
+}
+
+/* The newest run still going (not ended), or NULL. */
+static struct session_run *session_going(struct session *s)
+{
+	for (size_t i = s->n_rows; i-- > 0;)
+		if (s->rows[i].run && !s->rows[i].run->ended)
+			return &s->rows[i];
+	return NULL;
+}
+
+static bool session_taking(const struct session_run *row)
+{
+	return row->run && !row->closed;
+}
+
+/* A chunk's or report's run: its run_id's (a new run when unseen), else
+ * the run going on, else a new implicit run. NULL: nowhere to apply it. */
+static struct session_run *session_client_run(struct session *s, const char *run_id,
+					      bool *lost)
+{
+	struct session_run *row = session_find(s, run_id);
+	*lost = row && !row->run;
+	if (*lost) {
+		row->late_lost++;
+		s->late_lost++;
+		return NULL;
+	}
+	if (row)
+		return row;
+	if (!(run_id && run_id[0]) && (row = session_going(s)) != NULL)
+		return row;
+	return session_open(s, run_id, true);
+}
+
+static double chunk_start(const struct ev_chunk *c, double t)
+{
+	double d = event_chunk_duration(c);
+	return isfinite(d) && d > 0 ? t - d : t;
+}
+
+static int session_client_event(struct session *s, const struct event *ev, const char *run_id)
+{
+	bool lost = false;
+	struct session_run *row = session_client_run(s, run_id, &lost);
+	if (!row) {
+		if (!lost)
+			s->unrouted++;
+		return 1;
+	}
+	struct run *r = row->run;
+	if (!r->started && !r->begun)
+		run_begin(r, ev->type == EV_CHUNK ? chunk_start(&ev->u.chunk, ev->t) : ev->t);
+	int rc = run_apply(r, ev);
+	if (row->closed)
+		row->dirty = true;
+	return rc;
+}
+
+static int session_run_start(struct session *s, const struct event *ev)
+{
+	const char *id = ev->u.run_start.run_id;
+	struct session_run *row = session_find(s, id);
+	if (row && !row->run) {
+		s->unrouted++;
+		return 1;
+	}
+	if (!row)
+		row = session_open(s, id, false);
+	if (!row) {
+		s->unrouted++;
+		return 1;
+	}
+	row->implicit = false;
+	int rc = run_apply(row->run, ev);
+	strutil_copy(row->name, sizeof(row->name), row->run->name);
+	return rc;
+}
+
+/* By its run_id; without one (roastop's own end of an implicit run), the
+ * newest run going on. */
+static int session_run_end(struct session *s, const struct event *ev)
+{
+	const char *id = ev->u.run_end.run_id;
+	struct session_run *row = id && id[0] ? session_find(s, id) : session_going(s);
+	if (!row || !row->run) {
+		s->unrouted++;
+		return 1;
+	}
+	int rc = run_apply(row->run, ev);
+	row->status = row->run->status;
+	if (row->closed)
+		row->dirty = true;
+	return rc;
+}
+
+/* Scheduler data: every run not closed, and the watch. */
+static int session_scheduler_event(struct session *s, const struct event *ev)
+{
+	int rc = 1;
+	for (size_t i = 0; i < s->n_rows; i++)
+		if (session_taking(&s->rows[i]) && run_apply(s->rows[i].run, ev) == 0)
+			rc = 0;
+	if (s->watch && run_apply(s->watch, ev) == 0)
+		rc = 0;
+	return rc;
+}
+
+/* A source's state: also to the newest run when it is closed, for the
+ * header of the dashboard that shows it. */
+static int session_status_event(struct session *s, const struct event *ev)
+{
+	int rc = session_scheduler_event(s, ev);
+	struct session_run *newest = s->n_rows ? &s->rows[s->n_rows - 1] : NULL;
+	if (newest && newest->run && newest->closed && run_apply(newest->run, ev) == 0)
+		rc = 0;
+	return rc;
+}
+
+int session_apply(struct session *s, const struct event *ev)
+{
+	int rc;
+	switch (ev->type) {
+	case EV_CHUNK: rc = session_client_event(s, ev, ev->u.chunk.run_id); break;
+	case EV_REPORT: rc = session_client_event(s, ev, ev->u.report.run_id); break;
+	case EV_RUN_START: rc = session_run_start(s, ev); break;
+	case EV_RUN_END: rc = session_run_end(s, ev); break;
+	case EV_STATUS: rc = session_status_event(s, ev); break;
+	default: rc = session_scheduler_event(s, ev); break;
+	}
+	if (isfinite(ev->t))
+		session_tick(s, ev->t);
+	return rc;
+}
+
+/* ---- closing ---------------------------------------------------------- */
+
+static void session_close_row(struct session *s, struct session_run *row)
+{
+	row->status = row->run->status;
+	strutil_copy(row->name, sizeof(row->name), row->run->name);
+	row->closed = true;
+	row->dirty = false; /* the callback may set it again: its write failed */
+	if (s->on_close)
+		s->on_close(s->ctx, row);
+}
+
+/* No run takes the scheduler's data any more: a new watch does. */
+static void session_rewatch(struct session *s)
+{
+	for (size_t i = 0; i < s->n_rows; i++)
+		if (session_taking(&s->rows[i]))
+			return;
+	if (!s->watch)
+		s->watch = session_run_new(s); /* out of memory: the data waits for a run */
+}
+
+void session_tick(struct session *s, double now)
+{
+	bool closed = false;
+	for (size_t i = 0; i < s->n_rows; i++) {
+		struct session_run *row = &s->rows[i];
+		if (!session_taking(row) || !row->run->ended || now < row->run->t_run_end + SESSION_SETTLE)
+			continue;
+		session_close_row(s, row);
+		closed = true;
+	}
+	if (closed)
+		session_rewatch(s);
+}
+
+void session_adopt_watch(struct session *s)
+{
+	if (s->n_rows == 0 && s->watch)
+		session_open(s, NULL, true);
+}
+
+void session_close_all(struct session *s)
+{
+	for (size_t i = 0; i < s->n_rows; i++) {
+		struct session_run *row = &s->rows[i];
+		if (row->run && (!row->closed || row->dirty))
+			session_close_row(s, row);
+	}
+}

@@ -1,0 +1,57 @@
+/* View 8: the session's runs, a row each (session.h), newest last; Enter
+ * shows the selected one in the other views. */
+#include "../uipriv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "roastop/format.h"
+
+static void runs_clock(char *buf, size_t size, double t)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	if (!isfinite(t) || !localtime_r(&s, &tm) || !strftime(buf, size, "%H:%M:%S", &tm))
+		snprintf(buf, size, "n/a");
+}
+
+static void runs_row(struct ui *ui, const struct ui_frame *f, int i, char c[][FMT_CELL],
+		     enum theme_elem *elem)
+{
+	(void)ui;
+	const struct session_run *row = &f->session->rows[i];
+	const struct session_figures *g = &row->fig;
+	char a[FMT_LEN];
+	snprintf(c[0], FMT_CELL, "%s%d", row->run && row->run == f->run ? ">" : "", i + 1);
+	snprintf(c[1], FMT_CELL, "%s", row->name[0] ? row->name
+				       : (row->run_id[0] ? row->run_id : "(implicit)"));
+	runs_clock(c[2], FMT_CELL, g->t_start);
+	snprintf(c[3], FMT_CELL, "%s", format_duration(a, g->elapsed));
+	snprintf(c[4], FMT_CELL, "%s%s", run_status_name(row->status), row->run ? "" : "*");
+	snprintf(c[5], FMT_CELL, "%s", format_count(a, g->chunks));
+	snprintf(c[6], FMT_CELL, "%s", format_count(a, g->events));
+	snprintf(c[7], FMT_CELL, "%s", format_rate(a, g->event_rate_hz, 1.0, "Hz"));
+	if (row->status == RUN_FAILED)
+		*elem = TH_CRITICAL;
+	else if (row->status == RUN_INCOMPLETE || row->status == RUN_STOPPED)
+		*elem = TH_WARNING;
+}
+
+void view_runs(struct ui *ui, const struct ui_frame *f)
+{
+	static const struct table_col cols[] = {
+		{ "#", 5, true, false, false },	       { "RUN", 0, false, false, false },
+		{ "START", 8, false, false, true },    { "DURATION", 9, true, false, false },
+		{ "STATUS", 11, false, false, false }, { "CHUNKS", 8, true, false, true },
+		{ "EVENTS", 12, true, false, false },  { "RATE", 11, true, false, false },
+	};
+	struct table_layout L;
+	if (layout_table(COLS, LINES, &L) != 0)
+		return;
+	size_t n = f->session ? f->session->n_rows : 0;
+	char title[160];
+	snprintf(title, sizeof(title), "runs: %zu (Enter shows one; * = summary only, over %d kept)",
+		 n, SESSION_DETAIL_RUNS);
+	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, runs_row);
+}
