@@ -1,0 +1,251 @@
+/* session_apply(): each event reaches the run it belongs to, and the
+ * session's memory stays bounded. */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "roastop/session.h"
+
+struct closed {
+	size_t n;
+	char ids[16][64];
+};
+
+static void on_close(void *ctx, struct session_run *row)
+{
+	struct closed *c = ctx;
+	if (c->n < 16)
+		snprintf(c->ids[c->n], sizeof(c->ids[0]), "%s", row->run_id);
+	c->n++;
+}
+
+static struct event chunk(double t, const char *run_id, double events)
+{
+	struct event ev = test_event(EV_CHUNK, t);
+	ev.u.chunk.duration = optnum_of(1.0);
+	ev.u.chunk.num_events = optnum_of(events);
+	ev.u.chunk.dataset = "d";
+	ev.u.chunk.file = "f.root";
+	ev.u.chunk.run_id = run_id;
+	return ev;
+}
+
+static struct event start(double t, const char *run_id)
+{
+	struct event ev = test_event(EV_RUN_START, t);
+	ev.u.run_start.run_id = run_id;
+	ev.u.run_start.name = run_id;
+	return ev;
+}
+
+static struct event end(double t, const char *run_id, const char *status)
+{
+	struct event ev = test_event(EV_RUN_END, t);
+	ev.u.run_end.run_id = run_id;
+	ev.u.run_end.status = status;
+	return ev;
+}
+
+static struct event sample(double t, uint32_t workers)
+{
+	struct event ev = test_event(EV_SAMPLE, t);
+	ev.u.sample.worker_count = workers;
+	ev.u.sample.total_threads = optnum_of(workers);
+	return ev;
+}
+
+struct fixture {
+	struct session s;
+	struct closed c;
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	memset(&f, 0, sizeof(f));
+	if (session_init(&f.s, on_close, &f.c) != 0)
+		return -1;
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	session_destroy(&f->s);
+	return 0;
+}
+
+static void apply(struct session *s, struct event ev)
+{
+	assert_int_equal(session_apply(s, &ev), 0);
+}
+
+/* Two runs one after the other: each its own chunks; a straggler of the
+ * first, after the second began, goes to the first, outside its window. */
+static void runs_keep_their_own_chunks(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, sample(99, 2));
+	apply(s, start(100, "a"));
+	apply(s, chunk(101, "a", 10));
+	apply(s, chunk(102, "a", 10));
+	apply(s, end(103, "a", "completed"));
+	apply(s, sample(105, 2)); /* settled: a closes */
+	assert_int_equal(f->c.n, 1);
+	assert_string_equal(f->c.ids[0], "a");
+	apply(s, start(110, "b"));
+	apply(s, chunk(111, "b", 7));
+	apply(s, chunk(112, "a", 10)); /* a's straggler */
+	assert_int_equal(s->n_rows, 2);
+	const struct run *a = s->rows[0].run, *b = s->rows[1].run;
+	assert_int_equal(a->n_chunks, 3);
+	assert_int_equal(a->n_outside, 1);
+	assert_true(s->rows[0].dirty); /* written again */
+	assert_int_equal(b->n_chunks, 1);
+	assert_true(fabs(b->chunk_events.sum - 7) < 1e-12);
+	assert_ptr_equal(session_newest(s), b);
+}
+
+/* The scheduler's data between runs goes to the watch, which the next run
+ * takes over: its samples before the start are drawn, not counted. */
+static void the_next_run_takes_the_watch(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	const struct run *watch = session_newest(s);
+	apply(s, sample(10, 5));
+	apply(s, sample(11, 5));
+	apply(s, start(12, "a"));
+	assert_ptr_equal(s->rows[0].run, watch);
+	assert_null(s->watch);
+	apply(s, sample(13, 1));
+	assert_true(s->rows[0].run->tl_workers.max <= 5);
+	apply(s, end(14, "a", "completed"));
+	apply(s, sample(16, 1));
+	assert_true(s->rows[0].closed);
+	assert_non_null(s->watch); /* nobody else takes the samples */
+	apply(s, sample(17, 3));
+	assert_int_equal(s->rows[0].run->workers_now, 1); /* closed: frozen */
+}
+
+/* Without a collector: chunks begin an implicit run at the first chunk's
+ * start; after its end, a chunk begins another. */
+static void chunks_without_a_run_begin_implicit_runs(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, sample(50, 1));
+	apply(s, chunk(100, NULL, 5));
+	assert_int_equal(s->n_rows, 1);
+	const struct run *r = s->rows[0].run;
+	assert_true(s->rows[0].implicit && r->begun && !r->started);
+	assert_true(fabs(r->t_begin - 99) < 1e-12); /* chunk start: t - duration */
+	apply(s, chunk(101, NULL, 5));
+	assert_int_equal(r->n_chunks, 2);
+	apply(s, end(200, NULL, "incomplete"));
+	apply(s, sample(202, 1));
+	assert_true(s->rows[0].closed);
+	apply(s, chunk(300, NULL, 5));
+	assert_int_equal(s->n_rows, 2);
+	assert_int_equal(s->rows[1].run->n_chunks, 1);
+}
+
+/* A chunk of a run never announced (roastop started mid-run) opens a run
+ * under its run_id; its run_end finds it. */
+static void unannounced_run_is_found_by_id(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, chunk(10, "x", 1));
+	apply(s, chunk(11, "x", 1));
+	assert_int_equal(s->n_rows, 1);
+	assert_string_equal(s->rows[0].run_id, "x");
+	apply(s, end(12, "x", "completed"));
+	assert_int_equal(s->rows[0].run->status, RUN_COMPLETED);
+}
+
+/* Past SESSION_DETAIL_RUNS, the oldest closed runs keep their row only;
+ * a late chunk of one is counted, not applied elsewhere. */
+static void old_runs_are_summarised_and_late_chunks_counted(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	char ids[SESSION_DETAIL_RUNS + 3][8];
+	for (int i = 0; i < SESSION_DETAIL_RUNS + 3; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "r%d", i);
+		double t = 100.0 * i;
+		apply(s, start(t, ids[i]));
+		apply(s, chunk(t + 1, ids[i], 1));
+		apply(s, end(t + 2, ids[i], "completed"));
+		apply(s, sample(t + 4, 1));
+	}
+	assert_int_equal(s->n_rows, SESSION_DETAIL_RUNS + 3);
+	assert_int_equal(s->runs_summarised, 3);
+	assert_null(s->rows[0].run);
+	assert_non_null(s->rows[SESSION_DETAIL_RUNS + 2].run);
+	assert_int_equal(f->c.n, SESSION_DETAIL_RUNS + 3); /* each closed, once */
+	struct event late = chunk(5000, "r0", 1);
+	assert_int_equal(session_apply(s, &late), 1);
+	assert_int_equal(s->late_lost, 1);
+	assert_int_equal(s->rows[0].late_lost, 1);
+	for (size_t i = 1; i < s->n_rows; i++)
+		if (s->rows[i].run)
+			assert_int_equal(s->rows[i].run->n_chunks, 1);
+}
+
+/* The runs' tables share one pool: a run can not grow it past its cap. */
+static void tables_share_one_pool(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	s->pool.cap = s->pool.used + 4096; /* room for a few files only */
+	char name[64];
+	apply(s, start(1, "a"));
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "file-%03d.root", i);
+		struct event c = chunk(2 + i, "a", 1);
+		c.u.chunk.file = name;
+		apply(s, c);
+	}
+	const struct run *r = s->rows[0].run;
+	assert_true(r->files.count > 0 && r->files.count < 200);
+	assert_true(r->overflow_files > 0);
+	assert_int_equal(r->n_chunks, 200); /* every chunk still counted */
+	assert_true(s->pool.used <= s->pool.cap);
+}
+
+/* At the exit with no run at all, the watch is the session's one run. */
+static void watch_only_session_has_one_run(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, sample(1, 3));
+	apply(s, sample(2, 3));
+	assert_int_equal(s->n_rows, 0);
+	session_adopt_watch(s);
+	assert_int_equal(s->n_rows, 1);
+	assert_true(s->rows[0].implicit);
+	assert_int_equal(s->rows[0].run->n_samples, 2);
+	apply(s, end(3, NULL, "stopped"));
+	session_close_all(s);
+	assert_int_equal(f->c.n, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(runs_keep_their_own_chunks, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_next_run_takes_the_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(chunks_without_a_run_begin_implicit_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(unannounced_run_is_found_by_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(old_runs_are_summarised_and_late_chunks_counted, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(tables_share_one_pool, setup, teardown),
+		cmocka_unit_test_setup_teardown(watch_only_session_has_one_run, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("session", tests, NULL, NULL);
+}
