@@ -79,6 +79,7 @@ struct ev_chunk {
 	optnum pid, seq;
 	const char *dataset, *file, *uuid, *worker, *host;
 	const char *error; /* exception type when process() raised; else NULL */
+	const char *run_id; /* the collector's run, or NULL */
 	size_t n_branches;
 	const char **accessed_branches;
 	size_t n_timing, n_memory, n_bytes; /* track_time / track_memory / track_bytes */
@@ -122,6 +123,7 @@ struct ev_run_end {
 
 struct ev_report {
 	optnum bytesread, entries, processtime, chunks;
+	const char *run_id; /* the collector's run, or NULL */
 	size_t n_columns;
 	const char **columns;
 };
