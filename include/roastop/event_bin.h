@@ -10,7 +10,7 @@
 #include "roastop/strbuf.h"
 
 #define EVENT_BIN_KIND_CHUNK 0x01
-#define EVENT_BIN_RUN_ID 64 /* envelope ids beside the chunk's own 1..30 */
+#define EVENT_BIN_RUN_ID 64 /* the chunk's run_id; 65 and 66 are envelope only */
 #define EVENT_BIN_SENT 65
 #define EVENT_BIN_INSTANCE 66 /* num, integer in [0, 2^53 - 1] */
 

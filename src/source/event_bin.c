@@ -12,10 +12,11 @@
 #include "roastop/event_field.h"
 #include "roastop/strutil.h"
 
-#define CHUNK_IDS 31 /* ids 1..30 */
+#define CHUNK_IDS (EVENT_BIN_RUN_ID + 1) /* ids 1..30 and 64; 31..63 unused */
 #define META_IDS 5 /* ids 1..4 inside file_metadata */
 
-/* The wire ids, fixed for good: a new field takes the next free id. */
+/* The wire ids, fixed for good: a new field takes the next free id.
+ * run_id keeps 64, its id from when it was read and dropped like sent. */
 static const char *const chunk_names[CHUNK_IDS] = {
 	[1] = "accessed_branches",
 	[2] = "accessed_bytes",
@@ -47,6 +48,7 @@ static const char *const chunk_names[CHUNK_IDS] = {
 	[28] = "timing",
 	[29] = "uuid",
 	[30] = "worker",
+	[EVENT_BIN_RUN_ID] = "run_id",
 };
 
 static const char *const meta_names[META_IDS] = {
@@ -65,7 +67,8 @@ static bool wire_resolve(const struct field_table *t, const char *const *names,
 {
 	bool ok = true;
 	for (size_t i = 1; i < n; i++)
-		ok = (out[i] = event_field_find(t, names[i], strlen(names[i]))) && ok;
+		if (names[i])
+			ok = (out[i] = event_field_find(t, names[i], strlen(names[i]))) && ok;
 	return ok;
 }
 
@@ -296,7 +299,6 @@ static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c, double *ins
 	uint64_t seen[4] = { 0 };
 	while (r->p < r->end) {
 		unsigned id = *r->p++;
-		const char *unused_text;
 		double unused_num;
 		enum decode_error e;
 		if (!first_sight(seen, id))
@@ -306,8 +308,6 @@ static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c, double *ins
 			e = rd_number_field(r, f, (char *)c);
 		else if (f)
 			e = rd_value(r, f, (char *)c);
-		else if (id == EVENT_BIN_RUN_ID)
-			e = rd_str(r, &unused_text); /* read and checked, not kept (as in v1) */
 		else if (id == EVENT_BIN_SENT)
 			e = rd_num(r, &unused_num);
 		else if (id == EVENT_BIN_INSTANCE)
@@ -436,7 +436,7 @@ static int put_fields(struct strbuf *sb, const struct event_field *const *by_id,
 {
 	int count = 0;
 	for (size_t id = 1; id < n_ids; id++) {
-		if (!event_field_present(by_id[id], base))
+		if (!by_id[id] || !event_field_present(by_id[id], base))
 			continue;
 		char b = (char)id;
 		strbuf_append(sb, &b, 1);

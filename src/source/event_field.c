@@ -41,6 +41,7 @@ static const struct event_field chunk_fields[] = {
 	INT(ev_chunk, num_branches_accessed, 0, 1e7),
 	INT(ev_chunk, num_events, 0, EVENT_BIG),
 	INT(ev_chunk, pid, 0, 1e9),
+	STR(ev_chunk, run_id),
 	INT(ev_chunk, seq, 0, 9007199254740991.0),
 	NUM(ev_chunk, t_end, 0, EVENT_T_MAX),
 	NUM(ev_chunk, t_start, 0, EVENT_T_MAX),
@@ -104,6 +105,7 @@ static const struct event_field report_fields[] = {
 	LIST(ev_report, columns, n_columns, FK_STRLIST),
 	INT(ev_report, entries, 0, EVENT_BIG),
 	NUM(ev_report, processtime, 0, EVENT_BIG),
+	STR(ev_report, run_id),
 };
 
 static const struct event_field fine_fields[] = {

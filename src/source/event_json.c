@@ -823,10 +823,11 @@ static bool is_envelope_key(const char *key, size_t klen)
 	}
 }
 
-/* Datagram keys that are no event field: not custom chunk fields either. */
+/* Datagram keys that are no event field: not custom chunk fields either.
+ * (run_id is a field of every type that carries it.) */
 static bool envelope_only(const char *key, size_t klen)
 {
-	return is_envelope_key(key, klen) || KEY_IS(key, klen, "run_id") || KEY_IS(key, klen, "sent");
+	return is_envelope_key(key, klen) || KEY_IS(key, klen, "sent");
 }
 
 static enum decode_error head_member(struct jp *j, void *ctx, const char *key, size_t klen);

@@ -62,6 +62,7 @@ static inline void fx_chunk(struct event *ev, bool full)
 	c->worker = arena_strdup(&ev->mem, "tcp://10.0.0.1:40000");
 	c->host = arena_strdup(&ev->mem, "n\xc3\xb6" "de-01");
 	c->error = arena_strdup(&ev->mem, "OSError");
+	c->run_id = arena_strdup(&ev->mem, "gen-0001 \xc3\xa9\"r\"");
 	c->n_branches = 3;
 	c->accessed_branches = fx_strs(ev, branches, 3);
 	c->n_timing = 2;
@@ -146,6 +147,7 @@ static inline void fx_report(struct event *ev, bool full)
 	r->entries = optnum_of(495693092);
 	r->processtime = optnum_of(19757.138069204273);
 	r->chunks = optnum_of(5000);
+	r->run_id = arena_strdup(&ev->mem, "gen-0001");
 	r->n_columns = 2;
 	r->columns = fx_strs(ev, cols, 2);
 }
@@ -282,6 +284,7 @@ static inline void fx_cmp_chunk(struct fx_cmp *c, const struct ev_chunk *a, cons
 	fx_str(c, "worker", a->worker, b->worker);
 	fx_str(c, "host", a->host, b->host);
 	fx_str(c, "error", a->error, b->error);
+	fx_str(c, "run_id", a->run_id, b->run_id);
 	fx_strlist(c, "accessed_branches", a->accessed_branches, a->n_branches,
 		   b->accessed_branches, b->n_branches);
 	fx_kvs(c, "timing", a->timing, a->n_timing, b->timing, b->n_timing);
@@ -364,6 +367,7 @@ static inline void fx_cmp_rest(struct fx_cmp *c, const struct event *a, const st
 		fx_num(c, "entries", x->entries, y->entries);
 		fx_num(c, "processtime", x->processtime, y->processtime);
 		fx_num(c, "chunks", x->chunks, y->chunks);
+		fx_str(c, "run_id", x->run_id, y->run_id);
 		fx_strlist(c, "columns", x->columns, x->n_columns, y->columns, y->n_columns);
 		break;
 	}

@@ -166,9 +166,55 @@ static void minimal_body_decodes(void **state)
 	assert_true(again.u.chunk.duration.value == 1.5);
 	assert_string_equal(env.host, "h");
 	assert_true(env.pid == 7 && env.seq == 3);
-	b_str(&b, 64, "run-1"); /* run_id and sent: read, not kept */
-	b_num(&b, 65, 1767225600.5);
+	assert_null(again.u.chunk.run_id);
+	b_num(&b, EVENT_BIN_SENT, 1767225600.5); /* read, not kept */
 	assert_int_equal(decode(&b), DEC_OK);
+	assert_null(again.u.chunk.custom_json);
+}
+
+/* id 64 is the chunk's run_id, wherever it stands: the decorator ships it
+ * in a Static block (with dataset and file) ahead of the chunk's own
+ * fields. Its checks are the JSON decoder's (and run_start's): at most
+ * EVENT_MAX_STRING bytes of UTF-8; twice is bad_binary. */
+static void run_id_kept(void **state)
+{
+	(void)state;
+	struct body b = { .n = 0 };
+	b_byte(&b, EVENT_BIN_KIND_CHUNK);
+	b_str(&b, 16, "h");
+	b_num(&b, 26, 1767225600.0);
+	b_num(&b, 25, 1767225601.0);
+	b_num(&b, 23, 7);
+	b_num(&b, 24, 3);
+	b_str(&b, EVENT_BIN_RUN_ID, "5f0c2b9d"); /* the Static block */
+	b_str(&b, 9, "DY");
+	b_str(&b, 14, "f.root");
+	b_num(&b, 22, 1000); /* the chunk's own */
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_string_equal(again.u.chunk.run_id, "5f0c2b9d");
+	assert_string_equal(again.u.chunk.dataset, "DY");
+	struct body twice = b;
+	b_str(&twice, EVENT_BIN_RUN_ID, "5f0c2b9d");
+	assert_int_equal(decode(&twice), DEC_BAD_BINARY);
+	assert_int_equal(again.type, EV_NONE);
+	static char id[EVENT_MAX_STRING + 2];
+	for (size_t len = EVENT_MAX_STRING; len <= EVENT_MAX_STRING + 1; len++) {
+		b = minimal();
+		memset(id, 'r', len);
+		b_byte(&b, EVENT_BIN_RUN_ID);
+		b_rawstr(&b, id, len);
+		assert_int_equal(decode(&b), len == EVENT_MAX_STRING ? DEC_OK : DEC_STRING_TOO_LONG);
+	}
+	const struct {
+		const char *s;
+		size_t n;
+	} bad[] = { { "\xff", 1 }, { "a\0b", 3 } };
+	for (size_t i = 0; i < 2; i++) {
+		b = minimal();
+		b_byte(&b, EVENT_BIN_RUN_ID);
+		b_rawstr(&b, bad[i].s, bad[i].n);
+		assert_int_equal(decode(&b), DEC_BAD_UTF8);
+	}
 }
 
 /* The sender's instance id (id 66, envelope only): a whole number up to
@@ -358,6 +404,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(smaller_than_json, setup, teardown),
 cmocka_unit_test_setup_teardown(run_end_is_not_binary, setup, teardown),
 		cmocka_unit_test_setup_teardown(minimal_body_decodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(run_id_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(instance_in_the_envelope, setup, teardown),
 		cmocka_unit_test_setup_teardown(ranges_as_in_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(structural_rejections, setup, teardown),

@@ -546,6 +546,72 @@ static void rejections_by_reason(void **state)
 	check_bad(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/* Chunks and reports carry the collector's run_id (the session routes them
+ * by it) in recordings and datagrams alike, whether "type" comes first or
+ * last; without it, or null, it is NULL, and never a custom field. */
+static void chunk_and_report_keep_run_id(void **state)
+{
+	(void)state;
+	const char *with[] = {
+		"{\"type\":\"chunk\",\"t\":5,\"run_id\":\"r-1\",\"duration\":1}",
+		"{\"run_id\":\"r-1\",\"t\":5,\"duration\":1,\"type\":\"chunk\"}",
+		"{\"type\":\"report\",\"t\":5,\"run_id\":\"r-1\",\"chunks\":3}",
+		"{\"chunks\":3,\"t\":5,\"run_id\":\"r-1\",\"type\":\"report\"}",
+	};
+	struct event_envelope env;
+	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++) {
+		for (int dg = 0; dg <= 1; dg++) {
+			size_t n = strlen(with[i]);
+			assert_int_equal(dg ? event_decode_datagram(with[i], n, 5, &ev, &env)
+					    : decode(with[i], &ev),
+					 DEC_OK);
+			const char *id = ev.type == EV_CHUNK ? ev.u.chunk.run_id : ev.u.report.run_id;
+			if (!id || strcmp(id, "r-1") != 0)
+				fail_msg("%s (datagram %d): run_id %s", with[i], dg, id ? id : "NULL");
+			if (ev.type == EV_CHUNK)
+				assert_null(ev.u.chunk.custom_json);
+		}
+	}
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1}", &ev), DEC_OK);
+	assert_null(ev.u.chunk.run_id);
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"run_id\":null}", &ev),
+			 DEC_OK);
+	assert_null(ev.u.chunk.run_id);
+	assert_null(ev.u.chunk.custom_json);
+	assert_int_equal(decode("{\"type\":\"report\",\"t\":5,\"chunks\":3}", &ev), DEC_OK);
+	assert_null(ev.u.report.run_id);
+}
+
+/* A bad run_id rejects a chunk or a report for the same reason as it
+ * rejects a run_start: too long, not UTF-8, not a string. */
+static void bad_run_id_rejected_as_run_start(void **state)
+{
+	(void)state;
+	static const char *const heads[] = { "{\"type\":\"run_start\",\"t\":5,",
+					     "{\"type\":\"chunk\",\"t\":5,\"duration\":1,",
+					     "{\"type\":\"report\",\"t\":5," };
+	static char text[EVENT_MAX_STRING + 200];
+	for (size_t h = 0; h < 3; h++) {
+		for (size_t len = EVENT_MAX_STRING; len <= EVENT_MAX_STRING + 1; len++) {
+			int n = snprintf(text, sizeof(text), "%s\"run_id\":\"", heads[h]);
+			memset(text + n, 'r', len);
+			strcpy(text + n + len, "\"}");
+			assert_int_equal(decode(text, &ev),
+					 len == EVENT_MAX_STRING ? DEC_OK : DEC_STRING_TOO_LONG);
+		}
+		char utf8[128], nul[128], number[128];
+		snprintf(utf8, sizeof(utf8), "%s\"run_id\":\"\xff\"}", heads[h]);
+		snprintf(nul, sizeof(nul), "%s\"run_id\":\"a\\u0000\"}", heads[h]);
+		snprintf(number, sizeof(number), "%s\"run_id\":7}", heads[h]);
+		const struct bad cases[] = {
+			{ utf8, DEC_BAD_UTF8 },
+			{ nul, DEC_BAD_UTF8 },
+			{ number, DEC_BAD_TYPE },
+		};
+		check_bad(cases, sizeof(cases) / sizeof(cases[0]));
+	}
+}
+
 /* Strings are well-formed UTF-8, whether raw or from \u escapes. */
 static void utf8(void **state)
 {
@@ -852,6 +918,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(text_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(layout_does_not_matter, setup, teardown),
 		cmocka_unit_test_setup_teardown(rejections_by_reason, setup, teardown),
+		cmocka_unit_test_setup_teardown(chunk_and_report_keep_run_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_run_id_rejected_as_run_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(utf8, setup, teardown),
 		cmocka_unit_test_setup_teardown(limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(custom_fields_bounded, setup, teardown),

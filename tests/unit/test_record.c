@@ -50,7 +50,9 @@ static long file_size(const char *p)
 }
 
 /* Every type, with every field and with the required ones only, then a
- * few thousand chunks: replay_next returns each, field for field. */
+ * few thousand chunks: replay_next returns each, field for field (a chunk's
+ * and a report's run_id too: a replay routes them to their runs as the live
+ * session did). */
 static void recorded_events_replay_exactly(void **state)
 {
 	(void)state;
@@ -84,6 +86,10 @@ static void recorded_events_replay_exactly(void **state)
 			fx_event(&ev, t, full);
 			if (!fx_equal(&ev, &back, why, sizeof(why)))
 				fail_msg("%s (full %d): %s", event_type_name(t), full, why);
+			if (full && t == EV_REPORT)
+				assert_string_equal(back.u.report.run_id, "gen-0001");
+			if (t == EV_CHUNK && !full)
+				assert_null(back.u.chunk.run_id);
 		}
 	}
 	for (int i = 0; i < 3000; i++) {

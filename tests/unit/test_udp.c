@@ -11,6 +11,7 @@
 static struct auth_key KEY;
 static int applied;
 static uint64_t last_columns;
+static char last_run_id[64]; /* the last chunk's or report's; "-" for none */
 
 static void deliver(void *ctx, const struct event *ev)
 {
@@ -18,6 +19,10 @@ static void deliver(void *ctx, const struct event *ev)
 	applied++;
 	if (ev->type == EV_REPORT)
 		last_columns = ev->u.report.n_columns;
+	const char *id = ev->type == EV_CHUNK	 ? ev->u.chunk.run_id
+			 : ev->type == EV_REPORT ? ev->u.report.run_id
+						 : "(other)";
+	snprintf(last_run_id, sizeof(last_run_id), "%s", id ? id : "-");
 }
 
 static void datagram(struct udp *u, const struct auth_key *k, const char *fmt, ...)
@@ -171,6 +176,58 @@ static void split_report_applied_once_whole(void **state)
 	udp_get_stats(u, &st);
 	assert_int_equal(st.json.by_reason[DEC_INCONSISTENT], 1);
 	assert_int_equal(applied, 1);
+	udp_close(u);
+}
+
+#define PART_R "{\"type\":\"report\",\"run_id\":\"%s\",\"host\":\"h\",\"pid\":1,\"seq\":%d," \
+	       "\"report_id\":\"z\",\"part\":%d,\"parts\":2,\"columns\":[\"a\"]}"
+
+/* A chunk (either version) and a report (whole or split) reach the session
+ * with their run_id; a split report's is part 0's, as are its numbers. A bad
+ * run_id is a counted rejection. */
+static void run_id_reaches_the_session(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	datagram(u, &KEY, CHUNK, 0);
+	assert_string_equal(last_run_id, "r");
+	datagram(u, &KEY, "{\"type\":\"report\",\"host\":\"h\",\"pid\":1,\"seq\":1,\"chunks\":2}");
+	assert_string_equal(last_run_id, "-");
+	datagram(u, &KEY, PART_R, "run-7", 2, 1);
+	datagram(u, &KEY, PART_R, "run-7", 3, 0);
+	assert_int_equal(applied, 3);
+	assert_string_equal(last_run_id, "run-7");
+	datagram(u, &KEY, PART_R, "run-8", 4, 0);
+	datagram(u, &KEY, "{\"type\":\"chunk\",\"host\":\"h\",\"pid\":1,\"seq\":5,\"duration\":1}");
+	assert_string_equal(last_run_id, "-"); /* the previous report's is not kept */
+	datagram(u, &KEY, PART_R, "run-x", 6, 1);
+	assert_int_equal(applied, 5);
+	assert_string_equal(last_run_id, "run-8");
+	datagram(u, &KEY, "{\"type\":\"chunk\",\"run_id\":\"\xff\",\"host\":\"h\",\"pid\":1,"
+			  "\"seq\":7,\"duration\":1}");
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 5);
+	assert_int_equal(st.json.by_reason[DEC_BAD_UTF8], 1);
+	udp_close(u);
+
+	u = udp_new(NULL);
+	struct event e;
+	event_init(&e);
+	e.type = EV_CHUNK;
+	e.u.chunk.duration = optnum_of(1);
+	e.u.chunk.pid = optnum_of(1);
+	e.u.chunk.seq = optnum_of(0);
+	e.u.chunk.host = "h";
+	e.u.chunk.run_id = "run-v2";
+	struct strbuf dg;
+	strbuf_init(&dg);
+	strbuf_append(&dg, "RTP2\0", 5);
+	assert_int_equal(event_encode_binary(&e, &dg), 0);
+	udp_process(u, dg.data, dg.len, 1767225600.0, deliver, NULL);
+	assert_string_equal(last_run_id, "run-v2");
+	strbuf_free(&dg);
+	event_free(&e);
 	udp_close(u);
 }
 
@@ -405,6 +462,7 @@ int main(void)
 		cmocka_unit_test_setup(senders_counted_apart, setup),
 		cmocka_unit_test_setup(last_sender_cache_keeps_senders_apart, setup),
 		cmocka_unit_test_setup(split_report_applied_once_whole, setup),
+		cmocka_unit_test_setup(run_id_reaches_the_session, setup),
 		cmocka_unit_test_setup(oversize_rejected, setup),
 		cmocka_unit_test_setup(version_2_framing, setup),
 		cmocka_unit_test_setup(instance_makes_a_restart_a_new_sender, setup),
