@@ -1047,6 +1047,7 @@ static void app_loop(struct app *a)
 		if (n > 0 && (pfd[FD_IDLE].revents & POLLIN)) {
 			timer_drain(a->fds[FD_IDLE]);
 			app_idle_check(a, app_now(a));
+			session_tick(&a->ses, app_now(a)); /* ended runs close without a next event */
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);

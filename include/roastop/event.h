@@ -122,7 +122,6 @@ struct ev_run_end {
 };
 
 struct ev_report {
-	const char *run_id; /* the collector's run, or NULL */
 	optnum bytesread, entries, processtime, chunks;
 	const char *run_id; /* the collector's run, or NULL */
 	size_t n_columns;
