@@ -292,7 +292,8 @@ static bool app_run_going(const struct session_run *row)
 
 /* A run whose client has sent nothing for the idle timeout is incomplete:
  * the client died (a SIGKILL, a lost node) before its run_end; a run with
- * no collector has no run_end and ends so. */
+ * no collector has no run_end and ends so. Live only: a recording has
+ * roastop's own decisions in it (a run_end of its own). */
 static void app_idle_check(struct app *a, double now)
 {
 	double timeout = a->cfg->run_idle_timeout;
@@ -316,7 +317,8 @@ static void app_idle_check(struct app *a, double now)
 static void app_end_runs_at_exit(struct app *a)
 {
 	double now = app_now(a);
-	app_idle_check(a, now);
+	if (!a->replay) /* a recording has roastop's decisions in it already */
+		app_idle_check(a, now);
 	session_adopt_watch(&a->ses);
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
 		const struct session_run *row = &a->ses.rows[i];
@@ -418,8 +420,6 @@ static void replay_step(struct app *a)
 		if (!replay_due(a))
 			return;
 		a->pending = false;
-		/* in recorded time, on the run's clock, which never goes back */
-		app_idle_check(a, fmax(a->ev.t, a->t_latest));
 		app_deliver(a, &a->ev);
 	}
 }

@@ -243,8 +243,10 @@ void run_destroy(struct run *r);
 /* Charges the run's tables to pool (a session's runs share one, session.h). */
 void run_set_pool(struct run *r, struct strmap_pool *pool);
 /* An implicit run begins at t: totals count from there, as from a
- * run_start, and its client is the chunks' senders (the idle timeout). */
-void run_begin(struct run *r, double t);
+ * run_start (unless !restart: a recording out of order, whose earlier lines
+ * may be later in time), and its client is the chunks' senders (the idle
+ * timeout). */
+void run_begin(struct run *r, double t, bool restart);
 /* Applies one event. Returns 0 when applied, 1 when ignored as not
  * applicable (counted in r->ignored). Never half-applies. */
 int run_apply(struct run *r, const struct event *ev);

@@ -994,11 +994,13 @@ static int apply_run_end(struct run *r, double t, const struct ev_run_end *e)
 	return 0;
 }
 
-void run_begin(struct run *r, double t)
+void run_begin(struct run *r, double t, bool restart)
 {
 	r->begun = true;
 	r->t_begin = t;
 	r->t_last_client = t;
+	if (!restart)
+		return;
 	sample_totals_restart(r, t);
 	chunk_window_open(r);
 	progress_restart(r);

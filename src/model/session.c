@@ -154,9 +154,27 @@ static bool session_taking(const struct session_run *row)
 	return row->run && !row->closed;
 }
 
-/* A chunk's or report's run: its run_id's (a new run when unseen), else
- * the run going on, else a new implicit run. NULL: nowhere to apply it. */
-static struct session_run *session_client_run(struct session *s, const char *run_id,
+/* The run's own window, [its start, its end]: is t inside it? */
+static bool session_within(const struct run *r, double t)
+{
+	double from = r->started ? r->t_run_start : (r->begun ? r->t_begin : r->t_first);
+	return r->ended && t >= from && t <= r->t_run_end;
+}
+
+/* The newest run kept in detail that has ended and whose window holds t. */
+static struct session_run *session_window_of(struct session *s, double t)
+{
+	for (size_t i = s->n_rows; i-- > 0;)
+		if (s->rows[i].run && session_within(s->rows[i].run, t))
+			return &s->rows[i];
+	return NULL;
+}
+
+/* A chunk's or report's run: its run_id's (a new run when unseen); else
+ * the run going on; else the ended run it began in (a straggler, or a line
+ * of a recording out of order); else a new implicit run. from: when the
+ * chunk began. NULL: nowhere to apply it. */
+static struct session_run *session_client_run(struct session *s, const char *run_id, double from,
 					      bool *lost)
 {
 	struct session_run *row = session_find(s, run_id);
@@ -170,6 +188,8 @@ static struct session_run *session_client_run(struct session *s, const char *run
 		return row;
 	if (!(run_id && run_id[0]) && (row = session_going(s)) != NULL)
 		return row;
+	if (!(run_id && run_id[0]) && (row = session_window_of(s, from)) != NULL)
+		return row;
 	return session_open(s, run_id, true);
 }
 
@@ -182,19 +202,32 @@ static double chunk_start(const struct ev_chunk *c, double t)
 static int session_client_event(struct session *s, const struct event *ev, const char *run_id)
 {
 	bool lost = false;
-	struct session_run *row = session_client_run(s, run_id, &lost);
+	double from = ev->type == EV_CHUNK ? chunk_start(&ev->u.chunk, ev->t) : ev->t;
+	struct session_run *row = session_client_run(s, run_id, from, &lost);
 	if (!row) {
 		if (!lost)
 			s->unrouted++;
 		return 1;
 	}
 	struct run *r = row->run;
+	/* arriving before what the run has seen: lines out of time order, so
+	 * what came before it says nothing of what is before it in time */
 	if (!r->started && !r->begun)
-		run_begin(r, ev->type == EV_CHUNK ? chunk_start(&ev->u.chunk, ev->t) : ev->t);
+		run_begin(r, from, !(r->any_event && ev->t < r->t_last));
 	int rc = run_apply(r, ev);
 	if (row->closed)
 		row->dirty = true;
 	return rc;
+}
+
+/* A run_start timed before the going implicit run began is that run's
+ * own marker, read late (a recording out of order): it takes the run. */
+static struct session_run *session_marker_late(struct session *s, double t)
+{
+	struct session_run *row = session_going(s);
+	if (row && row->implicit && !row->run_id[0] && row->run->begun && t <= row->run->t_begin)
+		return row;
+	return NULL;
 }
 
 static int session_run_start(struct session *s, const struct event *ev)
@@ -206,7 +239,11 @@ static int session_run_start(struct session *s, const struct event *ev)
 		return 1;
 	}
 	if (!row)
+		row = session_marker_late(s, ev->t);
+	if (!row)
 		row = session_open(s, id, false);
+	else if (!row->run_id[0])
+		strutil_copy(row->run_id, sizeof(row->run_id), id);
 	if (!row) {
 		s->unrouted++;
 		return 1;
@@ -234,13 +271,21 @@ static int session_run_end(struct session *s, const struct event *ev)
 	return rc;
 }
 
-/* Scheduler data: every run not closed, and the watch. */
+/* Scheduler data: every run not closed, and the watch; a sample timed
+ * inside a closed run's window too (read late: a recording out of order). */
 static int session_scheduler_event(struct session *s, const struct event *ev)
 {
 	int rc = 1;
-	for (size_t i = 0; i < s->n_rows; i++)
-		if (session_taking(&s->rows[i]) && run_apply(s->rows[i].run, ev) == 0)
+	for (size_t i = 0; i < s->n_rows; i++) {
+		struct session_run *row = &s->rows[i];
+		bool late = !session_taking(row) && row->run && ev->type == EV_SAMPLE &&
+			    session_within(row->run, ev->t);
+		if (!session_taking(row) && !late)
+			continue;
+		if (run_apply(row->run, ev) == 0)
 			rc = 0;
+		row->dirty |= late;
+	}
 	if (s->watch && run_apply(s->watch, ev) == 0)
 		rc = 0;
 	return rc;

@@ -113,7 +113,7 @@ def test_measurement_layout(replayed, small_run):
                   "Fine Metrics", "Chunk Metrics"):
         assert title in summary
     assert summary.strip() in p.stdout  # the same summary is printed
-    assert f"1 measurement(s) written under {out} (latest: {d.name})" in p.stdout
+    assert f"1 measurement written under {out} (latest: {d.name})" in p.stdout
 
 
 def test_record_then_replay_gives_same_metrics(small_run, tmp_path):

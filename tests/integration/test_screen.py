@@ -304,7 +304,7 @@ def test_q_writes_the_measurement(screen, recording):
     s.keys("q")
     s.wait_for("roastop-exit=0")
     (d,) = run_dirs(s.out)
-    assert f"1 measurement(s) written under {s.out} (latest: {d.name})" in s.joined()
+    assert f"1 measurement written under {s.out} (latest: {d.name})" in s.joined()
     m = load_metrics(s.out)
     assert m["num_chunks"] > 0
     assert (d / "summary.txt").exists()
