@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 import test_screen  # noqa: E402
-from conftest import ROASTOP, generate, load_metrics, sigterm_seconds  # noqa: E402
+from conftest import ROASTOP, generate, load_metrics, run_dir, sigterm_seconds  # noqa: E402
 
 HEADER = '{"type":"recording","format":"roastop-recording","version":1}\n'
 NO_SCHEDULER = ["--scheduler", "http://127.0.0.1:9"]
@@ -232,7 +232,7 @@ def test_far_future_event_is_not_waited_for(rec, tmp_path):
     p = subprocess.run([ROASTOP, "--replay", far, "--speed", "0", "--headless",
                         "--output", unpaced], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
-    m0 = json.loads((unpaced / "metrics.json").read_text())
+    m0 = json.loads((run_dir(unpaced) / "metrics.json").read_text())
     assert m0["roastop"].pop("replay") == {"speed": 0, "time_jumps": None}  # nothing paced
     m["roastop"].pop("replay")
     assert m == m0  # only the wall-clock wait was skipped, never an event or its time

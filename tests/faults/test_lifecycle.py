@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from conftest import (ROASTOP, TOOLS, Listener, generate, load_metrics,  # noqa: E402
-                      memory_env)
+                      memory_env, run_dir)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_signal_during_checkpoints_leaves_a_whole_measurement(big_run, tmp_path,
                           "--checkpoint", "1", "--output", out], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while not (out / "metrics.json").exists() and time.monotonic() < deadline:
+    while not (out / "latest" / "metrics.json").exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(1 + delay)  # somewhere in or between the next checkpoint's writes
     p.send_signal(signal.SIGHUP)
@@ -40,8 +40,10 @@ def test_signal_during_checkpoints_leaves_a_whole_measurement(big_run, tmp_path,
     assert p.returncode == 0, stderr
     m = load_metrics(out)
     assert m["num_chunks"] > 0
-    assert sorted(f.name for f in out.iterdir()) == [
+    d = run_dir(out).resolve()
+    assert sorted(f.name for f in d.iterdir()) == [
         "metadata.json", "metrics.json", "start_end_time.txt", "summary.txt"]  # no temporaries
+    assert sorted(f.name for f in out.iterdir()) == sorted([d.name, "latest"])
     assert "Hangup" in stdout
 
 
@@ -59,7 +61,7 @@ def test_sigkill_leaves_a_checkpoint_at_most_10_s_old(tmp_path):
     killed = time.monotonic()
     lst.proc.kill()
     lst.proc.wait()
-    path = lst.out / "metrics.json"
+    path = run_dir(lst.out) / "metrics.json"
     age = time.time() - path.stat().st_mtime
     m = load_metrics(lst.out)  # whole: written to a temporary and renamed
     assert age <= 10.5, age
@@ -82,7 +84,7 @@ def test_full_disk_prints_summary_and_fails(tmp_path):
         assert p.returncode == 1
         assert "Throughput" in p.stdout  # the summary is not lost
         assert "No space left on device" in p.stderr
-        assert not (mnt / "m" / "metrics.json").exists()  # never a torn file
+        assert not list((mnt / "m").glob("*/metrics.json"))  # never a torn file
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
 

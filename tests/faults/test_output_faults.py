@@ -162,15 +162,25 @@ def test_symlinked_output_is_refused_and_its_target_untouched(small_rec, tmp_pat
 
 
 def test_planted_temporaries_do_not_block_the_write(small_rec, tmp_path):
+    """Temporaries planted where the run will write (its directory's name is
+    known in advance: the run's start in local time and its name) neither
+    block the write nor get replaced by roastop's own."""
+    lines = small_rec.read_text().splitlines(keepends=True)
+    start = json.loads(lines[1])
+    assert start["type"] == "run_start"
+    rec = tmp_path / "planted.jsonl"
+    rec.write_text(lines[0] + json.dumps(dict(start, name="planted")) + "\n" +
+                   "".join(lines[2:]))
     out = tmp_path / "m"
-    out.mkdir()
+    target = out / (time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(start["t"])) + "_planted")
+    target.mkdir(parents=True)
     err = tmp_path / "stderr.txt"
-    p = subprocess.Popen([ROASTOP, "--replay", small_rec, "--speed", "1", "--headless",
+    p = subprocess.Popen([ROASTOP, "--replay", rec, "--speed", "1", "--headless",
                           "--checkpoint", "0", "--output", out], stdout=subprocess.PIPE,
                          stderr=open(err, "w"), text=True)
     planted = {f".{name}.{p.pid}.{k}.tmp" for name in FINAL_NAMES for k in range(16)}
     for name in planted:  # every name the writer used to derive from its pid
-        (out / name).write_text("")
+        (target / name).write_text("")
     deadline = time.monotonic() + 30
     while "collecting" not in err.read_text() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -178,4 +188,9 @@ def test_planted_temporaries_do_not_block_the_write(small_rec, tmp_path):
     p.communicate(timeout=60)
     assert p.returncode == 0, err.read_text()
     load_metrics(out)
-    assert set(os.listdir(out)) == set(FINAL_NAMES) | planted  # and no temporary of its own
+    written = (out / "latest").resolve()
+    # the planted directory itself, or a fresh one beside it ("-2": a clash)
+    assert written in (target, target.with_name(target.name + "-2")), written
+    assert set(os.listdir(target)) >= planted
+    own = set(os.listdir(written)) - planted
+    assert own == set(FINAL_NAMES)  # and no temporary of its own

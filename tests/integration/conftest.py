@@ -53,8 +53,44 @@ def sigterm_seconds(proc):
     return time.monotonic() - t0
 
 
+RUN_DIR_NAME = re.compile(r"^\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d(_[A-Za-z0-9._-]+)?(-\d+)?$")
+
+
+def run_dir(outdir: Path) -> Path:
+    """The directory holding a measurement: outdir itself when it is one (a
+    run's directory), else the run `latest` points to under the output root."""
+    outdir = Path(outdir)
+    latest = outdir / "latest"
+    if latest.exists() or not (outdir / "metrics.json").exists():
+        return latest
+    return outdir
+
+
+def run_start_of(d: Path):
+    """A run directory's start (start_end_time.txt), for ordering; None if unread."""
+    try:
+        start = float((d / "start_end_time.txt").read_text().split(",")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None if start != start else start  # nan: not measured
+
+
+def run_dirs(root: Path):
+    """The run directories under an output root (each run writes
+    ROOT/<YYYY-MM-DD_HH-MM-SS>[_<name>]/), `latest` and anything else left
+    out; oldest first, by the run's start, then by name."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    dirs = [d for d in root.iterdir()
+            if d.is_dir() and not d.is_symlink() and RUN_DIR_NAME.match(d.name)]
+    return sorted(dirs, key=lambda d: (run_start_of(d) or float("inf"), d.name))
+
+
 def load_metrics(outdir: Path):
-    return no_nan((outdir / "metrics.json").read_text())
+    """metrics.json of the newest run under an output root (its `latest`),
+    or of the run directory given."""
+    return no_nan((run_dir(outdir) / "metrics.json").read_text())
 
 
 def memory_env():

@@ -1,6 +1,7 @@
 """Replaying a generated recording headless writes a complete, correct
 measurement: every roastcoffea 0.1.2 key, values equal to the generator's
 independently computed truth."""
+import json
 import math
 import os
 import signal
@@ -9,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import ROASTOP, generate, load_metrics, no_nan, roastop
+from conftest import ROASTOP, generate, load_metrics, no_nan, roastop, run_dir, run_dirs
 
 # Every key roastcoffea 0.1.2 writes that a replay with chunks, samples,
 # span fine metrics and a coffea report must produce.
@@ -90,19 +91,29 @@ def test_formulas_against_truth(replayed):
     assert m["total_branches_read"] == 6
 
 
-def test_measurement_layout(replayed):
+def test_measurement_layout(replayed, small_run):
     p, m, t, out = replayed
-    meta = no_nan((out / "metadata.json").read_text())
+    start = json.loads(small_run[0].read_text().splitlines()[1])
+    assert start["type"] == "run_start"
+    # --output is the root: the run's own directory, named by its start (local
+    # time) and its name, and `latest`, a relative link to it
+    (d,) = run_dirs(out)
+    assert sorted(f.name for f in out.iterdir()) == sorted([d.name, "latest"])
+    assert os.readlink(out / "latest") == d.name
+    assert d.name.startswith(time.strftime("%Y-%m-%d_%H-%M-%S_", time.localtime(start["t"])))
+    assert "generated" in d.name and " " not in d.name
+    assert run_dir(out).resolve() == d.resolve()
+    meta = no_nan((d / "metadata.json").read_text())
     assert meta["format"] == "roastcoffea_measurement_v1"
     assert close(meta["elapsed_time_seconds"], t["elapsed_time_seconds"])
-    t0, t1 = (float(x) for x in (out / "start_end_time.txt").read_text().strip().split(","))
+    t0, t1 = (float(x) for x in (d / "start_end_time.txt").read_text().strip().split(","))
     assert close(t1 - t0, t["elapsed_time_seconds"], rel=1e-6)
-    summary = (out / "summary.txt").read_text()
+    summary = (d / "summary.txt").read_text()
     for title in ("Throughput", "Event Processing", "Resource Utilization", "Timing",
                   "Fine Metrics", "Chunk Metrics"):
         assert title in summary
     assert summary.strip() in p.stdout  # the same summary is printed
-    assert str(out) in p.stdout
+    assert f"1 measurement(s) written under {out} (latest: {d.name})" in p.stdout
 
 
 def test_record_then_replay_gives_same_metrics(small_run, tmp_path):
@@ -183,7 +194,7 @@ def test_checkpoint_survives_sigkill(small_run, tmp_path):
     out = tmp_path / "ckpt"
     p = slow_replay(rec, out, "--checkpoint", 1)
     deadline = time.monotonic() + 15
-    while not (out / "metrics.json").exists() and time.monotonic() < deadline:
+    while not (out / "latest" / "metrics.json").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.2)
     p.kill()

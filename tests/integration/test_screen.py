@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, TOOLS, generate, load_metrics
+from conftest import ROASTOP, TOOLS, generate, load_metrics, run_dir, run_dirs
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
@@ -303,16 +303,17 @@ def test_q_writes_the_measurement(screen, recording):
     time.sleep(1)
     s.keys("q")
     s.wait_for("roastop-exit=0")
-    assert f"measurement written to {s.out}" in s.joined()
+    (d,) = run_dirs(s.out)
+    assert f"1 measurement(s) written under {s.out} (latest: {d.name})" in s.joined()
     m = load_metrics(s.out)
     assert m["num_chunks"] > 0
-    assert (s.out / "summary.txt").exists()
+    assert (d / "summary.txt").exists()
 
 
 def test_e_writes_now_and_keeps_running(screen, recording):
     s = screen(replay(recording, 30))
     s.wait_for(BRAILLE)
-    assert not (s.out / "metrics.json").exists()
+    assert not run_dirs(s.out)
     s.keys("e")
     s.wait_footer(f"measurement written to {s.out}")
     first = load_metrics(s.out)["num_chunks"]
@@ -461,7 +462,7 @@ def test_screen_and_summary_show_the_same_numbers(screen, recording):
     datasets = s.wait_for("SHARE")
     s.keys("q")
     s.wait_for("roastop-exit=0")
-    summary = (s.out / "summary.txt").read_text()
+    summary = (run_dir(s.out) / "summary.txt").read_text()
     for label in ("Data Rate", "Event Rate (Elapsed Time)", "Event Rate (Core-Averaged)",
                   "Core Efficiency", "Elapsed Time", "Processor CPU Time",
                   "Processor I/O & Waiting Time"):
