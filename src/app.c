@@ -958,7 +958,9 @@ static void app_ui_input(struct app *a)
 		a->stop_reason = "q pressed";
 		return;
 	}
-	if (act & UI_WRITE_NOW) {
+	if ((act & UI_WRITE_NOW) && a->ses.n_rows == 0)
+		ui_message(a->ui, "no run yet: nothing to write (watching only is written at the exit)");
+	else if (act & UI_WRITE_NOW) {
 		char err[512] = "";
 		int rc = app_write_open(a, err, sizeof(err));
 		app_write_outcome(a, rc, errno, err);
@@ -1150,7 +1152,10 @@ static int app_open_fds(struct app *a)
 	a->fds[FD_FRAME] = timer_open(0, 0);
 	a->fds[FD_FLUSH] = timer_open(c->record_path ? RECORDER_FLUSH_INTERVAL : 0,
 				      RECORDER_FLUSH_INTERVAL);
-	double idle = fmin(c->run_idle_timeout / RUN_IDLE_CHECKS, RUN_IDLE_CHECK_MAX);
+	/* also when the timeout is off: ended runs close on this timer */
+	double idle = c->run_idle_timeout > 0
+			      ? fmin(c->run_idle_timeout / RUN_IDLE_CHECKS, RUN_IDLE_CHECK_MAX)
+			      : RUN_IDLE_CHECK_MAX;
 	a->fds[FD_IDLE] = timer_open(c->replay_path ? 0 : idle, idle);
 	for (int i = 0; i < FD_UDP; i++) {
 		if (a->fds[i] < 0) {

@@ -604,7 +604,7 @@ void cli_usage(FILE *f)
 	      "\n"
 	      "Measurement:\n"
 	      "  --output DIR             measurement directory\n"
-	      "                           (default roastop-measurements/DATE_TIME)\n"
+	      "                           (default roastop-measurements; a dir per run)\n"
 	      "  --checkpoint SECONDS     rewrite it every SECONDS: 0 = never, or 1 to 3600\n"
 	      "                           (default 10)\n"
 	      "  --processor-prefix PATTERN  task prefixes counted as processor work\n"

@@ -34,7 +34,8 @@ struct session_figures {
 };
 
 struct session_run {
-	char run_id[64]; /* "" for an implicit run */
+	char run_id[64]; /* the collector's; roastop's "implicit-N" when it has none */
+	bool own_id; /* run_id is roastop's */
 	char name[RUN_NAME_LEN];
 	char dir[SESSION_DIR_LEN]; /* its measurement directory's name; "" until written */
 	bool implicit; /* no run_start: no collector */

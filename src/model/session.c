@@ -2,6 +2,7 @@
 #include "roastop/session.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +90,9 @@ static struct session_run *session_oldest_closed(struct session *s)
 	return NULL;
 }
 
-/* A new run gets half the pool at least, and a detail slot. */
-static void session_make_room(struct session *s)
+/* Keeps the runs going at least half the pool and a detail slot: the
+ * oldest closed runs keep their rows only. */
+static void session_summarise_old(struct session *s)
 {
 	while (session_detailed(s) >= SESSION_DETAIL_RUNS || s->pool.used > s->pool.cap / 2) {
 		struct session_run *old = session_oldest_closed(s);
@@ -100,6 +102,12 @@ static void session_make_room(struct session *s)
 		old->run = NULL;
 		s->runs_summarised++;
 	}
+}
+
+/* A new run: room in the pool and a detail slot, and a row. */
+static void session_make_room(struct session *s)
+{
+	session_summarise_old(s);
 	if (s->n_rows < SESSION_MAX_RUNS || s->rows[0].run)
 		return;
 	memmove(s->rows, s->rows + 1, (s->n_rows - 1) * sizeof(*s->rows));
@@ -122,11 +130,19 @@ static struct session_run *session_open(struct session *s, const char *run_id, b
 	s->watch = NULL;
 	struct session_run *row = &s->rows[s->n_rows++];
 	memset(row, 0, sizeof(*row));
-	strutil_copy(row->run_id, sizeof(row->run_id), run_id);
+	s->runs_total++;
+	/* a run without an id of its own gets roastop's, so that roastop's own
+	 * run_end (and a replay of it) finds exactly this run */
+	row->own_id = !(run_id && run_id[0]);
+	if (row->own_id)
+		snprintf(row->run_id, sizeof(row->run_id), "implicit-%llu",
+			 (unsigned long long)s->runs_total);
+	else
+		strutil_copy(row->run_id, sizeof(row->run_id), run_id);
+	strutil_copy(r->run_id, sizeof(r->run_id), row->run_id);
 	row->implicit = implicit;
 	row->run = r;
 	row->fig.t_start = NAN;
-	s->runs_total++;
 	return row;
 }
 
@@ -154,18 +170,18 @@ static bool session_taking(const struct session_run *row)
 	return row->run && !row->closed;
 }
 
-/* The run's own window, [its start, its end]: is t inside it? */
-static bool session_within(const struct run *r, double t)
+/* The run's own window, [its start, its end + slack]: is t inside it? */
+static bool session_within(const struct run *r, double t, double slack)
 {
 	double from = r->started ? r->t_run_start : (r->begun ? r->t_begin : r->t_first);
-	return r->ended && t >= from && t <= r->t_run_end;
+	return r->ended && t >= from && t <= r->t_run_end + slack;
 }
 
 /* The newest run kept in detail that has ended and whose window holds t. */
 static struct session_run *session_window_of(struct session *s, double t)
 {
 	for (size_t i = s->n_rows; i-- > 0;)
-		if (s->rows[i].run && session_within(s->rows[i].run, t))
+		if (s->rows[i].run && session_within(s->rows[i].run, t, 0))
 			return &s->rows[i];
 	return NULL;
 }
@@ -225,7 +241,7 @@ static int session_client_event(struct session *s, const struct event *ev, const
 static struct session_run *session_marker_late(struct session *s, double t)
 {
 	struct session_run *row = session_going(s);
-	if (row && row->implicit && !row->run_id[0] && row->run->begun && t <= row->run->t_begin)
+	if (row && row->own_id && row->run->begun && t <= row->run->t_begin)
 		return row;
 	return NULL;
 }
@@ -240,10 +256,12 @@ static int session_run_start(struct session *s, const struct event *ev)
 	}
 	if (!row)
 		row = session_marker_late(s, ev->t);
-	if (!row)
+	if (!row) {
 		row = session_open(s, id, false);
-	else if (!row->run_id[0])
+	} else if (row->own_id) {
 		strutil_copy(row->run_id, sizeof(row->run_id), id);
+		row->own_id = false;
+	}
 	if (!row) {
 		s->unrouted++;
 		return 1;
@@ -272,14 +290,15 @@ static int session_run_end(struct session *s, const struct event *ev)
 }
 
 /* Scheduler data: every run not closed, and the watch; a sample timed
- * inside a closed run's window too (read late: a recording out of order). */
+ * inside a closed run's window (or its settle after the end, as it would
+ * have come live) too: read late, in a recording out of order. */
 static int session_scheduler_event(struct session *s, const struct event *ev)
 {
 	int rc = 1;
 	for (size_t i = 0; i < s->n_rows; i++) {
 		struct session_run *row = &s->rows[i];
 		bool late = !session_taking(row) && row->run && ev->type == EV_SAMPLE &&
-			    session_within(row->run, ev->t);
+			    session_within(row->run, ev->t, SESSION_SETTLE);
 		if (!session_taking(row) && !late)
 			continue;
 		if (run_apply(row->run, ev) == 0)
@@ -304,6 +323,10 @@ static int session_status_event(struct session *s, const struct event *ev)
 
 int session_apply(struct session *s, const struct event *ev)
 {
+	/* first: a run that has settled closes before a next run_start, which
+	 * then takes the watch, as live */
+	if (isfinite(ev->t))
+		session_tick(s, ev->t);
 	int rc;
 	switch (ev->type) {
 	case EV_CHUNK: rc = session_client_event(s, ev, ev->u.chunk.run_id); break;
@@ -313,8 +336,6 @@ int session_apply(struct session *s, const struct event *ev)
 	case EV_STATUS: rc = session_status_event(s, ev); break;
 	default: rc = session_scheduler_event(s, ev); break;
 	}
-	if (isfinite(ev->t))
-		session_tick(s, ev->t);
 	return rc;
 }
 
@@ -350,8 +371,10 @@ void session_tick(struct session *s, double now)
 		session_close_row(s, row);
 		closed = true;
 	}
-	if (closed)
+	if (closed) {
+		session_summarise_old(s);
 		session_rewatch(s);
+	}
 }
 
 void session_adopt_watch(struct session *s)

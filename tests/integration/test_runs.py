@@ -35,7 +35,7 @@ from test_screen import screen  # noqa: F401 - the fixture, used by name
 DEADLINE = 120  # generous: CI is a loaded 2-core machine
 STRAGGLE = 6.0  # seconds the straggler of the failing run sleeps
 STATUS_WORDS = ("completed", "failed", "incomplete", "stopped", "running")
-EXIT_LINE = re.compile(r"^roastop: stopped \((.+)\); (\d+) measurement\(s\) written under "
+EXIT_LINE = re.compile(r"^roastop: stopped \((.+)\); (\d+) measurements? written under "
                        r"(.+) \(latest: (\S+)\)$", re.M)
 
 
