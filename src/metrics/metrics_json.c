@@ -288,10 +288,12 @@ static void add_extra(struct jsonw *w, const cJSON *extra)
 	}
 }
 
-/* roastop's own keys (docs/metrics.md): how the run ended and why; null
- * before any run_start. */
+/* roastop's own keys (docs/metrics.md): which run (the collector's id, or
+ * roastop's implicit-N) and how it ended and why; null before any run. */
 static void add_run_status(struct jsonw *w, const struct run *r)
 {
+	jsonw_str(w, "run_id", r->run_id[0] ? r->run_id : NULL);
+	jsonw_str(w, "run_name", r->name[0] ? r->name : NULL);
 	bool known = r->started || r->begun || r->ended;
 	jsonw_str(w, "run_status", known ? run_status_name(r->status) : NULL);
 	jsonw_str(w, "run_status_reason", !known ? "no run_start received"

@@ -100,6 +100,7 @@ static void set_view(struct ui *ui, int v)
 {
 	ui->view = (enum ui_view)((v % UI_VIEW__COUNT + UI_VIEW__COUNT) % UI_VIEW__COUNT);
 	ui->help = false;
+	ui->runs_entered = ui->view == UI_VIEW_RUNS;
 }
 
 /* The run list's selection becomes the run the views show; the newest

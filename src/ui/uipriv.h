@@ -50,6 +50,7 @@ struct ui {
 	int n_rows[UI_VIEW__COUNT]; /* table rows of the last draw */
 	enum worker_sort wsort;
 	size_t picked; /* ui_picked_run */
+	bool runs_entered; /* view 8 just opened: select the run shown */
 	bool filter_edit;
 	char filter[UI_FILTER_LEN];
 	char msg[UI_MSG_LEN];

@@ -41,15 +41,19 @@ static void runs_row(struct ui *ui, const struct ui_frame *f, int i, char c[][FM
 void view_runs(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
-		{ "#", 5, true, false, false },	       { "RUN", 0, false, false, false },
-		{ "START", 8, false, false, true },    { "DURATION", 9, true, false, false },
-		{ "STATUS", 11, false, false, false }, { "CHUNKS", 8, true, false, true },
-		{ "EVENTS", 12, true, false, false },  { "RATE", 11, true, false, false },
+		{ "#", 4, true, false, false },	       { "NAME", 0, false, false, false },
+		{ "START", 8, false, false, true },    { "DURATION", 8, true, false, false },
+		{ "STATUS", 10, false, false, false }, { "CHUNKS", 7, true, false, false },
+		{ "EVENTS", 11, true, false, false },  { "RATE", 9, true, false, false },
 	};
 	struct table_layout L;
 	if (layout_table(COLS, LINES, &L) != 0)
 		return;
 	size_t n = f->session ? f->session->n_rows : 0;
+	for (size_t i = 0; ui->runs_entered && i < n; i++)
+		if (f->session->rows[i].run == f->run)
+			ui->sel[UI_VIEW_RUNS] = (int)i; /* the list opens on the run shown */
+	ui->runs_entered = false;
 	char title[160];
 	snprintf(title, sizeof(title), "runs: %zu (Enter shows one; * = summary only, over %d kept)",
 		 n, SESSION_DETAIL_RUNS);
