@@ -40,6 +40,9 @@ const char *format_si(char buf[FMT_LEN], optnum v, const char *unit);
  * (0.860, 1e9, "bps") -> "860 Mbps", (310977.13, 1e3, "Hz") -> "311 MHz". */
 const char *format_rate(char buf[FMT_LEN], optnum v, double scale, const char *unit);
 
+/* Wall seconds as local "14:02:11"; "n/a" when not finite. */
+const char *format_clock(char buf[FMT_LEN], double t);
+
 /* A timeline's scale label: a "nice" value with no trailing zeros, bytes
  * in IEC units ("25 GiB", "2.5 GiB"), others with an SI prefix ("2.5 k",
  * "100 %", "2"). */

@@ -4,10 +4,8 @@
  * screen, summary.txt and metrics.json agree. */
 #include "roastop/report_text.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "roastop/format.h"
 #include "roastop/strutil.h"
@@ -307,23 +305,13 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 			 " 1 Gbps = 10^9 bits/s).\n");
 }
 
-/* "14:02:11" in local time, or "?". */
-static const char *clock_cell(char *buf, size_t size, double t)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-	if (!isfinite(t) || !localtime_r(&tt, &tm) || !strftime(buf, size, "%H:%M:%S", &tm))
-		snprintf(buf, size, "?");
-	return buf;
-}
-
 static void run_line(struct strbuf *o, size_t i, const struct session_run *row)
 {
-	char name[RUN_NAME_LEN], start[16], el[FMT_LEN], ch[FMT_LEN], ev[FMT_LEN], rate[FMT_LEN];
+	char name[RUN_NAME_LEN], start[FMT_LEN], el[FMT_LEN], ch[FMT_LEN], ev[FMT_LEN], rate[FMT_LEN];
 	const char *label = row->name[0] ? row->name : (row->run_id[0] ? row->run_id : "(implicit)");
 	strbuf_appendf(o, "  %3zu  %-20.20s  %8s  %9s  %-10s  %7s  %11s  %10s%s\n", i + 1,
 		       clean(name, sizeof(name), label),
-		       clock_cell(start, sizeof(start), row->fig.t_start),
+		       format_clock(start, row->fig.t_start),
 		       format_duration(el, row->fig.elapsed), run_status_name(row->status),
 		       format_count(ch, row->fig.chunks), format_count(ev, row->fig.events),
 		       format_rate(rate, row->fig.event_rate_hz, 1.0, "Hz"),

@@ -226,10 +226,11 @@ static int session_client_event(struct session *s, const struct event *ev, const
 		return 1;
 	}
 	struct run *r = row->run;
-	/* arriving before what the run has seen: lines out of time order, so
-	 * what came before it says nothing of what is before it in time */
+	/* lines out of time order (this one, or the watch's before it): what
+	 * came before says nothing of what is before the run in time */
+	bool ordered = !r->time_regressions && !(r->any_event && ev->t < r->t_last);
 	if (!r->started && !r->begun)
-		run_begin(r, from, !(r->any_event && ev->t < r->t_last));
+		run_begin(r, from, ordered);
 	int rc = run_apply(r, ev);
 	if (row->closed)
 		row->dirty = true;

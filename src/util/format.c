@@ -1,6 +1,7 @@
 #include "roastop/format.h"
 
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -179,4 +180,13 @@ const char *format_axis(char buf[FMT_LEN], double v, const char *unit)
 	size_t p = step_of(v, 1000, SI_TOP, ROASTOP_ARRAY_LEN(si_prefixes), &step);
 	snprintf(num, sizeof(num), "%.3g", v / step);
 	return with_unit(buf, num, si_prefixes[p], unit);
+}
+
+const char *format_clock(char buf[FMT_LEN], double t)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	if (!isfinite(t) || !localtime_r(&s, &tm) || !strftime(buf, FMT_LEN, "%H:%M:%S", &tm))
+		return na(buf);
+	return buf;
 }

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHUNKSIZE, load_metrics
+from conftest import CHUNKSIZE, load_metrics, run_dir
 from dask_cluster import run_example
 
 EXACT = """total_events num_chunks total_bytes_read num_successful_chunks num_failed_chunks
@@ -245,6 +245,6 @@ def test_same_physics_output(both):
 def test_load_measurement_reads_roastops_directory(both):
     from roastcoffea import load_measurement
     ro, _, run = both
-    metrics, t0, t1 = load_measurement(run["out"])
+    metrics, t0, t1 = load_measurement(run_dir(run["out"]))
     assert metrics == ro.m          # tracking_data is null, which it leaves as it is
     assert math.isclose(t1 - t0, ro.m["elapsed_time_seconds"], rel_tol=1e-6, abs_tol=1e-5)

@@ -167,13 +167,15 @@ def test_every_view_and_tab(screen, recording):
     s = screen(replay(recording))
     s.wait_for(BRAILLE)
     views = {"2": "WORKER", "3": "DATASET", "4": "slowest chunks", "5": "track_time",
-             "6": "files:", "7": "event log"}
+             "6": "files:", "7": "event log", "8": "runs: 1"}
     for key, marker in views.items():
         s.keys(key)
         text = s.wait_for(marker)
         assert "q quit" in text.splitlines()[-1]
+    s.keys("7")
     text = s.wait_for("run started")  # the log shows what the run did
-    s.keys("Tab")  # from the log, Tab wraps to the main view
+    s.keys("8")
+    s.keys("Tab")  # from the run list, Tab wraps to the main view
     s.wait_for("runtime p50")
     s.keys("Tab")
     s.wait_for("WORKER")
@@ -315,7 +317,7 @@ def test_e_writes_now_and_keeps_running(screen, recording):
     s.wait_for(BRAILLE)
     assert not run_dirs(s.out)
     s.keys("e")
-    s.wait_footer(f"measurement written to {s.out}")
+    s.wait_footer(f"measurement written under {s.out}")
     first = load_metrics(s.out)["num_chunks"]
     assert first > 0
     assert "roastop-exit" not in s.text()

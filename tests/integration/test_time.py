@@ -135,8 +135,13 @@ def test_shuffled_recording_counts_regressions_keeps_elapsed_and_peaks(tmp_path)
                                                        abs=sample_interval)
     for key in ("peak_workers", "peak_memory_bytes", "num_chunks", "total_events"):
         assert m1[key] is not None and m1[key] == m0[key], key
-    for key in ("cpu_utilization_mean_percent", "total_cpu_time"):  # sums in another order
-        assert m1[key] == pytest.approx(m0[key], rel=1e-9), key
+    # sums in another order
+    assert m1["total_cpu_time"] == pytest.approx(m0["total_cpu_time"], rel=1e-9)
+    # the samples read before the first chunk line but timed before that chunk's
+    # start are left out when it begins the (implicit) run, which the run_start
+    # read later takes over (docs/recording.md, "Time going back"): a few of 721
+    assert m1["cpu_utilization_mean_percent"] == pytest.approx(
+        m0["cpu_utilization_mean_percent"], rel=1e-4)
     assert m1["peak_workers"] == truth["peak_workers"]
     # with samples out of order a series averages its samples: within a sample's worth
     for key in ("avg_workers", "total_cores", "core_efficiency"):

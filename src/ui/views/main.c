@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "roastop/format.h"
 #include "roastop/graph.h"
@@ -46,18 +45,10 @@ static const struct source_info *source_named(const struct run *r, const char *n
 	return NULL;
 }
 
-static void clock_text(char *buf, size_t size, double t)
-{
-	time_t s = (time_t)t;
-	struct tm tm;
-	localtime_r(&s, &tm);
-	strftime(buf, size, "%H:%M:%S", &tm);
-}
-
 static void scheduler_state(struct line *l, const struct ui_frame *f)
 {
 	const struct source_info *s = source_named(f->run, "scheduler");
-	char buf[FMT_LEN], at[16];
+	char buf[FMT_LEN], at[FMT_LEN];
 	if (!s) {
 		seg(l, TH_DIM, f->replay_path ? "(replay)" : "waiting for the first poll");
 		return;
@@ -69,9 +60,8 @@ static void scheduler_state(struct line *l, const struct ui_frame *f)
 		seg(l, TH_WARNING, s->reason[0] ? s->reason : "no reason given");
 		break;
 	default:
-		clock_text(at, sizeof(at), s->since);
 		seg(l, TH_CRITICAL, "lost since ");
-		seg(l, TH_CRITICAL, at);
+		seg(l, TH_CRITICAL, format_clock(at, s->since));
 		seg(l, TH_CRITICAL, " (");
 		seg(l, TH_CRITICAL, format_duration(buf, optnum_of(f->now - s->since)));
 		seg(l, TH_CRITICAL, ")");

@@ -2,19 +2,9 @@
  * shows the selected one in the other views. */
 #include "../uipriv.h"
 
-#include <math.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "roastop/format.h"
-
-static void runs_clock(char *buf, size_t size, double t)
-{
-	time_t s = (time_t)t;
-	struct tm tm;
-	if (!isfinite(t) || !localtime_r(&s, &tm) || !strftime(buf, size, "%H:%M:%S", &tm))
-		snprintf(buf, size, "n/a");
-}
 
 static void runs_row(struct ui *ui, const struct ui_frame *f, int i, char c[][FMT_CELL],
 		     enum theme_elem *elem)
@@ -26,7 +16,7 @@ static void runs_row(struct ui *ui, const struct ui_frame *f, int i, char c[][FM
 	snprintf(c[0], FMT_CELL, "%s%d", row->run && row->run == f->run ? ">" : "", i + 1);
 	snprintf(c[1], FMT_CELL, "%s", row->name[0] ? row->name
 				       : (row->run_id[0] ? row->run_id : "(implicit)"));
-	runs_clock(c[2], FMT_CELL, g->t_start);
+	snprintf(c[2], FMT_CELL, "%s", format_clock(a, g->t_start));
 	snprintf(c[3], FMT_CELL, "%s", format_duration(a, g->elapsed));
 	snprintf(c[4], FMT_CELL, "%s%s", run_status_name(row->status), row->run ? "" : "*");
 	snprintf(c[5], FMT_CELL, "%s", format_count(a, g->chunks));
