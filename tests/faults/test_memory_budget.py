@@ -284,3 +284,44 @@ def test_budget_counters_reach_metrics(tmp_path):
         assert r[key] == 0
     for key in ("workers", "files", "branches", "sections", "datasets", "fine_rows", "errors"):
         assert r["overflow"][key] == 0
+
+
+def test_many_full_runs_share_one_pool(tmp_path):
+    """Ten runs, each filling its worker table (32,768 workers) and its file
+    and branch tables (16,384 long names): kept in detail, they would hold
+    ten times one run's tables. Their tables share one pool (session.h), so
+    older runs keep their summary only and the peak stays under budget; every
+    run's counts stay exact."""
+    pad = "p" * 300
+    n_runs, n_workers, n_files = 10, 32768, 16384
+
+    def run_lines(k):
+        t = T0 + k * 1000
+        yield line({"type": "run_start", "t": t, "run_id": f"r{k}", "name": f"full {k}"})
+        ids = [f"tcp://{k}.{i // 256}.{i % 256}.{pad}:1" for i in range(n_workers)]
+        for g in range(0, n_workers, 1500):
+            batch = ids[g:g + 1500]
+            yield line({"type": "sample", "t": t + 1 + g / n_workers, "source": "state",
+                        "worker_count": len(batch), "scheduler_id": "S",
+                        "workers": [worker(w) for w in batch]})
+        for i in range(n_files):
+            yield line({"type": "chunk", "t": t + 2 + i * 1e-3, "run_id": f"r{k}",
+                        "duration": 1.0, "num_events": 10, "dataset": "d",
+                        "file": f"root://{pad}/{k}/{i}.root", "worker": "w", "host": "h",
+                        "pid": 1, "seq": i, "accessed_branches": [f"{pad}{k}.{i}"]})
+        yield line({"type": "run_end", "t": t + 500, "run_id": f"r{k}", "status": "completed"})
+
+    def lines():
+        for k in range(n_runs):
+            yield from run_lines(k)
+
+    peak, m = replay_stdin(tmp_path, lines())
+    assert peak < BUDGET_KB, f"peak RSS {peak} KiB"
+    s = m["roastop"]["session"]
+    assert s["runs"] == n_runs and s["runs_summarised"] >= n_runs - 3, s
+    dirs = sorted(d for d in (tmp_path / "m").iterdir() if d.name != "latest")
+    assert len(dirs) == n_runs
+    for d in dirs:
+        mk = json.loads((d / "metrics.json").read_text())
+        assert mk["num_chunks"] == n_files and mk["total_events"] == 10 * n_files, d.name
+        assert mk["run_status"] == "completed"
