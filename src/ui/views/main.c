@@ -318,16 +318,22 @@ struct tl_spec {
 	double mark; /* a dashed line at this value (NaN = none) */
 	double peak; /* labelled on the scale at its height (NaN = none) */
 	const struct timeline *line; /* drawn as a line over the area, or NULL */
+	char over[FMT_LEN + 16]; /* said at the graph's top left: what is above the scale */
 	char title[256];
 	char brief[256]; /* the title when the panel is narrow */
 };
 
 /* A nice maximum in the IEC unit the title prints bytes in, so that axis
- * and title agree; "1000 MiB" would not fit the scale: 1 GiB instead. */
-static double nice_bytes(double v)
+ * and title agree ("1000 MiB" would not fit the scale: 1 GiB instead); the
+ * steps finer than graph_nice_max's keep the axis within 1.25 x the value. */
+static double nice_memory(double v)
 {
-	double u = format_bytes_step(v, NULL), nice = graph_nice_max(v / u);
-	return nice > 500 ? 1024 * u : nice * u;
+	static const double steps[] = { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
+	double u = format_bytes_step(v, NULL), x = v / u, p = pow(10, floor(log10(x)));
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(steps); i++)
+		if (steps[i] * p >= x * (1 - 1e-12))
+			return steps[i] * p > 1000 ? 1024 * u : steps[i] * p * u;
+	return 10 * p * u;
 }
 
 static void scale_label(char *buf, double v, const char *unit)
@@ -410,6 +416,8 @@ static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect 
 	}
 	mark_line(ui, ui->cells, gw, gh, s->mark, s->vmax);
 	scr_graph(ui, gy, gx, gw, gh, ui->cells);
+	if (s->over[0] && gh > 1) /* the top left: the run's start, memory still low */
+		scr_text(ui, gy, gx, gw, TH_DIM, s->over);
 	char lab[SCALE_W + 1];
 	scale_label(lab, s->vmax, s->unit);
 	scr_text(ui, gy, r.x + 1, SCALE_W, TH_DIM, lab);
@@ -434,6 +442,24 @@ static double vmax_of(const struct timeline *tl, double floor_v)
 	return graph_nice_max(tl_peak(tl, floor_v));
 }
 
+/* The memory axis follows the memory used (a 0.5 GiB workload on a 25 GiB
+ * cluster is not a flat line): 1.1 x its peak, nicely rounded. The limit
+ * is drawn as a line when it is within 1.5 x that peak, and the axis then
+ * reaches it; above, it is said at the graph's top left instead. */
+static void memory_scale(struct ui *ui, struct tl_spec *s, const struct run *r)
+{
+	double used = tl_peak(&r->tl_mem_used, 1), limit = tl_peak(&r->tl_mem_limit, 0);
+	if (!r->tl_mem_limit.n_samples || limit <= 1.5 * used) {
+		s->vmax = nice_memory(fmax(limit, used * 1.1));
+		s->line = &r->tl_mem_limit; /* the limit over time, over the memory used */
+		return;
+	}
+	s->vmax = nice_memory(used * 1.1);
+	char b[FMT_LEN];
+	format_bytes(b, optnum_of(limit));
+	snprintf(s->over, sizeof(s->over), "limit %s %s", b, ui->ascii ? "^" : "\xe2\x86\x91");
+}
+
 static void timelines(struct ui *ui, const struct ui_frame *f, const struct main_layout *L)
 {
 	const struct run *r = f->run;
@@ -441,10 +467,10 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 	const char *dash = ui->ascii ? "--" : "\xe2\x94\x84";
 	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 	struct tl_spec s[4] = {
-		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, NULL, "", "" },
-		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, NULL, "", "" },
-		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, NULL, "", "" },
-		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, NULL, "", "" },
+		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, NULL, "", "", "" },
+		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, NULL, "", "", "" },
+		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, NULL, "", "", "" },
+		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, NULL, "", "", "" },
 	};
 	s[0].vmax = vmax_of(&r->tl_workers, 1);
 	s[0].mark = m->avg_workers.valid ? m->avg_workers.value : NAN;
@@ -453,12 +479,12 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 		 format_num(a, m->workers_now, "%.0f"), format_num(b, m->peak_workers, "%.0f"), dash,
 		 format_num(c, m->avg_workers, "%.1f"));
 	snprintf(s[0].brief, sizeof(s[0].brief), "workers %s peak %s %savg %s", a, b, dash, c);
-	s[1].vmax = nice_bytes(fmax(tl_peak(&r->tl_mem_limit, 1), tl_peak(&r->tl_mem_used, 1)));
-	s[1].line = &r->tl_mem_limit; /* the limit over time, over the memory used */
+	memory_scale(ui, &s[1], r);
 	char d[FMT_LEN];
-	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %s limit  worst worker %s",
+	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %slimit  worst worker %s",
 		 format_bytes(a, m->memory_used_now_bytes), format_bytes(b, m->memory_limit_now_bytes),
-		 ui->ascii ? "-" : "\xe2\xa0\x89", format_num(d, m->memory_worst_percent_now, "%.0f%%"));
+		 s[1].over[0] ? "" : (ui->ascii ? "- " : "\xe2\xa0\x89 "),
+		 format_num(d, m->memory_worst_percent_now, "%.0f%%"));
 	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s worst %s", a, b, d);
 	s[2].mark = m->cpu_utilization_mean_percent.valid ? m->cpu_utilization_mean_percent.value : NAN;
 	s[3].peak = m->tasks_executing_peak.valid ? m->tasks_executing_peak.value : NAN;
