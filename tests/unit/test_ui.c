@@ -229,7 +229,7 @@ static void histogram_axis_marked_and_labelled(void **state)
 	bool full = false;
 	for (int y = 0; y < 60; y++)
 		full |= strstr(shown[y], "chunk runtime  p50 ") != NULL &&
-			strstr(shown[y], "events/chunk mean ") != NULL;
+			strstr(shown[y], "events per chunk  mean ") != NULL;
 	assert_true(full);
 	run_destroy(&R);
 }

@@ -708,21 +708,20 @@ static void runtime_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 	hist_draw(ui, in, &f->run->duration_hist, marks, labels, 4, format_duration);
 }
 
-/* Dropped in this order: the long name, exact counts (for k / M), min,
- * max, mean. */
+/* Dropped in this order: exact counts (for 101 k), min (the axis's left
+ * end shows it), the long name, max, mean. */
 static void events_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
 	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], t[6][TITLE_LEN];
-	format_count(a, m->chunk_events_mean);
-	format_count(b, m->chunk_events_min);
-	format_count(c, m->chunk_events_max);
-	snprintf(t[0], TITLE_LEN, "events per chunk  mean %s min %s max %s", a, b, c);
-	snprintf(t[1], TITLE_LEN, "events/chunk mean %s min %s max %s", a, b, c);
+	snprintf(t[0], TITLE_LEN, "events per chunk  mean %s min %s max %s",
+		 format_count(a, m->chunk_events_mean), format_count(b, m->chunk_events_min),
+		 format_count(c, m->chunk_events_max));
 	format_si(a, m->chunk_events_mean, "");
 	format_si(b, m->chunk_events_min, "");
 	format_si(c, m->chunk_events_max, "");
-	snprintf(t[2], TITLE_LEN, "events/chunk mean %s min %s max %s", a, b, c);
+	snprintf(t[1], TITLE_LEN, "events per chunk  mean %s min %s max %s", a, b, c);
+	snprintf(t[2], TITLE_LEN, "events per chunk  mean %s max %s", a, c);
 	snprintf(t[3], TITLE_LEN, "events/chunk mean %s max %s", a, c);
 	snprintf(t[4], TITLE_LEN, "events/chunk mean %s", a);
 	snprintf(t[5], TITLE_LEN, "events/chunk");
