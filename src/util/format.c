@@ -69,7 +69,8 @@ const char *format_mib(char buf[FMT_LEN], optnum mib)
 
 /* Under a second in ms (three significant digits); from there roastcoffea's
  * _format_time: "42.3s" under a minute, then "2m 5s", "1h 2m 5s" (truncated
- * to whole seconds). Beyond a million hours the integer split would
+ * to whole seconds). Under 10 us, two significant digits ("0.0042 ms"), never
+ * a nonzero "0.00 ms". Beyond a million hours the integer split would
  * overflow, so those print in seconds. */
 const char *format_duration(char buf[FMT_LEN], optnum v)
 {
@@ -78,6 +79,10 @@ const char *format_duration(char buf[FMT_LEN], optnum v)
 	double s = v.value;
 	if (s == 0) {
 		memcpy(buf, "0s", 3);
+		return buf;
+	}
+	if (fabs(s) < 1e-5) { /* "%.2f" would print a nonzero value as "0.00 ms" */
+		snprintf(buf, FMT_LEN, "%.2g ms", s * 1000);
 		return buf;
 	}
 	if (fabs(s) < 0.9995) {

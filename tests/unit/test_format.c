@@ -71,6 +71,11 @@ static void duration_edges(void **state)
 	assert_string_equal(format_duration(b, optnum_of(0.9994)), "999 ms");
 	assert_string_equal(format_duration(b, optnum_of(0.9996)), "1.0s"); /* no "1000 ms" */
 	assert_string_equal(format_duration(b, optnum_of(-0.25)), "-250 ms");
+	/* a nonzero duration never reads as zero (the histogram's axis ends) */
+	assert_string_equal(format_duration(b, optnum_of(1e-6)), "0.001 ms");
+	assert_string_equal(format_duration(b, optnum_of(4.2e-6)), "0.0042 ms");
+	assert_string_equal(format_duration(b, optnum_of(9.99e-6)), "0.01 ms");
+	assert_string_equal(format_duration(b, optnum_of(1e-5)), "0.01 ms");
 	assert_string_equal(format_duration(b, optnum_of(1)), "1.0s");
 	assert_string_equal(format_duration(b, optnum_of(59.94)), "59.9s");
 	assert_string_equal(format_duration(b, optnum_of(59.96)), "1m 0s"); /* no "60.0s" */

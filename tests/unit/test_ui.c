@@ -3,6 +3,7 @@
  * one: under make asan this finds any write past a buffer or a grid. */
 #include "test_util.h"
 
+#include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -113,6 +114,151 @@ static void busy_run_every_view_every_size(void **state)
 	run_destroy(&R);
 }
 
+/* ---- the main view read back from the curses screen (ASCII mode) ---- */
+
+#define SCREEN_MAX_ROWS 64
+#define SCREEN_MAX_COLS 256
+static char shown[SCREEN_MAX_ROWS][SCREEN_MAX_COLS];
+
+static void draw_main(int cols, int rows)
+{
+	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+	assert_non_null(out);
+	assert_non_null(in);
+	struct ui_config cfg = { .out = out, .in = in, .cols = cols, .rows = rows, .ascii = true,
+				 .no_color = true, .theme = "themes/high-contrast.theme" };
+	char err[256];
+	struct ui *ui = ui_open(&cfg, err, sizeof(err));
+	if (!ui)
+		fail_msg("ui_open: %s", err);
+	struct metrics m;
+	metrics_compute(&R, R.t_last, NULL, &m);
+	struct ui_frame f = { .run = &R, .m = &m, .out_dir = "/tmp/x", .now = R.t_last };
+	ui_set_view(ui, UI_VIEW_MAIN);
+	ui_draw(ui, &f);
+	for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++)
+		mvinnstr(y, 0, shown[y], cols < SCREEN_MAX_COLS - 1 ? cols : SCREEN_MAX_COLS - 1);
+	ui_close(ui);
+	fclose(out);
+	fclose(in);
+}
+
+/* The runtime histogram's axis row (inside its box, which starts at column
+ * 0): the row above the border that says "log scale". */
+static const char *runtime_axis(int rows, char *buf, size_t n)
+{
+	for (int y = 1; y < rows && y < SCREEN_MAX_ROWS; y++) {
+		if (strncmp(shown[y], "+- log scale -", 14) != 0)
+			continue;
+		const char *row = shown[y - 1] + 1, *end = strchr(row, '|');
+		assert_non_null(end);
+		snprintf(buf, n, "%.*s", (int)(end - row), row);
+		return buf;
+	}
+	fail_msg("no \"log scale\" border on screen");
+	return NULL;
+}
+
+/* Axis labels ("10.0 ms", "9.8s"), apart by two spaces or more, counted. */
+static int label_count(const char *axis)
+{
+	int n = 0;
+	for (const char *p = axis; *p; p++)
+		n += *p != ' ' && (p == axis || (p[-1] == ' ' && (p - 1 == axis || p[-2] == ' ')));
+	return n;
+}
+
+/* A title cut by its border ends in a character right before the dashes
+ * that run into the box's corner ("max 1-+"); a whole one ends in a space. */
+static void no_title_cut(int rows)
+{
+	for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++) {
+		const char *row = shown[y];
+		for (const char *p = strstr(row, "+- "); p; p = strstr(p + 1, "+- ")) {
+			const char *corner = strchr(p + 3, '+');
+			if (!corner)
+				break;
+			const char *q = corner;
+			while (q > p && q[-1] == '-')
+				q--;
+			if (q < corner && q > p + 3 && q[-1] != ' ')
+				fail_msg("title cut on row %d: %s", y, row);
+			p = corner - 1;
+		}
+	}
+}
+
+static void no_zero_for_nonzero(const char *axis)
+{
+	if (strstr(axis, "0.0s") || strstr(axis, "0.00 ms") || strstr(axis, " 0s"))
+		fail_msg("a zero label on the axis: %s", axis);
+}
+
+static void chunks(int n, double t0, double d0, double step)
+{
+	for (int i = 0; i < n; i++) {
+		struct event ev = test_event(EV_CHUNK, t0 + i * 0.05);
+		ev.u.chunk.duration = optnum_of(d0 + step * (i % 977));
+		ev.u.chunk.num_events = optnum_of(1000 + i % 50);
+		ev.u.chunk.dataset = "ds";
+		ev.u.chunk.worker = "w";
+		apply(ev);
+	}
+}
+
+/* Issue 19 item 6: the axis says it is logarithmic and its ends are the real
+ * range (10 ms .. 9.77 s in ms under a second), with inner ticks when there
+ * is room; the titles drop parts rather than end mid-word. */
+static void histogram_axis_marked_and_labelled(void **state)
+{
+	(void)state;
+	assert_int_equal(run_init(&R), 0);
+	busy_run();
+	char axis[SCREEN_MAX_COLS];
+	static const int at[][2] = { { 80, 24 }, { 120, 40 }, { 200, 60 } };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(at); i++) {
+		draw_main(at[i][0], at[i][1]);
+		runtime_axis(at[i][1], axis, sizeof(axis));
+		assert_true(strncmp(axis, "10.0 ms ", 8) == 0);
+		assert_non_null(strstr(axis, " 9.8s"));
+		assert_true(label_count(axis) >= 3); /* a middle tick even at 80 columns */
+		no_zero_for_nonzero(axis);
+		no_title_cut(at[i][1]);
+	}
+	assert_int_equal(label_count(axis), 5); /* 200 columns: three inner ticks */
+	bool full = false;
+	for (int y = 0; y < 60; y++)
+		full |= strstr(shown[y], "chunk runtime  p50 ") != NULL &&
+			strstr(shown[y], "events per chunk  mean ") != NULL;
+	assert_true(full);
+	run_destroy(&R);
+}
+
+/* 0 s chunks cannot sit on a log axis: they count in the first bin, whose
+ * label says "<=", and the axis starts at the data, not at 1 us. Tiny
+ * durations still print as nonzero. */
+static void histogram_axis_with_zero_and_tiny_durations(void **state)
+{
+	(void)state;
+	assert_int_equal(run_init(&R), 0);
+	chunks(50, 1000, 0, 0);
+	chunks(200, 1010, 0.2, 0.01);
+	char axis[SCREEN_MAX_COLS];
+	draw_main(80, 24);
+	runtime_axis(24, axis, sizeof(axis));
+	/* the lower edge of the 200 ms chunk's bucket (2 % wide) */
+	assert_true(strncmp(axis, "<=198 ms ", 9) == 0);
+	no_zero_for_nonzero(axis);
+	run_destroy(&R);
+	assert_int_equal(run_init(&R), 0);
+	chunks(200, 1000, 2e-6, 5e-8); /* 2 us to 12 us */
+	draw_main(200, 60);
+	runtime_axis(60, axis, sizeof(axis));
+	assert_true(strncmp(axis, "0.002 ms ", 9) == 0); /* 2 us, the shortest chunk */
+	no_zero_for_nonzero(axis);
+	run_destroy(&R);
+}
+
 /* No terminal description: ui_open refuses with a reason, the app goes headless. */
 static void no_cursor_addressing_is_refused(void **state)
 {
@@ -143,6 +289,8 @@ int main(void)
 		cmocka_unit_test(empty_run_every_view_every_size),
 		cmocka_unit_test(busy_run_every_view_every_size),
 		cmocka_unit_test(no_cursor_addressing_is_refused),
+		cmocka_unit_test(histogram_axis_marked_and_labelled),
+		cmocka_unit_test(histogram_axis_with_zero_and_tiny_durations),
 	};
 	return cmocka_run_group_tests_name("ui", tests, NULL, NULL);
 }

@@ -318,16 +318,22 @@ struct tl_spec {
 	double mark; /* a dashed line at this value (NaN = none) */
 	double peak; /* labelled on the scale at its height (NaN = none) */
 	const struct timeline *line; /* drawn as a line over the area, or NULL */
+	char over[FMT_LEN + 16]; /* said at the graph's top left: what is above the scale */
 	char title[256];
 	char brief[256]; /* the title when the panel is narrow */
 };
 
 /* A nice maximum in the IEC unit the title prints bytes in, so that axis
- * and title agree; "1000 MiB" would not fit the scale: 1 GiB instead. */
-static double nice_bytes(double v)
+ * and title agree ("1000 MiB" would not fit the scale: 1 GiB instead); the
+ * steps finer than graph_nice_max's keep the axis within 1.25 x the value. */
+static double nice_memory(double v)
 {
-	double u = format_bytes_step(v, NULL), nice = graph_nice_max(v / u);
-	return nice > 500 ? 1024 * u : nice * u;
+	static const double steps[] = { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
+	double u = format_bytes_step(v, NULL), x = v / u, p = pow(10, floor(log10(x)));
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(steps); i++)
+		if (steps[i] * p >= x * (1 - 1e-12))
+			return steps[i] * p > 1000 ? 1024 * u : steps[i] * p * u;
+	return 10 * p * u;
 }
 
 static void scale_label(char *buf, double v, const char *unit)
@@ -410,6 +416,8 @@ static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect 
 	}
 	mark_line(ui, ui->cells, gw, gh, s->mark, s->vmax);
 	scr_graph(ui, gy, gx, gw, gh, ui->cells);
+	if (s->over[0] && gh > 1) /* the top left: the run's start, memory still low */
+		scr_text(ui, gy, gx, gw, TH_DIM, s->over);
 	char lab[SCALE_W + 1];
 	scale_label(lab, s->vmax, s->unit);
 	scr_text(ui, gy, r.x + 1, SCALE_W, TH_DIM, lab);
@@ -434,6 +442,24 @@ static double vmax_of(const struct timeline *tl, double floor_v)
 	return graph_nice_max(tl_peak(tl, floor_v));
 }
 
+/* The memory axis follows the memory used (a 0.5 GiB workload on a 25 GiB
+ * cluster is not a flat line): 1.1 x its peak, nicely rounded. The limit
+ * is drawn as a line when it is within 1.5 x that peak, and the axis then
+ * reaches it; above, it is said at the graph's top left instead. */
+static void memory_scale(struct ui *ui, struct tl_spec *s, const struct run *r)
+{
+	double used = tl_peak(&r->tl_mem_used, 1), limit = tl_peak(&r->tl_mem_limit, 0);
+	if (!r->tl_mem_limit.n_samples || limit <= 1.5 * used) {
+		s->vmax = nice_memory(fmax(limit, used * 1.1));
+		s->line = &r->tl_mem_limit; /* the limit over time, over the memory used */
+		return;
+	}
+	s->vmax = nice_memory(used * 1.1);
+	char b[FMT_LEN];
+	format_bytes(b, optnum_of(limit));
+	snprintf(s->over, sizeof(s->over), "limit %s %s", b, ui->ascii ? "^" : "\xe2\x86\x91");
+}
+
 static void timelines(struct ui *ui, const struct ui_frame *f, const struct main_layout *L)
 {
 	const struct run *r = f->run;
@@ -441,10 +467,10 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 	const char *dash = ui->ascii ? "--" : "\xe2\x94\x84";
 	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 	struct tl_spec s[4] = {
-		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, NULL, "", "" },
-		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, NULL, "", "" },
-		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, NULL, "", "" },
-		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, NULL, "", "" },
+		{ "workers", &r->tl_workers, vmax_of(&r->tl_workers, 1), "", NAN, NAN, NULL, "", "", "" },
+		{ "memory", &r->tl_mem_used, vmax_of(&r->tl_mem_limit, 1), "B", NAN, NAN, NULL, "", "", "" },
+		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, NULL, "", "", "" },
+		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, NULL, "", "", "" },
 	};
 	s[0].vmax = vmax_of(&r->tl_workers, 1);
 	s[0].mark = m->avg_workers.valid ? m->avg_workers.value : NAN;
@@ -453,12 +479,12 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 		 format_num(a, m->workers_now, "%.0f"), format_num(b, m->peak_workers, "%.0f"), dash,
 		 format_num(c, m->avg_workers, "%.1f"));
 	snprintf(s[0].brief, sizeof(s[0].brief), "workers %s peak %s %savg %s", a, b, dash, c);
-	s[1].vmax = nice_bytes(fmax(tl_peak(&r->tl_mem_limit, 1), tl_peak(&r->tl_mem_used, 1)));
-	s[1].line = &r->tl_mem_limit; /* the limit over time, over the memory used */
+	memory_scale(ui, &s[1], r);
 	char d[FMT_LEN];
-	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %s limit  worst worker %s",
+	snprintf(s[1].title, sizeof(s[1].title), "memory %s of %s %slimit  worst worker %s",
 		 format_bytes(a, m->memory_used_now_bytes), format_bytes(b, m->memory_limit_now_bytes),
-		 ui->ascii ? "-" : "\xe2\xa0\x89", format_num(d, m->memory_worst_percent_now, "%.0f%%"));
+		 s[1].over[0] ? "" : (ui->ascii ? "- " : "\xe2\xa0\x89 "),
+		 format_num(d, m->memory_worst_percent_now, "%.0f%%"));
 	snprintf(s[1].brief, sizeof(s[1].brief), "mem %s/%s worst %s", a, b, d);
 	s[2].mark = m->cpu_utilization_mean_percent.valid ? m->cpu_utilization_mean_percent.value : NAN;
 	s[3].peak = m->tasks_executing_peak.valid ? m->tasks_executing_peak.value : NAN;
@@ -476,9 +502,13 @@ static void timelines(struct ui *ui, const struct ui_frame *f, const struct main
 
 /* ---- histogram ---- */
 
+/* The axis spans the data's own buckets: values under HIST_MIN (a chunk of
+ * 0 s) cannot sit on a log axis, so they count in the first bin and the
+ * left end starts at the lowest bucket in use, not at HIST_MIN. */
 static void hist_range(const struct hist *h, double *lo, double *hi)
 {
-	*lo = fmax(h->min, HIST_MIN);
+	double low = h->lo <= h->hi ? hist_bucket_lower(h->lo) : HIST_MIN;
+	*lo = fmax(h->min, fmax(low, HIST_MIN));
 	*hi = fmax(h->max, *lo);
 	if (*hi < *lo * 4) { /* a narrow spread still gets a readable axis */
 		double mid = sqrt(*lo * *hi);
@@ -538,6 +568,67 @@ static void hist_marks(struct ui *ui, int y, int x, int w, int xres, const optnu
 
 typedef const char *(*fmt_fn)(char buf[FMT_LEN], optnum v);
 
+/* A log axis: the value at each column's left edge is lo x (hi/lo)^(c/w). */
+struct hist_axis {
+	double lo, hi;
+	fmt_fn fmt;
+	bool under, over; /* values below lo / above hi counted in the end bins */
+};
+
+static double axis_value(const struct hist_axis *ax, int col, int w)
+{
+	return ax->lo * pow(ax->hi / ax->lo, (double)col / w);
+}
+
+/* An end label: "<=" before the left one when the first bin also holds
+ * values under lo (a 0 s chunk), ">=" before the right one for overflow. */
+static int axis_end(struct ui *ui, char out[FMT_LEN + 8], const struct hist_axis *ax, bool right)
+{
+	char v[FMT_LEN];
+	ax->fmt(v, optnum_of(right ? ax->hi : ax->lo));
+	bool open = right ? ax->over : ax->under;
+	const char *sign = !open ? "" : (right ? (ui->ascii ? ">=" : "\xe2\x89\xa5")
+					       : (ui->ascii ? "<=" : "\xe2\x89\xa4"));
+	snprintf(out, FMT_LEN + 8, "%s%s", sign, v);
+	return (int)text_width(out);
+}
+
+/* Inner ticks at k/(n+1) of the width, 3 when all fit with two spaces
+ * around each, else the middle one, else none; each label centred on its
+ * column, whose left edge is the value printed. */
+static void axis_ticks(struct ui *ui, int y, int x, int w, const struct hist_axis *ax, int from,
+		       int upto)
+{
+	for (int n = 3; n >= 1; n -= 2) {
+		char t[3][FMT_LEN];
+		int at[3], end = from;
+		bool fit = true;
+		for (int k = 0; k < n && fit; k++) {
+			int col = w * (k + 1) / (n + 1);
+			ax->fmt(t[k], optnum_of(axis_value(ax, col, w)));
+			at[k] = col - (int)strlen(t[k]) / 2;
+			fit = at[k] >= end + 2;
+			end = at[k] + (int)strlen(t[k]);
+		}
+		if (!fit || end + 2 > upto)
+			continue;
+		for (int k = 0; k < n; k++)
+			scr_text(ui, y, x + at[k], (int)strlen(t[k]), TH_DIM, t[k]);
+		return;
+	}
+}
+
+static void hist_axis(struct ui *ui, int y, int x, int w, const struct hist_axis *ax)
+{
+	char a[FMT_LEN + 8], b[FMT_LEN + 8];
+	int aw = axis_end(ui, a, ax, false), bw = axis_end(ui, b, ax, true);
+	scr_text(ui, y, x, w, TH_DIM, a);
+	if (aw + bw + 1 > w)
+		return;
+	scr_text(ui, y, x + w - bw, bw, TH_DIM, b);
+	axis_ticks(ui, y, x, w, ax, aw, w - bw);
+}
+
 static const char *fmt_events(char buf[FMT_LEN], optnum v)
 {
 	return format_si(buf, v, "");
@@ -574,23 +665,42 @@ static void hist_draw(struct ui *ui, struct rect in, const struct hist *h, const
 	graph_area(ui->vals, nb, top, gw, gh, ui->ascii, ui->cells);
 	scr_graph(ui, in.y, in.x, gw, gh, ui->cells);
 	hist_marks(ui, in.y + gh, in.x, gw, xres, marks, labels, n_marks, lo, hi);
-	char a[FMT_LEN], b[FMT_LEN];
-	fmt(a, optnum_of(lo));
-	fmt(b, optnum_of(hi));
-	scr_text(ui, in.y + gh + 1, in.x, gw, TH_DIM, a);
-	scr_text(ui, in.y + gh + 1, in.x + gw - (int)strlen(b), (int)strlen(b), TH_DIM, b);
+	struct hist_axis ax = { lo, hi, fmt, h->underflow > 0, h->overflow > 0 };
+	hist_axis(ui, in.y + gh + 1, in.x, gw, &ax);
+	/* the axis is logarithmic: said on the border under it */
+	scr_text(ui, in.y + in.h, in.x + 1, gw - 1, TH_DIM, " log scale ");
 }
 
+/* A panel title that never ends mid-word: the first of the variants,
+ * longest first, that fits the border whole (scr_box needs its width + 6);
+ * the last, a bare name, is cut only on a panel too narrow for it. */
+#define TITLE_LEN (4 * FMT_LEN + 48)
+
+static const char *title_fit(struct rect r, char v[][TITLE_LEN], int n)
+{
+	for (int i = 0; i < n - 1; i++)
+		if ((int)text_width(v[i]) + 6 <= r.w)
+			return v[i];
+	return v[n - 1];
+}
+
+/* Dropped in this order as the panel narrows: the word "chunk", p90, p99,
+ * max, p50 (README, "The dashboard"). */
 static void runtime_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], title[200];
-	snprintf(title, sizeof(title), "chunk runtime  p50 %s p90 %s p99 %s max %s",
-		 format_duration(a, m->chunk_duration_p50), format_duration(b, m->chunk_duration_p90),
-		 format_duration(c, m->chunk_duration_p99), format_duration(d, m->chunk_duration_max));
-	if ((int)strlen(title) + 6 > r.w)
-		snprintf(title, sizeof(title), "runtime p50 %s p99 %s max %s", a, c, d);
-	scr_box(ui, r, title);
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], t[6][TITLE_LEN];
+	format_duration(a, m->chunk_duration_p50);
+	format_duration(b, m->chunk_duration_p90);
+	format_duration(c, m->chunk_duration_p99);
+	format_duration(d, m->chunk_duration_max);
+	snprintf(t[0], TITLE_LEN, "chunk runtime  p50 %s p90 %s p99 %s max %s", a, b, c, d);
+	snprintf(t[1], TITLE_LEN, "runtime p50 %s p90 %s p99 %s max %s", a, b, c, d);
+	snprintf(t[2], TITLE_LEN, "runtime p50 %s p99 %s max %s", a, c, d);
+	snprintf(t[3], TITLE_LEN, "runtime p50 %s max %s", a, d);
+	snprintf(t[4], TITLE_LEN, "runtime p50 %s", a);
+	snprintf(t[5], TITLE_LEN, "runtime");
+	scr_box(ui, r, title_fit(r, t, 6));
 	struct rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
 	optnum marks[4] = { m->chunk_duration_p50, m->chunk_duration_p90, m->chunk_duration_p99,
 			    m->chunk_duration_max };
@@ -598,14 +708,24 @@ static void runtime_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 	hist_draw(ui, in, &f->run->duration_hist, marks, labels, 4, format_duration);
 }
 
+/* Dropped in this order: exact counts (for 101 k), min (the axis's left
+ * end shows it), the long name, max, mean. */
 static void events_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], title[200];
-	snprintf(title, sizeof(title), "events per chunk  mean %s min %s max %s",
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], t[6][TITLE_LEN];
+	snprintf(t[0], TITLE_LEN, "events per chunk  mean %s min %s max %s",
 		 format_count(a, m->chunk_events_mean), format_count(b, m->chunk_events_min),
 		 format_count(c, m->chunk_events_max));
-	scr_box(ui, r, title);
+	format_si(a, m->chunk_events_mean, "");
+	format_si(b, m->chunk_events_min, "");
+	format_si(c, m->chunk_events_max, "");
+	snprintf(t[1], TITLE_LEN, "events per chunk  mean %s min %s max %s", a, b, c);
+	snprintf(t[2], TITLE_LEN, "events per chunk  mean %s max %s", a, c);
+	snprintf(t[3], TITLE_LEN, "events/chunk mean %s max %s", a, c);
+	snprintf(t[4], TITLE_LEN, "events/chunk mean %s", a);
+	snprintf(t[5], TITLE_LEN, "events/chunk");
+	scr_box(ui, r, title_fit(r, t, 6));
 	struct rect in = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
 	optnum marks[1] = { m->chunk_events_mean };
 	static const char *const labels[1] = { "mean" };
