@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "roastop/auth.h"
@@ -230,6 +231,43 @@ static void default_key_follows_xdg_config_home(void **state)
 	remove_tree(home);
 }
 
+/* Eight starts at once with no key file yet: one key is made and every
+ * start uses it (a key appears whole under its name, or not at all). */
+static void first_starts_at_once_share_one_key(void **state)
+{
+	(void)state;
+	enum { N = 8 };
+	char home[] = "/tmp/roastop-home-XXXXXX", err[512];
+	home_in(home);
+	int fds[N][2];
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(pipe(fds[i]), 0);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct auth_key k;
+			int rc = auth_key_setup(&k, NULL, false, err, sizeof(err));
+			_exit(rc == 0 && !k.session && write(fds[i][1], k.hex, 64) == 64 ? 0 : 1);
+		}
+		close(fds[i][1]);
+	}
+	char first[65] = "", got[65];
+	for (int i = 0; i < N; i++) {
+		int status = 0;
+		assert_true(wait(&status) > 0);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(read(fds[i][0], got, 64), 64);
+		got[64] = '\0';
+		close(fds[i][0]);
+		if (!first[0])
+			memcpy(first, got, sizeof(got));
+		assert_string_equal(got, first);
+	}
+	remove_tree(home);
+}
+
 /* The default file is held to the --key-file rules: a group-readable file
  * and a symbolic link (even to a good key) are refused, not replaced. */
 static void default_key_refused_when_unsafe(void **state)
@@ -332,6 +370,7 @@ int main(void)
 		cmocka_unit_test(key_file_must_be_a_regular_file),
 		cmocka_unit_test(default_key_under_home_made_once_then_reused),
 		cmocka_unit_test(default_key_follows_xdg_config_home),
+		cmocka_unit_test(first_starts_at_once_share_one_key),
 		cmocka_unit_test(default_key_refused_when_unsafe),
 		cmocka_unit_test(new_key_replaces_the_file),
 		cmocka_unit_test(no_home_falls_back_to_a_session_key),
