@@ -1077,14 +1077,16 @@ static int app_open_udp(struct app *a)
 {
 	const struct app_config *c = a->cfg;
 	char err[512];
-	if (!c->no_auth && auth_key_setup(&a->key, c->key_file, c->new_key, err, sizeof(err)) != 0) {
+	if (!c->no_auth &&
+	    auth_key_setup(&a->key, c->key_file, c->new_key, err, sizeof(err)) != 0) {
 		fprintf(stderr, "roastop: %s\n", err);
 		return -1;
 	}
 	if (a->key.note[0])
 		fprintf(stderr, "roastop: %s\n", a->key.note);
 	else if (c->new_key)
-		fprintf(stderr, "roastop: new key written to %s; re-export ROASTOP_KEY in your shells\n",
+		fprintf(stderr,
+			"roastop: new key written to %s; re-export ROASTOP_KEY in your shells\n",
 			a->key.path);
 	a->udp = udp_open(c->listen_host ? c->listen_host : "127.0.0.1", c->listen_port,
 			  c->no_auth ? NULL : &a->key, c->rcvbuf, err, sizeof(err));

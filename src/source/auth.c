@@ -97,7 +97,8 @@ static int key_temp(const struct auth_key *k, const char *path, char *tmp, size_
 	int e = errno;
 	OPENSSL_cleanse(line, sizeof(line));
 	if (close(fd) != 0 || rc != 0) {
-		snprintf(err, errsz, "cannot write key file %s: %s", path, strerror(rc ? e : errno));
+		snprintf(err, errsz, "cannot write key file %s: %s", path,
+			 strerror(rc ? e : errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -297,7 +298,8 @@ static int key_config_file(char *file, size_t size, char *err, size_t errsz)
 		snprintf(err, errsz, "HOME is not set, nor XDG_CONFIG_HOME");
 		return -2;
 	}
-	if (n >= (int)sizeof(base) || snprintf(dir, sizeof(dir), "%s/roastop", base) >= (int)sizeof(dir) ||
+	if (n >= (int)sizeof(base) ||
+	    snprintf(dir, sizeof(dir), "%s/roastop", base) >= (int)sizeof(dir) ||
 	    snprintf(file, size, "%s/key", dir) >= (int)size) {
 		snprintf(err, errsz, "the config directory's path is too long");
 		return -2;
@@ -323,7 +325,8 @@ static int key_session_dir(char *dir, size_t size)
 		char cache[480];
 		snprintf(cache, sizeof(cache), "%s/.cache", home);
 		mkdir(cache, 0700);
-		if (snprintf(dir, size, "%s/roastop", cache) < (int)size && key_dir_ok(dir, true) == 0)
+		if (snprintf(dir, size, "%s/roastop", cache) < (int)size &&
+		    key_dir_ok(dir, true) == 0)
 			return 0;
 	}
 	snprintf(dir, size, "/tmp/roastop-%u", (unsigned)geteuid());
