@@ -1077,10 +1077,17 @@ static int app_open_udp(struct app *a)
 {
 	const struct app_config *c = a->cfg;
 	char err[512];
-	if (!c->no_auth && auth_key_setup(&a->key, c->key_file, err, sizeof(err)) != 0) {
+	if (!c->no_auth &&
+	    auth_key_setup(&a->key, c->key_file, c->new_key, err, sizeof(err)) != 0) {
 		fprintf(stderr, "roastop: %s\n", err);
 		return -1;
 	}
+	if (a->key.note[0])
+		fprintf(stderr, "roastop: %s\n", a->key.note);
+	else if (c->new_key)
+		fprintf(stderr,
+			"roastop: new key written to %s; re-export ROASTOP_KEY in your shells\n",
+			a->key.path);
 	a->udp = udp_open(c->listen_host ? c->listen_host : "127.0.0.1", c->listen_port,
 			  c->no_auth ? NULL : &a->key, c->rcvbuf, err, sizeof(err));
 	if (!a->udp) {
@@ -1173,8 +1180,8 @@ static void app_close(struct app *a)
 	a->fds[FD_UDP] = -1; /* closed with the listener */
 	udp_close(a->udp);
 	dask_close(a->dask);
-	if (a->key.path[0] && !a->cfg->key_file)
-		unlink(a->key.path); /* the session key dies with the session */
+	if (a->key.session)
+		unlink(a->key.path); /* the per-user key outlives us; a session key does not */
 	for (int i = 0; i < FD__COUNT; i++)
 		if (a->fds[i] >= 0)
 			close(a->fds[i]);

@@ -45,6 +45,7 @@ static const struct option_def options[] = {
 	{ "scheduler", 0, O_URL, OFF(scheduler), 0, 0, R_CLOSED },
 	{ "listen", 0, O_LISTEN, 0, 0, 0, R_CLOSED },
 	{ "key-file", 0, O_STR, OFF(key_file), 0, 0, R_CLOSED },
+	{ "new-key", 0, O_FLAG, OFF(new_key), 0, 0, R_CLOSED },
 	{ "no-auth", 0, O_FLAG, OFF(no_auth), 0, 0, R_CLOSED },
 	{ "interval", 0, O_REAL, OFF(interval), 0.1, 3600, R_CLOSED },
 	{ "output", 0, O_STR, OFF(output), 0, 0, R_CLOSED },
@@ -536,6 +537,8 @@ static enum cli_result check_combination(struct parser *p)
 	if (!p->scheduler_from_cli && (why = url_problem(o->scheduler)))
 		return fail(p, "ROASTOP_SCHEDULER: '%s' %s; fix it or give --scheduler URL",
 			    shown(o->scheduler, SIZE_MAX, q), why);
+	if (o->new_key && o->no_auth)
+		return fail(p, "--new-key makes a key, --no-auth turns keys off: give one of them");
 	if (o->speed_given && !o->replay)
 		return fail(p, "--speed %.10g only applies with --replay FILE", o->speed);
 	if (o->record && o->replay && same_file(o->record, o->replay))
@@ -592,7 +595,9 @@ void cli_usage(FILE *f)
 	      "Chunk events (UDP from the Python emitter):\n"
 	      "  --listen HOST:PORT       listen address (default 127.0.0.1:8790; [IPv6]:PORT;\n"
 	      "                           port 0 picks a free port)\n"
-	      "  --key-file FILE          HMAC key the datagrams are signed with\n"
+	      "  --key-file FILE          HMAC key the datagrams are signed with (default\n"
+	      "                           ~/.config/roastop/key, made on first use)\n"
+	      "  --new-key                replace the key file with a fresh key\n"
 	      "  --no-auth                accept unsigned datagrams\n"
 	      "  --rcvbuf BYTES           socket receive buffer, 4096 to 1073741824\n"
 	      "\n"

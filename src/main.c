@@ -43,6 +43,7 @@ int main(int argc, char **argv)
 		.listen_host = o.listen_host,
 		.listen_port = o.listen_port,
 		.key_file = o.key_file,
+		.new_key = o.new_key,
 		.no_auth = o.no_auth,
 		.rcvbuf = o.rcvbuf,
 		.scheduler_url = o.scheduler,

@@ -20,7 +20,8 @@ struct app_config {
 	/* the UDP listener (live mode) */
 	const char *listen_host;
 	int listen_port;
-	const char *key_file; /* NULL: a new session key */
+	const char *key_file; /* NULL: the per-user key file */
+	bool new_key; /* replace the key file with a fresh key */
 	bool no_auth;
 	int rcvbuf;
 	/* the Dask scheduler (live mode; NULL url: not polled) */

@@ -9,11 +9,14 @@
 #define AUTH_KEY_LEN 32
 #define AUTH_TAG_HEX 64
 #define AUTH_TAG_LEN 32 /* raw bytes (protocol version 2) */
+#define AUTH_PATH_MAX 512
 
 struct auth_key {
 	uint8_t key[AUTH_KEY_LEN];
 	char hex[2 * AUTH_KEY_LEN + 1];
-	char path[512]; /* where it is kept */
+	char path[AUTH_PATH_MAX]; /* where it is kept */
+	bool session; /* a file of this session's own, to remove at exit */
+	char note[AUTH_PATH_MAX]; /* why the per-user key is not used; "" when it is */
 };
 
 /* HMAC-SHA256 with the key's inner and outer hash states computed once:
@@ -26,10 +29,16 @@ bool auth_mac_ok(struct auth_mac *m, const char *body, size_t len, const char *h
 bool auth_mac_ok_raw(struct auth_mac *m, const char *body, size_t len,
 		     const uint8_t tag[AUTH_TAG_LEN]);
 
-/* path given: read it (refused when group/world-accessible or not ours),
- * or create it 0600 with a new key when missing. path NULL: a new key kept
- * in $XDG_RUNTIME_DIR/roastop (or ~/.cache/roastop), private directory. */
-int auth_key_setup(struct auth_key *k, const char *path, char *err, size_t errsz);
+/* path given: read it (refused when group/world-accessible, not ours, not a
+ * regular file or a symbolic link), or create it 0600 with a new key when
+ * missing. path NULL: the same with the per-user key file,
+ * $XDG_CONFIG_HOME/roastop/key or ~/.config/roastop/key; when there is no
+ * HOME or it cannot be written, a key for this session only (session set,
+ * note says why) in $XDG_RUNTIME_DIR/roastop, ~/.cache/roastop or
+ * /tmp/roastop-UID. renew: a fresh key replaces the file (atomically). A new
+ * file appears whole or not at all; when two roastops make it at once, both
+ * use the one made first. */
+int auth_key_setup(struct auth_key *k, const char *path, bool renew, char *err, size_t errsz);
 /* Is hex_tag (AUTH_TAG_HEX hex digits) the HMAC-SHA256 of body under key? */
 bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const char *hex_tag);
 /* Writes the raw tag of body (protocol version 2) into out. */

@@ -44,6 +44,7 @@ struct cli_opts {
 	char listen_host[CLI_MAX_HOST + 1]; /* IPv4, hostname or IPv6 without brackets */
 	int listen_port; /* 0..65535, 0 = pick a free port */
 	const char *key_file;
+	bool new_key;
 	bool no_auth;
 	double interval; /* scheduler poll, seconds, 0.1..3600 */
 	const char *output; /* NULL = the app chooses */

@@ -67,19 +67,62 @@ static int key_generate(struct auth_key *k, char *err, size_t errsz)
 	return 0;
 }
 
-/* A new file: O_EXCL and O_NOFOLLOW, so nothing planted there is used. */
-static int key_write(struct auth_key *k, const char *path, char *err, size_t errsz)
+/* A fresh temporary beside path holding the key: 0600 from its creation
+ * (a descriptor opened while the mode was wider would keep its access after
+ * a chmod), O_EXCL and O_NOFOLLOW under a random name, so nothing planted
+ * there is used; synced, so a rename never publishes an empty key. */
+static int key_temp(const struct auth_key *k, const char *path, char *tmp, size_t size,
+		    char *err, size_t errsz)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	uint8_t r[8];
+	char rhex[2 * sizeof(r) + 1], line[2 * AUTH_KEY_LEN + 2];
+	if (RAND_bytes(r, sizeof(r)) != 1) {
+		snprintf(err, errsz, "cannot make a random name (OpenSSL RAND_bytes failed)");
+		return -1;
+	}
+	to_hex(r, sizeof(r), rhex);
+	if (snprintf(tmp, size, "%s.%s.tmp", path, rhex) >= (int)size) {
+		snprintf(err, errsz, "key file path %s is too long", path);
+		return -1;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		snprintf(err, errsz, "cannot create key file %s: %s", path, strerror(errno));
 		return -1;
 	}
-	char line[2 * AUTH_KEY_LEN + 2];
 	snprintf(line, sizeof(line), "%s\n", k->hex);
 	int rc = fsutil_write_all(fd, line, strlen(line));
+	if (rc == 0)
+		rc = fsync(fd);
+	int e = errno;
+	OPENSSL_cleanse(line, sizeof(line));
 	if (close(fd) != 0 || rc != 0) {
-		snprintf(err, errsz, "cannot write key file %s: %s", path, strerror(errno));
+		snprintf(err, errsz, "cannot write key file %s: %s", path,
+			 strerror(rc ? e : errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* The key appears under path only once written whole: link(2) for a new
+ * file, which fails with EEXIST when another roastop made one meanwhile
+ * (1: read theirs), or rename(2) over the old one. */
+static int key_publish(struct auth_key *k, const char *path, bool replace, char *err,
+		       size_t errsz)
+{
+	char tmp[AUTH_PATH_MAX + 32];
+	if (key_temp(k, path, tmp, sizeof(tmp), err, errsz) != 0)
+		return -1;
+	int rc = replace ? rename(tmp, path) : link(tmp, path);
+	int e = errno;
+	if (rc != 0 || !replace)
+		unlink(tmp);
+	if (rc != 0 && !replace && e == EEXIST)
+		return 1;
+	if (rc != 0) {
+		snprintf(err, errsz, "cannot %s key file %s: %s", replace ? "replace" : "create",
+			 path, strerror(e));
 		return -1;
 	}
 	snprintf(k->path, sizeof(k->path), "%s", path);
@@ -185,49 +228,143 @@ static int key_open(struct auth_key *k, const char *path, char *err, size_t errs
 	return key_read(k, fd, path, err, errsz);
 }
 
-/* $XDG_RUNTIME_DIR/roastop, else ~/.cache/roastop, else /tmp/roastop-UID: 0700. */
-static int key_dir(char *dir, size_t size)
+/* path's key, or a new one written there when there is none; another
+ * roastop may write one first, then theirs is read. -2 when a new key
+ * cannot be written (err says why), -1 when the file there is refused. */
+static int key_load_or_make(struct auth_key *k, const char *path, char *err, size_t errsz)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
-	if (xdg && *xdg)
-		snprintf(dir, size, "%s/roastop", xdg);
-	else if (home && *home) {
-		char cache[480];
-		snprintf(cache, sizeof(cache), "%s/.cache", home);
-		mkdir(cache, 0700);
-		snprintf(dir, size, "%s/roastop", cache);
-	} else
-		snprintf(dir, size, "/tmp/roastop-%u", (unsigned)geteuid());
+	int rc = key_open(k, path, err, errsz);
+	if (rc != 1)
+		return rc;
+	if (key_generate(k, err, errsz) != 0)
+		return -1;
+	rc = key_publish(k, path, false, err, errsz);
+	if (rc == -1)
+		return -2;
+	if (rc == 1)
+		rc = key_open(k, path, err, errsz);
+	if (rc == 1)
+		snprintf(err, errsz, "key file %s appeared and vanished while being made", path);
+	return rc == 0 ? 0 : -1;
+}
+
+/* --new-key: a fresh key renamed over path. What is there must be a
+ * regular file of ours (not a link, FIFO or directory); its mode does not
+ * matter, a key others could read is what a rotation replaces. */
+static int key_renew(struct auth_key *k, const char *path, char *err, size_t errsz)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+		snprintf(err, errsz, "key file %s is not a regular file of yours: not replaced",
+			 path);
+		return -1;
+	}
+	if (key_generate(k, err, errsz) != 0)
+		return -1;
+	return key_publish(k, path, true, err, errsz);
+}
+
+/* dir made 0700 when missing; it must then be a directory of ours that
+ * nobody else can write (or, with private, read). A link to one is fine:
+ * planting it takes write access to its parent, which is ours. */
+static int key_dir_ok(const char *dir, bool private)
+{
+	struct stat st;
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 		return -1;
-	struct stat st;
-	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
+	if (stat(dir, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (private ? 077 : 022))) {
 		errno = EPERM;
 		return -1;
 	}
 	return 0;
 }
 
-int auth_key_setup(struct auth_key *k, const char *path, char *err, size_t errsz)
+/* The per-user key file: $XDG_CONFIG_HOME/roastop/key (an absolute path,
+ * as the XDG spec asks), else ~/.config/roastop/key. -2 with why in err
+ * when there is no such place: no HOME, or one we cannot write. */
+static int key_config_file(char *file, size_t size, char *err, size_t errsz)
 {
-	memset(k, 0, sizeof(*k));
-	int rc = path ? key_open(k, path, err, errsz) : 1;
-	if (rc != 1)
-		return rc;
-	if (key_generate(k, err, errsz) != 0)
-		return -1;
-	if (path)
-		return key_write(k, path, err, errsz);
-	char dir[512], file[600];
-	if (key_dir(dir, sizeof(dir)) != 0) {
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char base[AUTH_PATH_MAX], dir[AUTH_PATH_MAX];
+	int n = 0;
+	if (xdg && xdg[0] == '/')
+		n = snprintf(base, sizeof(base), "%s", xdg);
+	else if (home && home[0])
+		n = snprintf(base, sizeof(base), "%s/.config", home);
+	else {
+		snprintf(err, errsz, "HOME is not set, nor XDG_CONFIG_HOME");
+		return -2;
+	}
+	if (n >= (int)sizeof(base) ||
+	    snprintf(dir, sizeof(dir), "%s/roastop", base) >= (int)sizeof(dir) ||
+	    snprintf(file, size, "%s/key", dir) >= (int)size) {
+		snprintf(err, errsz, "the config directory's path is too long");
+		return -2;
+	}
+	if ((mkdir(base, 0700) != 0 && errno != EEXIST) || key_dir_ok(dir, false) != 0) {
+		snprintf(err, errsz, "%s: %s", errno == EPERM ? dir : base,
+			 errno == EPERM ? "not a directory of yours that only you can write"
+					: strerror(errno));
+		return -2;
+	}
+	return 0;
+}
+
+/* $XDG_RUNTIME_DIR/roastop, else ~/.cache/roastop, else /tmp/roastop-UID:
+ * the first that is (or can be made) private. */
+static int key_session_dir(char *dir, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+	if (xdg && *xdg && snprintf(dir, size, "%s/roastop", xdg) < (int)size &&
+	    key_dir_ok(dir, true) == 0)
+		return 0;
+	if (home && *home) {
+		char cache[480];
+		snprintf(cache, sizeof(cache), "%s/.cache", home);
+		mkdir(cache, 0700);
+		if (snprintf(dir, size, "%s/roastop", cache) < (int)size &&
+		    key_dir_ok(dir, true) == 0)
+			return 0;
+	}
+	snprintf(dir, size, "/tmp/roastop-%u", (unsigned)geteuid());
+	return key_dir_ok(dir, true);
+}
+
+static int key_session(struct auth_key *k, char *err, size_t errsz)
+{
+	char dir[AUTH_PATH_MAX - 32], file[AUTH_PATH_MAX];
+	if (key_session_dir(dir, sizeof(dir)) != 0) {
 		snprintf(err, errsz, "no private directory for the session key (%s): %s", dir,
 			 strerror(errno));
 		return -1;
 	}
 	snprintf(file, sizeof(file), "%s/session-%ld.key", dir, (long)getpid());
 	unlink(file); /* a stale key of a dead roastop with our pid */
-	return key_write(k, file, err, errsz);
+	if (key_generate(k, err, errsz) != 0 || key_publish(k, file, false, err, errsz) != 0)
+		return -1;
+	k->session = true;
+	return 0;
+}
+
+int auth_key_setup(struct auth_key *k, const char *path, bool renew, char *err, size_t errsz)
+{
+	memset(k, 0, sizeof(*k));
+	if (path && renew)
+		return key_renew(k, path, err, errsz);
+	if (path)
+		return key_load_or_make(k, path, err, errsz) == 0 ? 0 : -1;
+	char file[AUTH_PATH_MAX];
+	int rc = key_config_file(file, sizeof(file), err, errsz);
+	if (rc == 0)
+		rc = renew ? key_renew(k, file, err, errsz) : key_load_or_make(k, file, err, errsz);
+	if (rc != -2)
+		return rc;
+	snprintf(k->note, sizeof(k->note), "no key kept across sessions (%s): this one is "
+		 "for this session only", err);
+	return key_session(k, err, errsz);
 }
 
 void auth_tag_raw(const struct auth_key *k, const char *body, size_t len,

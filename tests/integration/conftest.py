@@ -1,13 +1,16 @@
 """Shared fixtures: the real roastop binary and the recording generator."""
+import atexit
 import hashlib
 import hmac
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,6 +19,13 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ROASTOP = os.environ.get("ROASTOP", "build/roastop")
 TOOLS = os.environ.get("TOOLS", "build/tools")
+
+# Without --key-file roastop keeps its key in $XDG_CONFIG_HOME/roastop/key:
+# every roastop the tests start (tests/faults import this module too) gets a
+# config directory of the test session's own, never the user's ~/.config.
+_CONFIG_HOME = tempfile.mkdtemp(prefix="roastop-tests-config-")
+os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
+atexit.register(shutil.rmtree, _CONFIG_HOME, True)
 
 
 def no_nan(text):

@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	struct auth_key key, *k = NULL;
 	char err[256];
 	if (argc > 3 && strcmp(argv[3], "-") != 0) {
-		if (auth_key_setup(&key, argv[3], err, sizeof(err)) != 0) {
+		if (auth_key_setup(&key, argv[3], false, err, sizeof(err)) != 0) {
 			fprintf(stderr, "udp_flood: %s\n", err);
 			return 1;
 		}

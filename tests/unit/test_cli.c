@@ -77,8 +77,8 @@ static void defaults(void **state)
 	assert_null(o.processor_prefix);
 	assert_null(o.dashboard_prefix);
 	assert_null(o.cacert);
-	assert_false(o.no_auth || o.headless || o.exit_on_run_end || o.no_color || o.ascii ||
-		     o.insecure || o.speed_given);
+	assert_false(o.no_auth || o.new_key || o.headless || o.exit_on_run_end || o.no_color ||
+		     o.ascii || o.insecure || o.speed_given);
 
 	struct cli_opts p;
 	memset(&p, 0xa5, sizeof(p)); /* cli_parse must set every field itself */
@@ -91,7 +91,7 @@ static void defaults(void **state)
 	assert_near(p.checkpoint, 10.0, 0);
 	assert_near(p.duration, 0, 0);
 	assert_null(p.output);
-	assert_false(p.headless || p.speed_given);
+	assert_false(p.headless || p.speed_given || p.new_key);
 	assert_int_equal(p.n_headers, 0);
 }
 
@@ -449,8 +449,8 @@ static void missing_and_forgotten_values(void **state)
 	assert_string_equal(o.output, "-o");
 	assert_int_equal(parse(&o, err, NULL, "--output=--weird", END), CLI_RUN);
 	assert_string_equal(o.output, "--weird");
-	const char *flags[] = { "--no-auth", "--headless", "--exit-on-run-end", "--no-color",
-				"--ascii", "--insecure" };
+	const char *flags[] = { "--no-auth", "--new-key", "--headless", "--exit-on-run-end",
+				"--no-color", "--ascii", "--insecure" };
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(flags); i++) {
 		char arg[64];
 		snprintf(arg, sizeof(arg), "%s=yes", flags[i]);
@@ -551,6 +551,23 @@ static void record_and_replay(void **state)
 	unlink(path);
 }
 
+/* --new-key replaces the default key file, or the --key-file; with
+ * --no-auth there is no key to make: a usage error, whatever the order. */
+static void new_key(void **state)
+{
+	(void)state;
+	struct cli_opts o;
+	char err[256];
+	assert_int_equal(parse(&o, err, NULL, "--new-key", END), CLI_RUN);
+	assert_true(o.new_key);
+	assert_null(o.key_file);
+	assert_int_equal(parse(&o, err, NULL, "--new-key", "--key-file", "k", END), CLI_RUN);
+	assert_true(o.new_key);
+	assert_string_equal(o.key_file, "k");
+	ERR("--new-key", "--no-auth", "--new-key", "--no-auth");
+	ERR("--new-key", "--no-auth", "--no-auth", "--key-file=k", "--new-key");
+}
+
 static void error_text(void **state)
 {
 	(void)state;
@@ -599,8 +616,8 @@ static void usage_lists_every_option(void **state)
 	cli_usage(f);
 	fclose(f);
 	const char *names[] = { "--scheduler URL", "--listen HOST:PORT", "--key-file FILE",
-				"--no-auth", "--interval SECONDS", "--output DIR", "--headless",
-				"--duration SECONDS", "--exit-on-run-end", "--record FILE",
+				"--new-key", "--no-auth", "--interval SECONDS", "--output DIR",
+				"--headless", "--duration SECONDS", "--exit-on-run-end", "--record FILE",
 				"--replay FILE", "--speed X", "--theme NAME|PATH", "--no-color",
 				"--ascii", "--checkpoint SECONDS", "--processor-prefix PATTERN",
 				"--dashboard-prefix PATH", "--cacert FILE", "--insecure",
@@ -636,6 +653,7 @@ int main(void)
 		cmocka_unit_test(scheduler_urls),
 		cmocka_unit_test(bad_headers),
 		cmocka_unit_test(record_and_replay),
+		cmocka_unit_test(new_key),
 		cmocka_unit_test(error_text),
 		cmocka_unit_test(usage_lists_every_option),
 	};
