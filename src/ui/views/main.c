@@ -267,12 +267,13 @@ static int part_width(const struct part *p)
  * the kept parts leave (for the bar). */
 static int parts_fit(struct parts *ps, bool keep[], int w)
 {
-	int used = 0;
+	int used = 0, last = 0;
 	for (size_t i = 0; i < ps->n; i++) {
 		keep[i] = true;
 		used += part_width(&ps->p[i]);
+		last = ps->p[i].drop > last ? ps->p[i].drop : last;
 	}
-	for (int rank = 9; rank > 0 && used > w; rank--)
+	for (int rank = last; rank > 0 && used > w; rank--)
 		for (size_t i = 0; i < ps->n; i++)
 			if (keep[i] && ps->p[i].drop == rank) {
 				keep[i] = false;
