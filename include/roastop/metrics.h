@@ -18,6 +18,16 @@ struct metrics_options {
 
 enum total_source { TOTAL_NONE = 0, TOTAL_REPORT, TOTAL_CHUNKS };
 
+/* What the progress counts: events of the run-start's expected total, else
+ * the run's tasks from the scheduler (docs/metrics.md, "Progress and ETA"). */
+enum progress_source { PROGRESS_NONE = 0, PROGRESS_EVENTS, PROGRESS_TASKS };
+
+/* The ETA's rate: progress over the last METRICS_ETA_WINDOW seconds,
+ * reaching back to the METRICS_ETA_POINTS-th latest arrival when fewer
+ * came in that window (docs/metrics.md, "Progress and ETA"). */
+#define METRICS_ETA_WINDOW 60.0
+#define METRICS_ETA_POINTS 4
+
 /* The tolerance of the physical bounds (docs/metrics.md, "Invariants"): a
  * value within bound x (1 + METRICS_TOL_REL + METRICS_TOL_SECONDS / window)
  * is clock granularity and shown clamped to the bound; past it the inputs
@@ -77,7 +87,11 @@ struct metrics {
 	optnum chunk_duration_p50, chunk_duration_p90, chunk_duration_p99;
 	optnum total_threads_avg, total_threads_now, chunks_per_second;
 	optnum workers_now, memory_used_now_bytes, memory_limit_now_bytes;
-	optnum expected_events, progress_percent, eta_seconds;
+	optnum expected_events, progress_percent;
+	/* progress: done / total of progress_source; eta = (total - done) / the
+	 * recent rate (eta_rate, units of the source per second) */
+	enum progress_source progress_source;
+	optnum progress_done, progress_total, progress_fraction, eta_rate, eta_seconds;
 	/* latest-sample values and the overhead split, for the live screen */
 	optnum memory_worst_percent_now, cpu_percent_now, tasks_executing_now, tasks_executing_peak;
 	/* the run's task progress from the scheduler (its span's tasks when known) */
@@ -111,5 +125,7 @@ int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON
 		       struct strbuf *out);
 /* "coffea_report", "chunks", or NULL for TOTAL_NONE. */
 const char *metrics_source_name(enum total_source s);
+/* "events", "tasks", or NULL for PROGRESS_NONE. */
+const char *metrics_progress_name(enum progress_source s);
 
 #endif

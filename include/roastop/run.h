@@ -214,6 +214,9 @@ struct run {
 	struct timeline tl_mem_worst_pct; /* highest worker memory %, per sample */
 	struct timeline tl_cpu; /* mean worker CPU % per sample */
 	struct timeline tl_executing; /* tasks executing, cluster-wide */
+	/* tasks_done at each sample: the ETA's recent task rate. Broken (a
+	 * gap) where the progress restarts its count or the scheduler is lost. */
+	struct timeline tl_tasks_done;
 	struct stats worker_mem_bytes; /* every worker sample: peak = max */
 	struct stats worker_mem_pct; /* every worker sample with a limit */
 	struct stats worker_cpu_pct; /* every worker sample */

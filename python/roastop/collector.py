@@ -2,10 +2,12 @@
 metrics in the client, it tells roastop where a run starts and ends, sends
 coffea's report, and hands roastop's address and key to the workers inside
 the processor instance (pickled with it), so nothing is set up on workers."""
+import operator
 import os
 import socket
 import uuid
 import warnings
+from collections.abc import Iterator
 
 from roastop._state import ship_by_value
 from roastop.emitter import RESOLVE_TIMEOUT, emitter_for, parse_key, resolve
@@ -19,6 +21,30 @@ def _warn_once(text):
     if text not in _warned:
         _warned.append(text)
         warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
+MAX_EVENTS = 10**15  # roastop's bound on expected_events (docs/recording.md)
+
+
+def _events_count(n):
+    """expected_events as given, or ValueError on the client: a wrong total
+    would make every ETA wrong without a word."""
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_EVENTS:
+        raise ValueError(f"expected_events must be an int in [0, {MAX_EVENTS}], got {n!r}")
+    return n
+
+
+def _chunk_entries(item):
+    """The entries of a coffea WorkItem (or anything with its dataset and
+    integer entry range; numpy integers from cluster-aligned chunking
+    included), None for anything else."""
+    try:
+        start, stop = operator.index(item.entrystart), operator.index(item.entrystop)
+        return stop - start if stop >= start and item.dataset is not None else None
+    except (AttributeError, TypeError):
+        return None
 
 
 async def _heartbeat(dask_worker):
@@ -40,11 +66,21 @@ class MetricsCollector:
     most RESOLVE_TIMEOUT (1 s), and the workers get the numeric address, so
     none of them ever waits on a resolver. Without an address, or when it
     does not resolve in time, the collector warns once and does nothing.
-    ``backend`` is accepted for roastcoffea compatibility and ignored."""
+    ``backend`` is accepted for roastcoffea compatibility and ignored.
+
+    ``expected_events`` (an int >= 0) is the number of events the run will
+    process; roastop shows progress and an ETA from it. Without it, the
+    collector knows the total only when ``set_fileset`` is given the
+    Runner's preprocessed chunks (``list(runner.preprocess(fileset, ...))``,
+    then ``runner.run(chunks, ...)``): their entry ranges add up to it
+    exactly, and nothing is opened. A plain fileset carries no entry counts
+    (the Runner opens the files to learn them, after ``__enter__``), so with
+    it pass ``expected_events``; roastop otherwise shows the run's task
+    progress."""
 
     def __init__(self, client=None, backend="dask", track_workers=True,
                  worker_tracking_interval=1.0, processor_instance=None, addr=None, key=None,
-                 run_name=None):
+                 run_name=None, expected_events=None):
         self.client = client
         self.backend = backend
         self.track_workers = track_workers
@@ -53,6 +89,7 @@ class MetricsCollector:
         self.processor_name = (type(processor_instance).__name__
                                if processor_instance is not None else None)
         self.run_name = run_name
+        self.expected_events = _events_count(expected_events)
         self.run_id = None
         self.datasets = []
         self.coffea_report = None
@@ -130,7 +167,20 @@ class MetricsCollector:
 
     def set_fileset(self, fileset):
         """Records the fileset's dataset names for run_start (call before
-        entering); sends nothing."""
+        entering); sends nothing. Given a list of the Runner's WorkItems
+        (its preprocessed chunks), also the events they cover, as
+        expected_events unless the constructor was given it. A generator is
+        left alone: reading it would use up the Runner's chunks."""
+        entries = ([_chunk_entries(c) for c in fileset]
+                   if isinstance(fileset, (list, tuple)) and fileset else [None])
+        if None not in entries:
+            self.datasets = list(dict.fromkeys(str(c.dataset) for c in fileset))
+            if self.expected_events is None and sum(entries) <= MAX_EVENTS:
+                self.expected_events = sum(entries)
+            return
+        if isinstance(fileset, Iterator):
+            self.datasets = []
+            return
         try:
             self.datasets = [str(d) for d in fileset]
         except TypeError:
@@ -162,6 +212,8 @@ class MetricsCollector:
                "protocol": self.emitter.protocol}
         if self.processor_name is not None:
             msg["processor"] = self.processor_name
+        if self.expected_events is not None:
+            msg["expected_events"] = self.expected_events
         self.emitter.send(msg)
         return self
 

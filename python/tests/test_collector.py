@@ -192,3 +192,48 @@ def test_roastcoffea_compatible_calls(sink, capsys):
     mc.print_summary()
     assert mc.run_id in capsys.readouterr().out
     assert __version__ == "0.1.0"
+
+
+def test_expected_events_goes_in_run_start(sink):
+    with MetricsCollector(None, addr=addr_of(sink), key=KEY, expected_events=20000):
+        assert receive(sink)["expected_events"] == 20000
+    receive(sink)
+    with MetricsCollector(None, addr=addr_of(sink), key=KEY):
+        assert "expected_events" not in receive(sink)   # unknown: left out, not 0
+    receive(sink)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "20000", True, 10**15 + 1])
+def test_expected_events_rejected_on_the_client(bad):
+    with pytest.raises(ValueError, match="expected_events"):
+        MetricsCollector(None, addr="127.0.0.1:9", key=KEY, expected_events=bad)
+
+
+class WorkItem:
+    """The fields of coffea.processor.executor.WorkItem the collector reads."""
+
+    def __init__(self, dataset, entrystart, entrystop):
+        self.dataset, self.entrystart, self.entrystop = dataset, entrystart, entrystop
+
+
+def test_preprocessed_chunks_give_the_total(sink):
+    chunks = [WorkItem("DY", 0, 100), WorkItem("DY", 100, 250), WorkItem("TT", 0, 7)]
+    mc = MetricsCollector(None, addr=addr_of(sink), key=KEY)
+    mc.set_fileset(chunks)
+    with mc:
+        start = receive(sink)
+        assert start["expected_events"] == 257 and start["datasets"] == ["DY", "TT"]
+    receive(sink)
+    given = MetricsCollector(None, addr=addr_of(sink), key=KEY, expected_events=5)
+    given.set_fileset(chunks)                # the caller's number wins
+    assert given.expected_events == 5
+
+
+def test_a_plain_fileset_or_a_generator_gives_no_total():
+    mc = MetricsCollector(None, addr="127.0.0.1:9", key=KEY)
+    mc.set_fileset({"DY": ["a.root"]})
+    assert mc.expected_events is None and mc.datasets == ["DY"]
+    gen = (c for c in [WorkItem("DY", 0, 10)])
+    mc.set_fileset(gen)
+    assert mc.expected_events is None
+    assert next(gen).entrystop == 10         # not consumed: the Runner still gets it

@@ -64,6 +64,7 @@ static const struct key extra_keys[] = {
 	K(total_threads_avg), K(total_threads_now), K(workers_now),
 	K(chunk_duration_p50), K(chunk_duration_p90), K(chunk_duration_p99),
 	K(expected_events), K(progress_percent), K(rate_window_seconds),
+	K(progress_fraction), K(eta_seconds),
 };
 
 static void add_keys(struct jsonw *w, const struct metrics *m, const struct key *keys, size_t n,
@@ -350,6 +351,8 @@ int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON
 	/* roastcoffea's raw scheduler timelines; roastop keeps bounded ones only */
 	jsonw_raw(&w, "tracking_data", "null");
 	add_keys(&w, m, extra_keys, N(extra_keys), AS_OMIT);
+	if (m->progress_source != PROGRESS_NONE)
+		jsonw_str(&w, "progress_source", metrics_progress_name(m->progress_source));
 	add_section_summary(&w, r);
 	add_metric_sources(&w, m);
 	add_run_status(&w, r);

@@ -450,16 +450,63 @@ static void compute_branches(const struct run *r, struct metrics *m)
 		m->total_branches_read = count_of(r->branches.count);
 }
 
-/* progress = events done / expected x 100; eta = remaining / current rate */
+/* The recent rate of a cumulative series at time `end`: (latest value -
+ * value at point i) / (end - t_i), i the earliest point of the last
+ * METRICS_ETA_WINDOW seconds (at least METRICS_ETA_POINTS points back),
+ * never before `from` (the run's start), across a gap (a restarted count,
+ * a lost scheduler) or across a drop. A point's min is the value at its
+ * first sample, exact for a rising series even in a merged bucket. The end
+ * is now, not the latest arrival, so a run that stalls slows its rate.
+ * Invalid without two points or with no progress among them. */
+static optnum recent_rate(const struct timeline *tl, double from, double end)
+{
+	if (!tl->has_last || tl->len < 2 || !(end > from))
+		return optnum_none();
+	double edge = fmax(from, end - METRICS_ETA_WINDOW);
+	size_t i = tl->len - 1, taken = 1;
+	while (i > 0 && !tl->pts[i].gap_before && tl->pts[i - 1].t >= from &&
+	       tl->pts[i - 1].min <= tl->pts[i].min &&
+	       (tl->pts[i - 1].t >= edge || taken < METRICS_ETA_POINTS)) {
+		i--;
+		taken++;
+	}
+	double gained = tl->v_last - tl->pts[i].min, span = end - tl->pts[i].t;
+	if (taken < 2 || !(gained > 0) || !(span > 0))
+		return optnum_none();
+	return optnum_of(gained / span);
+}
+
+/* progress = done / total of the source: events of the expected total,
+ * else the run's tasks; eta = (total - done) / recent_rate, 0 once done
+ * reaches the total; none after the run's end (nothing is left to wait
+ * for) or without a rate. */
 static void compute_progress(const struct run *r, struct metrics *m)
 {
 	m->expected_events = r->expected_events;
 	m->progress_percent = scale(ratio(m->total_events, r->expected_events), 100);
-	if (!m->progress_percent.valid || r->ended)
+	const struct timeline *tl = NULL;
+	if (m->progress_percent.valid) {
+		m->progress_source = PROGRESS_EVENTS;
+		m->progress_done = m->total_events;
+		m->progress_total = r->expected_events;
+		tl = &r->tl_events;
+	} else if (m->tasks_percent_now.valid) {
+		m->progress_source = PROGRESS_TASKS;
+		m->progress_done = r->tasks_done;
+		m->progress_total = r->tasks_total;
+		tl = &r->tl_tasks_done;
+	} else {
 		return;
-	optnum rate = ratio(m->window_events, m->rate_window_seconds);
-	optnum left = optnum_of(fmax(0, r->expected_events.value - m->total_events.value));
-	m->eta_seconds = rate.valid && rate.value > 0 ? ratio(left, rate) : optnum_none();
+	}
+	m->progress_fraction = ratio(m->progress_done, m->progress_total);
+	if (r->ended || !m->elapsed_time_seconds.valid)
+		return;
+	m->eta_rate = recent_rate(tl, m->t_start, m->t_end);
+	double left = m->progress_total.value - m->progress_done.value;
+	if (left <= 0)
+		m->eta_seconds = optnum_of(0);
+	else
+		m->eta_seconds = ratio(optnum_of(left), m->eta_rate);
 }
 
 void metrics_compute(const struct run *r, double now, const struct metrics_options *opt,
@@ -501,6 +548,11 @@ bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 	out->share_of_time_percent =
 		scale(ratio(optnum_of(d->total_duration), optnum_of(r->chunk_duration.sum)), 100);
 	return true;
+}
+
+const char *metrics_progress_name(enum progress_source s)
+{
+	return s == PROGRESS_EVENTS ? "events" : (s == PROGRESS_TASKS ? "tasks" : NULL);
 }
 
 const char *metrics_source_name(enum total_source s)

@@ -74,7 +74,7 @@ static const size_t timeline_offsets[] = {
 	offsetof(struct run, tl_workers),	offsetof(struct run, tl_threads),
 	offsetof(struct run, tl_mem_used),	offsetof(struct run, tl_mem_limit),
 	offsetof(struct run, tl_mem_worst_pct), offsetof(struct run, tl_cpu),
-	offsetof(struct run, tl_executing),
+	offsetof(struct run, tl_executing),	offsetof(struct run, tl_tasks_done),
 };
 
 static struct timeline *timeline_at(struct run *r, size_t i)
@@ -668,6 +668,7 @@ static void sample_progress(struct run *r, const struct ev_sample *s)
 static void progress_restart(struct run *r)
 {
 	r->tasks_done = r->tasks_total = optnum_none();
+	timeline_gap(&r->tl_tasks_done);
 	r->tasks_base_set = r->tasks_cum_done.valid;
 	r->tasks_base_done = r->tasks_cum_done.valid ? r->tasks_cum_done.value : 0;
 	r->tasks_base_total = r->tasks_cum_total.valid ? r->tasks_cum_total.value : 0;
@@ -745,6 +746,8 @@ static void apply_sample(struct run *r, double t, const struct ev_sample *s)
 {
 	scheduler_identity(r, t, s);
 	sample_progress(r, s);
+	if (r->tasks_done.valid)
+		timeline_push(&r->tl_tasks_done, t, r->tasks_done.value);
 	r->n_samples++;
 	r->workers_now = s->worker_count;
 	struct sample_sums sums = { 0 };
@@ -1061,6 +1064,7 @@ static void scheduler_gap(struct run *r)
 	sample_timeline_list(r, tls);
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
 		timeline_gap(tls[i]);
+	timeline_gap(&r->tl_tasks_done);
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_t_last = -1;

@@ -882,22 +882,112 @@ static void section_summary_shape(void **state)
 	cJSON_Delete(j);
 }
 
-/* 2,500 of 10,000 expected events after 10 s: 25 %, 7,500 left at 250/s */
-static void progress_and_eta(void **state)
+static void start_expecting(double events)
 {
-	(void)state;
 	struct event ev = test_event(EV_RUN_START, 0);
 	ev.u.run_start.run_id = "r";
-	ev.u.run_start.expected_events = optnum_of(10000);
+	ev.u.run_start.expected_events = optnum_of(events);
 	apply(ev);
-	chunk(10, "a", 1, 2500, 0);
+}
+
+/* A slow start (10 events at 10, 20, 30 s), then 100 events every 10 s to
+ * 100 s: 730 done. The last 60 s, from the 40 s arrival (130 done), gained
+ * 600: 10/s, not the run's average 7.3/s; 9,270 left -> 927 s. */
+static void eta_from_the_recent_rate(void **state)
+{
+	(void)state;
+	start_expecting(10000);
+	for (int t = 10; t <= 100; t += 10)
+		chunk(t, "a", 1, t <= 30 ? 10 : 100, 0);
+	struct metrics m;
+	compute(&m, 100);
+	assert_int_equal(m.progress_source, PROGRESS_EVENTS);
+	assert_near(m.progress_done.value, 730, 0);
+	assert_near(m.progress_total.value, 10000, 0);
+	assert_near(m.progress_fraction.value, 0.073, 1e-12);
+	assert_near(m.progress_percent.value, 7.3, 1e-12);
+	assert_near(m.eta_rate.value, 10, 1e-12);
+	assert_near(m.eta_seconds.value, 927, 1e-9);
+	cJSON *j = to_json(&m);
+	assert_string_equal(jstr(j, "progress_source"), "events");
+	assert_near(jnum(j, "eta_seconds"), 927, 1e-9);
+	assert_near(jnum(j, "progress_fraction"), 0.073, 1e-12);
+	cJSON_Delete(j);
+}
+
+/* Nothing arrives after 100 s: at 160 s the window holds one arrival, so
+ * the rate reaches back to the 4th latest (70 s, 430 done): 300 events over
+ * 90 s, and the ETA grows (9,270 / (10/3) = 2,781 s) instead of standing. */
+static void eta_grows_while_stalled(void **state)
+{
+	(void)state;
+	start_expecting(10000);
+	for (int t = 10; t <= 100; t += 10)
+		chunk(t, "a", 1, t <= 30 ? 10 : 100, 0);
+	struct metrics m;
+	compute(&m, 160);
+	assert_near(m.eta_rate.value, 300.0 / 90, 1e-12);
+	assert_near(m.eta_seconds.value, 2781, 1e-9);
+}
+
+/* One arrival is no rate; done >= expected is 0 s left while running; an
+ * ended run has no ETA but keeps its progress. */
+static void eta_unknown_zero_and_over(void **state)
+{
+	(void)state;
+	start_expecting(300);
+	chunk(10, "a", 1, 100, 0);
 	struct metrics m;
 	compute(&m, 10);
-	assert_near(m.progress_percent.value, 25, 1e-12);
-	assert_near(m.eta_seconds.value, 30, 1e-12);
-	end(10);
-	compute(&m, 10);
-	assert_false(m.eta_seconds.valid); /* over: nothing left to estimate */
+	assert_near(m.progress_fraction.value, 1.0 / 3, 1e-12);
+	assert_false(m.eta_rate.valid);
+	assert_false(m.eta_seconds.valid);
+	cJSON *j = to_json(&m);
+	assert_false(jhas(j, "eta_seconds")); /* not known: left out, never guessed */
+	cJSON_Delete(j);
+	chunk(20, "a", 1, 250, 0);
+	compute(&m, 20);
+	assert_near(m.progress_fraction.value, 350.0 / 300, 1e-12);
+	assert_near(m.eta_seconds.value, 0, 0);
+	end(25);
+	compute(&m, 25);
+	assert_false(m.eta_seconds.valid);
+	assert_near(m.progress_fraction.value, 350.0 / 300, 1e-12);
+}
+
+static void tasks_sample(double t, double done, double total)
+{
+	struct event ev = test_event(EV_SAMPLE, t);
+	ev.u.sample = (struct ev_sample){ .tasks_done = optnum_of(done),
+					  .tasks_total = optnum_of(total) };
+	apply(ev);
+}
+
+/* No expected total: the run's tasks, 1 per second for 60 s of 300, so
+ * 240 left at 1/s. Without tasks either, no progress and no ETA. */
+static void eta_from_tasks_without_expected_events(void **state)
+{
+	(void)state;
+	start(0, "P");
+	struct metrics m;
+	compute(&m, 0);
+	assert_int_equal(m.progress_source, PROGRESS_NONE);
+	assert_false(m.progress_fraction.valid);
+	cJSON *j = to_json(&m);
+	assert_false(jhas(j, "progress_source"));
+	cJSON_Delete(j);
+	for (int t = 0; t <= 60; t += 10)
+		tasks_sample(t, t, 300);
+	chunk(60, "a", 1, 1000, 0);
+	compute(&m, 60);
+	assert_int_equal(m.progress_source, PROGRESS_TASKS);
+	assert_near(m.progress_fraction.value, 0.2, 1e-12);
+	assert_near(m.eta_rate.value, 1, 1e-12);
+	assert_near(m.eta_seconds.value, 240, 1e-9);
+	j = to_json(&m);
+	assert_string_equal(jstr(j, "progress_source"), "tasks");
+	assert_near(jnum(j, "eta_seconds"), 240, 1e-9);
+	cJSON_Delete(j);
 }
 
 /* Overflowing sums are not numbers: null in JSON, never inf or NaN. */
@@ -1224,7 +1314,10 @@ int main(void)
 		T(branch_coverage_as_roastcoffea),
 		T(chunks_without_branch_data),
 		T(section_summary_shape),
-		T(progress_and_eta),
+		T(eta_from_the_recent_rate),
+		T(eta_grows_while_stalled),
+		T(eta_unknown_zero_and_over),
+		T(eta_from_tasks_without_expected_events),
 		T(json_never_has_nan_or_inf),
 		T(roastop_block_and_extra),
 		T(compute_is_pure),

@@ -215,65 +215,183 @@ static void progress_bar(struct ui *ui, int y, int x, int w, double frac)
 	scr_text(ui, y, x + 1 + inner, 1, TH_BORDER, "]");
 }
 
-/* Without an expected event total: the run's task progress (its span's
- * tasks, or those the scheduler took since the run began: never an earlier
- * run's), with a short bar when the line has room. */
-static void progress_tasks(struct line *l, const struct metrics *m)
+/* The progress line is made of parts, each shown whole or not at all: at a
+ * narrow width the least important go first (highest drop rank), so no
+ * word is cut. The bar takes what the kept parts leave. */
+#define PART_SEGS 6
+#define PROGRESS_PARTS 8
+#define BAR_MIN 12 /* "[" 10 cells "]": narrower says nothing */
+
+struct part {
+	int drop; /* 0: always kept; higher goes sooner */
+	bool bar;
+	size_t n;
+	enum theme_elem e[PART_SEGS];
+	const char *s[PART_SEGS];
+};
+
+struct parts {
+	struct part p[PROGRESS_PARTS];
+	size_t n;
+	char buf[PROGRESS_PARTS * 2][FMT_LEN]; /* the formatted numbers */
+	size_t nbuf;
+};
+
+static struct part *part_new(struct parts *ps, int drop)
 {
-	char a[FMT_LEN], b[FMT_LEN];
-	seg(l, TH_LABEL, "tasks ");
-	seg(l, TH_VALUE, format_count(a, m->tasks_done_now));
-	seg(l, TH_TEXT, " of ");
-	seg(l, TH_VALUE, format_count(b, m->tasks_total_now));
-	seg(l, TH_TEXT, " ");
-	if (l->end - l->x > 45) { /* room for the bar and what follows it */
-		double pct = m->tasks_percent_now.valid ? m->tasks_percent_now.value : 0;
-		progress_bar(l->ui, l->y, l->x, 22, pct / 100);
-		l->x += 23;
+	struct part *p = &ps->p[ps->n++];
+	*p = (struct part){ .drop = drop };
+	return p;
+}
+
+static void part_seg(struct part *p, enum theme_elem e, const char *s)
+{
+	p->e[p->n] = e;
+	p->s[p->n++] = s;
+}
+
+static char *part_buf(struct parts *ps)
+{
+	return ps->buf[ps->nbuf++];
+}
+
+static int part_width(const struct part *p)
+{
+	size_t w = p->bar ? BAR_MIN : 0;
+	for (size_t i = 0; i < p->n; i++)
+		w += text_width(p->s[i]);
+	return (int)w;
+}
+
+/* Drops the highest-ranked parts until the rest fit in w; returns what
+ * the kept parts leave (for the bar). */
+static int parts_fit(struct parts *ps, bool keep[], int w)
+{
+	int used = 0, last = 0;
+	for (size_t i = 0; i < ps->n; i++) {
+		keep[i] = true;
+		used += part_width(&ps->p[i]);
+		last = ps->p[i].drop > last ? ps->p[i].drop : last;
 	}
-	seg(l, TH_VALUE, format_num(a, m->tasks_percent_now, "%.0f%%"));
+	for (int rank = last; rank > 0 && used > w; rank--)
+		for (size_t i = 0; i < ps->n; i++)
+			if (keep[i] && ps->p[i].drop == rank) {
+				keep[i] = false;
+				used -= part_width(&ps->p[i]);
+			}
+	return w - used;
+}
+
+static void parts_draw(struct parts *ps, struct line *l, double frac)
+{
+	bool keep[PROGRESS_PARTS];
+	int spare = parts_fit(ps, keep, l->end - l->x);
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct part *p = &ps->p[i];
+		if (!keep[i])
+			continue;
+		if (p->bar) {
+			int w = BAR_MIN + (spare > 40 ? 40 + (spare - 40) / 2 : spare);
+			progress_bar(l->ui, l->y, l->x, w, frac);
+			l->x += w;
+		}
+		for (size_t k = 0; k < p->n; k++)
+			seg(l, p->e[k], p->s[k]);
+	}
+}
+
+static const char *dot(const struct ui *ui)
+{
+	return ui->ascii ? " | " : " \xc2\xb7 ";
+}
+
+/* "chunks 12 done, 0 failed", the failures in the alert colour */
+static void part_chunks(struct parts *ps, const struct ui *ui, const struct metrics *m,
+			int drop, bool first)
+{
+	bool failed = m->num_failed_chunks.valid && m->num_failed_chunks.value > 0;
+	struct part *p = part_new(ps, failed && drop > 2 ? 2 : drop); /* failures outrank the bar */
+	if (!first)
+		part_seg(p, TH_DIM, dot(ui));
+	part_seg(p, TH_LABEL, "chunks ");
+	part_seg(p, TH_VALUE, format_count(part_buf(ps), m->num_chunks));
+	part_seg(p, TH_TEXT, " done, ");
+	part_seg(p, failed ? TH_CRITICAL : TH_VALUE, format_count(part_buf(ps), m->num_failed_chunks));
+	part_seg(p, TH_TEXT, " failed");
+}
+
+static void part_labelled(struct parts *ps, const struct ui *ui, int drop, const char *label,
+			  const char *value)
+{
+	struct part *p = part_new(ps, drop);
+	part_seg(p, TH_DIM, dot(ui));
+	part_seg(p, TH_LABEL, label);
+	part_seg(p, TH_VALUE, value);
+}
+
+/* "ETA 4m 12s", "ETA n/a" when not known; an ended run shows how it ended */
+static void part_eta(struct parts *ps, const struct ui_frame *f, const char *lead)
+{
+	struct part *p = part_new(ps, 0);
+	part_seg(p, TH_TEXT, lead);
+	if (f->run->ended) {
+		part_seg(p, TH_VALUE, run_status_name(f->run->status));
+		return;
+	}
+	part_seg(p, TH_LABEL, "ETA ");
+	part_seg(p, TH_VALUE, format_duration(part_buf(ps), f->m->eta_seconds));
+}
+
+/* "events 1,234 of 20,000 [bar] 6.2%  ETA 4m 12s", or the same of the run's
+ * tasks "(from tasks)" (docs/metrics.md, "Progress and ETA") */
+static void progress_known(struct parts *ps, const struct ui *ui, const struct ui_frame *f)
+{
+	const struct metrics *m = f->m;
+	bool tasks = m->progress_source == PROGRESS_TASKS;
+	struct part *p = part_new(ps, 0);
+	part_seg(p, TH_LABEL, tasks ? "tasks " : "events ");
+	part_seg(p, TH_VALUE, format_count(part_buf(ps), m->progress_done));
+	part_seg(p, TH_TEXT, " of ");
+	part_seg(p, TH_VALUE, format_count(part_buf(ps), m->progress_total));
+	part_seg(p, TH_TEXT, " ");
+	part_new(ps, 3)->bar = true;
+	p = part_new(ps, 0);
+	part_seg(p, TH_TEXT, " ");
+	part_seg(p, TH_VALUE, format_num(part_buf(ps), optnum_of(pct100(m->progress_fraction)),
+					 tasks ? "%.0f%%" : "%.1f%%"));
+	part_eta(ps, f, "  ");
+	if (tasks)
+		part_seg(part_new(ps, 1), TH_DIM, " (from tasks)");
+	part_chunks(ps, ui, m, 4, false);
+	if (tasks) {
+		part_labelled(ps, ui, 5, "events ", format_count(part_buf(ps), m->total_events));
+		part_labelled(ps, ui, 6, "executing ",
+			      format_num(part_buf(ps), m->tasks_executing_now, "%.0f"));
+	}
+}
+
+/* Neither an expected total nor task progress: what has finished. */
+static void progress_unknown(struct parts *ps, const struct ui *ui, const struct ui_frame *f)
+{
+	const struct metrics *m = f->m;
+	part_chunks(ps, ui, m, 0, true);
+	part_labelled(ps, ui, 2, "events ", format_count(part_buf(ps), m->total_events));
+	part_labelled(ps, ui, 4, "tasks executing ",
+		      format_num(part_buf(ps), m->tasks_executing_now, "%.0f"));
+	part_eta(ps, f, dot(ui));
+	part_seg(part_new(ps, 3), TH_DIM, " (no expected total, no task progress)");
 }
 
 static void progress_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
-	const struct metrics *m = f->m;
 	struct line l = { ui, r.y, 1, r.x + r.w };
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
-	if (m->expected_events.valid) {
-		seg(&l, TH_LABEL, "events ");
-		seg(&l, TH_VALUE, format_count(a, m->total_events));
-		seg(&l, TH_TEXT, " of ");
-		seg(&l, TH_VALUE, format_count(b, m->expected_events));
-		seg(&l, TH_TEXT, " ");
-		char tail[2 * FMT_LEN + 16];
-		snprintf(tail, sizeof(tail), " %s  ETA %s", format_num(a, m->progress_percent, "%.1f%%"),
-			 f->run->ended ? "done" : format_duration(c, m->eta_seconds));
-		int bar_w = l.end - l.x - (int)strlen(tail) - 1;
-		double frac = m->progress_percent.valid ? m->progress_percent.value / 100 : 0;
-		progress_bar(ui, l.y, l.x, bar_w > 40 ? 40 + (bar_w - 40) / 2 : bar_w, frac);
-		l.x += bar_w > 40 ? 40 + (bar_w - 40) / 2 : (bar_w > 0 ? bar_w : 0);
-		seg(&l, TH_VALUE, tail);
-		return;
-	}
-	seg(&l, TH_LABEL, "chunks ");
-	seg(&l, TH_VALUE, format_count(a, m->num_chunks));
-	seg(&l, TH_TEXT, " done, ");
-	seg(&l, m->num_failed_chunks.valid && m->num_failed_chunks.value > 0 ? TH_CRITICAL : TH_VALUE,
-	    format_count(b, m->num_failed_chunks));
-	seg(&l, TH_TEXT, " failed");
-	sep(&l);
-	seg(&l, TH_LABEL, "events ");
-	seg(&l, TH_VALUE, format_count(c, m->total_events));
-	sep(&l);
-	if (m->tasks_total_now.valid && m->tasks_total_now.value > 0) {
-		progress_tasks(&l, m);
-		sep(&l);
-		seg(&l, TH_LABEL, "executing ");
-	} else {
-		seg(&l, TH_LABEL, "tasks executing ");
-	}
-	seg(&l, TH_VALUE, format_num(a, m->tasks_executing_now, "%.0f"));
-	seg(&l, TH_DIM, "  (no expected total: run-start gave none)");
+	struct parts ps = { .n = 0 };
+	if (f->m->progress_source == PROGRESS_NONE)
+		progress_unknown(&ps, ui, f);
+	else
+		progress_known(&ps, ui, f);
+	optnum frac = f->m->progress_fraction;
+	parts_draw(&ps, &l, frac.valid ? fmin(frac.value, 1) : 0);
 }
 
 static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
