@@ -61,17 +61,35 @@ static void busy_run(void)
 	apply(ev);
 }
 
-static void draw_everything(int cols, int rows, bool ascii, bool no_color)
+/* A UI drawing into /dev/null at cols x rows; test_ui_close closes it. */
+static FILE *ui_out, *ui_in;
+
+static struct ui *test_ui_open(int cols, int rows, bool ascii, bool no_color)
 {
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	assert_non_null(out);
-	assert_non_null(in);
-	struct ui_config cfg = { .out = out, .in = in, .cols = cols, .rows = rows, .ascii = ascii,
-				 .no_color = no_color, .theme = "themes/high-contrast.theme" };
+	ui_out = fopen("/dev/null", "w");
+	ui_in = fopen("/dev/null", "r");
+	assert_non_null(ui_out);
+	assert_non_null(ui_in);
+	struct ui_config cfg = { .out = ui_out, .in = ui_in, .cols = cols, .rows = rows,
+				 .ascii = ascii, .no_color = no_color,
+				 .theme = "themes/high-contrast.theme" };
 	char err[256];
 	struct ui *ui = ui_open(&cfg, err, sizeof(err));
 	if (!ui)
 		fail_msg("ui_open: %s", err);
+	return ui;
+}
+
+static void test_ui_close(struct ui *ui)
+{
+	ui_close(ui);
+	fclose(ui_out);
+	fclose(ui_in);
+}
+
+static void draw_everything(int cols, int rows, bool ascii, bool no_color)
+{
+	struct ui *ui = test_ui_open(cols, rows, ascii, no_color);
 	struct metrics m;
 	metrics_compute(&R, R.t_last, NULL, &m);
 	struct udp_stats st = { .datagrams = 123456789, .missing = 3 };
@@ -85,9 +103,7 @@ static void draw_everything(int cols, int rows, bool ascii, bool no_color)
 	}
 	ui_message(ui, "a message longer than any line: %0400d", 7);
 	ui_draw(ui, &f);
-	ui_close(ui);
-	fclose(out);
-	fclose(in);
+	test_ui_close(ui);
 }
 
 static const int sizes[][2] = { { 1, 1 },   { 10, 5 },	 { 59, 17 },  { 60, 18 },  { 80, 24 },
@@ -122,15 +138,7 @@ static char shown[SCREEN_MAX_ROWS][SCREEN_MAX_COLS];
 
 static void draw_main(int cols, int rows)
 {
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	assert_non_null(out);
-	assert_non_null(in);
-	struct ui_config cfg = { .out = out, .in = in, .cols = cols, .rows = rows, .ascii = true,
-				 .no_color = true, .theme = "themes/high-contrast.theme" };
-	char err[256];
-	struct ui *ui = ui_open(&cfg, err, sizeof(err));
-	if (!ui)
-		fail_msg("ui_open: %s", err);
+	struct ui *ui = test_ui_open(cols, rows, true, true);
 	struct metrics m;
 	metrics_compute(&R, R.t_last, NULL, &m);
 	struct ui_frame f = { .run = &R, .m = &m, .out_dir = "/tmp/x", .now = R.t_last };
@@ -138,9 +146,7 @@ static void draw_main(int cols, int rows)
 	ui_draw(ui, &f);
 	for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++)
 		mvinnstr(y, 0, shown[y], cols < SCREEN_MAX_COLS - 1 ? cols : SCREEN_MAX_COLS - 1);
-	ui_close(ui);
-	fclose(out);
-	fclose(in);
+	test_ui_close(ui);
 }
 
 /* The runtime histogram's axis row (inside its box, which starts at column
