@@ -822,7 +822,7 @@ static void app_note_warnings(struct app *a, const struct metrics *m)
  * is kept in detail, else the newest. */
 static const struct run *app_shown(const struct app *a)
 {
-	size_t k = a->ui ? ui_picked_run(a->ui) : 0;
+	size_t k = a->ui ? ui_picked_run(a->ui, &a->ses) : 0;
 	if (k && k <= a->ses.n_rows && a->ses.rows[k - 1].run)
 		return a->ses.rows[k - 1].run;
 	return session_newest(&a->ses);

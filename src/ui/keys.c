@@ -111,6 +111,7 @@ static void pick_run(struct ui *ui)
 	if (n <= 0)
 		return;
 	ui->picked = sel >= n - 1 ? 0 : (size_t)sel + 1;
+	ui->runs_dropped_picked = ui->runs_dropped_drawn;
 	set_view(ui, UI_VIEW_MAIN);
 	if (ui->picked)
 		ui_message(ui, "showing run %d of %d (8, then Enter on the newest, follows it again)",

@@ -34,9 +34,12 @@ double ui_interval(const struct ui *ui)
 	return ui ? ui->interval : UI_DEFAULT_INTERVAL;
 }
 
-size_t ui_picked_run(const struct ui *ui)
+size_t ui_picked_run(const struct ui *ui, const struct session *s)
 {
-	return ui ? ui->picked : 0;
+	if (!ui || !ui->picked)
+		return 0;
+	uint64_t moved = s->rows_dropped - ui->runs_dropped_picked;
+	return moved < ui->picked ? ui->picked - (size_t)moved : 0; /* its row went: the newest */
 }
 
 void ui_set_view(struct ui *ui, enum ui_view v)

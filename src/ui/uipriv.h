@@ -50,6 +50,9 @@ struct ui {
 	int n_rows[UI_VIEW__COUNT]; /* table rows of the last draw */
 	enum worker_sort wsort;
 	size_t picked; /* ui_picked_run */
+	/* the session's rows_dropped when view 8 was last drawn, and when a run
+	 * was picked: a row dropped since moves the picked one up */
+	uint64_t runs_dropped_drawn, runs_dropped_picked;
 	bool runs_entered; /* view 8 just opened: select the run shown */
 	bool filter_edit;
 	char filter[UI_FILTER_LEN];

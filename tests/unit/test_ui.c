@@ -6,9 +6,11 @@
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "roastop/metrics.h"
 #include "roastop/run.h"
+#include "roastop/session.h"
 #include "roastop/ui.h"
 
 static struct run R;
@@ -288,6 +290,47 @@ static void no_cursor_addressing_is_refused(void **state)
 	fclose(out);
 }
 
+/* View 8: Down and Enter pick the second run; rows dropped from the
+ * session's front later move the pick up, and past it, back to the newest. */
+static void picked_run_moves_with_dropped_rows(void **state)
+{
+	(void)state;
+	struct session s;
+	assert_int_equal(session_init(&s, NULL, NULL), 0);
+	const char *ids[] = { "a", "b", "c" };
+	for (int i = 0; i < 3; i++) {
+		struct event ev = test_event(EV_RUN_START, 10.0 + i);
+		ev.u.run_start.run_id = ids[i];
+		assert_int_equal(session_apply(&s, &ev), 0);
+	}
+	int keys[2];
+	assert_int_equal(pipe(keys), 0);
+	FILE *out = fopen("/dev/null", "w"), *in = fdopen(keys[0], "r");
+	struct ui_config cfg = { .out = out, .in = in, .cols = 80, .rows = 24, .ascii = true,
+				 .no_color = true, .theme = "themes/high-contrast.theme" };
+	char err[256];
+	struct ui *ui = ui_open(&cfg, err, sizeof(err));
+	if (!ui)
+		fail_msg("ui_open: %s", err);
+	struct metrics m;
+	metrics_compute(session_newest(&s), 20, NULL, &m);
+	struct ui_frame f = { .run = session_newest(&s), .session = &s, .m = &m, .now = 20 };
+	ui_set_view(ui, UI_VIEW_RUNS);
+	ui_draw(ui, &f); /* opens on the first row: ui_set_view is not the 8 key */
+	assert_int_equal(write(keys[1], "j\n", 2), 2);
+	ui_input(ui);
+	assert_int_equal(ui_picked_run(ui, &s), 2);
+	s.rows_dropped = 1;
+	assert_int_equal(ui_picked_run(ui, &s), 1);
+	s.rows_dropped = 2;
+	assert_int_equal(ui_picked_run(ui, &s), 0);
+	ui_close(ui);
+	close(keys[1]);
+	fclose(in);
+	fclose(out);
+	session_destroy(&s);
+}
+
 int main(void)
 {
 	setenv("TERM", "xterm-256color", 1);
@@ -297,6 +340,7 @@ int main(void)
 		cmocka_unit_test(no_cursor_addressing_is_refused),
 		cmocka_unit_test(histogram_axis_marked_and_labelled),
 		cmocka_unit_test(histogram_axis_with_zero_and_tiny_durations),
+		cmocka_unit_test(picked_run_moves_with_dropped_rows),
 	};
 	return cmocka_run_group_tests_name("ui", tests, NULL, NULL);
 }

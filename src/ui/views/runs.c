@@ -40,6 +40,7 @@ void view_runs(struct ui *ui, const struct ui_frame *f)
 	if (layout_table(COLS, LINES, &L) != 0)
 		return;
 	size_t n = f->session ? f->session->n_rows : 0;
+	ui->runs_dropped_drawn = f->session ? f->session->rows_dropped : 0;
 	for (size_t i = 0; ui->runs_entered && i < n; i++)
 		if (f->session->rows[i].run == f->run)
 			ui->sel[UI_VIEW_RUNS] = (int)i; /* the list opens on the run shown */
