@@ -189,9 +189,11 @@ const char *format_axis(char buf[FMT_LEN], double v, const char *unit)
 
 const char *format_clock(char buf[FMT_LEN], double t)
 {
+	if (!isfinite(t) || fabs(t) > 1e15) /* no time_t can hold it */
+		return na(buf);
 	time_t s = (time_t)t;
 	struct tm tm;
-	if (!isfinite(t) || !localtime_r(&s, &tm) || !strftime(buf, FMT_LEN, "%H:%M:%S", &tm))
+	if (!localtime_r(&s, &tm) || !strftime(buf, FMT_LEN, "%H:%M:%S", &tm))
 		return na(buf);
 	return buf;
 }

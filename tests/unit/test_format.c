@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "roastop/format.h"
 #include "roastop/strbuf.h"
@@ -223,10 +224,26 @@ static void json_writer(void **state)
 	strbuf_free(&sb);
 }
 
+/* Wall clock times as HH:MM:SS; what no time_t can hold is n/a, never a
+ * conversion the sanitizer calls undefined. */
+static void clock_times(void **state)
+{
+	(void)state;
+	char b[FMT_LEN];
+	setenv("TZ", "UTC", 1);
+	tzset();
+	assert_string_equal(format_clock(b, 0), "00:00:00");
+	assert_string_equal(format_clock(b, 3661.9), "01:01:01");
+	assert_string_equal(format_clock(b, NAN), "n/a");
+	assert_string_equal(format_clock(b, INFINITY), "n/a");
+	assert_string_equal(format_clock(b, -1e300), "n/a");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(numbers_for_people),
+		cmocka_unit_test(clock_times),
 		cmocka_unit_test(bytes_iec_steps),
 		cmocka_unit_test(duration_edges),
 		cmocka_unit_test(count_edges),
