@@ -909,16 +909,19 @@ static void app_end_after_flush(struct app *a)
 
 /* ---- the dashboard: one call each from the loop ---- */
 
-/* The run list's rows still going get their figures now. */
-static void app_refresh_figures(struct app *a)
+/* The run list's rows still going get their figures now; the shown run's
+ * metrics (shown_m) are computed already. */
+static void app_refresh_figures(struct app *a, const struct run *shown,
+				const struct metrics *shown_m)
 {
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
 		struct session_run *row = &a->ses.rows[i];
 		if (!row->run || row->closed)
 			continue;
 		struct metrics m;
-		app_measure(a, row->run, &m);
-		app_figures(row, &m);
+		if (row->run != shown)
+			app_measure(a, row->run, &m);
+		app_figures(row, row->run == shown ? shown_m : &m);
 	}
 }
 
@@ -927,8 +930,8 @@ static void app_ui_draw(struct app *a)
 	struct metrics m;
 	struct udp_stats st;
 	const struct run *shown = app_shown(a);
-	app_refresh_figures(a);
 	app_measure(a, shown, &m);
+	app_refresh_figures(a, shown, &m);
 	app_note_warnings(a, &m);
 	if (a->udp)
 		udp_get_stats(a->udp, &st);
