@@ -80,6 +80,9 @@ void session_close_all(struct session *s);
 const struct run *session_newest(const struct session *s);
 /* Where the app's own notes go (the listener's losses, the clock). */
 void session_note(struct session *s, double t, enum log_kind kind, const char *text);
+/* What a row is called in lists: its name, else its run_id (every row has
+ * one: the collector's, or roastop's implicit-N). */
+const char *session_run_label(const struct session_run *row);
 /* The row of run r, or NULL (the watch has none). */
 struct session_run *session_row_of(struct session *s, const struct run *r);
 

@@ -308,7 +308,7 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 static void run_line(struct strbuf *o, size_t i, const struct session_run *row)
 {
 	char name[RUN_NAME_LEN], start[FMT_LEN], el[FMT_LEN], ch[FMT_LEN], ev[FMT_LEN], rate[FMT_LEN];
-	const char *label = row->name[0] ? row->name : (row->run_id[0] ? row->run_id : "(implicit)");
+	const char *label = session_run_label(row);
 	strbuf_appendf(o, "  %3zu  %-20.20s  %8s  %9s  %-10s  %7s  %11s  %10s%s\n", i + 1,
 		       clean(name, sizeof(name), label),
 		       format_clock(start, row->fig.t_start),

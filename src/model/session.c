@@ -58,6 +58,11 @@ const struct run *session_newest(const struct session *s)
 	return s->watch;
 }
 
+const char *session_run_label(const struct session_run *row)
+{
+	return row->name[0] ? row->name : row->run_id;
+}
+
 struct session_run *session_row_of(struct session *s, const struct run *r)
 {
 	for (size_t i = s->n_rows; r && i-- > 0;)

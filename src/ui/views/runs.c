@@ -14,8 +14,7 @@ static void runs_row(struct ui *ui, const struct ui_frame *f, int i, char c[][FM
 	const struct session_figures *g = &row->fig;
 	char a[FMT_LEN];
 	snprintf(c[0], FMT_CELL, "%s%d", row->run && row->run == f->run ? ">" : "", i + 1);
-	snprintf(c[1], FMT_CELL, "%s", row->name[0] ? row->name
-				       : (row->run_id[0] ? row->run_id : "(implicit)"));
+	snprintf(c[1], FMT_CELL, "%s", session_run_label(row));
 	snprintf(c[2], FMT_CELL, "%s", format_clock(a, g->t_start));
 	snprintf(c[3], FMT_CELL, "%s", format_duration(a, g->elapsed));
 	snprintf(c[4], FMT_CELL, "%s%s", run_status_name(row->status), row->run ? "" : "*");
