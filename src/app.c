@@ -290,6 +290,14 @@ static bool app_run_going(const struct session_run *row)
 	return r && !r->ended && (r->started || r->begun);
 }
 
+/* Silent for the timeout with no chunk in flight: a chunk still running
+ * (a stuck one included) is the run going on, not its client gone. */
+static bool app_run_idle(const struct session_run *row, double now, double timeout)
+{
+	return app_run_going(row) && row->run->inflight.n == 0 &&
+	       now - row->run->t_last_client >= timeout;
+}
+
 /* A run whose client has sent nothing for the idle timeout is incomplete:
  * the client died (a SIGKILL, a lost node) before its run_end; a run with
  * no collector has no run_end and ends so. Live only: a recording has
@@ -299,7 +307,7 @@ static void app_idle_check(struct app *a, double now)
 	double timeout = a->cfg->run_idle_timeout;
 	for (size_t i = 0; timeout > 0 && i < a->ses.n_rows; i++) {
 		const struct session_run *row = &a->ses.rows[i];
-		if (!app_run_going(row) || now - row->run->t_last_client < timeout)
+		if (!app_run_idle(row, now, timeout))
 			continue;
 		char reason[RUN_LOG_TEXT];
 		if (row->implicit)

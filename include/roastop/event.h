@@ -19,6 +19,7 @@ enum event_type {
 	EV_REPORT, /* coffea's report at the end of Runner.run */
 	EV_FINE, /* cumulative Dask fine metrics */
 	EV_STATUS, /* a source connected / degraded / lost */
+	EV_CHUNK_START, /* a chunk began: u.chunk with the start's fields only */
 	EV__COUNT
 };
 
@@ -77,6 +78,7 @@ struct ev_chunk {
 	optnum branches_read_percent, bytes_read_percent;
 	optnum cpu_time; /* thread CPU seconds inside process() */
 	optnum pid, seq;
+	optnum start_seq; /* the seq of this chunk's chunk_start, from the same sender */
 	const char *dataset, *file, *uuid, *worker, *host;
 	const char *error; /* exception type when process() raised; else NULL */
 	const char *run_id; /* the collector's run, or NULL */

@@ -43,7 +43,7 @@ struct field_table {
 	uint8_t *slots; /* event_field_find's index: FIELD_SLOTS entries */
 };
 
-#define FIELD_SLOTS 128u /* power of two, over four times the largest table */
+#define FIELD_SLOTS 128u /* power of two, at least four times the largest table */
 
 /* Builds the name indexes once (pthread_once); call before event_field_find. */
 void event_field_init(void);
@@ -74,6 +74,8 @@ bool event_field_present(const struct event_field *f, const void *base);
  * t_start and t_end when not given, entry_start <= entry_stop, a non-empty
  * error. Every chunk decoder ends with it. */
 enum decode_error event_field_check_chunk(struct ev_chunk *c);
+/* A chunk_start's: entry_start <= entry_stop. */
+enum decode_error event_field_check_start(const struct ev_chunk *c);
 
 /* The lookup is inline: the JSON decoder makes one per member. */
 static inline uint64_t field_load64(const char *p)

@@ -28,6 +28,12 @@ enum progress_source { PROGRESS_NONE = 0, PROGRESS_EVENTS, PROGRESS_TASKS };
 #define METRICS_ETA_WINDOW 60.0
 #define METRICS_ETA_POINTS 4
 
+/* A chunk in flight is a straggler when older than max(3 x p90, p99) of the
+ * run's finished chunks, judged from METRICS_STRAGGLER_MIN_CHUNKS of them
+ * (docs/metrics.md, "Chunks in flight"). */
+#define METRICS_STRAGGLER_P90_TIMES 3.0
+#define METRICS_STRAGGLER_MIN_CHUNKS 10
+
 /* The tolerance of the physical bounds (docs/metrics.md, "Invariants"): a
  * value within bound x (1 + METRICS_TOL_REL + METRICS_TOL_SECONDS / window)
  * is clock granularity and shown clamped to the bound; past it the inputs
@@ -97,6 +103,11 @@ struct metrics {
 	/* the run's task progress from the scheduler (its span's tasks when known) */
 	optnum tasks_done_now, tasks_total_now, tasks_percent_now;
 	optnum overhead_cpu_percent, overhead_io_wait_percent;
+	/* chunks in flight: valid once the run has had a chunk_start; ages count
+	 * to inflight_at (the run's end, else now); straggler_after in seconds */
+	double inflight_at;
+	optnum inflight_running, inflight_oldest_age, inflight_stragglers, inflight_lost;
+	optnum straggler_after;
 	size_t n_warnings;
 	struct metrics_warning warnings[METRICS_MAX_WARNINGS];
 };
@@ -114,6 +125,10 @@ struct dataset_metrics {
  * epoch), the end of a live run. opt may be NULL. */
 void metrics_compute(const struct run *r, double now, const struct metrics_options *opt,
 		     struct metrics *m);
+/* A chunk's age in flight: to its loss, else to m->inflight_at. */
+double metrics_inflight_age(const struct metrics *m, const struct inflight_chunk *c);
+/* Older than m->straggler_after (false while that is not known). */
+bool metrics_straggler(const struct metrics *m, const struct inflight_chunk *c);
 /* i-th dataset (insertion order), false past the end. */
 bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 		     struct dataset_metrics *out);

@@ -7,6 +7,7 @@
 #include "roastop/common.h"
 #include "roastop/event.h"
 #include "roastop/hist.h"
+#include "roastop/inflight.h"
 #include "roastop/stats.h"
 #include "roastop/strmap.h"
 #include "roastop/timeline.h"
@@ -186,6 +187,7 @@ struct run {
 	uint64_t n_outside;
 	double outside_events, outside_bytes, outside_time;
 	double t_chunk_first, t_chunk_last; /* the chunks' span: an unmarked run's window */
+	struct inflight inflight; /* chunks begun, not ended (chunk_start) */
 	struct timeline tl_events; /* cumulative events at each chunk arrival */
 	struct timeline tl_bytes; /* cumulative bytes_read at each chunk arrival */
 

@@ -278,6 +278,57 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_end(w, '}');
 }
 
+#define INFLIGHT_LISTED 10 /* chunks in flight and lost, written each */
+
+static void add_inflight_chunk(struct jsonw *w, const struct metrics *m,
+			       const struct inflight_chunk *c)
+{
+	jsonw_object(w, NULL);
+	jsonw_str(w, "file", c->file[0] ? c->file : NULL);
+	jsonw_str(w, "dataset", c->dataset[0] ? c->dataset : NULL);
+	jsonw_str(w, "worker", c->worker[0] ? c->worker : NULL);
+	jsonw_str(w, "host", c->host);
+	jsonw_opt(w, "entry_start", c->entry_start);
+	jsonw_opt(w, "entry_stop", c->entry_stop);
+	jsonw_num(w, "age_seconds", metrics_inflight_age(m, c));
+	if (isnan(c->t_lost))
+		jsonw_bool(w, "straggler", metrics_straggler(m, c));
+	else
+		jsonw_num(w, "lost_at", c->t_lost);
+	jsonw_end(w, '}');
+}
+
+/* Chunks begun and not ended (docs/metrics.md, "Chunks in flight"): the
+ * oldest still running when written (at the run's end: those it left),
+ * and the latest lost with their worker. */
+static void add_inflight(struct jsonw *w, const struct metrics *m, const struct run *r)
+{
+	const struct inflight *f = &r->inflight;
+	jsonw_object(w, "in_flight");
+	jsonw_num(w, "chunk_starts", (double)f->starts);
+	jsonw_opt(w, "running", m->inflight_running);
+	jsonw_opt(w, "oldest_age_seconds", m->inflight_oldest_age);
+	jsonw_opt(w, "stragglers", m->inflight_stragglers);
+	jsonw_opt(w, "straggler_after_seconds", m->straggler_after);
+	jsonw_opt(w, "lost_with_worker", m->inflight_lost);
+	jsonw_num(w, "matched", (double)f->matched);
+	jsonw_num(w, "unmatched_ends", (double)f->unmatched);
+	jsonw_num(w, "replaced", (double)f->replaced);
+	jsonw_num(w, "overflow", (double)f->overflow);
+	const struct inflight_chunk *oldest[INFLIGHT_LISTED];
+	size_t n = inflight_oldest(f, oldest, INFLIGHT_LISTED);
+	jsonw_array(w, "oldest_running");
+	for (size_t i = 0; i < n; i++)
+		add_inflight_chunk(w, m, oldest[i]);
+	jsonw_end(w, ']');
+	jsonw_array(w, "lost");
+	const struct inflight_chunk *c;
+	for (size_t i = 0; i < INFLIGHT_LISTED && (c = inflight_lost_get(f, i)) != NULL; i++)
+		add_inflight_chunk(w, m, c);
+	jsonw_end(w, ']');
+	jsonw_end(w, '}');
+}
+
 /* The caller's own counters (e.g. replay rejections), already JSON. */
 static void add_extra(struct jsonw *w, const cJSON *extra)
 {
@@ -329,6 +380,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_warnings(w, m);
 	add_sources(w, r);
 	add_counts(w, r);
+	add_inflight(w, m, r);
 	add_extra(w, extra);
 	jsonw_end(w, '}');
 }

@@ -509,6 +509,49 @@ static void compute_progress(const struct run *r, struct metrics *m)
 		m->eta_seconds = ratio(optnum_of(left), m->eta_rate);
 }
 
+double metrics_inflight_age(const struct metrics *m, const struct inflight_chunk *c)
+{
+	return (isnan(c->t_lost) ? m->inflight_at : c->t_lost) - c->t_seen;
+}
+
+bool metrics_straggler(const struct metrics *m, const struct inflight_chunk *c)
+{
+	return m->straggler_after.valid && metrics_inflight_age(m, c) > m->straggler_after.value;
+}
+
+static void compute_straggler_after(const struct run *r, struct metrics *m)
+{
+	if (r->n_chunks - r->n_failed < METRICS_STRAGGLER_MIN_CHUNKS)
+		return;
+	optnum p90 = m->chunk_duration_p90, p99 = m->chunk_duration_p99;
+	if (p90.valid && p99.valid)
+		m->straggler_after = optnum_of(fmax(METRICS_STRAGGLER_P90_TIMES * p90.value, p99.value));
+}
+
+/* Valid from the run's first chunk_start: an emitter without them leaves
+ * the in-flight figures unmeasured, not 0. */
+static void compute_inflight(const struct run *r, struct metrics *m)
+{
+	const struct inflight *f = &r->inflight;
+	m->inflight_at = r->ended ? r->t_run_end : m->t_end;
+	compute_straggler_after(r, m);
+	if (!f->starts)
+		return;
+	m->inflight_running = count_of(f->n);
+	m->inflight_lost = count_of(f->lost);
+	uint64_t stragglers = 0;
+	double oldest = NAN;
+	for (size_t i = 0; i < f->n; i++) {
+		double age = metrics_inflight_age(m, &f->items[i]);
+		oldest = isnan(oldest) ? age : fmax(oldest, age);
+		stragglers += metrics_straggler(m, &f->items[i]);
+	}
+	if (f->n)
+		m->inflight_oldest_age = optnum_of(fmax(oldest, 0));
+	if (m->straggler_after.valid)
+		m->inflight_stragglers = count_of(stragglers);
+}
+
 void metrics_compute(const struct run *r, double now, const struct metrics_options *opt,
 		     struct metrics *m)
 {
@@ -522,6 +565,7 @@ void metrics_compute(const struct run *r, double now, const struct metrics_optio
 	compute_chunks(r, m);
 	compute_branches(r, m);
 	compute_progress(r, m);
+	compute_inflight(r, m);
 }
 
 /* mean_duration = total_duration / num_chunks; mean_events_per_chunk only

@@ -96,6 +96,7 @@ int run_init(struct run *r)
 	hist_init(&r->duration_hist);
 	hist_init(&r->events_hist);
 	topk_init(&r->slowest);
+	inflight_init(&r->inflight);
 	strmap_init(&r->datasets, sizeof(struct dataset_agg), RUN_MAX_DATASETS);
 	strmap_init(&r->files, sizeof(struct file_agg), RUN_MAX_FILES);
 	strmap_init(&r->sec_time, sizeof(struct section_agg), RUN_MAX_SECTIONS);
@@ -127,6 +128,7 @@ void run_set_pool(struct run *r, struct strmap_pool *pool)
 
 void run_destroy(struct run *r)
 {
+	inflight_free(&r->inflight);
 	for (size_t i = 0; i < r->datasets.count; i++) {
 		struct dataset_agg *d = strmap_val_at(&r->datasets, i);
 		free(d->duration_hist);
@@ -379,6 +381,7 @@ static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, b
 
 static void apply_chunk(struct run *r, double t, const struct ev_chunk *c, bool late)
 {
+	inflight_end(&r->inflight, c);
 	r->n_chunks++;
 	if (c->error)
 		chunk_failed(r, t, c);
@@ -604,12 +607,32 @@ static void workers_mark_absent(struct run *r)
 	}
 }
 
+struct run_at {
+	struct run *r;
+	double t;
+};
+
+static void chunk_lost_told(void *ctx, const struct inflight_chunk *c)
+{
+	const struct run_at *at = ctx;
+	char range[64] = "";
+	if (c->entry_start.valid && c->entry_stop.valid)
+		snprintf(range, sizeof(range), " %.0f-%.0f", c->entry_start.value, c->entry_stop.value);
+	run_log(at->r, at->t, LOG_ERROR, "chunk lost with worker %s: %s%s, running %.1f s",
+		c->worker, c->file[0] ? c->file : "(no file)", range, at->t - c->t_seen);
+}
+
+/* A worker that left takes its chunks in flight with it: they are lost. */
 static void workers_log_departures(struct run *r, double t)
 {
+	struct run_at at = { r, t };
 	for (size_t i = 0; i < r->workers.count; i++) {
 		const struct worker_agg *w = strmap_val_at(&r->workers, i);
-		if (w->was_present && !w->present)
-			run_log(r, t, LOG_WARN, "worker left: %s", w->name);
+		if (!w->was_present || w->present)
+			continue;
+		run_log(r, t, LOG_WARN, "worker left: %s", w->name);
+		inflight_lose_worker(&r->inflight, t, w->name, strmap_key_at(&r->workers, i),
+				     chunk_lost_told, &at);
 	}
 }
 
@@ -1022,6 +1045,16 @@ static void run_client_seen(struct run *r, double t)
 	run_log(r, t, LOG_WARN, "the run sends again after it was marked incomplete: running");
 }
 
+/* A chunk begun after its run ended is not the run's to wait for (one
+ * marked incomplete is running again: run_client_seen). */
+static int apply_chunk_start(struct run *r, double t, const struct ev_chunk *c)
+{
+	if (r->ended && r->status != RUN_INCOMPLETE)
+		return 1;
+	run_client_seen(r, t);
+	return inflight_start(&r->inflight, t, c);
+}
+
 static void report_add(optnum *into, optnum v)
 {
 	if (!v.valid)
@@ -1149,6 +1182,7 @@ int run_apply(struct run *r, const struct event *ev)
 		apply_report(r, ev->t, &ev->u.report);
 		break;
 	case EV_FINE: apply_fine(r, ev->t, &ev->u.fine); break;
+	case EV_CHUNK_START: rc = apply_chunk_start(r, ev->t, &ev->u.chunk); break;
 	case EV_STATUS: rc = apply_status(r, ev->t, &ev->u.status); break;
 	default: rc = 1; break;
 	}

@@ -335,7 +335,8 @@ int session_apply(struct session *s, const struct event *ev)
 		session_tick(s, ev->t);
 	int rc;
 	switch (ev->type) {
-	case EV_CHUNK: rc = session_client_event(s, ev, ev->u.chunk.run_id); break;
+	case EV_CHUNK:
+	case EV_CHUNK_START: rc = session_client_event(s, ev, ev->u.chunk.run_id); break;
 	case EV_REPORT: rc = session_client_event(s, ev, ev->u.report.run_id); break;
 	case EV_RUN_START: rc = session_run_start(s, ev); break;
 	case EV_RUN_END: rc = session_run_end(s, ev); break;

@@ -12,7 +12,7 @@
 #include "roastop/event_field.h"
 #include "roastop/strutil.h"
 
-#define CHUNK_IDS (EVENT_BIN_RUN_ID + 1) /* ids 1..30 and 64; 31..63 unused */
+#define CHUNK_IDS (EVENT_BIN_START_SEQ + 1) /* ids 1..30, 64 and 67; 31..63 unused */
 #define META_IDS 5 /* ids 1..4 inside file_metadata */
 
 /* The wire ids, fixed for good: a new field takes the next free id.
@@ -49,6 +49,7 @@ static const char *const chunk_names[CHUNK_IDS] = {
 	[29] = "uuid",
 	[30] = "worker",
 	[EVENT_BIN_RUN_ID] = "run_id",
+	[EVENT_BIN_START_SEQ] = "start_seq",
 };
 
 static const char *const meta_names[META_IDS] = {
@@ -59,6 +60,7 @@ static const char *const meta_names[META_IDS] = {
 };
 
 static const struct event_field *chunk_by_id[CHUNK_IDS], *meta_by_id[META_IDS];
+static const struct event_field *start_by_id[CHUNK_IDS]; /* the chunk_start table's */
 static bool wire_ok; /* every wire name found in its table */
 static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
 
@@ -72,11 +74,21 @@ static bool wire_resolve(const struct field_table *t, const char *const *names,
 	return ok;
 }
 
+/* A chunk_start's ids are the chunk's, for the fields its table has. */
+static void wire_start(void)
+{
+	const struct field_table *t = event_field_table(EV_CHUNK_START);
+	for (size_t i = 1; i < CHUNK_IDS; i++)
+		if (chunk_names[i])
+			start_by_id[i] = event_field_find(t, chunk_names[i], strlen(chunk_names[i]));
+}
+
 static void wire_init(void)
 {
 	event_field_init();
 	wire_ok = wire_resolve(event_field_table(EV_CHUNK), chunk_names, chunk_by_id, CHUNK_IDS) &&
 		  wire_resolve(event_field_filemeta(), meta_names, meta_by_id, META_IDS);
+	wire_start();
 }
 
 /* Exposed for the unit test: every wire name is a field of its table. */
@@ -294,7 +306,8 @@ static enum decode_error rd_instance(struct rd *r, double *out)
 	return e;
 }
 
-static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c, double *instance)
+static enum decode_error rd_fields(struct rd *r, const struct event_field *const *by_id,
+				   struct ev_chunk *c, double *instance)
 {
 	uint64_t seen[4] = { 0 };
 	while (r->p < r->end) {
@@ -303,7 +316,7 @@ static enum decode_error rd_fields(struct rd *r, struct ev_chunk *c, double *ins
 		enum decode_error e;
 		if (!first_sight(seen, id))
 			return DEC_BAD_BINARY;
-		const struct event_field *f = id >= 1 && id < CHUNK_IDS ? chunk_by_id[id] : NULL;
+		const struct event_field *f = id >= 1 && id < CHUNK_IDS ? by_id[id] : NULL;
 		if (f && (f->kind == FK_NUM || f->kind == FK_INT))
 			e = rd_number_field(r, f, (char *)c);
 		else if (f)
@@ -344,14 +357,17 @@ enum decode_error event_decode_binary(const unsigned char *body, size_t len, dou
 	event_envelope_clear(env);
 	if (len > EVENT_JSON_MAX)
 		return DEC_TOO_LARGE;
-	if (!wire_ok || len < 1 || body[0] != EVENT_BIN_KIND_CHUNK)
+	bool start = len >= 1 && body[0] == EVENT_BIN_KIND_START;
+	if (!wire_ok || len < 1 || (body[0] != EVENT_BIN_KIND_CHUNK && !start))
 		return DEC_BAD_BINARY;
 	struct rd r = { body + 1, body + len, &ev->mem };
-	ev->type = EV_CHUNK;
+	ev->type = start ? EV_CHUNK_START : EV_CHUNK;
 	ev->t = now;
-	enum decode_error e = rd_fields(&r, &ev->u.chunk, &env->instance);
+	enum decode_error e =
+		rd_fields(&r, start ? start_by_id : chunk_by_id, &ev->u.chunk, &env->instance);
 	if (!e)
-		e = event_field_check_chunk(&ev->u.chunk);
+		e = start ? event_field_check_start(&ev->u.chunk)
+			  : event_field_check_chunk(&ev->u.chunk);
 	if (!e)
 		e = envelope_from(&ev->u.chunk, env);
 	if (e) {
@@ -450,10 +466,12 @@ static int put_fields(struct strbuf *sb, const struct event_field *const *by_id,
 int event_encode_binary(const struct event *ev, struct strbuf *out)
 {
 	pthread_once(&wire_once, wire_init);
-	if (!wire_ok || ev->type != EV_CHUNK)
+	bool start = ev->type == EV_CHUNK_START;
+	if (!wire_ok || (ev->type != EV_CHUNK && !start))
 		return -1;
-	char kind = EVENT_BIN_KIND_CHUNK;
+	char kind = start ? EVENT_BIN_KIND_START : EVENT_BIN_KIND_CHUNK;
 	strbuf_append(out, &kind, 1);
-	int count = put_fields(out, chunk_by_id, CHUNK_IDS, (const char *)&ev->u.chunk);
+	int count = put_fields(out, start ? start_by_id : chunk_by_id, CHUNK_IDS,
+			       (const char *)&ev->u.chunk);
 	return count >= 0 && !out->failed ? 0 : -1;
 }

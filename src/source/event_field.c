@@ -43,10 +43,27 @@ static const struct event_field chunk_fields[] = {
 	INT(ev_chunk, pid, 0, 1e9),
 	STR(ev_chunk, run_id),
 	INT(ev_chunk, seq, 0, 9007199254740991.0),
+	INT(ev_chunk, start_seq, 0, 9007199254740991.0),
 	NUM(ev_chunk, t_end, 0, EVENT_T_MAX),
 	NUM(ev_chunk, t_start, 0, EVENT_T_MAX),
 	NUM(ev_chunk, timestamp, 0, EVENT_T_MAX),
 	LIST(ev_chunk, timing, n_timing, FK_KV),
+	STR(ev_chunk, uuid),
+	STR(ev_chunk, worker),
+};
+
+/* A chunk_start: the chunk's fields known when it begins (its envelope,
+ * run, file and entry range), in the same struct as the chunk's. */
+static const struct event_field chunk_start_fields[] = {
+	STR(ev_chunk, dataset),
+	INT(ev_chunk, entry_start, 0, EVENT_BIG),
+	INT(ev_chunk, entry_stop, 0, EVENT_BIG),
+	STR(ev_chunk, file),
+	STR(ev_chunk, host),
+	INT(ev_chunk, pid, 0, 1e9),
+	STR(ev_chunk, run_id),
+	INT(ev_chunk, seq, 0, 9007199254740991.0),
+	NUM(ev_chunk, t_start, 0, EVENT_T_MAX),
 	STR(ev_chunk, uuid),
 	STR(ev_chunk, worker),
 };
@@ -126,7 +143,7 @@ static const struct event_field filemeta_fields[] = {
 	NUM(file_meta, total_tree_bytes, 0, EVENT_BIG),
 };
 
-static uint8_t field_slots[9][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+static uint8_t field_slots[10][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
 
 #define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
 
@@ -134,7 +151,7 @@ static const struct field_table type_tables[EV__COUNT] = {
 	[EV_SAMPLE] = TABLE(sample_fields, 0),	     [EV_CHUNK] = TABLE(chunk_fields, 1),
 	[EV_RUN_START] = TABLE(run_start_fields, 2), [EV_RUN_END] = TABLE(run_end_fields, 3),
 	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
-	[EV_STATUS] = TABLE(status_fields, 6),
+	[EV_STATUS] = TABLE(status_fields, 6),	     [EV_CHUNK_START] = TABLE(chunk_start_fields, 9),
 };
 
 static const struct field_table worker_table = TABLE(worker_fields, 7);
@@ -217,10 +234,18 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c)
 	return DEC_OK;
 }
 
+enum decode_error event_field_check_start(const struct ev_chunk *c)
+{
+	if (c->entry_start.valid && c->entry_stop.valid &&
+	    c->entry_stop.value < c->entry_start.value)
+		return DEC_INCONSISTENT;
+	return DEC_OK;
+}
+
 static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
-	&type_tables[EV_STATUS], &worker_table,		  &filemeta_table,
+	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &worker_table, &filemeta_table,
 };
 #define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
 

@@ -999,6 +999,7 @@ static enum decode_error check_event(struct jp *j, struct event *ev)
 {
 	switch (ev->type) {
 	case EV_CHUNK: return event_field_check_chunk(&ev->u.chunk);
+	case EV_CHUNK_START: return event_field_check_start(&ev->u.chunk);
 	case EV_SAMPLE: return check_sample(&ev->u.sample, j->saw_count);
 	case EV_RUN_START: return ev->u.run_start.run_id ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_RUN_END: return check_run_end(&ev->u.run_end);

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* a rejected body must leave nothing behind */
 		return 0;
 	}
-	if (ev.type != EV_CHUNK || env.has_pid != ev.u.chunk.pid.valid ||
+	if ((ev.type != EV_CHUNK && ev.type != EV_CHUNK_START) || env.has_pid != ev.u.chunk.pid.valid ||
 	    env.has_seq != ev.u.chunk.seq.valid)
 		abort();
 	strbuf_reset(&a);

@@ -56,6 +56,7 @@ static inline void fx_chunk(struct event *ev, bool full)
 	c->cpu_time = optnum_of(0.1 + 0.2); /* 0.30000000000000004 */
 	c->pid = optnum_of(4242);
 	c->seq = optnum_of(9007199254740991.0);
+	c->start_seq = optnum_of(9007199254740990.0);
 	c->dataset = arena_strdup(&ev->mem, "DY\"Jets\"\\ \n\t\x01");
 	c->file = arena_strdup(&ev->mem, "root://eos/a b/\xc3\xbc.root");
 	c->uuid = arena_strdup(&ev->mem, "ab-12");
@@ -184,11 +185,33 @@ static inline void fx_status(struct event *ev, bool full)
 }
 
 /* Fills ev (event_init'ed) with type t; full: every field, else the required ones. */
+/* A chunk_start: the envelope alone, or every field its table has. */
+static inline void fx_chunk_start(struct event *ev, bool full)
+{
+	struct ev_chunk *c = &ev->u.chunk;
+	ev->type = EV_CHUNK_START;
+	ev->t = 1767225590.625;
+	c->host = arena_strdup(&ev->mem, "n\xc3\xb6" "de-01");
+	c->pid = optnum_of(4242);
+	c->seq = optnum_of(17);
+	if (!full)
+		return;
+	c->t_start = optnum_of(1767225590.5);
+	c->entry_start = optnum_of(100);
+	c->entry_stop = optnum_of(134290);
+	c->dataset = arena_strdup(&ev->mem, "DY\"Jets\"");
+	c->file = arena_strdup(&ev->mem, "root://eos/a b/\xc3\xbc.root");
+	c->uuid = arena_strdup(&ev->mem, "ab-12");
+	c->worker = arena_strdup(&ev->mem, "tcp://10.0.0.1:40000");
+	c->run_id = arena_strdup(&ev->mem, "gen-0001");
+}
+
 static inline void fx_event(struct event *ev, enum event_type t, bool full)
 {
 	event_reset(ev);
 	switch (t) {
 	case EV_CHUNK: fx_chunk(ev, full); break;
+	case EV_CHUNK_START: fx_chunk_start(ev, full); break;
 	case EV_SAMPLE: fx_sample(ev, full); break;
 	case EV_RUN_START: fx_run_start(ev, full); break;
 	case EV_RUN_END: fx_run_end(ev, full); break;
@@ -278,6 +301,7 @@ static inline void fx_cmp_chunk(struct fx_cmp *c, const struct ev_chunk *a, cons
 	fx_num(c, "cpu_time", a->cpu_time, b->cpu_time);
 	fx_num(c, "pid", a->pid, b->pid);
 	fx_num(c, "seq", a->seq, b->seq);
+	fx_num(c, "start_seq", a->start_seq, b->start_seq);
 	fx_str(c, "dataset", a->dataset, b->dataset);
 	fx_str(c, "file", a->file, b->file);
 	fx_str(c, "uuid", a->uuid, b->uuid);
@@ -405,7 +429,7 @@ static inline bool fx_equal(const struct event *a, const struct event *b, char *
 		return false;
 	}
 	fx_dbl(&c, "t", a->t, b->t);
-	if (a->type == EV_CHUNK)
+	if (a->type == EV_CHUNK || a->type == EV_CHUNK_START)
 		fx_cmp_chunk(&c, &a->u.chunk, &b->u.chunk);
 	else if (a->type == EV_SAMPLE)
 		fx_cmp_sample(&c, &a->u.sample, &b->u.sample);

@@ -123,8 +123,74 @@ static void round_trip_exactly(void **state)
 	}
 }
 
-/* Version 2 carries chunks only: a run_end (with its status and exception)
- * is refused, so the emitter sends it as JSON, where it decodes whole. */
+/* A chunk_start (kind 2) round-trips with every field its table has. */
+static void chunk_start_round_trips(void **state)
+{
+	(void)state;
+	char why[128];
+	for (int full = 0; full <= 1; full++) {
+		struct strbuf sb;
+		strbuf_init(&sb);
+		fx_event(&ev, EV_CHUNK_START, full);
+		assert_int_equal(event_encode_binary(&ev, &sb), 0);
+		assert_int_equal((unsigned char)sb.data[0], EVENT_BIN_KIND_START);
+		assert_int_equal(event_decode_binary((const unsigned char *)sb.data, sb.len, ev.t,
+						     &again, &env),
+				 DEC_OK);
+		assert_int_equal(again.type, EV_CHUNK_START);
+		if (!fx_equal(&ev, &again, why, sizeof(why)))
+			fail_msg("full %d: %s", full, why);
+		assert_true(env.has_seq && env.seq == 17);
+		strbuf_free(&sb);
+	}
+}
+
+/* A kind-2 body takes only a start's fields: a chunk's duration, or its
+ * start_seq (id 67), in one is bad_binary; entry_stop < entry_start is
+ * inconsistent, as in a chunk. */
+static void chunk_start_refuses_chunk_fields(void **state)
+{
+	(void)state;
+	struct body b = { .n = 0 };
+	b_byte(&b, EVENT_BIN_KIND_START);
+	b_str(&b, 16, "h");
+	b_num(&b, 23, 7);
+	b_num(&b, 24, 3);
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_int_equal(again.type, EV_CHUNK_START);
+	struct body d = b;
+	b_num(&d, 10, 1.5);
+	assert_int_equal(decode(&d), DEC_BAD_BINARY);
+	d = b;
+	b_num(&d, EVENT_BIN_START_SEQ, 2);
+	assert_int_equal(decode(&d), DEC_BAD_BINARY);
+	d = b;
+	b_num(&d, 11, 10);
+	b_num(&d, 12, 5);
+	assert_int_equal(decode(&d), DEC_INCONSISTENT);
+	d = b;
+	d.b[0] = 3; /* no such kind */
+	assert_int_equal(decode(&d), DEC_BAD_BINARY);
+}
+
+/* A chunk's start_seq (id 67) is kept; a fraction or a negative is out of range. */
+static void chunk_start_seq_field(void **state)
+{
+	(void)state;
+	struct body b = minimal();
+	b_num(&b, EVENT_BIN_START_SEQ, 2);
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_true(again.u.chunk.start_seq.valid && again.u.chunk.start_seq.value == 2);
+	b = minimal();
+	b_num(&b, EVENT_BIN_START_SEQ, 2.5);
+	assert_int_equal(decode(&b), DEC_OUT_OF_RANGE);
+	b = minimal();
+	b_num(&b, EVENT_BIN_START_SEQ, -1);
+	assert_int_equal(decode(&b), DEC_OUT_OF_RANGE);
+}
+
+/* Version 2 carries chunks and their starts only: a run_end (with its
+ * status and exception) is refused, so the emitter sends it as JSON, where it decodes whole. */
 static void run_end_is_not_binary(void **state)
 {
 	(void)state;
@@ -402,6 +468,9 @@ int main(void)
 		cmocka_unit_test(wire_names_are_fields),
 		cmocka_unit_test_setup_teardown(round_trip_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(smaller_than_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(chunk_start_round_trips, setup, teardown),
+		cmocka_unit_test_setup_teardown(chunk_start_refuses_chunk_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(chunk_start_seq_field, setup, teardown),
 cmocka_unit_test_setup_teardown(run_end_is_not_binary, setup, teardown),
 		cmocka_unit_test_setup_teardown(minimal_body_decodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_id_kept, setup, teardown),
