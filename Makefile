@@ -69,7 +69,7 @@ $(BUILD)/roastop: $(BUILD)/obj/src/main.o $(BUILD)/libroastop.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libroastop.a
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	@$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS) $(CMOCKA_LIBS)
+	@$(CC) $(ALL_CFLAGS) -Itests/unit -MMD -MP -MF $@.d $(LDFLAGS) -o $@ $< $(BUILD)/libroastop.a $(LDLIBS) $(CMOCKA_LIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libroastop.a
 	@mkdir -p $(dir $@)
@@ -154,4 +154,5 @@ install: $(BUILD)/roastop
 clean:
 	rm -rf build build-asan
 
--include $(shell find $(BUILD)/obj $(BUILD)/fuzzobj -name '*.d' 2>/dev/null)
+# the unit tests' too: a change to a shared fixture header rebuilds them
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzzobj $(BUILD)/tests -name '*.d' 2>/dev/null)
