@@ -8,7 +8,7 @@
 #define LAYOUT_MIN_COLS 60
 #define LAYOUT_MIN_ROWS 18
 #define LAYOUT_HEADER_ROWS 2
-#define LAYOUT_PROGRESS_ROWS 2
+#define LAYOUT_PROGRESS_ROWS 3
 
 struct rect {
 	int x, y, w, h;

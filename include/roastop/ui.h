@@ -25,6 +25,7 @@ enum ui_view {
 	UI_VIEW_FILES,
 	UI_VIEW_LOG,
 	UI_VIEW_RUNS,
+	UI_VIEW_RUNNING, /* chunks in flight */
 	UI_VIEW__COUNT
 };
 

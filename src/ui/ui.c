@@ -10,7 +10,8 @@
 #define MSG_SECONDS 5.0
 
 static const char *const view_names[UI_VIEW__COUNT] = { "Main",	    "Workers", "Datasets", "Slowest",
-							"Sections", "Files",   "Log",	   "Runs" };
+							"Sections", "Files",   "Log",	   "Runs",
+							"Running" };
 
 static double mono_now(void)
 {
@@ -57,7 +58,11 @@ void ui_invalidate(struct ui *ui)
 
 static void draw_tabs(struct ui *ui)
 {
-	int x = scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ");
+	int tabs = 0;
+	for (int v = 0; v < UI_VIEW__COUNT; v++)
+		tabs += 3 + (int)strlen(view_names[v]); /* " 1 Main" */
+	/* the name goes first: every tab whole at 80 columns */
+	int x = tabs + 9 <= COLS ? scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ") : 0;
 	for (int v = 0; v < UI_VIEW__COUNT; v++) {
 		x += scr_text(ui, 0, x, COLS - x, TH_TAB, " ");
 		x += scr_printf(ui, 0, x, COLS - x, v == (int)ui->view ? TH_TAB_ACTIVE : TH_TAB, "%d %s",
@@ -102,9 +107,9 @@ static void draw_footer(struct ui *ui)
 		return;
 	}
 	scr_printf(ui, y, 0, COLS, TH_DIM,
-		   COLS < 100 ? " q quit  p pause  Tab/1-8 view  s sort  / filter  t theme  +- %gs  "
+		   COLS < 100 ? " q quit  p pause  Tab/1-9 view  s sort  / filter  t theme  +- %gs  "
 				"e write  ? help"
-			      : " q quit  p pause  Tab/1-8 views  s sort  / filter  t theme  "
+			      : " q quit  p pause  Tab/1-9 views  s sort  / filter  t theme  "
 				"+/- refresh %gs  e write now  ? help",
 		   ui->interval);
 }
@@ -112,7 +117,7 @@ static void draw_footer(struct ui *ui)
 static const char *const help_lines[] = {
 	"q          quit: write the measurement and print the summary",
 	"p          pause the display (collection goes on)",
-	"Tab, 1-8   switch view (Shift-Tab back)",
+	"Tab, 1-9   switch view (Shift-Tab back); 9: chunks running",
 	"Enter      in view 8 (runs): show that run; on the newest, follow it",
 	"arrows     move; PgUp/PgDn page; Home/End first/last",
 	"s          sort workers: memory, memory %, CPU, executing, name",
@@ -174,6 +179,7 @@ static void draw_view(struct ui *ui, const struct ui_frame *f)
 	case UI_VIEW_FILES: view_files(ui, f); break;
 	case UI_VIEW_LOG: view_log(ui, f); break;
 	case UI_VIEW_RUNS: view_runs(ui, f); break;
+	case UI_VIEW_RUNNING: view_running(ui, f); break;
 	case UI_VIEW__COUNT: break;
 	}
 }

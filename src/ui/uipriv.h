@@ -67,6 +67,8 @@ struct ui {
 	struct wrow *wrows; /* workers view: sort keys */
 	size_t wrows_cap;
 	struct topk_item slow[TOPK_CAP];
+	const struct inflight_chunk *running[INFLIGHT_MAX]; /* view 9's rows, oldest first */
+	size_t n_running;
 };
 
 /* keys.c */
@@ -99,6 +101,7 @@ void view_sections(struct ui *ui, const struct ui_frame *f);
 void view_files(struct ui *ui, const struct ui_frame *f);
 void view_log(struct ui *ui, const struct ui_frame *f);
 void view_runs(struct ui *ui, const struct ui_frame *f);
+void view_running(struct ui *ui, const struct ui_frame *f);
 
 /* tables (views/table.c): a column of a table view */
 struct table_col {

@@ -426,6 +426,73 @@ static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect 
 	seg(&l, TH_LABEL, " chunks/s");
 }
 
+/* The oldest chunk in flight, "(w3, nano_7.root 0-100000)": its worker
+ * is left out, then its file, where they do not fit in room. */
+static const char *inflight_where(char *buf, size_t size, const struct inflight_chunk *c,
+				  int room)
+{
+	char range[64] = "";
+	if (c->entry_start.valid && c->entry_stop.valid)
+		snprintf(range, sizeof(range), " %.0f-%.0f", c->entry_start.value, c->entry_stop.value);
+	const char *slash = strrchr(c->file, '/');
+	const char *file = slash ? slash + 1 : c->file;
+	int n = snprintf(buf, size, " (%s%s%s%s)", c->worker, c->worker[0] ? ", " : "", file,
+			 range);
+	if (!c->worker[0] || n < 0 || (size_t)n >= size || (int)text_width(buf) > room)
+		n = snprintf(buf, size, " (%s%s)", file, range);
+	if (!file[0] || n < 0 || (size_t)n >= size || (int)text_width(buf) > room)
+		buf[0] = '\0';
+	return buf;
+}
+
+static void part_count_alert(struct parts *ps, const struct ui *ui, int drop, optnum n,
+			     const char *one, const char *many)
+{
+	if (!n.valid || n.value <= 0)
+		return;
+	struct part *p = part_new(ps, drop);
+	part_seg(p, TH_DIM, dot(ui));
+	part_seg(p, TH_CRITICAL, format_count(part_buf(ps), n));
+	part_seg(p, TH_CRITICAL, n.value == 1 ? one : many);
+}
+
+/* "running 12 · oldest 45.2s (w3, nano_7.root 0-100000) · 1 straggler ·
+ * 1 lost" (docs/metrics.md, "Chunks in flight"); the oldest's age in the
+ * alert colour when it is a straggler. */
+static void progress_line3(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	const struct metrics *m = f->m;
+	struct line l = { ui, r.y + 2, 1, r.x + r.w };
+	struct parts ps = { .n = 0 };
+	struct part *p = part_new(&ps, 0);
+	part_seg(p, TH_LABEL, "running ");
+	part_seg(p, TH_VALUE, format_count(part_buf(&ps), m->inflight_running));
+	if (!m->inflight_running.valid) {
+		part_seg(part_new(&ps, 1), TH_DIM, " (no chunk-start datagram yet)");
+		parts_draw(&ps, &l, 0);
+		return;
+	}
+	char where[INFLIGHT_FILE_LEN + INFLIGHT_NAME_LEN + 72];
+	const struct inflight_chunk *oldest = NULL;
+	inflight_oldest(&f->run->inflight, &oldest, 1);
+	if (oldest) {
+		p = part_new(&ps, 0);
+		part_seg(p, TH_DIM, dot(ui));
+		part_seg(p, TH_LABEL, "oldest ");
+		part_seg(p, metrics_straggler(m, oldest) ? TH_CRITICAL : TH_VALUE,
+			 format_duration(part_buf(&ps), optnum_of(metrics_inflight_age(m, oldest))));
+	}
+	part_count_alert(&ps, ui, 1, m->inflight_stragglers, " straggler", " stragglers");
+	part_count_alert(&ps, ui, 2, m->inflight_lost, " lost", " lost");
+	if (oldest) { /* where it runs: in the room the rest leaves */
+		int used = 0;
+		for (size_t i = 0; i < ps.n; i++)
+			used += part_width(&ps.p[i]);
+		part_seg(p, TH_TEXT, inflight_where(where, sizeof(where), oldest, l.end - l.x - used));
+	}
+	parts_draw(&ps, &l, 0);
+}
+
 /* ---- timelines ---- */
 
 struct tl_spec {
@@ -963,6 +1030,7 @@ void view_main(struct ui *ui, const struct ui_frame *f)
 	header_line2(ui, f, L.header);
 	progress_line1(ui, f, L.progress);
 	progress_line2(ui, f, L.progress);
+	progress_line3(ui, f, L.progress);
 	timelines(ui, f, &L);
 	histograms(ui, f, &L);
 	fine_panel(ui, f, L.fine);
