@@ -8,10 +8,12 @@
 
 #include "roastop/common.h"
 #include "roastop/event.h"
+#include "roastop/strmap.h"
 
 /* Starts held at once; a start past it is counted (overflow), not kept.
  * 16,384 covers a thousand workers of sixteen threads; each entry is
- * ~400 bytes, allocated as the set grows (6.3 MiB at the cap). */
+ * ~400 bytes, allocated as the set grows (6.4 MiB at the cap), and charged
+ * to the session's pool of table bytes like a table's rows. */
 #define INFLIGHT_MAX 16384u
 #define INFLIGHT_LOST_KEPT 64u /* the latest lost chunks, shown and written */
 #define INFLIGHT_FILE_LEN 160u /* a longer path keeps its end (the file name) */
@@ -33,6 +35,7 @@ struct inflight {
 	struct inflight_chunk *items; /* dense, unordered */
 	uint32_t *index; /* open addressing: item index + 1; 0 = empty */
 	size_t n, cap, index_cap;
+	struct strmap_pool *pool; /* charged with what is allocated; NULL: none */
 	uint64_t starts; /* chunk_start events taken */
 	uint64_t matched; /* chunks that ended a start */
 	uint64_t unmatched; /* chunks with start_seq whose start was not held */
@@ -44,6 +47,8 @@ struct inflight {
 
 void inflight_init(struct inflight *f);
 void inflight_free(struct inflight *f);
+/* Charges the set's memory, present and future, to pool (NULL: none). */
+void inflight_set_pool(struct inflight *f, struct strmap_pool *pool);
 /* A chunk_start (the start's fields in an ev_chunk) received at t. 0 when
  * held, 1 when refused (no host/pid/seq, or the set is full: counted). */
 int inflight_start(struct inflight *f, double t, const struct ev_chunk *c);

@@ -14,8 +14,24 @@ void inflight_init(struct inflight *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* What cap entries cost: the item and its two index slots. */
+static size_t inflight_bytes(size_t cap)
+{
+	return cap * (sizeof(struct inflight_chunk) + 2 * sizeof(uint32_t));
+}
+
+void inflight_set_pool(struct inflight *f, struct strmap_pool *pool)
+{
+	if (f->pool)
+		f->pool->used -= inflight_bytes(f->cap);
+	f->pool = pool;
+	if (pool)
+		pool->used += inflight_bytes(f->cap);
+}
+
 void inflight_free(struct inflight *f)
 {
+	inflight_set_pool(f, NULL);
 	free(f->items);
 	free(f->index);
 	inflight_init(f);
@@ -71,6 +87,9 @@ static bool inflight_room(struct inflight *f)
 		return false;
 	if (cap > INFLIGHT_MAX)
 		cap = INFLIGHT_MAX;
+	size_t more = inflight_bytes(cap) - inflight_bytes(f->cap);
+	if (f->pool && f->pool->used + more > f->pool->cap)
+		return false;
 	struct inflight_chunk *items = realloc(f->items, cap * sizeof(*items));
 	if (!items)
 		return false;
@@ -82,6 +101,8 @@ static bool inflight_room(struct inflight *f)
 	f->index = index;
 	f->index_cap = cap * 2;
 	f->cap = cap;
+	if (f->pool)
+		f->pool->used += more;
 	inflight_reindex(f);
 	return true;
 }

@@ -124,6 +124,7 @@ void run_set_pool(struct run *r, struct strmap_pool *pool)
 		strmap_set_pool(plain[i], pool, 0);
 	strmap_set_pool(&r->datasets, pool, sizeof(struct hist));
 	strmap_set_pool(&r->workers, pool, RUN_WORKER_TIMELINE_POINTS * sizeof(struct tl_point));
+	inflight_set_pool(&r->inflight, pool);
 }
 
 void run_destroy(struct run *r)

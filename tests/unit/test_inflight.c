@@ -103,6 +103,26 @@ static void cap_counts_overflow(void **state)
 	inflight_free(&f);
 }
 
+/* The set's memory is charged to the session's pool: growth the pool
+ * cannot take is refused and counted, and freeing gives it all back. */
+static void pool_bounds_the_set(void **state)
+{
+	(void)state;
+	struct strmap_pool pool = { .used = 0, .cap = 100 * 1024 };
+	struct inflight f;
+	inflight_init(&f);
+	inflight_set_pool(&f, &pool);
+	for (unsigned i = 0; i < 1000; i++) {
+		struct ev_chunk s = start_of("h", 1, i, NULL);
+		inflight_start(&f, i, &s);
+	}
+	assert_true(f.n >= 64 && f.n < 1000);
+	assert_int_equal(f.overflow, 1000 - f.n);
+	assert_true(pool.used > 0 && pool.used <= pool.cap);
+	inflight_free(&f);
+	assert_int_equal(pool.used, 0);
+}
+
 static size_t told_count;
 static void told(void *ctx, const struct inflight_chunk *c)
 {
@@ -248,6 +268,7 @@ int main(void)
 		cmocka_unit_test(start_then_end_matches),
 		cmocka_unit_test(index_survives_removals),
 		cmocka_unit_test(cap_counts_overflow),
+		cmocka_unit_test(pool_bounds_the_set),
 		cmocka_unit_test(worker_leaving_loses_its_chunks),
 		cmocka_unit_test(oldest_first),
 		cmocka_unit_test(long_path_keeps_its_name),
