@@ -37,6 +37,7 @@ struct worker_sample {
 	optnum processing; /* tasks assigned (processing set) */
 	optnum managed_bytes;
 	optnum spilled_bytes;
+	optnum pid; /* the worker's process id: its chunks' pid (route only) */
 };
 
 struct ev_sample {

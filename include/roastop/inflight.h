@@ -55,10 +55,12 @@ int inflight_start(struct inflight *f, double t, const struct ev_chunk *c);
 /* A chunk ended: drops its start when held. True when one was. */
 bool inflight_end(struct inflight *f, const struct ev_chunk *c);
 /* Moves every chunk running on the worker named name or at addr (either
- * may be NULL) to the lost list, at t; calls told(ctx, chunk) for each.
- * Returns how many. */
+ * may be NULL) and, when pid is known, in that process (a worker restarted
+ * under its name runs in another) to the lost list, at t; calls
+ * told(ctx, chunk) for each. Returns how many. */
 size_t inflight_lose_worker(struct inflight *f, double t, const char *name, const char *addr,
-			    void (*told)(void *ctx, const struct inflight_chunk *c), void *ctx);
+			    optnum pid, void (*told)(void *ctx, const struct inflight_chunk *c),
+			    void *ctx);
 /* Up to max chunks in flight, oldest first, as pointers into f. */
 size_t inflight_oldest(const struct inflight *f, const struct inflight_chunk **out, size_t max);
 /* The i-th latest lost chunk (0 = latest), or NULL. */

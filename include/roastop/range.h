@@ -19,6 +19,7 @@
 #define RANGE_CPU_SECONDS_MAX 1e12 /* process_cpu_seconds_total of one worker */
 #define RANGE_TASKS_MAX 1e15 /* task counts */
 #define RANGE_FINE_MAX 1e18 /* one cumulative fine-metrics value (seconds, bytes, count) */
+#define RANGE_PID_MAX 1e9 /* a worker's process id (as a chunk's pid) */
 
 enum range_qty {
 	RANGE_WORKERS,
@@ -29,6 +30,7 @@ enum range_qty {
 	RANGE_CPU_SECONDS,
 	RANGE_TASKS,
 	RANGE_FINE,
+	RANGE_PID,
 	RANGE__COUNT
 };
 

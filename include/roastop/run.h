@@ -48,6 +48,7 @@ struct worker_agg {
 	char status[16];
 	optnum nthreads, memory_bytes, memory_limit, cpu_percent;
 	optnum executing, processing, managed_bytes, spilled_bytes;
+	optnum pid; /* its process: which chunks in flight are its own */
 	double t_first_seen, t_last_seen;
 	bool present; /* in the latest detailed sample */
 	bool was_present; /* in the one before: joins and departures */

@@ -67,6 +67,7 @@ def install(dask_scheduler=None, span_id=None):
             "spilled_bytes": num(mem.spilled), "cpu": num(m.get("cpu")),
             "executing": len(ws.executing), "processing": len(ws.processing),
             "status": ws.status.name, "last_seen": num(ws.last_seen),
+            "pid": num(getattr(ws, "pid", None)),
         }
 
     def span_rows(span_id):

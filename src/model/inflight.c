@@ -202,20 +202,22 @@ bool inflight_end(struct inflight *f, const struct ev_chunk *c)
 	return true;
 }
 
-static bool inflight_on(const struct inflight_chunk *c, const char *name, const char *addr)
+static bool inflight_on(const struct inflight_chunk *c, const char *name, const char *addr,
+			optnum pid)
 {
-	if (!c->worker[0])
+	if (!c->worker[0] || (pid.valid && pid.value != c->pid))
 		return false;
 	return (name && name[0] && strcmp(c->worker, name) == 0) ||
 	       (addr && addr[0] && strcmp(c->worker, addr) == 0);
 }
 
 size_t inflight_lose_worker(struct inflight *f, double t, const char *name, const char *addr,
-			    void (*told)(void *ctx, const struct inflight_chunk *c), void *ctx)
+			    optnum pid, void (*told)(void *ctx, const struct inflight_chunk *c),
+			    void *ctx)
 {
 	size_t n = 0;
 	for (size_t i = f->n; i-- > 0;) {
-		if (!inflight_on(&f->items[i], name, addr))
+		if (!inflight_on(&f->items[i], name, addr, pid))
 			continue;
 		struct inflight_chunk *kept = &f->lost_items[f->lost % INFLIGHT_LOST_KEPT];
 		*kept = f->items[i];

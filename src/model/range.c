@@ -14,6 +14,7 @@ static const struct range ranges[RANGE__COUNT] = {
 	[RANGE_CPU_SECONDS] = { "cpu_seconds", "s", 0, RANGE_CPU_SECONDS_MAX },
 	[RANGE_TASKS] = { "tasks", "tasks", 0, RANGE_TASKS_MAX },
 	[RANGE_FINE] = { "fine_value", "s, bytes or count", 0, RANGE_FINE_MAX },
+	[RANGE_PID] = { "pid", "", 0, RANGE_PID_MAX },
 };
 
 const struct range *range_of(enum range_qty q)

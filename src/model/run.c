@@ -425,6 +425,7 @@ static void worker_copy(struct worker_agg *w, const struct worker_sample *s)
 	w->processing = s->processing;
 	w->managed_bytes = s->managed_bytes;
 	w->spilled_bytes = s->spilled_bytes;
+	w->pid = s->pid;
 }
 
 /* Cluster-wide sums of one sample, for the timelines. */
@@ -632,7 +633,7 @@ static void workers_log_departures(struct run *r, double t)
 		if (!w->was_present || w->present)
 			continue;
 		run_log(r, t, LOG_WARN, "worker left: %s", w->name);
-		inflight_lose_worker(&r->inflight, t, w->name, strmap_key_at(&r->workers, i),
+		inflight_lose_worker(&r->inflight, t, w->name, strmap_key_at(&r->workers, i), w->pid,
 				     chunk_lost_told, &at);
 	}
 }

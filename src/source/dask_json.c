@@ -282,6 +282,7 @@ static void state_worker(struct dec *d, const cJSON *o, struct worker_sample *w)
 	w->processing = dec_num(d, o, "processing", RANGE_TASKS);
 	w->managed_bytes = dec_num(d, o, "managed_bytes", RANGE_BYTES);
 	w->spilled_bytes = dec_num(d, o, "spilled_bytes", RANGE_BYTES);
+	w->pid = dec_num(d, o, "pid", RANGE_PID);
 }
 
 static void state_workers(struct dec *d, const cJSON *arr, struct ev_sample *s)

@@ -142,8 +142,13 @@ static void worker_leaving_loses_its_chunks(void **state)
 	inflight_start(&f, 20, &b);
 	inflight_start(&f, 30, &c);
 	told_count = 0;
-	assert_int_equal(inflight_lose_worker(&f, 50, "w1", "tcp://10.0.0.1:4000", told, NULL), 1);
-	assert_int_equal(inflight_lose_worker(&f, 50, NULL, "tcp://10.0.0.2:4000", told, NULL), 1);
+	/* w1 restarted: the process that left is another than its chunk's */
+	assert_int_equal(inflight_lose_worker(&f, 50, "w1", "tcp://10.0.0.9:4000", optnum_of(99),
+					      told, NULL), 0);
+	assert_int_equal(inflight_lose_worker(&f, 50, "w1", "tcp://10.0.0.1:4000", optnum_of(1),
+					      told, NULL), 1);
+	assert_int_equal(inflight_lose_worker(&f, 50, NULL, "tcp://10.0.0.2:4000", optnum_none(),
+					      told, NULL), 1);
 	assert_int_equal(told_count, 2);
 	assert_int_equal(f.n, 1);
 	assert_int_equal(f.lost, 2);
