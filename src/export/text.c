@@ -250,10 +250,33 @@ static void chunk_stats(struct strbuf *o, const struct metrics *m)
 	row(o, "Avg Bytes Read % (per file)", format_num(a, m->avg_bytes_read_percent, "%.2f %%"));
 }
 
+#define TEXT_INFLIGHT_LISTED 5
+
+/* The chunks still running (at the run's end: those it left) and those
+ * lost with their worker; nothing without chunk starts. */
+static void inflight(struct strbuf *o, const struct metrics *m, const struct run *r)
+{
+	if (!m->inflight_running.valid)
+		return;
+	char a[FMT_LEN], name[INFLIGHT_FILE_LEN], worker[INFLIGHT_NAME_LEN];
+	row(o, r->ended ? "Chunks Running at the End" : "Chunks Running",
+	    format_count(a, m->inflight_running));
+	const struct inflight_chunk *c[TEXT_INFLIGHT_LISTED];
+	size_t n = inflight_oldest(&r->inflight, c, TEXT_INFLIGHT_LISTED);
+	for (size_t i = 0; i < n; i++)
+		strbuf_appendf(o, "      %s%s %s on %s\n",
+			       format_duration(a, optnum_of(metrics_inflight_age(m, c[i]))),
+			       metrics_straggler(m, c[i]) ? " (straggler)" : "",
+			       clean(name, sizeof(name), c[i]->file[0] ? c[i]->file : "n/a"),
+			       clean(worker, sizeof(worker), c[i]->worker[0] ? c[i]->worker : "n/a"));
+	row(o, "Lost with Their Worker", format_count(a, m->inflight_lost));
+}
+
 static void chunks(struct strbuf *o, const struct metrics *m, const struct run *r)
 {
 	char a[FMT_LEN];
 	title(o, "Chunk Metrics");
+	inflight(o, m, r); /* also when none ended: all of them stuck */
 	if (r->n_chunks == 0) {
 		row(o, "Chunk records", "n/a (none received)");
 		return;

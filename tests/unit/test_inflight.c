@@ -8,6 +8,7 @@
 
 #include "roastop/inflight.h"
 #include "roastop/metrics.h"
+#include "roastop/report_text.h"
 #include "roastop/run.h"
 
 static struct ev_chunk start_of(const char *host, double pid, double seq, const char *worker)
@@ -248,6 +249,28 @@ static void straggler_then_lost_with_worker(void **state)
 	run_destroy(&r);
 }
 
+/* summary.txt names what a run left running, also when no chunk ended. */
+static void summary_lists_what_is_running(void **state)
+{
+	(void)state;
+	struct run r;
+	assert_int_equal(run_init(&r), 0);
+	struct ev_chunk s = start_of("h", 1, 1, "w\x01");
+	apply(&r, EV_CHUNK_START, 100, &s);
+	struct event end = test_event(EV_RUN_END, 130);
+	run_apply(&r, &end);
+	struct metrics m;
+	metrics_compute(&r, 500, NULL, &m);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	text_summary(&m, &r, &sb);
+	assert_non_null(strstr(sb.data, "Chunks Running at the End"));
+	assert_non_null(strstr(sb.data, "30.0s root://eos/store/nano_7.root on w?\n"));
+	assert_non_null(strstr(sb.data, "Chunk records"));
+	strbuf_free(&sb);
+	run_destroy(&r);
+}
+
 /* Without a chunk_start the in-flight figures are unmeasured, not 0. */
 static void no_starts_is_not_zero(void **state)
 {
@@ -279,6 +302,7 @@ int main(void)
 		cmocka_unit_test(long_path_keeps_its_name),
 		cmocka_unit_test(straggler_then_lost_with_worker),
 		cmocka_unit_test(no_starts_is_not_zero),
+		cmocka_unit_test(summary_lists_what_is_running),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
