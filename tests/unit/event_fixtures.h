@@ -98,7 +98,7 @@ static inline void fx_sample(struct event *ev, bool full)
 		arena_strdup(&ev->mem, "tcp://10.0.0.1:40000"), arena_strdup(&ev->mem, "w0"),
 		arena_strdup(&ev->mem, "node1"), arena_strdup(&ev->mem, "running"),
 		optnum_of(4), optnum_of(1094851797), optnum_of(4e9), optnum_of(49.8),
-		optnum_of(1), optnum_of(3), optnum_of(123456), optnum_of(0)
+		optnum_of(1), optnum_of(3), optnum_of(123456), optnum_of(0), optnum_of(31337)
 	};
 	s->workers[1] = (struct worker_sample){ .id = arena_strdup(&ev->mem, "tcp://10.0.0.2:40000"),
 						.cpu_percent = optnum_of(250.5) };
@@ -344,6 +344,7 @@ static inline void fx_cmp_worker(struct fx_cmp *c, const struct worker_sample *a
 	fx_num(c, "worker.processing", a->processing, b->processing);
 	fx_num(c, "worker.managed_bytes", a->managed_bytes, b->managed_bytes);
 	fx_num(c, "worker.spilled_bytes", a->spilled_bytes, b->spilled_bytes);
+	fx_num(c, "worker.pid", a->pid, b->pid);
 }
 
 static inline void fx_cmp_sample(struct fx_cmp *c, const struct ev_sample *a,

@@ -36,6 +36,7 @@ static const struct {
 	{ "managed_bytes", RANGE_BYTES },     { "memory_bytes", RANGE_BYTES },
 	{ "memory_limit", RANGE_BYTES },      { "nthreads", RANGE_NTHREADS },
 	{ "processing", RANGE_TASKS },	      { "spilled_bytes", RANGE_BYTES },
+	{ "pid", RANGE_PID },
 }, SAMPLE_FIELDS[] = {
 	{ "tasks_done", RANGE_TASKS },
 	{ "tasks_done_cumulative", RANGE_TASKS },
