@@ -12,9 +12,9 @@ fields, ``RTP2``): no floats printed here, no JSON parsed in roastop; so do
 their chunk_start datagrams (kind 0x02: which chunk is in flight, sent just
 before process() runs; ``ROASTOP_CHUNK_START=0`` or ``Emitter(...,
 chunk_start=False)`` switches them off, and chunks then carry no
-``start_seq``). A chunk
-that version 2 cannot express (a custom field, a value of another type than
-the field's) and every other message go as version 1 (JSON, ``RTP1``).
+``start_seq``). A chunk that version 2 cannot express (a custom field, a
+value of another type than the field's) and every other message go as
+version 1 (JSON, ``RTP1``).
 A roastop older than version 2 drops ``RTP2`` datagrams: set
 ``ROASTOP_PROTOCOL=1`` (read when an Emitter is made, so in every process
 that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
