@@ -576,27 +576,35 @@ def parse_chunk_start(chunk_start=None):
     return bool(chunk_start)
 
 
-_ID_START_SEQ = _fid("start_seq")
+_ID_ENTRY_START, _ID_ENTRY_STOP = _fid("entry_start"), _fid("entry_stop")
 _pack_start_head = _Struct("<" + "Bd" * 5).pack
+_pack_entries = _Struct("<BdBd").pack
+_ENTRY_MAX = 2 ** 53       # an entry a double holds exactly; beyond: the generic path
+START_PREFIX_MAX = 256     # Static records whose chunk_start prefix an Emitter keeps
 
 
-def _start_fields(static, entry_start, entry_stop, worker):
-    """A chunk_start's fields other than its envelope and t_start, as a
-    dict, and static's version 2 bytes when they can be reused as they are
-    (only fields a kind-2 body allows): b"" otherwise, its fields then in
-    the dict."""
-    fields = {}
-    static_v2 = b""
-    if static is not None:
-        if static.v2 is not None and _START_STATIC.issuperset(static.fields):
-            static_v2 = static.v2
-        else:
-            fields.update((k, v) for k, v in static.fields.items() if k in _START_STATIC)
-    for name, value in (("entry_start", entry_start), ("entry_stop", entry_stop),
-                        ("worker", worker)):
-        if value is not None:
-            fields[name] = value
-    return fields, static_v2
+def _start_static(static):
+    """static's fields a chunk_start carries (run_id, dataset, file, uuid)."""
+    if static is None:
+        return {}
+    return {k: v for k, v in static.fields.items() if k in _START_STATIC}
+
+
+def _start_rest(entry_start, entry_stop, worker):
+    """The version 2 bytes of a chunk_start's entry range and worker: the
+    common case (two ints) in one pack. Raises as _append_fields."""
+    if (type(entry_start) is int and type(entry_stop) is int
+            and -_ENTRY_MAX < entry_start < _ENTRY_MAX and -_ENTRY_MAX < entry_stop < _ENTRY_MAX):
+        if worker is None:
+            return _pack_entries(_ID_ENTRY_START, entry_start, _ID_ENTRY_STOP, entry_stop)
+        out = [_pack_entries(_ID_ENTRY_START, entry_start, _ID_ENTRY_STOP, entry_stop)]
+        _append_fields({"worker": worker}, out.append)
+    else:
+        out = []
+        _append_fields({name: value for name, value in (
+            ("entry_start", entry_start), ("entry_stop", entry_stop), ("worker", worker))
+            if value is not None}, out.append)
+    return b"".join(out)
 
 
 INSTANCE_MAX = 2 ** 53 - 1   # an instance id is a whole number a double holds exactly
@@ -639,6 +647,7 @@ class Emitter:
             pass
         self._mac = keyed_mac(self.key)
         self._host_v2 = _fields_v2({"host": self._host})   # a host name is <= 255 bytes
+        self._start_prefix = {}   # Static (or None) -> kind, host and its fields, encoded
 
     def _socket(self):
         pid = os.getpid()
@@ -728,28 +737,48 @@ class Emitter:
         with static's (a chunk's Static of run_id, dataset, file, uuid)
         bytes as they are; version 1 JSON when a value has no version 2
         form or the protocol is 1."""
-        fields, static_v2 = _start_fields(static, entry_start, entry_stop, worker)
         if self.protocol >= 2:
-            out = [_KIND_CHUNK_START, self._host_v2, b"", static_v2]
             try:
-                _append_fields(fields, out.append)
+                prefix = self._start_prefix.get(static) or self._start_prefix_of(static)
+                rest = _start_rest(entry_start, entry_stop, worker)
                 t = t_start if isinstance(t_start, float) else _as_float(t_start)
                 if t - t != 0.0:                 # NaN or infinite: null in version 1
                     raise _NotV2
-                seq = next(self._seq)            # taken only now: no gap
-                out[2] = _pack_start_head(_ID_T_START, t, _ID_PID, self._pid,
-                                          _ID_INSTANCE, self._instance, _ID_SEQ, seq,
-                                          _ID_SENT, time.time())
-                return frame_v2(b"".join(out), self._mac), seq
             except (KeyError, _NotV2, OverflowError, struct.error, TypeError, ValueError):
                 pass
-        msg = {"type": "chunk_start"}
-        if static_v2:
-            msg.update(static.fields)
-        msg.update(fields)
+            else:
+                seq = next(self._seq)            # taken only now: no gap
+                head = _pack_start_head(_ID_T_START, t, _ID_PID, self._pid, _ID_INSTANCE,
+                                        self._instance, _ID_SEQ, seq, _ID_SENT, time.time())
+                return frame_v2(b"".join((prefix, head, rest)), self._mac), seq
+        msg = {"type": "chunk_start", **_start_static(static)}
+        for name, value in (("entry_start", entry_start), ("entry_stop", entry_stop),
+                            ("worker", worker)):
+            if value is not None:
+                msg[name] = value
         msg["t_start"] = t_start
         msg = self.envelope(msg)
         return frame(encode(msg), self._mac), msg["seq"]
+
+    def _start_prefix_of(self, static):
+        """The kind byte, host and static's fields of a chunk_start, encoded
+        once per Static (a file's chunks share one): its v2 bytes as they are
+        when it holds only fields a kind-2 body allows. Raises as
+        _append_fields when they have no version 2 form."""
+        if static is not None and static.v2 is not None and _START_STATIC.issuperset(
+                static.fields):
+            prefix = b"".join((_KIND_CHUNK_START, self._host_v2, static.v2))
+        else:
+            prefix = b"".join((_KIND_CHUNK_START, self._host_v2,
+                               _fields_v2(_start_static(static))))
+        cache = self._start_prefix
+        if len(cache) >= START_PREFIX_MAX:
+            cache.clear()
+        try:
+            cache[static] = prefix
+        except TypeError:                        # not hashable: made again next time
+            pass
+        return prefix
 
     def send_chunk_start(self, t_start, static=None, entry_start=None, entry_stop=None,
                          worker=None):

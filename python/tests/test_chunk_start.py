@@ -51,7 +51,7 @@ def test_v2_bytes_field_by_field(sink):
     assert body[0] == 0x02                               # kind: chunk_start
     ids = []
     msg = decode_v2_body(body, ids)
-    assert ids == [16, 26, 23, 66, 24, 65, 64, 9, 14, 29, 11, 12, 30]
+    assert ids == [16, 64, 9, 14, 29, 26, 23, 66, 24, 65, 11, 12, 30]
     assert set(ids) <= V2_START_IDS
     assert msg == {"type": "chunk_start", "host": socket.gethostname(), "t_start": T,
                    "pid": os.getpid(), "instance": msg["instance"], "seq": 0,
@@ -59,14 +59,19 @@ def test_v2_bytes_field_by_field(sink):
                    "worker": "tcp://10.0.3.17:38211"}
     assert 1 <= msg["instance"] <= em.INSTANCE_MAX
     # the bytes themselves, from the table of docs/protocol.md
-    expected = (b"\x02" + text(16, socket.gethostname()) + num(26, T) + num(23, os.getpid())
-                + num(66, msg["instance"]) + num(24, 0) + num(65, msg["sent"])
-                + text(64, STATIC["run_id"]) + text(9, STATIC["dataset"]) + text(14, FILE)
-                + text(29, "u-1") + num(11, 0) + num(12, 134190)
+    expected = (b"\x02" + text(16, socket.gethostname()) + text(64, STATIC["run_id"])
+                + text(9, STATIC["dataset"]) + text(14, FILE) + text(29, "u-1")
+                + num(26, T) + num(23, os.getpid()) + num(66, msg["instance"]) + num(24, 0)
+                + num(65, msg["sent"]) + num(11, 0) + num(12, 134190)
                 + text(30, "tcp://10.0.3.17:38211"))
     assert body == expected
     assert static.v2 in body                             # the file's bytes, reused as they are
     assert len(data) < 250
+    # the next chunk of the file: the same prefix, the chunk's own numbers
+    assert e.send_chunk_start(T + 1, static, 134190, 268380, None) == 1
+    again = split_v2(sink.recv(70000))[2]
+    assert again.startswith(expected[:expected.index(num(26, T))])
+    assert decode_v2_body(again)["entry_start"] == 134190 and "worker" not in decode_v2_body(again)
 
 
 def test_v2_without_key_and_with_fields_left_out(sink):
@@ -102,9 +107,14 @@ def test_a_value_without_a_v2_form_goes_as_v1_without_a_gap(sink):
     assert e.send_chunk_start(T, None, "100", None, None) == 0     # a str entry: not a num
     msg = receive(sink)
     assert msg["type"] == "chunk_start" and msg["entry_start"] == "100"
-    assert e.send_chunk_start(float("nan")) == 1                   # NaN: null in version 1
+    assert e.send_chunk_start(T, None, 2 ** 60, 2 ** 60 + 1) == 1  # not exact in a double:
+    msg = decode_v2_body(split_v2(sink.recv(70000))[2])           # as the chunk sends it
+    assert msg["entry_start"] == float(2 ** 60)
+    assert e.send_chunk_start(T, None, 10 ** 400) == 2             # beyond a double: v1
+    assert receive(sink)["entry_start"] == 10 ** 400
+    assert e.send_chunk_start(float("nan")) == 3                   # NaN: null in version 1
     assert receive(sink)["t_start"] is None
-    assert e.send_chunk_start(T) == 2                              # no number skipped
+    assert e.send_chunk_start(T) == 4                              # no number skipped
     assert split_v2(sink.recv(70000))[2][0] == 0x02
 
 
