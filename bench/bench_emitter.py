@@ -5,7 +5,7 @@ events, one basket per chunk), opens 5,000-event chunks of them as coffea's
 Runner does (the file opened per chunk, ``NanoEventsFactory.from_root(...,
 mode="virtual")`` with an access log), and times the same
 process() (muon selections, one track_time section) four ways on each
-chunk, in a rotating order, in one process: undecorated, under roastcoffea
+chunk, in an order that goes through every permutation, in one process: undecorated, under roastcoffea
 0.1.2's @track_metrics and under roastop's, as it is by default (a
 chunk_start datagram before the call, the chunk after) and with its
 chunk_start switched off (the chunk only), sending to a local UDP socket
@@ -22,6 +22,7 @@ Needs coffea, uproot, awkward and roastcoffea (the test venv, build/venv:
 `make bench` runs it there). ``--chunks N`` sets the number of chunks (120);
 ``--profile`` prints where roastop's decorator spends its time instead."""
 import argparse
+import itertools
 import statistics
 import subprocess
 import sys
@@ -179,13 +180,16 @@ def chunks_of(paths, per_file, n):
 
 
 def run(chunks, procs):
-    """{name: [seconds per chunk]} for each processor, order rotated per
-    chunk, and {name: [seconds the call took beyond its body]}."""
+    """{name: [seconds per chunk]} for each processor, and {name: [seconds
+    the call took beyond its body]}. The order changes per chunk through
+    every permutation, so that each way follows each other as often (a
+    rotation keeps one cyclic order: roastop without its chunk_start would
+    always run right after roastop with it, its code still warm)."""
     times = {name: [] for name in procs}
     added = {name: [] for name in procs}
-    names = list(procs)
+    orders = list(itertools.permutations(procs))
     for i, (path, start) in enumerate(chunks):
-        order = names[i % len(names):] + names[:i % len(names)]
+        order = orders[i % len(orders)]
         for name in order:
             with uproot.open({path: None}) as file:     # per chunk, as the Runner does
                 events = open_chunk(file, path, start)
