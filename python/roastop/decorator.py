@@ -362,9 +362,9 @@ def track_metrics(func):
     and the chunk's datagram when it returns or raises (its ``start_seq`` the
     start's seq), while collection is on (roastcoffea's
     ``_roastcoffea_collect_metrics`` flag, set by MetricsCollector) and
-    roastop's address is known. The output of
-    process() is returned untouched. When process() raises, the chunk is sent
-    with ``error`` (the exception's class name) and the exception re-raised.
+    roastop's address is known. The output of process() is returned
+    untouched. When process() raises, the chunk is sent with ``error`` (the
+    exception's class name) and the exception re-raised.
     Decorating registers roastop with cloudpickle to travel by value, so the
     processor reaches workers that do not have roastop installed."""
     ship_by_value()
