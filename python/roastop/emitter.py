@@ -253,8 +253,9 @@ _META_FIELDS = {"compression_ratio": (1, _NUM), "filename": (2, _STR),
                 "total_branches": (3, _NUM), "total_tree_bytes": (4, _NUM)}
 _KIND_CHUNK = b"\x01"
 _KIND_CHUNK_START = b"\x02"
-# A chunk_start's fields besides its envelope and t_start: any other id in a
-# kind-2 body is bad_binary; the per-file ones are a chunk's Static.
+# The fields of a chunk's Static that its chunk_start carries too; with the
+# entry range, worker, t_start and the envelope, the only ones a kind-2 body
+# may hold (any other id there is bad_binary).
 _START_STATIC = frozenset(("run_id", "dataset", "file", "uuid"))
 
 
