@@ -4,21 +4,25 @@ Writes three NanoAOD-like files with uproot (examples/make_files.py's
 events, one basket per chunk), opens 5,000-event chunks of them as coffea's
 Runner does (the file opened per chunk, ``NanoEventsFactory.from_root(...,
 mode="virtual")`` with an access log), and times the same
-process() (muon selections, one track_time section) three ways on each
-chunk, in a rotating order, in one process: undecorated, under roastcoffea
-0.1.2's @track_metrics and under roastop's, sending to a local UDP socket
+process() (muon selections, one track_time section) four ways on each
+chunk, in an order that goes through every permutation, in one process: undecorated, under roastcoffea
+0.1.2's @track_metrics and under roastop's, as it is by default (a
+chunk_start datagram before the call, the chunk after) and with its
+chunk_start switched off (the chunk only), sending to a local UDP socket
 that another process drains (see Sink). Each chunk is opened afresh for each way, so every
 way reads its own branches. A decorator's overhead is the median over the
 chunks of its call's time less the time of the process() body inside it
 (the body times itself): reading and decompressing the branches varies
 from chunk to chunk by more than a decorator costs, and would drown the
 difference of two calls; the difference of the medians against the plain
-call is printed beside it.
+call is printed beside it. The chunk_start's cost is the difference of
+roastop's two medians.
 
 Needs coffea, uproot, awkward and roastcoffea (the test venv, build/venv:
 `make bench` runs it there). ``--chunks N`` sets the number of chunks (120);
 ``--profile`` prints where roastop's decorator spends its time instead."""
 import argparse
+import itertools
 import statistics
 import subprocess
 import sys
@@ -96,6 +100,23 @@ class Roastop:
     process = roastop.track_metrics(make_process(roastop.track_time))
 
 
+class RoastopNoStart:
+    """roastop's decorator through an Emitter of its own (another key) with
+    its chunk_start switched off, as ROASTOP_CHUNK_START=0 does."""
+    process = roastop.track_metrics(make_process(roastop.track_time))
+
+
+NOSTART_KEY = "cd" * 32
+
+
+def no_start(addr, run_id):
+    proc = RoastopNoStart()
+    proc._roastcoffea_collect_metrics = True      # what MetricsCollector sets
+    proc._roastop_addr, proc._roastop_key, proc._roastop_run_id = addr, NOSTART_KEY, run_id
+    roastop.emitter.emitter_for(addr, NOSTART_KEY).chunk_start = False
+    return proc
+
+
 def open_chunk(file, path, start):
     """The events of one chunk as coffea's Runner makes them (_work_function):
     from an open file, with an access log, in virtual mode."""
@@ -114,23 +135,25 @@ s.bind(("127.0.0.1", 0))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
 s.setblocking(False)
 print(s.getsockname()[1], flush=True)
-n = 0
+n = {1: 0, 2: 0}
 while True:
     done = select.select([sys.stdin], [], [], 0.02)[0] and not sys.stdin.readline()
     try:
         while True:
-            n += s.recv(70000).startswith(b"RTP2\x01")
+            data = s.recv(70000)
+            if data.startswith(b"RTP2\x01") and data[37] in n:
+                n[data[37]] += 1
     except BlockingIOError:
         pass
     if done:
-        print(n, flush=True)
+        print(n[1], n[2], flush=True)
         break
 """
 
 
 class Sink:
     """A UDP socket on loopback, drained by another process every 20 ms:
-    counts chunk datagrams. Not a thread here, which would take the GIL
+    counts chunk and chunk_start datagrams. Not a thread here, which would take the GIL
     from the sender at every datagram, and not a reader blocked on the
     socket, which the sender's sendto would wake across CPUs at every
     datagram (on this project's VM ~50 us a datagram, charged to the
@@ -142,10 +165,11 @@ class Sink:
         self.addr = "127.0.0.1:%s" % self.proc.stdout.readline().strip()
 
     def chunks(self):
-        """Chunk datagrams received, once the last one sent has arrived."""
+        """(chunk, chunk_start) datagrams received, once the last one sent
+        has arrived."""
         time.sleep(0.2)
         self.proc.stdin.close()
-        n = int(self.proc.stdout.readline())
+        n = tuple(int(x) for x in self.proc.stdout.readline().split())
         self.proc.wait()
         return n
 
@@ -156,13 +180,16 @@ def chunks_of(paths, per_file, n):
 
 
 def run(chunks, procs):
-    """{name: [seconds per chunk]} for each processor, order rotated per
-    chunk, and {name: [seconds the call took beyond its body]}."""
+    """{name: [seconds per chunk]} for each processor, and {name: [seconds
+    the call took beyond its body]}. The order changes per chunk through
+    every permutation, so that each way follows each other as often (a
+    rotation keeps one cyclic order: roastop without its chunk_start would
+    always run right after roastop with it, its code still warm)."""
     times = {name: [] for name in procs}
     added = {name: [] for name in procs}
-    names = list(procs)
+    orders = list(itertools.permutations(procs))
     for i, (path, start) in enumerate(chunks):
-        order = names[i % len(names):] + names[:i % len(names)]
+        order = orders[i % len(orders)]
         for name in order:
             with uproot.open({path: None}) as file:     # per chunk, as the Runner does
                 events = open_chunk(file, path, start)
@@ -204,25 +231,32 @@ def main():
                                      key="ab" * 32):
         paths, per_file = write_files(d, args.chunks)
         chunks = chunks_of(paths, per_file, args.chunks)
-        procs = {"plain": Plain(), "roastcoffea": Roastcoffea(), "roastop": ro}
+        procs = {"plain": Plain(), "roastcoffea": Roastcoffea(), "roastop": ro,
+                 "roastop_nostart": no_start(sink.addr, ro._roastop_run_id)}
         run(chunks[:6], procs)                       # imports, caches of the code itself
         if args.profile:
             profile(chunks, ro)
         else:
             times, added = run(chunks, procs)
-    received = sink.chunks()
+    received, starts = sink.chunks()
     if args.profile:
         return
-    if received < len(chunks) + 6:        # real sends, not an emitter failing fast
-        sys.exit("bench_emitter: roastop's chunks did not arrive (%d of %d)"
-                 % (received, len(chunks) + 6))
+    calls = len(chunks) + 6               # real sends, not an emitter failing fast
+    if received < 2 * calls or starts < calls:
+        sys.exit("bench_emitter: roastop's datagrams did not arrive (%d of %d chunks, "
+                 "%d of %d starts)" % (received, 2 * calls, starts, calls))
     ro_us, rc_us = median_us(added["roastop"]), median_us(added["roastcoffea"])
+    nostart_us = median_us(added["roastop_nostart"])
     print("bench emitter_process_plain_us: %.0f us (%d chunks of %d events)"
           % (median_us(times["plain"]), len(chunks), CHUNK))
     print("bench emitter_overhead_roastcoffea_us: %.1f us (call - body; vs plain call: %.0f)"
           % (rc_us, median_us(times["roastcoffea"]) - median_us(times["plain"])))
-    print("bench emitter_overhead_roastop_us: %.1f us (call - body; vs plain call: %.0f)"
-          % (ro_us, median_us(times["roastop"]) - median_us(times["plain"])))
+    print("bench emitter_overhead_roastop_us: %.1f us (call - body, chunk_start included; "
+          "vs plain call: %.0f)" % (ro_us, median_us(times["roastop"]) - median_us(times["plain"])))
+    print("bench emitter_overhead_roastop_nostart_us: %.1f us (call - body, ROASTOP_CHUNK_START=0;"
+          " vs plain call: %.0f)"
+          % (nostart_us, median_us(times["roastop_nostart"]) - median_us(times["plain"])))
+    print("bench emitter_chunk_start_us: %.1f us (the difference)" % (ro_us - nostart_us))
     print("bench emitter_overhead_vs_roastcoffea: %.2f ratio (target <= 0.20)" % (ro_us / rc_us))
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """@track_metrics: roastcoffea 0.1.2's chunk record, sent to roastop as one
-datagram per chunk instead of being injected into the output.
+datagram per chunk instead of being injected into the output, after a
+chunk_start datagram that tells roastop the chunk is in flight.
 
 Every read from a coffea object is guarded: a missing attribute leaves its
 fields out of the record, and nothing here ever raises into process()."""
@@ -286,17 +287,18 @@ def _branch_fields(factory, facts, meta, branches):
             "bytes_read_percent": 100 * comp / total_bytes if total_bytes else 0.0}
 
 
-def _fields(events, meta, run_id, factory, facts, source, bytes_before, file_meta, sections,
-            error):
+def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before, file_meta,
+            sections, error):
     """The chunk record's fields other than the MEASURED numbers the wrapper
-    took itself (roastcoffea 0.1.2's fields plus worker and error): those of
-    this chunk, and a tuple of Static for those its file's chunks repeat."""
-    rec = {}
+    took itself (roastcoffea 0.1.2's fields plus worker, error and
+    start_seq): rec (the ones taken before the call, _chunk_fields's) with
+    this chunk's added, and a tuple of Static for those its file's chunks
+    repeat, file_static first."""
     if bytes_before is not None:
         bytes_after = source_bytes(source)
         if bytes_after is not None:
             rec["bytes_read"] = bytes_after - bytes_before
-    static = [_chunk_fields(events, meta, run_id, rec)]
+    static = [file_static]
     if factory is not None:
         static.append(_branch_metrics(factory, facts, meta))
     for kind in ("timing", "memory", "bytes"):
@@ -305,7 +307,6 @@ def _fields(events, meta, run_id, factory, facts, source, bytes_before, file_met
             rec[kind] = section
     if file_meta is not None:
         rec["file_metadata"] = file_meta
-    worker = _worker_name()
     if worker is not None:
         rec["worker"] = worker
     if error is not None:
@@ -327,6 +328,19 @@ def _send(emitter, measured, fields, static):
         emitter.send(chunk_message(measured, fields))
 
 
+def _send_start(emitter, t_start, file_static, rec, worker):
+    """The chunk_start of this call, its seq put in rec as start_seq; nothing
+    from an Emitter without send_chunk_start (one an older roastop left in a
+    long-lived worker) or switched off."""
+    try:
+        seq = emitter.send_chunk_start(t_start, file_static, rec.get("entry_start"),
+                                       rec.get("entry_stop"), worker)
+    except Exception:  # noqa: BLE001 - an older Emitter: no start, the chunk as before
+        return
+    if seq is not None:
+        rec["start_seq"] = seq
+
+
 def _restore(processor, chunks, key, outer, sections):
     """Ends a tracked chunk: the enclosing one (nested calls) or none is current again."""
     if outer is None:
@@ -344,11 +358,13 @@ def _restore(processor, chunks, key, outer, sections):
 
 
 def track_metrics(func):
-    """Decorates process(): one datagram per chunk while collection is on
-    (roastcoffea's ``_roastcoffea_collect_metrics`` flag, set by
-    MetricsCollector) and roastop's address is known. The output of
-    process() is returned untouched. When process() raises, the chunk is sent
-    with ``error`` (the exception's class name) and the exception re-raised.
+    """Decorates process(): a chunk_start datagram just before process() runs
+    and the chunk's datagram when it returns or raises (its ``start_seq`` the
+    start's seq), while collection is on (roastcoffea's
+    ``_roastcoffea_collect_metrics`` flag, set by MetricsCollector) and
+    roastop's address is known. The output of process() is returned
+    untouched. When process() raises, the chunk is sent with ``error`` (the
+    exception's class name) and the exception re-raised.
     Decorating registers roastop with cloudpickle to travel by value, so the
     processor reaches workers that do not have roastop installed."""
     ship_by_value()
@@ -372,6 +388,9 @@ def track_metrics(func):
                 pass
             run_id = _attr(self, "_roastop_run_id")
             meta = _metadata(events)
+            rec = {}
+            file_static = _chunk_fields(events, meta, run_id, rec)
+            worker = _worker_name()
             factory = _factory(events)
             if factory is not None:
                 facts = _file_facts(factory, meta)
@@ -386,6 +405,7 @@ def track_metrics(func):
             return func(self, events, *args, **kwargs)
         error = None
         t_start = time.time()
+        _send_start(emitter, t_start, file_static, rec, worker)   # the chunk's own t_start
         cpu_start = time.thread_time()
         try:
             return func(self, events, *args, **kwargs)
@@ -398,8 +418,8 @@ def track_metrics(func):
             try:
                 measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
                             mem_before, process_memory_mb())     # emitter.MEASURED
-                fields, static = _fields(events, meta, run_id, factory, facts, source,
-                                         bytes_before, file_meta, sections, error)
+                fields, static = _fields(rec, file_static, worker, meta, factory, facts,
+                                         source, bytes_before, file_meta, sections, error)
                 _send(emitter, measured, fields, static)
             except Exception:  # noqa: BLE001
                 emitter.lost += 1

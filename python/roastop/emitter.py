@@ -8,9 +8,13 @@ are processed: MetricsCollector resolves the address once on the client
 a background thread and drops its datagrams until that answers.
 
 Chunks, sent thousands of times a second, go as protocol version 2 (binary
-fields, ``RTP2``): no floats printed here, no JSON parsed in roastop. A chunk
-that version 2 cannot express (a custom field, a value of another type than
-the field's) and every other message go as version 1 (JSON, ``RTP1``).
+fields, ``RTP2``): no floats printed here, no JSON parsed in roastop; so do
+their chunk_start datagrams (kind 0x02: which chunk is in flight, sent just
+before process() runs; ``ROASTOP_CHUNK_START=0`` or ``Emitter(...,
+chunk_start=False)`` switches them off, and chunks then carry no
+``start_seq``). A chunk that version 2 cannot express (a custom field, a
+value of another type than the field's) and every other message go as
+version 1 (JSON, ``RTP1``).
 A roastop older than version 2 drops ``RTP2`` datagrams: set
 ``ROASTOP_PROTOCOL=1`` (read when an Emitter is made, so in every process
 that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
@@ -243,11 +247,16 @@ _CHUNK_FIELDS = {
     "memory": (20, _KV), "num_branches_accessed": (21, _NUM), "num_events": (22, _NUM),
     "pid": (23, _NUM), "seq": (24, _NUM), "t_end": (25, _NUM), "t_start": (26, _NUM),
     "timestamp": (27, _NUM), "timing": (28, _KV), "uuid": (29, _STR), "worker": (30, _STR),
-    "run_id": (64, _STR), "sent": (65, _NUM), "instance": (66, _NUM),
+    "run_id": (64, _STR), "sent": (65, _NUM), "instance": (66, _NUM), "start_seq": (67, _NUM),
 }
 _META_FIELDS = {"compression_ratio": (1, _NUM), "filename": (2, _STR),
                 "total_branches": (3, _NUM), "total_tree_bytes": (4, _NUM)}
 _KIND_CHUNK = b"\x01"
+_KIND_CHUNK_START = b"\x02"
+# The fields of a chunk's Static that its chunk_start carries too; with the
+# entry range, worker, t_start and the envelope, the only ones a kind-2 body
+# may hold (any other id there is bad_binary).
+_START_STATIC = frozenset(("run_id", "dataset", "file", "uuid"))
 
 
 class _Struct(struct.Struct):
@@ -555,6 +564,50 @@ def parse_protocol(protocol=None):
     return int(text)
 
 
+_SWITCHED_OFF = ("0", "false", "no", "off")
+
+
+def parse_chunk_start(chunk_start=None):
+    """Whether an Emitter sends chunk_start: ``chunk_start`` when given, else
+    ROASTOP_CHUNK_START, on unless it is 0 (or false, no, off: a switch
+    misspelt keeps the default rather than costing the process its metrics)."""
+    if chunk_start is None:
+        text = os.environ.get("ROASTOP_CHUNK_START", "").strip().lower()
+        return text not in _SWITCHED_OFF
+    return bool(chunk_start)
+
+
+_ID_ENTRY_START, _ID_ENTRY_STOP = _fid("entry_start"), _fid("entry_stop")
+_pack_start_head = _Struct("<" + "Bd" * 5).pack
+_pack_entries = _Struct("<BdBd").pack
+_ENTRY_MAX = 2 ** 53       # an entry a double holds exactly; beyond: the generic path
+START_PREFIX_MAX = 256     # Static records whose chunk_start prefix an Emitter keeps
+
+
+def _start_static(static):
+    """static's fields a chunk_start carries (run_id, dataset, file, uuid)."""
+    if static is None:
+        return {}
+    return {k: v for k, v in static.fields.items() if k in _START_STATIC}
+
+
+def _start_rest(entry_start, entry_stop, worker):
+    """The version 2 bytes of a chunk_start's entry range and worker: the
+    common case (two ints) in one pack. Raises as _append_fields."""
+    if (type(entry_start) is int and type(entry_stop) is int
+            and -_ENTRY_MAX < entry_start < _ENTRY_MAX and -_ENTRY_MAX < entry_stop < _ENTRY_MAX):
+        if worker is None:
+            return _pack_entries(_ID_ENTRY_START, entry_start, _ID_ENTRY_STOP, entry_stop)
+        out = [_pack_entries(_ID_ENTRY_START, entry_start, _ID_ENTRY_STOP, entry_stop)]
+        _append_fields({"worker": worker}, out.append)
+    else:
+        out = []
+        _append_fields({name: value for name, value in (
+            ("entry_start", entry_start), ("entry_stop", entry_stop), ("worker", worker))
+            if value is not None}, out.append)
+    return b"".join(out)
+
+
 INSTANCE_MAX = 2 ** 53 - 1   # an instance id is a whole number a double holds exactly
 
 
@@ -574,10 +627,11 @@ class Emitter:
 
     TAKES_STATIC = True     # send_chunk's static: the decorator asks (older ones lack it)
 
-    def __init__(self, addr, key=None, protocol=None):
+    def __init__(self, addr, key=None, protocol=None, chunk_start=None):
         self.addr = addr
         self.key = parse_key(key)
         self.protocol = parse_protocol(protocol)
+        self.chunk_start = parse_chunk_start(chunk_start)
         self.sent = 0
         self.lost = 0
         self._host = socket.gethostname()
@@ -594,6 +648,7 @@ class Emitter:
             pass
         self._mac = keyed_mac(self.key)
         self._host_v2 = _fields_v2({"host": self._host})   # a host name is <= 255 bytes
+        self._start_prefix = {}   # Static (or None) -> kind, host and its fields, encoded
 
     def _socket(self):
         pid = os.getpid()
@@ -676,6 +731,78 @@ class Emitter:
         for part in static:
             fields = dict(part.fields, **fields)
         return self.datagram(chunk_message(measured, fields))
+
+    def chunk_start_datagram(self, t_start, static=None, entry_start=None, entry_stop=None,
+                             worker=None):
+        """(framed bytes, seq) of a chunk_start: kind 0x02 in version 2,
+        with static's (a chunk's Static of run_id, dataset, file, uuid)
+        bytes as they are; version 1 JSON when a value has no version 2
+        form or the protocol is 1."""
+        if self.protocol >= 2:
+            try:
+                prefix = self._start_prefix.get(static) or self._start_prefix_of(static)
+                rest = _start_rest(entry_start, entry_stop, worker)
+                t = t_start if isinstance(t_start, float) else _as_float(t_start)
+                if t - t != 0.0:                 # NaN or infinite: null in version 1
+                    raise _NotV2
+            except (KeyError, _NotV2, OverflowError, struct.error, TypeError, ValueError):
+                pass
+            else:
+                seq = next(self._seq)            # taken only now: no gap
+                head = _pack_start_head(_ID_T_START, t, _ID_PID, self._pid, _ID_INSTANCE,
+                                        self._instance, _ID_SEQ, seq, _ID_SENT, time.time())
+                return frame_v2(b"".join((prefix, head, rest)), self._mac), seq
+        msg = {"type": "chunk_start", **_start_static(static)}
+        for name, value in (("entry_start", entry_start), ("entry_stop", entry_stop),
+                            ("worker", worker)):
+            if value is not None:
+                msg[name] = value
+        msg["t_start"] = t_start
+        msg = self.envelope(msg)
+        return frame(encode(msg), self._mac), msg["seq"]
+
+    def _start_prefix_of(self, static):
+        """The kind byte, host and static's fields of a chunk_start, encoded
+        once per Static (a file's chunks share one): its v2 bytes as they are
+        when it holds only fields a kind-2 body allows. Raises as
+        _append_fields when they have no version 2 form."""
+        if static is not None and static.v2 is not None and _START_STATIC.issuperset(
+                static.fields):
+            prefix = b"".join((_KIND_CHUNK_START, self._host_v2, static.v2))
+        else:
+            prefix = b"".join((_KIND_CHUNK_START, self._host_v2,
+                               _fields_v2(_start_static(static))))
+        cache = self._start_prefix
+        if len(cache) >= START_PREFIX_MAX:
+            cache.clear()
+        try:
+            cache[static] = prefix
+        except TypeError:                        # not hashable: made again next time
+            pass
+        return prefix
+
+    def send_chunk_start(self, t_start, static=None, entry_start=None, entry_stop=None,
+                         worker=None):
+        """Sends a chunk_start (see chunk_start_datagram) unless switched
+        off (``chunk_start``); the seq it was sent with, for the chunk's
+        ``start_seq``, or None when nothing was sent (switched off, no
+        address yet, a full socket buffer: then counted in ``lost``).
+        Never raises, never blocks."""
+        if not self.chunk_start:
+            return None
+        try:
+            sock = self._socket()
+            data, seq = self.chunk_start_datagram(t_start, static, entry_start, entry_stop,
+                                                  worker)
+            if len(data) > MAX_DATAGRAM:
+                self.lost += 1
+                return None
+            sock.sendto(data, self._target)
+            self.sent += 1
+            return seq
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += 1
+            return None
 
     def send(self, msg):
         """Sends one message; True when the kernel took it. Never raises."""

@@ -47,7 +47,11 @@ V2_CHUNK_FIELDS = {
     23: ("pid", "int"), 24: ("seq", "int"), 25: ("t_end", "num"), 26: ("t_start", "num"),
     27: ("timestamp", "num"), 28: ("timing", "kv"), 29: ("uuid", "str"), 30: ("worker", "str"),
     64: ("run_id", "str"), 65: ("sent", "num"), 66: ("instance", "int"),
+    67: ("start_seq", "int"),
 }
+# "chunk_start": the ids a kind-2 body may carry (the chunk table's encodings)
+V2_START_IDS = frozenset((9, 11, 12, 14, 16, 23, 24, 26, 29, 30, 64, 65, 66))
+V2_KINDS = {0x01: ("chunk", frozenset(V2_CHUNK_FIELDS)), 0x02: ("chunk_start", V2_START_IDS)}
 V2_META_FIELDS = {1: ("compression_ratio", "num"), 2: ("filename", "str"),
                   3: ("total_branches", "int"), 4: ("total_tree_bytes", "num")}
 
@@ -123,17 +127,20 @@ class _Body:
 
 
 def decode_v2_body(body, ids=None):
-    """A version 2 body as the dict its version 1 JSON would be: "type": "chunk"
-    first, then the fields in the order sent; a whole number in an integer
-    field comes back as an int. ``ids``, a list, receives the field ids in
-    order. BadBinary for anything roastop would reject."""
+    """A version 2 body as the dict its version 1 JSON would be: "type"
+    first ("chunk", kind 1, or "chunk_start", kind 2), then the fields in the
+    order sent; a whole number in an integer field comes back as an int.
+    ``ids``, a list, receives the field ids in order. BadBinary for anything
+    roastop would reject."""
     b = _Body(body)
-    if b.read_u8() != 0x01:
+    kind = b.read_u8()
+    if kind not in V2_KINDS:
         raise BadBinary("unknown kind")
-    msg = {"type": "chunk"}
+    msg_type, allowed = V2_KINDS[kind]
+    msg = {"type": msg_type}
     while b.pos < len(b.body):
         fid = b.read_u8()
-        if fid not in V2_CHUNK_FIELDS:
+        if fid not in allowed:
             raise BadBinary(f"unknown id {fid}")
         name, kind = V2_CHUNK_FIELDS[fid]
         if name in msg:
@@ -178,6 +185,32 @@ def split_datagram(data, key=KEY):
 
 def receive(sock, key=KEY):
     return split_datagram(sock.recv(70000), key)
+
+
+def receive_chunk(sock, key=KEY):
+    """The chunk of one decorated call, after checking the chunk_start that
+    came just before it: the chunk's start_seq is that start's seq, both
+    carry the same t_start and sender, and the start carries exactly the
+    chunk's run_id, dataset, file, uuid, entry range and worker."""
+    start, chunk = receive(sock, key), receive(sock, key)
+    check_start_of(start, chunk)
+    return chunk
+
+
+START_COPIED = ("run_id", "dataset", "file", "uuid", "entry_start", "entry_stop", "worker")
+
+
+def check_start_of(start, chunk):
+    assert start["type"] == "chunk_start" and chunk["type"] == "chunk"
+    assert chunk["start_seq"] == start["seq"] < chunk["seq"]
+    assert chunk["t_start"] == start["t_start"]
+    for name in ("host", "pid", "instance"):
+        assert chunk[name] == start[name], name
+    assert set(start) - set(chunk) == set()      # nothing the chunk lacks (v1 too)
+    for name in START_COPIED:
+        assert start.get(name) == chunk.get(name), name
+    assert set(start) <= set(START_COPIED) | {"type", "t_start", "host", "pid", "instance",
+                                              "seq", "sent"}
 
 
 def nothing_arrives(sock, wait=0.3):

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
-    KEY, addr_of, receive, fresh_process_state, sink)
+    KEY, addr_of, receive, receive_chunk, fresh_process_state, sink)
 
 from roastop import MetricsCollector, track_memory, track_metrics, track_time
 
@@ -74,10 +74,10 @@ def test_processor_runs_where_roastop_is_not_installed(sink, tmp_path):
                            timeout=60)
         assert p.returncode == 0, p.stderr
         assert int(p.stdout) == 10 + 20 + 11 + 21
-        chunks = [receive(sink) for _ in range(4)]
+        chunks = [receive_chunk(sink) for _ in range(4)]   # each after its chunk_start
     assert b"roastop" in blob        # the code itself travelled
     assert {c["pid"] for c in chunks} == {chunks[0]["pid"]} != {os.getpid()}
-    assert [c["seq"] for c in chunks] == [0, 1, 2, 3]
+    assert [c["seq"] for c in chunks] == [1, 3, 5, 7]
     assert [c["num_events"] for c in chunks] == [10, 20, 11, 21]
     assert all(c["run_id"] == mc.run_id for c in chunks)
     assert all("select" in c["timing"] for c in chunks)

@@ -7,7 +7,8 @@ import warnings
 
 import pytest
 from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
-    KEY, addr_of, nothing_arrives, receive, split_datagram, fresh_process_state, sink)
+    KEY, addr_of, nothing_arrives, receive, receive_chunk, split_datagram, fresh_process_state,
+    sink)
 from roastop_fakes import Events
 
 from roastop import MetricsCollector, __version__, track_metrics
@@ -36,7 +37,7 @@ def test_run_start_chunks_report_run_end(sink):
         assert DimuonProcessor._roastcoffea_collect_metrics is True
         assert p._roastop_addr == addr_of(sink) and p._roastop_key == KEY.hex()
         assert p.process(Events(7)) == {"n": 7}
-        chunk = receive(sink)
+        chunk = receive_chunk(sink)                     # after its chunk_start
         assert chunk["type"] == "chunk" and chunk["run_id"] == mc.run_id
         mc.set_coffea_report({"bytesread": 1, "entries": 7, "processtime": 0.5, "chunks": 1,
                               "columns": ["x-data"]})
@@ -45,10 +46,11 @@ def test_run_start_chunks_report_run_end(sink):
         assert report["run_id"] == mc.run_id
     end = receive(sink)
     assert end["type"] == "run_end" and end["run_id"] == mc.run_id
-    assert [start["seq"], chunk["seq"], report["seq"], end["seq"]] == [0, 1, 2, 3]
+    assert [start["seq"], chunk["start_seq"], chunk["seq"], report["seq"], end["seq"]] == [
+        0, 1, 2, 3, 4]
     assert p._roastcoffea_collect_metrics is False
     assert "_roastcoffea_collect_metrics" not in vars(DimuonProcessor)
-    assert mc.datagrams_sent == 4 and mc.datagrams_lost == 0
+    assert mc.datagrams_sent == 5 and mc.datagrams_lost == 0     # the chunk's start too
     p.process(Events(7))                      # after the run: nothing
     assert nothing_arrives(sink)
 
@@ -82,7 +84,7 @@ def test_no_key_sends_untagged(sink, monkeypatch):
     with MetricsCollector(None, processor_instance=p, addr=addr_of(sink)):
         assert receive(sink, key=None)["type"] == "run_start"
         p.process(Events(2))
-        assert receive(sink, key=None)["num_events"] == 2
+        assert receive_chunk(sink, key=None)["num_events"] == 2
     assert receive(sink, key=None)["type"] == "run_end"
 
 
@@ -174,7 +176,7 @@ def test_processor_travels_pickled_with_address(sink):
         blob = pickle.dumps(p)
         worker_copy = pickle.loads(blob)
         worker_copy.process(Events(3))
-        rec = receive(sink)
+        rec = receive_chunk(sink)
     assert rec["run_id"] == mc.run_id and rec["num_events"] == 3
 
 

@@ -8,7 +8,8 @@ import types
 
 import pytest
 from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
-    KEY, addr_of, nothing_arrives, receive, fresh_process_state, sink)
+    KEY, addr_of, check_start_of, nothing_arrives, receive, receive_chunk, fresh_process_state,
+    sink)
 from roastop_fakes import Events, Factory
 
 from roastop import track_bytes, track_memory, track_metrics, track_time
@@ -17,7 +18,8 @@ from roastop.instrumentation import process_memory_mb
 MEM = process_memory_mb() is not None
 MEM_FIELDS = {"mem_before_mb", "mem_after_mb", "mem_delta_mb"} if MEM else set()
 ENVELOPE = {"host", "pid", "instance", "seq", "sent"}
-BASE = {"type", "run_id", "t_start", "t_end", "duration", "timestamp", "cpu_time"} | ENVELOPE
+BASE = {"type", "run_id", "t_start", "t_end", "duration", "timestamp", "cpu_time",
+        "start_seq"} | ENVELOPE
 
 
 class Failure(Exception):
@@ -60,7 +62,7 @@ def test_plain_events_exact_fields(sink):
     p = collecting(sink)
     out = p.process(Events(1234, **META))
     assert out == {"n": 1234}                       # nothing injected into the output
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     expected = BASE | MEM_FIELDS | {"num_events", "dataset", "file", "uuid", "entry_start",
                                     "entry_stop", "timing"} | ({"memory"} if MEM else set())
     assert set(rec) == expected
@@ -83,7 +85,7 @@ def test_file_events_exact_fields_and_file_metadata_once(sink):
     p = collecting(sink)
     factory = Factory()
     p.process(Events(10, factory, **META))
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     expected = BASE | MEM_FIELDS | {
         "num_events", "dataset", "file", "uuid", "entry_start", "entry_stop", "timing",
         "bytes", "bytes_read", "accessed_branches", "num_branches_accessed",
@@ -101,15 +103,15 @@ def test_file_events_exact_fields_and_file_metadata_once(sink):
                                     "total_branches": 3, "total_tree_bytes": 1000}
     # the same file again: no file_metadata; another file: file_metadata again
     p.process(Events(10, Factory(), **META))
-    assert "file_metadata" not in receive(sink)
+    assert "file_metadata" not in receive_chunk(sink)
     p.process(Events(10, Factory(), **dict(META, filename="g.root")))
-    assert receive(sink)["file_metadata"]["filename"] == "g.root"
+    assert receive_chunk(sink)["file_metadata"]["filename"] == "g.root"
 
 
 def test_custom_treename(sink):
     p = collecting(sink)
     p.process(Events(10, Factory("Delphes"), **dict(META, treename="Delphes")))
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     assert rec["accessed_bytes"] == 400 and rec["file_metadata"]["total_branches"] == 3
 
 
@@ -124,12 +126,12 @@ def test_broken_factory_leaves_fields_out(sink):
 
     p = collecting(sink)
     p.process(Events(3, NoHandle(), **META))
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     assert rec["accessed_branches"] == [] and rec["num_branches_accessed"] == 0
     assert "bytes_read" not in rec and "accessed_bytes" not in rec
     assert "file_metadata" not in rec
     p.process(Events(3, Weird(), **META))
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     assert not {"bytes_read", "accessed_branches", "file_metadata", "bytes"} & set(rec)
 
     class Bare:            # no len(), no metadata, no attrs
@@ -141,7 +143,7 @@ def test_broken_factory_leaves_fields_out(sink):
             return 1
 
     assert collecting(sink, BareProc).process(Bare()) == 1
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     assert not {"num_events", "dataset", "file"} & set(rec)
 
 
@@ -149,14 +151,14 @@ def test_error_is_sent_and_reraised(sink):
     p = collecting(sink)
     with pytest.raises(Failure):
         p.process(Events(5, fail=True, **META))
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     assert rec["error"] == "Failure" and rec["num_events"] == 5 and "select" in rec["timing"]
     assert not hasattr(p, "_roastcoffea_current_chunk")
     with pytest.raises(KeyboardInterrupt):
         p.process(Events(5, interrupt=True))
-    assert receive(sink)["error"] == "KeyboardInterrupt"
+    assert receive_chunk(sink)["error"] == "KeyboardInterrupt"
     p.process(Events(5))
-    assert "error" not in receive(sink)
+    assert "error" not in receive_chunk(sink)
 
 
 def test_flag_off_sends_nothing(sink):
@@ -184,7 +186,7 @@ def test_environment_address(sink, monkeypatch):
     p = Proc()
     p._roastcoffea_collect_metrics = True
     p.process(Events(3))
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     assert rec["num_events"] == 3 and "run_id" not in rec
 
 
@@ -201,22 +203,23 @@ def test_worker_name(sink, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", fake)
     p = collecting(sink)
     p.process(Events(3))
-    assert receive(sink)["worker"] == "worker-7"
+    assert receive_chunk(sink)["worker"] == "worker-7"
 
     def not_a_worker():
         raise ValueError("No worker found")
 
     fake.get_worker = not_a_worker
     p.process(Events(3))
-    assert "worker" not in receive(sink)
+    assert "worker" not in receive_chunk(sink)
 
 
 def test_sequence_and_sender_over_chunks(sink):
     p = collecting(sink)
     for i in range(5):
         p.process(Events(i + 1))
-    recs = [receive(sink) for _ in range(5)]
-    assert [r["seq"] for r in recs] == [0, 1, 2, 3, 4]
+    recs = [receive_chunk(sink) for _ in range(5)]     # each after its chunk_start
+    assert [r["seq"] for r in recs] == [1, 3, 5, 7, 9]
+    assert [r["start_seq"] for r in recs] == [0, 2, 4, 6, 8]
     assert {r["pid"] for r in recs} == {os.getpid()}
 
 
@@ -224,7 +227,7 @@ def test_processor_pickles_with_its_address(sink):
     p = collecting(sink)
     q = pickle.loads(pickle.dumps(p))
     q.process(Events(4))
-    assert receive(sink)["run_id"] == "run-1"
+    assert receive_chunk(sink)["run_id"] == "run-1"
 
 
 def test_wraps_keeps_name_and_doc():
@@ -253,7 +256,13 @@ def test_threads_sharing_one_processor_keep_their_sections(sink):
         t.start()
     for t in threads:
         t.join()
-    recs = [receive(sink) for _ in range(4)]
+    msgs = [receive(sink) for _ in range(8)]
+    starts = {m["seq"]: m for m in msgs if m["type"] == "chunk_start"}
+    recs = [m for m in msgs if m["type"] == "chunk"]
+    assert len(starts) == 4 and len(recs) == 4
+    for r in recs:                      # every start came before every end (the barrier)
+        check_start_of(starts.pop(r["start_seq"]), r)
+        assert r["seq"] > max(m["seq"] for m in msgs if m["type"] == "chunk_start")
     assert sorted(recs[i]["dataset"] for i in range(4)) == ["d0", "d1", "d2", "d3"]
     for r in recs:
         assert list(r["timing"]) == [r["dataset"]]
@@ -276,7 +285,13 @@ def test_nested_decorated_calls(sink):
 
     p = collecting(sink, Outer)
     p.process(Events(2))
+    # outer's start, inner's start, inner's chunk, outer's chunk
+    outer_start, inner_start = receive(sink), receive(sink)
     inner, outer = receive(sink), receive(sink)
+    check_start_of(inner_start, inner)
+    check_start_of(outer_start, outer)
+    assert [outer_start["seq"], inner_start["seq"], inner["seq"], outer["seq"]] == [0, 1, 2, 3]
+    assert outer["t_start"] <= inner["t_start"] <= inner["t_end"] <= outer["t_end"]
     assert list(inner["timing"]) == ["inner"] and list(outer["timing"]) == ["outer"]
     assert not hasattr(p, "_roastcoffea_current_chunk")
 
@@ -295,7 +310,7 @@ def test_slots_processor_is_measured(sink):
     p._roastcoffea_collect_metrics = True
     p._roastop_addr, p._roastop_key = addr_of(sink), KEY.hex()
     assert p.process(Events(3)) == 3
-    rec = receive(sink)
+    rec = receive_chunk(sink)
     assert rec["num_events"] == 3 and "t" in rec["timing"]
 
 
@@ -333,13 +348,13 @@ def test_tree_sizes_read_once_per_file_and_process(sink):
     p = collecting(sink)
     reads = []
     p.process(counted_chunk(reads, entrystart=0, entrystop=10))
-    first = receive(sink)
+    first = receive_chunk(sink)
     assert sorted(reads) == sorted(["keys", "compressed_bytes", "uncompressed_bytes",
                                     "nMuon", "Muon_pt"])
     reads.clear()
     for i in range(1, 4):
         p.process(counted_chunk(reads, entrystart=10 * i, entrystop=10 * i + 10))
-        rec = receive(sink)
+        rec = receive_chunk(sink)
         assert rec["entry_start"] == 10 * i and "file_metadata" not in rec
         for key in ("accessed_branches", "num_branches_accessed", "accessed_bytes",
                     "accessed_uncompressed_bytes", "branches_read_percent",
@@ -348,7 +363,7 @@ def test_tree_sizes_read_once_per_file_and_process(sink):
     assert reads == []
     # another file, or a new set of branches: read (and sent) again
     p.process(counted_chunk(reads, filename="g.root"))
-    assert receive(sink)["file_metadata"]["filename"] == "g.root" and reads
+    assert receive_chunk(sink)["file_metadata"]["filename"] == "g.root" and reads
 
 
 @pytest.mark.parametrize("protocol", ["1", "2"])
@@ -359,7 +374,7 @@ def test_repeated_fields_in_both_versions(sink, monkeypatch, protocol):
     recs = []
     for _ in range(2):
         p.process(counted_chunk([]))
-        recs.append(receive(sink))
+        recs.append(receive_chunk(sink))
     for rec in recs:
         assert rec["run_id"] == "run-1" and rec["dataset"] == "ttbar"
         assert rec["file"] == "root://eos//f.root" and rec["uuid"] == "u-1"
@@ -373,8 +388,8 @@ def test_a_file_rewritten_under_its_name_is_read_again(sink):
     p = collecting(sink)
     reads = []
     p.process(counted_chunk(reads, fileuuid="a"))
-    receive(sink)
+    receive_chunk(sink)
     reads.clear()
     p.process(counted_chunk(reads, fileuuid="b"))
-    receive(sink)
+    receive_chunk(sink)
     assert "compressed_bytes" in reads

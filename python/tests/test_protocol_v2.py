@@ -24,7 +24,7 @@ from roastop.emitter import Emitter, encode_chunk_v2, frame_v2, keyed_mac
 FILE = "root://eos.example.org//store/DYJetsToLL_M-50/nano_0000.root"
 
 # A chunk with every field of the table: the decorator's record (roastcoffea's
-# fields, cpu_time, worker, error), the envelope, run_id and sent.
+# fields, cpu_time, worker, error, start_seq), the envelope, run_id and sent.
 FULL = {
     "type": "chunk", "run_id": "5f0c2b9d8e7a4c1f9b3d2e1a0c9f8e7d",
     "t_start": 1767225595.1450303, "t_end": 1767225600.3599281,
@@ -45,7 +45,7 @@ FULL = {
                       "total_branches": 1200, "total_tree_bytes": 2500000000},
     "cpu_time": 4.668961481940033, "worker": "tcp://10.0.3.17:38211", "error": "ValueError",
     "host": "node-042.cluster.example.org", "pid": 424242, "instance": 2 ** 53 - 1,
-    "seq": 123456, "sent": 1767225600.3601234,
+    "seq": 123456, "sent": 1767225600.3601234, "start_seq": 123455,
 }
 
 
@@ -59,10 +59,10 @@ def test_every_field_round_trips_with_its_id():
     msg = decoded(encode_chunk_v2(FULL), ids)
     assert msg == FULL
     assert list(msg) == list(FULL)                     # the message's own key order
-    assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65, 66}
+    assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65, 66, 67}
     assert sorted(ids) == sorted(V2_CHUNK_FIELDS)      # every id of the table, once
     assert [V2_CHUNK_FIELDS[i][0] for i in ids] == [k for k in FULL if k != "type"]
-    for name in ("num_events", "entry_stop", "pid", "instance", "seq",
+    for name in ("num_events", "entry_stop", "pid", "instance", "seq", "start_seq",
                  "num_branches_accessed"):
         assert type(msg[name]) is int and msg[name] == FULL[name]
     assert msg["file_metadata"]["total_branches"] == 1200
@@ -96,11 +96,16 @@ def test_decorator_record_round_trips(sink):
     p._roastop_addr, p._roastop_key, p._roastop_run_id = addr_of(sink), KEY.hex(), "run-9"
     p.process(Events(10, Factory(), dataset="DY", filename="f.root", entrystart=0,
                      entrystop=10, uuid="u"))
+    start_ids = []
+    start = decode_v2_body(split_v2(sink.recv(70000))[2], start_ids)   # kind 2, first
+    assert start["type"] == "chunk_start" and start["run_id"] == "run-9"
+    assert len(start_ids) == len(set(start_ids))
     data = sink.recv(70000)
     assert data[:5] == b"RTP2\x01"
     ids = []
     msg = decode_v2_body(split_v2(data)[2], ids)
     assert len(ids) == len(set(ids))
+    assert msg["start_seq"] == start["seq"] and msg["t_start"] == start["t_start"]
     assert msg["run_id"] == "run-9" and msg["num_events"] == 10
     assert msg["accessed_branches"] == ["nMuon"] and msg["bytes_read"] == 120
     assert msg["file_metadata"]["filename"] == "f.root" and "select" in msg["timing"]
@@ -427,9 +432,11 @@ def test_chunk_datagram_fields_naming_its_own_go_the_generic_way(sink):
 
 def test_decorator_copes_with_an_emitter_without_send_chunk(sink):
     """A long-lived worker may hold an Emitter of an older roastop (shared
-    process state outlives the code shipped by value): chunks still go."""
+    process state outlives the code shipped by value): chunks still go,
+    without a chunk_start (it has no send_chunk_start either)."""
     class OldEmitter(Emitter):
         send_chunk = None
+        send_chunk_start = None
 
     class Proc:
         @track_metrics
@@ -444,6 +451,7 @@ def test_decorator_copes_with_an_emitter_without_send_chunk(sink):
                      uuid="u"))
     msg = receive(sink)
     assert msg["num_events"] == 10 and msg["run_id"] == "r" and msg["seq"] == 0
+    assert "start_seq" not in msg
 
 
 def test_instance_id_per_process_redrawn_after_fork(sink):

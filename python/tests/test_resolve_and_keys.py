@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
-    KEY, addr_of, nothing_arrives, receive, fresh_process_state, sink)
+    KEY, addr_of, nothing_arrives, receive, receive_chunk, fresh_process_state, sink)
 from roastop_fakes import Events
 
 from roastop import MetricsCollector, track_metrics, track_time
@@ -217,6 +217,6 @@ def test_getattr_raising_keyerror_with_collection_on(sink):
     with MetricsCollector(None, processor_instance=p, addr=addr_of(sink), key=KEY):
         assert receive(sink)["type"] == "run_start"
         assert p.process(Events(3)) == {"n": 3}
-        rec = receive(sink)
+        rec = receive_chunk(sink)
         assert rec["num_events"] == 3 and "select" in rec["timing"]
     assert p.process(Events(4)) == {"n": 4}

@@ -117,13 +117,16 @@ def memory_env():
 
 # docs/protocol.md, version 2: the ids of the fields these tests send
 V2_NUM = {"duration": 10, "num_events": 22, "pid": 23, "seq": 24, "sent": 65,
-          "instance": 66, "entry_start": 11, "entry_stop": 12, "cpu_time": 8}
-V2_STR = {"dataset": 9, "file": 14, "host": 16, "worker": 30, "run_id": 64}
+          "instance": 66, "entry_start": 11, "entry_stop": 12, "cpu_time": 8,
+          "t_start": 26, "t_end": 25, "start_seq": 67}
+V2_STR = {"dataset": 9, "file": 14, "host": 16, "worker": 30, "run_id": 64, "uuid": 29}
+V2_KIND = {"chunk": b"\x01", "chunk_start": b"\x02"}
 
 
 def v2_body(msg):
-    """Kind 0x01 (chunk), then <id><value>: f64 numbers, u16-length strings."""
-    out = [b"\x01"]
+    """Kind 0x01 (chunk; 0x02 for "type": "chunk_start"), then <id><value>:
+    f64 numbers, u16-length strings."""
+    out = [V2_KIND[msg.get("type", "chunk")]]
     for name, value in msg.items():
         if name == "type":
             continue
