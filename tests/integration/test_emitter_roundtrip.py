@@ -55,7 +55,7 @@ def test_hundred_thousand_chunks_exactly(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     total, sent, lost = map(int, p.stdout.split())
-    assert lost == 0 and sent == n + 3
+    assert lost == 0 and sent == 2 * n + 3  # a chunk_start and a chunk per call
     lst.proc.communicate(timeout=60)
     assert lst.proc.returncode == 0
     m = load_metrics(lst.out)
@@ -66,5 +66,7 @@ def test_hundred_thousand_chunks_exactly(tmp_path):
     udp = m["roastop"]["udp"]
     assert udp["missing"] == 0 and udp["kernel_drops"] == 0
     assert udp["rejected"]["total"] == 0
+    fl = m["roastop"]["in_flight"]  # every start matched by its chunk
+    assert fl["chunk_starts"] == fl["matched"] == n and fl["running"] == 0, fl
     assert m["roastop"]["processor"] == "DimuonProcessor"
     assert m["section_summary"]["timing"]["select"]["count"] == n
