@@ -581,6 +581,8 @@ static void udp_extra(cJSON *extra, const struct udp *u)
 		{ "bytes", st.bytes },		       { "senders", st.senders },
 		{ "missing", st.missing },	       { "out_of_order", st.out_of_order },
 		{ "kernel_drops", st.kernel_drops }, { "reports_incomplete", st.reports_incomplete },
+		{ "hellos", st.hellos },	       { "acks_sent", st.acks_sent },
+		{ "acks_refused", st.acks_refused }, { "acks_failed", st.acks_failed },
 	};
 	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
 	udp_rejects(o, &st);
