@@ -419,8 +419,10 @@ static const char *frame_v2(struct udp *u, const char *buf, size_t len, size_t *
 
 /* ---- hello and acknowledgement ----------------------------------------- */
 
-/* A hello's fields (docs/protocol.md, "Hello and acknowledgement"): the
- * envelope and a nonce. Read with cJSON: hellos are rare, and the body has
+/* A hello's fields (docs/protocol.md, "Hello and acknowledgement"): host,
+ * pid, instance and a nonce; no sequence number (a hello is outside the
+ * sequence: a replayed one only gets another ack of a nonce nobody waits
+ * for, rate-limited and never larger). Read with cJSON: hellos are rare, and the body has
  * passed the event decoder's strict syntax check (which found its type
  * unknown) already. DEC_UNKNOWN_TYPE when it is not a hello. */
 static bool hello_number(const cJSON *o, const char *name, double hi, double *out)
@@ -447,7 +449,6 @@ static enum decode_error hello_fields(const cJSON *o, struct event_envelope *env
 	if (cJSON_IsString(host) && strlen(host->valuestring) < sizeof(env->host))
 		snprintf(env->host, sizeof(env->host), "%s", host->valuestring);
 	env->has_pid = hello_number(o, "pid", 1e9, &env->pid);
-	env->has_seq = hello_number(o, "seq", 9007199254740991.0, &env->seq);
 	if (cJSON_GetObjectItemCaseSensitive(o, "instance") &&
 	    !hello_number(o, "instance", 9007199254740991.0, &env->instance))
 		return DEC_OUT_OF_RANGE;
@@ -559,16 +560,16 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 	enum datagram_kind kind = datagram_decode(u, buf, len, now, &env, nonce);
 	if (kind == DG_REJECTED)
 		return;
-	if (!env.host[0] || !env.has_pid || !env.has_seq) {
+	if (!env.host[0] || !env.has_pid || (!env.has_seq && kind != DG_HELLO)) {
 		u->st.rejected[UDP_NO_SENDER]++;
 		return;
 	}
-	if (!sequence_ok(u, &env))
-		return; /* a replayed hello too: it is not answered again */
-	if (kind == DG_HELLO) {
+	if (kind == DG_HELLO) { /* outside the sequence: it takes no number */
 		hello_answer(u, nonce, len, now, src, srclen);
 		return;
 	}
+	if (!sequence_ok(u, &env))
+		return;
 	if (u->ev.type == EV_REPORT && env.report_id[0]) {
 		report_part(u, &env, now, fn, ctx);
 		return;
