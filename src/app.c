@@ -102,7 +102,7 @@ struct app {
 	uint64_t checkpoints_failing; /* in a row, up to now */
 	char out_alert[128];
 	/* the listener's losses as last written to the event log */
-	uint64_t lost_noted, rejected_noted;
+	uint64_t lost_noted, rejected_noted, unanswered_noted;
 	double loss_noted_at; /* monotonic */
 	/* datagrams failing authentication (app_note_key): the counts last
 	 * seen, the reason that grew last, when, and the header's alert */
@@ -487,10 +487,20 @@ static void app_note_loss(struct app *a)
 			 (unsigned long long)(bad - a->rejected_noted), (unsigned long long)bad);
 		session_note(&a->ses, clock_session(), LOG_WARN, text);
 	}
-	if (lost != a->lost_noted || bad != a->rejected_noted)
+	uint64_t unanswered = st.acks_refused + st.acks_failed;
+	if (unanswered > a->unanswered_noted) { /* a flood of hellos, or a send that failed */
+		snprintf(text, sizeof(text), "hellos not answered: %llu more, %llu of %llu in all "
+			 "(%llu over the rate limit, %llu failed sends)",
+			 (unsigned long long)(unanswered - a->unanswered_noted),
+			 (unsigned long long)unanswered, (unsigned long long)st.hellos,
+			 (unsigned long long)st.acks_refused, (unsigned long long)st.acks_failed);
+		session_note(&a->ses, clock_session(), LOG_WARN, text);
+	}
+	if (lost != a->lost_noted || bad != a->rejected_noted || unanswered != a->unanswered_noted)
 		a->loss_noted_at = now;
 	a->lost_noted = lost;
 	a->rejected_noted = bad;
+	a->unanswered_noted = unanswered;
 }
 
 /* Datagrams rejected for their tag are the usual reason nothing arrives: a
