@@ -110,6 +110,12 @@ struct app {
 	enum udp_reason key_cause, key_cause_shown;
 	double key_rejected_at, key_checked_at; /* monotonic */
 	char key_alert[128];
+	/* chunks that do not come while the scheduler runs tasks (app_note_quiet):
+	 * the run looked at, since when (monotonic; NAN: not quiet), the alert */
+	const struct run *quiet_run;
+	bool quiet_begun;
+	double quiet_since;
+	char quiet_alert[2][160]; /* the whole text, and one for 80 columns */
 	/* the system clock against the session's (clock.h), as last told */
 	double clock_offset_told, clock_checked_at; /* seconds; monotonic */
 	/* metrics already said null in the event log (their warning's key) */
@@ -555,6 +561,41 @@ static bool app_note_key(struct app *a)
 	return !was || cause_was != a->key_cause;
 }
 
+/* Nothing arrives while the scheduler shows tasks running: the run shown
+ * has had no chunk since it began, the latest scheduler sample (at most
+ * QUIET_FRESH seconds old) says tasks execute, and both have held for
+ * QUIET_AFTER seconds. The likely cause is a processor not decorated or
+ * workers that do not send here; not said while the key alert explains it. */
+#define QUIET_AFTER 15.0
+#define QUIET_FRESH 10.0
+static void app_note_quiet(struct app *a, const struct run *r, const struct metrics *m)
+{
+	double now = clock_mono();
+	optnum busy = m->tasks_executing_now;
+	bool fresh = r->tl_executing.has_last && app_now(a) - r->tl_executing.t_last < QUIET_FRESH;
+	bool begun = r->started || r->begun;
+	bool quiet = a->udp && !a->key_alert[0] && r->n_chunks == 0 && fresh && busy.valid &&
+		     busy.value >= 1;
+	if (!quiet || r != a->quiet_run || begun != a->quiet_begun)
+		a->quiet_since = NAN;
+	a->quiet_run = r;
+	a->quiet_begun = begun;
+	a->quiet_alert[0][0] = a->quiet_alert[1][0] = '\0';
+	if (!quiet)
+		return;
+	if (isnan(a->quiet_since))
+		a->quiet_since = now;
+	if (now - a->quiet_since < QUIET_AFTER)
+		return;
+	char n[FMT_LEN];
+	format_num(n, busy, "%.0f");
+	snprintf(a->quiet_alert[0], sizeof(a->quiet_alert[0]),
+		 "scheduler runs %s tasks, no chunk arrived: is process() decorated and "
+		 "ROASTOP_ADDR/KEY exported to this roastop?", n);
+	snprintf(a->quiet_alert[1], sizeof(a->quiet_alert[1]),
+		 "%s tasks run, no chunk came: process() decorated? ROASTOP_* exported?", n);
+}
+
 /* A step of the system clock moves no live time (clock.h): the log says
  * when the session's times part from the system's by a second or more,
  * looked at once a second. */
@@ -945,6 +986,7 @@ static void app_ui_draw(struct app *a)
 	app_measure(a, shown, &m);
 	app_refresh_figures(a, shown, &m);
 	app_note_warnings(a, &m);
+	app_note_quiet(a, shown, &m);
 	if (a->udp)
 		udp_get_stats(a->udp, &st);
 	struct ui_frame f = {
@@ -959,6 +1001,7 @@ static void app_ui_draw(struct app *a)
 		.out_dir = a->out_dir,
 		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
 		.key_alert = a->key_alert[0] ? a->key_alert : NULL,
+		.quiet_alert = { a->quiet_alert[0][0] ? a->quiet_alert[0] : NULL, a->quiet_alert[1] },
 		.emitter_hint = a->udp ? a->emitter_hint : NULL,
 		.now = app_now(a),
 	};
