@@ -419,12 +419,6 @@ static const char *frame_v2(struct udp *u, const char *buf, size_t len, size_t *
 
 /* ---- hello and acknowledgement ----------------------------------------- */
 
-/* A hello's fields (docs/protocol.md, "Hello and acknowledgement"): host,
- * pid, instance and a nonce; no sequence number (a hello is outside the
- * sequence: a replayed one only gets another ack of a nonce nobody waits
- * for, rate-limited and never larger). Read with cJSON: hellos are rare, and the body has
- * passed the event decoder's strict syntax check (which found its type
- * unknown) already. DEC_UNKNOWN_TYPE when it is not a hello. */
 static bool hello_number(const cJSON *o, const char *name, double hi, double *out)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -456,6 +450,12 @@ static enum decode_error hello_fields(const cJSON *o, struct event_envelope *env
 	return DEC_OK;
 }
 
+/* A hello's fields (docs/protocol.md, "Hello and acknowledgement"): host,
+ * pid, instance and a nonce; no sequence number (a hello is outside the
+ * sequence: a replayed one only gets another ack of a nonce nobody waits
+ * for, rate-limited and never larger). Read with cJSON: hellos are rare,
+ * and the body has passed the event decoder's strict syntax check already
+ * (which found its type unknown). DEC_UNKNOWN_TYPE when it is no hello. */
 static enum decode_error hello_decode(const char *body, size_t len, struct event_envelope *env,
 				      char *nonce)
 {
