@@ -731,9 +731,11 @@ class Emitter:
             msg = {"type": "hello", "nonce": nonce, "host": self._host, "pid": self._pid,
                    "instance": self._instance, "sent": time.time()}
             sock.sendto(frame(encode(msg), self._mac), self._target)
+            ready = select.poll()            # not select(): a client may hold fds past 1024
+            ready.register(sock, select.POLLIN)
             while True:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([sock], [], [], left)[0]:
+                if left <= 0 or not ready.poll(int(left * 1000)):  # never past the deadline
                     return False
                 try:
                     data, src = sock.recvfrom(MAX_DATAGRAM)
