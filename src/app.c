@@ -562,7 +562,7 @@ static bool app_note_key(struct app *a)
 }
 
 /* Nothing arrives while the scheduler shows tasks running: the run shown
- * has had no chunk since it began, the latest scheduler sample (at most
+ * is going and has had no chunk since it began, the latest scheduler sample (at most
  * QUIET_FRESH seconds old) says tasks execute, and both have held for
  * QUIET_AFTER seconds. The likely cause is a processor not decorated or
  * workers that do not send here; not said while the key alert explains it. */
@@ -574,8 +574,8 @@ static void app_note_quiet(struct app *a, const struct run *r, const struct metr
 	optnum busy = m->tasks_executing_now;
 	bool fresh = r->tl_executing.has_last && app_now(a) - r->tl_executing.t_last < QUIET_FRESH;
 	bool begun = r->started || r->begun;
-	bool quiet = a->udp && !a->key_alert[0] && r->n_chunks == 0 && fresh && busy.valid &&
-		     busy.value >= 1;
+	bool quiet = a->udp && !a->key_alert[0] && !r->ended && r->n_chunks == 0 && fresh &&
+		     busy.valid && busy.value >= 1;
 	if (!quiet || r != a->quiet_run || begun != a->quiet_begun)
 		a->quiet_since = NAN;
 	a->quiet_run = r;
