@@ -1,7 +1,8 @@
 """Nothing arrives while the scheduler shows tasks: a real `dask scheduler`
 and worker on loopback run tasks that sleep, no emitter sends anything, and
 the main view's header says so in the alert colour with the likely cause,
-whole at 80x24 (its short form) and at 200x60; a chunk that arrives ends it.
+whole at 80x24 (its short form) and at 200x60; a run that begins starts the
+count again, and a chunk of it ends the alert.
 The real roastop binary in a tmux pane (the Screen of test_screen.py)."""
 import hashlib
 import hmac
@@ -36,13 +37,19 @@ def busy_cluster(tmp_path_factory):
         c.stop()
 
 
-def chunk(port, key):
-    body = json.dumps({"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": 0,
-                       "duration": 0.5, "num_events": 1000, "dataset": "ds"},
-                      separators=(",", ":")).encode()
+def send(port, key, msg):
+    body = json.dumps(dict(msg, host="h", pid=7), separators=(",", ":")).encode()
     tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.sendto(b"RTP1 " + tag + b" " + body, ("127.0.0.1", port))
+
+
+def gone(s, head):
+    deadline = time.monotonic() + 60
+    while head in s.text():
+        assert time.monotonic() < deadline, s.text()
+        time.sleep(0.2)
+    return time.monotonic()
 
 
 @pytest.mark.parametrize("cols,rows,text", [(80, 24, SHORT), (200, 60, LONG)])
@@ -64,10 +71,17 @@ def test_tasks_run_and_no_chunk_comes(screen, tmp_path, busy_cluster, cols, rows
     escaped = s.text(escapes=True)
     erow = next(r for r in escaped.splitlines() if head in r)
     assert COLOUR_SGR.search(erow[:erow.index(head)]), erow
-    # a chunk arrives: the run shown has one, the alert goes
+    # a run begins (its collector got through): it has had no chunk only since
+    # now, so the alert goes and comes back QUIET_AFTER later
     port = int(re.search(r"udp 127\.0\.0\.1:(\d+)", shown).group(1))
-    chunk(port, bytes.fromhex(key_file.read_text().strip()))
-    deadline = time.monotonic() + 60
-    while head in s.text():
-        assert time.monotonic() < deadline, s.text()
-        time.sleep(0.2)
+    key = bytes.fromhex(key_file.read_text().strip())
+    send(port, key, {"type": "run_start", "run_id": "r1", "name": "quiet", "seq": 0})
+    began = gone(s, head)
+    s.wait_for(text, timeout=QUIET_AFTER + 60)
+    took = time.monotonic() - began
+    print(f"{cols}x{rows}: again {took:.1f} s after the run began")
+    assert took >= QUIET_AFTER - 2, took
+    # a chunk of the run arrives: the alert goes
+    send(port, key, {"type": "chunk", "run_id": "r1", "seq": 1, "duration": 0.5,
+                     "num_events": 1000, "dataset": "ds"})
+    gone(s, head)
