@@ -96,3 +96,16 @@ def test_right_key(tmp_path):
     # the hello is answered, not applied: the run sees run_start and run_end only
     assert u["datagrams"] == 3 and u["applied"] == 2 and u["rejected"]["total"] == 0, u
     assert u["senders"] == 1 and u["missing"] == 0, u
+
+
+def test_no_auth_answers_a_client_without_a_key(tmp_path):
+    lst = Listener(tmp_path, "--no-auth")
+    addr = "%s:%d" % lst.addr
+    try:
+        out = client(tmp_path, addr, "")  # no key: untagged hello, untagged ack
+    finally:
+        _, m = lst.stop()
+    assert out["answered"] is True and out["warnings"] == [], out
+    assert out["enter"] < HELLO_TIMEOUT / 2, out
+    u = m["roastop"]["udp"]
+    assert u["hellos"] == u["acks_sent"] == 1 and u["applied"] == 2, u
