@@ -596,6 +596,21 @@ static void app_note_quiet(struct app *a, const struct run *r, const struct metr
 		 "%s tasks run, no chunk came: process() decorated? ROASTOP_* exported?", n);
 }
 
+/* Headless, the same decision on the run that would be shown, looked at on
+ * the idle timer (at least once a second): one line on stderr as it starts. */
+static void app_note_quiet_headless(struct app *a)
+{
+	if (!a->headless || !a->udp)
+		return;
+	struct metrics m;
+	const struct run *r = session_newest(&a->ses);
+	app_measure(a, r, &m);
+	bool was = a->quiet_alert[0][0] != '\0';
+	app_note_quiet(a, r, &m);
+	if (!was && a->quiet_alert[0][0])
+		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
+}
+
 /* A step of the system clock moves no live time (clock.h): the log says
  * when the session's times part from the system's by a second or more,
  * looked at once a second. */
@@ -1108,6 +1123,7 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_IDLE]);
 			app_idle_check(a, app_now(a));
 			session_tick(&a->ses, app_now(a)); /* ended runs close without a next event */
+			app_note_quiet_headless(a);
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);

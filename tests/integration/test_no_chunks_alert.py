@@ -2,7 +2,7 @@
 and worker on loopback run tasks that sleep, no emitter sends anything, and
 the main view's header says so in the alert colour with the likely cause,
 whole at 80x24 (its short form) and at 200x60; a run that begins starts the
-count again, and a chunk of it ends the alert.
+count again, and a chunk of it ends the alert. Headless, one line on stderr.
 The real roastop binary in a tmux pane (the Screen of test_screen.py)."""
 import hashlib
 import hmac
@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from conftest import Listener
 from test_screen import COLOUR_SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
 
 LONG = ("scheduler runs 2 tasks, no chunk arrived: is process() decorated and "
@@ -85,3 +86,16 @@ def test_tasks_run_and_no_chunk_comes(screen, tmp_path, busy_cluster, cols, rows
     send(port, key, {"type": "chunk", "run_id": "r1", "seq": 1, "duration": 0.5,
                      "num_events": 1000, "dataset": "ds"})
     gone(s, head)
+
+
+def test_headless_says_it_once(tmp_path, busy_cluster):
+    lst = Listener(tmp_path, "--scheduler", busy_cluster.dashboard_url)
+    try:
+        deadline = time.monotonic() + QUIET_AFTER + 40
+        while f"roastop: {LONG}" not in lst.err_path.read_text():
+            assert time.monotonic() < deadline, lst.err_path.read_text()
+            time.sleep(0.2)
+        time.sleep(2.5)  # a second line, if there were one, would be written by now
+    finally:
+        lst.stop()
+    assert lst.err_path.read_text().count("no chunk arrived") == 1
