@@ -102,7 +102,7 @@ struct app {
 	uint64_t checkpoints_failing; /* in a row, up to now */
 	char out_alert[128];
 	/* the listener's losses as last written to the event log */
-	uint64_t lost_noted, rejected_noted;
+	uint64_t lost_noted, rejected_noted, unanswered_noted;
 	double loss_noted_at; /* monotonic */
 	/* datagrams failing authentication (app_note_key): the counts last
 	 * seen, the reason that grew last, when, and the header's alert */
@@ -110,6 +110,12 @@ struct app {
 	enum udp_reason key_cause, key_cause_shown;
 	double key_rejected_at, key_checked_at; /* monotonic */
 	char key_alert[128];
+	/* chunks that do not come while the scheduler runs tasks (app_note_quiet):
+	 * the run looked at, since when (monotonic; NAN: not quiet), the alert */
+	const struct run *quiet_run;
+	bool quiet_begun;
+	double quiet_since;
+	char quiet_alert[2][160]; /* the whole text, and one for 80 columns */
 	/* the system clock against the session's (clock.h), as last told */
 	double clock_offset_told, clock_checked_at; /* seconds; monotonic */
 	/* metrics already said null in the event log (their warning's key) */
@@ -495,10 +501,20 @@ static void app_note_loss(struct app *a)
 			 (unsigned long long)(bad - a->rejected_noted), (unsigned long long)bad);
 		session_note(&a->ses, clock_session(), LOG_WARN, text);
 	}
-	if (lost != a->lost_noted || bad != a->rejected_noted)
+	uint64_t unanswered = st.acks_refused + st.acks_failed;
+	if (unanswered > a->unanswered_noted) { /* a flood of hellos, or a send that failed */
+		snprintf(text, sizeof(text), "hellos not answered: %llu more, %llu of %llu in all "
+			 "(%llu over the rate limit, %llu failed sends)",
+			 (unsigned long long)(unanswered - a->unanswered_noted),
+			 (unsigned long long)unanswered, (unsigned long long)st.hellos,
+			 (unsigned long long)st.acks_refused, (unsigned long long)st.acks_failed);
+		session_note(&a->ses, clock_session(), LOG_WARN, text);
+	}
+	if (lost != a->lost_noted || bad != a->rejected_noted || unanswered != a->unanswered_noted)
 		a->loss_noted_at = now;
 	a->lost_noted = lost;
 	a->rejected_noted = bad;
+	a->unanswered_noted = unanswered;
 }
 
 /* Datagrams rejected for their tag are the usual reason nothing arrives: a
@@ -553,6 +569,56 @@ static bool app_note_key(struct app *a)
 	return !was || cause_was != a->key_cause;
 }
 
+/* Nothing arrives while the scheduler shows tasks running: the run shown
+ * is going and has had no chunk since it began, the latest scheduler sample (at most
+ * QUIET_FRESH seconds old) says tasks execute, and both have held for
+ * QUIET_AFTER seconds. The likely cause is a processor not decorated or
+ * workers that do not send here; not said while the key alert explains it. */
+#define QUIET_AFTER 15.0
+#define QUIET_FRESH 10.0
+static void app_note_quiet(struct app *a, const struct run *r, const struct metrics *m)
+{
+	double now = clock_mono();
+	optnum busy = m->tasks_executing_now;
+	bool fresh = r->tl_executing.has_last && app_now(a) - r->tl_executing.t_last < QUIET_FRESH;
+	bool begun = r->started || r->begun;
+	bool quiet = a->udp && !a->key_alert[0] && !r->ended && r->n_chunks == 0 && fresh &&
+		     busy.valid && busy.value >= 1;
+	if (!quiet || r != a->quiet_run || begun != a->quiet_begun)
+		a->quiet_since = NAN;
+	a->quiet_run = r;
+	a->quiet_begun = begun;
+	a->quiet_alert[0][0] = a->quiet_alert[1][0] = '\0';
+	if (!quiet)
+		return;
+	if (isnan(a->quiet_since))
+		a->quiet_since = now;
+	if (now - a->quiet_since < QUIET_AFTER)
+		return;
+	char n[FMT_LEN];
+	format_num(n, busy, "%.0f");
+	snprintf(a->quiet_alert[0], sizeof(a->quiet_alert[0]),
+		 "scheduler runs %s tasks, no chunk arrived: is process() decorated and "
+		 "ROASTOP_ADDR/KEY exported to this roastop?", n);
+	snprintf(a->quiet_alert[1], sizeof(a->quiet_alert[1]),
+		 "%s tasks run, no chunk came: process() decorated? ROASTOP_* exported?", n);
+}
+
+/* Headless, the same decision on the run that would be shown, looked at on
+ * the idle timer (at least once a second): one line on stderr as it starts. */
+static void app_note_quiet_headless(struct app *a)
+{
+	if (!a->headless || !a->udp)
+		return;
+	struct metrics m;
+	const struct run *r = session_newest(&a->ses);
+	app_measure(a, r, &m);
+	bool was = a->quiet_alert[0][0] != '\0';
+	app_note_quiet(a, r, &m);
+	if (!was && a->quiet_alert[0][0])
+		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
+}
+
 /* A step of the system clock moves no live time (clock.h): the log says
  * when the session's times part from the system's by a second or more,
  * looked at once a second. */
@@ -589,6 +655,8 @@ static void udp_extra(cJSON *extra, const struct udp *u)
 		{ "bytes", st.bytes },		       { "senders", st.senders },
 		{ "missing", st.missing },	       { "out_of_order", st.out_of_order },
 		{ "kernel_drops", st.kernel_drops }, { "reports_incomplete", st.reports_incomplete },
+		{ "hellos", st.hellos },	       { "acks_sent", st.acks_sent },
+		{ "acks_refused", st.acks_refused }, { "acks_failed", st.acks_failed },
 	};
 	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
 	udp_rejects(o, &st);
@@ -941,6 +1009,7 @@ static void app_ui_draw(struct app *a)
 	app_measure(a, shown, &m);
 	app_refresh_figures(a, shown, &m);
 	app_note_warnings(a, &m);
+	app_note_quiet(a, shown, &m);
 	if (a->udp)
 		udp_get_stats(a->udp, &st);
 	struct ui_frame f = {
@@ -955,6 +1024,7 @@ static void app_ui_draw(struct app *a)
 		.out_dir = a->out_dir,
 		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
 		.key_alert = a->key_alert[0] ? a->key_alert : NULL,
+		.quiet_alert = { a->quiet_alert[0][0] ? a->quiet_alert[0] : NULL, a->quiet_alert[1] },
 		.emitter_hint = a->udp ? a->emitter_hint : NULL,
 		.now = app_now(a),
 	};
@@ -1061,6 +1131,7 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_IDLE]);
 			app_idle_check(a, app_now(a));
 			session_tick(&a->ses, app_now(a)); /* ended runs close without a next event */
+			app_note_quiet_headless(a);
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);

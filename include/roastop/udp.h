@@ -8,6 +8,8 @@
 #include "roastop/event.h"
 #include "roastop/event_json.h"
 
+#include <sys/socket.h>
+
 #define UDP_MAX_DATAGRAM 65507
 #define UDP_WINDOW 1024 /* sequence numbers remembered per sender */
 /* Senders (host, pid, instance) tracked; a datagram from another sender
@@ -33,6 +35,14 @@
 #define UDP_NAP_BELOW 64
 #define UDP_NAP 0.01
 #define UDP_NAP_BURST 100000.0
+/* Acknowledgements of hellos (docs/protocol.md, "Hello and acknowledgement"):
+ * a token bucket of UDP_ACK_BURST refilled at UDP_ACK_RATE a second; a hello
+ * beyond it is counted (acks_refused) and not answered. */
+#define UDP_ACK_RATE 100.0
+#define UDP_ACK_BURST 100.0
+/* A hello's nonce: lowercase hex digits, this many at least and at most. */
+#define UDP_NONCE_MIN 16
+#define UDP_NONCE_MAX 64
 
 enum udp_reason {
 	UDP_BAD_MAGIC = 0,
@@ -58,6 +68,10 @@ struct udp_stats {
 	uint64_t kernel_drops; /* dropped by the kernel, buffer full (SO_MEMINFO) */
 	uint64_t senders;
 	uint64_t reports_incomplete; /* evicted before every part arrived */
+	/* hellos that passed framing, tag and sequence (not events: applied
+	 * leaves them out); their acks sent, refused by the rate limit or the
+	 * size bound, and failed (sendto, or no source address to answer) */
+	uint64_t hellos, acks_sent, acks_refused, acks_failed;
 };
 
 struct udp;
@@ -80,7 +94,12 @@ const char *udp_address(const struct udp *u);
  * than UDP_DRAIN_MAX: the socket was found empty, or a read was interrupted),
  * -1 on error. */
 int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx);
-/* One datagram's bytes through framing, auth, decoding and sequencing. */
+/* One datagram's bytes through framing, auth, decoding and sequencing. A
+ * hello is answered to src from the listener's socket; with src NULL (or no
+ * socket) its ack is counted failed. now: seconds, for the ack rate limit. */
+void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
+		      const struct sockaddr *src, socklen_t srclen, udp_deliver_fn fn, void *ctx);
+/* udp_process_from without a source address. */
 void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
 		 void *ctx);
 void udp_get_stats(const struct udp *u, struct udp_stats *out);

@@ -54,6 +54,9 @@ struct ui_frame {
 	const char *out_dir; /* where the measurement goes */
 	const char *out_alert; /* "checkpoint failed: ..." while the output fails, else NULL */
 	const char *key_alert; /* "all 33 datagrams rejected: wrong key ..." or NULL */
+	/* "scheduler runs 12 tasks, no chunk arrived: ..." and its 80-column
+	 * form, or NULL (the first) */
+	const char *quiet_alert[2];
 	const char *emitter_hint; /* "export ROASTOP_ADDR=... ROASTOP_KEY=..." or NULL */
 	double now; /* the metrics clock */
 };

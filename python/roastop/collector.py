@@ -5,12 +5,13 @@ the processor instance (pickled with it), so nothing is set up on workers."""
 import operator
 import os
 import socket
+import sys
 import uuid
 import warnings
 from collections.abc import Iterator
 
 from roastop._state import ship_by_value
-from roastop.emitter import RESOLVE_TIMEOUT, emitter_for, parse_key, resolve
+from roastop.emitter import HELLO_TIMEOUT, RESOLVE_TIMEOUT, emitter_for, parse_key, resolve
 
 FLAG = "_roastcoffea_collect_metrics"
 
@@ -68,6 +69,16 @@ class MetricsCollector:
     does not resolve in time, the collector warns once and does nothing.
     ``backend`` is accepted for roastcoffea compatibility and ignored.
 
+    ``__enter__`` checks the path first: it sends roastop a hello and waits
+    at most HELLO_TIMEOUT (0.5 s) for its acknowledgement, signed with the
+    same key (docs/protocol.md, "Hello and acknowledgement"). Without one it
+    warns once (not running, firewalled, or another key) and sends the run
+    anyway; ``roastop_answered`` is then False (True with an answer, None
+    when not checked). With a host name the client waits at most 1 s + 0.5 s
+    in all. ``hello=False``, or ROASTOP_HELLO=0 in the environment when
+    ``hello`` is not given, skips the check (a batch job with no one to read
+    the warning).
+
     ``expected_events`` (an int >= 0) is the number of events the run will
     process; roastop shows progress and an ETA from it. Without it, the
     collector knows the total only when ``set_fileset`` is given the
@@ -80,7 +91,7 @@ class MetricsCollector:
 
     def __init__(self, client=None, backend="dask", track_workers=True,
                  worker_tracking_interval=1.0, processor_instance=None, addr=None, key=None,
-                 run_name=None, expected_events=None):
+                 run_name=None, expected_events=None, hello=None):
         self.client = client
         self.backend = backend
         self.track_workers = track_workers
@@ -98,6 +109,9 @@ class MetricsCollector:
         self.emitter = None
         self.shipped_by_value = False
         self._active = False
+        self.hello = (os.environ.get("ROASTOP_HELLO", "").strip() != "0"
+                      if hello is None else bool(hello))
+        self.roastop_answered = None
         addr = addr or os.environ.get("ROASTOP_ADDR") or None
         if key is None:
             key = os.environ.get("ROASTOP_KEY") or None
@@ -192,6 +206,15 @@ class MetricsCollector:
         self.shipped_by_value = ship_by_value()
         if self.emitter is None:
             return self
+        if self.hello:
+            self.roastop_answered = self.emitter.hello(HELLO_TIMEOUT)
+            if not self.roastop_answered:
+                try:
+                    _warn_once(f"roastop at {self.emitter.addr} did not answer within "
+                               f"{HELLO_TIMEOUT:g} s: not running, firewalled, or another "
+                               "key (ROASTOP_KEY); sending anyway")
+                except Warning as w:  # warnings made errors: still not into the analysis
+                    print(f"roastop: {w}", file=sys.stderr)
         self.run_id = uuid.uuid4().hex
         self._active = True
         proc = self.processor_instance

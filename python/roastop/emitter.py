@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import select
 import socket
 import struct
 import threading
@@ -41,6 +42,7 @@ PROTOCOL = 2               # the highest version sent (run_start's "protocol")
 RESOLVE_TIMEOUT = 1.0      # seconds MetricsCollector waits for its one name lookup
 RESOLVE_RETRY = 30.0       # seconds before a failed background lookup is tried again
 KEY_BYTES = 32             # roastop's session key (HMAC-SHA256)
+HELLO_TIMEOUT = 0.5        # seconds MetricsCollector waits for roastop's ack of its hello
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
 
@@ -223,6 +225,23 @@ def frame(body, mac):
     if mac is not None:
         return b"RTP1 " + _tag(mac, body).hex().encode() + b" " + body
     return b"RTP1 - " + body
+
+
+def ack_ok(data, mac, nonce):
+    """Is data roastop's ack of nonce (docs/protocol.md, "Hello and
+    acknowledgement"): ``RTP1 <tag> {"type":"ack","nonce":...}`` with the tag
+    of its body under mac, or ``RTP1 -`` only when there is no key?"""
+    head, _, body = bytes(data).partition(b" {")
+    body = b"{" + body
+    if mac is None:
+        tagged = head == b"RTP1 -"
+    else:
+        tagged = hmac.compare_digest(head, b"RTP1 " + _tag(mac, body).hex().encode())
+    try:
+        msg = json.loads(body) if tagged else None
+    except ValueError:
+        return False
+    return isinstance(msg, dict) and msg.get("type") == "ack" and msg.get("nonce") == nonce
 
 
 # Version 2 (docs/protocol.md, "Version 2: binary chunk datagrams").
@@ -824,6 +843,34 @@ class Emitter:
             return True
         except Exception:  # noqa: BLE001 - never raise into the analysis
             self.lost += 1
+            return False
+
+    def hello(self, timeout=HELLO_TIMEOUT):
+        """Sends a hello with a fresh nonce on this process's socket and waits
+        at most ``timeout`` seconds for roastop's ack of it from the address
+        it went to (ack_ok): True when one came. Anything else that arrives
+        is ignored. Outside the sequence: ``sent``, ``lost`` and the numbers
+        are left alone. Never raises."""
+        try:
+            deadline = time.monotonic() + timeout
+            sock = self._socket()
+            nonce = os.urandom(16).hex()
+            msg = {"type": "hello", "nonce": nonce, "host": self._host, "pid": self._pid,
+                   "instance": self._instance, "sent": time.time()}
+            sock.sendto(frame(encode(msg), self._mac), self._target)
+            ready = select.poll()            # not select(): a client may hold fds past 1024
+            ready.register(sock, select.POLLIN)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not ready.poll(int(left * 1000)):  # never past the deadline
+                    return False
+                try:
+                    data, src = sock.recvfrom(MAX_DATAGRAM)
+                except BlockingIOError:  # readable, then taken: wait on
+                    continue
+                if src[:2] == self._target[:2] and ack_ok(data, self._mac, nonce):
+                    return True
+        except Exception:  # noqa: BLE001 - never raise into the analysis
             return False
 
     def send_report(self, report, run_id):

@@ -12,6 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+#include <openssl/crypto.h>
+
 #include "roastop/event_bin.h"
 #include "roastop/strbuf.h"
 #include "roastop/strmap.h"
@@ -60,6 +63,8 @@ struct udp {
 	int fd;
 	bool auth;
 	struct auth_mac *mac;
+	struct auth_key key; /* signs acks */
+	double ack_tokens, ack_at; /* the ack rate limit's bucket, and when it was filled */
 	char address[300];
 	struct strmap senders;
 	/* the sender of the last datagram: a batch mostly comes from one, and
@@ -92,6 +97,10 @@ struct udp *udp_new(const struct auth_key *key)
 		free(u);
 		return NULL;
 	}
+	if (key)
+		u->key = *key;
+	u->ack_tokens = UDP_ACK_BURST;
+	u->ack_at = NAN;
 	strmap_init(&u->senders, sizeof(struct sender), UDP_MAX_SENDERS);
 	event_init(&u->ev);
 	event_init(&u->report_ev);
@@ -107,6 +116,7 @@ void udp_close(struct udp *u)
 	if (u->fd >= 0)
 		close(u->fd);
 	auth_mac_free(u->mac);
+	OPENSSL_cleanse(&u->key, sizeof(u->key));
 	strmap_free(&u->senders);
 	event_free(&u->ev);
 	event_free(&u->report_ev);
@@ -407,28 +417,137 @@ static const char *frame_v2(struct udp *u, const char *buf, size_t len, size_t *
 	return body;
 }
 
-/* The event and envelope of one datagram of either version, or false
- * (counted). */
-static bool datagram_decode(struct udp *u, const char *buf, size_t len, double now,
-			    struct event_envelope *env)
+/* ---- hello and acknowledgement ----------------------------------------- */
+
+static bool hello_number(const cJSON *o, const char *name, double hi, double *out)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, name);
+	if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0 && n->valuedouble <= hi))
+		return false;
+	*out = n->valuedouble;
+	return true;
+}
+
+static bool nonce_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+	return s[n] == '\0' && n >= UDP_NONCE_MIN && n <= UDP_NONCE_MAX;
+}
+
+static enum decode_error hello_fields(const cJSON *o, struct event_envelope *env, char *nonce)
+{
+	const cJSON *host = cJSON_GetObjectItemCaseSensitive(o, "host");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "nonce");
+	if (!cJSON_IsString(n) || !nonce_ok(n->valuestring))
+		return DEC_MISSING_FIELD;
+	if (cJSON_IsString(host) && strlen(host->valuestring) < sizeof(env->host))
+		snprintf(env->host, sizeof(env->host), "%s", host->valuestring);
+	env->has_pid = hello_number(o, "pid", 1e9, &env->pid);
+	if (cJSON_GetObjectItemCaseSensitive(o, "instance") &&
+	    !hello_number(o, "instance", 9007199254740991.0, &env->instance))
+		return DEC_OUT_OF_RANGE;
+	snprintf(nonce, UDP_NONCE_MAX + 1, "%s", n->valuestring);
+	return DEC_OK;
+}
+
+/* A hello's fields (docs/protocol.md, "Hello and acknowledgement"): host,
+ * pid, instance and a nonce; no sequence number (a hello is outside the
+ * sequence: a replayed one only gets another ack of a nonce nobody waits
+ * for, rate-limited and never larger). Read with cJSON: hellos are rare,
+ * and the body has passed the event decoder's strict syntax check already
+ * (which found its type unknown). DEC_UNKNOWN_TYPE when it is no hello. */
+static enum decode_error hello_decode(const char *body, size_t len, struct event_envelope *env,
+				      char *nonce)
+{
+	cJSON *o = cJSON_ParseWithLength(body, len);
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
+	enum decode_error e = DEC_UNKNOWN_TYPE;
+	event_envelope_clear(env);
+	if (cJSON_IsString(type) && strcmp(type->valuestring, "hello") == 0)
+		e = hello_fields(o, env, nonce);
+	cJSON_Delete(o);
+	return e;
+}
+
+/* A token, when the bucket has one: UDP_ACK_RATE a second, UDP_ACK_BURST
+ * at most. A clock going back refills nothing. */
+static bool ack_token(struct udp *u, double now)
+{
+	if (isfinite(u->ack_at) && now > u->ack_at)
+		u->ack_tokens = fmin(UDP_ACK_BURST, u->ack_tokens + (now - u->ack_at) * UDP_ACK_RATE);
+	if (!isfinite(u->ack_at) || now > u->ack_at)
+		u->ack_at = now;
+	if (u->ack_tokens < 1)
+		return false;
+	u->ack_tokens -= 1;
+	return true;
+}
+
+/* "RTP1 <tag> {"type":"ack","nonce":"..."}" under the listener's key
+ * ("RTP1 - ..." with --no-auth): its length. */
+static size_t ack_frame(const struct udp *u, const char *nonce, char *out, size_t size)
+{
+	char body[UDP_NONCE_MAX + 40];
+	int n = snprintf(body, sizeof(body), "{\"type\":\"ack\",\"nonce\":\"%s\"}", nonce);
+	if (!u->auth)
+		return (size_t)snprintf(out, size, MAGIC "- %s", body);
+	char tag[AUTH_TAG_HEX + 1];
+	auth_tag_hex(&u->key, body, (size_t)n, tag);
+	return (size_t)snprintf(out, size, MAGIC "%s %s", tag, body);
+}
+
+/* The ack goes to the hello's source, never larger than the hello (no
+ * amplification), within the rate limit; a failed send is counted, the
+ * socket being non-blocking it never waits. */
+static void hello_answer(struct udp *u, const char *nonce, size_t hello_len, double now,
+			 const struct sockaddr *src, socklen_t srclen)
+{
+	u->st.hellos++;
+	char ack[HEADER_LEN + UDP_NONCE_MAX + 40];
+	size_t n = ack_frame(u, nonce, ack, sizeof(ack));
+	if (n > hello_len || !ack_token(u, now)) {
+		u->st.acks_refused++;
+		return;
+	}
+	if (!src || u->fd < 0 ||
+	    sendto(u->fd, ack, n, MSG_DONTWAIT | MSG_NOSIGNAL, src, srclen) != (ssize_t)n) {
+		u->st.acks_failed++;
+		return;
+	}
+	u->st.acks_sent++;
+}
+
+/* ---- one datagram, continued ---------------------------------------------- */
+
+enum datagram_kind { DG_REJECTED, DG_EVENT, DG_HELLO };
+
+/* The event (or a hello's nonce) and envelope of one datagram of either
+ * version; DG_REJECTED is counted. */
+static enum datagram_kind datagram_decode(struct udp *u, const char *buf, size_t len, double now,
+					  struct event_envelope *env, char *nonce)
 {
 	bool v2 = len >= MAGIC2_LEN && memcmp(buf, MAGIC2, MAGIC2_LEN) == 0;
 	size_t body_len = 0;
 	const char *body = v2 ? frame_v2(u, buf, len, &body_len) : frame_v1(u, buf, len, &body_len);
 	if (!body)
-		return false;
+		return DG_REJECTED;
 	enum decode_error e =
 		v2 ? event_decode_binary((const unsigned char *)body, body_len, now, &u->ev, env)
 		   : event_decode_datagram(body, body_len, now, &u->ev, env);
+	if (e == DEC_UNKNOWN_TYPE && !v2) {
+		e = hello_decode(body, body_len, env, nonce);
+		if (!e)
+			return DG_HELLO;
+	}
 	if (e) {
 		reject_count(&u->st.json, e);
-		return false;
+		return DG_REJECTED;
 	}
-	return true;
+	return DG_EVENT;
 }
 
-void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
-		 void *ctx)
+void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
+		      const struct sockaddr *src, socklen_t srclen, udp_deliver_fn fn, void *ctx)
 {
 	u->st.datagrams++;
 	u->st.bytes += len;
@@ -437,10 +556,16 @@ void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_del
 		return;
 	}
 	struct event_envelope env;
-	if (!datagram_decode(u, buf, len, now, &env))
+	char nonce[UDP_NONCE_MAX + 1];
+	enum datagram_kind kind = datagram_decode(u, buf, len, now, &env, nonce);
+	if (kind == DG_REJECTED)
 		return;
-	if (!env.host[0] || !env.has_pid || !env.has_seq) {
+	if (!env.host[0] || !env.has_pid || (!env.has_seq && kind != DG_HELLO)) {
 		u->st.rejected[UDP_NO_SENDER]++;
+		return;
+	}
+	if (kind == DG_HELLO) { /* outside the sequence: it takes no number */
+		hello_answer(u, nonce, len, now, src, srclen);
 		return;
 	}
 	if (!sequence_ok(u, &env))
@@ -451,6 +576,12 @@ void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_del
 	}
 	fn(ctx, &u->ev);
 	u->st.applied++;
+}
+
+void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
+		 void *ctx)
+{
+	udp_process_from(u, buf, len, now, NULL, 0, fn, ctx);
 }
 
 void udp_get_stats(const struct udp *u, struct udp_stats *out)
@@ -560,11 +691,14 @@ int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
 {
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
+	struct sockaddr_storage from[BATCH]; /* where a hello is answered */
 	int total = 0;
 	for (int b = 0; b < BATCHES_PER_DRAIN; b++) {
 		for (int i = 0; i < BATCH; i++) {
 			iov[i] = (struct iovec){ u->bufs[i], UDP_MAX_DATAGRAM + 1 };
-			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1,
+							   .msg_name = &from[i],
+							   .msg_namelen = sizeof(from[i]) };
 		}
 		int n = recvmmsg(u->fd, msgs, BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0) {
@@ -576,7 +710,8 @@ int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
 			size_t len = msgs[i].msg_len;
 			if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
 				len = UDP_MAX_DATAGRAM + 1; /* counted too large */
-			udp_process(u, u->bufs[i], len, now, fn, ctx);
+			udp_process_from(u, u->bufs[i], len, now, (struct sockaddr *)&from[i],
+					 msgs[i].msg_hdr.msg_namelen, fn, ctx);
 		}
 		total += n;
 		if (n < BATCH)

@@ -181,6 +181,11 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 		seg(&l, TH_CRITICAL, f->key_alert);
 		sep(&l);
 	}
+	if (f->quiet_alert[0]) { /* the shorter form when the whole does not fit */
+		bool fits = (int)text_width(f->quiet_alert[0]) <= l.end - l.x;
+		seg(&l, TH_CRITICAL, f->quiet_alert[fits ? 0 : 1]);
+		sep(&l);
+	}
 	seg(&l, TH_LABEL, "run ");
 	run_position(&l, f);
 	seg(&l, TH_VALUE, run->name[0] ? run->name : (run->run_id[0] ? run->run_id : "(no run-start yet)"));
