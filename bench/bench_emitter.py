@@ -228,7 +228,7 @@ def main():
     ro = Roastop()
     with tempfile.TemporaryDirectory() as d, \
             roastop.MetricsCollector(None, processor_instance=ro, addr=sink.addr,
-                                     key="ab" * 32):
+                                     key="ab" * 32, hello=False):  # the sink never answers
         paths, per_file = write_files(d, args.chunks)
         chunks = chunks_of(paths, per_file, args.chunks)
         procs = {"plain": Plain(), "roastcoffea": Roastcoffea(), "roastop": ro,
