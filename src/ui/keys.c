@@ -77,18 +77,19 @@ static void move_sel(struct ui *ui, int delta, bool absolute)
 
 static bool filter_key(struct ui *ui, int ch)
 {
-	size_t len = strlen(ui->filter);
+	char *flt = ui->filter[ui->view];
+	size_t len = strlen(flt);
 	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
 		ui->filter_edit = false;
 	} else if (ch == 27) {
 		ui->filter_edit = false;
-		ui->filter[0] = '\0';
+		flt[0] = '\0';
 	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
 		if (len)
-			ui->filter[len - 1] = '\0';
-	} else if (ch >= 0x20 && ch < 0x7f && len + 1 < sizeof(ui->filter)) {
-		ui->filter[len] = (char)ch;
-		ui->filter[len + 1] = '\0';
+			flt[len - 1] = '\0';
+	} else if (ch >= 0x20 && ch < 0x7f && len + 1 < UI_FILTER_LEN) {
+		flt[len] = (char)ch;
+		flt[len + 1] = '\0';
 	} else {
 		return false;
 	}

@@ -94,7 +94,8 @@ static void draw_footer(struct ui *ui)
 	attrset(ui->attr[TH_TEXT]);
 	mvhline(y, 0, ' ', COLS);
 	if (ui->filter_edit) {
-		scr_printf(ui, y, 0, COLS, TH_VALUE, " filter: %s_  (Enter keeps, Esc clears)", ui->filter);
+		scr_printf(ui, y, 0, COLS, TH_VALUE, " filter: %s_  (Enter keeps, Esc clears)",
+			   ui->filter[ui->view]);
 		return;
 	}
 	if (ui->msg[0] && mono_now() < ui->msg_until) {
@@ -116,7 +117,7 @@ static const char *const help_lines[] = {
 	"Enter      in view 8 (runs): show that run; on the newest, follow it",
 	"arrows     move; PgUp/PgDn page; Home/End first/last",
 	"s          sort workers: memory, memory %, CPU, executing, name",
-	"/          filter workers (or files) by name; Esc clears",
+	"/          filter workers or files by name (each its own); Esc clears",
 	"t          next colour theme",
 	"+ / -      redraw less / more often",
 	"e          write the measurement now",

@@ -55,7 +55,7 @@ struct ui {
 	uint64_t runs_dropped_drawn, runs_dropped_picked;
 	bool runs_entered; /* view 8 just opened: select the run shown */
 	bool filter_edit;
-	char filter[UI_FILTER_LEN];
+	char filter[UI_VIEW__COUNT][UI_FILTER_LEN]; /* each view its own: typing in one keeps the other's */
 	char msg[UI_MSG_LEN];
 	double msg_until; /* monotonic seconds */
 	/* scratch, grown as needed and kept between frames */

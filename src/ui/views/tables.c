@@ -203,13 +203,14 @@ void view_files(struct ui *ui, const struct ui_frame *f)
 		ui->idx = p;
 		ui->idx_cap = map->count;
 	}
+	const char *flt = ui->filter[UI_VIEW_FILES];
 	size_t n = 0;
 	for (size_t i = 0; i < map->count; i++)
-		if (!ui->filter[0] || strcasestr(strmap_key_at(map, i), ui->filter))
+		if (!flt[0] || strcasestr(strmap_key_at(map, i), flt))
 			ui->idx[n++] = i;
 	char title[160];
 	snprintf(title, sizeof(title), "files: %zu%s%s%s (compression ratio, branches and bytes read)",
-		 map->count, ui->filter[0] ? ", filter '" : "", ui->filter, ui->filter[0] ? "'" : "");
+		 map->count, flt[0] ? ", filter '" : "", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, file_row);
 }
 

@@ -44,10 +44,10 @@ static int cmp_rows(const void *a, const void *b)
 
 static bool matches(const struct ui *ui, const struct worker_agg *w, const char *addr)
 {
-	if (!ui->filter[0])
+	const char *flt = ui->filter[UI_VIEW_WORKERS];
+	if (!flt[0])
 		return true;
-	return strcasestr(w->name, ui->filter) || strcasestr(w->host, ui->filter) ||
-	       strcasestr(addr, ui->filter);
+	return strcasestr(w->name, flt) || strcasestr(w->host, flt) || strcasestr(addr, flt);
 }
 
 static int ensure_rows(struct ui *ui, size_t n)
@@ -134,9 +134,10 @@ void view_workers(struct ui *ui, const struct ui_frame *f)
 		return;
 	size_t present;
 	size_t n = collect(ui, f, &present);
+	const char *flt = ui->filter[UI_VIEW_WORKERS];
 	char title[256];
 	snprintf(title, sizeof(title), "workers: %zu present, %zu seen  sorted by %s (s)%s%s%s",
 		 present, f->run->workers.count, sort_names[ui->wsort],
-		 ui->filter[0] ? "  filter '" : "  / filters", ui->filter, ui->filter[0] ? "'" : "");
+		 flt[0] ? "  filter '" : "  / filters", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, worker_row);
 }
