@@ -176,6 +176,7 @@ static unsigned key(struct ui *ui, int ch)
 		ui_message(ui, ui->paused ? "display paused (collection goes on); p resumes" : "resumed");
 		return UI_REDRAW;
 	case 'e': case 'E': return UI_WRITE_NOW | UI_REDRAW;
+	case 'w': case 'W': return UI_WRITE_EMITTER | UI_REDRAW;
 	case 't': case 'T': next_theme(ui); return UI_REDRAW;
 	case '+': case '=': return step_interval(ui, 1) | UI_REDRAW;
 	case '-': case '_': return step_interval(ui, -1) | UI_REDRAW;
