@@ -2,6 +2,7 @@
  * so 10,000 workers cost what one screenful costs. */
 #include "../uipriv.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void clamp_scroll(struct ui *ui, int nrows, int body_rows)
@@ -24,6 +25,7 @@ static void clamp_scroll(struct ui *ui, int nrows, int body_rows)
 }
 
 #define FLEX_MIN 18
+#define FLEX_ROOMY 80 /* wider, the fixed text columns (names) double */
 
 /* Column x positions: fixed widths, the rest to the one with width 0;
  * optional columns go, from the right, while that one is under FLEX_MIN.
@@ -43,9 +45,15 @@ static void col_layout(const struct table_col *cols, int ncols, int width, int *
 			fixed -= cols[i].width + 1;
 		}
 	}
+	for (int i = 0; i < ncols; i++) { /* a wide screen shows names whole */
+		w[i] = drop[i] ? 0 : cols[i].width;
+		if (w[i] && !cols[i].right && i != flex && width - fixed - 2 - w[i] > FLEX_ROOMY) {
+			fixed += w[i];
+			w[i] *= 2;
+		}
+	}
 	int pos = 1;
 	for (int i = 0; i < ncols; i++) {
-		w[i] = drop[i] ? 0 : cols[i].width;
 		if (i == flex)
 			w[i] = width - fixed - 2 > 8 ? width - fixed - 2 : 8;
 		x[i] = pos;
@@ -73,12 +81,36 @@ static void cell(struct ui *ui, int y, int x, int w, const struct table_col *col
 	int len = (int)text_width(s);
 	if (col->right && len < w)
 		x += w - len;
+	const char *more = ui->ascii ? "~" : "\xe2\x80\xa6";
 	if (col->tail && len > w && w > 1) {
-		x += scr_text(ui, y, x, 1, e, ui->ascii ? "~" : "\xe2\x80\xa6");
+		x += scr_text(ui, y, x, 1, e, more);
 		s = last_chars(s, w - 1);
 		w -= 1;
 	}
+	if (!col->tail && len > w && w > 1) { /* cut: said, not passed off as a word */
+		x += scr_text(ui, y, x, w - 1, e, s);
+		scr_text(ui, y, x, 1, e, more);
+		return;
+	}
 	scr_text(ui, y, x, w, e, s);
+}
+
+/* The title whole, else up to the last of its parts that fits: a part
+ * begins at "  " or " (" (hints after the count); a space at worst. Never
+ * ends mid-word. */
+static void title_draw(struct ui *ui, int y, int w, const char *title)
+{
+	int len = (int)text_width(title), part = 0, space = 0, k = 0;
+	for (const char *p = title; len > w && *p && k <= w; p++) {
+		if (*p == ' ' && (p[1] == ' ' || p[1] == '('))
+			part = (int)(p - title);
+		if (*p == ' ')
+			space = (int)(p - title);
+		k += ((unsigned char)*p & 0xC0) != 0x80;
+	}
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%.*s", len <= w ? (int)strlen(title) : (part ? part : space), title);
+	scr_text(ui, y, 1, w, TH_TITLE, buf);
 }
 
 void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const char *title,
@@ -86,7 +118,8 @@ void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const
 {
 	int x[TABLE_MAX_COLS], w[TABLE_MAX_COLS];
 	col_layout(cols, ncols, body.w, x, w);
-	scr_text(ui, body.y, 1, body.w - 2, TH_TITLE, title);
+	/* the title gives way to the row count "1-20 of 32" at its right */
+	title_draw(ui, body.y, body.w - 2 - (nrows > body.h - 2 ? 25 : 0), title);
 	attrset(ui->attr[TH_LABEL] | A_UNDERLINE);
 	mvhline(body.y + 1, 0, ' ', body.w);
 	for (int c = 0; c < ncols; c++)
