@@ -16,10 +16,12 @@
 static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
 						      "name" };
 
-/* the worker's latest memory / limit x 100 (the run keeps it per sample) */
+/* the worker's latest memory / limit x 100 */
 static optnum mem_pct(const struct worker_agg *w)
 {
-	return w->mem_pct.has_last && w->present ? optnum_of(w->mem_pct.v_last) : optnum_none();
+	bool ok = w->present && w->memory_bytes.valid && w->memory_limit.valid &&
+		  w->memory_limit.value > 0;
+	return ok ? optnum_of(100.0 * w->memory_bytes.value / w->memory_limit.value) : optnum_none();
 }
 
 static double key_of(const struct worker_agg *w, enum worker_sort s)
