@@ -101,6 +101,7 @@ static void set_view(struct ui *ui, int v)
 {
 	ui->view = (enum ui_view)((v % UI_VIEW__COUNT + UI_VIEW__COUNT) % UI_VIEW__COUNT);
 	ui->help = false;
+	ui->worker_open = false;
 	ui->runs_entered = ui->view == UI_VIEW_RUNS;
 }
 
@@ -119,6 +120,16 @@ static void pick_run(struct ui *ui)
 			   sel + 1, n);
 	else
 		ui_message(ui, "following the newest run");
+}
+
+/* Enter in view 2: the selected worker's history, or back to the table. */
+static void worker_toggle(struct ui *ui)
+{
+	if (!ui->worker_open && !ui->worker_sel_key[0])
+		return;
+	ui->worker_open = !ui->worker_open;
+	if (ui->worker_open)
+		memcpy(ui->worker_key, ui->worker_sel_key, sizeof(ui->worker_key));
 }
 
 static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
@@ -147,13 +158,17 @@ static unsigned view_key(struct ui *ui, int ch)
 		ui_message(ui, "workers sorted by %s", sort_names[ui->wsort]);
 		break;
 	case '\n': case '\r': case KEY_ENTER:
-		if (ui->view != UI_VIEW_RUNS)
+		if (ui->view == UI_VIEW_WORKERS)
+			worker_toggle(ui);
+		else if (ui->view == UI_VIEW_RUNS)
+			pick_run(ui);
+		else
 			return UI_NONE;
-		pick_run(ui);
 		break;
 	case '/':
 		if (ui->view != UI_VIEW_WORKERS && ui->view != UI_VIEW_FILES)
 			set_view(ui, UI_VIEW_WORKERS);
+		ui->worker_open = false; /* the filter is the table's */
 		ui->filter_edit = true;
 		break;
 	default:
@@ -181,7 +196,11 @@ static unsigned key(struct ui *ui, int ch)
 	case '+': case '=': return step_interval(ui, 1) | UI_REDRAW;
 	case '-': case '_': return step_interval(ui, -1) | UI_REDRAW;
 	case '?': case 'h': case KEY_F(1): ui->help = !ui->help; return UI_REDRAW;
-	case 27: ui->help = false; return UI_REDRAW;
+	case 27: /* Esc: the help, else a worker's history, closes */
+		if (!ui->help && ui->view == UI_VIEW_WORKERS)
+			ui->worker_open = false;
+		ui->help = false;
+		return UI_REDRAW;
 	case KEY_RESIZE: return UI_REDRAW;
 	case 12: ui_invalidate(ui); return UI_REDRAW; /* Ctrl-L */
 	default: return view_key(ui, ch);

@@ -119,6 +119,10 @@ static void worker_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 
 void view_workers(struct ui *ui, const struct ui_frame *f)
 {
+	if (ui->worker_open) {
+		view_worker_history(ui, f);
+		return;
+	}
 	static const struct table_col cols[] = {
 		{ "WORKER", 0, false, false, false },
 		{ "STATUS", 8, false, false, false },
@@ -142,4 +146,7 @@ void view_workers(struct ui *ui, const struct ui_frame *f)
 		 present, f->run->workers.count, sort_names[ui->wsort],
 		 flt[0] ? "  filter '" : "  / filters", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, worker_row);
+	int sel = ui->sel[UI_VIEW_WORKERS]; /* what Enter opens */
+	snprintf(ui->worker_sel_key, sizeof(ui->worker_sel_key), "%s",
+		 sel >= 0 && (size_t)sel < n ? strmap_key_at(&f->run->workers, ui->idx[sel]) : "");
 }
