@@ -25,7 +25,7 @@ static void clamp_scroll(struct ui *ui, int nrows, int body_rows)
 }
 
 #define FLEX_MIN 18
-#define FLEX_ROOMY 80 /* wider, the fixed text columns (names) double */
+#define FLEX_ROOMY 80 /* wider, the fixed name columns (12 wide and up) double */
 
 /* Column x positions: fixed widths, the rest to the one with width 0;
  * optional columns go, from the right, while that one is under FLEX_MIN.
@@ -47,7 +47,7 @@ static void col_layout(const struct table_col *cols, int ncols, int width, int *
 	}
 	for (int i = 0; i < ncols; i++) { /* a wide screen shows names whole */
 		w[i] = drop[i] ? 0 : cols[i].width;
-		if (w[i] && !cols[i].right && i != flex && width - fixed - 2 - w[i] > FLEX_ROOMY) {
+		if (w[i] >= 12 && !cols[i].right && i != flex && width - fixed - 2 - w[i] > FLEX_ROOMY) {
 			fixed += w[i];
 			w[i] *= 2;
 		}
