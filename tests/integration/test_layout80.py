@@ -30,7 +30,7 @@ LABELS = {
            "chunks/s"]),
     "2": (["workers:", "present", "seen", "sorted by memory (s)", "WORKER", "STATUS", "MEMORY",
            "MEM%", "CPU%", "EXEC"], ["THR", "LIMIT", "PROC", "SPILLED", "/ filters"]),
-    "3": (["datasets:", "DATASET", "CHUNKS", "FAILED", "EVENTS", "RATE", "P99"], ["MEAN", "SHARE"]),
+    "3": (["datasets:", "DATASET", "CHUNKS", "FAILED", "EVENTS", "RATE", "SHARE"], ["MEAN", "P99"]),
     "4": (["slowest chunks", "DURATION", "FILE", "ENTRIES", "EVENTS", "WORKER"], ["DATASET"]),
     "5": (["sections", "KIND", "SECTION", "TOTAL", "MEAN", "MAX"], ["CHUNKS"]),
     "6": (["files:", "FILE", "DATASET", "CHUNKS", "COMPR", "BRANCH%", "BYTES%"],

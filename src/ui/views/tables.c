@@ -40,8 +40,8 @@ static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c
 
 void view_datasets(struct ui *ui, const struct ui_frame *f)
 {
-	/* FAILED stays at 80 columns (a failure is what one looks for); SHARE,
-	 * then MEAN, go first (README, "Views") */
+	/* FAILED stays at 80 columns (a failure is what one looks for); P99,
+	 * then MEAN, go first (README, "The dashboard") */
 	static const struct table_col cols[] = {
 		{ "DATASET", 0, false, false, false },
 		{ "CHUNKS", 8, true, false, false },
@@ -49,8 +49,8 @@ void view_datasets(struct ui *ui, const struct ui_frame *f)
 		{ "EVENTS", 13, true, false, false },
 		{ "RATE", DATASET_RATE_WIDTH, true, false, false },
 		{ "MEAN", 9, true, false, true },
-		{ "P99", 9, true, false, false },
-		{ "SHARE", 7, true, false, true },
+		{ "P99", 9, true, false, true },
+		{ "SHARE", 7, true, false, false },
 	};
 	struct table_layout L;
 	if (body_of(&L) != 0)
