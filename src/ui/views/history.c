@@ -91,22 +91,33 @@ static void memory_panel(struct hist_panel *p, const struct worker_agg *w, doubl
 		 near ? " (dashed)" : "");
 }
 
-/* "worker NAME  host H  running  over 3m 0s, 16 samples a point  Esc back" */
+/* "worker NAME  host H  running  over 3m 0s, 4 samples a point  Esc: back":
+ * parts whole, the later ones left out first; a name wider than the
+ * screen ends in an ellipsis. */
 static void history_header(struct ui *ui, const struct worker_agg *w, double span, int y)
 {
-	char a[FMT_LEN], line[RUN_NAME_LEN + 256], per[64];
+	char p[5][RUN_NAME_LEN + 80], a[FMT_LEN];
 	const struct worker_hist *h = &w->hist;
-	snprintf(line, sizeof(line), "worker %s  host %s  %s  over %s", w->name,
-		 w->host[0] ? w->host : "n/a", w->present ? (w->status[0] ? w->status : "running") : "gone",
-		 format_duration(a, optnum_of(span)));
-	snprintf(per, sizeof(per), ", %u sample%s a point", h->per_point, h->per_point == 1 ? "" : "s");
-	const char *back = "Esc: back";
-	int lw = (int)text_width(line), bw = (int)strlen(back);
-	if (lw + (int)strlen(per) + bw + 4 <= COLS)
-		strcat(line, per);
-	scr_text(ui, y, 1, COLS - 2, TH_TITLE, line);
-	if (lw + bw + 4 <= COLS)
-		scr_text(ui, y, COLS - 1 - bw, bw, TH_DIM, back);
+	snprintf(p[0], sizeof(p[0]), "worker %s", w->name);
+	snprintf(p[1], sizeof(p[1]), "  Esc: back");
+	snprintf(p[2], sizeof(p[2]), "  %s", w->present ? (w->status[0] ? w->status : "running") : "gone");
+	snprintf(p[3], sizeof(p[3]), "  over %s, %u sample%s a point", format_duration(a, optnum_of(span)),
+		 h->per_point, h->per_point == 1 ? "" : "s");
+	snprintf(p[4], sizeof(p[4]), "  host %s", w->host[0] ? w->host : "n/a");
+	int room = COLS - 2, x = 1 + scr_text(ui, y, 1, room - 1, TH_TITLE, p[0]);
+	if ((int)text_width(p[0]) > room - 1) {
+		scr_text(ui, y, x - 1, 1, TH_TITLE, ui->ascii ? "~" : "\xe2\x80\xa6");
+		return;
+	}
+	int used = x - 1 + (int)text_width(p[1]); /* "Esc: back" at the right end, kept */
+	for (int i = 2; i < 5; i++) {
+		if (used + (int)text_width(p[i]) > room)
+			break; /* whole parts only, in this order */
+		x += scr_text(ui, y, x, room, i == 2 ? TH_TEXT : TH_DIM, p[i]);
+		used += (int)text_width(p[i]);
+	}
+	if (used <= room)
+		scr_text(ui, y, COLS - 1 - (int)text_width(p[1]) + 2, room, TH_DIM, p[1] + 2);
 }
 
 void view_worker_history(struct ui *ui, const struct ui_frame *f)
