@@ -108,7 +108,7 @@ def test_every_view_shows_its_labels_whole(screen, recording, cols, rows):
     text = s.wait_for("WORKER")
     name = first_worker(text)
     s.keys("Home", "Enter")
-    text = s.wait_for(re.compile(rf"worker {re.escape(name)}\s+host"))
+    text = s.wait_for(re.compile(rf"worker {re.escape(name)}  (running|gone)  over"))
     assert_whole(HISTORY, text, f"worker history at {cols}x{rows}")
     assert BRAILLE.search(text)  # its graphs drawn
     s.keys("Escape")
