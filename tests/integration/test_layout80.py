@@ -40,8 +40,7 @@ LABELS = {
     "?": (["roastop help", "Esc closes", "quit: write the measurement",
            "write the emitter line to a file", "filter workers or files by name"], []),
 }
-HISTORY = ["worker", "host", "over", "Esc: back", "memory", "peak", "limit", "CPU", "executing",
-           "threads"]
+HISTORY = ["worker", "Esc: back", "memory", "peak", "limit", "CPU", "executing", "threads"]
 # what may stand either side of a whole label: spaces, borders, punctuation
 EDGE_L, EDGE_R = r"(?:^|(?<=[\s│─╭╮╰(·:]))", r"(?=$|[\s│─╮╯),:·])"
 

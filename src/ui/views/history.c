@@ -75,6 +75,17 @@ static void panel_draw(struct ui *ui, const struct worker_hist *h, double span, 
 		panel_scale(ui, gy + gh - 1, r.x + 1, 0, p->unit);
 }
 
+/* A scale top at most 1.25 x v, in steps a scale label prints short. */
+static double nice_top(double v)
+{
+	static const double steps[] = { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
+	double p = pow(10, floor(log10(v)));
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(steps); i++)
+		if (steps[i] * p >= v * (1 - 1e-12))
+			return steps[i] * p;
+	return 10 * p;
+}
+
 /* The scale reaches the worker's memory limit when it is within 1.5 x the
  * peak (then drawn as a dashed line), else 1.1 x the peak. */
 static void memory_panel(struct hist_panel *p, const struct worker_agg *w, double peak,
@@ -85,7 +96,7 @@ static void memory_panel(struct hist_panel *p, const struct worker_agg *w, doubl
 	bool near = limit > 0 && limit <= 1.5 * peak;
 	double v = near ? limit : fmax(peak * 1.1, 1), u = format_bytes_step(v, NULL);
 	/* nice in the IEC unit the scale prints, so that "2 GiB" fits it */
-	*p = (struct hist_panel){ HK_MEM, title, "B", graph_nice_max(v / u) * u, near ? limit : NAN };
+	*p = (struct hist_panel){ HK_MEM, title, "B", nice_top(v / u) * u, near ? limit : NAN };
 	snprintf(title, 160, "memory %s  peak %s  limit %s%s", format_bytes(a, w->memory_bytes),
 		 format_bytes(b, optnum_of(peak)), format_bytes(c, w->memory_limit),
 		 near ? " (dashed)" : "");
@@ -145,11 +156,11 @@ void view_worker_history(struct ui *ui, const struct ui_frame *f)
 	memory_panel(&p[0], w, peak_mem, tm);
 	snprintf(tc, sizeof(tc), "CPU %s  peak %s", format_num(a, w->cpu_percent, "%.0f%%"),
 		 format_num(b, optnum_of(peak_cpu), "%.0f%%"));
-	p[1] = (struct hist_panel){ HK_CPU, tc, "%", graph_nice_max(fmax(peak_cpu, 100)), NAN };
+	p[1] = (struct hist_panel){ HK_CPU, tc, "%", nice_top(fmax(peak_cpu, 100)), NAN };
 	snprintf(te, sizeof(te), "executing %s  peak %s  threads %s",
 		 format_num(a, w->executing, "%.0f"), format_num(b, optnum_of(peak_exec), "%.0f"),
 		 format_num(c, w->nthreads, "%.0f"));
-	p[2] = (struct hist_panel){ HK_EXEC, te, "", graph_nice_max(fmax(peak_exec, 1)),
+	p[2] = (struct hist_panel){ HK_EXEC, te, "", nice_top(fmax(peak_exec, 1)),
 				    w->nthreads.valid ? w->nthreads.value : NAN };
 	int top = L.body.y + 1, avail = L.body.h - 1, hm = avail / 2, hc = (avail - hm) / 2;
 	panel_draw(ui, h, span, (struct rect){ 0, top, COLS, hm }, &p[0]);
