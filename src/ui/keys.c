@@ -122,14 +122,12 @@ static void pick_run(struct ui *ui)
 		ui_message(ui, "following the newest run");
 }
 
-/* Enter in view 2: the selected worker's history, or back to the table. */
+/* Enter in view 2: the selected worker's history (which one, the view
+ * says at its next draw: the selection as it stands then), or back. */
 static void worker_toggle(struct ui *ui)
 {
-	if (!ui->worker_open && !ui->worker_sel_key[0])
-		return;
 	ui->worker_open = !ui->worker_open;
-	if (ui->worker_open)
-		memcpy(ui->worker_key, ui->worker_sel_key, sizeof(ui->worker_key));
+	ui->worker_key[0] = '\0';
 }
 
 static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",

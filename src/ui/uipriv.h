@@ -55,9 +55,9 @@ struct ui {
 	uint64_t runs_dropped_drawn, runs_dropped_picked;
 	bool runs_entered; /* view 8 just opened: select the run shown */
 	/* view 2's Enter: one worker's history, kept by its address so that it
-	 * stays on that worker as the rows re-sort */
+	 * stays on that worker as the rows re-sort ("": the selected row's) */
 	bool worker_open;
-	char worker_key[RUN_KEY_MAX + 1], worker_sel_key[RUN_KEY_MAX + 1];
+	char worker_key[RUN_KEY_MAX + 1];
 	bool filter_edit;
 	char filter[UI_VIEW__COUNT][UI_FILTER_LEN]; /* each view its own: typing in one keeps the other's */
 	char msg[UI_MSG_LEN];

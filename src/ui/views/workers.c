@@ -117,12 +117,20 @@ static void worker_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 		*elem = TH_WARNING;
 }
 
+/* Enter opened a history (keys.c): the worker on the selected row as the
+ * rows stand now, so keys sent with it (Down, Enter) count. */
+static void history_pick(struct ui *ui, const struct ui_frame *f, size_t n)
+{
+	int sel = ui->sel[UI_VIEW_WORKERS];
+	if (sel >= 0 && (size_t)sel < n)
+		snprintf(ui->worker_key, sizeof(ui->worker_key), "%s",
+			 strmap_key_at(&f->run->workers, ui->idx[sel]));
+	else
+		ui->worker_open = false;
+}
+
 void view_workers(struct ui *ui, const struct ui_frame *f)
 {
-	if (ui->worker_open) {
-		view_worker_history(ui, f);
-		return;
-	}
 	static const struct table_col cols[] = {
 		{ "WORKER", 0, false, false, false },
 		{ "STATUS", 8, false, false, false },
@@ -140,13 +148,16 @@ void view_workers(struct ui *ui, const struct ui_frame *f)
 		return;
 	size_t present;
 	size_t n = collect(ui, f, &present);
+	if (ui->worker_open && !ui->worker_key[0])
+		history_pick(ui, f, n);
+	if (ui->worker_open) {
+		view_worker_history(ui, f);
+		return;
+	}
 	const char *flt = ui->filter[UI_VIEW_WORKERS];
 	char title[256];
 	snprintf(title, sizeof(title), "workers: %zu present, %zu seen  sorted by %s (s)%s%s%s",
 		 present, f->run->workers.count, sort_names[ui->wsort],
 		 flt[0] ? "  filter '" : "  / filters", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, worker_row);
-	int sel = ui->sel[UI_VIEW_WORKERS]; /* what Enter opens */
-	snprintf(ui->worker_sel_key, sizeof(ui->worker_sel_key), "%s",
-		 sel >= 0 && (size_t)sel < n ? strmap_key_at(&f->run->workers, ui->idx[sel]) : "");
 }
