@@ -25,12 +25,15 @@ static void clamp_scroll(struct ui *ui, int nrows, int body_rows)
 }
 
 #define FLEX_MIN 18
-#define FLEX_ROOMY 80 /* wider, the fixed name columns (12 wide and up) double */
+#define FLEX_KEEP 40 /* a name column grows into the flexible one down to this */
 
 /* Column x positions: fixed widths, the rest to the one with width 0;
  * optional columns go, from the right, while that one is under FLEX_MIN.
- * A dropped column gets width 0. */
-static void col_layout(const struct table_col *cols, int ncols, int width, int *x, int *w)
+ * A dropped column gets width 0. A text column whose cells need more
+ * (need[]: a dataset's name) grows, from the right, into what the flexible
+ * column has beyond FLEX_KEEP. */
+static void col_layout(const struct table_col *cols, int ncols, int width, const int *need, int *x,
+		       int *w)
 {
 	int fixed = 0, flex = -1;
 	bool drop[TABLE_MAX_COLS] = { false };
@@ -45,11 +48,13 @@ static void col_layout(const struct table_col *cols, int ncols, int width, int *
 			fixed -= cols[i].width + 1;
 		}
 	}
-	for (int i = 0; i < ncols; i++) { /* a wide screen shows names whole */
+	for (int i = ncols - 1; i >= 0; i--) {
 		w[i] = drop[i] ? 0 : cols[i].width;
-		if (w[i] >= 12 && !cols[i].right && i != flex && width - fixed - 2 - w[i] > FLEX_ROOMY) {
-			fixed += w[i];
-			w[i] *= 2;
+		int spare = width - fixed - 2 - FLEX_KEEP, grow = need[i] - w[i];
+		if (w[i] && !cols[i].right && i != flex && flex >= 0 && grow > 0 && spare > 0) {
+			grow = grow < spare ? grow : spare;
+			w[i] += grow;
+			fixed += grow;
 		}
 	}
 	int pos = 1;
@@ -113,11 +118,33 @@ static void title_draw(struct ui *ui, int y, int w, const char *title)
 	scr_text(ui, y, 1, w, TH_TITLE, buf);
 }
 
+/* The widest cell of each column over the rows shown. */
+static void col_need(struct ui *ui, const struct ui_frame *f, int ncols, int from, int to,
+		     table_row_fn fn, int *need)
+{
+	char cells[TABLE_MAX_COLS][FMT_CELL];
+	for (int c = 0; c < ncols; c++)
+		need[c] = 0;
+	for (int row = from; row < to; row++) {
+		enum theme_elem elem = TH_TEXT;
+		memset(cells, 0, sizeof(cells));
+		fn(ui, f, row, cells, &elem);
+		for (int c = 0; c < ncols; c++) {
+			int len = (int)text_width(cells[c]);
+			need[c] = len > need[c] ? len : need[c];
+		}
+	}
+}
+
 void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const char *title,
 		const struct table_col *cols, int ncols, int nrows, table_row_fn fn)
 {
-	int x[TABLE_MAX_COLS], w[TABLE_MAX_COLS];
-	col_layout(cols, ncols, body.w, x, w);
+	int x[TABLE_MAX_COLS], w[TABLE_MAX_COLS], need[TABLE_MAX_COLS];
+	int v = ui->view, rows = body.h - 2;
+	clamp_scroll(ui, nrows, rows);
+	int end = ui->top[v] + rows < nrows ? ui->top[v] + rows : nrows;
+	col_need(ui, f, ncols, ui->top[v], end, fn, need);
+	col_layout(cols, ncols, body.w, need, x, w);
 	/* the title gives way to the row count "1-20 of 32" at its right */
 	title_draw(ui, body.y, body.w - 2 - (nrows > body.h - 2 ? 25 : 0), title);
 	attrset(ui->attr[TH_LABEL] | A_UNDERLINE);
@@ -125,13 +152,10 @@ void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const
 	for (int c = 0; c < ncols; c++)
 		cell(ui, body.y + 1, x[c], w[c], &cols[c], TH_LABEL, cols[c].title);
 	mvchgat(body.y + 1, 0, body.w, ui->attr[TH_LABEL] | A_UNDERLINE, 0, NULL);
-	int rows = body.h - 2;
-	clamp_scroll(ui, nrows, rows);
 	if (nrows == 0) {
 		scr_text(ui, body.y + 2, 1, body.w - 2, TH_DIM, "nothing yet");
 		return;
 	}
-	int v = ui->view;
 	char cells[TABLE_MAX_COLS][FMT_CELL];
 	for (int i = 0; i < rows && ui->top[v] + i < nrows; i++) {
 		int row = ui->top[v] + i, y = body.y + 2 + i;
