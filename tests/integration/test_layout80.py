@@ -6,6 +6,7 @@ import re
 import shutil
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -49,9 +50,18 @@ def whole(label, text):
     return re.search(EDGE_L + re.escape(label) + EDGE_R, text, re.M) is not None
 
 
-def assert_whole(labels, text, where):
-    cut = [label for label in labels if not whole(label, text)]
-    assert not cut, f"{where}: not shown whole: {cut}\n{text}"
+def wait_whole(s, labels, where, timeout=60.0):
+    """Waits until every label is on the screen whole (a frame can be read
+    half drawn); fails naming those that never were."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = s.text()
+        cut = [label for label in labels if not whole(label, text)]
+        if not cut:
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{where}: not shown whole: {cut}\n{text}")
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +88,19 @@ def screen(tmp_path):
         s.close()
 
 
+def poll(s, check, timeout=60.0):
+    """Waits until check(screen) returns None (else it says what is wrong)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = s.text()
+        err = check(text)
+        if err is None:
+            return text
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{err}\n{text}")
+        time.sleep(0.2)
+
+
 def footer_whole(text):
     """The footer is one of the hint lines, ending where it should."""
     last = text.splitlines()[-1].rstrip()
@@ -96,9 +119,10 @@ def test_every_view_shows_its_labels_whole(screen, recording, cols, rows):
     s.wait_for(BRAILLE)
     for key, (always, wide) in LABELS.items():
         s.keys(key)
-        text = s.wait_for(always[0])
+        s.wait_for(always[0])
+        labels = always + FOOTER + (wide if cols >= 200 else [])
+        text = wait_whole(s, labels, f"view {key} at {cols}x{rows}")
         assert len(text.splitlines()) == rows and all(len(x) <= cols for x in text.splitlines())
-        assert_whole(always + (wide if cols >= 200 else []), text, f"view {key} at {cols}x{rows}")
         footer_whole(text)
         if key == "?":
             s.keys("Escape")
@@ -107,8 +131,8 @@ def test_every_view_shows_its_labels_whole(screen, recording, cols, rows):
     text = s.wait_for("WORKER")
     name = first_worker(text)
     s.keys("Home", "Enter")
-    text = s.wait_for(re.compile(rf"worker {re.escape(name)}  (running|gone)  over"))
-    assert_whole(HISTORY, text, f"worker history at {cols}x{rows}")
+    s.wait_for(re.compile(rf"worker {re.escape(name)}  (running|gone)  over"))
+    text = wait_whole(s, HISTORY + FOOTER, f"worker history at {cols}x{rows}")
     assert BRAILLE.search(text)  # its graphs drawn
     s.keys("Escape")
     s.wait_for("STATUS")
@@ -133,29 +157,42 @@ def test_datasets_keep_failed_at_80_columns(screen, recording):
     s = screen(["--replay", recording, "--speed", "0"], cols=80, rows=24)
     s.wait_for("end reached")
     s.keys("3")
-    text = s.wait_for("FAILED")
-    head = next(line for line in text.splitlines() if "DATASET" in line)
-    col = head.index("FAILED") + len("FAILED")  # right-aligned under it
-    counts = [line[:col].split()[-1] for line in text.splitlines()[3:6]]
-    assert all(re.fullmatch(r"\d+", c) for c in counts), text
-    assert sum(int(c) for c in counts) > 0  # fail_every: some chunks failed
+    s.wait_for("FAILED")
+
+    def failed_counts(text):
+        head = next(line for line in text.splitlines() if "DATASET" in line)
+        col = head.index("FAILED") + len("FAILED")  # right-aligned under it
+        rows = [line for line in text.splitlines()[3:6] if line.rstrip().endswith("%")]
+        counts = [line[:col].split()[-1] for line in rows]
+        if len(counts) < 3 or not all(re.fullmatch(r"\d+", c) for c in counts):
+            return f"no count under FAILED in each row: {counts}"
+        # fail_every: some chunks failed
+        return None if sum(int(c) for c in counts) > 0 else "no failure counted"
+
+    poll(s, failed_counts)
 
 
 def test_each_view_keeps_its_own_filter(screen, recording):
     s = screen(["--replay", recording, "--speed", "0"], cols=80, rows=24)
     s.wait_for("end reached")
+    def workers_shown(text):
+        names = {line.split()[0] for line in text.splitlines()[3:-1] if line.strip()}
+        return None if names == {"worker-1", "worker-10", "worker-11"} else f"workers {names}"
+
+    def files_shown(text):
+        files = [line for line in text.splitlines()[3:-1] if line.strip()]
+        ok = len(files) == 3 and all("nano_0003" in line for line in files)
+        return None if ok else f"files {files}"
+
     s.keys("2", "/", "worker-1", "Enter")
-    text = s.wait_for("filter 'worker-1'")
-    names = {first for first in (line.split()[0] for line in text.splitlines()[3:-1]
-                                 if line.strip())}
-    assert names == {"worker-1", "worker-10", "worker-11"}, names
+    s.wait_for("filter 'worker-1'")
+    poll(s, workers_shown)
     s.keys("6", "/", "nano_0003", "Enter")
-    text = s.wait_for("filter 'nano_0003'")
-    files = [line for line in text.splitlines()[3:-1] if line.strip()]
-    assert files and all("nano_0003" in line for line in files), text
+    s.wait_for("filter 'nano_0003'")
+    poll(s, files_shown)
     s.keys("2")  # typing in Files left the Workers filter as it was
-    text = s.wait_for("filter 'worker-1'")
-    assert "worker-2 " not in text
+    s.wait_for("filter 'worker-1'")
+    poll(s, workers_shown)
     s.keys("/", "Escape")  # and clearing it leaves the Files one
     s.wait_for("/ filters")
     s.keys("6")
@@ -178,14 +215,20 @@ def test_export_line_whole_and_written(screen, cols, rows):
     try:
         addr = f"export ROASTOP_ADDR=127.0.0.1:{port}"
         keypart = f"ROASTOP_KEY=$(cat {key})"
+        # at 200 columns the line itself, alone on its row from the first
+        # column; at 80 broken only between the variables, each a command on
+        # a row of its own
+        want = [f"{addr} {keypart}"] if cols >= 200 else [addr, f"export {keypart}"]
+
+        def export_rows(text):
+            rows_ = text.splitlines()
+            at = [i for i, row in enumerate(rows_) if row == want[0]]
+            ok = at and rows_[at[0]:at[0] + len(want)] == want
+            return None if ok else f"no rows {want}"
+
         s.keys("?")
-        text = s.wait_for("for the emitters")
-        rows_ = text.splitlines()
-        if cols >= 200:  # the line itself, alone on its row from the first column
-            assert f"{addr} {keypart}" in rows_, text
-        else:  # broken only between the variables, each a command on its own row
-            i = rows_.index(addr)
-            assert rows_[i + 1] == f"export {keypart}", text
+        s.wait_for("for the emitters")
+        poll(s, export_rows)
         s.keys("w")
         env = Path(f"{key}.env")
         s.wait_footer(f"emitter line written to {env}")
