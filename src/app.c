@@ -1031,6 +1031,26 @@ static void app_ui_draw(struct app *a)
 	ui_draw(a->ui, &f);
 }
 
+/* The emitter line in a file beside the key (KEY.env, 0600) for a shell
+ * to source, where a terminal cannot copy it whole. */
+static void app_write_emitter(struct app *a)
+{
+	char path[PATH_MAX + 16], line[sizeof(a->emitter_hint) + 2];
+	if (!a->udp) {
+		ui_message(a->ui, "no listener in a replay: no emitter line to write");
+		return;
+	}
+	if (a->cfg->no_auth)
+		snprintf(path, sizeof(path), "%s/roastop.env", a->out_dir);
+	else
+		snprintf(path, sizeof(path), "%s.env", a->key.path);
+	snprintf(line, sizeof(line), "%s\n", a->emitter_hint);
+	if (fsutil_write_private(path, line) != 0)
+		ui_message(a->ui, "could not write %s: %s", path, strerror(errno));
+	else
+		ui_message(a->ui, "emitter line written to %s; in the analysis's shell: . %s", path, path);
+}
+
 static void app_ui_input(struct app *a)
 {
 	unsigned act = ui_input(a->ui);
@@ -1050,6 +1070,8 @@ static void app_ui_input(struct app *a)
 		else
 			ui_message(a->ui, "could not write the measurement: %s", err);
 	}
+	if (act & UI_WRITE_EMITTER)
+		app_write_emitter(a);
 	if (act & UI_INTERVAL_CHANGED) {
 		double iv = ui_interval(a->ui);
 		struct itimerspec it = itimer_of(iv, iv);
@@ -1077,7 +1099,7 @@ static void app_open_ui(struct app *a)
 	}
 	a->fds[FD_UI] = ui_fd(a->ui);
 	if (a->udp) /* what was printed before the screen opened, again */
-		ui_message(a->ui, "emitters: %s  (also under ?)", a->emitter_hint);
+		ui_message(a->ui, "emitters: ? shows the export line, w writes it to a file");
 	double iv = ui_interval(a->ui);
 	struct itimerspec it = itimer_of(iv, iv);
 	timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);

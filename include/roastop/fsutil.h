@@ -14,4 +14,9 @@ int fsutil_write_all(int fd, const char *p, size_t n);
  * Its name (relative to dfd) goes to tmp; the descriptor, or -1 with errno. */
 int fsutil_open_temp(int dfd, const char *name, char *tmp, size_t size);
 
+/* Replaces path with text, mode 0600 (it may name a key file): written to
+ * a temporary beside it, then renamed over it, so it appears whole. 0, or
+ * -1 with errno. */
+int fsutil_write_private(const char *path, const char *text);
+
 #endif

@@ -29,6 +29,13 @@ struct table_layout {
 };
 
 bool layout_too_small(int cols, int rows);
+/* The emitter's export line as rows a terminal copy gets whole: the line
+ * itself when it fits in cols, else one `export` per variable, split only
+ * at " ROASTOP_KEY=" (each row a command of its own). Returns the rows
+ * (1 or 2); a row can still be wider than cols (a long key path): the
+ * caller then offers the file (w). */
+#define LAYOUT_EXPORT_LEN 4352
+int layout_export_rows(const char *line, int cols, char rows[2][LAYOUT_EXPORT_LEN]);
 /* -1 when the terminal is too small (layout_too_small), else 0. */
 int layout_main(int cols, int rows, struct main_layout *l);
 int layout_table(int cols, int rows, struct table_layout *l);

@@ -18,8 +18,9 @@
  * has the bytes per entry and the sum). A table that reaches its cap counts
  * what it could not take under roastop.overflow and says so in the log. */
 #define RUN_TIMELINE_POINTS 2048
-/* Only the last value of a worker's series is shown: the minimum size. */
-#define RUN_WORKER_TIMELINE_POINTS 4
+/* Points of one worker's history (the workers view's Enter): 32 x 12
+ * bytes inside struct worker_agg, no allocation of its own. */
+#define RUN_WORKER_HISTORY 32
 /* Live workers. Past it, workers absent from the latest sample are evicted
  * (their history stays in the totals) before a new one is refused. */
 #define RUN_MAX_WORKERS 32768
@@ -40,6 +41,25 @@
  * collector sends at most 200 + 1,000 characters; a longer one is cut). */
 #define RUN_REASON_LEN 1024
 
+/* A point of a worker's history: the highest of the samples it covers
+ * (memory peaks are what kills a worker). */
+struct worker_point {
+	float t; /* seconds from the history's t0 to the point's first sample */
+	float mem; /* bytes; NaN: not measured */
+	uint16_t cpu; /* percent, at most 65,534; WORKER_NA: not measured */
+	uint16_t exec; /* tasks executing, likewise */
+};
+#define WORKER_NA 0xFFFF
+
+/* One worker's history over its whole life in a fixed size: when the
+ * points are all used, neighbours merge in pairs and each point from then
+ * on covers twice as many samples (as struct timeline does). */
+struct worker_hist {
+	double t0;
+	uint32_t len, per_point, in_last; /* in_last: samples in the newest point */
+	struct worker_point pts[RUN_WORKER_HISTORY];
+};
+
 /* Per worker ever seen (keyed by address). Last-sample values plus exact
  * accumulators for the worker's time-weighted memory average. */
 struct worker_agg {
@@ -56,8 +76,12 @@ struct worker_agg {
 	uint64_t mem_samples;
 	double mem_integral, mem_covered; /* trapezoid over this worker's samples */
 	double mem_first, mem_t_last, mem_v_last;
-	struct timeline mem_pct; /* memory / limit x 100, small, for views */
+	struct worker_hist hist; /* for views */
 };
+
+/* Adds a sample at time t to the history (memory bytes, CPU percent, tasks
+ * executing; a NaN value is not measured). Samples come in time order. */
+void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec);
 
 /* What the per-worker metrics need from workers evicted from the table. */
 struct departed_agg {

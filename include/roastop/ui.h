@@ -68,6 +68,7 @@ enum ui_action {
 	UI_QUIT = 2,
 	UI_WRITE_NOW = 4, /* write the measurement now */
 	UI_INTERVAL_CHANGED = 8, /* re-arm the frame timer with ui_interval() */
+	UI_WRITE_EMITTER = 16, /* write the emitter line to its file (w) */
 };
 
 /* NULL with a one-line reason in err when there is no usable terminal

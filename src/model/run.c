@@ -123,7 +123,7 @@ void run_set_pool(struct run *r, struct strmap_pool *pool)
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(plain); i++)
 		strmap_set_pool(plain[i], pool, 0);
 	strmap_set_pool(&r->datasets, pool, sizeof(struct hist));
-	strmap_set_pool(&r->workers, pool, RUN_WORKER_TIMELINE_POINTS * sizeof(struct tl_point));
+	strmap_set_pool(&r->workers, pool, 0); /* the history is inside the value */
 	inflight_set_pool(&r->inflight, pool);
 }
 
@@ -133,10 +133,6 @@ void run_destroy(struct run *r)
 	for (size_t i = 0; i < r->datasets.count; i++) {
 		struct dataset_agg *d = strmap_val_at(&r->datasets, i);
 		free(d->duration_hist);
-	}
-	for (size_t i = 0; i < r->workers.count; i++) {
-		struct worker_agg *w = strmap_val_at(&r->workers, i);
-		timeline_free(&w->mem_pct);
 	}
 	struct strmap *maps[] = { &r->datasets, &r->files,	 &r->sec_time,	   &r->sec_mem,
 				  &r->sec_bytes, &r->branches,	 &r->errors,	   &r->workers,
@@ -409,6 +405,56 @@ static void worker_mem_add(struct worker_agg *w, double t, double v)
 		w->mem_peak = v;
 }
 
+static uint16_t worker_hist_count(double v)
+{
+	return isfinite(v) && v >= 0 ? (uint16_t)fmin(v, WORKER_NA - 1) : WORKER_NA;
+}
+
+static uint16_t worker_hist_max16(uint16_t a, uint16_t b)
+{
+	return a == WORKER_NA ? b : (b == WORKER_NA ? a : (a > b ? a : b));
+}
+
+static void worker_hist_merge(struct worker_point *into, const struct worker_point *p)
+{
+	into->mem = isnan(into->mem) ? p->mem : (isnan(p->mem) ? into->mem : fmaxf(into->mem, p->mem));
+	into->cpu = worker_hist_max16(into->cpu, p->cpu);
+	into->exec = worker_hist_max16(into->exec, p->exec);
+}
+
+/* Full: neighbours merge in pairs, halving the points in use. */
+static void worker_hist_halve(struct worker_hist *h)
+{
+	for (uint32_t i = 0; i < h->len / 2; i++) {
+		struct worker_point p = h->pts[2 * i];
+		worker_hist_merge(&p, &h->pts[2 * i + 1]);
+		h->pts[i] = p;
+	}
+	h->len /= 2;
+	h->per_point *= 2;
+	h->in_last = h->per_point; /* the newest is full: the next sample opens one */
+}
+
+void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec)
+{
+	struct worker_point p = { .mem = isfinite(mem) ? (float)mem : NAN,
+				  .cpu = worker_hist_count(cpu), .exec = worker_hist_count(exec) };
+	if (h->len == 0) {
+		h->t0 = t;
+		h->per_point = 1;
+	}
+	p.t = (float)(t - h->t0);
+	if (h->len && h->in_last < h->per_point) {
+		worker_hist_merge(&h->pts[h->len - 1], &p);
+		h->in_last++;
+		return;
+	}
+	if (h->len == RUN_WORKER_HISTORY)
+		worker_hist_halve(h);
+	h->pts[h->len++] = p;
+	h->in_last = 1;
+}
+
 static void worker_copy(struct worker_agg *w, const struct worker_sample *s)
 {
 	if (s->name)
@@ -482,8 +528,6 @@ static struct worker_agg *worker_get(struct run *r, double t, const struct worke
 		w->t_first_seen = t;
 		w->mem_t_last = -1;
 		strutil_copy(w->name, sizeof(w->name), s->id);
-		if (timeline_init(&w->mem_pct, RUN_WORKER_TIMELINE_POINTS) != 0)
-			w->mem_pct.cap = 0;
 		run_log(r, t, LOG_INFO, "worker joined: %s", s->name ? s->name : s->id);
 	}
 	return w;
@@ -516,8 +560,9 @@ static void worker_sample_apply(struct run *r, double t, const struct worker_sam
 	worker_copy(w, s);
 	w->present = true;
 	w->t_last_seen = t;
-	if (sample_has_pct(s) && w->mem_pct.cap)
-		timeline_push(&w->mem_pct, t, 100.0 * s->memory_bytes.value / s->memory_limit.value);
+	run_worker_hist_add(&w->hist, t, s->memory_bytes.valid ? s->memory_bytes.value : NAN,
+			    s->cpu_percent.valid ? s->cpu_percent.value : NAN,
+			    s->executing.valid ? s->executing.value : NAN);
 	if (r->ended) /* after the run: drawn, not counted (as roastcoffea's window) */
 		return;
 	if (s->memory_bytes.valid)
@@ -563,7 +608,6 @@ static bool worker_keep(void *val, void *ctx)
 	if (w->present)
 		return true;
 	departed_add(ctx, w);
-	timeline_free(&w->mem_pct);
 	return false;
 }
 
@@ -1103,8 +1147,6 @@ static void scheduler_gap(struct run *r)
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_t_last = -1;
-		if (w->mem_pct.cap)
-			timeline_gap(&w->mem_pct);
 	}
 }
 

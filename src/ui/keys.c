@@ -77,18 +77,19 @@ static void move_sel(struct ui *ui, int delta, bool absolute)
 
 static bool filter_key(struct ui *ui, int ch)
 {
-	size_t len = strlen(ui->filter);
+	char *flt = ui->filter[ui->view];
+	size_t len = strlen(flt);
 	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
 		ui->filter_edit = false;
 	} else if (ch == 27) {
 		ui->filter_edit = false;
-		ui->filter[0] = '\0';
+		flt[0] = '\0';
 	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
 		if (len)
-			ui->filter[len - 1] = '\0';
-	} else if (ch >= 0x20 && ch < 0x7f && len + 1 < sizeof(ui->filter)) {
-		ui->filter[len] = (char)ch;
-		ui->filter[len + 1] = '\0';
+			flt[len - 1] = '\0';
+	} else if (ch >= 0x20 && ch < 0x7f && len + 1 < UI_FILTER_LEN) {
+		flt[len] = (char)ch;
+		flt[len + 1] = '\0';
 	} else {
 		return false;
 	}
@@ -100,6 +101,7 @@ static void set_view(struct ui *ui, int v)
 {
 	ui->view = (enum ui_view)((v % UI_VIEW__COUNT + UI_VIEW__COUNT) % UI_VIEW__COUNT);
 	ui->help = false;
+	ui->worker_open = false;
 	ui->runs_entered = ui->view == UI_VIEW_RUNS;
 }
 
@@ -118,6 +120,14 @@ static void pick_run(struct ui *ui)
 			   sel + 1, n);
 	else
 		ui_message(ui, "following the newest run");
+}
+
+/* Enter in view 2: the selected worker's history (which one, the view
+ * says at its next draw: the selection as it stands then), or back. */
+static void worker_toggle(struct ui *ui)
+{
+	ui->worker_open = !ui->worker_open;
+	ui->worker_key[0] = '\0';
 }
 
 static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
@@ -146,13 +156,17 @@ static unsigned view_key(struct ui *ui, int ch)
 		ui_message(ui, "workers sorted by %s", sort_names[ui->wsort]);
 		break;
 	case '\n': case '\r': case KEY_ENTER:
-		if (ui->view != UI_VIEW_RUNS)
+		if (ui->view == UI_VIEW_WORKERS)
+			worker_toggle(ui);
+		else if (ui->view == UI_VIEW_RUNS)
+			pick_run(ui);
+		else
 			return UI_NONE;
-		pick_run(ui);
 		break;
 	case '/':
 		if (ui->view != UI_VIEW_WORKERS && ui->view != UI_VIEW_FILES)
 			set_view(ui, UI_VIEW_WORKERS);
+		ui->worker_open = false; /* the filter is the table's */
 		ui->filter_edit = true;
 		break;
 	default:
@@ -175,11 +189,16 @@ static unsigned key(struct ui *ui, int ch)
 		ui_message(ui, ui->paused ? "display paused (collection goes on); p resumes" : "resumed");
 		return UI_REDRAW;
 	case 'e': case 'E': return UI_WRITE_NOW | UI_REDRAW;
+	case 'w': case 'W': return UI_WRITE_EMITTER | UI_REDRAW;
 	case 't': case 'T': next_theme(ui); return UI_REDRAW;
 	case '+': case '=': return step_interval(ui, 1) | UI_REDRAW;
 	case '-': case '_': return step_interval(ui, -1) | UI_REDRAW;
 	case '?': case 'h': case KEY_F(1): ui->help = !ui->help; return UI_REDRAW;
-	case 27: ui->help = false; return UI_REDRAW;
+	case 27: /* Esc: the help, else a worker's history, closes */
+		if (!ui->help && ui->view == UI_VIEW_WORKERS)
+			ui->worker_open = false;
+		ui->help = false;
+		return UI_REDRAW;
 	case KEY_RESIZE: return UI_REDRAW;
 	case 12: ui_invalidate(ui); return UI_REDRAW; /* Ctrl-L */
 	default: return view_key(ui, ch);

@@ -1,9 +1,32 @@
 /* Panel geometry; see layout.h. */
 #include "roastop/layout.h"
 
+#include <stdio.h>
+#include <string.h>
+
 bool layout_too_small(int cols, int rows)
 {
 	return cols < LAYOUT_MIN_COLS || rows < LAYOUT_MIN_ROWS;
+}
+
+static int code_points(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+int layout_export_rows(const char *line, int cols, char rows[2][LAYOUT_EXPORT_LEN])
+{
+	const char *key = strstr(line, " ROASTOP_KEY=");
+	if (code_points(line) <= cols || !key || strncmp(line, "export ", 7) != 0) {
+		snprintf(rows[0], LAYOUT_EXPORT_LEN, "%s", line);
+		return 1;
+	}
+	snprintf(rows[0], LAYOUT_EXPORT_LEN, "%.*s", (int)(key - line), line);
+	snprintf(rows[1], LAYOUT_EXPORT_LEN, "export %s", key + 1);
+	return 2;
 }
 
 static struct rect rect_of(int x, int y, int w, int h)

@@ -72,85 +72,134 @@ static void draw_tabs(struct ui *ui)
 		scr_text(ui, 0, COLS - 8, 8, TH_WARNING, " PAUSED ");
 }
 
+/* The end of the message's row that starts at p, at most w characters:
+ * after the last space that fits, so words stay whole; where the width
+ * falls when there is none (a long path). */
+static const char *msg_row_end(const char *p, int w)
+{
+	const char *end = p, *space = NULL;
+	for (int k = 0; k < w && *end; k++) {
+		end++;
+		while ((*end & 0xC0) == 0x80)
+			end++;
+		if (*end == ' ')
+			space = end + 1;
+	}
+	return *end && space ? space : end;
+}
+
 /* A message longer than the line grows the footer upwards (at most 4
  * lines) so a path or a theme error is never cut. */
 static void draw_message(struct ui *ui)
 {
-	int w = COLS - 2, len = (int)text_width(ui->msg);
-	int lines = w > 0 ? (len + w - 1) / w : 1;
-	lines = lines < 1 ? 1 : (lines > 4 ? 4 : lines);
-	const char *p = ui->msg;
+	const char *rows[5] = { ui->msg };
+	int w = COLS - 2, lines = 0;
+	while (lines < 4 && *rows[lines]) {
+		rows[lines + 1] = msg_row_end(rows[lines], w);
+		lines++;
+	}
+	lines = lines < 1 ? 1 : lines;
 	for (int i = 0; i < lines; i++) {
 		int y = LINES - lines + i;
+		char row[UI_MSG_LEN];
+		snprintf(row, sizeof(row), "%.*s", (int)(rows[i + 1] - rows[i]), rows[i]);
 		attrset(ui->attr[TH_TEXT]);
 		mvhline(y, 0, ' ', COLS);
-		scr_text(ui, y, 1, w, TH_WARNING, p);
-		for (int k = 0; k < w && *p; k++) { /* skip one line's characters */
-			p++;
-			while ((*p & 0xC0) == 0x80)
-				p++;
-		}
+		scr_text(ui, y, 1, w, TH_WARNING, row);
 	}
 }
 
-static void draw_footer(struct ui *ui)
+/* The key hints, longest first: the first that fits is shown whole. With
+ * a listener, the way to the emitter line is kept to the last. */
+static void draw_hints(struct ui *ui, const struct ui_frame *f, int y)
+{
+	char v[5][160];
+	const char *help = f->emitter_hint ? "? help, emitter line" : "? help";
+	snprintf(v[0], sizeof(v[0]), " q quit  p pause  Tab/1-9 views  s sort  / filter  t theme  "
+		 "+/- refresh %gs  e write now  %s", ui->interval, help);
+	snprintf(v[1], sizeof(v[1]), " q quit  p pause  1-9 views  s sort  / filter  t theme  e write  %s",
+		 help);
+	snprintf(v[2], sizeof(v[2]), " q quit  p pause  1-9 views  / filter  e write  %s", help);
+	snprintf(v[3], sizeof(v[3]), " q quit  1-9 views  %s", f->emitter_hint ? "? for the emitter line"
+									: "? help");
+	snprintf(v[4], sizeof(v[4]), " q quit  ? help");
+	int i = 0;
+	while (i < 4 && (int)text_width(v[i]) > COLS)
+		i++;
+	scr_text(ui, y, 0, COLS, TH_DIM, v[i]);
+}
+
+static void draw_footer(struct ui *ui, const struct ui_frame *f)
 {
 	int y = LINES - 1;
 	attrset(ui->attr[TH_TEXT]);
 	mvhline(y, 0, ' ', COLS);
 	if (ui->filter_edit) {
-		scr_printf(ui, y, 0, COLS, TH_VALUE, " filter: %s_  (Enter keeps, Esc clears)", ui->filter);
+		scr_printf(ui, y, 0, COLS, TH_VALUE, " filter: %s_  (Enter keeps, Esc clears)",
+			   ui->filter[ui->view]);
 		return;
 	}
 	if (ui->msg[0] && mono_now() < ui->msg_until) {
 		draw_message(ui);
 		return;
 	}
-	scr_printf(ui, y, 0, COLS, TH_DIM,
-		   COLS < 100 ? " q quit  p pause  Tab/1-9 view  s sort  / filter  t theme  +- %gs  "
-				"e write  ? help"
-			      : " q quit  p pause  Tab/1-9 views  s sort  / filter  t theme  "
-				"+/- refresh %gs  e write now  ? help",
-		   ui->interval);
+	draw_hints(ui, f, y);
 }
 
 static const char *const help_lines[] = {
 	"q          quit: write the measurement and print the summary",
 	"p          pause the display (collection goes on)",
-	"Tab, 1-9   switch view (Shift-Tab back); 9: chunks running",
-	"Enter      in view 8 (runs): show that run; on the newest, follow it",
+	"Tab, 1-9   switch view (Shift-Tab back); 9: the chunks running",
+	"Enter      view 2: one worker's history; view 8: show that run",
 	"arrows     move; PgUp/PgDn page; Home/End first/last",
 	"s          sort workers: memory, memory %, CPU, executing, name",
-	"/          filter workers (or files) by name; Esc clears",
+	"/          filter workers or files by name (each its own); Esc clears",
 	"t          next colour theme",
 	"+ / -      redraw less / more often",
 	"e          write the measurement now",
+	"w          write the emitter line to a file (mode 0600)",
 	"? or F1    this help; Esc closes it",
 	"Ctrl-L     repaint the screen",
 	"units      sizes in KiB, MiB, GiB (1024); rates decimal (kHz, MB/s)",
 };
 
+/* The emitter line, at the left edge of rows of its own with nothing else
+ * on them, so that selecting the rows copies commands a shell takes as
+ * they are (layout_export_rows); returns the next free row. */
+static int draw_export(struct ui *ui, const char *hint, int y)
+{
+	static char rows[2][LAYOUT_EXPORT_LEN];
+	int n = layout_export_rows(hint, COLS, rows);
+	bool wide = false;
+	scr_text(ui, y++, 1, COLS - 1, TH_LABEL, "for the emitters, in the analysis's shell:");
+	for (int i = 0; i < n; i++) {
+		wide |= (int)text_width(rows[i]) > COLS;
+		for (const char *p = rows[i]; *p;) { /* longer than the screen: over rows */
+			scr_text(ui, y++, 0, COLS, TH_VALUE, p);
+			for (int k = 0; k < COLS && *p; k++) {
+				p++;
+				while ((*p & 0xC0) == 0x80)
+					p++;
+			}
+		}
+	}
+	scr_text(ui, y++, 1, COLS - 1, wide ? TH_WARNING : TH_DIM,
+		 wide ? "wider than the terminal: w writes it to a file" : "w writes it to a file");
+	return y + 1;
+}
+
+/* A page of its own: the emitter line first (what a new user comes for),
+ * then the keys, as many as the rows allow. */
 static void draw_help(struct ui *ui, const struct ui_frame *f)
 {
-	int n = (int)ROASTOP_ARRAY_LEN(help_lines), w = 0, h = n + 4 + (f->emitter_hint ? 3 : 0);
-	for (int i = 0; i < n; i++)
-		w = (int)strlen(help_lines[i]) + 4 > w ? (int)strlen(help_lines[i]) + 4 : w;
-	if (f->emitter_hint && (int)text_width(f->emitter_hint) + 4 > w)
-		w = (int)text_width(f->emitter_hint) + 4;
-	if (w > COLS)
-		w = COLS;
-	if (h > LINES)
-		h = LINES;
-	struct rect r = { .x = (COLS - w) / 2, .y = (LINES - h) / 2, .w = w, .h = h };
-	scr_fill(ui, r);
-	scr_box(ui, r, "roastop help");
-	for (int i = 0; i < n && 2 + i < h - 1; i++)
-		scr_text(ui, r.y + 2 + i, r.x + 2, w - 4, TH_TEXT, help_lines[i]);
-	if (f->emitter_hint && n + 4 < h - 1) {
-		scr_text(ui, r.y + n + 3, r.x + 2, w - 4, TH_LABEL,
-			 "for the emitters, in the analysis's shell:");
-		scr_text(ui, r.y + n + 4, r.x + 2, w - 4, TH_VALUE, f->emitter_hint);
-	}
+	scr_fill(ui, (struct rect){ 0, 1, COLS, LINES - 2 });
+	int y = 1, n = (int)ROASTOP_ARRAY_LEN(help_lines);
+	scr_text(ui, y++, 1, COLS - 1, TH_TITLE, "roastop help (Esc closes)");
+	y++;
+	if (f->emitter_hint)
+		y = draw_export(ui, f->emitter_hint, y);
+	for (int i = 0; i < n && y < LINES - 1; i++)
+		scr_text(ui, y++, 1, COLS - 1, TH_TEXT, help_lines[i]);
 }
 
 static void draw_too_small(struct ui *ui)
@@ -198,9 +247,9 @@ void ui_draw(struct ui *ui, const struct ui_frame *f)
 	} else {
 		draw_tabs(ui);
 		draw_view(ui, f);
-		draw_footer(ui);
-		if (ui->help)
+		if (ui->help) /* under the footer: a message over rows stays whole */
 			draw_help(ui, f);
+		draw_footer(ui, f);
 	}
 	refresh();
 }

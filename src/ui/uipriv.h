@@ -54,8 +54,12 @@ struct ui {
 	 * was picked: a row dropped since moves the picked one up */
 	uint64_t runs_dropped_drawn, runs_dropped_picked;
 	bool runs_entered; /* view 8 just opened: select the run shown */
+	/* view 2's Enter: one worker's history, kept by its address so that it
+	 * stays on that worker as the rows re-sort ("": the selected row's) */
+	bool worker_open;
+	char worker_key[RUN_KEY_MAX + 1];
 	bool filter_edit;
-	char filter[UI_FILTER_LEN];
+	char filter[UI_VIEW__COUNT][UI_FILTER_LEN]; /* each view its own: typing in one keeps the other's */
 	char msg[UI_MSG_LEN];
 	double msg_until; /* monotonic seconds */
 	/* scratch, grown as needed and kept between frames */
@@ -102,6 +106,7 @@ void view_files(struct ui *ui, const struct ui_frame *f);
 void view_log(struct ui *ui, const struct ui_frame *f);
 void view_runs(struct ui *ui, const struct ui_frame *f);
 void view_running(struct ui *ui, const struct ui_frame *f);
+void view_worker_history(struct ui *ui, const struct ui_frame *f);
 
 /* tables (views/table.c): a column of a table view */
 struct table_col {

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,4 +57,38 @@ int fsutil_open_temp(int dfd, const char *name, char *tmp, size_t size)
 			return fd;
 	}
 	return -1; /* EEXIST sixteen times over: someone is planting faster than chance */
+}
+
+int fsutil_write_private(const char *path, const char *text)
+{
+	char dir[4096], tmp[4096 + 32];
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) : 0;
+	if (dlen >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(dir, path, dlen);
+	snprintf(dir + dlen, sizeof(dir) - dlen, "%s", slash ? (dlen ? "" : "/") : ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	const char *name = slash ? slash + 1 : path;
+	int fd = fsutil_open_temp(dfd, name, tmp, sizeof(tmp));
+	int rc = fd < 0 || fchmod(fd, 0600) != 0 || fsutil_write_all(fd, text, strlen(text)) != 0
+			 ? -1 : 0;
+	int saved = errno;
+	if (fd >= 0 && close(fd) != 0 && rc == 0) {
+		rc = -1;
+		saved = errno;
+	}
+	if (rc == 0 && renameat(dfd, tmp, dfd, name) != 0) {
+		rc = -1;
+		saved = errno;
+	}
+	if (rc != 0 && fd >= 0)
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
+	errno = saved;
+	return rc;
 }

@@ -410,13 +410,16 @@ def test_dumb_terminal_runs_headless(screen, recording):
 
 def test_live_header_shows_listener_and_loss(screen):
     """Live: the header names the listener, counts datagrams and losses; the
-    footer (and the help) say what the emitters must export."""
+    footer points to the help, which says what the emitters must export."""
     import json
     import socket
     s = screen(["--listen", "127.0.0.1:0", "--no-auth"], cols=140, rows=30)
     text = s.wait_for(re.compile(r"udp 127\.0\.0\.1:(\d+) rx 0 lost 0"))
     port = int(re.search(r"udp 127\.0\.0\.1:(\d+)", text).group(1))
-    s.wait_footer(f"export ROASTOP_ADDR=127.0.0.1:{port}")
+    s.wait_footer("? shows the export line")
+    s.keys("?")  # the help page has the emitter line whole, on a row of its own
+    s.wait_for(re.compile(rf"^export ROASTOP_ADDR=127\.0\.0\.1:{port}$", re.M))
+    s.keys("Escape")
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for seq in range(40):
         if seq % 10 != 3:  # four never sent

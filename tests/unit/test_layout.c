@@ -87,6 +87,26 @@ static void rect_helpers(void **state)
 	assert_false(layout_inside((struct rect){ 0, 0, 0, 1 }, 10, 10)); /* empty */
 }
 
+/* The export line splits only between its two variables, each row a whole
+ * command; a line that fits, or has no key, stays one row. */
+static void export_rows(void **state)
+{
+	(void)state;
+	static char rows[2][LAYOUT_EXPORT_LEN];
+	const char *line = "export ROASTOP_ADDR=127.0.0.1:8790 ROASTOP_KEY=$(cat /home/you/.config/roastop/key)";
+	assert_int_equal(layout_export_rows(line, 200, rows), 1);
+	assert_string_equal(rows[0], line);
+	assert_int_equal(layout_export_rows(line, 80, rows), 2);
+	assert_string_equal(rows[0], "export ROASTOP_ADDR=127.0.0.1:8790");
+	assert_string_equal(rows[1], "export ROASTOP_KEY=$(cat /home/you/.config/roastop/key)");
+	assert_int_equal(layout_export_rows(line, (int)strlen(line), rows), 1);
+	assert_int_equal(layout_export_rows(line, (int)strlen(line) - 1, rows), 2);
+	assert_int_equal(layout_export_rows("export ROASTOP_ADDR=[::1]:8790", 20, rows), 1);
+	/* widths in code points: a UTF-8 path as wide as the screen still fits */
+	const char *utf = "export ROASTOP_ADDR=h:1 ROASTOP_KEY=$(cat /h/\xc3\xa9)";
+	assert_int_equal(layout_export_rows(utf, (int)strlen(utf) - 1, rows), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -95,6 +115,7 @@ int main(void)
 		cmocka_unit_test(too_small),
 		cmocka_unit_test(table_layout),
 		cmocka_unit_test(rect_helpers),
+		cmocka_unit_test(export_rows),
 	};
 	return cmocka_run_group_tests_name("layout", tests, NULL, NULL);
 }

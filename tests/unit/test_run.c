@@ -656,9 +656,39 @@ static void task_progress_belongs_to_the_run(void **state)
 	assert_progress(r, 3, 8);
 }
 
+/* A worker's history stays at RUN_WORKER_HISTORY points over any number
+ * of samples, covers the whole life, and keeps each span's peak. */
+static void worker_history_is_bounded_and_keeps_peaks(void **state)
+{
+	(void)state;
+	struct worker_hist h;
+	memset(&h, 0, sizeof(h));
+	for (int i = 0; i < 1000; i++)
+		run_worker_hist_add(&h, 100 + i, i == 500 ? 9e9 : 1e6 * i, i == 10 ? NAN : 50, i % 7);
+	assert_true(h.len <= RUN_WORKER_HISTORY && h.len >= RUN_WORKER_HISTORY / 2);
+	assert_true(h.t0 == 100);
+	assert_true(h.pts[0].t == 0);
+	assert_true(h.pts[h.len - 1].t > 900 && h.pts[h.len - 1].t <= 999);
+	float peak = 0;
+	for (uint32_t i = 0; i < h.len; i++) {
+		peak = fmaxf(peak, h.pts[i].mem);
+		assert_true(h.pts[i].cpu == 50); /* one sample not measured: the others stand */
+		assert_true(h.pts[i].exec == 6);
+		if (i)
+			assert_true(h.pts[i].t > h.pts[i - 1].t);
+	}
+	assert_true(peak == 9e9f);
+	struct worker_hist one;
+	memset(&one, 0, sizeof(one));
+	run_worker_hist_add(&one, 5, NAN, NAN, -1);
+	assert_int_equal(one.len, 1);
+	assert_true(isnan(one.pts[0].mem) && one.pts[0].cpu == WORKER_NA && one.pts[0].exec == WORKER_NA);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(worker_history_is_bounded_and_keeps_peaks),
 		cmocka_unit_test_setup_teardown(chunks_aggregate_per_dataset_and_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_chunk_counts_but_stays_out_of_statistics, setup, teardown),
 		cmocka_unit_test_setup_teardown(duration_from_start_and_end_when_absent, setup, teardown),

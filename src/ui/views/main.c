@@ -13,21 +13,95 @@
 
 #define SCALE_W 8 /* the left scale labels of a timeline, with a space */
 
-/* A running line: text segments placed left to right, clipped at the end. */
+/* A running line of segments placed left to right, each whole or not at
+ * all: after one that does not fit nothing more is drawn, so a line never
+ * ends mid-word and what goes first is what comes last (each line is built
+ * in its order of priority; README, "The dashboard"). Only a line's first
+ * segment, an alert, may be cut: at a space, with an ellipsis. */
 struct line {
 	struct ui *ui;
 	int y, x, end;
+	bool sep_due; /* a separator before the next segment drawn */
+	bool full, started;
 };
+
+static const char *dot(const struct ui *ui)
+{
+	return ui->ascii ? " | " : " \xc2\xb7 ";
+}
+
+/* Room for w more columns (and the separator due)? Closes the line if not. */
+static bool room(struct line *l, int w)
+{
+	if (!l->full && l->x + (l->sep_due ? 3 : 0) + w <= l->end)
+		return true;
+	l->full = true;
+	return false;
+}
+
+static void put(struct line *l, enum theme_elem e, const char *s)
+{
+	if (l->sep_due)
+		l->x += scr_text(l->ui, l->y, l->x, l->end - l->x, TH_DIM, dot(l->ui));
+	l->sep_due = false;
+	l->started = true;
+	l->x += scr_text(l->ui, l->y, l->x, l->end - l->x, e, s);
+}
+
+/* The first segment, wider than the line: up to its last space that fits. */
+static void put_cut(struct line *l, enum theme_elem e, const char *s)
+{
+	char buf[1024];
+	int w = l->end - l->x - 1, k = 0, cut = 0;
+	size_t i = 0;
+	for (; s[i] && k < w && i + 1 < sizeof(buf); i++) {
+		k += ((unsigned char)s[i] & 0xC0) != 0x80;
+		if (s[i] == ' ')
+			cut = (int)i;
+	}
+	snprintf(buf, sizeof(buf), "%.*s%s", cut ? cut : (int)i, s, l->ui->ascii ? "~" : "\xe2\x80\xa6");
+	put(l, e, buf);
+	l->full = true;
+}
 
 static void seg(struct line *l, enum theme_elem e, const char *s)
 {
-	if (l->x < l->end)
-		l->x += scr_text(l->ui, l->y, l->x, l->end - l->x, e, s);
+	if (!s[0] || l->full)
+		return;
+	if (room(l, (int)text_width(s)))
+		put(l, e, s);
+	else if (!l->started)
+		put_cut(l, e, s);
+}
+
+/* A label and its value, together or not at all. */
+static void pair(struct line *l, const char *label, enum theme_elem e, const char *value)
+{
+	if (!room(l, (int)(text_width(label) + text_width(value))))
+		return;
+	put(l, TH_LABEL, label);
+	put(l, e, value);
+}
+
+/* A path: whole, else its last component ("…/demo-measurements"), else not. */
+static void pair_path(struct line *l, const char *label, enum theme_elem e, const char *path)
+{
+	char last[FMT_LEN * 4];
+	const char *slash = strrchr(path, '/');
+	if (l->full)
+		return;
+	if (!slash || !slash[1] || room(l, (int)(text_width(label) + text_width(path)))) {
+		pair(l, label, e, path);
+		return;
+	}
+	l->full = false;
+	snprintf(last, sizeof(last), "%s%s", l->ui->ascii ? "~" : "\xe2\x80\xa6", slash);
+	pair(l, label, e, last);
 }
 
 static void sep(struct line *l)
 {
-	seg(l, TH_DIM, l->ui->ascii ? " | " : " \xc2\xb7 ");
+	l->sep_due = l->started;
 }
 
 static double pct100(optnum v)
@@ -48,7 +122,7 @@ static const struct source_info *source_named(const struct run *r, const char *n
 static void scheduler_state(struct line *l, const struct ui_frame *f)
 {
 	const struct source_info *s = source_named(f->run, "scheduler");
-	char buf[FMT_LEN], at[FMT_LEN];
+	char buf[FMT_LEN], at[FMT_LEN], lost[3 * FMT_LEN];
 	if (!s) {
 		seg(l, TH_DIM, f->replay_path ? "(replay)" : "waiting for the first poll");
 		return;
@@ -56,19 +130,15 @@ static void scheduler_state(struct line *l, const struct ui_frame *f)
 	switch (s->state) {
 	case SRC_CONNECTED: seg(l, TH_OK, "connected"); break;
 	case SRC_DEGRADED:
-		seg(l, TH_WARNING, "degraded: ");
-		seg(l, TH_WARNING, s->reason[0] ? s->reason : "no reason given");
+		seg(l, TH_WARNING, "degraded");
+		pair(l, ": ", TH_WARNING, s->reason[0] ? s->reason : "no reason given");
 		break;
 	default:
-		seg(l, TH_CRITICAL, "lost since ");
-		seg(l, TH_CRITICAL, format_clock(at, s->since));
-		seg(l, TH_CRITICAL, " (");
-		seg(l, TH_CRITICAL, format_duration(buf, optnum_of(f->now - s->since)));
-		seg(l, TH_CRITICAL, ")");
-		if (s->reason[0]) {
-			seg(l, TH_CRITICAL, ": ");
-			seg(l, TH_CRITICAL, s->reason);
-		}
+		snprintf(lost, sizeof(lost), "lost since %s (%s)", format_clock(at, s->since),
+			 format_duration(buf, optnum_of(f->now - s->since)));
+		seg(l, TH_CRITICAL, lost);
+		if (s->reason[0])
+			pair(l, ": ", TH_CRITICAL, s->reason);
 	}
 }
 
@@ -80,13 +150,11 @@ static void header_replay(struct line *l, const struct ui_frame *f)
 		scheduler_state(l, f);
 		sep(l);
 	}
-	seg(l, TH_LABEL, "Dask ");
-	seg(l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
+	pair(l, "Dask ", TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
 	sep(l);
 	if (f->replay_done)
 		seg(l, TH_WARNING, "(end reached: q quits) ");
-	seg(l, TH_LABEL, "replay ");
-	seg(l, TH_TEXT, f->replay_path);
+	pair_path(l, "replay ", TH_TEXT, f->replay_path);
 }
 
 /* The listener first: its counts are short and must never be clipped; the
@@ -94,19 +162,17 @@ static void header_replay(struct line *l, const struct ui_frame *f)
 static void header_udp(struct line *l, const struct ui_frame *f)
 {
 	char a[FMT_LEN], b[FMT_LEN];
-	seg(l, TH_LABEL, "udp ");
-	seg(l, TH_VALUE, f->udp_address);
+	char full_s[FMT_LEN + 32];
+	pair(l, "udp ", TH_VALUE, f->udp_address);
 	if (f->udp) {
-		seg(l, TH_LABEL, " rx ");
-		seg(l, TH_VALUE, format_count(a, optnum_of((double)f->udp->datagrams)));
+		pair(l, " rx ", TH_VALUE, format_count(a, optnum_of((double)f->udp->datagrams)));
 		uint64_t lost = f->udp->missing + f->udp->kernel_drops;
-		seg(l, TH_LABEL, " lost ");
-		seg(l, lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
+		pair(l, " lost ", lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
 		uint64_t full = f->udp->rejected[UDP_SENDERS_FULL];
 		if (full) { /* new senders go unheard: say so where the counts are */
-			seg(l, TH_WARNING, " senders full: ");
-			seg(l, TH_WARNING, format_count(a, optnum_of((double)full)));
-			seg(l, TH_WARNING, " rejected");
+			snprintf(full_s, sizeof(full_s), " senders full: %s rejected",
+				 format_count(a, optnum_of((double)full)));
+			seg(l, TH_WARNING, full_s);
 		}
 	}
 	sep(l);
@@ -114,20 +180,27 @@ static void header_udp(struct line *l, const struct ui_frame *f)
 
 static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
-	struct line l = { ui, r.y, 1, r.x + r.w };
+	struct line l = { .ui = ui, .y = r.y, .x = 1, .end = r.x + r.w };
 	if (f->replay_path) {
 		header_replay(&l, f);
 		return;
 	}
 	if (f->udp_address)
 		header_udp(&l, f);
-	seg(&l, TH_LABEL, "Dask ");
-	seg(&l, TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
-	sep(&l);
+	const char *dask = f->run->dask_version[0] ? f->run->dask_version : "n/a";
+	if (r.w >= 100) {
+		pair(&l, "Dask ", TH_VALUE, dask);
+		sep(&l);
+		pair(&l, "scheduler ", TH_TEXT, f->scheduler_url ? f->scheduler_url : "-");
+		seg(&l, TH_TEXT, " ");
+		scheduler_state(&l, f);
+		return;
+	}
+	/* narrower, the scheduler's state before its address and Dask's version */
 	seg(&l, TH_LABEL, "scheduler ");
-	seg(&l, TH_TEXT, f->scheduler_url ? f->scheduler_url : "-");
-	seg(&l, TH_TEXT, " ");
 	scheduler_state(&l, f);
+	sep(&l);
+	pair(&l, "Dask ", TH_VALUE, dask);
 }
 
 /* How the run ended, in the colour of its outcome; a failure with its
@@ -143,27 +216,48 @@ static void run_state(struct line *l, const struct run *run)
 		[RUN_INCOMPLETE] = TH_WARNING, [RUN_STOPPED] = TH_WARNING,
 	};
 	enum theme_elem a = attr[run->status];
-	seg(l, a, "run ");
-	seg(l, a, run_status_name(run->status));
-	if (run->status == RUN_FAILED && run->status_reason[0]) {
-		seg(l, a, ": ");
-		seg(l, a, run->status_reason);
-	}
+	char st[64];
+	snprintf(st, sizeof(st), "run %s", run_status_name(run->status));
+	seg(l, a, st);
+	if (run->status == RUN_FAILED && run->status_reason[0])
+		pair(l, ": ", a, run->status_reason);
 }
 
-/* "2 of 3 " when the session has had more than one run (view 8 lists them). */
-static void run_position(struct line *l, const struct ui_frame *f)
+/* "2 of 3 " when the session has had more than one run (view 8 lists them),
+ * in the warning colour while it is not the newest. */
+static enum theme_elem run_position(const struct ui_frame *f, char pos[48])
 {
 	const struct session *s = f->session;
-	if (!s || s->n_rows < 2)
-		return;
-	for (size_t i = 0; i < s->n_rows; i++) {
+	pos[0] = '\0';
+	for (size_t i = 0; s && s->n_rows > 1 && i < s->n_rows; i++) {
 		if (s->rows[i].run != f->run)
 			continue;
-		char pos[48];
-		snprintf(pos, sizeof(pos), "%zu of %zu ", i + 1, s->n_rows);
-		seg(l, i + 1 < s->n_rows ? TH_WARNING : TH_LABEL, pos);
-		return;
+		snprintf(pos, 48, "%zu of %zu ", i + 1, s->n_rows);
+		return i + 1 < s->n_rows ? TH_WARNING : TH_LABEL;
+	}
+	return TH_LABEL;
+}
+
+/* "run 2 of 3 NAME (PROCESSOR)": the name whole, else cut only when it is
+ * the line's first segment (nothing to give way to it). */
+static void run_named(struct line *l, const struct ui_frame *f)
+{
+	const struct run *run = f->run;
+	const char *name = run->name[0] ? run->name : (run->run_id[0] ? run->run_id : "(no run-start yet)");
+	char pos[48], proc[RUN_NAME_LEN + 8];
+	enum theme_elem pe = run_position(f, pos);
+	snprintf(proc, sizeof(proc), run->processor[0] ? " (%s)" : "%s", run->processor);
+	bool first = !l->started;
+	if (room(l, (int)(4 + text_width(pos) + text_width(name)))) {
+		put(l, TH_LABEL, "run ");
+		if (pos[0])
+			put(l, pe, pos);
+		put(l, TH_VALUE, name);
+		seg(l, TH_TEXT, proc);
+	} else if (first) {
+		l->full = false;
+		put(l, TH_LABEL, "run ");
+		put_cut(l, TH_VALUE, name);
 	}
 }
 
@@ -171,7 +265,7 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct run *run = f->run;
 	const struct metrics *m = f->m;
-	struct line l = { ui, r.y + 1, 1, r.x + r.w };
+	struct line l = { .ui = ui, .y = r.y + 1, .x = 1, .end = r.x + r.w };
 	char a[FMT_LEN];
 	if (f->out_alert) { /* first, so that 80 columns show it whole */
 		seg(&l, TH_CRITICAL, f->out_alert);
@@ -186,23 +280,14 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 		seg(&l, TH_CRITICAL, f->quiet_alert[fits ? 0 : 1]);
 		sep(&l);
 	}
-	seg(&l, TH_LABEL, "run ");
-	run_position(&l, f);
-	seg(&l, TH_VALUE, run->name[0] ? run->name : (run->run_id[0] ? run->run_id : "(no run-start yet)"));
-	if (run->processor[0]) {
-		seg(&l, TH_TEXT, " (");
-		seg(&l, TH_TEXT, run->processor);
-		seg(&l, TH_TEXT, ")");
-	}
+	run_named(&l, f);
 	sep(&l);
-	seg(&l, TH_LABEL, "elapsed ");
-	seg(&l, TH_VALUE, format_duration(a, m->elapsed_time_seconds));
+	pair(&l, "elapsed ", TH_VALUE, format_duration(a, m->elapsed_time_seconds));
 	sep(&l);
 	run_state(&l, run);
 	if (f->out_dir && !f->out_alert) { /* the event log names it with the failure */
 		sep(&l);
-		seg(&l, TH_LABEL, "out ");
-		seg(&l, TH_DIM, f->out_dir);
+		pair_path(&l, "out ", TH_DIM, f->out_dir);
 	}
 }
 
@@ -305,11 +390,6 @@ static void parts_draw(struct parts *ps, struct line *l, double frac)
 	}
 }
 
-static const char *dot(const struct ui *ui)
-{
-	return ui->ascii ? " | " : " \xc2\xb7 ";
-}
-
 /* "chunks 12 done, 0 failed", the failures in the alert colour */
 static void part_chunks(struct parts *ps, const struct ui *ui, const struct metrics *m,
 			int drop, bool first)
@@ -389,7 +469,7 @@ static void progress_unknown(struct parts *ps, const struct ui *ui, const struct
 
 static void progress_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
-	struct line l = { ui, r.y, 1, r.x + r.w };
+	struct line l = { .ui = ui, .y = r.y, .x = 1, .end = r.x + r.w };
 	struct parts ps = { .n = 0 };
 	if (f->m->progress_source == PROGRESS_NONE)
 		progress_unknown(&ps, ui, f);
@@ -402,7 +482,7 @@ static void progress_line1(struct ui *ui, const struct ui_frame *f, struct rect 
 static void progress_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
-	struct line l = { ui, r.y + 1, 1, r.x + r.w };
+	struct line l = { .ui = ui, .y = r.y + 1, .x = 1, .end = r.x + r.w };
 	char a[FMT_LEN];
 	bool wide = r.w >= 110;
 	if (wide)
@@ -467,7 +547,7 @@ static void part_count_alert(struct parts *ps, const struct ui *ui, int drop, op
 static void progress_line3(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;
-	struct line l = { ui, r.y + 2, 1, r.x + r.w };
+	struct line l = { .ui = ui, .y = r.y + 2, .x = 1, .end = r.x + r.w };
 	struct parts ps = { .n = 0 };
 	struct part *p = part_new(&ps, 0);
 	part_seg(p, TH_LABEL, "running ");
@@ -586,7 +666,9 @@ static void peak_label(struct ui *ui, const struct tl_spec *s, int x, int gy, in
 static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect r,
 			   const struct tl_spec *s)
 {
-	scr_box(ui, r, (int)text_width(s->title) + 6 <= r.w ? s->title : s->brief);
+	scr_box(ui, r, (int)text_width(s->title) + 6 <= r.w   ? s->title
+		       : (int)text_width(s->brief) + 6 <= r.w ? s->brief
+							       : s->name);
 	int gx = r.x + 1 + SCALE_W, gy = r.y + 1, gw = r.w - 2 - SCALE_W, gh = r.h - 2;
 	if (gw < 4 || gh < 1)
 		return;
@@ -980,7 +1062,7 @@ static int split_rows(struct ui *ui, struct rect in, int y, const char *name, op
 	stacked_bar(ui, y, in.x + 10, in.w - 10, cpu_pct);
 	if (++y >= in.y + in.h)
 		return y;
-	struct line l = { ui, y, in.x + 1, in.x + in.w };
+	struct line l = { .ui = ui, .y = y, .x = in.x + 1, .end = in.x + in.w };
 	bool narrow = in.w < 50;
 	seg(&l, TH_BAR_CPU, ui->ascii ? "#" : "\xe2\x96\x88");
 	seg(&l, TH_TEXT, narrow ? "" : "CPU ");

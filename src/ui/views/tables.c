@@ -40,14 +40,16 @@ static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c
 
 void view_datasets(struct ui *ui, const struct ui_frame *f)
 {
+	/* FAILED stays at 80 columns (a failure is what one looks for); P99,
+	 * then MEAN, go first (README, "The dashboard") */
 	static const struct table_col cols[] = {
 		{ "DATASET", 0, false, false, false },
-		{ "CHUNKS", 10, true, false, false },
-		{ "FAILED", 7, true, false, true },
-		{ "EVENTS", 15, true, false, false },
+		{ "CHUNKS", 8, true, false, false },
+		{ "FAILED", 7, true, false, false },
+		{ "EVENTS", 13, true, false, false },
 		{ "RATE", DATASET_RATE_WIDTH, true, false, false },
 		{ "MEAN", 9, true, false, true },
-		{ "P99", 9, true, false, false },
+		{ "P99", 9, true, false, true },
 		{ "SHARE", 7, true, false, false },
 	};
 	struct table_layout L;
@@ -203,13 +205,14 @@ void view_files(struct ui *ui, const struct ui_frame *f)
 		ui->idx = p;
 		ui->idx_cap = map->count;
 	}
+	const char *flt = ui->filter[UI_VIEW_FILES];
 	size_t n = 0;
 	for (size_t i = 0; i < map->count; i++)
-		if (!ui->filter[0] || strcasestr(strmap_key_at(map, i), ui->filter))
+		if (!flt[0] || strcasestr(strmap_key_at(map, i), flt))
 			ui->idx[n++] = i;
 	char title[160];
 	snprintf(title, sizeof(title), "files: %zu%s%s%s (compression ratio, branches and bytes read)",
-		 map->count, ui->filter[0] ? ", filter '" : "", ui->filter, ui->filter[0] ? "'" : "");
+		 map->count, flt[0] ? ", filter '" : "", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, file_row);
 }
 

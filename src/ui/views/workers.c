@@ -16,10 +16,12 @@
 static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
 						      "name" };
 
-/* the worker's latest memory / limit x 100 (the run keeps it per sample) */
+/* the worker's latest memory / limit x 100 */
 static optnum mem_pct(const struct worker_agg *w)
 {
-	return w->mem_pct.has_last && w->present ? optnum_of(w->mem_pct.v_last) : optnum_none();
+	bool ok = w->present && w->memory_bytes.valid && w->memory_limit.valid &&
+		  w->memory_limit.value > 0;
+	return ok ? optnum_of(100.0 * w->memory_bytes.value / w->memory_limit.value) : optnum_none();
 }
 
 static double key_of(const struct worker_agg *w, enum worker_sort s)
@@ -44,10 +46,10 @@ static int cmp_rows(const void *a, const void *b)
 
 static bool matches(const struct ui *ui, const struct worker_agg *w, const char *addr)
 {
-	if (!ui->filter[0])
+	const char *flt = ui->filter[UI_VIEW_WORKERS];
+	if (!flt[0])
 		return true;
-	return strcasestr(w->name, ui->filter) || strcasestr(w->host, ui->filter) ||
-	       strcasestr(addr, ui->filter);
+	return strcasestr(w->name, flt) || strcasestr(w->host, flt) || strcasestr(addr, flt);
 }
 
 static int ensure_rows(struct ui *ui, size_t n)
@@ -115,6 +117,18 @@ static void worker_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 		*elem = TH_WARNING;
 }
 
+/* Enter opened a history (keys.c): the worker on the selected row as the
+ * rows stand now, so keys sent with it (Down, Enter) count. */
+static void history_pick(struct ui *ui, const struct ui_frame *f, size_t n)
+{
+	int sel = ui->sel[UI_VIEW_WORKERS];
+	if (sel >= 0 && (size_t)sel < n)
+		snprintf(ui->worker_key, sizeof(ui->worker_key), "%s",
+			 strmap_key_at(&f->run->workers, ui->idx[sel]));
+	else
+		ui->worker_open = false;
+}
+
 void view_workers(struct ui *ui, const struct ui_frame *f)
 {
 	static const struct table_col cols[] = {
@@ -134,9 +148,16 @@ void view_workers(struct ui *ui, const struct ui_frame *f)
 		return;
 	size_t present;
 	size_t n = collect(ui, f, &present);
+	if (ui->worker_open && !ui->worker_key[0])
+		history_pick(ui, f, n);
+	if (ui->worker_open) {
+		view_worker_history(ui, f);
+		return;
+	}
+	const char *flt = ui->filter[UI_VIEW_WORKERS];
 	char title[256];
 	snprintf(title, sizeof(title), "workers: %zu present, %zu seen  sorted by %s (s)%s%s%s",
 		 present, f->run->workers.count, sort_names[ui->wsort],
-		 ui->filter[0] ? "  filter '" : "  / filters", ui->filter, ui->filter[0] ? "'" : "");
+		 flt[0] ? "  filter '" : "  / filters", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, worker_row);
 }
