@@ -21,11 +21,11 @@ SIZES = [(80, 24), (200, 60)]
 # Labels each view shows at 80 columns (and so at 200); then those only a
 # wide screen has room for (dropped at 80 in the documented order).
 TABS = ["1 Main", "2 Workers", "3 Datasets", "4 Slowest", "5 Sections", "6 Files", "7 Log",
-        "8 Runs"]
+        "8 Runs", "9 Running"]
 FOOTER = ["q quit", "p pause", "/ filter", "e write", "? help"]
 LABELS = {
     "1": (TABS + FOOTER + ["Dask", "replay", "run", "elapsed", "events", "of", "workers", "peak", "CPU", "mean", "tasks", "runtime", "p50",
-                           "fine", "processor", "overhead", "disk read", "write", "log scale"],
+                           "running", "fine", "processor", "overhead", "disk read", "write", "log scale"],
           ["chunks", "done", "failed", "chunk runtime", "events per chunk", "fine metrics", "compression", "serialization",
            "memory", "time-average", "tasks executing", "event rate", "core efficiency",
            "chunks/s"]),
@@ -38,6 +38,7 @@ LABELS = {
           ["EVENTS", "compression ratio, branches and bytes read"]),
     "7": (["event log", "TIME", "KIND", "EVENT"], ["newest first"]),
     "8": (["runs:", "#", "NAME", "DURATION", "STATUS", "CHUNKS", "EVENTS", "RATE"], ["START"]),
+    "9": (["chunks running", "AGE", "WORKER", "FILE", "ENTRIES"], ["DATASET"]),
     "?": (["roastop help", "Esc closes", "quit: write the measurement",
            "write the emitter line to a file", "filter workers or files by name"], []),
 }
