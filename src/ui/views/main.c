@@ -552,8 +552,9 @@ static void progress_line3(struct ui *ui, const struct ui_frame *f, struct rect 
 	struct part *p = part_new(&ps, 0);
 	part_seg(p, TH_LABEL, "running ");
 	part_seg(p, TH_VALUE, format_count(part_buf(&ps), m->inflight_running));
-	if (!m->inflight_running.valid) {
-		part_seg(part_new(&ps, 1), TH_DIM, " (no chunk-start datagram yet)");
+	if (!m->inflight_running.valid) { /* chunks without starts: an emitter without them */
+		part_seg(part_new(&ps, 1), TH_DIM, f->run->n_chunks ? " (the emitter sends no chunk starts)"
+								    : " (no chunk-start datagram yet)");
 		parts_draw(&ps, &l, 0);
 		return;
 	}

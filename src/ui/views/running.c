@@ -36,11 +36,13 @@ static void running_row(struct ui *ui, const struct ui_frame *f, int row, char c
 		*elem = TH_CRITICAL;
 }
 
-static void running_title(char *buf, size_t size, const struct ui *ui, const struct metrics *m)
+static void running_title(char *buf, size_t size, const struct ui *ui, const struct run *r,
+			  const struct metrics *m)
 {
 	char a[FMT_LEN];
 	if (!m->inflight_running.valid) {
-		snprintf(buf, size, "chunks running: n/a (no chunk-start datagram yet)");
+		snprintf(buf, size, "chunks running: n/a (%s)",
+			 r->n_chunks ? "the emitter sends no chunk starts" : "no chunk-start datagram yet");
 		return;
 	}
 	int n = snprintf(buf, size, "%zu running, oldest first", ui->n_running);
@@ -71,7 +73,7 @@ void view_running(struct ui *ui, const struct ui_frame *f)
 	ui->n_running = inflight_oldest(fl, ui->running, INFLIGHT_MAX);
 	size_t lost = fl->lost < INFLIGHT_LOST_KEPT ? fl->lost : INFLIGHT_LOST_KEPT;
 	char title[128];
-	running_title(title, sizeof(title), ui, f->m);
+	running_title(title, sizeof(title), ui, f->run, f->m);
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols),
 		   (int)(ui->n_running + lost), running_row);
 }
