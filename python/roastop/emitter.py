@@ -809,19 +809,14 @@ class Emitter:
         Never raises, never blocks."""
         if not self.chunk_start:
             return None
-        try:
-            sock = self._socket()
+        started = []
+
+        def make():
             data, seq = self.chunk_start_datagram(t_start, static, entry_start, entry_stop,
                                                   worker)
-            if len(data) > MAX_DATAGRAM:
-                self.lost += 1
-                return None
-            sock.sendto(data, self._target)
-            self.sent += 1
-            return seq
-        except Exception:  # noqa: BLE001 - never raise into the analysis
-            self.lost += 1
-            return None
+            started.append(seq)
+            return data
+        return started[0] if self._deliver(make) else None
 
     def send(self, msg):
         """Sends one message; True when the kernel took it. Never raises."""

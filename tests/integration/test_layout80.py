@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import generate
-from test_screen import BRAILLE, Screen
+from test_screen import BRAILLE, screen  # noqa: F401 - the fixture, used by name
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
@@ -73,20 +73,6 @@ def recording(tmp_path_factory):
     generate(rec, d / "truth.json", chunks=1200, workers=12, hours=0.1, sample_interval=2,
              datasets=3, files=24, fail_every=150, seed=11)
     return rec
-
-
-@pytest.fixture
-def screen(tmp_path):
-    made = []
-
-    def start(args, **kw):
-        s = Screen(tmp_path, args, **kw)
-        made.append(s)
-        return s
-
-    yield start
-    for s in made:
-        s.close()
 
 
 def poll(s, check, timeout=60.0):
