@@ -19,7 +19,7 @@
 
 #define SESSION_DETAIL_RUNS 8
 #define SESSION_MAX_RUNS 1024 /* rows; past it the oldest row goes (rows_dropped) */
-#define SESSION_TABLE_BYTES ((size_t)54 << 20)
+#define SESSION_TABLE_BYTES ((size_t)59 << 20)
 /* An ended run still takes the scheduler's data this long (its last fine
  * metrics come after its end), then it is closed: its final figures. */
 #define SESSION_SETTLE 1.0
