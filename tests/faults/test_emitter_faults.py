@@ -196,11 +196,11 @@ def test_no_chunk_waits_on_a_resolver_that_never_answers(tmp_path):
     port = int(out["shipped"].rsplit(":", 1)[1])
     assert out["shipped"] == "127.0.0.1:%d" % port
     assert out["worker"]["worst"] < CHUNK_BOUND, out
-    assert out["worker"]["sent"] == 50 and out["worker_queries"] == 0, out
+    assert out["worker"]["sent"] == 2 * 50 and out["worker_queries"] == 0, out  # start + chunk
 
     # a name in a worker's environment: looked up in the background, chunks dropped and counted
     assert out["env_worker"]["worst"] < CHUNK_BOUND, out
-    assert out["env_worker"]["lost"] == out["env_worker"]["unresolved"] == 50, out
+    assert out["env_worker"]["lost"] == out["env_worker"]["unresolved"] == 2 * 50, out
 
     # roastop took the run from the shipped address: every chunk, nothing rejected
     assert out["roastop_rc"] == 0
@@ -242,7 +242,8 @@ def _client(tmp_path, lst, key_text, processor="DimuonProcessor"):
 
 def _twenty_chunks_and_no_rejects(lst, r):
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["collected", "22", "0"], r.stdout + r.stderr
+    # run_start, run_end, and a chunk_start and a chunk for each of the 20
+    assert r.stdout.split() == ["collected", "42", "0"], r.stdout + r.stderr
     lst.proc.communicate(timeout=60)
     assert lst.proc.returncode == 0
     m = load_metrics(lst.out)

@@ -42,11 +42,14 @@ def test_client_shipped_roastop_and_lost_nothing(run):
     assert r["shipped_by_value"] is True
     assert r["datagrams_lost"] == 0
     udp = m["roastop"]["udp"]
-    # the client sent run_start, the report and run_end; the workers one per chunk
+    # the client sent run_start, the report and run_end; the workers a chunk_start and a
+    # chunk per chunk
     assert r["datagrams_sent"] == 3
-    # and the collector's hello, answered (test_hello.py), not applied
+    # and the collector's hello, answered (tests/integration/test_hello.py), not applied
     assert udp["hellos"] == udp["acks_sent"] == 1
-    assert udp["applied"] == udp["datagrams"] - 1 == r["datagrams_sent"] + m["num_chunks"]
+    assert udp["applied"] == udp["datagrams"] - 1 == r["datagrams_sent"] + 2 * m["num_chunks"]
+    fl = m["roastop"]["in_flight"]  # every chunk's start matched, none left running
+    assert fl["chunk_starts"] == fl["matched"] == m["num_chunks"] and fl["running"] == 0, fl
     assert udp["missing"] == 0 and udp["kernel_drops"] == 0 and udp["out_of_order"] >= 0
     assert udp["rejected"]["total"] == 0
     assert udp["reports_incomplete"] == 0
