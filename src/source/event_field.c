@@ -215,6 +215,14 @@ bool event_field_present(const struct event_field *f, const void *base)
 	}
 }
 
+enum decode_error event_field_check_start(const struct ev_chunk *c)
+{
+	if (c->entry_start.valid && c->entry_stop.valid &&
+	    c->entry_stop.value < c->entry_start.value)
+		return DEC_INCONSISTENT;
+	return DEC_OK;
+}
+
 /* Without a duration, t_end - t_start is it; bounded like a given one so
  * that the event encodes to a line that decodes again. */
 enum decode_error event_field_check_chunk(struct ev_chunk *c)
@@ -227,19 +235,11 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c)
 			return DEC_OUT_OF_RANGE;
 		c->duration = optnum_of(d);
 	}
-	if (c->entry_start.valid && c->entry_stop.valid &&
-	    c->entry_stop.value < c->entry_start.value)
-		return DEC_INCONSISTENT;
+	enum decode_error e = event_field_check_start(c); /* the entry range, as a start's */
+	if (e)
+		return e;
 	if (c->error && !c->error[0])
 		return DEC_OUT_OF_RANGE;
-	return DEC_OK;
-}
-
-enum decode_error event_field_check_start(const struct ev_chunk *c)
-{
-	if (c->entry_start.valid && c->entry_stop.valid &&
-	    c->entry_stop.value < c->entry_start.value)
-		return DEC_INCONSISTENT;
 	return DEC_OK;
 }
 
