@@ -22,6 +22,8 @@
 #define HIST_H 170
 #define HIST_BINS 48
 #define FINE_H 28
+/* Gaps shaded per chart: they bound the page; data-gaps counts them all. */
+#define TL_GAPS_SHADED 100
 
 /* ---- text ---------------------------------------------------------- */
 
@@ -343,8 +345,9 @@ static double tl_y(double v, double ymax)
 	return SVG_T + TL_H - fmin(fmax(v / ymax, 0), 1) * TL_H;
 }
 
-/* One series: a polyline per stretch between gaps, and the gaps shaded
- * (the scheduler was lost: no line drawn across it). */
+/* One series: a polyline per stretch between gaps, and (under the first
+ * series, up to TL_GAPS_SHADED of them) the gaps shaded: the scheduler was
+ * lost, no line is drawn across it. */
 static void tl_series(struct strbuf *o, const struct tl_frame *f, const struct timeline *tl,
 		      int k, const char *label, double ymax)
 {
@@ -356,12 +359,16 @@ static void tl_series(struct strbuf *o, const struct tl_frame *f, const struct t
 	attr_count(o, "data-samples", tl->n_samples);
 	attr_num(o, "data-max", timeline_max(tl));
 	strbuf_puts(o, ">\n");
-	for (size_t i = 1; i < tl->len; i++)
-		if (tl->pts[i].gap_before)
-			strbuf_appendf(o, "<rect class=\"gap\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-				       "height=\"%d\"><title>scheduler lost</title></rect>\n",
-				       tl_x(f, tl->pts[i - 1].t), SVG_T,
-				       tl_x(f, tl->pts[i].t) - tl_x(f, tl->pts[i - 1].t), TL_H);
+	size_t shaded = 0;
+	for (size_t i = 1; k == 1 && i < tl->len && shaded < TL_GAPS_SHADED; i++) {
+		if (!tl->pts[i].gap_before)
+			continue;
+		shaded++;
+		strbuf_appendf(o, "<rect class=\"gap\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+			       "height=\"%d\"><title>scheduler lost</title></rect>\n",
+			       tl_x(f, tl->pts[i - 1].t), SVG_T,
+			       tl_x(f, tl->pts[i].t) - tl_x(f, tl->pts[i - 1].t), TL_H);
+	}
 	for (size_t i = 0; i < tl->len; i++) {
 		if (i == 0 || tl->pts[i].gap_before)
 			strbuf_appendf(o, "%s<polyline class=\"ln s%d\" points=\"", i ? "\"/>\n" : "", k);
