@@ -176,7 +176,10 @@ static void page_head(struct strbuf *o, const struct run *r)
 {
 	strbuf_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
-		       "<meta name=\"color-scheme\" content=\"light dark\">\n<title>roastop report");
+		       "<meta name=\"color-scheme\" content=\"light dark\">\n"
+		       /* no script runs and nothing loads, whatever an input holds */
+		       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		       "style-src 'unsafe-inline'\">\n<title>roastop report");
 	if (r->name[0] || r->run_id[0]) {
 		strbuf_puts(o, " - ");
 		esc(o, r->name[0] ? r->name : r->run_id);
