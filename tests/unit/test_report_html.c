@@ -230,6 +230,52 @@ static void test_timeline_gap(void **state)
 	assert_int_equal(count_of("<rect class=\"gap\""), 5); /* one per chart */
 }
 
+static void connected(double t)
+{
+	struct event ev = test_event(EV_STATUS, t);
+	ev.u.status.source = "scheduler";
+	ev.u.status.state = SRC_CONNECTED;
+	apply(ev);
+}
+
+/* A name of n bytes that escapes to six times its length. */
+static const char *quotes(char *buf, size_t n, int i)
+{
+	memset(buf, '"', n);
+	buf[n] = '\0';
+	char id[8];
+	snprintf(id, sizeof(id), "%06d", i % 1000000);
+	memcpy(buf, id, 6);
+	return buf;
+}
+
+/* The worst a run can make it: every timeline full and broken at every
+ * point (the scheduler lost between every two samples), every table past its cap with names that escape sixfold. The
+ * bound docs/metrics.md states. */
+static void test_size_is_bounded(void **state)
+{
+	(void)state;
+	run_start(100, "big");
+	for (int i = 0; i < RUN_TIMELINE_POINTS - 1; i++) { /* full, not yet halved */
+		sample(101 + i, 2);
+		scheduler_lost(101.4 + i);
+		connected(101.5 + i);
+	}
+	char ds[RUN_NAME_LEN], file[RUN_KEY_MAX + 1], err[RUN_KEY_MAX + 1];
+	for (int i = 0; i < 400; i++) {
+		double t = 101 + i * 0.01;
+		quotes(ds, RUN_NAME_LEN - 1, i);
+		quotes(file, RUN_KEY_MAX, i);
+		quotes(err, RUN_KEY_MAX, i);
+		chunk(t, ds, file, 1 + i, NULL);
+		chunk(t, ds, file, 1 + i, err);
+	}
+	render(1e4);
+	assert_whole();
+	printf("report.html, worst case: %zu bytes\n", out.len);
+	assert_true(out.len < 2u << 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +285,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_chunk_is_listed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tables_are_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_gap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_size_is_bounded, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
