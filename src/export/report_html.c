@@ -191,10 +191,12 @@ static void page_head(struct strbuf *o, const struct run *r)
 /* Wall seconds as UTC: a copied report is read in another time zone. */
 static const char *utc(char buf[FMT_LEN], double t)
 {
+	snprintf(buf, FMT_LEN, "n/a");
+	if (!isfinite(t) || fabs(t) > 1e15) /* no time_t can hold it */
+		return buf;
 	time_t s = (time_t)t;
 	struct tm tm;
-	if (!isfinite(t) || fabs(t) > 1e15 || !gmtime_r(&s, &tm) ||
-	    !strftime(buf, FMT_LEN, "%Y-%m-%d %H:%M:%S UTC", &tm))
+	if (!gmtime_r(&s, &tm) || !strftime(buf, FMT_LEN, "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(buf, FMT_LEN, "n/a");
 	return buf;
 }
