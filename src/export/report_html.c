@@ -747,6 +747,7 @@ static void file_row(struct strbuf *o, const char *name, const struct file_agg *
 {
 	char a[FMT_LEN];
 	strbuf_puts(o, "<tr");
+	attr_str(o, "data-file", name);
 	attr_count(o, "data-chunks", f->n_chunks);
 	attr_num(o, "data-events", optnum_of(f->total_events));
 	strbuf_puts(o, ">");

@@ -248,3 +248,50 @@ def test_hostile_names_render_escaped(tmp_path):
     log = chromium_render(d / "report.html", tmp_path / "h.png", tmp_path / "profile")
     assert console_lines(log) == []
     png_pixels(tmp_path / "h.png")
+
+
+def test_failures_gaps_and_caps_in_the_browser(tmp_path):
+    """A generated run with failed chunks, more files than a table shows,
+    and the scheduler lost for a while: the failed chunks, the "N more"
+    line and the broken timelines are on the page as metrics.json has them,
+    and it renders as cleanly."""
+    from conftest import generate
+    rec = tmp_path / "gen.jsonl"
+    generate(rec, tmp_path / "truth.json", chunks=600, workers=4, hours=0.1,
+             sample_interval=2, datasets=3, files=80, fail_every=40, seed=7)
+    lines = rec.read_text().splitlines()
+    times = [json.loads(ln).get("t") for ln in lines]
+    mid = len(lines) // 2
+    t_lost = next(t for t in times[mid:] if t is not None)
+    t_back = next(t for t in times[mid + len(lines) // 10:] if t is not None)
+    status = {"type": "status", "source": "scheduler", "reason": "test"}
+    lost = json.dumps({**status, "t": t_lost, "state": "lost"})
+    back = json.dumps({**status, "t": t_back, "state": "connected"})
+    lines.insert(mid + len(lines) // 10, back)
+    lines.insert(mid, lost)
+    rec.write_text("\n".join(lines) + "\n")
+    d = replay(rec, tmp_path / "out")
+    m = load_metrics(tmp_path / "out")
+    page = parse(d / "report.html")
+    assert m["num_failed_chunks"] > 0
+    (p,) = [a for _, a, _ in page.elements if "data-failed" in a and "data-dataset" not in a]
+    assert int(p["data-failed"]) == m["num_failed_chunks"]
+    failed = page.find("tr", svg=None)
+    by_type = [int(r["data-chunks"]) for r in failed if "data-chunks" in r
+               and "data-dataset" not in r and "data-events" not in r]
+    assert sum(by_type) == sum(m["roastop"]["chunk_errors"].values()) == m["num_failed_chunks"]
+    files = [r["data-file"] for r in page.find("tr") if "data-file" in r]
+    assert len(files) == 50  # REPORT_HTML_MAX_ROWS
+    in_recording = {ev["file"] for ev in map(json.loads, lines)
+                    if ev.get("type") == "chunk" and "file" in ev}
+    assert set(files) < in_recording
+    more = [int(a["data-more"]) for _, a, _ in page.elements if "data-more" in a]
+    assert more == [len(in_recording) - 50]
+    assert m["roastop"]["scheduler_gaps"] >= 1
+    (g,) = page.find("g", svg="tl-workers", data_series="workers")
+    assert int(g["data-gaps"]) >= 1
+    assert page.find("rect", svg="tl-workers", **{"class": "gap"})
+    assert len(page.find("polyline", svg="tl-workers")) == int(g["data-gaps"]) + 1
+    log = chromium_render(d / "report.html", tmp_path / "g.png", tmp_path / "profile")
+    assert console_lines(log) == []
+    png_pixels(tmp_path / "g.png")
