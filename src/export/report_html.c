@@ -672,10 +672,13 @@ static void fine(struct strbuf *o, const struct metrics *m)
 	for (size_t i = 0; i < n; i++)
 		total += parts[i].seconds.valid ? parts[i].seconds.value : 0;
 	strbuf_appendf(o, "<p class=\"note\">Task time by kind (%s)%s.</p>\n",
-		       m->fine_from_span ? "the run's Dask span" : "the cluster's counters since roastop saw them",
-		       m->processor_known ? "" : "; processor name unknown: every task counted as processor work");
+		       m->fine_from_span ? "the run's Dask span"
+					 : "the cluster's counters since roastop saw them",
+		       m->processor_known ? ""
+					  : "; processor name unknown: every task counted as processor work");
 	strbuf_appendf(o, "<svg id=\"fine-bar\" viewBox=\"0 0 %d %d\" role=\"img\" "
-		       "aria-label=\"fine metrics breakdown\" data-source=\"%s\" data-total-seconds=\"%.17g\"",
+		       "aria-label=\"fine metrics breakdown\" data-source=\"%s\" "
+		       "data-total-seconds=\"%.17g\"",
 		       SVG_W, SVG_T + FINE_H + 4, m->fine_from_span ? "span" : "cluster", total);
 	attr_num(o, "data-processor-cpu-percent", m->processor_cpu_percent);
 	attr_num(o, "data-processor-io-wait-percent", m->processor_io_wait_percent);

@@ -250,8 +250,8 @@ static const char *quotes(char *buf, size_t n, int i)
 }
 
 /* The worst a run can make it: every timeline full and broken at every
- * point (the scheduler lost between every two samples), every table past its cap with names that escape sixfold. The
- * bound docs/metrics.md states. */
+ * point (the scheduler lost between every two samples), every table past
+ * its cap, names that escape sixfold. The bound docs/metrics.md states. */
 static void test_size_is_bounded(void **state)
 {
 	(void)state;
