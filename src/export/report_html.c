@@ -440,6 +440,8 @@ static struct tl_frame tl_frame_of(const struct metrics *m, const struct tl_char
 				f.t1 = fmax(f.t1, tl->pts[tl->len - 1].t);
 			}
 		}
+	if (!isfinite(f.t0) || !isfinite(f.t1)) /* no interval and no point: empty axes */
+		f.t0 = f.t1 = 0;
 	return f;
 }
 
