@@ -37,7 +37,7 @@ FUZZ_SECONDS ?= 60
 # Keep the instrumented objects between harness builds.
 .SECONDARY:
 
-.PHONY: FORCE all deps deps-test test test-faults unit integration asan bench fuzz fuzz-smoke demo install clean
+.PHONY: FORCE all deps deps-test test test-faults unit integration asan bench fuzz fuzz-smoke demo report-screenshot install clean
 
 all: $(BUILD)/roastop
 
@@ -151,6 +151,10 @@ $(VENV)/requirements.txt: tests/requirements.txt tests/requirements-nodeps.txt
 # Runs the dashboard on the embedded default recording.
 demo: deps $(BUILD)/roastop
 	@sh scripts/demo.sh $(BUILD)
+
+# docs/report.png: the demo's report.html in headless Chromium (README links it).
+report-screenshot: $(BUILD)/roastop
+	@sh scripts/report_screenshot.sh $(BUILD) docs/report.png
 
 install: $(BUILD)/roastop
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
