@@ -19,7 +19,7 @@
 /* A per-worker series keeps a Dask worker's values for the points of its
  * history; beyond TRACKING_WORKERS, workers in table order, the rest are
  * left out (counted in roastop.tracking_data). */
-#define TRACKING_WORKERS 128
+#define TRACKING_WORKERS 64
 
 static void raw_iso(char *buf, size_t size, double t)
 {

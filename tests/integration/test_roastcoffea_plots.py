@@ -147,7 +147,7 @@ def test_raw_chunks_are_every_chunk(measurement, roastop_dimuon_run):
     assert len(chunks) == metrics["num_successful_chunks"]
     assert metrics["roastop"]["raw_chunks"] == {
         "kept": len(chunks), "total": len(chunks), "sampled": False, "method": "all",
-        "cap": 10000, "chunk_info_bytes_weight": 1}
+        "cap": 4096, "chunk_info_bytes_weight": 1}
     assert sum(c["num_events"] for c in chunks) == metrics["total_events_from_chunks"]
     for c in chunks:
         assert c["t_start"] <= c["t_end"] and c["duration"] > 0

@@ -67,8 +67,8 @@ static double sampled_mean(uint64_t n, size_t *kept)
 }
 
 /* Durations rising 0..1 over the run: a sample biased to the start (the
- * first N) or the end would be far from 0.5; a uniform one of 10,000 is
- * within a few standard errors (0.29 / 100). And the same input keeps the
+ * first N) or the end would be far from 0.5; a uniform one of 4,096 is
+ * within a few standard errors (0.29 / 64). And the same input keeps the
  * same sample. */
 static void past_the_cap_a_uniform_repeatable_sample(void **state)
 {
