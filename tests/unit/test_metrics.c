@@ -3,7 +3,6 @@
  * expected values are worked out in the comments. */
 #include "test_util.h"
 
-#include <ctype.h>
 #include <string.h>
 #include <time.h>
 
@@ -993,19 +992,6 @@ static void eta_from_tasks_without_expected_events(void **state)
 }
 
 /* Overflowing sums are not numbers: null in JSON, never inf or NaN. */
-/* word as a token of its own: not inside a name such as chunk_info */
-static bool has_token(const char *text, const char *word)
-{
-	size_t n = strlen(word);
-	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word)) {
-		bool before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
-		bool after = isalnum((unsigned char)p[n]) || p[n] == '_';
-		if (!before && !after)
-			return true;
-	}
-	return false;
-}
-
 static void json_never_has_nan_or_inf(void **state)
 {
 	(void)state;
