@@ -138,6 +138,18 @@ bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
  * (may be NULL) go into the "roastop" object. 0, or -1 when out of memory. */
 int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON *extra,
 		       struct strbuf *out);
+/* metrics.json's raw data in roastcoffea's form (src/metrics/metrics_raw.c,
+ * docs/metrics.md "Raw data"): tracking_data (null without scheduler
+ * samples); chunk_info and raw_chunk_metrics (left out without chunk
+ * records); raw_span_metrics (left out without fine metrics); and roastop's
+ * account of them (inside the "roastop" object). */
+struct jsonw;
+void metrics_raw_tracking(struct jsonw *w, const struct run *r);
+void metrics_raw_chunks(struct jsonw *w, const struct run *r);
+void metrics_raw_span(struct jsonw *w, const struct run *r, const struct metrics *m);
+void metrics_raw_roastop(struct jsonw *w, const struct run *r);
+/* What one kept record stands for: total / kept (1 when all are kept). */
+double metrics_raw_weight(const struct rawchunks *s);
 /* "coffea_report", "chunks", or NULL for TOTAL_NONE. */
 const char *metrics_source_name(enum total_source s);
 /* "events", "tasks", or NULL for PROGRESS_NONE. */

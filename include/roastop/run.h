@@ -8,6 +8,7 @@
 #include "roastop/event.h"
 #include "roastop/hist.h"
 #include "roastop/inflight.h"
+#include "roastop/rawchunks.h"
 #include "roastop/stats.h"
 #include "roastop/strmap.h"
 #include "roastop/timeline.h"
@@ -18,8 +19,9 @@
  * has the bytes per entry and the sum). A table that reaches its cap counts
  * what it could not take under roastop.overflow and says so in the log. */
 #define RUN_TIMELINE_POINTS 2048
-/* Points of one worker's history (the workers view's Enter): 32 x 12
- * bytes inside struct worker_agg, no allocation of its own. */
+/* Points of one worker's history (the workers view's Enter, metrics.json's
+ * tracking_data): 32 x 16 bytes inside struct worker_agg, no allocation of
+ * its own. */
 #define RUN_WORKER_HISTORY 32
 /* Live workers. Past it, workers absent from the latest sample are evicted
  * (their history stays in the totals) before a new one is refused. */
@@ -48,6 +50,7 @@ struct worker_point {
 	float mem; /* bytes; NaN: not measured */
 	uint16_t cpu; /* percent, at most 65,534; WORKER_NA: not measured */
 	uint16_t exec; /* tasks executing, likewise */
+	uint16_t proc; /* tasks processing (assigned), likewise; 2 bytes of padding follow */
 };
 #define WORKER_NA 0xFFFF
 
@@ -80,8 +83,10 @@ struct worker_agg {
 };
 
 /* Adds a sample at time t to the history (memory bytes, CPU percent, tasks
- * executing; a NaN value is not measured). Samples come in time order. */
-void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec);
+ * executing and processing; a NaN value is not measured). Samples come in
+ * time order. */
+void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec,
+			 double proc);
 
 /* What the per-worker metrics need from workers evicted from the table. */
 struct departed_agg {
@@ -213,6 +218,7 @@ struct run {
 	double outside_events, outside_bytes, outside_time;
 	double t_chunk_first, t_chunk_last; /* the chunks' span: an unmarked run's window */
 	struct inflight inflight; /* chunks begun, not ended (chunk_start) */
+	struct rawchunks raw; /* successful chunks' records, a sample past the cap */
 	struct timeline tl_events; /* cumulative events at each chunk arrival */
 	struct timeline tl_bytes; /* cumulative bytes_read at each chunk arrival */
 

@@ -1,5 +1,6 @@
 /* metrics.json: roastcoffea 0.1.2's keys in its order (workflow, workers,
- * efficiency, fine, chunks, branch coverage, tracking_data), then roastop's
+ * efficiency, fine, chunks, branch coverage, tracking_data, chunk_info,
+ * raw_chunk_metrics, raw_span_metrics), then roastop's
  * additions. Which keys appear follows roastcoffea: a key it always writes
  * is null when roastop could not measure it; a group it writes only when its
  * source exists (fine metrics, chunk records) appears only then; roastop's
@@ -381,6 +382,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_sources(w, r);
 	add_counts(w, r);
 	add_inflight(w, m, r);
+	metrics_raw_roastop(w, r);
 	add_extra(w, extra);
 	jsonw_end(w, '}');
 }
@@ -400,8 +402,9 @@ int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON
 			add_per_dataset(&w, r, m);
 		add_branch_coverage(&w, r, m);
 	}
-	/* roastcoffea's raw scheduler timelines; roastop keeps bounded ones only */
-	jsonw_raw(&w, "tracking_data", "null");
+	metrics_raw_tracking(&w, r);
+	metrics_raw_chunks(&w, r);
+	metrics_raw_span(&w, r, m);
 	add_keys(&w, m, extra_keys, N(extra_keys), AS_OMIT);
 	if (m->progress_source != PROGRESS_NONE)
 		jsonw_str(&w, "progress_source", metrics_progress_name(m->progress_source));

@@ -97,6 +97,7 @@ int run_init(struct run *r)
 	hist_init(&r->events_hist);
 	topk_init(&r->slowest);
 	inflight_init(&r->inflight);
+	rawchunks_init(&r->raw);
 	strmap_init(&r->datasets, sizeof(struct dataset_agg), RUN_MAX_DATASETS);
 	strmap_init(&r->files, sizeof(struct file_agg), RUN_MAX_FILES);
 	strmap_init(&r->sec_time, sizeof(struct section_agg), RUN_MAX_SECTIONS);
@@ -125,11 +126,13 @@ void run_set_pool(struct run *r, struct strmap_pool *pool)
 	strmap_set_pool(&r->datasets, pool, sizeof(struct hist));
 	strmap_set_pool(&r->workers, pool, 0); /* the history is inside the value */
 	inflight_set_pool(&r->inflight, pool);
+	rawchunks_set_pool(&r->raw, pool);
 }
 
 void run_destroy(struct run *r)
 {
 	inflight_free(&r->inflight);
+	rawchunks_free(&r->raw);
 	for (size_t i = 0; i < r->datasets.count; i++) {
 		struct dataset_agg *d = strmap_val_at(&r->datasets, i);
 		free(d->duration_hist);
@@ -368,6 +371,7 @@ static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, b
 	sections_add(r, t, &r->sec_mem, c->memory, c->n_memory, r->hint_sections[1]);
 	sections_add(r, t, &r->sec_bytes, c->bytes, c->n_bytes, r->hint_sections[2]);
 	branches_add(r, t, c);
+	rawchunks_add(&r->raw, c);
 	if (c->custom_json)
 		r->chunks_with_custom++;
 	if (late)
@@ -420,6 +424,7 @@ static void worker_hist_merge(struct worker_point *into, const struct worker_poi
 	into->mem = isnan(into->mem) ? p->mem : (isnan(p->mem) ? into->mem : fmaxf(into->mem, p->mem));
 	into->cpu = worker_hist_max16(into->cpu, p->cpu);
 	into->exec = worker_hist_max16(into->exec, p->exec);
+	into->proc = worker_hist_max16(into->proc, p->proc);
 }
 
 /* Full: neighbours merge in pairs, halving the points in use. */
@@ -435,10 +440,12 @@ static void worker_hist_halve(struct worker_hist *h)
 	h->in_last = h->per_point; /* the newest is full: the next sample opens one */
 }
 
-void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec)
+void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec,
+			 double proc)
 {
 	struct worker_point p = { .mem = isfinite(mem) ? (float)mem : NAN,
-				  .cpu = worker_hist_count(cpu), .exec = worker_hist_count(exec) };
+				  .cpu = worker_hist_count(cpu), .exec = worker_hist_count(exec),
+				  .proc = worker_hist_count(proc) };
 	if (h->len == 0) {
 		h->t0 = t;
 		h->per_point = 1;
@@ -562,7 +569,8 @@ static void worker_sample_apply(struct run *r, double t, const struct worker_sam
 	w->t_last_seen = t;
 	run_worker_hist_add(&w->hist, t, s->memory_bytes.valid ? s->memory_bytes.value : NAN,
 			    s->cpu_percent.valid ? s->cpu_percent.value : NAN,
-			    s->executing.valid ? s->executing.value : NAN);
+			    s->executing.valid ? s->executing.value : NAN,
+			    s->processing.valid ? s->processing.value : NAN);
 	if (r->ended) /* after the run: drawn, not counted (as roastcoffea's window) */
 		return;
 	if (s->memory_bytes.valid)

@@ -246,5 +246,9 @@ def test_load_measurement_reads_roastops_directory(both):
     from roastcoffea import load_measurement
     ro, _, run = both
     metrics, t0, t1 = load_measurement(run_dir(run["out"]))
-    assert metrics == ro.m          # tracking_data is null, which it leaves as it is
+    tracking = metrics.pop("tracking_data")
+    assert metrics == {k: v for k, v in ro.m.items() if k != "tracking_data"}
+    # its timestamps come back as datetimes, one per point roastop wrote
+    assert len(tracking["worker_counts"]) == len(ro.m["tracking_data"]["worker_counts"])
+    assert all(hasattr(t, "isoformat") for t in tracking["worker_counts"])
     assert math.isclose(t1 - t0, ro.m["elapsed_time_seconds"], rel_tol=1e-6, abs_tol=1e-5)

@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "roastop/metrics.h"
 
@@ -1003,8 +1004,8 @@ static void json_never_has_nan_or_inf(void **state)
 	struct strbuf sb;
 	strbuf_init(&sb);
 	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
-	assert_null(strstr(sb.data, "nan"));
-	assert_null(strstr(sb.data, "inf"));
+	assert_false(has_token(sb.data, "nan"));
+	assert_false(has_token(sb.data, "inf")); /* "chunk_info" is a key, not a number */
 	cJSON *j = cJSON_Parse(sb.data);
 	assert_non_null(j);
 	assert_true(jnull(j, "total_cpu_time"));
@@ -1038,9 +1039,75 @@ static void roastop_block_and_extra(void **state)
 	assert_near(jnum(applied, "chunk"), 1, 0);
 	assert_near(jnum(applied, "sample"), 1, 0);
 	assert_near(jnum(cJSON_GetObjectItem(ro, "overflow"), "files"), 0, 0);
-	assert_true(jnull(j, "tracking_data"));
+	const cJSON *counts = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "tracking_data"),
+						  "worker_counts");
+	assert_int_equal(cJSON_GetArraySize(counts), 1); /* the one sample */
+	const cJSON *raw = cJSON_GetObjectItem(ro, "raw_chunks");
+	assert_near(jnum(raw, "kept"), 1, 0);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(raw, "sampled")));
 	cJSON_Delete(j);
 	cJSON_Delete(extra);
+	strbuf_free(&sb);
+}
+
+/* The raw data in roastcoffea's form: its timestamps (local time, no
+ * offset), a worker's memory and limit at the same times, chunk_info's
+ * str(tuple) keys, a record without the fields its chunk did not carry,
+ * and the span rows under str(tuple) keys. */
+static void raw_data_in_roastcoffeas_form(void **state)
+{
+	(void)state;
+	start(0, "P");
+	sample(10, 2, 4, 100);
+	sample(11, 2, 4, 200);
+	struct event ev = chunk_ev(12, "ttbar", 2);
+	ev.u.chunk.file = "/data/a.root";
+	ev.u.chunk.entry_start = optnum_of(0);
+	ev.u.chunk.entry_stop = optnum_of(100);
+	ev.u.chunk.t_start = optnum_of(10);
+	ev.u.chunk.t_end = optnum_of(12);
+	ev.u.chunk.bytes_read = optnum_of(500);
+	apply(ev);
+	fine_row(12, FINE_SPAN, "P", "thread-cpu", "seconds", 1.5);
+	struct metrics m;
+	compute(&m, 12);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	cJSON *j = cJSON_Parse(sb.data);
+	const cJSON *td = cJSON_GetObjectItem(j, "tracking_data");
+	const cJSON *counts = cJSON_GetObjectItem(td, "worker_counts");
+	assert_int_equal(cJSON_GetArraySize(counts), 2);
+	char iso[40];
+	time_t t10 = 10;
+	struct tm tm;
+	localtime_r(&t10, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S.000000", &tm);
+	assert_string_equal(counts->child->string, iso);
+	assert_near(counts->child->valuedouble, 2, 0);
+	const cJSON *mem = cJSON_GetObjectItem(cJSON_GetObjectItem(td, "worker_memory"), "w1");
+	const cJSON *lim = cJSON_GetObjectItem(cJSON_GetObjectItem(td, "worker_memory_limit"), "w1");
+	assert_int_equal(cJSON_GetArraySize(mem), 2);
+	assert_string_equal(mem->child->child->valuestring, iso);
+	assert_near(mem->child->next->child->next->valuedouble, 201, 0);
+	assert_string_equal(lim->child->next->child->valuestring,
+			    mem->child->next->child->valuestring);
+	assert_near(lim->child->child->next->valuedouble, 1000, 0);
+	const cJSON *cores = cJSON_GetObjectItem(cJSON_GetObjectItem(td, "worker_cores"), "w0");
+	assert_near(cores->child->child->next->valuedouble, 4, 0);
+	/* no sample gave tasks processing or executing: no series, not zeros */
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(td, "worker_active_tasks")), 0);
+	const cJSON *info = cJSON_GetObjectItem(j, "chunk_info");
+	const cJSON *row = cJSON_GetObjectItem(info, "('/data/a.root', 0, 100)");
+	assert_non_null(row);
+	assert_near(cJSON_GetArrayItem(row, 2)->valuedouble, 500, 0);
+	const cJSON *rec = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "raw_chunk_metrics"), 0);
+	assert_near(jnum(rec, "duration"), 2, 0);
+	assert_string_equal(jstr(rec, "dataset"), "ttbar");
+	assert_false(jhas(rec, "num_events")); /* not carried: left out, not null */
+	const cJSON *span = cJSON_GetObjectItem(j, "raw_span_metrics");
+	assert_near(jnum(span, "('execute', 'P', 'thread-cpu', 'seconds')"), 1.5, 0);
+	cJSON_Delete(j);
 	strbuf_free(&sb);
 }
 
@@ -1320,6 +1387,7 @@ int main(void)
 		T(eta_from_tasks_without_expected_events),
 		T(json_never_has_nan_or_inf),
 		T(roastop_block_and_extra),
+		T(raw_data_in_roastcoffeas_form),
 		T(compute_is_pure),
 		T(latest_sample_values),
 		T(seen_failed_run_with_a_straggler),

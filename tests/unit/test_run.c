@@ -664,7 +664,7 @@ static void worker_history_is_bounded_and_keeps_peaks(void **state)
 	struct worker_hist h;
 	memset(&h, 0, sizeof(h));
 	for (int i = 0; i < 1000; i++)
-		run_worker_hist_add(&h, 100 + i, i == 500 ? 9e9 : 1e6 * i, i == 10 ? NAN : 50, i % 7);
+		run_worker_hist_add(&h, 100 + i, i == 500 ? 9e9 : 1e6 * i, i == 10 ? NAN : 50, i % 7, i % 5);
 	assert_true(h.len <= RUN_WORKER_HISTORY && h.len >= RUN_WORKER_HISTORY / 2);
 	assert_true(h.t0 == 100);
 	assert_true(h.pts[0].t == 0);
@@ -674,15 +674,17 @@ static void worker_history_is_bounded_and_keeps_peaks(void **state)
 		peak = fmaxf(peak, h.pts[i].mem);
 		assert_true(h.pts[i].cpu == 50); /* one sample not measured: the others stand */
 		assert_true(h.pts[i].exec == 6);
+		assert_true(h.pts[i].proc == 4); /* the peak of the samples it covers */
 		if (i)
 			assert_true(h.pts[i].t > h.pts[i - 1].t);
 	}
 	assert_true(peak == 9e9f);
 	struct worker_hist one;
 	memset(&one, 0, sizeof(one));
-	run_worker_hist_add(&one, 5, NAN, NAN, -1);
+	run_worker_hist_add(&one, 5, NAN, NAN, -1, NAN);
 	assert_int_equal(one.len, 1);
 	assert_true(isnan(one.pts[0].mem) && one.pts[0].cpu == WORKER_NA && one.pts[0].exec == WORKER_NA);
+	assert_true(one.pts[0].proc == WORKER_NA);
 }
 
 int main(void)
