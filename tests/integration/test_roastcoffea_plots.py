@@ -36,7 +36,9 @@ plot_worker_count_timeline""".split()
 EXPECTED = {
     "plot_occupancy_timeline": (
         ValueError, "No worker occupancy data available",
-        "Dask's occupancy (queued seconds of work) is not in what roastop polls"),
+        "Dask's occupancy (queued seconds of work) is not in what roastop polls: "
+        "the route sends per worker only what roastop shows, each field paid by the "
+        "scheduler at every poll"),
 }
 # Plots of fine-metric rows Dask writes only when the work does it: reading
 # spilled data back (disk-read), and (de)serializing or (de)compressing in
