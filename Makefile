@@ -6,7 +6,7 @@ BUILD ?= build
 # the test venv (tests/integration/run.sh makes it too), for bench_emitter.py
 VENV ?= $(BUILD)/venv
 CC ?= cc
-PKGS := ncursesw libcurl libcjson libcrypto
+PKGS := ncursesw libcurl libcjson libcrypto libmicrohttpd
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wundef -Wvla
