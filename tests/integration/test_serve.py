@@ -9,12 +9,13 @@ import http.client
 import json
 import re
 import socket
+import subprocess
 import time
 
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 from prometheus_client.parser import text_string_to_metric_families as prom_parse
 
-from conftest import Listener, run_dirs
+from conftest import ROASTOP, Listener, run_dirs, sigterm_seconds
 
 DEADLINE = 90  # generous: CI is a loaded 2-core machine
 SERVING = re.compile(r"serving runs and metrics on http://(\S+):(\d+)/")
@@ -311,3 +312,37 @@ def test_serve_off_and_a_taken_port(tmp_path):
     assert m["roastop"]["serve"]["listen"] is None
     assert m["roastop"]["serve"]["open_failures"] == 1
     assert "in use" in m["roastop"]["serve"]["error"]
+
+
+def test_a_replay_serves_only_when_asked(tmp_path, small_run):
+    """A replay has no listener: no server unless --serve is given; then the
+    key is read as a live roastop would, and the routes answer as live."""
+    rec, _ = small_run
+    key_file = tmp_path / "key"
+
+    def start(name, *extra):
+        err = tmp_path / f"{name}.err"
+        proc = subprocess.Popen(
+            [ROASTOP, "--headless", "--replay", str(rec), "--speed", "1", "--key-file",
+             str(key_file), "--output", str(tmp_path / name), *extra],
+            stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+        return proc, err
+
+    proc, err = start("plain")
+    try:
+        wait_until(lambda: "collecting" in err.read_text())
+        assert "serving" not in err.read_text()
+    finally:
+        assert sigterm_seconds(proc) < 10
+    proc, err = start("served", "--serve", "127.0.0.1:0")
+    try:
+        port = int(wait_until(lambda: SERVING.search(err.read_text())).group(2))
+        api = Http(port, bytes.fromhex(key_file.read_text().strip()))
+        assert api.get("/runs", key=None)[0] == 401
+        wait_until(lambda: api.json("/runs")["runs"])
+        fams = wait_until(lambda: (lambda f: f if "roastop_chunks" in f else None)(
+            families(api.get("/metrics")[2].decode())))
+        assert fams["roastop_chunks"].samples[0].value > 0
+        assert "roastop_udp_datagrams" not in fams  # no listener in a replay
+    finally:
+        assert sigterm_seconds(proc) < 10
