@@ -745,7 +745,7 @@ static void serve_extra(cJSON *extra, const struct app *a)
 	uint64_t total = 0;
 	for (int r = 0; rej && r < SERVE_REJ__COUNT; r++) {
 		total += st.rejected[r];
-		cJSON_AddNumberToObject(rej, serve_reject_name(r), (double)st.rejected[r]);
+		cJSON_AddNumberToObject(rej, serve_route_reject_name(r), (double)st.rejected[r]);
 	}
 	if (rej)
 		cJSON_AddNumberToObject(rej, "total", (double)total);

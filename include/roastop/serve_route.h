@@ -55,12 +55,12 @@ struct serve_response {
 #define SERVE_TYPE_HTML "text/html; charset=utf-8"
 #define SERVE_TYPE_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-/* Fills rs (to be freed with serve_response_free). */
+/* Fills rs (to be freed with serve_route_free). */
 void serve_route(const struct serve_site *site, const struct serve_request *rq,
 		 struct serve_response *rs);
-void serve_response_free(struct serve_response *rs);
+void serve_route_free(struct serve_response *rs);
 /* "method", "body", "auth", "not_found", "not_closed", "not_written". */
-const char *serve_reject_name(enum serve_reject r);
+const char *serve_route_reject_name(enum serve_reject r);
 /* Is authorization "Bearer <key_hex>" (constant time in the token)? */
 bool serve_route_authorized(const char *key_hex, const char *authorization);
 

@@ -139,7 +139,7 @@ static void om_serve(struct strbuf *o, const struct serve_stats *st)
 	const char *n = "roastop_http_requests_rejected";
 	om_head(o, n, true, "HTTP requests answered with an error, by reason.");
 	for (int r = 0; r < SERVE_REJ__COUNT; r++)
-		om_sample(o, n, true, "reason", serve_reject_name(r), NULL, NULL,
+		om_sample(o, n, true, "reason", serve_route_reject_name(r), NULL, NULL,
 			  (double)st->rejected[r]);
 }
 

@@ -144,7 +144,7 @@ static enum MHD_Result serve_access(void *cls, struct MHD_Connection *c, const c
 	struct serve_response rs;
 	serve_route(&s->site, &rq, &rs);
 	enum MHD_Result ok = serve_reply(s, c, &rs);
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 	return ok;
 }
 

@@ -20,12 +20,12 @@ static const char *const reject_names[SERVE_REJ__COUNT] = {
 	[SERVE_REJ_NOT_CLOSED] = "not_closed", [SERVE_REJ_NOT_WRITTEN] = "not_written",
 };
 
-const char *serve_reject_name(enum serve_reject r)
+const char *serve_route_reject_name(enum serve_reject r)
 {
 	return (r >= 0 && r < SERVE_REJ__COUNT) ? reject_names[r] : "unknown";
 }
 
-void serve_response_free(struct serve_response *rs)
+void serve_route_free(struct serve_response *rs)
 {
 	strbuf_free(&rs->body);
 	if (rs->fd >= 0)

@@ -109,7 +109,7 @@ static void expect(struct fixture *f, const char *method, const char *path, cons
 		assert_true(strncmp(rs.body.data, "{\"error\": ", 10) == 0);
 		assert_int_equal(rs.fd, -1);
 	}
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 }
 
 /* The file's bytes as sent. */
@@ -123,7 +123,7 @@ static void expect_file(struct fixture *f, const char *path, const char *type, c
 	ssize_t n = read(rs.fd, buf, sizeof(buf) - 1);
 	assert_int_equal(n, (ssize_t)strlen(text));
 	assert_string_equal(buf, text);
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 }
 
 static void methods_other_than_get_and_head_get_405(void **state)
@@ -135,7 +135,7 @@ static void methods_other_than_get_and_head_get_405(void **state)
 		struct serve_response rs = get(f, methods[i], "/runs", BEARER);
 		assert_int_equal(rs.status, 405);
 		assert_string_equal(rs.allow, "GET, HEAD");
-		serve_response_free(&rs);
+		serve_route_free(&rs);
 	}
 	expect(f, "HEAD", "/runs", BEARER, 200, SERVE_REJ_NONE);
 }
@@ -148,7 +148,7 @@ static void a_body_is_refused_before_auth(void **state)
 	serve_route(&f->site, &rq, &rs);
 	assert_int_equal(rs.status, 413);
 	assert_int_equal(rs.reject, SERVE_REJ_BODY);
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 }
 
 static void every_route_needs_the_key(void **state)
@@ -165,7 +165,7 @@ static void every_route_needs_the_key(void **state)
 			assert_int_equal(rs.status, 401);
 			assert_true(rs.challenge);
 			assert_int_equal(rs.reject, SERVE_REJ_AUTH);
-			serve_response_free(&rs);
+			serve_route_free(&rs);
 		}
 	assert_int_equal(f->metrics_calls, 0);
 }
@@ -188,7 +188,7 @@ static void metrics_open_opens_only_metrics(void **state)
 	assert_int_equal(rs.status, 200);
 	assert_string_equal(rs.content_type, SERVE_TYPE_OPENMETRICS);
 	assert_string_equal(rs.body.data, "roastop_runs_total 3\n# EOF\n");
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 	expect(f, "GET", "/runs", NULL, 401, SERVE_REJ_AUTH);
 	expect(f, "GET", "/runs/a/metrics.json", NULL, 401, SERVE_REJ_AUTH);
 	expect(f, "GET", "/metrics/", NULL, 401, SERVE_REJ_AUTH);
@@ -207,11 +207,11 @@ static void runs_lists_every_row_oldest_first(void **state)
 					     "\"failed\", \"closed\": true, \"dir\": \"20260101-000100\"}"));
 	assert_non_null(strstr(rs.body.data, "{\"run_id\": \"c\", \"name\": \"third\", \"status\": "
 					     "\"running\", \"closed\": false, \"dir\": null}"));
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 	rs = get(f, "GET", "/runs/latest", BEARER);
 	assert_string_equal(rs.body.data, "{\"run_id\": \"c\", \"name\": \"third\", \"status\": "
 					  "\"running\", \"closed\": false, \"dir\": null}\n");
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 }
 
 static void bad_paths_and_ids_get_404(void **state)
@@ -226,7 +226,7 @@ static void bad_paths_and_ids_get_404(void **state)
 		expect(f, "GET", paths[i], BEARER, 404, SERVE_REJ_NOT_FOUND);
 	struct serve_response rs = get(f, "GET", NULL, BEARER);
 	assert_int_equal(rs.status, 404);
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 }
 
 static void closed_runs_give_their_files_bytes(void **state)
@@ -243,7 +243,7 @@ static void an_open_run_gets_409_with_its_status(void **state)
 	struct serve_response rs = get(f, "GET", "/runs/latest/metrics.json", BEARER);
 	assert_int_equal(rs.status, 409);
 	assert_string_equal(rs.body.data, "{\"error\": \"run not closed\", \"status\": \"running\"}\n");
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 	expect(f, "GET", "/runs/c/summary.txt", BEARER, 409, SERVE_REJ_NOT_CLOSED);
 	expect(f, "GET", "/runs/c/report.html", BEARER, 404, SERVE_REJ_NOT_FOUND);
 }
@@ -254,7 +254,7 @@ static void a_failed_write_gets_500_with_its_reason(void **state)
 	struct serve_response rs = get(f, "GET", "/runs/b/metrics.json", BEARER);
 	assert_int_equal(rs.status, 500);
 	assert_non_null(strstr(rs.body.data, strerror(ENOSPC)));
-	serve_response_free(&rs);
+	serve_route_free(&rs);
 	f->rows[1].write_errno = 0; /* written, but the file has gone since */
 	expect(f, "GET", "/runs/b/metrics.json", BEARER, 500, SERVE_REJ_NOT_WRITTEN);
 	expect(f, "GET", "/runs/b/report.html", BEARER, 404, SERVE_REJ_NOT_FOUND);
@@ -277,9 +277,9 @@ static void a_symlink_in_place_of_a_file_is_not_followed(void **state)
 static void reject_names_are_stable(void **state)
 {
 	(void)state;
-	assert_string_equal(serve_reject_name(SERVE_REJ_METHOD), "method");
-	assert_string_equal(serve_reject_name(SERVE_REJ_NOT_WRITTEN), "not_written");
-	assert_string_equal(serve_reject_name(SERVE_REJ__COUNT), "unknown");
+	assert_string_equal(serve_route_reject_name(SERVE_REJ_METHOD), "method");
+	assert_string_equal(serve_route_reject_name(SERVE_REJ_NOT_WRITTEN), "not_written");
+	assert_string_equal(serve_route_reject_name(SERVE_REJ__COUNT), "unknown");
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
