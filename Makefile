@@ -7,12 +7,15 @@ BUILD ?= build
 VENV ?= $(BUILD)/venv
 CC ?= cc
 PKGS := ncursesw libcurl libcjson libcrypto libmicrohttpd
+# The version is written once, in the Python package (python/roastop/__init__.py).
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/roastop/__init__.py)
+VERSION_DEF := -DROASTOP_VERSION='"$(VERSION)"'
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes \
 	-Wmissing-prototypes -Wformat=2 -Wundef -Wvla
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Iinclude \
-	-DROASTOP_THEMEDIR='"$(PREFIX)/share/roastop/themes"' \
+	-DROASTOP_THEMEDIR='"$(PREFIX)/share/roastop/themes"' $(VERSION_DEF) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
@@ -34,7 +37,7 @@ FUZZ_SECONDS ?= 60
 # Keep the instrumented objects between harness builds.
 .SECONDARY:
 
-.PHONY: FORCE all deps deps-test test test-faults unit integration asan bench fuzz fuzz-smoke demo install clean
+.PHONY: FORCE all deps deps-test test test-faults unit integration asan bench fuzz fuzz-smoke demo report-screenshot install clean
 
 all: $(BUILD)/roastop
 
@@ -56,6 +59,12 @@ $(BUILD)/prefix: FORCE
 	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
 
 $(BUILD)/obj/src/ui/screen.o: $(BUILD)/prefix
+
+# Likewise the version, in every object (it is one -D for all of them).
+$(BUILD)/version: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(LIB_OBJ) $(BUILD)/obj/src/main.o: $(BUILD)/version
 
 FORCE:
 
@@ -109,7 +118,7 @@ asan:
 
 # libFuzzer harnesses (clang); each parser gets one. The library is built
 # once with the fuzzer's instrumentation and linked into every harness.
-FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE $(VERSION_DEF) -Iinclude -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 FUZZ_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzzobj/%.o)
 
@@ -142,6 +151,10 @@ $(VENV)/requirements.txt: tests/requirements.txt tests/requirements-nodeps.txt
 # Runs the dashboard on the embedded default recording.
 demo: deps $(BUILD)/roastop
 	@sh scripts/demo.sh $(BUILD)
+
+# docs/report.png: the demo's report.html in headless Chromium (README links it).
+report-screenshot: $(BUILD)/roastop
+	@sh scripts/report_screenshot.sh $(BUILD) docs/report.png
 
 install: $(BUILD)/roastop
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

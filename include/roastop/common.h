@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ROASTOP_VERSION "0.1.0"
+/* ROASTOP_VERSION comes from the build (Makefile: python/roastop/__init__.py). */
+#ifndef ROASTOP_VERSION
+#error "ROASTOP_VERSION is defined by the Makefile"
+#endif
 
 /* A number an external source may omit (nvtop's habit): when !valid the
  * screen shows "n/a" and exporters write null or leave the key out. */

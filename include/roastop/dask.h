@@ -67,7 +67,6 @@ size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max);
  * wall clock (seconds since the epoch) that stamps events. */
 void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now);
 
-void dask_set_interval(struct dask *d, double seconds);
 /* A run started: its collector has just installed the roastop route, so
  * look for it now rather than at the next 5 s retry, and poll at once. */
 void dask_wake(struct dask *d);

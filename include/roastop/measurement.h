@@ -1,7 +1,8 @@
 /* The measurement directory, in roastcoffea's layout so that its
  * load_measurement() reads it: metrics.json, metadata.json,
- * start_end_time.txt, plus summary.txt. Every file is replaced atomically
- * (a temporary with an unpredictable name + rename), so a checkpoint is
+ * start_end_time.txt, plus summary.txt and report.html (report_html.h).
+ * Every file is replaced atomically (a temporary with an unpredictable
+ * name + rename), so a checkpoint is
  * never torn and a symlink planted at a final name is replaced, never
  * followed. The directory itself must not be a symbolic link (refused). */
 #ifndef ROASTOP_MEASUREMENT_H

@@ -7,9 +7,10 @@ Switching from roastcoffea is one import::
 """
 from roastop.collector import MetricsCollector
 from roastop.decorator import track_metrics
+from roastop.fetch import MetricsUnavailable
 from roastop.instrumentation import track_bytes, track_memory, track_time
 
 __version__ = "0.1.0"
 
 __all__ = ["MetricsCollector", "track_metrics", "track_time", "track_memory", "track_bytes",
-           "__version__"]
+           "MetricsUnavailable", "__version__"]

@@ -2,15 +2,20 @@
 metrics in the client, it tells roastop where a run starts and ends, sends
 coffea's report, and hands roastop's address and key to the workers inside
 the processor instance (pickled with it), so nothing is set up on workers."""
+import json
 import operator
 import os
 import socket
 import sys
+import time
 import uuid
 import warnings
 from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
 
 from roastop._state import ship_by_value
+from roastop.fetch import FETCH_TIMEOUT, Channel, MetricsUnavailable
 from roastop.emitter import HELLO_TIMEOUT, RESOLVE_TIMEOUT, emitter_for, parse_key, resolve
 
 FLAG = "_roastcoffea_collect_metrics"
@@ -87,11 +92,21 @@ class MetricsCollector:
     exactly, and nothing is opened. A plain fileset carries no entry counts
     (the Runner opens the files to learn them, after ``__enter__``), so with
     it pass ``expected_events``; roastop otherwise shows the run's task
-    progress."""
+    progress.
+
+    After the with-block, ``get_metrics()``, ``metrics``,
+    ``save_measurement(output_dir, measurement_name=None)`` and
+    ``print_summary()`` mean what they mean in roastcoffea, with roastop's
+    measurement of the run: they fetch it from roastop over TCP at the port
+    of ROASTOP_ADDR, authenticated with the key (docs/serve.md), once roastop
+    has closed the run, waiting at most ``fetch_timeout`` seconds (30).
+    When roastop cannot give it they raise ``MetricsUnavailable``, a
+    RuntimeError saying why (``metrics`` warns and is None)."""
 
     def __init__(self, client=None, backend="dask", track_workers=True,
                  worker_tracking_interval=1.0, processor_instance=None, addr=None, key=None,
-                 run_name=None, expected_events=None, hello=None):
+                 run_name=None, expected_events=None, hello=None,
+                 fetch_timeout=FETCH_TIMEOUT):
         self.client = client
         self.backend = backend
         self.track_workers = track_workers
@@ -105,7 +120,9 @@ class MetricsCollector:
         self.datasets = []
         self.coffea_report = None
         self.custom_metrics = None
-        self.metrics = None
+        self._metrics = self._metrics_bytes = None
+        self.fetch_timeout = float(fetch_timeout)
+        self.t_start = self.t_end = None
         self.emitter = None
         self.shipped_by_value = False
         self._active = False
@@ -204,6 +221,8 @@ class MetricsCollector:
         # before anything else: a processor decorated with track_metrics must
         # reach workers without roastop even when nothing will be sent
         self.shipped_by_value = ship_by_value()
+        self.t_start, self.t_end = time.time(), None
+        self._metrics = self._metrics_bytes = None
         if self.emitter is None:
             return self
         if self.hello:
@@ -255,6 +274,7 @@ class MetricsCollector:
         """Sends run_end: completed, or failed with the exception's type and
         message when the with-block raised. Returns False, so that exception
         goes on to the caller; telemetry never raises one of its own."""
+        self.t_end = time.time()
         if self.emitter is None or not self._active:
             return False
         self._active = False
@@ -271,8 +291,6 @@ class MetricsCollector:
                 pass
         return False
 
-    # roastcoffea calls that have nothing to do here: the metrics are in roastop.
-
     def extract_metrics_from_output(self, output):
         """roastcoffea compatibility: removes roastcoffea's key if present;
         roastop's chunk records never travel in the output."""
@@ -281,15 +299,79 @@ class MetricsCollector:
         except (AttributeError, TypeError):
             pass
 
-    def get_metrics(self):
-        """roastcoffea compatibility: what this client knows (the metrics
-        themselves are in roastop's measurement)."""
-        self.metrics = {"run_id": self.run_id, "datagrams_sent": self.datagrams_sent,
-                        "datagrams_lost": self.datagrams_lost,
-                        "coffea_report": self.coffea_report}
-        return self.metrics
+    # The measurement itself is roastop's: after the with-block, these fetch
+    # the run's files from roastop over its HTTP channel (roastop.fetch).
 
-    def print_summary(self):
-        """roastcoffea compatibility: one line; the summary is roastop's screen."""
-        print(f"roastop run {self.run_id}: {self.datagrams_sent} datagrams sent, "
-              f"{self.datagrams_lost} lost")
+    def _channel(self):
+        if self.emitter is None:
+            raise MetricsUnavailable("roastop: no metrics were sent (no ROASTOP_ADDR, or "
+                                     "it did not resolve), so roastop has none to give")
+        if self.run_id is None or self._active:
+            raise RuntimeError("Cannot get metrics before the context manager completes")
+        return Channel(self.emitter.addr, self._key_hex)
+
+    def _fetch(self, names, timeout):
+        """{name: bytes} for the closed run's files, waiting at most
+        ``timeout`` seconds in all for the run to close and the files."""
+        channel = self._channel()
+        deadline = time.monotonic() + (self.fetch_timeout if timeout is None else timeout)
+        channel.wait_closed(self.run_id, deadline)
+        return {name: channel.run_file(self.run_id, name, deadline) for name in names}
+
+    def get_metrics(self, timeout=None):
+        """The run's metrics.json, as roastop wrote it, as a dict: the same
+        keys and values as roastcoffea's get_metrics(), plus roastop's own.
+        Waits at most ``timeout`` seconds (default ``fetch_timeout``, 30 s)
+        for roastop to close the run (about a second after the with-block).
+        Raises MetricsUnavailable (a RuntimeError) when roastop cannot give
+        it, and RuntimeError before the with-block has ended."""
+        if self._metrics is None:
+            body = self._fetch(["metrics.json"], timeout)["metrics.json"]
+            self._metrics_bytes = body
+            self._metrics = json.loads(body)
+        return self._metrics
+
+    @property
+    def metrics(self):
+        """roastcoffea's attribute: the metrics after the run, else None
+        (with a warning saying why when roastop could not give them)."""
+        if self._metrics is None and self.run_id is not None and not self._active:
+            try:
+                self.get_metrics()
+            except RuntimeError as exc:
+                _warn_once(str(exc))
+        return self._metrics
+
+    @metrics.setter
+    def metrics(self, value):
+        self._metrics = value
+
+    def save_measurement(self, output_dir, measurement_name=None, timeout=None):
+        """roastcoffea's layout, readable by its load_measurement():
+        OUTPUT_DIR/NAME/ with roastop's metrics.json (byte for byte),
+        start_end_time.txt (this client's wall clock around the with-block),
+        metadata.json and roastop's summary.txt. NAME defaults to the local
+        time, as roastcoffea's. Returns the directory's Path."""
+        if self._metrics_bytes is None:
+            self.get_metrics(timeout)
+        summary = self._fetch(["summary.txt"], timeout)["summary.txt"]
+        name = measurement_name or datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        path = Path(output_dir) / name
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "metrics.json").write_bytes(self._metrics_bytes)
+        (path / "summary.txt").write_bytes(summary)
+        (path / "start_end_time.txt").write_text(f"{self.t_start},{self.t_end}\n",
+                                                 encoding="utf-8")
+        metadata = {"timestamp": datetime.now().isoformat(),
+                    "elapsed_time_seconds": self.t_end - self.t_start,
+                    "format": "roastcoffea_measurement_v1", "writer": "roastop",
+                    "run_id": self.run_id}
+        (path / "metadata.json").write_text(json.dumps(metadata, indent=2), encoding="utf-8")
+        return path
+
+    def print_summary(self, timeout=None):
+        """Prints roastop's summary.txt of the run (what roastop printed at
+        its close); raises as get_metrics() does."""
+        text = self._fetch(["summary.txt"], timeout)["summary.txt"]
+        sys.stdout.write(text.decode("utf-8", "replace"))
+        sys.stdout.flush()

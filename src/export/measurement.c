@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "roastop/fsutil.h"
+#include "roastop/report_html.h"
 #include "roastop/report_text.h"
 #include "roastop/strbuf.h"
 
@@ -221,6 +222,16 @@ static int write_summary(const struct outdir *o, const struct metrics *m, const 
 	return rc;
 }
 
+static int write_report(const struct outdir *o, const struct metrics *m, const struct run *r)
+{
+	struct strbuf sb;
+	strbuf_init(&sb);
+	report_html_write(m, r, &sb);
+	int rc = write_buf(o, "report.html", &sb);
+	strbuf_free(&sb);
+	return rc;
+}
+
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
 		      const cJSON *extra, char *err, size_t errsz)
 {
@@ -236,6 +247,8 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
 		rc = write_times(&o, m);
 	if (rc == 0)
 		rc = write_summary(&o, m, r);
+	if (rc == 0)
+		rc = write_report(&o, m, r);
 	if (rc == 0)
 		rc = dir_sync(&o);
 	int saved = errno;

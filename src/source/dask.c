@@ -977,12 +977,6 @@ void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double no
 	}
 }
 
-void dask_set_interval(struct dask *d, double seconds)
-{
-	if (seconds > 0)
-		d->cfg.interval = seconds;
-}
-
 void dask_wake(struct dask *d)
 {
 	d->state_retry_at = 0;

@@ -22,16 +22,6 @@
 #define ROASTOP_THEMEDIR "/usr/local/share/roastop/themes"
 #endif
 
-int scr_cols(void)
-{
-	return COLS;
-}
-
-int scr_rows(void)
-{
-	return LINES;
-}
-
 int ui_scratch(struct ui *ui, size_t cells)
 {
 	if (cells <= ui->scratch)
@@ -332,12 +322,6 @@ int ui_fd(const struct ui *ui)
 }
 
 /* ---- drawing ---- */
-
-void scr_clear(struct ui *ui)
-{
-	(void)ui;
-	erase();
-}
 
 void scr_fill(struct ui *ui, struct rect r)
 {

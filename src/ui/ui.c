@@ -2,10 +2,11 @@
  * too-small message. Views only read the frame. */
 #include "uipriv.h"
 
+#include "roastop/clock.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define MSG_SECONDS 5.0
 
@@ -13,20 +14,13 @@ static const char *const view_names[UI_VIEW__COUNT] = { "Main",	    "Workers", "
 							"Sections", "Files",   "Log",	   "Runs",
 							"Running" };
 
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 void ui_message(struct ui *ui, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(ui->msg, sizeof(ui->msg), fmt, ap);
 	va_end(ap);
-	ui->msg_until = mono_now() + MSG_SECONDS;
+	ui->msg_until = clock_mono() + MSG_SECONDS;
 	ui->dirty = true;
 }
 
@@ -139,7 +133,7 @@ static void draw_footer(struct ui *ui, const struct ui_frame *f)
 			   ui->filter[ui->view]);
 		return;
 	}
-	if (ui->msg[0] && mono_now() < ui->msg_until) {
+	if (ui->msg[0] && clock_mono() < ui->msg_until) {
 		draw_message(ui);
 		return;
 	}

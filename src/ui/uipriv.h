@@ -80,7 +80,6 @@ bool ui_sync_size(struct ui *ui);
 
 /* screen.c */
 int ui_scratch(struct ui *ui, size_t cells);
-void scr_clear(struct ui *ui);
 void scr_fill(struct ui *ui, struct rect r);
 /* Draws at most maxw columns of s (UTF-8) at (y, x); returns columns used. */
 int scr_text(struct ui *ui, int y, int x, int maxw, enum theme_elem e, const char *s);
@@ -91,8 +90,6 @@ void scr_box(struct ui *ui, struct rect r, const char *title);
 void scr_cells(struct ui *ui, int y, int x, const uint32_t *cp, int w, attr_t a);
 /* a graph area: row 0 at the top, coloured along the gradient from the bottom */
 void scr_graph(struct ui *ui, int y, int x, int w, int h, const uint32_t *cells);
-int scr_cols(void);
-int scr_rows(void);
 size_t text_width(const char *s); /* code points */
 void ui_apply_theme(struct ui *ui);
 

@@ -42,7 +42,8 @@ def test_signal_during_checkpoints_leaves_a_whole_measurement(big_run, tmp_path,
     assert m["num_chunks"] > 0
     d = run_dir(out).resolve()
     assert sorted(f.name for f in d.iterdir()) == [
-        "metadata.json", "metrics.json", "start_end_time.txt", "summary.txt"]  # no temporaries
+        "metadata.json", "metrics.json", "report.html", "start_end_time.txt",
+        "summary.txt"]  # no temporaries
     assert sorted(f.name for f in out.iterdir()) == sorted([d.name, "latest"])
     assert "Hangup" in stdout
 

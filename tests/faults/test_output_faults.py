@@ -21,7 +21,8 @@ from conftest import ROASTOP, Listener, generate, load_metrics  # noqa: E402
 
 FLUSH_BOUND = 1.0  # docs/recording.md: a recorded line waits at most this long in memory
 MARGIN = 0.5  # scheduling slack on a loaded 2-core machine
-FINAL_NAMES = ["metadata.json", "metrics.json", "start_end_time.txt", "summary.txt"]
+FINAL_NAMES = ["metadata.json", "metrics.json", "report.html", "start_end_time.txt",
+               "summary.txt"]
 
 
 @pytest.fixture(scope="module")

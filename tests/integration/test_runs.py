@@ -231,7 +231,7 @@ def test_three_runs_three_directories(session):
     assert os.readlink(root / "latest") == dirs[2].name  # relative, to the newest
     for d in dirs:
         assert sorted(f.name for f in d.iterdir()) == [
-            "metadata.json", "metrics.json", "start_end_time.txt", "summary.txt"]
+            "metadata.json", "metrics.json", "report.html", "start_end_time.txt", "summary.txt"]
         start = float((d / "start_end_time.txt").read_text().split(",")[0])
         # named by the run's start in local time (within a second: the stamp is
         # taken from the start's receive time), then its name, sanitised

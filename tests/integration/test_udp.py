@@ -162,3 +162,11 @@ def test_steady_trickle_wakes_roastop_per_nap_not_per_datagram(tmp_path):
     _, m = lst.stop()
     assert m["num_chunks"] == 1000 and m["roastop"]["udp"]["kernel_drops"] == 0
     assert after - before <= spent / 0.01 + 60, (after - before, spent)
+
+
+def test_one_version_for_the_binary_and_the_package():
+    """The version is written once (python/roastop/__init__.py); the
+    Makefile puts it in the binary."""
+    import roastop
+    out = subprocess.run([ROASTOP, "--version"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and out.stdout.strip() == f"roastop {roastop.__version__}"

@@ -146,6 +146,11 @@ static void writes_roastcoffea_layout(void **state)
 	assert_non_null(strstr(summary, "Chunk Metrics"));
 	free(summary);
 
+	char *report = slurp(sub, "report.html");
+	assert_true(strncmp(report, "<!DOCTYPE html>", 15) == 0);
+	assert_non_null(strstr(report, "</body></html>\n"));
+	free(report);
+
 	struct stat st;
 	char path[256];
 	snprintf(path, sizeof(path), "%s/metrics.json", sub);
@@ -255,7 +260,7 @@ static void planted_temporaries_do_not_block(void **state)
 	(void)state;
 	build_run();
 	static const char *names[] = { "metrics.json", "metadata.json", "start_end_time.txt",
-				       "summary.txt" };
+				       "summary.txt", "report.html" };
 	char path[256], err[256] = "";
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(names); i++) {
 		for (int k = 0; k < 16; k++) {

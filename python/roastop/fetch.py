@@ -1,0 +1,103 @@
+"""The client's side of roastop's HTTP channel (docs/serve.md): a run's
+measurement, fetched once the run has closed in roastop. roastop serves it
+on TCP at the port of ROASTOP_ADDR, and every request carries the session
+key as a bearer token, so the export line stays two variables.
+
+Standard library only: this runs in the analysis script, which may not have
+anything else."""
+import http.client
+import json
+import time
+
+from roastop.emitter import parse_addr
+
+FETCH_TIMEOUT = 30.0  # seconds: a run closes ~1 s after run_end (SESSION_SETTLE)
+POLL_EVERY = 0.1
+MAX_BODY = 256 << 20  # a measurement is bounded well below this (docs/metrics.md)
+
+
+class MetricsUnavailable(RuntimeError):
+    """roastop could not give this run's measurement: not reachable over
+    TCP, another key, the run unknown to it or not closed in time. A
+    RuntimeError, as roastcoffea's get_metrics() raises when it has none."""
+
+
+class _Answer:
+    __slots__ = ("status", "body")
+
+    def __init__(self, status, body):
+        self.status, self.body = status, body
+
+
+def _error_text(answer):
+    try:
+        return json.loads(answer.body)["error"]
+    except (ValueError, KeyError, TypeError):
+        return answer.body[:200].decode("utf-8", "replace")
+
+
+class Channel:
+    """GETs to one roastop, each bounded by what is left of a deadline."""
+
+    def __init__(self, addr, key_hex):
+        self.addr = addr
+        self.host, self.port = parse_addr(addr)
+        self.key_hex = key_hex
+
+    def get(self, path, deadline):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=left)
+        try:
+            conn.request("GET", path, headers={"Authorization": f"Bearer {self.key_hex}"})
+            resp = conn.getresponse()
+            body = resp.read(MAX_BODY + 1)
+            if len(body) > MAX_BODY:
+                raise MetricsUnavailable(f"roastop at {self.addr} sent more than "
+                                         f"{MAX_BODY >> 20} MiB for {path}")
+            return _Answer(resp.status, body)
+        finally:
+            conn.close()
+
+    def _fail(self, what, why):
+        return MetricsUnavailable(f"roastop at {self.addr} (tcp): {what}: {why}")
+
+    def wait_closed(self, run_id, deadline):
+        """The run's row once roastop has closed it (its measurement
+        written); MetricsUnavailable when it cannot be had by the deadline."""
+        last = "no answer"
+        while True:
+            try:
+                answer = self.get(f"/runs/{run_id}", deadline)
+            except TimeoutError:
+                raise self._fail(f"run {run_id} not closed in time", last) from None
+            except OSError as exc:
+                raise self._fail("not reachable", f"{exc} (is roastop serving? "
+                                 "see --serve)") from None
+            if answer.status == 401:
+                raise self._fail("refused", "another session key (ROASTOP_KEY)")
+            if answer.status == 200:
+                row = json.loads(answer.body)
+                if row.get("closed"):
+                    return row
+                last = f"still {row.get('status')}"
+            elif answer.status == 404:
+                last = "roastop has no run of this id (yet)"
+            else:
+                raise self._fail(f"run {run_id}", f"HTTP {answer.status}: {_error_text(answer)}")
+            if time.monotonic() + POLL_EVERY >= deadline:
+                raise self._fail(f"run {run_id} not closed in time", last)
+            time.sleep(POLL_EVERY)
+
+    def run_file(self, run_id, name, deadline):
+        """One file of a closed run's measurement, as bytes."""
+        try:
+            answer = self.get(f"/runs/{run_id}/{name}", deadline)
+        except TimeoutError:
+            raise self._fail(name, "timed out") from None
+        except OSError as exc:
+            raise self._fail("not reachable", str(exc)) from None
+        if answer.status != 200:
+            raise self._fail(name, f"HTTP {answer.status}: {_error_text(answer)}")
+        return answer.body
