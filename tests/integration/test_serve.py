@@ -177,9 +177,10 @@ def test_live_metrics_then_the_runs_file(tmp_path):
         status, h, body = api.get("/runs/r/metrics.json", method="HEAD")
         assert status == 200 and body == b""
         assert int(h["Content-Length"]) == (disk / "metrics.json").stat().st_size
-        report = disk / "report.html"
-        status, h, _ = api.get("/runs/r/report.html")
-        assert status == (200 if report.exists() else 404)
+        report = disk / "report.html"  # written at the close (report_html.h)
+        status, h, body = api.get("/runs/r/report.html")
+        assert status == 200 and h["Content-Type"] == "text/html; charset=utf-8"
+        assert body == report.read_bytes()
     finally:
         lst.stop()
     assert [d.name for d in run_dirs(tmp_path / "measurement")] == [row["dir"]]
