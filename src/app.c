@@ -27,6 +27,7 @@
 #include "roastop/replay.h"
 #include "roastop/report_text.h"
 #include "roastop/run.h"
+#include "roastop/serve.h"
 #include "roastop/session.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
@@ -51,9 +52,10 @@
 /* FD_FRAME: the dashboard's redraw timer; FD_FLUSH: the recording's
  * (RECORDER_FLUSH_INTERVAL); FD_IDLE: live, looks for a run gone silent
  * (--run-idle-timeout); FD_UI: the dashboard's keys (-1 when headless);
- * FD_REPLAY: the recording replayed, polled only while its reader waits */
+ * FD_REPLAY: the recording replayed, polled only while its reader waits;
+ * FD_SERVE: the HTTP server's epoll descriptor (-1 when not serving) */
 enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_IDLE, FD_UDP, FD_UI,
-       FD_REPLAY,
+       FD_REPLAY, FD_SERVE,
        FD__COUNT };
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
@@ -75,6 +77,9 @@ struct app {
 	struct dask *dask;
 	struct auth_key key;
 	struct recorder *rec;
+	struct serve *srv; /* NULL when not serving */
+	char serve_error[512]; /* why the server could not start; "" */
+	uint64_t serve_failures;
 	struct ui *ui; /* NULL when headless */
 	bool headless; /* asked for, or no usable terminal */
 	char emitter_hint[PATH_MAX + 128]; /* what the emitters need, for the screen */
@@ -715,11 +720,44 @@ static void session_extra(cJSON *extra, const struct session *s)
 	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
 }
 
+/* The HTTP server's counters; its failure to start, when it did not. */
+static void serve_extra(cJSON *extra, const struct app *a)
+{
+	cJSON *o = cJSON_AddObjectToObject(extra, "serve");
+	if (!o)
+		return;
+	if (!a->srv) {
+		cJSON_AddNullToObject(o, "listen");
+		cJSON_AddStringToObject(o, "error", a->serve_error);
+		cJSON_AddNumberToObject(o, "open_failures", (double)a->serve_failures);
+		return;
+	}
+	struct serve_stats st;
+	serve_get_stats(a->srv, &st);
+	cJSON_AddStringToObject(o, "listen", serve_address(a->srv));
+	const struct counter c[] = {
+		{ "connections", st.connections },
+		{ "requests", st.requests },
+		{ "connections_without_request", st.connections_without_request },
+	};
+	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
+	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
+	uint64_t total = 0;
+	for (int r = 0; rej && r < SERVE_REJ__COUNT; r++) {
+		total += st.rejected[r];
+		cJSON_AddNumberToObject(rej, serve_route_reject_name(r), (double)st.rejected[r]);
+	}
+	if (rej)
+		cJSON_AddNumberToObject(rej, "total", (double)total);
+}
+
 static cJSON *app_extra(const struct app *a, const struct run *r)
 {
 	cJSON *extra = cJSON_CreateObject();
 	if (extra)
 		session_extra(extra, &a->ses);
+	if (extra && (a->srv || a->serve_failures))
+		serve_extra(extra, a);
 	if (extra && a->udp)
 		udp_extra(extra, a->udp);
 	if (extra && a->dask)
@@ -805,6 +843,7 @@ static int app_write_run(struct app *a, struct session_run *row, char *err, size
 	cJSON *extra = app_extra(a, row->run);
 	int rc = measurement_write(path, &m, row->run, extra, err, errsz);
 	int saved = errno;
+	row->write_errno = rc ? saved : 0; /* GET .../metrics.json says it (serve_route.h) */
 	cJSON_Delete(extra);
 	if (rc == 0 && fresh)
 		a->n_written++;
@@ -947,6 +986,13 @@ static int poll_timeout(const struct app *a, double nap)
 	    (!a->pending || a->cfg->speed <= 0))
 		return 0; /* more to read now */
 	return nap > 0 ? (int)ceil(nap * 1000) : -1;
+}
+
+/* The server's own timeout (a connection's) bounds the wait too. */
+static int app_poll_timeout(const struct app *a, double nap, int serve_ms)
+{
+	int t = poll_timeout(a, nap);
+	return serve_ms >= 0 && (t < 0 || serve_ms < t) ? serve_ms : t;
 }
 
 /* Drains the listener; after a small drain, leaves it a while (udp.h). */
@@ -1125,7 +1171,8 @@ static void app_loop(struct app *a)
 		if (a->replay_waiting && !a->replay_done)
 			pfd[FD_REPLAY].fd = replay_fd(a->replay);
 		size_t n_dask = a->dask ? dask_pollfds(a->dask, pfd + FD__COUNT, DASK_MAX_FDS) : 0;
-		int n = poll(pfd, FD__COUNT + n_dask, poll_timeout(a, nap));
+		int serve_ms = a->srv ? serve_timeout_ms(a->srv) : -1;
+		int n = poll(pfd, FD__COUNT + n_dask, app_poll_timeout(a, nap, serve_ms));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
@@ -1167,6 +1214,8 @@ static void app_loop(struct app *a)
 			a->replay_waiting = false;
 		if (n > 0 && n_dask)
 			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_session());
+		if (a->srv && ((n > 0 && pfd[FD_SERVE].revents) || serve_ms == 0 || n == 0))
+			serve_run(a->srv);
 		app_note_loss(a);
 		if (app_note_key(a) && a->ui)
 			app_ui_draw(a);
@@ -1231,6 +1280,58 @@ static int app_open_dask(struct app *a)
 	return 0;
 }
 
+static void app_measure_cb(void *ctx, const struct run *r, struct metrics *m)
+{
+	app_measure(ctx, r, m);
+}
+
+/* Where to serve: --serve's address, else the listener's (TCP on the UDP
+ * host and port: ROASTOP_ADDR alone finds it); in a replay the key is read
+ * here, as the listener would have. */
+static int app_serve_where(struct app *a, struct serve_config *sc, char *err, size_t errsz)
+{
+	const struct app_config *c = a->cfg;
+	if (a->replay && !c->no_auth && auth_key_setup(&a->key, c->key_file, false, err, errsz) != 0)
+		return -1;
+	if (c->serve_host)
+		return serve_resolve(c->serve_host, c->serve_port, &sc->addr, &sc->addrlen, err, errsz);
+	sc->addrlen = sizeof(sc->addr);
+	if (getsockname(udp_fd(a->udp), (struct sockaddr *)&sc->addr, &sc->addrlen) == 0)
+		return 0;
+	snprintf(err, errsz, "no address: %s", strerror(errno));
+	return -1;
+}
+
+/* The HTTP server (serve.h): live by default, in a replay when --serve is
+ * given. Its failure (a port taken) is said and counted, never fatal:
+ * the measurement is the main job. */
+static void app_open_serve(struct app *a)
+{
+	const struct app_config *c = a->cfg;
+	if (c->serve_off || (!c->serve_host && !a->udp))
+		return;
+	char err[sizeof(a->serve_error) - 64];
+	struct serve_config sc = { .ses = &a->ses, .out_dir = a->out_dir,
+				   .metrics_open = c->serve_metrics_open, .udp = a->udp,
+				   .measure = app_measure_cb, .ctx = a };
+	if (app_serve_where(a, &sc, err, sizeof(err)) == 0) {
+		sc.key_hex = c->no_auth ? NULL : a->key.hex;
+		a->srv = serve_open(&sc, err, sizeof(err));
+	}
+	if (!a->srv) {
+		a->serve_failures++;
+		snprintf(a->serve_error, sizeof(a->serve_error), "not serving HTTP: %s", err);
+		fprintf(stderr, "roastop: %s; everything else goes on (--serve off: no server)\n",
+			a->serve_error);
+		session_note(&a->ses, clock_session(), LOG_WARN, a->serve_error);
+		return;
+	}
+	a->fds[FD_SERVE] = serve_fd(a->srv);
+	fprintf(stderr, "roastop: serving runs and metrics on http://%s/ (%s)\n",
+		serve_address(a->srv),
+		c->no_auth ? "no authentication" : "bearer token: the ROASTOP_KEY value");
+}
+
 static int app_open_sources(struct app *a)
 {
 	char err[512];
@@ -1279,6 +1380,8 @@ static int app_open_fds(struct app *a)
 
 static void app_close(struct app *a)
 {
+	a->fds[FD_SERVE] = -1; /* closed with the server */
+	serve_close(a->srv);
 	if (a->replay)
 		replay_close(a->replay);
 	a->fds[FD_UDP] = -1; /* closed with the listener */
@@ -1374,6 +1477,7 @@ int app_main(const struct app_config *cfg)
 		if (cfg->headless || cfg->replay_path)
 			fprintf(stderr, "roastop: collecting; each run's measurement goes under %s\n",
 				a->out_dir);
+		app_open_serve(a);
 		app_open_ui(a);
 		app_loop(a);
 		app_udp_last_drain(a);

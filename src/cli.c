@@ -21,6 +21,7 @@ enum okind {
 	O_REAL,
 	O_INT,
 	O_LISTEN,
+	O_SERVE,
 	O_HEADER,
 };
 
@@ -47,6 +48,8 @@ static const struct option_def options[] = {
 	{ "key-file", 0, O_STR, OFF(key_file), 0, 0, R_CLOSED },
 	{ "new-key", 0, O_FLAG, OFF(new_key), 0, 0, R_CLOSED },
 	{ "no-auth", 0, O_FLAG, OFF(no_auth), 0, 0, R_CLOSED },
+	{ "serve", 0, O_SERVE, 0, 0, 0, R_CLOSED },
+	{ "serve-metrics-open", 0, O_FLAG, OFF(serve_metrics_open), 0, 0, R_CLOSED },
 	{ "interval", 0, O_REAL, OFF(interval), 0.1, 3600, R_CLOSED },
 	{ "output", 0, O_STR, OFF(output), 0, 0, R_CLOSED },
 	{ "headless", 0, O_FLAG, OFF(headless), 0, 0, R_CLOSED },
@@ -334,8 +337,9 @@ static bool ipv6_ok(const char *h, size_t n)
 	return true;
 }
 
-/* HOST:PORT or [IPv6]:PORT; NULL on success, else why not. */
-static const char *listen_problem(const char *s, struct cli_opts *o)
+/* HOST:PORT or [IPv6]:PORT into host (CLI_MAX_HOST + 1 bytes) and port;
+ * NULL on success, else why not. */
+static const char *listen_problem(const char *s, char *out_host, int *out_port)
 {
 	const char *host = s, *colon;
 	size_t hlen;
@@ -361,9 +365,9 @@ static const char *listen_problem(const char *s, struct cli_opts *o)
 	long port = -1;
 	if (read_int(colon + 1, &port) != NUM_OK || port < 0 || port > 65535)
 		return "needs a port from 0 to 65535";
-	memcpy(o->listen_host, host, hlen);
-	o->listen_host[hlen] = '\0';
-	o->listen_port = (int)port;
+	memcpy(out_host, host, hlen);
+	out_host[hlen] = '\0';
+	*out_port = (int)port;
 	return NULL;
 }
 
@@ -441,8 +445,14 @@ static enum cli_result set_value(struct parser *p, const struct option_def *d, c
 		p->scheduler_from_cli = true;
 		return CLI_RUN;
 	case O_LISTEN:
-		if ((why = listen_problem(v, p->o)))
+		if ((why = listen_problem(v, p->o->listen_host, &p->o->listen_port)))
 			return fail(p, "--listen: '%s' %s", shown(v, SIZE_MAX, q), why);
+		return CLI_RUN;
+	case O_SERVE:
+		p->o->serve = strcmp(v, "off") == 0 ? CLI_SERVE_OFF : CLI_SERVE_AT;
+		if (p->o->serve == CLI_SERVE_AT &&
+		    (why = listen_problem(v, p->o->serve_host, &p->o->serve_port)))
+			return fail(p, "--serve: '%s' %s (or 'off')", shown(v, SIZE_MAX, q), why);
 		return CLI_RUN;
 	case O_FLAG:
 	case O_HELP:
@@ -600,6 +610,11 @@ void cli_usage(FILE *f)
 	      "  --new-key                replace the key file with a fresh key\n"
 	      "  --no-auth                accept unsigned datagrams\n"
 	      "  --rcvbuf BYTES           socket receive buffer, 4096 to 1073741824\n"
+	      "\n"
+	      "HTTP (runs, metrics.json, OpenMetrics; bearer token = ROASTOP_KEY):\n"
+	      "  --serve HOST:PORT|off    serve over TCP (default: the --listen address;\n"
+	      "                           in a replay only when given)\n"
+	      "  --serve-metrics-open     /metrics without the token (the rest keeps it)\n"
 	      "\n"
 	      "Recording and replay:\n"
 	      "  --record FILE            write every event to FILE (JSON lines)\n"

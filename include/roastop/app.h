@@ -24,6 +24,12 @@ struct app_config {
 	bool new_key; /* replace the key file with a fresh key */
 	bool no_auth;
 	int rcvbuf;
+	/* the HTTP server (serve.h): off, or at serve_host:serve_port; with no
+	 * serve_host, live at the listener's address and not in a replay */
+	bool serve_off;
+	const char *serve_host;
+	int serve_port;
+	bool serve_metrics_open; /* /metrics without the bearer token */
 	/* the Dask scheduler (live mode; NULL url: not polled) */
 	const char *scheduler_url;
 	const char *dashboard_prefix;

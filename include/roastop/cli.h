@@ -37,6 +37,10 @@
 
 enum cli_result { CLI_RUN = 0, CLI_HELP, CLI_VERSION, CLI_ERROR };
 
+/* --serve: not given (live: the --listen address; a replay: none), off, or
+ * HOST:PORT. */
+enum cli_serve { CLI_SERVE_AUTO = 0, CLI_SERVE_OFF, CLI_SERVE_AT };
+
 /* Strings point into argv (or the environment string): they live as long
  * as those do. NULL means "not given". */
 struct cli_opts {
@@ -46,6 +50,10 @@ struct cli_opts {
 	const char *key_file;
 	bool new_key;
 	bool no_auth;
+	enum cli_serve serve;
+	char serve_host[CLI_MAX_HOST + 1]; /* CLI_SERVE_AT: as listen_host */
+	int serve_port;
+	bool serve_metrics_open;
 	double interval; /* scheduler poll, seconds, 0.1..3600 */
 	const char *output; /* NULL = the app chooses */
 	bool headless;

@@ -41,6 +41,7 @@ struct session_run {
 	bool implicit; /* no run_start: no collector */
 	bool closed; /* ended and settled */
 	bool dirty; /* changed after its close (a late chunk): written again */
+	int write_errno; /* why its last write failed (the app's); 0 after a success */
 	enum run_status status;
 	struct run *run; /* NULL once only this row is kept */
 	struct session_figures fig;

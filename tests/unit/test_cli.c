@@ -186,6 +186,28 @@ static void every_option_equals(void **state)
 	assert_int_equal(o.rcvbuf, 4096);
 }
 
+static void serve_option(void **state)
+{
+	(void)state;
+	struct cli_opts o;
+	char err[256];
+	assert_int_equal(parse(&o, err, NULL, END), CLI_RUN);
+	assert_int_equal(o.serve, CLI_SERVE_AUTO); /* the app follows --listen */
+	assert_false(o.serve_metrics_open);
+	assert_int_equal(parse(&o, err, NULL, "--serve", "off", END), CLI_RUN);
+	assert_int_equal(o.serve, CLI_SERVE_OFF);
+	assert_int_equal(parse(&o, err, NULL, "--serve=[::1]:0", "--serve-metrics-open", END),
+			 CLI_RUN);
+	assert_int_equal(o.serve, CLI_SERVE_AT);
+	assert_string_equal(o.serve_host, "::1");
+	assert_int_equal(o.serve_port, 0);
+	assert_true(o.serve_metrics_open);
+	assert_string_equal(o.listen_host, "127.0.0.1"); /* --serve leaves --listen alone */
+	assert_int_equal(parse(&o, err, NULL, "--serve", "on", END), CLI_ERROR);
+	assert_non_null(strstr(err, "--serve: 'on' is not HOST:PORT (or 'off')"));
+	assert_int_equal(parse(&o, err, NULL, "--serve", "127.0.0.1:70000", END), CLI_ERROR);
+}
+
 struct listen_case {
 	const char *arg;
 	const char *host; /* NULL = must fail */
@@ -640,6 +662,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
+		cmocka_unit_test(serve_option),
 		cmocka_unit_test(environment),
 		cmocka_unit_test(every_option_separate),
 		cmocka_unit_test(every_option_equals),

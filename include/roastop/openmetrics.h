@@ -1,0 +1,25 @@
+/* The session's numbers as OpenMetrics text (GET /metrics): the newest
+ * run's from the metrics module, the listener's and the server's counters.
+ * Formatting only; names and units in docs/metrics.md, "OpenMetrics". A
+ * number not measured has no sample (never 0). */
+#ifndef ROASTOP_OPENMETRICS_H
+#define ROASTOP_OPENMETRICS_H
+
+#include "roastop/metrics.h"
+#include "roastop/serve.h"
+#include "roastop/session.h"
+#include "roastop/strbuf.h"
+#include "roastop/udp.h"
+
+struct openmetrics_input {
+	const struct session *ses;
+	const struct session_run *row; /* the newest run's row; NULL: none yet */
+	const struct metrics *m; /* its metrics (or the watch's); NULL: none */
+	const struct udp_stats *udp; /* NULL: no listener (a replay) */
+	const struct serve_stats *serve; /* NULL: left out */
+};
+
+/* Appends the whole exposition, "# EOF" last. */
+void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out);
+
+#endif

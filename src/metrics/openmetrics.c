@@ -1,0 +1,157 @@
+/* OpenMetrics text for GET /metrics (openmetrics.h). Every run number is
+ * one of struct metrics, only scaled to the base unit (seconds, bytes,
+ * ratios); names follow Prometheus' conventions (docs/metrics.md). */
+#include "roastop/openmetrics.h"
+
+#include "roastop/event_json.h"
+
+/* One run number: its family, type, the metrics field and the factor to
+ * the base unit. */
+struct om_def {
+	const char *name;
+	bool counter;
+	size_t off; /* of an optnum in struct metrics */
+	double scale;
+	const char *help;
+};
+
+#define M(f) offsetof(struct metrics, f)
+
+static const struct om_def run_defs[] = {
+	{ "roastop_chunks", true, M(num_chunks), 1, "Chunks processed by the run (successful and failed)." },
+	{ "roastop_chunks_failed", true, M(num_failed_chunks), 1, "Chunks that raised." },
+	{ "roastop_events", true, M(total_events), 1, "Events processed by the run." },
+	{ "roastop_read_bytes", true, M(total_bytes_read), 1, "Bytes the chunks read." },
+	{ "roastop_cpu_seconds", true, M(total_cpu_time), 1, "CPU time of the chunks." },
+	{ "roastop_elapsed_seconds", false, M(elapsed_time_seconds), 1, "The run's wall time so far." },
+	{ "roastop_chunks_per_second", false, M(chunks_per_second), 1, "Chunk rate over the run's window." },
+	{ "roastop_events_per_second", false, M(event_rate_elapsed_khz), 1e3, "Event rate over the run's wall time." },
+	{ "roastop_read_bytes_per_second", false, M(data_rate_mb_per_s), 1e6, "Read rate over the run's window." },
+	{ "roastop_chunks_in_flight", false, M(inflight_running), 1, "Chunks started and not finished." },
+	{ "roastop_chunks_straggling", false, M(inflight_stragglers), 1, "Chunks in flight past the straggler age." },
+	{ "roastop_workers", false, M(workers_now), 1, "Dask workers in the latest scheduler sample." },
+	{ "roastop_threads", false, M(total_threads_now), 1, "Worker threads in the latest scheduler sample." },
+	{ "roastop_memory_used_bytes", false, M(memory_used_now_bytes), 1, "Workers' memory in use, summed." },
+	{ "roastop_memory_limit_bytes", false, M(memory_limit_now_bytes), 1, "Workers' memory limits, summed." },
+	{ "roastop_cpu_utilization_ratio", false, M(cpu_percent_now), 1e-2, "Mean worker CPU use per core (0 to 1)." },
+	{ "roastop_tasks_executing", false, M(tasks_executing_now), 1, "Tasks executing in the latest scheduler sample." },
+	{ "roastop_progress_ratio", false, M(progress_fraction), 1, "Done over total of the progress source (0 to 1)." },
+	{ "roastop_eta_seconds", false, M(eta_seconds), 1, "Estimated seconds to the run's end." },
+};
+
+static void om_head(struct strbuf *o, const char *name, bool counter, const char *help)
+{
+	strbuf_appendf(o, "# TYPE %s %s\n# HELP %s %s\n", name, counter ? "counter" : "gauge", name,
+		       help);
+}
+
+/* A label value: backslash, quote and newline escaped. */
+static void om_label_value(struct strbuf *o, const char *v)
+{
+	strbuf_puts(o, "\"");
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			strbuf_append(o, "\\", 1);
+		if (*v == '\n')
+			strbuf_puts(o, "\\n");
+		else
+			strbuf_append(o, v, 1);
+	}
+	strbuf_puts(o, "\"");
+}
+
+/* name[_total]{labels} value; labels: NULL, or "k" = v pairs, up to two. */
+static void om_sample(struct strbuf *o, const char *name, bool counter, const char *k1,
+		      const char *v1, const char *k2, const char *v2, double v)
+{
+	strbuf_puts(o, name);
+	if (counter)
+		strbuf_puts(o, "_total");
+	if (k1) {
+		strbuf_appendf(o, "{%s=", k1);
+		om_label_value(o, v1);
+		if (k2) {
+			strbuf_appendf(o, ",%s=", k2);
+			om_label_value(o, v2);
+		}
+		strbuf_puts(o, "}");
+	}
+	strbuf_puts(o, " ");
+	strbuf_json_number(o, v);
+	strbuf_puts(o, "\n");
+}
+
+static void om_counter(struct strbuf *o, const char *name, const char *help, uint64_t v)
+{
+	om_head(o, name, true, help);
+	om_sample(o, name, true, NULL, NULL, NULL, NULL, (double)v);
+}
+
+static void om_run(struct strbuf *o, const struct session_run *row, const struct metrics *m)
+{
+	const char *k = row ? "run_id" : NULL, *id = row ? row->run_id : NULL;
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(run_defs); i++) {
+		const struct om_def *d = &run_defs[i];
+		const optnum *v = (const optnum *)(const void *)((const char *)m + d->off);
+		if (!v->valid) /* not measured: no sample, the family stays empty */
+			continue;
+		om_head(o, d->name, d->counter, d->help);
+		om_sample(o, d->name, d->counter, k, id, NULL, NULL, v->value * d->scale);
+	}
+	if (!row)
+		return;
+	enum run_status st = row->run ? row->run->status : row->status;
+	om_head(o, "roastop_run_status", false, "1 for the newest run's status, 0 for the others.");
+	for (int s = 0; s < RUN_STATUS__COUNT; s++)
+		om_sample(o, "roastop_run_status", false, "run_id", row->run_id, "status",
+			  run_status_name((enum run_status)s), s == (int)st ? 1 : 0);
+	om_head(o, "roastop_run_closed", false, "1 once the run has ended, settled and been written.");
+	om_sample(o, "roastop_run_closed", false, "run_id", row->run_id, NULL, NULL, row->closed);
+}
+
+static void om_udp(struct strbuf *o, const struct udp_stats *st)
+{
+	om_counter(o, "roastop_udp_datagrams", "Datagrams received, good or bad.", st->datagrams);
+	om_counter(o, "roastop_udp_received_bytes", "Bytes of the datagrams received.", st->bytes);
+	om_counter(o, "roastop_udp_events_applied", "Events the datagrams delivered.", st->applied);
+	om_counter(o, "roastop_udp_datagrams_missing", "Sequence numbers never received.",
+		   st->missing);
+	om_counter(o, "roastop_udp_datagrams_dropped", "Datagrams the kernel dropped (buffer full).",
+		   st->kernel_drops);
+	const char *n = "roastop_udp_datagrams_rejected";
+	om_head(o, n, true, "Datagrams rejected by framing, key or sequence, by reason.");
+	for (int r = 0; r < UDP__COUNT; r++)
+		om_sample(o, n, true, "reason", udp_reason_name(r), NULL, NULL, (double)st->rejected[r]);
+	n = "roastop_udp_decode_rejected";
+	om_head(o, n, true, "Datagrams whose event could not be decoded, by reason.");
+	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
+		om_sample(o, n, true, "reason", decode_error_name(e), NULL, NULL,
+			  (double)st->json.by_reason[e]);
+}
+
+static void om_serve(struct strbuf *o, const struct serve_stats *st)
+{
+	om_counter(o, "roastop_http_connections", "HTTP connections accepted.", st->connections);
+	om_counter(o, "roastop_http_requests", "HTTP requests that reached the routes.", st->requests);
+	om_counter(o, "roastop_http_connections_without_request",
+		   "HTTP connections closed before a request reached the routes.",
+		   st->connections_without_request);
+	const char *n = "roastop_http_requests_rejected";
+	om_head(o, n, true, "HTTP requests answered with an error, by reason.");
+	for (int r = 0; r < SERVE_REJ__COUNT; r++)
+		om_sample(o, n, true, "reason", serve_route_reject_name(r), NULL, NULL,
+			  (double)st->rejected[r]);
+}
+
+void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
+{
+	if (in->m)
+		om_run(out, in->row, in->m);
+	if (in->ses)
+		om_counter(out, "roastop_runs", "Runs seen by this roastop.", in->ses->runs_total);
+	if (in->udp)
+		om_udp(out, in->udp);
+	if (in->serve)
+		om_serve(out, in->serve);
+	strbuf_puts(out, "# EOF\n");
+}

@@ -1,0 +1,108 @@
+/* openmetrics_write(): names, types, units and labels as documented
+ * (docs/metrics.md, "OpenMetrics"); an unmeasured number has no sample. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "roastop/openmetrics.h"
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = text; (p = strstr(p, line)); p += n)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	return false;
+}
+
+static void write_all(const struct session_run *row, struct strbuf *out)
+{
+	static struct metrics m;
+	memset(&m, 0, sizeof(m));
+	m.num_chunks = optnum_of(42);
+	m.num_failed_chunks = optnum_of(0);
+	m.event_rate_elapsed_khz = optnum_of(2.5);
+	m.memory_used_now_bytes = optnum_of(3.0 * (1 << 30));
+	m.cpu_percent_now = optnum_of(50);
+	/* workers_now, total_threads_now... stay unmeasured */
+	struct session ses = { .runs_total = 3 };
+	struct udp_stats us = { .datagrams = 100, .applied = 90 };
+	us.rejected[UDP_BAD_TAG] = 7;
+	us.json.by_reason[DEC_NOT_JSON] = 2;
+	struct serve_stats ss = { .connections = 5, .requests = 4 };
+	ss.rejected[SERVE_REJ_AUTH] = 1;
+	struct openmetrics_input in = { .ses = &ses, .row = row, .m = &m, .udp = &us, .serve = &ss };
+	strbuf_init(out);
+	openmetrics_write(&in, out);
+}
+
+static void run_numbers_in_base_units_with_run_id(void **state)
+{
+	(void)state;
+	struct session_run row = { .run_id = "r-1", .status = RUN_RUNNING };
+	struct strbuf o;
+	write_all(&row, &o);
+	assert_true(has_line(o.data, "# TYPE roastop_chunks counter"));
+	assert_true(has_line(o.data, "roastop_chunks_total{run_id=\"r-1\"} 42"));
+	assert_true(has_line(o.data, "roastop_chunks_failed_total{run_id=\"r-1\"} 0"));
+	assert_true(has_line(o.data, "# TYPE roastop_events_per_second gauge"));
+	assert_true(has_line(o.data, "roastop_events_per_second{run_id=\"r-1\"} 2500"));
+	assert_true(has_line(o.data, "roastop_memory_used_bytes{run_id=\"r-1\"} 3221225472"));
+	assert_true(has_line(o.data, "roastop_cpu_utilization_ratio{run_id=\"r-1\"} 0.5"));
+	assert_true(has_line(o.data, "roastop_run_status{run_id=\"r-1\",status=\"running\"} 1"));
+	assert_true(has_line(o.data, "roastop_run_status{run_id=\"r-1\",status=\"failed\"} 0"));
+	assert_true(has_line(o.data, "roastop_run_closed{run_id=\"r-1\"} 0"));
+	strbuf_free(&o);
+}
+
+static void unmeasured_numbers_have_no_family(void **state)
+{
+	(void)state;
+	struct session_run row = { .run_id = "r" };
+	struct strbuf o;
+	write_all(&row, &o);
+	assert_null(strstr(o.data, "roastop_workers"));
+	assert_null(strstr(o.data, "roastop_threads"));
+	assert_null(strstr(o.data, "roastop_eta_seconds"));
+	strbuf_free(&o);
+}
+
+static void counters_of_the_listener_and_server(void **state)
+{
+	(void)state;
+	struct strbuf o;
+	write_all(NULL, &o);
+	assert_true(has_line(o.data, "roastop_chunks_total 42")); /* the watch: no run_id */
+	assert_null(strstr(o.data, "roastop_run_status"));
+	assert_true(has_line(o.data, "roastop_runs_total 3"));
+	assert_true(has_line(o.data, "roastop_udp_datagrams_total 100"));
+	assert_true(has_line(o.data, "roastop_udp_datagrams_rejected_total{reason=\"bad_tag\"} 7"));
+	assert_true(has_line(o.data, "roastop_udp_decode_rejected_total{reason=\"not_json\"} 2"));
+	assert_true(has_line(o.data, "roastop_http_requests_total 4"));
+	assert_true(has_line(o.data, "roastop_http_requests_rejected_total{reason=\"auth\"} 1"));
+	size_t n = strlen(o.data);
+	assert_true(n > 6 && strcmp(o.data + n - 6, "# EOF\n") == 0);
+	assert_int_equal(strstr(o.data, "# EOF") - o.data, (long)(n - 6)); /* only at the end */
+	strbuf_free(&o);
+}
+
+static void label_values_are_escaped(void **state)
+{
+	(void)state;
+	struct session_run row = { .run_id = "a\"b\\c\nd" };
+	struct strbuf o;
+	write_all(&row, &o);
+	assert_true(has_line(o.data, "roastop_chunks_total{run_id=\"a\\\"b\\\\c\\nd\"} 42"));
+	strbuf_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(run_numbers_in_base_units_with_run_id),
+		cmocka_unit_test(unmeasured_numbers_have_no_family),
+		cmocka_unit_test(counters_of_the_listener_and_server),
+		cmocka_unit_test(label_values_are_escaped),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
