@@ -32,6 +32,16 @@ class MuonCounter(processor.ProcessorABC):
         return accumulator
 
 
+def plain(value):
+    """value with tuple keys as text (roastcoffea's span metrics have them),
+    for --result's JSON."""
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scheduler", required=True)
@@ -56,7 +66,7 @@ def main():
     collector.print_summary()
     client.close()
     if args.result:
-        args.result.write_text(json.dumps({"metrics": metrics, "path": str(path),
+        args.result.write_text(json.dumps({"metrics": plain(metrics), "path": str(path),
                                            "entries": int(report["entries"])}, default=str))
 
 
