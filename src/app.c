@@ -60,6 +60,12 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_ID
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
 #define RUN_END_FLUSH_MAX 15.0 /* and at most this long for the scheduler's last round */
+/* --exit-on-run-end with a server: then the run is closed and written, and
+ * roastop stays for the collector to fetch it (docs/serve.md) until a
+ * measurement has been sent, LINGER_IDLE s pass without a request, or
+ * LINGER_MAX s in all. */
+#define LINGER_IDLE 3.0
+#define LINGER_MAX 30.0
 /* How often a live run's silence is looked at: a tenth of the timeout, so a
  * run is marked incomplete at most 10 % late, and at least every second. */
 #define RUN_IDLE_CHECKS 10.0
@@ -84,6 +90,9 @@ struct app {
 	bool headless; /* asked for, or no usable terminal */
 	char emitter_hint[PATH_MAX + 128]; /* what the emitters need, for the screen */
 	bool ending; /* run ended, grace period running */
+	bool lingering; /* then waiting for the collector's fetch (LINGER_IDLE) */
+	uint64_t linger_sent, linger_requests; /* the server's counts when last looked at */
+	double linger_idle_at, linger_end; /* clock_mono() */
 	double ending_deadline; /* monotonic: stop by then even if a poll hangs */
 	int fds[FD__COUNT];
 	bool stop;
@@ -1016,11 +1025,34 @@ static void app_udp_last_drain(struct app *a)
 			return;
 }
 
+/* Still waiting for the collector to fetch the ended run (LINGER_IDLE)?
+ * Closes the runs settled meanwhile, so that there is something to fetch. */
+static bool app_linger(struct app *a)
+{
+	struct serve_stats st;
+	serve_get_stats(a->srv, &st);
+	double now = clock_mono();
+	if (!a->lingering) {
+		a->lingering = true;
+		a->linger_sent = st.measurements_sent;
+		a->linger_end = now + LINGER_MAX;
+	}
+	if (!a->linger_idle_at || st.requests != a->linger_requests) {
+		a->linger_requests = st.requests;
+		a->linger_idle_at = now + LINGER_IDLE;
+	}
+	session_tick(&a->ses, app_now(a));
+	return st.measurements_sent == a->linger_sent && now < a->linger_idle_at &&
+	       now < a->linger_end;
+}
+
 /* The grace after run end is over: stop, once the scheduler's last round
- * (begun after the run's end) is in, or its deadline has passed. */
+ * (begun after the run's end) is in, or its deadline has passed, and the
+ * collector has had its chance to fetch the run. */
 static void app_end_after_flush(struct app *a)
 {
-	if (a->dask && dask_flushing(a->dask) && clock_mono() < a->ending_deadline) {
+	if ((a->dask && dask_flushing(a->dask) && clock_mono() < a->ending_deadline) ||
+	    (a->srv && app_linger(a))) {
 		struct itimerspec it = itimer_of(0.1, 0);
 		timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
 		return;

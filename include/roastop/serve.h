@@ -25,6 +25,9 @@ struct serve_stats {
 	 * 400/414/431 itself), a connection idle past the timeout */
 	uint64_t connections_without_request;
 	uint64_t rejected[SERVE_REJ__COUNT];
+	/* a closed run's metrics.json sent whole: --exit-on-run-end waits for
+	 * one (docs/serve.md, "The collector's channel") */
+	uint64_t measurements_sent;
 };
 
 struct serve_config {

@@ -47,6 +47,7 @@ struct serve_response {
 	int fd; /* a file to send whole (its bytes as written); the response owns it */
 	const char *allow; /* an Allow header's value, or NULL */
 	bool challenge; /* a WWW-Authenticate: Bearer header */
+	bool measurement; /* a closed run's metrics.json (what the collector fetches last) */
 	enum serve_reject reject;
 };
 

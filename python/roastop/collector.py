@@ -120,7 +120,7 @@ class MetricsCollector:
         self.datasets = []
         self.coffea_report = None
         self.custom_metrics = None
-        self._metrics = self._metrics_bytes = None
+        self._metrics = self._metrics_bytes = self._summary_bytes = None
         self.fetch_timeout = float(fetch_timeout)
         self.t_start = self.t_end = None
         self.emitter = None
@@ -222,7 +222,7 @@ class MetricsCollector:
         # reach workers without roastop even when nothing will be sent
         self.shipped_by_value = ship_by_value()
         self.t_start, self.t_end = time.time(), None
-        self._metrics = self._metrics_bytes = None
+        self._metrics = self._metrics_bytes = self._summary_bytes = None
         if self.emitter is None:
             return self
         if self.hello:
@@ -326,10 +326,17 @@ class MetricsCollector:
         Raises MetricsUnavailable (a RuntimeError) when roastop cannot give
         it, and RuntimeError before the with-block has ended."""
         if self._metrics is None:
-            body = self._fetch(["metrics.json"], timeout)["metrics.json"]
-            self._metrics_bytes = body
-            self._metrics = json.loads(body)
+            self._fetch_measurement(timeout)
         return self._metrics
+
+    def _fetch_measurement(self, timeout):
+        """The run's summary.txt and metrics.json, both at once and the
+        measurement last: roastop --exit-on-run-end waits for that one
+        before it exits (docs/serve.md)."""
+        files = self._fetch(["summary.txt", "metrics.json"], timeout)
+        self._summary_bytes = files["summary.txt"]
+        self._metrics_bytes = files["metrics.json"]
+        self._metrics = json.loads(self._metrics_bytes)
 
     @property
     def metrics(self):
@@ -353,8 +360,8 @@ class MetricsCollector:
         metadata.json and roastop's summary.txt. NAME defaults to the local
         time, as roastcoffea's. Returns the directory's Path."""
         if self._metrics_bytes is None:
-            self.get_metrics(timeout)
-        summary = self._fetch(["summary.txt"], timeout)["summary.txt"]
+            self._fetch_measurement(timeout)
+        summary = self._summary_bytes
         name = measurement_name or datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
         path = Path(output_dir) / name
         path.mkdir(parents=True, exist_ok=True)
@@ -372,6 +379,7 @@ class MetricsCollector:
     def print_summary(self, timeout=None):
         """Prints roastop's summary.txt of the run (what roastop printed at
         its close); raises as get_metrics() does."""
-        text = self._fetch(["summary.txt"], timeout)["summary.txt"]
-        sys.stdout.write(text.decode("utf-8", "replace"))
+        if self._summary_bytes is None:
+            self._fetch_measurement(timeout)
+        sys.stdout.write(self._summary_bytes.decode("utf-8", "replace"))
         sys.stdout.flush()

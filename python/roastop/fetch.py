@@ -73,8 +73,10 @@ class Channel:
             except TimeoutError:
                 raise self._fail(f"run {run_id} not closed in time", last) from None
             except OSError as exc:
-                raise self._fail("not reachable", f"{exc} (is roastop serving? "
-                                 "see --serve)") from None
+                raise self._fail("not reachable", f"{exc} (roastop not running or "
+                                 "not serving (--serve), or gone: with --exit-on-run-end "
+                                 "it waits 3 s after the run for this call; the "
+                                 "measurement is in its --output directory)") from None
             if answer.status == 401:
                 raise self._fail("refused", "another session key (ROASTOP_KEY)")
             if answer.status == 200:

@@ -24,6 +24,7 @@ struct serve {
 	struct MHD_Daemon *mhd;
 	int epoll_fd;
 	struct serve_stats stats;
+	char measurement; /* its address marks a request answered with a measurement */
 	char address[NI_MAXHOST + NI_MAXSERV + 4];
 };
 
@@ -67,6 +68,16 @@ static void serve_notify(void *cls, struct MHD_Connection *c, void **socket_cont
 		s->stats.connections_without_request++;
 	free(sc);
 	*socket_context = NULL;
+}
+
+/* A request is over: a measurement counts once its last byte is sent. */
+static void serve_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			    enum MHD_RequestTerminationCode toe)
+{
+	struct serve *s = cls;
+	(void)c;
+	if (*con_cls == &s->measurement && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		s->stats.measurements_sent++;
 }
 
 static void serve_mark(struct MHD_Connection *c)
@@ -143,6 +154,8 @@ static enum MHD_Result serve_access(void *cls, struct MHD_Connection *c, const c
 	};
 	struct serve_response rs;
 	serve_route(&s->site, &rq, &rs);
+	if (rs.measurement && strcmp(method, "GET") == 0)
+		*con_cls = &s->measurement;
 	enum MHD_Result ok = serve_reply(s, c, &rs);
 	serve_route_free(&rs);
 	return ok;
@@ -214,7 +227,8 @@ static struct MHD_Daemon *serve_start(struct serve *s, int fd)
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_TIMEOUT,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVE_CONNECTION_MEMORY,
-		MHD_OPTION_NOTIFY_CONNECTION, serve_notify, s, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_CONNECTION, serve_notify, s,
+		MHD_OPTION_NOTIFY_COMPLETED, serve_completed, s, MHD_OPTION_END);
 }
 
 struct serve *serve_open(const struct serve_config *c, char *err, size_t errsz)

@@ -177,6 +177,7 @@ static void route_run(const struct serve_site *site, const char *rest, struct se
 		strbuf_puts(&rs->body, "\n");
 	} else if (strcmp(file, "metrics.json") == 0) {
 		route_file(site, row, file, SERVE_TYPE_JSON, true, rs);
+		rs->measurement = rs->status == 200;
 	} else if (strcmp(file, "summary.txt") == 0) {
 		route_file(site, row, file, SERVE_TYPE_TEXT, true, rs);
 	} else if (strcmp(file, "report.html") == 0) {

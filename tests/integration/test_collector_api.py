@@ -86,3 +86,36 @@ def test_the_same_script_runs_under_roastcoffea(tmp_path, dask_cluster, dimuon_f
     assert result["metrics"]["total_events"] == truth["total_events"]
     assert (tmp_path / "saved" / "measurement" / "metrics.json").exists()
     assert set(result["metrics"]) <= set(roastop_script_run["result"]["metrics"])
+
+
+CLIENT = """
+import json, sys
+from roastop import MetricsCollector
+mc = MetricsCollector(None, run_name="fetched before the exit")
+with mc:
+    pass
+m = mc.get_metrics()
+mc.print_summary()
+sys.stderr.write(json.dumps({"run_id": m["run_id"], "mine": mc.run_id,
+                             "status": m["run_status"]}))
+"""
+
+
+def test_exit_on_run_end_waits_for_the_collectors_fetch(tmp_path):
+    """roastop --exit-on-run-end closes the run, stays until the collector
+    has fetched it (docs/serve.md), then exits on its own."""
+    out = tmp_path / "measurement"
+    proc, env = start_roastop_live(tmp_path, "--exit-on-run-end", "--duration", 300,
+                                   "--output", out)
+    try:
+        p = subprocess.run([sys.executable, "-c", CLIENT], env=client_env(**env),
+                           capture_output=True, text=True, timeout=120)
+        roastop_out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert p.returncode == 0, p.stdout + p.stderr
+    got = json.loads(p.stderr.strip().splitlines()[-1])
+    assert got["run_id"] == got["mine"] and got["status"] == "completed"
+    assert proc.returncode == 0 and "run ended" in roastop_out
+    assert (run_dir(out) / "summary.txt").read_text() in p.stdout

@@ -112,11 +112,13 @@ static void expect(struct fixture *f, const char *method, const char *path, cons
 	serve_route_free(&rs);
 }
 
-/* The file's bytes as sent. */
+/* The file's bytes as sent; a measurement only metrics.json (what
+ * --exit-on-run-end waits for). */
 static void expect_file(struct fixture *f, const char *path, const char *type, const char *text)
 {
 	struct serve_response rs = get(f, "GET", path, BEARER);
 	assert_int_equal(rs.status, 200);
+	assert_int_equal(rs.measurement, strstr(path, "/metrics.json") != NULL);
 	assert_string_equal(rs.content_type, type);
 	assert_true(rs.fd >= 0);
 	char buf[256] = "";
@@ -242,6 +244,7 @@ static void an_open_run_gets_409_with_its_status(void **state)
 	struct fixture *f = *state;
 	struct serve_response rs = get(f, "GET", "/runs/latest/metrics.json", BEARER);
 	assert_int_equal(rs.status, 409);
+	assert_false(rs.measurement);
 	assert_string_equal(rs.body.data, "{\"error\": \"run not closed\", \"status\": \"running\"}\n");
 	serve_route_free(&rs);
 	expect(f, "GET", "/runs/c/summary.txt", BEARER, 409, SERVE_REJ_NOT_CLOSED);
