@@ -7,6 +7,7 @@
 #include "roastop/common.h"
 #include "roastop/event.h"
 #include "roastop/hist.h"
+#include "roastop/failed.h"
 #include "roastop/inflight.h"
 #include "roastop/rawchunks.h"
 #include "roastop/stats.h"
@@ -218,6 +219,7 @@ struct run {
 	double outside_events, outside_bytes, outside_time;
 	double t_chunk_first, t_chunk_last; /* the chunks' span: an unmarked run's window */
 	struct inflight inflight; /* chunks begun, not ended (chunk_start) */
+	struct failed failed; /* the latest failed chunks */
 	struct rawchunks raw; /* successful chunks' records, a sample past the cap */
 	struct timeline tl_events; /* cumulative events at each chunk arrival */
 	struct timeline tl_bytes; /* cumulative bytes_read at each chunk arrival */

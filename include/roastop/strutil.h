@@ -8,6 +8,9 @@
 /* Copies src (NULL = "") into dst of size bytes, truncating on a UTF-8
  * character boundary; always NUL-terminates. */
 void strutil_copy(char *dst, size_t size, const char *src);
+/* Likewise, but a src too long keeps its end (of a path: the file name,
+ * what tells files apart), starting on a UTF-8 character boundary. */
+void strutil_copy_tail(char *dst, size_t size, const char *src);
 
 /* Well-formed, NUL-terminated UTF-8: no overlong forms, no surrogates,
  * nothing above U+10FFFF. */

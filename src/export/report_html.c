@@ -847,6 +847,35 @@ static void failed_table(struct strbuf *o, const struct run *r)
 	table_end(o, n, r->errors.count, "by count; all in metrics.json");
 }
 
+static const char *failed_entries(char buf[2 * FMT_LEN], const struct failed_chunk *c)
+{
+	if (!c->entry_start.valid || !c->entry_stop.valid)
+		return "n/a";
+	snprintf(buf, 2 * FMT_LEN, "%.0f&ndash;%.0f", c->entry_start.value, c->entry_stop.value);
+	return buf;
+}
+
+/* The latest failed chunks themselves (failed.h): which file to look at. */
+static void failed_latest(struct strbuf *o, const struct run *r)
+{
+	static const char *const cols[] = { "exception", "file", "entries", "dataset", "worker",
+					    "duration" };
+	table_head(o, "failed-chunks", cols, ROASTOP_ARRAY_LEN(cols), 0x24u);
+	char a[FMT_LEN], e[2 * FMT_LEN];
+	size_t n = 0;
+	for (const struct failed_chunk *c; (c = failed_get(&r->failed, n)) != NULL; n++) {
+		strbuf_puts(o, "<tr>");
+		cell(o, c->error[0] ? c->error : "n/a");
+		cell(o, c->file[0] ? c->file : "n/a");
+		strbuf_appendf(o, "<td class=\"n\">%s</td>", failed_entries(e, c)); /* digits only */
+		cell(o, c->dataset[0] ? c->dataset : "n/a");
+		cell(o, c->worker[0] ? c->worker : "n/a");
+		cell_num(o, format_duration(a, c->duration));
+		strbuf_puts(o, "</tr>\n");
+	}
+	table_end(o, n, (size_t)r->failed.n, "the latest first; the others in the recording");
+}
+
 static void inflight_table(struct strbuf *o, const struct metrics *m, const struct run *r)
 {
 	static const char *const cols[] = { "age", "file", "dataset", "worker" };
@@ -881,9 +910,13 @@ static void failed(struct strbuf *o, const struct metrics *m, const struct run *
 		strbuf_appendf(o, "<p data-failed=\"%llu\">%s of %s chunks failed%s</p>\n",
 			       (unsigned long long)r->n_failed, format_count(a, m->num_failed_chunks),
 			       format_count(b, m->num_chunks),
-			       r->n_failed ? ", by exception type (each record is in the recording):" : ".");
+			       r->n_failed ? ", by exception type:" : ".");
 	if (r->errors.count)
 		failed_table(o, r);
+	if (r->failed.n) {
+		strbuf_puts(o, "<h3>The latest failed chunks</h3>\n");
+		failed_latest(o, r);
+	}
 	inflight_table(o, m, r);
 	strbuf_puts(o, "</section>\n");
 }

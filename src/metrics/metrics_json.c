@@ -330,6 +330,30 @@ static void add_inflight(struct jsonw *w, const struct metrics *m, const struct 
 	jsonw_end(w, '}');
 }
 
+/* The latest failed chunks (failed.h), the latest first: which file and
+ * entry range raised what, where. */
+static void add_failed(struct jsonw *w, const struct run *r)
+{
+	jsonw_object(w, "failed_chunks");
+	jsonw_num(w, "count", (double)r->failed.n);
+	jsonw_array(w, "latest");
+	const struct failed_chunk *c;
+	for (size_t i = 0; (c = failed_get(&r->failed, i)) != NULL; i++) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "error", c->error[0] ? c->error : NULL);
+		jsonw_str(w, "file", c->file[0] ? c->file : NULL);
+		jsonw_str(w, "dataset", c->dataset[0] ? c->dataset : NULL);
+		jsonw_str(w, "worker", c->worker[0] ? c->worker : NULL);
+		jsonw_opt(w, "entry_start", c->entry_start);
+		jsonw_opt(w, "entry_stop", c->entry_stop);
+		jsonw_opt(w, "duration", c->duration);
+		jsonw_num(w, "received_at", c->t);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, ']');
+	jsonw_end(w, '}');
+}
+
 /* The caller's own counters (e.g. replay rejections), already JSON. */
 static void add_extra(struct jsonw *w, const cJSON *extra)
 {
@@ -382,6 +406,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_sources(w, r);
 	add_counts(w, r);
 	add_inflight(w, m, r);
+	add_failed(w, r);
 	metrics_raw_roastop(w, r);
 	add_extra(w, extra);
 	jsonw_end(w, '}');

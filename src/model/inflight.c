@@ -107,18 +107,6 @@ static bool inflight_room(struct inflight *f)
 	return true;
 }
 
-/* Keeps the end of a long path: the file name is what tells files apart. */
-static void inflight_copy_tail(char *dst, size_t size, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-	if (n >= size) {
-		src += n - (size - 1);
-		while (((unsigned char)*src & 0xC0) == 0x80)
-			src++; /* do not start inside a UTF-8 sequence */
-	}
-	strutil_copy(dst, size, src);
-}
-
 static void inflight_fill(struct inflight_chunk *e, uint64_t h, double t, const struct ev_chunk *c)
 {
 	e->hash = h;
@@ -131,7 +119,7 @@ static void inflight_fill(struct inflight_chunk *e, uint64_t h, double t, const 
 	strutil_copy(e->host, sizeof(e->host), c->host);
 	strutil_copy(e->worker, sizeof(e->worker), c->worker);
 	strutil_copy(e->dataset, sizeof(e->dataset), c->dataset);
-	inflight_copy_tail(e->file, sizeof(e->file), c->file);
+	strutil_copy_tail(e->file, sizeof(e->file), c->file);
 }
 
 int inflight_start(struct inflight *f, double t, const struct ev_chunk *c)

@@ -190,6 +190,7 @@ static void chunk_failed(struct run *r, double t, const struct ev_chunk *c)
 	if (d)
 		d->n_failed++;
 	error_count(r, t, c->error);
+	failed_add(&r->failed, t, c);
 	run_log(r, t, LOG_ERROR, "chunk failed: %s on %s (%s)", c->error,
 		c->worker ? c->worker : "?", c->file ? c->file : "?");
 }

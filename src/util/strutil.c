@@ -19,6 +19,17 @@ void strutil_copy(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
+void strutil_copy_tail(char *dst, size_t size, const char *src)
+{
+	size_t n = src ? strlen(src) : 0;
+	if (n >= size) {
+		src += n - (size - 1);
+		while (((unsigned char)*src & 0xC0) == 0x80)
+			src++; /* do not start inside a UTF-8 sequence */
+	}
+	strutil_copy(dst, size, src);
+}
+
 /* Well-formed UTF-8: no overlong forms, no surrogates, <= U+10FFFF. */
 bool strutil_utf8_ok(const unsigned char *s)
 {

@@ -280,6 +280,18 @@ def test_failures_gaps_and_caps_in_the_browser(tmp_path):
     by_type = [int(r["data-chunks"]) for r in failed if "data-chunks" in r
                and "data-dataset" not in r and "data-events" not in r]
     assert sum(by_type) == sum(m["roastop"]["chunk_errors"].values()) == m["num_failed_chunks"]
+    # the failed chunks themselves, the latest first, as the recording has them
+    fc = m["roastop"]["failed_chunks"]
+    assert fc["count"] == m["num_failed_chunks"] == len(fc["latest"])  # fewer than 32
+    failed_recs = [ev for ev in map(json.loads, lines) if ev.get("type") == "chunk"
+                   and ev.get("error")]
+    assert [(c["file"], c["entry_start"], c["error"]) for c in fc["latest"]] == [
+        (ev["file"], ev["entry_start"], ev["error"]) for ev in reversed(failed_recs)]
+    text = (d / "report.html").read_text(encoding="utf-8")
+    table = text[text.index('<table class="failed-chunks">'):]
+    body = table[table.index("<tbody>"):table.index("</tbody>")]
+    assert body.count("<tr>") == fc["count"]
+    assert all(f"<td>{html.escape(c['file'])}</td>" in body for c in fc["latest"])
     files = [r["data-file"] for r in page.find("tr") if "data-file" in r]
     assert len(files) == 50  # REPORT_HTML_MAX_ROWS
     in_recording = {ev["file"] for ev in map(json.loads, lines)

@@ -182,6 +182,10 @@ static void test_failed_chunk_is_listed(void **state)
 	assert_whole();
 	assert_non_null(strstr(out.data, "<p data-failed=\"1\">1 of 2 chunks failed"));
 	assert_non_null(strstr(out.data, "<tr data-chunks=\"1\"><td>ValueError</td>"));
+	/* and the chunk itself: its file, dataset and worker */
+	assert_non_null(strstr(out.data, "<table class=\"failed-chunks\">"));
+	assert_non_null(strstr(out.data, "<tr><td>ValueError</td><td>g.root</td><td class=\"n\">n/a</td>"
+					 "<td>ds</td><td>ds</td>"));
 	/* the histogram counts the successful chunk alone */
 	assert_non_null(strstr(out.data, "<svg id=\"hist\""));
 	assert_non_null(strstr(out.data, " data-n=\"1\" data-p50=\"0.5\""));
