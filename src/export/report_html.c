@@ -786,11 +786,12 @@ static void files(struct strbuf *o, const struct run *r)
 	strbuf_puts(o, "</section>\n");
 }
 
-static const char *entries(char buf[2 * FMT_LEN], const struct topk_item *it)
+/* A chunk's entry range, digits only (nothing to escape). */
+static const char *entries(char buf[2 * FMT_LEN], optnum start, optnum stop)
 {
-	if (!it->entry_start.valid || !it->entry_stop.valid)
+	if (!start.valid || !stop.valid)
 		return "n/a";
-	snprintf(buf, 2 * FMT_LEN, "%.0f&ndash;%.0f", it->entry_start.value, it->entry_stop.value);
+	snprintf(buf, 2 * FMT_LEN, "%.0f&ndash;%.0f", start.value, stop.value);
 	return buf;
 }
 
@@ -813,7 +814,7 @@ static void slowest(struct strbuf *o, const struct run *r)
 		strbuf_puts(o, ">");
 		cell_num(o, format_duration(a, optnum_of(items[i].duration)));
 		cell(o, items[i].file[0] ? items[i].file : "n/a");
-		strbuf_appendf(o, "<td class=\"n\">%s</td>", entries(e, &items[i])); /* digits only */
+		strbuf_appendf(o, "<td class=\"n\">%s</td>", entries(e, items[i].entry_start, items[i].entry_stop)); /* digits only */
 		cell_num(o, format_count(a, items[i].num_events));
 		cell(o, items[i].dataset[0] ? items[i].dataset : "n/a");
 		cell(o, items[i].worker[0] ? items[i].worker : "n/a");
@@ -847,14 +848,6 @@ static void failed_table(struct strbuf *o, const struct run *r)
 	table_end(o, n, r->errors.count, "by count; all in metrics.json");
 }
 
-static const char *failed_entries(char buf[2 * FMT_LEN], const struct failed_chunk *c)
-{
-	if (!c->entry_start.valid || !c->entry_stop.valid)
-		return "n/a";
-	snprintf(buf, 2 * FMT_LEN, "%.0f&ndash;%.0f", c->entry_start.value, c->entry_stop.value);
-	return buf;
-}
-
 /* The latest failed chunks themselves (failed.h): which file to look at. */
 static void failed_latest(struct strbuf *o, const struct run *r)
 {
@@ -867,7 +860,7 @@ static void failed_latest(struct strbuf *o, const struct run *r)
 		strbuf_puts(o, "<tr>");
 		cell(o, c->error[0] ? c->error : "n/a");
 		cell(o, c->file[0] ? c->file : "n/a");
-		strbuf_appendf(o, "<td class=\"n\">%s</td>", failed_entries(e, c)); /* digits only */
+		strbuf_appendf(o, "<td class=\"n\">%s</td>", entries(e, c->entry_start, c->entry_stop)); /* digits only */
 		cell(o, c->dataset[0] ? c->dataset : "n/a");
 		cell(o, c->worker[0] ? c->worker : "n/a");
 		cell_num(o, format_duration(a, c->duration));
