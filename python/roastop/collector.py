@@ -322,7 +322,7 @@ class MetricsCollector:
         """The run's metrics.json, as roastop wrote it, as a dict: the same
         keys and values as roastcoffea's get_metrics(), plus roastop's own.
         Waits at most ``timeout`` seconds (default ``fetch_timeout``, 30 s)
-        for roastop to close the run (about a second after the with-block).
+        for roastop to close the run (1-2 s after the with-block).
         Raises MetricsUnavailable (a RuntimeError) when roastop cannot give
         it, and RuntimeError before the with-block has ended."""
         if self._metrics is None:
