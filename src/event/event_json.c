@@ -6,7 +6,7 @@
  * replay must decode far above 500k chunk lines a second on one core. The
  * limits a tree parse would need a pre-scan for (nesting depth, sizes) are
  * checked as the parser goes. */
-#include "roastop/event_json.h"
+#include "roastop/event_datagram.h"
 #include "roastop/event_field.h"
 #include "roastop/range.h"
 #include "roastop/strutil.h"
