@@ -239,6 +239,18 @@ static void clock_times(void **state)
 	assert_string_equal(format_clock(b, -1e300), "n/a");
 }
 
+/* A section's unit follows its map: time, MiB (roastcoffea's "MB") or bytes;
+ * not measured is n/a in each. */
+static void sections_in_their_unit(void **state)
+{
+	(void)state;
+	char b[FMT_LEN];
+	assert_string_equal(format_section(b, FORMAT_SECTION_TIME, optnum_of(0.215)), "215 ms");
+	assert_string_equal(format_section(b, FORMAT_SECTION_MEM, optnum_of(12.5)), "12.5 MiB");
+	assert_string_equal(format_section(b, FORMAT_SECTION_BYTES, optnum_of(1536)), "1.50 KiB");
+	assert_string_equal(format_section(b, FORMAT_SECTION_MEM, optnum_none()), "n/a");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +265,7 @@ int main(void)
 		cmocka_unit_test(values_fit_their_column),
 		cmocka_unit_test(axis_labels),
 		cmocka_unit_test(json_writer),
+		cmocka_unit_test(sections_in_their_unit),
 	};
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
 }
