@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "roastop/strutil.h"
+
 enum okind {
 	O_FLAG,
 	O_HELP,
@@ -102,19 +104,11 @@ void cli_defaults(struct app_config *o)
 	o->run_idle_timeout = CLI_DEFAULT_RUN_IDLE_TIMEOUT;
 }
 
-/* At most n bytes of s echoed in an error: control bytes as '?', "..."
- * when cut, so the message stays one short line whatever was typed. */
+/* At most n bytes of s echoed in an error (strutil_shown), so the message
+ * stays one short line whatever was typed. */
 static const char *shown(const char *s, size_t n, char buf[SHOWN_SZ])
 {
-	size_t i = 0;
-	for (; i < n && s[i] && i < SHOWN_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	buf[i] = '\0';
-	if (i < n && s[i])
-		memcpy(buf + i, "...", 4);
-	return buf;
+	return strutil_shown(buf, SHOWN_MAX, s, n);
 }
 
 static enum cli_result fail(struct parser *p, const char *fmt, ...)

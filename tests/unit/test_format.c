@@ -7,6 +7,7 @@
 
 #include "roastop/format.h"
 #include "roastop/strbuf.h"
+#include "roastop/strutil.h"
 
 static void numbers_for_people(void **state)
 {
@@ -251,6 +252,21 @@ static void sections_in_their_unit(void **state)
 	assert_string_equal(format_section(b, FORMAT_SECTION_MEM, optnum_none()), "n/a");
 }
 
+/* Untrusted text in a message: control bytes hidden, cut with "..." on a
+ * character boundary, a NUL ends it. */
+static void shown_text_is_one_safe_line(void **state)
+{
+	(void)state;
+	char b[16];
+	assert_string_equal(strutil_shown(b, 8, "a\tb\x7f", 4), "a?b?");
+	assert_string_equal(strutil_shown(b, 4, "abcdef", SIZE_MAX), "abcd...");
+	assert_string_equal(strutil_shown(b, 4, "ab\0cd", 5), "ab");
+	assert_string_equal(strutil_shown(b, 4, "abc\xc3\xa9", 5), "abc...");
+	assert_string_equal(strutil_shown(b, 5, "abc\xc3\xa9", 5), "abc\xc3\xa9");
+	assert_string_equal(strutil_shown(b, 4, "ab\xe2\x82\xac", 5), "ab...");
+	assert_true(strutil_utf8_ok((const unsigned char *)strutil_shown(b, 3, "a\xe2\x82\xac", 4)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +282,7 @@ int main(void)
 		cmocka_unit_test(axis_labels),
 		cmocka_unit_test(json_writer),
 		cmocka_unit_test(sections_in_their_unit),
+		cmocka_unit_test(shown_text_is_one_safe_line),
 	};
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
 }
