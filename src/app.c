@@ -1273,7 +1273,7 @@ static int app_open_udp(struct app *a)
 		fprintf(stderr,
 			"roastop: new key written to %s; re-export ROASTOP_KEY in your shells\n",
 			a->key.path);
-	a->udp = udp_open(c->listen_host ? c->listen_host : "127.0.0.1", c->listen_port,
+	a->udp = udp_open(c->listen_host, c->listen_port,
 			  c->no_auth ? NULL : &a->key, c->rcvbuf, err, sizeof(err));
 	if (!a->udp) {
 		fprintf(stderr, "roastop: %s\n", err);
@@ -1325,7 +1325,7 @@ static int app_serve_where(struct app *a, struct serve_config *sc, char *err, si
 	const struct app_config *c = a->cfg;
 	if (a->replay && !c->no_auth && auth_key_setup(&a->key, c->key_file, false, err, errsz) != 0)
 		return -1;
-	if (c->serve_host)
+	if (c->serve_host[0])
 		return serve_resolve(c->serve_host, c->serve_port, &sc->addr, &sc->addrlen, err, errsz);
 	sc->addrlen = sizeof(sc->addr);
 	if (getsockname(udp_fd(a->udp), (struct sockaddr *)&sc->addr, &sc->addrlen) == 0)
@@ -1340,7 +1340,7 @@ static int app_serve_where(struct app *a, struct serve_config *sc, char *err, si
 static void app_open_serve(struct app *a)
 {
 	const struct app_config *c = a->cfg;
-	if (c->serve_off || (!c->serve_host && !a->udp))
+	if (c->serve_off || (!c->serve_host[0] && !a->udp))
 		return;
 	char err[sizeof(a->serve_error) - 64];
 	struct serve_config sc = { .ses = &a->ses, .out_dir = a->out_dir,

@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "roastop/strutil.h"
+
 enum okind {
 	O_FLAG,
 	O_HELP,
@@ -40,10 +42,10 @@ struct option_def {
 	enum orange range;
 };
 
-#define OFF(f) offsetof(struct cli_opts, f)
+#define OFF(f) offsetof(struct app_config, f)
 
 static const struct option_def options[] = {
-	{ "scheduler", 0, O_URL, OFF(scheduler), 0, 0, R_CLOSED },
+	{ "scheduler", 0, O_URL, OFF(scheduler_url), 0, 0, R_CLOSED },
 	{ "listen", 0, O_LISTEN, 0, 0, 0, R_CLOSED },
 	{ "key-file", 0, O_STR, OFF(key_file), 0, 0, R_CLOSED },
 	{ "new-key", 0, O_FLAG, OFF(new_key), 0, 0, R_CLOSED },
@@ -51,20 +53,20 @@ static const struct option_def options[] = {
 	{ "serve", 0, O_SERVE, 0, 0, 0, R_CLOSED },
 	{ "serve-metrics-open", 0, O_FLAG, OFF(serve_metrics_open), 0, 0, R_CLOSED },
 	{ "interval", 0, O_REAL, OFF(interval), 0.1, 3600, R_CLOSED },
-	{ "output", 0, O_STR, OFF(output), 0, 0, R_CLOSED },
+	{ "output", 0, O_STR, OFF(output_dir), 0, 0, R_CLOSED },
 	{ "headless", 0, O_FLAG, OFF(headless), 0, 0, R_CLOSED },
 	{ "duration", 0, O_REAL, OFF(duration), 0, 1e7, R_OPEN_LO },
 	{ "exit-on-run-end", 0, O_FLAG, OFF(exit_on_run_end), 0, 0, R_CLOSED },
 	{ "run-idle-timeout", 0, O_REAL, OFF(run_idle_timeout), 1, 1e7, R_OR_ZERO },
-	{ "record", 0, O_STR, OFF(record), 0, 0, R_CLOSED },
-	{ "replay", 0, O_STR, OFF(replay), 0, 0, R_CLOSED },
+	{ "record", 0, O_STR, OFF(record_path), 0, 0, R_CLOSED },
+	{ "replay", 0, O_STR, OFF(replay_path), 0, 0, R_CLOSED },
 	/* A non-zero speed below 1/1000 would turn one recorded second into
 	 * hours of waiting: a typo, not a wish. */
 	{ "speed", 0, O_REAL, OFF(speed), 1e-3, 1e6, R_OR_ZERO },
 	{ "theme", 0, O_STR, OFF(theme), 0, 0, R_CLOSED },
 	{ "no-color", 0, O_FLAG, OFF(no_color), 0, 0, R_CLOSED },
 	{ "ascii", 0, O_FLAG, OFF(ascii), 0, 0, R_CLOSED },
-	{ "checkpoint", 0, O_REAL, OFF(checkpoint), 1, 3600, R_OR_ZERO },
+	{ "checkpoint", 0, O_REAL, OFF(checkpoint_interval), 1, 3600, R_OR_ZERO },
 	{ "processor-prefix", 0, O_STR, OFF(processor_prefix), 0, 0, R_CLOSED },
 	{ "dashboard-prefix", 0, O_WORD, OFF(dashboard_prefix), 0, 0, R_CLOSED },
 	{ "cacert", 0, O_STR, OFF(cacert), 0, 0, R_CLOSED },
@@ -79,7 +81,7 @@ struct parser {
 	int argc;
 	char *const *argv;
 	int i; /* the argument being read */
-	struct cli_opts *o;
+	struct app_config *o;
 	bool scheduler_from_cli;
 	char *err;
 	size_t errsz;
@@ -90,31 +92,23 @@ enum { SHOWN_MAX = 64, SHOWN_SZ = SHOWN_MAX + 4 };
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-void cli_defaults(struct cli_opts *o)
+void cli_defaults(struct app_config *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->scheduler = CLI_DEFAULT_SCHEDULER;
+	o->scheduler_url = CLI_DEFAULT_SCHEDULER;
 	snprintf(o->listen_host, sizeof(o->listen_host), "%s", CLI_DEFAULT_LISTEN_HOST);
 	o->listen_port = CLI_DEFAULT_LISTEN_PORT;
 	o->interval = CLI_DEFAULT_INTERVAL;
 	o->speed = 1.0;
-	o->checkpoint = CLI_DEFAULT_CHECKPOINT;
+	o->checkpoint_interval = CLI_DEFAULT_CHECKPOINT;
 	o->run_idle_timeout = CLI_DEFAULT_RUN_IDLE_TIMEOUT;
 }
 
-/* At most n bytes of s echoed in an error: control bytes as '?', "..."
- * when cut, so the message stays one short line whatever was typed. */
+/* At most n bytes of s echoed in an error (strutil_shown), so the message
+ * stays one short line whatever was typed. */
 static const char *shown(const char *s, size_t n, char buf[SHOWN_SZ])
 {
-	size_t i = 0;
-	for (; i < n && s[i] && i < SHOWN_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	buf[i] = '\0';
-	if (i < n && s[i])
-		memcpy(buf + i, "...", 4);
-	return buf;
+	return strutil_shown(buf, SHOWN_MAX, s, n);
 }
 
 static enum cli_result fail(struct parser *p, const char *fmt, ...)
@@ -296,7 +290,7 @@ static const char *url_problem(const char *s)
  * '_' (seen on real clusters), one trailing dot allowed. */
 static bool hostname_ok(const char *h, size_t n)
 {
-	if (n == 0 || n > CLI_MAX_HOST)
+	if (n == 0 || n > APP_MAX_HOST)
 		return false;
 	size_t label = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -337,7 +331,7 @@ static bool ipv6_ok(const char *h, size_t n)
 	return true;
 }
 
-/* HOST:PORT or [IPv6]:PORT into host (CLI_MAX_HOST + 1 bytes) and port;
+/* HOST:PORT or [IPv6]:PORT into host (APP_MAX_HOST + 1 bytes) and port;
  * NULL on success, else why not. */
 static const char *listen_problem(const char *s, char *out_host, int *out_port)
 {
@@ -403,8 +397,8 @@ static enum cli_result set_header(struct parser *p, const char *v)
 	const char *why = header_problem(v);
 	if (why)
 		return fail(p, "--header: '%s' %s", shown(v, SIZE_MAX, q), why);
-	if (p->o->n_headers == CLI_MAX_HEADERS)
-		return fail(p, "--header: more than %d headers, the last '%s'", CLI_MAX_HEADERS,
+	if (p->o->n_headers == APP_MAX_HEADERS)
+		return fail(p, "--header: more than %d headers, the last '%s'", APP_MAX_HEADERS,
 			    shown(v, SIZE_MAX, q));
 	p->o->headers[p->o->n_headers++] = v;
 	return CLI_RUN;
@@ -441,7 +435,7 @@ static enum cli_result set_value(struct parser *p, const struct option_def *d, c
 	case O_URL:
 		if ((why = url_problem(v)))
 			return fail(p, "--scheduler: '%s' %s", shown(v, SIZE_MAX, q), why);
-		p->o->scheduler = v;
+		p->o->scheduler_url = v;
 		p->scheduler_from_cli = true;
 		return CLI_RUN;
 	case O_LISTEN:
@@ -449,9 +443,10 @@ static enum cli_result set_value(struct parser *p, const struct option_def *d, c
 			return fail(p, "--listen: '%s' %s", shown(v, SIZE_MAX, q), why);
 		return CLI_RUN;
 	case O_SERVE:
-		p->o->serve = strcmp(v, "off") == 0 ? CLI_SERVE_OFF : CLI_SERVE_AT;
-		if (p->o->serve == CLI_SERVE_AT &&
-		    (why = listen_problem(v, p->o->serve_host, &p->o->serve_port)))
+		/* the last --serve wins: "off" forgets an address given before */
+		p->o->serve_off = strcmp(v, "off") == 0;
+		p->o->serve_host[0] = '\0';
+		if (!p->o->serve_off && (why = listen_problem(v, p->o->serve_host, &p->o->serve_port)))
 			return fail(p, "--serve: '%s' %s (or 'off')", shown(v, SIZE_MAX, q), why);
 		return CLI_RUN;
 	case O_FLAG:
@@ -542,23 +537,23 @@ static bool same_file(const char *a, const char *b)
 static enum cli_result check_combination(struct parser *p)
 {
 	char q[SHOWN_SZ];
-	const struct cli_opts *o = p->o;
+	const struct app_config *o = p->o;
 	const char *why;
-	if (!p->scheduler_from_cli && (why = url_problem(o->scheduler)))
+	if (!p->scheduler_from_cli && (why = url_problem(o->scheduler_url)))
 		return fail(p, "ROASTOP_SCHEDULER: '%s' %s; fix it or give --scheduler URL",
-			    shown(o->scheduler, SIZE_MAX, q), why);
+			    shown(o->scheduler_url, SIZE_MAX, q), why);
 	if (o->new_key && o->no_auth)
 		return fail(p, "--new-key makes a key, --no-auth turns keys off: give one of them");
-	if (o->speed_given && !o->replay)
+	if (o->speed_given && !o->replay_path)
 		return fail(p, "--speed %.10g only applies with --replay FILE", o->speed);
-	if (o->record && o->replay && same_file(o->record, o->replay))
+	if (o->record_path && o->replay_path && same_file(o->record_path, o->replay_path))
 		return fail(p, "--record '%s' is the --replay file: it would be overwritten",
-			    shown(o->record, SIZE_MAX, q));
+			    shown(o->record_path, SIZE_MAX, q));
 	return CLI_RUN;
 }
 
 enum cli_result cli_parse(int argc, char *const argv[], const char *env_scheduler,
-			  struct cli_opts *o, char *err, size_t errsz)
+			  struct app_config *o, char *err, size_t errsz)
 {
 	char q[SHOWN_SZ], sink[1];
 	struct parser p = {
@@ -571,7 +566,7 @@ enum cli_result cli_parse(int argc, char *const argv[], const char *env_schedule
 	p.err[0] = '\0';
 	cli_defaults(o);
 	if (env_scheduler && *env_scheduler)
-		o->scheduler = env_scheduler;
+		o->scheduler_url = env_scheduler;
 	for (p.i = 1; p.i < p.argc && argv[p.i]; p.i++) {
 		if (strcmp(argv[p.i], "--") == 0) {
 			if (p.i + 1 < p.argc && argv[p.i + 1])

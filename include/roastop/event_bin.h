@@ -6,7 +6,7 @@
 #define ROASTOP_EVENT_BIN_H
 
 #include "roastop/event.h"
-#include "roastop/event_json.h"
+#include "roastop/event_datagram.h"
 #include "roastop/strbuf.h"
 
 #define EVENT_BIN_KIND_CHUNK 0x01

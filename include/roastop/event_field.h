@@ -35,6 +35,9 @@ struct event_field {
 	enum field_kind kind;
 	size_t off, off2;
 	double lo, hi;
+	/* version 2's id (docs/protocol.md) in the chunk and file_metadata
+	 * tables; 0: none. A chunk_start's ids are its chunk's, by name. */
+	unsigned char wire;
 };
 
 struct field_table {
@@ -57,6 +60,10 @@ const struct field_table *event_field_filemeta(void);
  * misses by no other. */
 bool event_field_tables_sorted(void);
 bool event_field_findable(void);
+
+/* The field's version-2 encoding as docs/protocol.md names it ("num",
+ * "int", "str", "strlist", "kv", "meta"); NULL for a kind version 2 lacks. */
+const char *event_field_encoding(const struct event_field *f);
 
 /* Within the field's bounds, and whole for FK_INT? NaN is not. */
 static inline bool event_field_number_ok(const struct event_field *f, double x)

@@ -13,6 +13,10 @@
 #define EVENT_JSON_MAX (1u << 20) /* bytes in one event text */
 #define EVENT_JSON_MAX_DEPTH 16
 #define EVENT_CUSTOM_MAX 16384 /* bytes of unknown chunk fields kept */
+/* A recording's header line names this format and major version; the
+ * recorder writes it, the replay checks it. */
+#define EVENT_JSON_FORMAT "roastop-recording"
+#define EVENT_JSON_VERSION 1
 
 enum decode_error {
 	DEC_OK = 0,
@@ -47,33 +51,6 @@ void reject_count(struct reject_counts *rc, enum decode_error e);
  * here, and every string and array goes into ev->mem). */
 enum decode_error event_decode_json(const char *text, size_t len, struct event *ev);
 
-/* What a UDP datagram carries besides the event (docs/protocol.md). */
-struct event_envelope {
-	char host[256];
-	bool has_pid, has_seq;
-	double pid, seq;
-	/* the sending process's random id, so a restart with the same host and
-	 * pid is a new sender; 0 when not given (an older emitter) */
-	double instance;
-	char report_id[64]; /* split reports: "" when whole */
-	int part, parts;
-};
-
-/* Empties an envelope: both strings and every field, without clearing the
- * unused tails of the strings (a decoder does this once per datagram). */
-static inline void event_envelope_clear(struct event_envelope *env)
-{
-	env->host[0] = '\0';
-	env->report_id[0] = '\0';
-	env->has_pid = env->has_seq = false;
-	env->pid = env->seq = env->instance = 0;
-	env->part = env->parts = 0;
-}
-
-/* A datagram body: like event_decode_json, but the receive time is `now`
- * (a "t" in the body is ignored) and the envelope fields are returned. */
-enum decode_error event_decode_datagram(const char *text, size_t len, double now,
-					struct event *ev, struct event_envelope *env);
 /* Appends one compact JSON object (no newline): "type", "t", then the given
  * fields in alphabetical order; invalid optnums and NULL strings are left
  * out. 0, or -1 when out of memory or ev has no type. */

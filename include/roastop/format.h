@@ -25,6 +25,11 @@ double format_bytes_step(double v, const char **name);
 /* 0.215 -> "215 ms", 42.3 -> "42.3s", 125 -> "2m 5s", 3725 -> "1h 2m 5s",
  * 0 -> "0s" */
 const char *format_duration(char buf[FMT_LEN], optnum v);
+/* A coffea section's value (track_time, track_memory, track_bytes), in the
+ * order run.h keeps the section maps: format_duration, format_mib or
+ * format_bytes. The dashboard's table and summary.txt print sections alike. */
+enum format_section { FORMAT_SECTION_TIME, FORMAT_SECTION_MEM, FORMAT_SECTION_BYTES };
+const char *format_section(char buf[FMT_LEN], enum format_section kind, optnum v);
 /* 1234567 -> "1,234,567" (rounded to an integer) */
 const char *format_count(char buf[FMT_LEN], optnum v);
 /* printf-style with one double, or "n/a": format_num(buf, v, "%.1f %%"),

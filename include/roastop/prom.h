@@ -48,7 +48,6 @@ typedef void (*prom_sample_fn)(void *ctx, const struct prom_sample *s);
 
 void prom_parse(const char *text, size_t len, prom_sample_fn fn, void *ctx,
 		struct prom_stats *st);
-const char *prom_error_name(enum prom_error e);
 /* The value of label `name` in s, or NULL. */
 const char *prom_label(const struct prom_sample *s, const char *name);
 

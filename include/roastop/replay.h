@@ -12,8 +12,6 @@
 #include "roastop/event.h"
 #include "roastop/event_json.h"
 
-#define REPLAY_FORMAT "roastop-recording"
-#define REPLAY_VERSION 1 /* the major version this reader understands */
 #define REPLAY_REPORT_MAX 5 /* rejected lines kept with their line numbers */
 
 struct replay;

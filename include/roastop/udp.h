@@ -6,7 +6,7 @@
 
 #include "roastop/auth.h"
 #include "roastop/event.h"
-#include "roastop/event_json.h"
+#include "roastop/event_datagram.h"
 
 #include <sys/socket.h>
 

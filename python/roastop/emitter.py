@@ -253,7 +253,8 @@ V2_MAX_KV = 256            # entries of a kv
 _SKIP, _NUM, _STR, _STRLIST, _KV, _META = range(6)
 
 # name -> (id, encoding); integer fields are plain nums (roastop checks them);
-# "type" is the kind byte
+# "type" is the kind byte. roastop's field table (src/event/event_field.c) is
+# where the ids are defined: tests/integration/test_wire_table.py compares.
 _CHUNK_FIELDS = {
     "type": (0, _SKIP),
     "accessed_branches": (1, _STRLIST), "accessed_bytes": (2, _NUM),

@@ -35,7 +35,9 @@ def addr_of(sock):
 
 
 # docs/protocol.md, "Version 2: binary chunk datagrams": id -> (field, encoding),
-# typed in from the tables there ("int" is num (integer))
+# typed in from the tables there ("int" is num (integer)); kept apart from the
+# emitter's on purpose, and checked against roastop's field table by
+# tests/integration/test_wire_table.py
 V2_CHUNK_FIELDS = {
     1: ("accessed_branches", "strlist"), 2: ("accessed_bytes", "num"),
     3: ("accessed_uncompressed_bytes", "num"), 4: ("branches_read_percent", "num"),

@@ -20,7 +20,6 @@
 
 #include "roastop/event_json.h"
 #include "roastop/fsutil.h"
-#include "roastop/replay.h"
 #include "roastop/strbuf.h"
 
 #define FLUSH_AT (64u * 1024u)
@@ -72,7 +71,7 @@ struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 	strbuf_appendf(&rec->buf,
 		       "{\"type\":\"recording\",\"format\":\"%s\",\"version\":%d,"
 		       "\"roastop\":\"%s\",\"created\":%lld}\n",
-		       REPLAY_FORMAT, REPLAY_VERSION, ROASTOP_VERSION, (long long)time(NULL));
+		       EVENT_JSON_FORMAT, EVENT_JSON_VERSION, ROASTOP_VERSION, (long long)time(NULL));
 	if (recorder_flush(rec) != 0) { /* a full disk is said now, not after the run */
 		snprintf(err, errsz, "cannot write recording %s: %s", path, strerror(errno));
 		close(rec->fd);

@@ -184,36 +184,25 @@ static size_t sections_by_total(const struct strmap *map, size_t *idx, size_t ca
 	return n;
 }
 
-enum section_unit { SEC_TIME, SEC_MEM, SEC_BYTES };
-
-static const char *section_value(char buf[FMT_LEN], optnum v, enum section_unit u)
-{
-	if (u == SEC_TIME)
-		return format_duration(buf, v);
-	if (u == SEC_MEM)
-		return format_mib(buf, v);
-	return format_bytes(buf, v);
-}
-
 /* Up to TOP_SECTIONS rows by total (roastcoffea shows its top 5 by time). */
 static void section_table(struct strbuf *o, const struct strmap *map, const char *heading,
-			  enum section_unit u)
+			  enum format_section u)
 {
 	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 	size_t idx[RUN_MAX_SECTIONS];
 	if (map->count == 0)
 		return;
 	size_t n = sections_by_total(map, idx, ROASTOP_ARRAY_LEN(idx));
-	const char *third = u == SEC_MEM ? "min" : "total";
+	const char *third = u == FORMAT_SECTION_MEM ? "min" : "total";
 	strbuf_appendf(o, "\n  %s\n    %-*s %8s %10s %10s %10s\n", heading, NAME_W, "section",
 		       "count", "mean", third, "max");
 	for (size_t k = 0; k < n && k < TOP_SECTIONS; k++) {
 		const struct stats *s = &((const struct section_agg *)strmap_val_at(map, idx[k]))->s;
-		optnum v3 = u == SEC_MEM ? stats_min(s) : optnum_of(s->sum);
+		optnum v3 = u == FORMAT_SECTION_MEM ? stats_min(s) : optnum_of(s->sum);
 		name_cell(o, strmap_key_at(map, idx[k]));
 		strbuf_appendf(o, " %8llu %10s %10s %10s\n", (unsigned long long)s->n,
-			       section_value(a, stats_mean(s), u), section_value(b, v3, u),
-			       section_value(c, stats_max(s), u));
+			       format_section(a, u, stats_mean(s)), format_section(b, u, v3),
+			       format_section(c, u, stats_max(s)));
 	}
 	if (map->count > TOP_SECTIONS)
 		strbuf_appendf(o, "    (%zu more in metrics.json)\n", map->count - TOP_SECTIONS);
@@ -287,9 +276,9 @@ static void chunks(struct strbuf *o, const struct metrics *m, const struct run *
 	failures(o, r);
 	chunk_stats(o, m);
 	datasets(o, m, r);
-	section_table(o, &r->sec_time, "Section Timing (track_time)", SEC_TIME);
-	section_table(o, &r->sec_mem, "Section Memory (track_memory)", SEC_MEM);
-	section_table(o, &r->sec_bytes, "Section Bytes (track_bytes)", SEC_BYTES);
+	section_table(o, &r->sec_time, "Section Timing (track_time)", FORMAT_SECTION_TIME);
+	section_table(o, &r->sec_mem, "Section Memory (track_memory)", FORMAT_SECTION_MEM);
+	section_table(o, &r->sec_bytes, "Section Bytes (track_bytes)", FORMAT_SECTION_BYTES);
 }
 
 static void header(struct strbuf *o, const struct run *r)

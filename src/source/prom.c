@@ -7,22 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const error_names[PROM__COUNT] = {
-	[PROM_OK] = "ok",
-	[PROM_LINE_TOO_LONG] = "line_too_long",
-	[PROM_BAD_NAME] = "bad_name",
-	[PROM_BAD_LABELS] = "bad_labels",
-	[PROM_TOO_MANY_LABELS] = "too_many_labels",
-	[PROM_BAD_VALUE] = "bad_value",
-	[PROM_BAD_TIMESTAMP] = "bad_timestamp",
-	[PROM_TRAILING] = "trailing",
-};
-
-const char *prom_error_name(enum prom_error e)
-{
-	return (e >= 0 && e < PROM__COUNT) ? error_names[e] : "unknown";
-}
-
 const char *prom_label(const struct prom_sample *s, const char *name)
 {
 	for (size_t i = 0; i < s->n_labels; i++)

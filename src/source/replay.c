@@ -174,15 +174,15 @@ static enum header header_parse(const struct replay *rd, const char *line, size_
 	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(obj, "format");
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(obj, "version");
 	enum header h = HDR_BAD;
-	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, REPLAY_FORMAT) != 0)
+	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, EVENT_JSON_FORMAT) != 0)
 		snprintf(err, errsz, "%s: not a %s (its header names another format)", rd->name,
-			 REPLAY_FORMAT);
+			 EVENT_JSON_FORMAT);
 	else if (!cJSON_IsNumber(ver) || !isfinite(ver->valuedouble) || ver->valuedouble < 1)
 		snprintf(err, errsz, "%s: recording header without a valid version", rd->name);
-	else if (floor(ver->valuedouble) > REPLAY_VERSION)
+	else if (floor(ver->valuedouble) > EVENT_JSON_VERSION)
 		snprintf(err, errsz,
 			 "%s: recording version %.0f is newer than this roastop (%s) reads (%d)",
-			 rd->name, floor(ver->valuedouble), ROASTOP_VERSION, REPLAY_VERSION);
+			 rd->name, floor(ver->valuedouble), ROASTOP_VERSION, EVENT_JSON_VERSION);
 	else
 		h = HDR_OK;
 	cJSON_Delete(obj);

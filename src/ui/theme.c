@@ -184,15 +184,7 @@ static void trim(const char **s, size_t *len)
 /* A printable copy of at most 40 bytes of untrusted text, for messages. */
 static const char *shown(char buf[48], const char *s, size_t len)
 {
-	size_t n = len > 40 ? 40 : len;
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	if (len > n) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-	return buf;
+	return strutil_shown(buf, 40, s, len);
 }
 
 struct parse_ctx {

@@ -104,6 +104,15 @@ const char *format_duration(char buf[FMT_LEN], optnum v)
 	return buf;
 }
 
+const char *format_section(char buf[FMT_LEN], enum format_section kind, optnum v)
+{
+	if (kind == FORMAT_SECTION_TIME)
+		return format_duration(buf, v);
+	if (kind == FORMAT_SECTION_MEM)
+		return format_mib(buf, v);
+	return format_bytes(buf, v);
+}
+
 const char *format_count(char buf[FMT_LEN], optnum v)
 {
 	if (!v.valid || !isfinite(v.value) || fabs(v.value) >= 1e18)

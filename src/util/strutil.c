@@ -75,3 +75,23 @@ int strutil_hexval(char c)
 		return c - 'A' + 10;
 	return -1;
 }
+
+const char *strutil_shown(char *buf, size_t max, const char *s, size_t len)
+{
+	size_t i = 0;
+	for (; i < len && s[i] && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	bool cut = i < len && s[i];
+	if (cut && i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80) {
+		while (i > 0 && ((unsigned char)buf[i - 1] & 0xc0) == 0x80)
+			i--; /* back over the continuation bytes of a cut character */
+		if (i > 0 && (unsigned char)buf[i - 1] >= 0xc0)
+			i--; /* and its lead byte */
+	}
+	buf[i] = '\0';
+	if (cut)
+		memcpy(buf + i, "...", 4);
+	return buf;
+}

@@ -39,38 +39,38 @@ static bool zero_or(double v, double lo, double hi)
 	return v == 0 || (v >= lo && v <= hi);
 }
 
-static void check_numbers(const struct cli_opts *o)
+static void check_numbers(const struct app_config *o)
 {
 	check(o->interval >= 0.1 && o->interval <= 3600);
 	check(o->duration == 0 || (o->duration > 0 && o->duration <= 1e7));
 	check(zero_or(o->speed, 1e-3, 1e6) && !signbit(o->speed));
-	check(zero_or(o->checkpoint, 1, 3600) && !signbit(o->checkpoint));
+	check(zero_or(o->checkpoint_interval, 1, 3600) && !signbit(o->checkpoint_interval));
 	check(zero_or(o->rcvbuf, CLI_MIN_RCVBUF, CLI_MAX_RCVBUF));
 	check(o->listen_port >= 0 && o->listen_port <= 65535);
 	check(o->speed_given || o->speed == 1.0);
 }
 
-static void check_run(const struct cli_opts *o, const char *lo, const char *hi)
+static void check_run(const struct app_config *o, const char *lo, const char *hi)
 {
 	check_numbers(o);
-	size_t n = strlen(o->scheduler);
+	size_t n = strlen(o->scheduler_url);
 	check(n <= CLI_MAX_URL);
-	check(strncasecmp(o->scheduler, "http://", 7) == 0 ||
-	      strncasecmp(o->scheduler, "https://", 8) == 0);
+	check(strncasecmp(o->scheduler_url, "http://", 7) == 0 ||
+	      strncasecmp(o->scheduler_url, "https://", 8) == 0);
 	for (size_t i = 0; i < n; i++)
-		check((unsigned char)o->scheduler[i] > 0x20 && o->scheduler[i] != 0x7f);
-	check(o->listen_host[0] && strlen(o->listen_host) <= CLI_MAX_HOST);
+		check((unsigned char)o->scheduler_url[i] > 0x20 && o->scheduler_url[i] != 0x7f);
+	check(o->listen_host[0] && strlen(o->listen_host) <= APP_MAX_HOST);
 	check(!strpbrk(o->listen_host, "[] /"));
-	check(!o->speed_given || o->replay);
-	check(!o->record || !o->replay || strcmp(o->replay, "-") == 0 ||
-	      strcmp(o->record, o->replay) != 0);
-	const char *strs[] = { o->key_file, o->output, o->record, o->replay, o->theme,
+	check(!o->speed_given || o->replay_path);
+	check(!o->record_path || !o->replay_path || strcmp(o->replay_path, "-") == 0 ||
+	      strcmp(o->record_path, o->replay_path) != 0);
+	const char *strs[] = { o->key_file, o->output_dir, o->record_path, o->replay_path, o->theme,
 			       o->processor_prefix, o->dashboard_prefix, o->cacert };
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(strs); i++)
 		check_str(strs[i], lo, hi);
-	if (!inside(o->scheduler, lo, hi)) /* argv or the environment, else the default */
-		check(strcmp(o->scheduler, CLI_DEFAULT_SCHEDULER) == 0);
-	check(o->n_headers <= CLI_MAX_HEADERS);
+	if (!inside(o->scheduler_url, lo, hi)) /* argv or the environment, else the default */
+		check(strcmp(o->scheduler_url, CLI_DEFAULT_SCHEDULER) == 0);
+	check(o->n_headers <= APP_MAX_HEADERS);
 	for (size_t i = 0; i < o->n_headers; i++) {
 		check_str(o->headers[i], lo, hi);
 		check(strchr(o->headers[i], ':') && !strpbrk(o->headers[i], "\r\n"));
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	argv[argc] = NULL;
 
-	struct cli_opts o, again;
+	struct app_config o, again;
 	char err[256], err2[256];
 	enum cli_result r = cli_parse(argc, argv, env, &o, err, sizeof(err));
 	check(r == cli_parse(argc, argv, env, &again, err2, sizeof(err2)));

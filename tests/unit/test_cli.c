@@ -11,7 +11,7 @@
 #define MAX_ARGS 64
 
 /* argv from a NULL-terminated list; the strings must outlive the result. */
-static enum cli_result vparse(struct cli_opts *o, char *err, size_t errsz, const char *env,
+static enum cli_result vparse(struct app_config *o, char *err, size_t errsz, const char *env,
 			      va_list ap)
 {
 	static char *argv[MAX_ARGS + 1];
@@ -25,7 +25,7 @@ static enum cli_result vparse(struct cli_opts *o, char *err, size_t errsz, const
 	return cli_parse(argc, argv, env, o, err, errsz);
 }
 
-static enum cli_result parse(struct cli_opts *o, char *err, const char *env, ...)
+static enum cli_result parse(struct app_config *o, char *err, const char *env, ...)
 {
 	va_list ap;
 	va_start(ap, env);
@@ -37,7 +37,7 @@ static enum cli_result parse(struct cli_opts *o, char *err, const char *env, ...
 /* The arguments must fail with one line that contains opt and bad. */
 static void expect_error(int line, const char *env, const char *opt, const char *bad, ...)
 {
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	va_list ap;
 	va_start(ap, bad);
@@ -57,22 +57,22 @@ static void expect_error(int line, const char *env, const char *opt, const char 
 static void defaults(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	cli_defaults(&o);
-	assert_string_equal(o.scheduler, "http://localhost:8787");
+	assert_string_equal(o.scheduler_url, "http://localhost:8787");
 	assert_string_equal(o.listen_host, "127.0.0.1");
 	assert_int_equal(o.listen_port, 8790);
 	assert_near(o.interval, 1.0, 0);
 	assert_near(o.speed, 1.0, 0);
-	assert_near(o.checkpoint, 10.0, 0);
+	assert_near(o.checkpoint_interval, 10.0, 0);
 	assert_near(o.duration, 0, 0);
 	assert_int_equal(o.rcvbuf, 0);
 	assert_int_equal(o.n_headers, 0);
 	assert_null(o.key_file);
-	assert_null(o.output);
-	assert_null(o.record);
-	assert_null(o.replay);
+	assert_null(o.output_dir);
+	assert_null(o.record_path);
+	assert_null(o.replay_path);
 	assert_null(o.theme);
 	assert_null(o.processor_prefix);
 	assert_null(o.dashboard_prefix);
@@ -80,17 +80,17 @@ static void defaults(void **state)
 	assert_false(o.no_auth || o.new_key || o.headless || o.exit_on_run_end || o.no_color ||
 		     o.ascii || o.insecure || o.speed_given);
 
-	struct cli_opts p;
+	struct app_config p;
 	memset(&p, 0xa5, sizeof(p)); /* cli_parse must set every field itself */
 	assert_int_equal(parse(&p, err, NULL, END), CLI_RUN);
 	assert_string_equal(err, "");
-	assert_string_equal(p.scheduler, o.scheduler);
+	assert_string_equal(p.scheduler_url, o.scheduler_url);
 	assert_string_equal(p.listen_host, o.listen_host);
 	assert_int_equal(p.listen_port, 8790);
 	assert_near(p.interval, 1.0, 0);
-	assert_near(p.checkpoint, 10.0, 0);
+	assert_near(p.checkpoint_interval, 10.0, 0);
 	assert_near(p.duration, 0, 0);
-	assert_null(p.output);
+	assert_null(p.output_dir);
 	assert_false(p.headless || p.speed_given || p.new_key);
 	assert_int_equal(p.n_headers, 0);
 }
@@ -98,18 +98,18 @@ static void defaults(void **state)
 static void environment(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, "https://dask.example:8787/", END), CLI_RUN);
-	assert_string_equal(o.scheduler, "https://dask.example:8787/");
+	assert_string_equal(o.scheduler_url, "https://dask.example:8787/");
 	assert_int_equal(parse(&o, err, "", END), CLI_RUN); /* set but empty = unset */
-	assert_string_equal(o.scheduler, "http://localhost:8787");
+	assert_string_equal(o.scheduler_url, "http://localhost:8787");
 	assert_int_equal(parse(&o, err, "http://env:1", "--scheduler", "http://cli:2", END),
 			 CLI_RUN);
-	assert_string_equal(o.scheduler, "http://cli:2");
+	assert_string_equal(o.scheduler_url, "http://cli:2");
 	/* a broken environment does not matter once --scheduler replaces it */
 	assert_int_equal(parse(&o, err, "ftp://env", "--scheduler=http://cli:2", END), CLI_RUN);
-	assert_string_equal(o.scheduler, "http://cli:2");
+	assert_string_equal(o.scheduler_url, "http://cli:2");
 	expect_error(__LINE__, "ftp://env", "ROASTOP_SCHEDULER", "'ftp://env'", END);
 	expect_error(__LINE__, "localhost:8787", "ROASTOP_SCHEDULER", "http://", END);
 }
@@ -117,7 +117,7 @@ static void environment(void **state)
 static void every_option_separate(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, "http://env:1", "--scheduler", "https://s.example:443/x",
 			       "--listen", "0.0.0.0:9000", "--key-file", "k.key", "--no-auth",
@@ -128,24 +128,24 @@ static void every_option_separate(void **state)
 			       "--dashboard-prefix", "/dask", "--cacert", "ca.pem", "--insecure",
 			       "--header", "Authorization: token x", "--rcvbuf", "8388608", END),
 			 CLI_RUN);
-	assert_string_equal(o.scheduler, "https://s.example:443/x");
+	assert_string_equal(o.scheduler_url, "https://s.example:443/x");
 	assert_string_equal(o.listen_host, "0.0.0.0");
 	assert_int_equal(o.listen_port, 9000);
 	assert_string_equal(o.key_file, "k.key");
 	assert_true(o.no_auth);
 	assert_near(o.interval, 2.5, 0);
-	assert_string_equal(o.output, "out");
+	assert_string_equal(o.output_dir, "out");
 	assert_true(o.headless);
 	assert_near(o.duration, 60, 0);
 	assert_true(o.exit_on_run_end);
-	assert_string_equal(o.record, "r.jsonl");
-	assert_string_equal(o.replay, "p.jsonl");
+	assert_string_equal(o.record_path, "r.jsonl");
+	assert_string_equal(o.replay_path, "p.jsonl");
 	assert_near(o.speed, 0, 0);
 	assert_true(o.speed_given);
 	assert_string_equal(o.theme, "light");
 	assert_true(o.no_color);
 	assert_true(o.ascii);
-	assert_near(o.checkpoint, 0, 0);
+	assert_near(o.checkpoint_interval, 0, 0);
 	assert_string_equal(o.processor_prefix, "My*");
 	assert_string_equal(o.dashboard_prefix, "/dask");
 	assert_string_equal(o.cacert, "ca.pem");
@@ -158,7 +158,7 @@ static void every_option_separate(void **state)
 static void every_option_equals(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, "--scheduler=http://a:1", "--listen=[::1]:0",
 			       "--key-file=k", "--interval=0.25", "--output=o=1", "--duration=1e3",
@@ -167,18 +167,18 @@ static void every_option_equals(void **state)
 			       "--dashboard-prefix=status", "--cacert=c", "--header=X-A:",
 			       "--rcvbuf=4096", END),
 			 CLI_RUN);
-	assert_string_equal(o.scheduler, "http://a:1");
+	assert_string_equal(o.scheduler_url, "http://a:1");
 	assert_string_equal(o.listen_host, "::1");
 	assert_int_equal(o.listen_port, 0);
 	assert_string_equal(o.key_file, "k");
 	assert_near(o.interval, 0.25, 0);
-	assert_string_equal(o.output, "o=1"); /* only the first '=' splits */
+	assert_string_equal(o.output_dir, "o=1"); /* only the first '=' splits */
 	assert_near(o.duration, 1000, 0);
-	assert_string_equal(o.record, "r");
-	assert_string_equal(o.replay, "-");
+	assert_string_equal(o.record_path, "r");
+	assert_string_equal(o.replay_path, "-");
 	assert_near(o.speed, 12.5, 0);
 	assert_string_equal(o.theme, "./t.theme");
-	assert_near(o.checkpoint, 3600, 0);
+	assert_near(o.checkpoint_interval, 3600, 0);
 	assert_string_equal(o.processor_prefix, "Dimuon");
 	assert_string_equal(o.dashboard_prefix, "status");
 	assert_string_equal(o.cacert, "c");
@@ -189,16 +189,19 @@ static void every_option_equals(void **state)
 static void serve_option(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, END), CLI_RUN);
-	assert_int_equal(o.serve, CLI_SERVE_AUTO); /* the app follows --listen */
+	assert_false(o.serve_off); /* no address: the app follows --listen */
+	assert_string_equal(o.serve_host, "");
 	assert_false(o.serve_metrics_open);
-	assert_int_equal(parse(&o, err, NULL, "--serve", "off", END), CLI_RUN);
-	assert_int_equal(o.serve, CLI_SERVE_OFF);
+	assert_int_equal(parse(&o, err, NULL, "--serve", "127.0.0.1:1", "--serve", "off", END),
+			 CLI_RUN);
+	assert_true(o.serve_off);
+	assert_string_equal(o.serve_host, ""); /* the last --serve wins */
 	assert_int_equal(parse(&o, err, NULL, "--serve=[::1]:0", "--serve-metrics-open", END),
 			 CLI_RUN);
-	assert_int_equal(o.serve, CLI_SERVE_AT);
+	assert_false(o.serve_off);
 	assert_string_equal(o.serve_host, "::1");
 	assert_int_equal(o.serve_port, 0);
 	assert_true(o.serve_metrics_open);
@@ -247,7 +250,7 @@ static void listen_addresses(void **state)
 		{ "a/b:80", NULL, 0 },
 	};
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
-		struct cli_opts o;
+		struct app_config o;
 		char err[256];
 		enum cli_result r = parse(&o, err, NULL, "--listen", cases[i].arg, END);
 		if (!cases[i].host) {
@@ -277,7 +280,7 @@ struct num_case {
 	double want;
 };
 
-static double field(const struct cli_opts *o, const char *opt)
+static double field(const struct app_config *o, const char *opt)
 {
 	if (!strcmp(opt, "--interval"))
 		return o->interval;
@@ -286,7 +289,7 @@ static double field(const struct cli_opts *o, const char *opt)
 	if (!strcmp(opt, "--speed"))
 		return o->speed;
 	if (!strcmp(opt, "--checkpoint"))
-		return o->checkpoint;
+		return o->checkpoint_interval;
 	return o->rcvbuf;
 }
 
@@ -349,7 +352,7 @@ static void numbers(void **state)
 	};
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
 		const struct num_case *c = &cases[i];
-		struct cli_opts o;
+		struct app_config o;
 		char err[256];
 		/* --speed needs --replay; it does not change the other options */
 		enum cli_result r = parse(&o, err, NULL, c->opt, c->value, "--replay", "x", END);
@@ -363,7 +366,7 @@ static void numbers(void **state)
 		assert_near(field(&o, c->opt), c->want, 1e-12);
 	}
 	/* the messages tell a typo from a range */
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	parse(&o, err, NULL, "--interval", "1x", END);
 	assert_non_null(strstr(err, "not a decimal number"));
@@ -377,13 +380,13 @@ static void numbers(void **state)
 	assert_non_null(strstr(err, "whole"));
 	/* "-0" is stored as +0, so a later "> 0" or 1/x test cannot be fooled */
 	assert_int_equal(parse(&o, err, NULL, "--checkpoint", "-0", END), CLI_RUN);
-	assert_false(signbit(o.checkpoint));
+	assert_false(signbit(o.checkpoint_interval));
 }
 
 static void last_wins_and_headers(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, "--interval", "2", "--interval=3", "--listen",
 			       "a:1", "--listen", "[::1]:2", "--output", "x", "--output", "y",
@@ -392,21 +395,21 @@ static void last_wins_and_headers(void **state)
 	assert_near(o.interval, 3, 0);
 	assert_string_equal(o.listen_host, "::1");
 	assert_int_equal(o.listen_port, 2);
-	assert_string_equal(o.output, "y");
+	assert_string_equal(o.output_dir, "y");
 	/* an earlier bad value is still an error */
 	ERR("--interval", "'0'", "--interval", "0", "--interval", "2");
 
-	char names[CLI_MAX_HEADERS + 1][16];
-	static char *argv[2 * (CLI_MAX_HEADERS + 1) + 1];
+	char names[APP_MAX_HEADERS + 1][16];
+	static char *argv[2 * (APP_MAX_HEADERS + 1) + 1];
 	int argc = 0;
 	argv[argc++] = "roastop";
-	for (int i = 0; i <= CLI_MAX_HEADERS; i++) {
+	for (int i = 0; i <= APP_MAX_HEADERS; i++) {
 		snprintf(names[i], sizeof(names[i]), "X-H%d: %d", i, i);
 		argv[argc++] = "--header";
 		argv[argc++] = names[i];
 	}
 	assert_int_equal(cli_parse(argc - 2, argv, NULL, &o, err, sizeof(err)), CLI_RUN);
-	assert_int_equal(o.n_headers, CLI_MAX_HEADERS);
+	assert_int_equal(o.n_headers, APP_MAX_HEADERS);
 	assert_string_equal(o.headers[0], "X-H0: 0");
 	assert_string_equal(o.headers[15], "X-H15: 15");
 	assert_int_equal(cli_parse(argc, argv, NULL, &o, err, sizeof(err)), CLI_ERROR);
@@ -418,7 +421,7 @@ static void last_wins_and_headers(void **state)
 static void help_and_version(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, "-h", END), CLI_HELP);
 	assert_int_equal(parse(&o, err, NULL, "--help", END), CLI_HELP);
@@ -438,7 +441,7 @@ static void help_and_version(void **state)
 static void arguments_and_double_dash(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, "--headless", "--", END), CLI_RUN);
 	assert_true(o.headless);
@@ -453,7 +456,7 @@ static void arguments_and_double_dash(void **state)
 static void missing_and_forgotten_values(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	const char *valued[] = { "--scheduler", "--listen", "--key-file", "--interval",
 				 "--output", "--duration", "--record", "--replay",
@@ -467,10 +470,10 @@ static void missing_and_forgotten_values(void **state)
 	}
 	/* a value may start with one dash, or with two when written with '=' */
 	assert_int_equal(parse(&o, err, NULL, "--replay", "-", "--output", "-o", END), CLI_RUN);
-	assert_string_equal(o.replay, "-");
-	assert_string_equal(o.output, "-o");
+	assert_string_equal(o.replay_path, "-");
+	assert_string_equal(o.output_dir, "-o");
 	assert_int_equal(parse(&o, err, NULL, "--output=--weird", END), CLI_RUN);
-	assert_string_equal(o.output, "--weird");
+	assert_string_equal(o.output_dir, "--weird");
 	const char *flags[] = { "--no-auth", "--new-key", "--headless", "--exit-on-run-end",
 				"--no-color", "--ascii", "--insecure" };
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(flags); i++) {
@@ -483,7 +486,7 @@ static void missing_and_forgotten_values(void **state)
 static void string_values(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	const char *strs[] = { "--key-file", "--output", "--record", "--replay", "--theme",
 			       "--processor-prefix", "--dashboard-prefix", "--cacert" };
@@ -497,11 +500,11 @@ static void string_values(void **state)
 	}
 	big[CLI_MAX_VALUE] = '\0'; /* exactly the limit */
 	assert_int_equal(parse(&o, err, NULL, "--output", big, END), CLI_RUN);
-	assert_int_equal(strlen(o.output), CLI_MAX_VALUE);
+	assert_int_equal(strlen(o.output_dir), CLI_MAX_VALUE);
 	assert_int_equal(parse(&o, err, NULL, "--output", "dir with spaces", "--theme",
 			       "/usr/share/roastop/themes/dark.theme", END),
 			 CLI_RUN);
-	assert_string_equal(o.output, "dir with spaces");
+	assert_string_equal(o.output_dir, "dir with spaces");
 	ERR("--dashboard-prefix", "'/a b'", "--dashboard-prefix", "/a b");
 	ERR("--dashboard-prefix", "'/a?b'", "--dashboard-prefix", "/a\nb");
 }
@@ -509,11 +512,11 @@ static void string_values(void **state)
 static void scheduler_urls(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, "--scheduler", "HTTPS://Dask.Example", END),
 			 CLI_RUN);
-	assert_string_equal(o.scheduler, "HTTPS://Dask.Example");
+	assert_string_equal(o.scheduler_url, "HTTPS://Dask.Example");
 	assert_int_equal(parse(&o, err, NULL, "--scheduler", "http://[::1]:8787/status", END),
 			 CLI_RUN);
 	ERR("--scheduler", "http:// or https://", "--scheduler", "ftp://x");
@@ -528,13 +531,13 @@ static void scheduler_urls(void **state)
 	ERR("--scheduler", "longer than 2048", "--scheduler", url);
 	url[CLI_MAX_URL] = '\0';
 	assert_int_equal(parse(&o, err, NULL, "--scheduler", url, END), CLI_RUN);
-	assert_int_equal(strlen(o.scheduler), CLI_MAX_URL);
+	assert_int_equal(strlen(o.scheduler_url), CLI_MAX_URL);
 }
 
 static void bad_headers(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, "--header", "X-Tab:\ta\tb", END), CLI_RUN);
 	ERR("--header", "'novalue'", "--header", "novalue");
@@ -548,7 +551,7 @@ static void bad_headers(void **state)
 static void record_and_replay(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	ERR("--speed", "--replay", "--speed", "2");
 	ERR("--speed", "--replay", "--speed", "0", "--record", "r");
@@ -578,7 +581,7 @@ static void record_and_replay(void **state)
 static void new_key(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	assert_int_equal(parse(&o, err, NULL, "--new-key", END), CLI_RUN);
 	assert_true(o.new_key);
@@ -593,7 +596,7 @@ static void new_key(void **state)
 static void error_text(void **state)
 {
 	(void)state;
-	struct cli_opts o;
+	struct app_config o;
 	char err[256];
 	/* found by fuzz_cli: a newline in an echoed argument made a two-line error */
 	assert_int_equal(parse(&o, err, NULL, "--bad\noption", END), CLI_ERROR);

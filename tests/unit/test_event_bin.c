@@ -90,7 +90,7 @@ static enum decode_error decode(const struct body *b)
 	return event_decode_binary(b->b, b->n, 1767225600.0, &again, &env);
 }
 
-static void wire_names_are_fields(void **state)
+static void wire_ids_in_range_and_unique(void **state)
 {
 	(void)state;
 	assert_true(event_bin_wire_resolved());
@@ -465,7 +465,7 @@ static void sections_and_metadata_checked(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(wire_names_are_fields),
+		cmocka_unit_test(wire_ids_in_range_and_unique),
 		cmocka_unit_test_setup_teardown(round_trip_exactly, setup, teardown),
 		cmocka_unit_test_setup_teardown(smaller_than_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(chunk_start_round_trips, setup, teardown),

@@ -8,7 +8,7 @@
 
 #include "event_fixtures.h"
 #include "roastop/event_field.h"
-#include "roastop/event_json.h"
+#include "roastop/event_datagram.h"
 
 static enum decode_error decode(const char *text, struct event *ev)
 {

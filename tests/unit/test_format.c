@@ -7,6 +7,7 @@
 
 #include "roastop/format.h"
 #include "roastop/strbuf.h"
+#include "roastop/strutil.h"
 
 static void numbers_for_people(void **state)
 {
@@ -239,6 +240,33 @@ static void clock_times(void **state)
 	assert_string_equal(format_clock(b, -1e300), "n/a");
 }
 
+/* A section's unit follows its map: time, MiB (roastcoffea's "MB") or bytes;
+ * not measured is n/a in each. */
+static void sections_in_their_unit(void **state)
+{
+	(void)state;
+	char b[FMT_LEN];
+	assert_string_equal(format_section(b, FORMAT_SECTION_TIME, optnum_of(0.215)), "215 ms");
+	assert_string_equal(format_section(b, FORMAT_SECTION_MEM, optnum_of(12.5)), "12.5 MiB");
+	assert_string_equal(format_section(b, FORMAT_SECTION_BYTES, optnum_of(1536)), "1.50 KiB");
+	assert_string_equal(format_section(b, FORMAT_SECTION_MEM, optnum_none()), "n/a");
+}
+
+/* Untrusted text in a message: control bytes hidden, cut with "..." on a
+ * character boundary, a NUL ends it. */
+static void shown_text_is_one_safe_line(void **state)
+{
+	(void)state;
+	char b[16];
+	assert_string_equal(strutil_shown(b, 8, "a\tb\x7f", 4), "a?b?");
+	assert_string_equal(strutil_shown(b, 4, "abcdef", SIZE_MAX), "abcd...");
+	assert_string_equal(strutil_shown(b, 4, "ab\0cd", 5), "ab");
+	assert_string_equal(strutil_shown(b, 4, "abc\xc3\xa9", 5), "abc...");
+	assert_string_equal(strutil_shown(b, 5, "abc\xc3\xa9", 5), "abc\xc3\xa9");
+	assert_string_equal(strutil_shown(b, 4, "ab\xe2\x82\xac", 5), "ab...");
+	assert_true(strutil_utf8_ok((const unsigned char *)strutil_shown(b, 3, "a\xe2\x82\xac", 4)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +281,8 @@ int main(void)
 		cmocka_unit_test(values_fit_their_column),
 		cmocka_unit_test(axis_labels),
 		cmocka_unit_test(json_writer),
+		cmocka_unit_test(sections_in_their_unit),
+		cmocka_unit_test(shown_text_is_one_safe_line),
 	};
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
 }

@@ -101,28 +101,20 @@ void view_slowest(struct ui *ui, const struct ui_frame *f)
 
 /* ---- sections: track_time, track_memory, track_bytes ---- */
 
-static const struct strmap *section_map(const struct run *r, int row, size_t *i, int *kind)
+static const struct strmap *section_map(const struct run *r, int row, size_t *i,
+				       enum format_section *kind)
 {
 	const struct strmap *maps[3] = { &r->sec_time, &r->sec_mem, &r->sec_bytes };
 	size_t k = (size_t)row;
 	for (int m = 0; m < 3; m++) {
 		if (k < maps[m]->count) {
 			*i = k;
-			*kind = m;
+			*kind = (enum format_section)m; /* the maps in format_section's order */
 			return maps[m];
 		}
 		k -= maps[m]->count;
 	}
 	return NULL;
-}
-
-static const char *section_value(char buf[FMT_LEN], int kind, optnum v)
-{
-	if (kind == 0)
-		return format_duration(buf, v);
-	if (kind == 1)
-		return format_mib(buf, v);
-	return format_bytes(buf, v);
 }
 
 static void section_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
@@ -132,7 +124,7 @@ static void section_row(struct ui *ui, const struct ui_frame *f, int row, char c
 	(void)elem;
 	static const char *const kinds[3] = { "track_time", "track_memory", "track_bytes" };
 	size_t i;
-	int kind;
+	enum format_section kind;
 	const struct strmap *map = section_map(f->run, row, &i, &kind);
 	if (!map)
 		return;
@@ -141,9 +133,10 @@ static void section_row(struct ui *ui, const struct ui_frame *f, int row, char c
 	snprintf(c[0], FMT_CELL, "%s", kinds[kind]);
 	snprintf(c[1], FMT_CELL, "%s", strmap_key_at(map, i));
 	snprintf(c[2], FMT_CELL, "%s", format_count(a, optnum_of((double)s->s.n)));
-	snprintf(c[3], FMT_CELL, "%s", section_value(a, kind, s->s.n ? optnum_of(s->s.sum) : optnum_none()));
-	snprintf(c[4], FMT_CELL, "%s", section_value(a, kind, stats_mean(&s->s)));
-	snprintf(c[5], FMT_CELL, "%s", section_value(a, kind, stats_max(&s->s)));
+	optnum total = s->s.n ? optnum_of(s->s.sum) : optnum_none();
+	snprintf(c[3], FMT_CELL, "%s", format_section(a, kind, total));
+	snprintf(c[4], FMT_CELL, "%s", format_section(a, kind, stats_mean(&s->s)));
+	snprintf(c[5], FMT_CELL, "%s", format_section(a, kind, stats_max(&s->s)));
 }
 
 void view_sections(struct ui *ui, const struct ui_frame *f)

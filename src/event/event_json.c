@@ -6,7 +6,7 @@
  * replay must decode far above 500k chunk lines a second on one core. The
  * limits a tree parse would need a pre-scan for (nesting depth, sizes) are
  * checked as the parser goes. */
-#include "roastop/event_json.h"
+#include "roastop/event_datagram.h"
 #include "roastop/event_field.h"
 #include "roastop/range.h"
 #include "roastop/strutil.h"
@@ -748,7 +748,7 @@ static enum decode_error value_field(struct jp *j, const struct event_field *f, 
 	}
 	case FK_U32: {
 		optnum x;
-		const struct event_field as_int = { f->name, f->len, FK_INT, 0, 0, f->lo, f->hi };
+		const struct event_field as_int = { f->name, f->len, FK_INT, 0, 0, f->lo, f->hi, 0 };
 		enum decode_error e = number_in(j, &as_int, &x);
 		if (!e) {
 			*(uint32_t *)p = (uint32_t)x.value;

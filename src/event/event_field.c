@@ -9,47 +9,56 @@
 #include "roastop/range.h"
 
 #define NAME(f) #f, sizeof(#f) - 1
-#define NUM(s, f, l, h) { NAME(f), FK_NUM, offsetof(struct s, f), 0, l, h }
-#define INT(s, f, l, h) { NAME(f), FK_INT, offsetof(struct s, f), 0, l, h }
-#define STR(s, f) { NAME(f), FK_STR, offsetof(struct s, f), 0, 0, 0 }
-#define LIST(s, f, n, k) { NAME(f), k, offsetof(struct s, f), offsetof(struct s, n), 0, 0 }
-#define OTHER(s, f, k, flag) { NAME(f), k, offsetof(struct s, f), flag, 0, 0 }
+/* The _W forms take the field's version-2 wire id (docs/protocol.md): the
+ * one place it is written; the emitter's copy is checked against
+ * build/tools/wire_table by tests/integration/test_wire_table.py. */
+#define NUM_W(w, s, f, l, h) { NAME(f), FK_NUM, offsetof(struct s, f), 0, l, h, w }
+#define INT_W(w, s, f, l, h) { NAME(f), FK_INT, offsetof(struct s, f), 0, l, h, w }
+#define STR_W(w, s, f) { NAME(f), FK_STR, offsetof(struct s, f), 0, 0, 0, w }
+#define LIST_W(w, s, f, n, k) { NAME(f), k, offsetof(struct s, f), offsetof(struct s, n), 0, 0, w }
+#define OTHER_W(w, s, f, k, flag) { NAME(f), k, offsetof(struct s, f), flag, 0, 0, w }
+#define NUM(s, f, l, h) NUM_W(0, s, f, l, h)
+#define INT(s, f, l, h) INT_W(0, s, f, l, h)
+#define STR(s, f) STR_W(0, s, f)
+#define LIST(s, f, n, k) LIST_W(0, s, f, n, k)
+#define OTHER(s, f, k, flag) OTHER_W(0, s, f, k, flag)
 
 /* Each table is sorted by name: the encoder writes fields in this order (a
  * unit test checks it); the decoder finds them through event_field_find's index. */
 static const struct event_field chunk_fields[] = {
-	LIST(ev_chunk, accessed_branches, n_branches, FK_STRLIST),
-	NUM(ev_chunk, accessed_bytes, 0, EVENT_BIG),
-	NUM(ev_chunk, accessed_uncompressed_bytes, 0, EVENT_BIG),
-	NUM(ev_chunk, branches_read_percent, 0, 100.001),
-	LIST(ev_chunk, bytes, n_bytes, FK_KV),
-	NUM(ev_chunk, bytes_read, 0, EVENT_BIG),
-	NUM(ev_chunk, bytes_read_percent, 0, 100.001),
-	NUM(ev_chunk, cpu_time, 0, EVENT_BIG_SECONDS),
-	STR(ev_chunk, dataset),
-	NUM(ev_chunk, duration, 0, EVENT_BIG_SECONDS),
-	INT(ev_chunk, entry_start, 0, EVENT_BIG),
-	INT(ev_chunk, entry_stop, 0, EVENT_BIG),
-	STR(ev_chunk, error),
-	STR(ev_chunk, file),
-	OTHER(ev_chunk, file_metadata, FK_FILEMETA, offsetof(struct ev_chunk, has_file_metadata)),
-	STR(ev_chunk, host),
-	NUM(ev_chunk, mem_after_mb, 0, 1e9),
-	NUM(ev_chunk, mem_before_mb, 0, 1e9),
-	NUM(ev_chunk, mem_delta_mb, -1e9, 1e9),
-	LIST(ev_chunk, memory, n_memory, FK_KV),
-	INT(ev_chunk, num_branches_accessed, 0, 1e7),
-	INT(ev_chunk, num_events, 0, EVENT_BIG),
-	INT(ev_chunk, pid, 0, 1e9),
-	STR(ev_chunk, run_id),
-	INT(ev_chunk, seq, 0, 9007199254740991.0),
-	INT(ev_chunk, start_seq, 0, 9007199254740991.0),
-	NUM(ev_chunk, t_end, 0, EVENT_T_MAX),
-	NUM(ev_chunk, t_start, 0, EVENT_T_MAX),
-	NUM(ev_chunk, timestamp, 0, EVENT_T_MAX),
-	LIST(ev_chunk, timing, n_timing, FK_KV),
-	STR(ev_chunk, uuid),
-	STR(ev_chunk, worker),
+	LIST_W(1, ev_chunk, accessed_branches, n_branches, FK_STRLIST),
+	NUM_W(2, ev_chunk, accessed_bytes, 0, EVENT_BIG),
+	NUM_W(3, ev_chunk, accessed_uncompressed_bytes, 0, EVENT_BIG),
+	NUM_W(4, ev_chunk, branches_read_percent, 0, 100.001),
+	LIST_W(5, ev_chunk, bytes, n_bytes, FK_KV),
+	NUM_W(6, ev_chunk, bytes_read, 0, EVENT_BIG),
+	NUM_W(7, ev_chunk, bytes_read_percent, 0, 100.001),
+	NUM_W(8, ev_chunk, cpu_time, 0, EVENT_BIG_SECONDS),
+	STR_W(9, ev_chunk, dataset),
+	NUM_W(10, ev_chunk, duration, 0, EVENT_BIG_SECONDS),
+	INT_W(11, ev_chunk, entry_start, 0, EVENT_BIG),
+	INT_W(12, ev_chunk, entry_stop, 0, EVENT_BIG),
+	STR_W(13, ev_chunk, error),
+	STR_W(14, ev_chunk, file),
+	OTHER_W(15, ev_chunk, file_metadata, FK_FILEMETA,
+		offsetof(struct ev_chunk, has_file_metadata)),
+	STR_W(16, ev_chunk, host),
+	NUM_W(17, ev_chunk, mem_after_mb, 0, 1e9),
+	NUM_W(18, ev_chunk, mem_before_mb, 0, 1e9),
+	NUM_W(19, ev_chunk, mem_delta_mb, -1e9, 1e9),
+	LIST_W(20, ev_chunk, memory, n_memory, FK_KV),
+	INT_W(21, ev_chunk, num_branches_accessed, 0, 1e7),
+	INT_W(22, ev_chunk, num_events, 0, EVENT_BIG),
+	INT_W(23, ev_chunk, pid, 0, 1e9),
+	STR_W(64, ev_chunk, run_id),
+	INT_W(24, ev_chunk, seq, 0, 9007199254740991.0),
+	INT_W(67, ev_chunk, start_seq, 0, 9007199254740991.0),
+	NUM_W(25, ev_chunk, t_end, 0, EVENT_T_MAX),
+	NUM_W(26, ev_chunk, t_start, 0, EVENT_T_MAX),
+	NUM_W(27, ev_chunk, timestamp, 0, EVENT_T_MAX),
+	LIST_W(28, ev_chunk, timing, n_timing, FK_KV),
+	STR_W(29, ev_chunk, uuid),
+	STR_W(30, ev_chunk, worker),
 };
 
 /* A chunk_start: the chunk's fields known when it begins (its envelope,
@@ -95,7 +104,7 @@ static const struct event_field sample_fields[] = {
 	NUM(ev_sample, tasks_total_cumulative, 0, RANGE_TASKS_MAX),
 	NUM(ev_sample, total_threads, 0, RANGE_TOTAL_THREADS_MAX),
 	{ NAME(worker_count), FK_U32, offsetof(struct ev_sample, worker_count), 0, 0,
-	  RANGE_WORKERS_MAX },
+	  RANGE_WORKERS_MAX, 0 },
 	LIST(ev_sample, workers, n_workers, FK_WORKERS),
 };
 
@@ -138,10 +147,10 @@ static const struct event_field status_fields[] = {
 };
 
 static const struct event_field filemeta_fields[] = {
-	NUM(file_meta, compression_ratio, 0, 1e6),
-	STR(file_meta, filename),
-	INT(file_meta, total_branches, 0, 1e7),
-	NUM(file_meta, total_tree_bytes, 0, EVENT_BIG),
+	NUM_W(1, file_meta, compression_ratio, 0, 1e6),
+	STR_W(2, file_meta, filename),
+	INT_W(3, file_meta, total_branches, 0, 1e7),
+	NUM_W(4, file_meta, total_tree_bytes, 0, EVENT_BIG),
 };
 
 static uint8_t field_slots[10][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
@@ -197,6 +206,19 @@ const struct field_table *event_field_workers(void)
 const struct field_table *event_field_filemeta(void)
 {
 	return &filemeta_table;
+}
+
+const char *event_field_encoding(const struct event_field *f)
+{
+	switch (f->kind) {
+	case FK_NUM: return "num";
+	case FK_INT: return "int"; /* a num on the wire, checked whole */
+	case FK_STR: return "str";
+	case FK_STRLIST: return "strlist";
+	case FK_KV: return "kv";
+	case FK_FILEMETA: return "meta";
+	default: return NULL; /* no version-2 form */
+	}
 }
 
 bool event_field_present(const struct event_field *f, const void *base)

@@ -12,65 +12,31 @@
 #include "roastop/event_field.h"
 #include "roastop/strutil.h"
 
-#define CHUNK_IDS (EVENT_BIN_START_SEQ + 1) /* ids 1..30, 64 and 67; 31..63 unused */
-#define META_IDS 5 /* ids 1..4 inside file_metadata */
-
-/* The wire ids, fixed for good: a new field takes the next free id.
- * run_id keeps 64, its id from when it was read and dropped like sent. */
-static const char *const chunk_names[CHUNK_IDS] = {
-	[1] = "accessed_branches",
-	[2] = "accessed_bytes",
-	[3] = "accessed_uncompressed_bytes",
-	[4] = "branches_read_percent",
-	[5] = "bytes",
-	[6] = "bytes_read",
-	[7] = "bytes_read_percent",
-	[8] = "cpu_time",
-	[9] = "dataset",
-	[10] = "duration",
-	[11] = "entry_start",
-	[12] = "entry_stop",
-	[13] = "error",
-	[14] = "file",
-	[15] = "file_metadata",
-	[16] = "host",
-	[17] = "mem_after_mb",
-	[18] = "mem_before_mb",
-	[19] = "mem_delta_mb",
-	[20] = "memory",
-	[21] = "num_branches_accessed",
-	[22] = "num_events",
-	[23] = "pid",
-	[24] = "seq",
-	[25] = "t_end",
-	[26] = "t_start",
-	[27] = "timestamp",
-	[28] = "timing",
-	[29] = "uuid",
-	[30] = "worker",
-	[EVENT_BIN_RUN_ID] = "run_id",
-	[EVENT_BIN_START_SEQ] = "start_seq",
-};
-
-static const char *const meta_names[META_IDS] = {
-	[1] = "compression_ratio",
-	[2] = "filename",
-	[3] = "total_branches",
-	[4] = "total_tree_bytes",
-};
+/* Bounds of the ids event_field.c may give (1..30, 64 and 67 today; 1..4
+ * inside file_metadata): a table id past them fails event_bin_wire_resolved. */
+#define CHUNK_IDS 128
+#define META_IDS 16
 
 static const struct event_field *chunk_by_id[CHUNK_IDS], *meta_by_id[META_IDS];
 static const struct event_field *start_by_id[CHUNK_IDS]; /* the chunk_start table's */
-static bool wire_ok; /* every wire name found in its table */
+static bool wire_ok; /* every wire id in range and used once */
 static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
 
-static bool wire_resolve(const struct field_table *t, const char *const *names,
-			 const struct event_field **out, size_t n)
+/* The id -> field maps from the tables' wire column (event_field.c, the one
+ * place the ids are written). Ids are fixed for good: a new field takes the
+ * next free one; 65 and 66 are the envelope's. */
+static bool wire_index(const struct field_table *t, const struct event_field **out, size_t n)
 {
 	bool ok = true;
-	for (size_t i = 1; i < n; i++)
-		if (names[i])
-			ok = (out[i] = event_field_find(t, names[i], strlen(names[i]))) && ok;
+	for (size_t i = 0; i < t->n; i++) {
+		unsigned id = t->f[i].wire;
+		if (!id)
+			continue;
+		bool free_id = id < n && !out[id] && id != EVENT_BIN_SENT && id != EVENT_BIN_INSTANCE;
+		if (free_id)
+			out[id] = &t->f[i];
+		ok = ok && free_id && event_field_encoding(&t->f[i]);
+	}
 	return ok;
 }
 
@@ -79,19 +45,19 @@ static void wire_start(void)
 {
 	const struct field_table *t = event_field_table(EV_CHUNK_START);
 	for (size_t i = 1; i < CHUNK_IDS; i++)
-		if (chunk_names[i])
-			start_by_id[i] = event_field_find(t, chunk_names[i], strlen(chunk_names[i]));
+		if (chunk_by_id[i])
+			start_by_id[i] = event_field_find(t, chunk_by_id[i]->name, chunk_by_id[i]->len);
 }
 
 static void wire_init(void)
 {
 	event_field_init();
-	wire_ok = wire_resolve(event_field_table(EV_CHUNK), chunk_names, chunk_by_id, CHUNK_IDS) &&
-		  wire_resolve(event_field_filemeta(), meta_names, meta_by_id, META_IDS);
+	wire_ok = wire_index(event_field_table(EV_CHUNK), chunk_by_id, CHUNK_IDS) &&
+		  wire_index(event_field_filemeta(), meta_by_id, META_IDS);
 	wire_start();
 }
 
-/* Exposed for the unit test: every wire name is a field of its table. */
+/* Exposed for the unit test: every wire id in range and used once. */
 bool event_bin_wire_resolved(void);
 bool event_bin_wire_resolved(void)
 {
@@ -284,7 +250,8 @@ static enum decode_error rd_meta(struct rd *r, const struct event_field *f, char
 	struct file_meta *m = (struct file_meta *)(void *)(base + f->off);
 	uint64_t seen[4] = { 0 };
 	for (unsigned i = 0; i < *count; i++) {
-		if (!rd_take(r, 1, &id) || *id == 0 || *id >= META_IDS || !first_sight(seen, *id))
+		if (!rd_take(r, 1, &id) || *id >= META_IDS || !meta_by_id[*id] ||
+		    !first_sight(seen, *id))
 			return DEC_BAD_BINARY;
 		enum decode_error e = rd_value(r, meta_by_id[*id], (char *)m);
 		if (e)
