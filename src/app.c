@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 #include "roastop/serve.h"
 #include "roastop/session.h"
 #include "roastop/strbuf.h"
+#include "roastop/timer.h"
 #include "roastop/udp.h"
 #include "roastop/ui.h"
 
@@ -146,37 +146,6 @@ static double app_now(const struct app *a)
 	return clock_session();
 }
 
-static struct itimerspec itimer_of(double first, double period)
-{
-	struct itimerspec it = { 0 };
-	it.it_value.tv_sec = (time_t)first;
-	it.it_value.tv_nsec = (long)((first - floor(first)) * 1e9);
-	if (it.it_value.tv_sec == 0 && it.it_value.tv_nsec == 0)
-		it.it_value.tv_nsec = 1; /* 0 would disarm */
-	it.it_interval.tv_sec = (time_t)period;
-	it.it_interval.tv_nsec = (long)((period - floor(period)) * 1e9);
-	return it;
-}
-
-static int timer_open(double first, double period)
-{
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (first > 0) {
-		struct itimerspec it = itimer_of(first, period);
-		timerfd_settime(fd, 0, &it, NULL);
-	}
-	return fd;
-}
-
-static void timer_drain(int fd)
-{
-	uint64_t n;
-	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
-		;
-}
-
 static int signals_open(void)
 {
 	sigset_t set;
@@ -276,8 +245,7 @@ static void app_deliver(struct app *a, const struct event *ev)
 	}
 	a->ending = true; /* datagrams of the last chunks may still be in flight */
 	a->ending_deadline = clock_mono() + RUN_END_FLUSH_MAX;
-	struct itimerspec it = itimer_of(RUN_END_GRACE, 0);
-	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+	timer_set_periodic(a->fds[FD_PACE], RUN_END_GRACE, 0);
 }
 
 static void deliver_cb(void *ctx, const struct event *ev)
@@ -366,8 +334,7 @@ static void app_end_runs_at_exit(struct app *a)
 static void pace_arm(struct app *a, double due_mono)
 {
 	double wait = due_mono - clock_mono();
-	struct itimerspec it = itimer_of(wait > 0 ? wait : 0, 0);
-	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+	timer_set_periodic(a->fds[FD_PACE], wait > 0 ? wait : 0, 0);
 }
 
 static void replay_note_jump(struct app *a, double jump)
@@ -1053,8 +1020,7 @@ static void app_end_after_flush(struct app *a)
 {
 	if ((a->dask && dask_flushing(a->dask) && clock_mono() < a->ending_deadline) ||
 	    (a->srv && app_linger(a))) {
-		struct itimerspec it = itimer_of(0.1, 0);
-		timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+		timer_set_periodic(a->fds[FD_PACE], 0.1, 0);
 		return;
 	}
 	a->stop = true;
@@ -1152,8 +1118,7 @@ static void app_ui_input(struct app *a)
 		app_write_emitter(a);
 	if (act & UI_INTERVAL_CHANGED) {
 		double iv = ui_interval(a->ui);
-		struct itimerspec it = itimer_of(iv, iv);
-		timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);
+		timer_set_periodic(a->fds[FD_FRAME], iv, iv);
 	}
 	if (act & UI_REDRAW)
 		app_ui_draw(a);
@@ -1179,8 +1144,7 @@ static void app_open_ui(struct app *a)
 	if (a->udp) /* what was printed before the screen opened, again */
 		ui_message(a->ui, "emitters: ? shows the export line, w writes it to a file");
 	double iv = ui_interval(a->ui);
-	struct itimerspec it = itimer_of(iv, iv);
-	timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);
+	timer_set_periodic(a->fds[FD_FRAME], iv, iv);
 	app_ui_draw(a);
 }
 

@@ -51,13 +51,11 @@ struct dask_stats {
 	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 
-typedef void (*dask_deliver_fn)(void *ctx, const struct event *ev);
-
 struct dask;
 
 /* NULL (err set) when curl or the timers cannot be set up. The first round
  * starts at once. */
-struct dask *dask_open(const struct dask_config *cfg, dask_deliver_fn fn, void *ctx, char *err,
+struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void *ctx, char *err,
 		       size_t errsz);
 void dask_close(struct dask *d);
 

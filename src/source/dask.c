@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "roastop/range.h"
 #include "roastop/strbuf.h"
 #include "roastop/strutil.h"
+#include "roastop/timer.h"
 
 #define URL_MAX 2304
 #define CONNECT_TIMEOUT_MS 3000L
@@ -73,7 +73,7 @@ struct sock {
 
 struct dask {
 	struct dask_config cfg;
-	dask_deliver_fn deliver;
+	event_deliver_fn deliver;
 	void *ctx;
 	CURLM *multi;
 	struct curl_slist *headers;
@@ -141,27 +141,6 @@ double dask_backoff(unsigned failures)
 		return 0.0;
 	double s = ldexp(1.0, (int)(failures > 16 ? 16 : failures) - 1);
 	return s < DASK_BACKOFF_MAX ? s : DASK_BACKOFF_MAX;
-}
-
-static void timer_set(int fd, double seconds)
-{
-	struct itimerspec it = { 0 };
-	if (seconds >= 0) {
-		if (seconds < 1e-9)
-			seconds = 1e-9; /* 0 would disarm */
-		it.it_value.tv_sec = (time_t)seconds;
-		it.it_value.tv_nsec = (long)((seconds - floor(seconds)) * 1e9);
-		if (it.it_value.tv_sec == 0 && it.it_value.tv_nsec == 0)
-			it.it_value.tv_nsec = 1;
-	}
-	timerfd_settime(fd, 0, &it, NULL);
-}
-
-static void timer_drain(int fd)
-{
-	uint64_t n;
-	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
-		;
 }
 
 static void round_end(struct dask *d, bool reached);
@@ -856,8 +835,8 @@ static bool dask_setup(struct dask *d, char *err, size_t errsz)
 		d->headers = h;
 	}
 	d->multi = curl_multi_init();
-	d->curl_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	d->tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->curl_tfd = timer_open(0, 0);
+	d->tick_tfd = timer_open(0, 0);
 	if (!d->multi || d->curl_tfd < 0 || d->tick_tfd < 0) {
 		snprintf(err, errsz, "scheduler poller: cannot set up curl or timers");
 		return false;
@@ -874,7 +853,7 @@ static bool dask_setup(struct dask *d, char *err, size_t errsz)
 	return true;
 }
 
-struct dask *dask_open(const struct dask_config *cfg, dask_deliver_fn fn, void *ctx, char *err,
+struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void *ctx, char *err,
 		       size_t errsz)
 {
 	static bool curl_ready;

@@ -327,7 +327,7 @@ static void pending_add(struct pending_report *p, const struct event_envelope *e
 
 /* Every part arrived: one report event, columns rebuilt in its arena. */
 static void pending_deliver(struct udp *u, struct pending_report *p, double now,
-			    udp_deliver_fn fn, void *ctx)
+			    event_deliver_fn fn, void *ctx)
 {
 	struct event *ev = &u->report_ev;
 	event_reset(ev);
@@ -348,7 +348,7 @@ static void pending_deliver(struct udp *u, struct pending_report *p, double now,
 }
 
 static void report_part(struct udp *u, const struct event_envelope *env, double now,
-			udp_deliver_fn fn, void *ctx)
+			event_deliver_fn fn, void *ctx)
 {
 	if (env->parts < 1 || env->parts > 64 || env->part >= env->parts) {
 		reject_count(&u->st.json, DEC_INCONSISTENT);
@@ -547,7 +547,7 @@ static enum datagram_kind datagram_decode(struct udp *u, const char *buf, size_t
 }
 
 void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
-		      const struct sockaddr *src, socklen_t srclen, udp_deliver_fn fn, void *ctx)
+		      const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx)
 {
 	u->st.datagrams++;
 	u->st.bytes += len;
@@ -578,7 +578,7 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 	u->st.applied++;
 }
 
-void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
+void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,
 		 void *ctx)
 {
 	udp_process_from(u, buf, len, now, NULL, 0, fn, ctx);
@@ -687,7 +687,7 @@ static void drops_read(struct udp *u)
 		u->st.kernel_drops = mem[SK_MEMINFO_DROPS];
 }
 
-int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
+int udp_drain(struct udp *u, double now, event_deliver_fn fn, void *ctx)
 {
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
