@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "roastop/dask.h"
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
@@ -28,6 +27,7 @@
 #include "roastop/run.h"
 #include "roastop/serve.h"
 #include "roastop/session.h"
+#include "roastop/source.h"
 #include "roastop/strbuf.h"
 #include "roastop/timer.h"
 #include "roastop/udp.h"
@@ -70,6 +70,13 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_ID
  * run is marked incomplete at most 10 % late, and at least every second. */
 #define RUN_IDLE_CHECKS 10.0
 #define RUN_IDLE_CHECK_MAX 1.0
+#define APP_SOURCES_MAX 16 /* sources open at once (source.h's registry) */
+
+/* A source open from the registry. */
+struct app_source {
+	const struct source_ops *ops;
+	void *s;
+};
 
 struct app {
 	const struct app_config *cfg;
@@ -80,7 +87,8 @@ struct app {
 	struct event ev; /* reused for every decoded event */
 	struct replay *replay;
 	struct udp *udp;
-	struct dask *dask;
+	struct app_source src[APP_SOURCES_MAX];
+	size_t n_src;
 	struct auth_key key;
 	struct recorder *rec;
 	struct serve *srv; /* NULL when not serving */
@@ -170,14 +178,22 @@ static void app_note_status(const struct app *a, const struct event *ev)
 		source_state_name(st->state), st->reason ? ": " : "", st->reason ? st->reason : "");
 }
 
-/* A run's start and end from its collector: the poller looks for the route
- * the collector has just installed, and takes the scheduler's last word. */
-static void app_tell_poller(struct app *a, const struct event *ev)
+/* The sources that react to events (a run's start and end) see each one
+ * applied. */
+static void app_tell_sources(struct app *a, const struct event *ev)
 {
-	if (a->dask && ev->type == EV_RUN_START)
-		dask_wake(a->dask);
-	else if (a->dask && ev->type == EV_RUN_END)
-		dask_flush(a->dask);
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->on_event)
+			a->src[i].ops->on_event(a->src[i].s, ev);
+}
+
+/* A source still doing what a run's end asked of it. */
+static bool app_sources_busy(const struct app *a)
+{
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->busy && a->src[i].ops->busy(a->src[i].s))
+			return true;
+	return false;
 }
 
 /* Said at once, in all three places a user may be looking: stderr (held
@@ -235,7 +251,7 @@ static void app_deliver(struct app *a, const struct event *ev)
 	int rc = session_apply(&a->ses, ev);
 	if (isfinite(ev->t))
 		a->t_latest = fmax(a->t_latest, ev->t);
-	app_tell_poller(a, ev);
+	app_tell_sources(a, ev);
 	if (!a->cfg->exit_on_run_end || ev->type != EV_RUN_END || rc || a->stop || a->ending)
 		return;
 	if (a->replay) {
@@ -643,27 +659,28 @@ static void udp_extra(cJSON *extra, const struct udp *u)
 	udp_rejects(o, &st);
 }
 
-static void dask_extra(cJSON *extra, const struct dask *d)
+/* A source's counters (source.h), under its name. */
+static void source_extra(cJSON *extra, const struct app_source *as)
 {
-	struct dask_stats st;
-	dask_get_stats(d, &st);
-	cJSON *o = cJSON_AddObjectToObject(extra, "scheduler");
+	struct source_stats st = { 0 };
+	as->ops->stats(as->s, &st);
+	cJSON *o = cJSON_AddObjectToObject(extra, as->ops->name);
 	if (!o)
 		return;
-	cJSON_AddStringToObject(o, "mode", st.mode);
-	const struct counter c[] = {
-		{ "rounds", st.rounds },     { "overruns", st.overruns },
-		{ "requests", st.requests }, { "failures", st.failures },
-		{ "identity_500", st.http_500 }, { "rejected", st.rejected },
-		{ "out_of_range", st.out_of_range },
-		{ "too_large", st.too_large }, { "bytes", st.bytes },
-		{ "redirects", st.redirects }, { "redirects_refused", st.redirects_refused },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-	cJSON *by = cJSON_AddObjectToObject(o, "rejected_by");
-	for (int e = DASK_OK + 1; by && e < DASK__COUNT; e++)
-		if (st.rejected_by[e])
-			cJSON_AddNumberToObject(by, dask_error_name(e), (double)st.rejected_by[e]);
+	if (st.state_key)
+		cJSON_AddStringToObject(o, st.state_key, st.state);
+	for (size_t i = 0; i < st.n_counters; i++) {
+		const struct source_counter *c = &st.counters[i];
+		cJSON *into = o;
+		if (c->group) {
+			into = cJSON_GetObjectItemCaseSensitive(o, c->group);
+			if (!into)
+				into = cJSON_AddObjectToObject(o, c->group);
+			if (!into || (!c->value && strcmp(c->name, "total") != 0))
+				continue;
+		}
+		cJSON_AddNumberToObject(into, c->name, (double)c->value);
+	}
 }
 
 /* The pacing: jumps are counted only when paced (not measured at --speed 0). */
@@ -736,8 +753,9 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 		serve_extra(extra, a);
 	if (extra && a->udp)
 		udp_extra(extra, a->udp);
-	if (extra && a->dask)
-		dask_extra(extra, a->dask);
+	for (size_t i = 0; extra && i < a->n_src; i++)
+		if (a->src[i].ops->stats)
+			source_extra(extra, &a->src[i]);
 	if (!extra || !a->replay)
 		return extra;
 	const struct reject_counts *rc = replay_rejects(a->replay);
@@ -1018,7 +1036,7 @@ static bool app_linger(struct app *a)
  * collector has had its chance to fetch the run. */
 static void app_end_after_flush(struct app *a)
 {
-	if ((a->dask && dask_flushing(a->dask) && clock_mono() < a->ending_deadline) ||
+	if ((app_sources_busy(a) && clock_mono() < a->ending_deadline) ||
 	    (a->srv && app_linger(a))) {
 		timer_set_periodic(a->fds[FD_PACE], 0.1, 0);
 		return;
@@ -1155,9 +1173,56 @@ static void app_close_ui(struct app *a)
 	a->fds[FD_UI] = -1; /* closed with the UI */
 }
 
+/* Every source's descriptors, one after another in out; n_fds[i] says
+ * how many are the i-th source's. Returns the total. */
+static size_t app_sources_pollfds(const struct app *a, struct pollfd *out, size_t *n_fds)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < a->n_src; i++) {
+		const struct app_source *as = &a->src[i];
+		n_fds[i] = as->ops->pollfds ? as->ops->pollfds(as->s, out + total, SOURCE_MAX_FDS) : 0;
+		total += n_fds[i];
+	}
+	return total;
+}
+
+/* Seconds until a source wants its dispatch with nothing readable, < 0 none. */
+static double app_source_due(const struct app_source *as)
+{
+	return as->ops->timeout ? as->ops->timeout(as->s) : -1;
+}
+
+/* The loop's wait (ms, -1 = none), shortened to the first source's timeout. */
+static int app_sources_timeout(const struct app *a, int wait_ms)
+{
+	for (size_t i = 0; i < a->n_src; i++) {
+		double due = app_source_due(&a->src[i]);
+		int ms = due < 0 ? -1 : (int)ceil(due * 1000);
+		if (ms >= 0 && (wait_ms < 0 || ms < wait_ms))
+			wait_ms = ms;
+	}
+	return wait_ms;
+}
+
+/* A source is called back when one of its descriptors is ready or its
+ * timeout has come. */
+static void app_sources_dispatch(struct app *a, const struct pollfd *pfd, const size_t *n_fds,
+				 bool polled)
+{
+	for (size_t i = 0; polled && i < a->n_src; i++) {
+		bool ready = app_source_due(&a->src[i]) == 0;
+		for (size_t k = 0; k < n_fds[i] && !ready; k++)
+			ready = pfd[k].revents != 0;
+		if (ready)
+			a->src[i].ops->dispatch(a->src[i].s, pfd, n_fds[i], clock_session());
+		pfd += n_fds[i];
+	}
+}
+
 static void app_loop(struct app *a)
 {
-	struct pollfd pfd[FD__COUNT + DASK_MAX_FDS];
+	struct pollfd pfd[FD__COUNT + APP_SOURCES_MAX * SOURCE_MAX_FDS];
+	size_t n_fds[APP_SOURCES_MAX];
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
@@ -1166,9 +1231,10 @@ static void app_loop(struct app *a)
 			pfd[FD_UDP].fd = -1; /* poll skips it */
 		if (a->replay_waiting && !a->replay_done)
 			pfd[FD_REPLAY].fd = replay_fd(a->replay);
-		size_t n_dask = a->dask ? dask_pollfds(a->dask, pfd + FD__COUNT, DASK_MAX_FDS) : 0;
+		size_t n_src = app_sources_pollfds(a, pfd + FD__COUNT, n_fds);
 		int serve_ms = a->srv ? serve_timeout_ms(a->srv) : -1;
-		int n = poll(pfd, FD__COUNT + n_dask, app_poll_timeout(a, nap, serve_ms));
+		int wait_ms = app_poll_timeout(a, nap, serve_ms);
+		int n = poll(pfd, FD__COUNT + n_src, app_sources_timeout(a, wait_ms));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
@@ -1208,8 +1274,7 @@ static void app_loop(struct app *a)
 			app_udp_drain(a);
 		if (n > 0 && pfd[FD_REPLAY].revents) /* input, its end, or an error to read */
 			a->replay_waiting = false;
-		if (n > 0 && n_dask)
-			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_session());
+		app_sources_dispatch(a, pfd + FD__COUNT, n_fds, n >= 0);
 		if (a->srv && ((n > 0 && pfd[FD_SERVE].revents) || serve_ms == 0 || n == 0))
 			serve_run(a->srv);
 		app_note_loss(a);
@@ -1256,23 +1321,21 @@ static int app_open_udp(struct app *a)
 	return 0;
 }
 
-static int app_open_dask(struct app *a)
+/* Every source of the registry this configuration asks for. */
+static int app_open_registry(struct app *a)
 {
-	const struct app_config *c = a->cfg;
-	if (!c->scheduler_url)
-		return 0;
-	char err[256];
-	struct dask_config dc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix,
-				  .interval = c->interval, .cacert = c->cacert,
-				  .insecure = c->insecure, .headers = c->headers,
-				  .n_headers = c->n_headers };
-	a->dask = dask_open(&dc, deliver_cb, a, err, sizeof(err));
-	if (!a->dask) {
-		fprintf(stderr, "roastop: %s\n", err);
-		return -1;
+	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .ctx = a };
+	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
+		if (!(*ops)->wanted(a->cfg))
+			continue;
+		char err[512] = "";
+		void *s = a->n_src < APP_SOURCES_MAX ? (*ops)->open(&env, err, sizeof(err)) : NULL;
+		if (!s) {
+			fprintf(stderr, "roastop: %s\n", err[0] ? err : "too many sources");
+			return -1;
+		}
+		a->src[a->n_src++] = (struct app_source){ *ops, s };
 	}
-	fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n", c->scheduler_url,
-		c->interval);
 	return 0;
 }
 
@@ -1337,9 +1400,11 @@ static int app_open_sources(struct app *a)
 			fprintf(stderr, "roastop: %s\n", err);
 			return -1;
 		}
-	} else if (app_open_udp(a) != 0 || app_open_dask(a) != 0) {
+	} else if (app_open_udp(a) != 0) {
 		return -1;
 	}
+	if (app_open_registry(a) != 0)
+		return -1;
 	if (a->cfg->record_path) {
 		a->rec = recorder_open(a->cfg->record_path, err, sizeof(err));
 		if (!a->rec) {
@@ -1382,7 +1447,8 @@ static void app_close(struct app *a)
 		replay_close(a->replay);
 	a->fds[FD_UDP] = -1; /* closed with the listener */
 	udp_close(a->udp);
-	dask_close(a->dask);
+	for (size_t i = 0; i < a->n_src; i++)
+		a->src[i].ops->close(a->src[i].s);
 	if (a->key.session)
 		unlink(a->key.path); /* the per-user key outlives us; a session key does not */
 	for (int i = 0; i < FD__COUNT; i++)

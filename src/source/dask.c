@@ -6,6 +6,7 @@
  * dask_dispatch(). A second timerfd paces the rounds and the backoff. */
 #include "roastop/clock.h"
 #include "roastop/dask.h"
+#include "roastop/source.h"
 
 #include <curl/curl.h>
 #include <math.h>
@@ -979,3 +980,87 @@ void dask_get_stats(const struct dask *d, struct dask_stats *st)
 {
 	*st = d->st;
 }
+
+/* ---- the source (source.h) ---- */
+
+static bool dask_wanted(const struct app_config *c)
+{
+	return !c->replay_path && c->scheduler_url;
+}
+
+static void *dask_source_open(const struct source_env *env, char *err, size_t errsz)
+{
+	const struct app_config *c = env->cfg;
+	struct dask_config dc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix,
+				  .interval = c->interval, .cacert = c->cacert,
+				  .insecure = c->insecure, .headers = c->headers,
+				  .n_headers = c->n_headers };
+	struct dask *d = dask_open(&dc, env->deliver, env->ctx, err, errsz);
+	if (d)
+		fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n",
+			c->scheduler_url, c->interval);
+	return d;
+}
+
+static size_t dask_source_pollfds(const void *d, struct pollfd *out, size_t max)
+{
+	return dask_pollfds(d, out, max);
+}
+
+static void dask_source_dispatch(void *d, const struct pollfd *pfd, size_t n, double now)
+{
+	dask_dispatch(d, pfd, n, now);
+}
+
+/* A run's start and end from its collector: look for the route the
+ * collector has just installed; take the scheduler's last word. */
+static void dask_on_event(void *d, const struct event *ev)
+{
+	if (ev->type == EV_RUN_START)
+		dask_wake(d);
+	else if (ev->type == EV_RUN_END)
+		dask_flush(d);
+}
+
+static bool dask_busy(const void *d)
+{
+	return dask_flushing(d);
+}
+
+static void dask_source_stats(const void *d, struct source_stats *out)
+{
+	struct dask_stats st;
+	dask_get_stats(d, &st);
+	out->state_key = "mode";
+	snprintf(out->state, sizeof(out->state), "%s", st.mode);
+	source_count(out, NULL, "rounds", st.rounds);
+	source_count(out, NULL, "overruns", st.overruns);
+	source_count(out, NULL, "requests", st.requests);
+	source_count(out, NULL, "failures", st.failures);
+	source_count(out, NULL, "identity_500", st.http_500);
+	source_count(out, NULL, "rejected", st.rejected);
+	source_count(out, NULL, "out_of_range", st.out_of_range);
+	source_count(out, NULL, "too_large", st.too_large);
+	source_count(out, NULL, "bytes", st.bytes);
+	source_count(out, NULL, "redirects", st.redirects);
+	source_count(out, NULL, "redirects_refused", st.redirects_refused);
+	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
+		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
+}
+
+static void dask_source_close(void *d)
+{
+	dask_close(d);
+}
+
+const struct source_ops dask_source = {
+	.name = "scheduler",
+	.wanted = dask_wanted,
+	.open = dask_source_open,
+	.pollfds = dask_source_pollfds,
+	.dispatch = dask_source_dispatch,
+	.on_event = dask_on_event,
+	.busy = dask_busy,
+	.stats = dask_source_stats,
+	.close = dask_source_close,
+};
