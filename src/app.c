@@ -452,29 +452,6 @@ static void add_counters(cJSON *o, const struct counter *c, size_t n)
 		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
 }
 
-static uint64_t udp_rejected_total(const struct udp_stats *st)
-{
-	uint64_t total = st->json.total;
-	for (int r = 0; r < UDP__COUNT; r++)
-		total += st->rejected[r];
-	return total;
-}
-
-static void udp_rejects(cJSON *o, const struct udp_stats *st)
-{
-	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
-	if (!rej)
-		return;
-	uint64_t total = udp_rejected_total(st);
-	for (int r = 0; r < UDP__COUNT; r++)
-		if (st->rejected[r])
-			cJSON_AddNumberToObject(rej, udp_reason_name(r), (double)st->rejected[r]);
-	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
-		if (st->json.by_reason[e])
-			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)st->json.by_reason[e]);
-	cJSON_AddNumberToObject(rej, "total", (double)total);
-}
-
 /* Loss never passes silently: when the listener's lost or rejected counts
  * have grown, a line in the event log, at most once a second. */
 static void app_note_loss(struct app *a)
@@ -638,39 +615,16 @@ static void app_note_clock_step(struct app *a)
 		fprintf(stderr, "roastop: %s\n", text);
 }
 
-/* Source-level counters that are not run state: written under "roastop". */
-static void udp_extra(cJSON *extra, const struct udp *u)
-{
-	struct udp_stats st;
-	udp_get_stats(u, &st);
-	cJSON *o = cJSON_AddObjectToObject(extra, "udp");
-	if (!o)
-		return;
-	cJSON_AddStringToObject(o, "listen", udp_address(u));
-	const struct counter c[] = {
-		{ "datagrams", st.datagrams },	       { "applied", st.applied },
-		{ "bytes", st.bytes },		       { "senders", st.senders },
-		{ "missing", st.missing },	       { "out_of_order", st.out_of_order },
-		{ "kernel_drops", st.kernel_drops }, { "reports_incomplete", st.reports_incomplete },
-		{ "hellos", st.hellos },	       { "acks_sent", st.acks_sent },
-		{ "acks_refused", st.acks_refused }, { "acks_failed", st.acks_failed },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-	udp_rejects(o, &st);
-}
-
 /* A source's counters (source.h), under its name. */
-static void source_extra(cJSON *extra, const struct app_source *as)
+static void source_extra(cJSON *extra, const char *name, const struct source_stats *st)
 {
-	struct source_stats st = { 0 };
-	as->ops->stats(as->s, &st);
-	cJSON *o = cJSON_AddObjectToObject(extra, as->ops->name);
+	cJSON *o = cJSON_AddObjectToObject(extra, name);
 	if (!o)
 		return;
-	if (st.state_key)
-		cJSON_AddStringToObject(o, st.state_key, st.state);
-	for (size_t i = 0; i < st.n_counters; i++) {
-		const struct source_counter *c = &st.counters[i];
+	if (st->state_key)
+		cJSON_AddStringToObject(o, st->state_key, st->state);
+	for (size_t i = 0; i < st->n_counters; i++) {
+		const struct source_counter *c = &st->counters[i];
 		cJSON *into = o;
 		if (c->group) {
 			into = cJSON_GetObjectItemCaseSensitive(o, c->group);
@@ -744,6 +698,33 @@ static void serve_extra(cJSON *extra, const struct app *a)
 		cJSON_AddNumberToObject(rej, "total", (double)total);
 }
 
+/* Every source's statistics: the listener's, then the registry's. */
+struct app_stats {
+	const char *names[APP_SOURCES_MAX + 1];
+	struct source_stats of[APP_SOURCES_MAX + 1];
+	struct ui_source ui[APP_SOURCES_MAX + 1];
+	size_t n;
+};
+
+/* NULL when out of memory (the statistics are ~1 KiB a source). */
+static struct app_stats *app_stats(const struct app *a)
+{
+	struct app_stats *st = calloc(1, sizeof(*st));
+	if (st && a->udp) {
+		st->names[st->n] = "udp";
+		udp_source_stats(a->udp, &st->of[st->n++]);
+	}
+	for (size_t i = 0; st && i < a->n_src; i++) {
+		if (!a->src[i].ops->stats)
+			continue;
+		st->names[st->n] = a->src[i].ops->name;
+		a->src[i].ops->stats(a->src[i].s, &st->of[st->n++]);
+	}
+	for (size_t i = 0; st && i < st->n; i++)
+		st->ui[i] = (struct ui_source){ st->names[i], &st->of[i] };
+	return st;
+}
+
 static cJSON *app_extra(const struct app *a, const struct run *r)
 {
 	cJSON *extra = cJSON_CreateObject();
@@ -751,11 +732,10 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 		session_extra(extra, &a->ses);
 	if (extra && (a->srv || a->serve_failures))
 		serve_extra(extra, a);
-	if (extra && a->udp)
-		udp_extra(extra, a->udp);
-	for (size_t i = 0; extra && i < a->n_src; i++)
-		if (a->src[i].ops->stats)
-			source_extra(extra, &a->src[i]);
+	struct app_stats *st = extra ? app_stats(a) : NULL;
+	for (size_t i = 0; st && i < st->n; i++)
+		source_extra(extra, st->names[i], &st->of[i]);
+	free(st);
 	if (!extra || !a->replay)
 		return extra;
 	const struct reject_counts *rc = replay_rejects(a->replay);
@@ -1066,21 +1046,19 @@ static void app_refresh_figures(struct app *a, const struct run *shown,
 static void app_ui_draw(struct app *a)
 {
 	struct metrics m;
-	struct udp_stats st;
 	const struct run *shown = app_shown(a);
 	app_measure(a, shown, &m);
 	app_refresh_figures(a, shown, &m);
 	app_note_warnings(a, &m);
 	app_note_quiet(a, shown, &m);
-	if (a->udp)
-		udp_get_stats(a->udp, &st);
+	struct app_stats *st = app_stats(a);
 	struct ui_frame f = {
 		.run = shown,
 		.session = &a->ses,
 		.m = &m,
 		.scheduler_url = a->cfg->replay_path ? NULL : a->cfg->scheduler_url,
-		.udp_address = a->udp ? udp_address(a->udp) : NULL,
-		.udp = a->udp ? &st : NULL,
+		.sources = st ? st->ui : NULL,
+		.n_sources = st ? st->n : 0,
 		.replay_path = a->cfg->replay_path,
 		.replay_done = a->replay_done,
 		.out_dir = a->out_dir,
@@ -1091,6 +1069,7 @@ static void app_ui_draw(struct app *a)
 		.now = app_now(a),
 	};
 	ui_draw(a->ui, &f);
+	free(st);
 }
 
 /* The emitter line in a file beside the key (KEY.env, 0600) for a shell

@@ -17,7 +17,7 @@
 #include "roastop/event.h"
 
 #define SOURCE_MAX_FDS 64 /* descriptors one source may ask the loop to watch */
-#define SOURCE_COUNTERS_MAX 48
+#define SOURCE_COUNTERS_MAX 64
 
 /* What a source is given when it opens. */
 struct source_env {
@@ -38,7 +38,7 @@ struct source_counter {
 /* A source's statistics: its block under metrics.json's "roastop". */
 struct source_stats {
 	const char *state_key; /* the state's key in the block ("mode"), or NULL */
-	char state[128]; /* "prometheus", "lost", "127.0.0.1:9999", ... */
+	char state[320]; /* "prometheus", "lost", "127.0.0.1:9999" (a host name up to 255), ... */
 	struct source_counter counters[SOURCE_COUNTERS_MAX];
 	size_t n_counters;
 };

@@ -7,6 +7,7 @@
 #include "roastop/auth.h"
 #include "roastop/event.h"
 #include "roastop/event_json.h"
+#include "roastop/source.h"
 
 #include <sys/socket.h>
 
@@ -101,6 +102,11 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,
 		 void *ctx);
 void udp_get_stats(const struct udp *u, struct udp_stats *out);
+/* The same as a source's statistics (source.h): "listen" and the address,
+ * the counters, rejections by reason in the group "rejected". */
+void udp_source_stats(const struct udp *u, struct source_stats *out);
+/* Datagrams rejected, for any reason. */
+uint64_t udp_rejected_total(const struct udp_stats *st);
 const char *udp_reason_name(enum udp_reason r);
 void udp_close(struct udp *u);
 
