@@ -21,7 +21,6 @@
 #include "roastop/dask_json.h"
 #include "roastop/event.h"
 
-#define DASK_MAX_FDS 64 /* sockets + 2 timers the poller may ask poll() to watch */
 #define DASK_WORKER_POLL_MAX 512 /* larger clusters: no per-worker fallback */
 #define DASK_WORKER_CONCURRENCY 16
 #define DASK_BACKOFF_MAX 30.0 /* seconds between retries of a lost scheduler */

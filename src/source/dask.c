@@ -29,6 +29,8 @@
 #define WK_URL 160 /* http://[v6 host]:port/metrics */
 #define BODY_KEEP (1u << 20) /* a body buffer grown past this is freed after use */
 #define HTTP_TOO_LARGE 413 /* what a body cut at its route's cap counts as */
+/* the round's timer, curl's, and every socket curl may ask for */
+_Static_assert(2 + HTTPC_MAX_SOCKS <= SOURCE_MAX_FDS, "the poller's descriptors fit a source's");
 
 enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
 
