@@ -58,7 +58,10 @@ struct source_ops {
 	 * timeout came). now: the session clock, for stamping events. */
 	void (*dispatch)(void *src, const struct pollfd *pfd, size_t n, double now);
 	/* Seconds until dispatch must run even with nothing readable (a
-	 * reconnect's backoff, a nap's end); < 0: never. NULL: never. */
+	 * reconnect's backoff, a nap's end): 0 when due (an overdue source says
+	 * 0, not a negative number), < 0: never. NULL: never. The loop sleeps
+	 * at most that long (rounded up to a millisecond) and then calls
+	 * dispatch when this says 0. */
 	double (*timeout)(const void *src);
 	/* Every event applied, for the few a source reacts to (run start and
 	 * end: the Dask poller looks for the collector's route, and takes the
