@@ -23,6 +23,7 @@
 
 #include "roastop/clock.h"
 #include "roastop/dask.h"
+#include "roastop/source.h"
 #include "roastop/dask_json.h"
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
@@ -221,8 +222,8 @@ static double poll_cpu_percent(int n, uint64_t *samples)
 	}
 	double c0 = clock_cpu(), t0 = clock_mono();
 	while (clock_mono() - t0 < CPU_SECONDS) {
-		struct pollfd pfd[DASK_MAX_FDS];
-		size_t k = dask_pollfds(d, pfd, DASK_MAX_FDS);
+		struct pollfd pfd[SOURCE_MAX_FDS];
+		size_t k = dask_pollfds(d, pfd, SOURCE_MAX_FDS);
 		if (poll(pfd, k, 100) > 0)
 			dask_dispatch(d, pfd, k, 1.8e9 + clock_mono());
 	}

@@ -14,11 +14,9 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "roastop/dask.h"
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
@@ -29,7 +27,9 @@
 #include "roastop/run.h"
 #include "roastop/serve.h"
 #include "roastop/session.h"
+#include "roastop/source.h"
 #include "roastop/strbuf.h"
+#include "roastop/timer.h"
 #include "roastop/udp.h"
 #include "roastop/ui.h"
 
@@ -70,6 +70,13 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_ID
  * run is marked incomplete at most 10 % late, and at least every second. */
 #define RUN_IDLE_CHECKS 10.0
 #define RUN_IDLE_CHECK_MAX 1.0
+#define APP_SOURCES_MAX 16 /* sources open at once (source.h's registry) */
+
+/* A source open from the registry. */
+struct app_source {
+	const struct source_ops *ops;
+	void *s;
+};
 
 struct app {
 	const struct app_config *cfg;
@@ -80,7 +87,8 @@ struct app {
 	struct event ev; /* reused for every decoded event */
 	struct replay *replay;
 	struct udp *udp;
-	struct dask *dask;
+	struct app_source src[APP_SOURCES_MAX];
+	size_t n_src;
 	struct auth_key key;
 	struct recorder *rec;
 	struct serve *srv; /* NULL when not serving */
@@ -146,37 +154,6 @@ static double app_now(const struct app *a)
 	return clock_session();
 }
 
-static struct itimerspec itimer_of(double first, double period)
-{
-	struct itimerspec it = { 0 };
-	it.it_value.tv_sec = (time_t)first;
-	it.it_value.tv_nsec = (long)((first - floor(first)) * 1e9);
-	if (it.it_value.tv_sec == 0 && it.it_value.tv_nsec == 0)
-		it.it_value.tv_nsec = 1; /* 0 would disarm */
-	it.it_interval.tv_sec = (time_t)period;
-	it.it_interval.tv_nsec = (long)((period - floor(period)) * 1e9);
-	return it;
-}
-
-static int timer_open(double first, double period)
-{
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (first > 0) {
-		struct itimerspec it = itimer_of(first, period);
-		timerfd_settime(fd, 0, &it, NULL);
-	}
-	return fd;
-}
-
-static void timer_drain(int fd)
-{
-	uint64_t n;
-	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
-		;
-}
-
 static int signals_open(void)
 {
 	sigset_t set;
@@ -201,14 +178,22 @@ static void app_note_status(const struct app *a, const struct event *ev)
 		source_state_name(st->state), st->reason ? ": " : "", st->reason ? st->reason : "");
 }
 
-/* A run's start and end from its collector: the poller looks for the route
- * the collector has just installed, and takes the scheduler's last word. */
-static void app_tell_poller(struct app *a, const struct event *ev)
+/* The sources that react to events (a run's start and end) see each one
+ * applied. */
+static void app_tell_sources(struct app *a, const struct event *ev)
 {
-	if (a->dask && ev->type == EV_RUN_START)
-		dask_wake(a->dask);
-	else if (a->dask && ev->type == EV_RUN_END)
-		dask_flush(a->dask);
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->on_event)
+			a->src[i].ops->on_event(a->src[i].s, ev);
+}
+
+/* A source still doing what a run's end asked of it. */
+static bool app_sources_busy(const struct app *a)
+{
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->busy && a->src[i].ops->busy(a->src[i].s))
+			return true;
+	return false;
 }
 
 /* Said at once, in all three places a user may be looking: stderr (held
@@ -266,7 +251,7 @@ static void app_deliver(struct app *a, const struct event *ev)
 	int rc = session_apply(&a->ses, ev);
 	if (isfinite(ev->t))
 		a->t_latest = fmax(a->t_latest, ev->t);
-	app_tell_poller(a, ev);
+	app_tell_sources(a, ev);
 	if (!a->cfg->exit_on_run_end || ev->type != EV_RUN_END || rc || a->stop || a->ending)
 		return;
 	if (a->replay) {
@@ -276,8 +261,7 @@ static void app_deliver(struct app *a, const struct event *ev)
 	}
 	a->ending = true; /* datagrams of the last chunks may still be in flight */
 	a->ending_deadline = clock_mono() + RUN_END_FLUSH_MAX;
-	struct itimerspec it = itimer_of(RUN_END_GRACE, 0);
-	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+	timer_set_periodic(a->fds[FD_PACE], RUN_END_GRACE, 0);
 }
 
 static void deliver_cb(void *ctx, const struct event *ev)
@@ -366,8 +350,7 @@ static void app_end_runs_at_exit(struct app *a)
 static void pace_arm(struct app *a, double due_mono)
 {
 	double wait = due_mono - clock_mono();
-	struct itimerspec it = itimer_of(wait > 0 ? wait : 0, 0);
-	timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+	timer_set_periodic(a->fds[FD_PACE], wait > 0 ? wait : 0, 0);
 }
 
 static void replay_note_jump(struct app *a, double jump)
@@ -467,29 +450,6 @@ static void add_counters(cJSON *o, const struct counter *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
-}
-
-static uint64_t udp_rejected_total(const struct udp_stats *st)
-{
-	uint64_t total = st->json.total;
-	for (int r = 0; r < UDP__COUNT; r++)
-		total += st->rejected[r];
-	return total;
-}
-
-static void udp_rejects(cJSON *o, const struct udp_stats *st)
-{
-	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
-	if (!rej)
-		return;
-	uint64_t total = udp_rejected_total(st);
-	for (int r = 0; r < UDP__COUNT; r++)
-		if (st->rejected[r])
-			cJSON_AddNumberToObject(rej, udp_reason_name(r), (double)st->rejected[r]);
-	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
-		if (st->json.by_reason[e])
-			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)st->json.by_reason[e]);
-	cJSON_AddNumberToObject(rej, "total", (double)total);
 }
 
 /* Loss never passes silently: when the listener's lost or rejected counts
@@ -655,48 +615,26 @@ static void app_note_clock_step(struct app *a)
 		fprintf(stderr, "roastop: %s\n", text);
 }
 
-/* Source-level counters that are not run state: written under "roastop". */
-static void udp_extra(cJSON *extra, const struct udp *u)
+/* A source's counters (source.h), under its name. */
+static void source_extra(cJSON *extra, const char *name, const struct source_stats *st)
 {
-	struct udp_stats st;
-	udp_get_stats(u, &st);
-	cJSON *o = cJSON_AddObjectToObject(extra, "udp");
+	cJSON *o = cJSON_AddObjectToObject(extra, name);
 	if (!o)
 		return;
-	cJSON_AddStringToObject(o, "listen", udp_address(u));
-	const struct counter c[] = {
-		{ "datagrams", st.datagrams },	       { "applied", st.applied },
-		{ "bytes", st.bytes },		       { "senders", st.senders },
-		{ "missing", st.missing },	       { "out_of_order", st.out_of_order },
-		{ "kernel_drops", st.kernel_drops }, { "reports_incomplete", st.reports_incomplete },
-		{ "hellos", st.hellos },	       { "acks_sent", st.acks_sent },
-		{ "acks_refused", st.acks_refused }, { "acks_failed", st.acks_failed },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-	udp_rejects(o, &st);
-}
-
-static void dask_extra(cJSON *extra, const struct dask *d)
-{
-	struct dask_stats st;
-	dask_get_stats(d, &st);
-	cJSON *o = cJSON_AddObjectToObject(extra, "scheduler");
-	if (!o)
-		return;
-	cJSON_AddStringToObject(o, "mode", st.mode);
-	const struct counter c[] = {
-		{ "rounds", st.rounds },     { "overruns", st.overruns },
-		{ "requests", st.requests }, { "failures", st.failures },
-		{ "identity_500", st.http_500 }, { "rejected", st.rejected },
-		{ "out_of_range", st.out_of_range },
-		{ "too_large", st.too_large }, { "bytes", st.bytes },
-		{ "redirects", st.redirects }, { "redirects_refused", st.redirects_refused },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-	cJSON *by = cJSON_AddObjectToObject(o, "rejected_by");
-	for (int e = DASK_OK + 1; by && e < DASK__COUNT; e++)
-		if (st.rejected_by[e])
-			cJSON_AddNumberToObject(by, dask_error_name(e), (double)st.rejected_by[e]);
+	if (st->state_key)
+		cJSON_AddStringToObject(o, st->state_key, st->state);
+	for (size_t i = 0; i < st->n_counters; i++) {
+		const struct source_counter *c = &st->counters[i];
+		cJSON *into = o;
+		if (c->group) {
+			into = cJSON_GetObjectItemCaseSensitive(o, c->group);
+			if (!into)
+				into = cJSON_AddObjectToObject(o, c->group);
+			if (!into || (!c->value && strcmp(c->name, "total") != 0))
+				continue;
+		}
+		cJSON_AddNumberToObject(into, c->name, (double)c->value);
+	}
 }
 
 /* The pacing: jumps are counted only when paced (not measured at --speed 0). */
@@ -760,6 +698,33 @@ static void serve_extra(cJSON *extra, const struct app *a)
 		cJSON_AddNumberToObject(rej, "total", (double)total);
 }
 
+/* Every source's statistics: the listener's, then the registry's. */
+struct app_stats {
+	const char *names[APP_SOURCES_MAX + 1];
+	struct source_stats of[APP_SOURCES_MAX + 1];
+	struct ui_source ui[APP_SOURCES_MAX + 1];
+	size_t n;
+};
+
+/* NULL when out of memory (the statistics are ~1 KiB a source). */
+static struct app_stats *app_stats(const struct app *a)
+{
+	struct app_stats *st = calloc(1, sizeof(*st));
+	if (st && a->udp) {
+		st->names[st->n] = "udp";
+		udp_source_stats(a->udp, &st->of[st->n++]);
+	}
+	for (size_t i = 0; st && i < a->n_src; i++) {
+		if (!a->src[i].ops->stats)
+			continue;
+		st->names[st->n] = a->src[i].ops->name;
+		a->src[i].ops->stats(a->src[i].s, &st->of[st->n++]);
+	}
+	for (size_t i = 0; st && i < st->n; i++)
+		st->ui[i] = (struct ui_source){ st->names[i], &st->of[i] };
+	return st;
+}
+
 static cJSON *app_extra(const struct app *a, const struct run *r)
 {
 	cJSON *extra = cJSON_CreateObject();
@@ -767,10 +732,10 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 		session_extra(extra, &a->ses);
 	if (extra && (a->srv || a->serve_failures))
 		serve_extra(extra, a);
-	if (extra && a->udp)
-		udp_extra(extra, a->udp);
-	if (extra && a->dask)
-		dask_extra(extra, a->dask);
+	struct app_stats *st = extra ? app_stats(a) : NULL;
+	for (size_t i = 0; st && i < st->n; i++)
+		source_extra(extra, st->names[i], &st->of[i]);
+	free(st);
 	if (!extra || !a->replay)
 		return extra;
 	const struct reject_counts *rc = replay_rejects(a->replay);
@@ -1051,10 +1016,9 @@ static bool app_linger(struct app *a)
  * collector has had its chance to fetch the run. */
 static void app_end_after_flush(struct app *a)
 {
-	if ((a->dask && dask_flushing(a->dask) && clock_mono() < a->ending_deadline) ||
+	if ((app_sources_busy(a) && clock_mono() < a->ending_deadline) ||
 	    (a->srv && app_linger(a))) {
-		struct itimerspec it = itimer_of(0.1, 0);
-		timerfd_settime(a->fds[FD_PACE], 0, &it, NULL);
+		timer_set_periodic(a->fds[FD_PACE], 0.1, 0);
 		return;
 	}
 	a->stop = true;
@@ -1082,21 +1046,19 @@ static void app_refresh_figures(struct app *a, const struct run *shown,
 static void app_ui_draw(struct app *a)
 {
 	struct metrics m;
-	struct udp_stats st;
 	const struct run *shown = app_shown(a);
 	app_measure(a, shown, &m);
 	app_refresh_figures(a, shown, &m);
 	app_note_warnings(a, &m);
 	app_note_quiet(a, shown, &m);
-	if (a->udp)
-		udp_get_stats(a->udp, &st);
+	struct app_stats *st = app_stats(a);
 	struct ui_frame f = {
 		.run = shown,
 		.session = &a->ses,
 		.m = &m,
 		.scheduler_url = a->cfg->replay_path ? NULL : a->cfg->scheduler_url,
-		.udp_address = a->udp ? udp_address(a->udp) : NULL,
-		.udp = a->udp ? &st : NULL,
+		.sources = st ? st->ui : NULL,
+		.n_sources = st ? st->n : 0,
 		.replay_path = a->cfg->replay_path,
 		.replay_done = a->replay_done,
 		.out_dir = a->out_dir,
@@ -1107,6 +1069,7 @@ static void app_ui_draw(struct app *a)
 		.now = app_now(a),
 	};
 	ui_draw(a->ui, &f);
+	free(st);
 }
 
 /* The emitter line in a file beside the key (KEY.env, 0600) for a shell
@@ -1152,8 +1115,7 @@ static void app_ui_input(struct app *a)
 		app_write_emitter(a);
 	if (act & UI_INTERVAL_CHANGED) {
 		double iv = ui_interval(a->ui);
-		struct itimerspec it = itimer_of(iv, iv);
-		timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);
+		timer_set_periodic(a->fds[FD_FRAME], iv, iv);
 	}
 	if (act & UI_REDRAW)
 		app_ui_draw(a);
@@ -1179,8 +1141,7 @@ static void app_open_ui(struct app *a)
 	if (a->udp) /* what was printed before the screen opened, again */
 		ui_message(a->ui, "emitters: ? shows the export line, w writes it to a file");
 	double iv = ui_interval(a->ui);
-	struct itimerspec it = itimer_of(iv, iv);
-	timerfd_settime(a->fds[FD_FRAME], 0, &it, NULL);
+	timer_set_periodic(a->fds[FD_FRAME], iv, iv);
 	app_ui_draw(a);
 }
 
@@ -1191,9 +1152,56 @@ static void app_close_ui(struct app *a)
 	a->fds[FD_UI] = -1; /* closed with the UI */
 }
 
+/* Every source's descriptors, one after another in out; n_fds[i] says
+ * how many are the i-th source's. Returns the total. */
+static size_t app_sources_pollfds(const struct app *a, struct pollfd *out, size_t *n_fds)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < a->n_src; i++) {
+		const struct app_source *as = &a->src[i];
+		n_fds[i] = as->ops->pollfds ? as->ops->pollfds(as->s, out + total, SOURCE_MAX_FDS) : 0;
+		total += n_fds[i];
+	}
+	return total;
+}
+
+/* Seconds until a source wants its dispatch with nothing readable, < 0 none. */
+static double app_source_due(const struct app_source *as)
+{
+	return as->ops->timeout ? as->ops->timeout(as->s) : -1;
+}
+
+/* The loop's wait (ms, -1 = none), shortened to the first source's timeout. */
+static int app_sources_timeout(const struct app *a, int wait_ms)
+{
+	for (size_t i = 0; i < a->n_src; i++) {
+		double due = app_source_due(&a->src[i]);
+		int ms = due < 0 ? -1 : (int)ceil(due * 1000);
+		if (ms >= 0 && (wait_ms < 0 || ms < wait_ms))
+			wait_ms = ms;
+	}
+	return wait_ms;
+}
+
+/* A source is called back when one of its descriptors is ready or its
+ * timeout has come. */
+static void app_sources_dispatch(struct app *a, const struct pollfd *pfd, const size_t *n_fds,
+				 bool polled)
+{
+	for (size_t i = 0; polled && i < a->n_src; i++) {
+		bool ready = app_source_due(&a->src[i]) == 0;
+		for (size_t k = 0; k < n_fds[i] && !ready; k++)
+			ready = pfd[k].revents != 0;
+		if (ready)
+			a->src[i].ops->dispatch(a->src[i].s, pfd, n_fds[i], clock_session());
+		pfd += n_fds[i];
+	}
+}
+
 static void app_loop(struct app *a)
 {
-	struct pollfd pfd[FD__COUNT + DASK_MAX_FDS];
+	struct pollfd pfd[FD__COUNT + APP_SOURCES_MAX * SOURCE_MAX_FDS];
+	size_t n_fds[APP_SOURCES_MAX];
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
@@ -1202,9 +1210,10 @@ static void app_loop(struct app *a)
 			pfd[FD_UDP].fd = -1; /* poll skips it */
 		if (a->replay_waiting && !a->replay_done)
 			pfd[FD_REPLAY].fd = replay_fd(a->replay);
-		size_t n_dask = a->dask ? dask_pollfds(a->dask, pfd + FD__COUNT, DASK_MAX_FDS) : 0;
+		size_t n_src = app_sources_pollfds(a, pfd + FD__COUNT, n_fds);
 		int serve_ms = a->srv ? serve_timeout_ms(a->srv) : -1;
-		int n = poll(pfd, FD__COUNT + n_dask, app_poll_timeout(a, nap, serve_ms));
+		int wait_ms = app_poll_timeout(a, nap, serve_ms);
+		int n = poll(pfd, FD__COUNT + n_src, app_sources_timeout(a, wait_ms));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
@@ -1244,8 +1253,7 @@ static void app_loop(struct app *a)
 			app_udp_drain(a);
 		if (n > 0 && pfd[FD_REPLAY].revents) /* input, its end, or an error to read */
 			a->replay_waiting = false;
-		if (n > 0 && n_dask)
-			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_session());
+		app_sources_dispatch(a, pfd + FD__COUNT, n_fds, n >= 0);
 		if (a->srv && ((n > 0 && pfd[FD_SERVE].revents) || serve_ms == 0 || n == 0))
 			serve_run(a->srv);
 		app_note_loss(a);
@@ -1292,23 +1300,21 @@ static int app_open_udp(struct app *a)
 	return 0;
 }
 
-static int app_open_dask(struct app *a)
+/* Every source of the registry this configuration asks for. */
+static int app_open_registry(struct app *a)
 {
-	const struct app_config *c = a->cfg;
-	if (!c->scheduler_url)
-		return 0;
-	char err[256];
-	struct dask_config dc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix,
-				  .interval = c->interval, .cacert = c->cacert,
-				  .insecure = c->insecure, .headers = c->headers,
-				  .n_headers = c->n_headers };
-	a->dask = dask_open(&dc, deliver_cb, a, err, sizeof(err));
-	if (!a->dask) {
-		fprintf(stderr, "roastop: %s\n", err);
-		return -1;
+	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .ctx = a };
+	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
+		if (!(*ops)->wanted(a->cfg))
+			continue;
+		char err[512] = "";
+		void *s = a->n_src < APP_SOURCES_MAX ? (*ops)->open(&env, err, sizeof(err)) : NULL;
+		if (!s) {
+			fprintf(stderr, "roastop: %s\n", err[0] ? err : "too many sources");
+			return -1;
+		}
+		a->src[a->n_src++] = (struct app_source){ *ops, s };
 	}
-	fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n", c->scheduler_url,
-		c->interval);
 	return 0;
 }
 
@@ -1373,9 +1379,11 @@ static int app_open_sources(struct app *a)
 			fprintf(stderr, "roastop: %s\n", err);
 			return -1;
 		}
-	} else if (app_open_udp(a) != 0 || app_open_dask(a) != 0) {
+	} else if (app_open_udp(a) != 0) {
 		return -1;
 	}
+	if (app_open_registry(a) != 0)
+		return -1;
 	if (a->cfg->record_path) {
 		a->rec = recorder_open(a->cfg->record_path, err, sizeof(err));
 		if (!a->rec) {
@@ -1418,7 +1426,8 @@ static void app_close(struct app *a)
 		replay_close(a->replay);
 	a->fds[FD_UDP] = -1; /* closed with the listener */
 	udp_close(a->udp);
-	dask_close(a->dask);
+	for (size_t i = 0; i < a->n_src; i++)
+		a->src[i].ops->close(a->src[i].s);
 	if (a->key.session)
 		unlink(a->key.path); /* the per-user key outlives us; a session key does not */
 	for (int i = 0; i < FD__COUNT; i++)

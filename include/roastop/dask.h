@@ -21,7 +21,6 @@
 #include "roastop/dask_json.h"
 #include "roastop/event.h"
 
-#define DASK_MAX_FDS 64 /* sockets + 2 timers the poller may ask poll() to watch */
 #define DASK_WORKER_POLL_MAX 512 /* larger clusters: no per-worker fallback */
 #define DASK_WORKER_CONCURRENCY 16
 #define DASK_BACKOFF_MAX 30.0 /* seconds between retries of a lost scheduler */
@@ -51,13 +50,11 @@ struct dask_stats {
 	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 
-typedef void (*dask_deliver_fn)(void *ctx, const struct event *ev);
-
 struct dask;
 
 /* NULL (err set) when curl or the timers cannot be set up. The first round
  * starts at once. */
-struct dask *dask_open(const struct dask_config *cfg, dask_deliver_fn fn, void *ctx, char *err,
+struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void *ctx, char *err,
 		       size_t errsz);
 void dask_close(struct dask *d);
 

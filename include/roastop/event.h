@@ -192,6 +192,11 @@ bool event_sample_progress_ok(const struct ev_sample *s);
  * accept a chunk only with one of them). */
 double event_chunk_duration(const struct ev_chunk *c);
 
+/* How every source hands an event on (source.h): the app records it and
+ * applies it to the run. ev and what it points to live until the call
+ * returns. */
+typedef void (*event_deliver_fn)(void *ctx, const struct event *ev);
+
 const char *event_type_name(enum event_type t);
 enum event_type event_type_from_name(const char *name);
 const char *source_state_name(enum source_state s);

@@ -7,6 +7,7 @@
 #include "roastop/auth.h"
 #include "roastop/event.h"
 #include "roastop/event_datagram.h"
+#include "roastop/source.h"
 
 #include <sys/socket.h>
 
@@ -75,8 +76,6 @@ struct udp_stats {
 };
 
 struct udp;
-typedef void (*udp_deliver_fn)(void *ctx, const struct event *ev);
-
 /* A listener bound to host:port (port 0 = any free port). key NULL accepts
  * untagged datagrams (--no-auth). rcvbuf 0 = 8 MiB. */
 struct udp *udp_open(const char *host, int port, const struct auth_key *key, int rcvbuf,
@@ -93,16 +92,21 @@ const char *udp_address(const struct udp *u);
 /* Reads what is queued, at most UDP_DRAIN_MAX; returns datagrams read (fewer
  * than UDP_DRAIN_MAX: the socket was found empty, or a read was interrupted),
  * -1 on error. */
-int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx);
+int udp_drain(struct udp *u, double now, event_deliver_fn fn, void *ctx);
 /* One datagram's bytes through framing, auth, decoding and sequencing. A
  * hello is answered to src from the listener's socket; with src NULL (or no
  * socket) its ack is counted failed. now: seconds, for the ack rate limit. */
 void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
-		      const struct sockaddr *src, socklen_t srclen, udp_deliver_fn fn, void *ctx);
+		      const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx);
 /* udp_process_from without a source address. */
-void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
+void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,
 		 void *ctx);
 void udp_get_stats(const struct udp *u, struct udp_stats *out);
+/* The same as a source's statistics (source.h): "listen" and the address,
+ * the counters, rejections by reason in the group "rejected". */
+void udp_source_stats(const struct udp *u, struct source_stats *out);
+/* Datagrams rejected, for any reason. */
+uint64_t udp_rejected_total(const struct udp_stats *st);
 const char *udp_reason_name(enum udp_reason r);
 void udp_close(struct udp *u);
 

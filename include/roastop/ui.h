@@ -10,7 +10,7 @@
 #include "roastop/metrics.h"
 #include "roastop/run.h"
 #include "roastop/session.h"
-#include "roastop/udp.h"
+#include "roastop/source.h"
 
 #define UI_DEFAULT_INTERVAL 1.0
 #define UI_MIN_INTERVAL 0.1
@@ -41,14 +41,23 @@ struct ui_config {
 	int cols, rows; /* with out given: the screen size to assume */
 };
 
+/* A source's statistics as the header shows them: a source whose state is
+ * "listen" (the address senders send to) gets its address and counts
+ * ("datagrams" received; lost: "missing" + "kernel_drops"; new senders
+ * refused: "senders_full" in the group "rejected"). */
+struct ui_source {
+	const char *name;
+	const struct source_stats *st;
+};
+
 /* One frame's inputs; pointers are only read during ui_draw. */
 struct ui_frame {
 	const struct run *run; /* the run shown: picked in the run list, else the newest */
 	const struct session *session; /* its runs, for the run list; may be NULL */
 	const struct metrics *m;
 	const char *scheduler_url; /* NULL = none configured */
-	const char *udp_address; /* NULL = no listener (replay) */
-	const struct udp_stats *udp; /* NULL in a replay */
+	const struct ui_source *sources; /* every source open, in the registry's order */
+	size_t n_sources;
 	const char *replay_path; /* NULL when live */
 	bool replay_done;
 	const char *out_dir; /* where the measurement goes */

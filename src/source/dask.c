@@ -1,11 +1,11 @@
 /* The scheduler poller (see dask.h for the sources and their order).
  *
- * libcurl's socket interface: curl tells us which sockets to watch
- * (socket_cb) and when to call it back (timer_cb -> a timerfd); app.c's
- * poll() watches them with everything else and hands them back through
- * dask_dispatch(). A second timerfd paces the rounds and the backoff. */
+ * The transfers go through the shared HTTP client (httpc.h: libcurl multi
+ * in the app's poll loop); a timerfd of its own paces the rounds and the
+ * backoff. It is a source (source.h): dask_source at the end. */
 #include "roastop/clock.h"
 #include "roastop/dask.h"
+#include "roastop/source.h"
 
 #include <curl/curl.h>
 #include <math.h>
@@ -13,22 +13,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "roastop/dask_json.h"
+#include "roastop/httpc.h"
 #include "roastop/range.h"
 #include "roastop/strbuf.h"
 #include "roastop/strutil.h"
+#include "roastop/timer.h"
 
 #define URL_MAX 2304
 #define CONNECT_TIMEOUT_MS 3000L
 #define STATE_RETRY 5.0 /* seconds before asking again for an absent route */
-#define N_SOCKS (DASK_MAX_FDS - 2)
 #define WK_URL 160 /* http://[v6 host]:port/metrics */
 #define BODY_KEEP (1u << 20) /* a body buffer grown past this is freed after use */
 #define HTTP_TOO_LARGE 413 /* what a body cut at its route's cap counts as */
+/* the round's timer, curl's, and every socket curl may ask for */
+_Static_assert(2 + HTTPC_MAX_SOCKS <= SOURCE_MAX_FDS, "the poller's descriptors fit a source's");
 
 enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
 
@@ -66,20 +68,13 @@ struct endpoint {
 	char url[WK_URL];
 };
 
-struct sock {
-	curl_socket_t fd;
-	short events;
-};
-
 struct dask {
 	struct dask_config cfg;
-	dask_deliver_fn deliver;
+	event_deliver_fn deliver;
 	void *ctx;
-	CURLM *multi;
+	struct httpc *http;
 	struct curl_slist *headers;
-	int curl_tfd, tick_tfd;
-	struct sock socks[N_SOCKS];
-	size_t n_socks;
+	int tick_tfd;
 	struct xfer sched; /* the scheduler routes, one after another */
 	struct xfer workers[DASK_WORKER_CONCURRENCY];
 	struct event ev, ev_fine, ev_span, ev_status;
@@ -143,27 +138,6 @@ double dask_backoff(unsigned failures)
 	return s < DASK_BACKOFF_MAX ? s : DASK_BACKOFF_MAX;
 }
 
-static void timer_set(int fd, double seconds)
-{
-	struct itimerspec it = { 0 };
-	if (seconds >= 0) {
-		if (seconds < 1e-9)
-			seconds = 1e-9; /* 0 would disarm */
-		it.it_value.tv_sec = (time_t)seconds;
-		it.it_value.tv_nsec = (long)((seconds - floor(seconds)) * 1e9);
-		if (it.it_value.tv_sec == 0 && it.it_value.tv_nsec == 0)
-			it.it_value.tv_nsec = 1;
-	}
-	timerfd_settime(fd, 0, &it, NULL);
-}
-
-static void timer_drain(int fd)
-{
-	uint64_t n;
-	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
-		;
-}
-
 static void round_end(struct dask *d, bool reached);
 static void workers_begin(struct dask *d);
 static void counts_or_workers(struct dask *d);
@@ -193,38 +167,6 @@ static void status_set(struct dask *d, enum source_state state, const char *reas
 }
 
 /* ---- curl plumbing ------------------------------------------------------ */
-
-static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
-{
-	(void)easy;
-	(void)sockp;
-	struct dask *d = userp;
-	size_t i = 0;
-	while (i < d->n_socks && d->socks[i].fd != fd)
-		i++;
-	if (what == CURL_POLL_REMOVE) {
-		if (i < d->n_socks)
-			d->socks[i] = d->socks[--d->n_socks];
-		return 0;
-	}
-	if (i == d->n_socks) {
-		if (d->n_socks == N_SOCKS)
-			return -1; /* cannot happen with our concurrency; curl fails the transfer */
-		d->n_socks++;
-	}
-	d->socks[i].fd = fd;
-	d->socks[i].events = (short)(((what & CURL_POLL_IN) ? POLLIN : 0) |
-				     ((what & CURL_POLL_OUT) ? POLLOUT : 0));
-	return 0;
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	(void)multi;
-	struct dask *d = userp;
-	timer_set(d->curl_tfd, timeout_ms < 0 ? -1.0 : (double)timeout_ms / 1000.0);
-	return 0;
-}
 
 static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userp)
 {
@@ -303,7 +245,7 @@ static void xfer_start(struct dask *d, struct xfer *x, enum route r, const char 
 	curl_easy_setopt(x->easy, CURLOPT_URL, url);
 	curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max_body);
 	d->st.requests++;
-	if (curl_multi_add_handle(d->multi, x->easy) != CURLM_OK) {
+	if (httpc_add(d->http, x->easy) != 0) {
 		x->busy = false;
 		d->st.failures++;
 	}
@@ -820,29 +762,20 @@ static void fallback_finish(struct dask *d)
 	round_end(d, true);
 }
 
-static void multi_collect(struct dask *d)
+/* A transfer finished (httpc.h). */
+static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
 {
-	CURLMsg *msg;
-	int left;
-	while ((msg = curl_multi_info_read(d->multi, &left))) {
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		CURL *e = msg->easy_handle;
-		CURLcode rc = msg->data.result;
-		struct xfer *x = NULL;
-		long code = 0;
-		curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
-		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
-		curl_multi_remove_handle(d->multi, e);
-		x->busy = false;
-		strbuf_append(&x->body, "", 0); /* NUL-terminated even when empty */
-		if (x->route == R_WORKER)
-			worker_done(d, x, rc, code);
-		else
-			sched_done(d, rc, code);
-		if (!x->busy)
-			xfer_shrink(x);
-	}
+	struct dask *d = ctx;
+	struct xfer *x = NULL;
+	curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
+	x->busy = false;
+	strbuf_append(&x->body, "", 0); /* NUL-terminated even when empty */
+	if (x->route == R_WORKER)
+		worker_done(d, x, rc, code);
+	else
+		sched_done(d, rc, code);
+	if (!x->busy)
+		xfer_shrink(x);
 }
 
 /* ---- public ------------------------------------------------------------- */
@@ -855,17 +788,12 @@ static bool dask_setup(struct dask *d, char *err, size_t errsz)
 			return false;
 		d->headers = h;
 	}
-	d->multi = curl_multi_init();
-	d->curl_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	d->tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!d->multi || d->curl_tfd < 0 || d->tick_tfd < 0) {
+	d->http = httpc_open(xfer_done, d);
+	d->tick_tfd = timer_open(0, 0);
+	if (!d->http || d->tick_tfd < 0) {
 		snprintf(err, errsz, "scheduler poller: cannot set up curl or timers");
 		return false;
 	}
-	curl_multi_setopt(d->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-	curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d);
-	curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
 	if (!xfer_init(d, &d->sched, true))
 		return false;
 	for (size_t i = 0; i < DASK_WORKER_CONCURRENCY; i++)
@@ -874,15 +802,9 @@ static bool dask_setup(struct dask *d, char *err, size_t errsz)
 	return true;
 }
 
-struct dask *dask_open(const struct dask_config *cfg, dask_deliver_fn fn, void *ctx, char *err,
+struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void *ctx, char *err,
 		       size_t errsz)
 {
-	static bool curl_ready;
-	if (!curl_ready && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(err, errsz, "cannot initialise libcurl");
-		return NULL;
-	}
-	curl_ready = true;
 	struct dask *d = calloc(1, sizeof(*d));
 	if (!d) {
 		snprintf(err, errsz, "out of memory");
@@ -893,7 +815,7 @@ struct dask *dask_open(const struct dask_config *cfg, dask_deliver_fn fn, void *
 		d->cfg.interval = 1.0;
 	d->deliver = fn;
 	d->ctx = ctx;
-	d->curl_tfd = d->tick_tfd = -1;
+	d->tick_tfd = -1;
 	d->want_sitemap = true;
 	d->st.mode = "-";
 	event_init(&d->ev);
@@ -914,7 +836,7 @@ static void xfer_free(struct dask *d, struct xfer *x)
 	if (!x->easy)
 		return;
 	if (x->busy)
-		curl_multi_remove_handle(d->multi, x->easy);
+		httpc_remove(d->http, x->easy);
 	curl_easy_cleanup(x->easy);
 	strbuf_free(&x->body);
 }
@@ -926,11 +848,8 @@ void dask_close(struct dask *d)
 	xfer_free(d, &d->sched);
 	for (size_t i = 0; i < DASK_WORKER_CONCURRENCY; i++)
 		xfer_free(d, &d->workers[i]);
-	if (d->multi)
-		curl_multi_cleanup(d->multi);
+	httpc_close(d->http);
 	curl_slist_free_all(d->headers);
-	if (d->curl_tfd >= 0)
-		close(d->curl_tfd);
 	if (d->tick_tfd >= 0)
 		close(d->tick_tfd);
 	event_free(&d->ev);
@@ -944,33 +863,17 @@ void dask_close(struct dask *d)
 
 size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max)
 {
-	size_t n = 0;
 	if (max < 2)
 		return 0;
-	out[n++] = (struct pollfd){ .fd = d->tick_tfd, .events = POLLIN };
-	out[n++] = (struct pollfd){ .fd = d->curl_tfd, .events = POLLIN };
-	for (size_t i = 0; i < d->n_socks && n < max; i++)
-		out[n++] = (struct pollfd){ .fd = d->socks[i].fd, .events = d->socks[i].events };
-	return n;
+	out[0] = (struct pollfd){ .fd = d->tick_tfd, .events = POLLIN };
+	return 1 + httpc_pollfds(d->http, out + 1, max - 1);
 }
 
 void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now)
 {
-	int running;
 	d->now = now;
-	for (size_t i = 2; i < n; i++) {
-		if (!pfd[i].revents)
-			continue;
-		int mask = ((pfd[i].revents & POLLIN) ? CURL_CSELECT_IN : 0) |
-			   ((pfd[i].revents & POLLOUT) ? CURL_CSELECT_OUT : 0) |
-			   ((pfd[i].revents & (POLLERR | POLLHUP)) ? CURL_CSELECT_ERR : 0);
-		curl_multi_socket_action(d->multi, pfd[i].fd, mask, &running);
-	}
-	if (n > 1 && (pfd[1].revents & POLLIN)) {
-		timer_drain(d->curl_tfd);
-		curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	}
-	multi_collect(d);
+	if (n > 1)
+		httpc_dispatch(d->http, pfd + 1, n - 1);
 	if (n > 0 && (pfd[0].revents & POLLIN)) {
 		timer_drain(d->tick_tfd);
 		round_begin(d); /* round_end arms the next one */
@@ -1000,3 +903,87 @@ void dask_get_stats(const struct dask *d, struct dask_stats *st)
 {
 	*st = d->st;
 }
+
+/* ---- the source (source.h) ---- */
+
+static bool dask_wanted(const struct app_config *c)
+{
+	return !c->replay_path && c->scheduler_url;
+}
+
+static void *dask_source_open(const struct source_env *env, char *err, size_t errsz)
+{
+	const struct app_config *c = env->cfg;
+	struct dask_config dc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix,
+				  .interval = c->interval, .cacert = c->cacert,
+				  .insecure = c->insecure, .headers = c->headers,
+				  .n_headers = c->n_headers };
+	struct dask *d = dask_open(&dc, env->deliver, env->ctx, err, errsz);
+	if (d)
+		fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n",
+			c->scheduler_url, c->interval);
+	return d;
+}
+
+static size_t dask_source_pollfds(const void *d, struct pollfd *out, size_t max)
+{
+	return dask_pollfds(d, out, max);
+}
+
+static void dask_source_dispatch(void *d, const struct pollfd *pfd, size_t n, double now)
+{
+	dask_dispatch(d, pfd, n, now);
+}
+
+/* A run's start and end from its collector: look for the route the
+ * collector has just installed; take the scheduler's last word. */
+static void dask_on_event(void *d, const struct event *ev)
+{
+	if (ev->type == EV_RUN_START)
+		dask_wake(d);
+	else if (ev->type == EV_RUN_END)
+		dask_flush(d);
+}
+
+static bool dask_busy(const void *d)
+{
+	return dask_flushing(d);
+}
+
+static void dask_source_stats(const void *d, struct source_stats *out)
+{
+	struct dask_stats st;
+	dask_get_stats(d, &st);
+	out->state_key = "mode";
+	snprintf(out->state, sizeof(out->state), "%s", st.mode);
+	source_count(out, NULL, "rounds", st.rounds);
+	source_count(out, NULL, "overruns", st.overruns);
+	source_count(out, NULL, "requests", st.requests);
+	source_count(out, NULL, "failures", st.failures);
+	source_count(out, NULL, "identity_500", st.http_500);
+	source_count(out, NULL, "rejected", st.rejected);
+	source_count(out, NULL, "out_of_range", st.out_of_range);
+	source_count(out, NULL, "too_large", st.too_large);
+	source_count(out, NULL, "bytes", st.bytes);
+	source_count(out, NULL, "redirects", st.redirects);
+	source_count(out, NULL, "redirects_refused", st.redirects_refused);
+	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
+		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
+}
+
+static void dask_source_close(void *d)
+{
+	dask_close(d);
+}
+
+const struct source_ops dask_source = {
+	.name = "scheduler",
+	.wanted = dask_wanted,
+	.open = dask_source_open,
+	.pollfds = dask_source_pollfds,
+	.dispatch = dask_source_dispatch,
+	.on_event = dask_on_event,
+	.busy = dask_busy,
+	.stats = dask_source_stats,
+	.close = dask_source_close,
+};

@@ -327,7 +327,7 @@ static void pending_add(struct pending_report *p, const struct event_envelope *e
 
 /* Every part arrived: one report event, columns rebuilt in its arena. */
 static void pending_deliver(struct udp *u, struct pending_report *p, double now,
-			    udp_deliver_fn fn, void *ctx)
+			    event_deliver_fn fn, void *ctx)
 {
 	struct event *ev = &u->report_ev;
 	event_reset(ev);
@@ -348,7 +348,7 @@ static void pending_deliver(struct udp *u, struct pending_report *p, double now,
 }
 
 static void report_part(struct udp *u, const struct event_envelope *env, double now,
-			udp_deliver_fn fn, void *ctx)
+			event_deliver_fn fn, void *ctx)
 {
 	if (env->parts < 1 || env->parts > 64 || env->part >= env->parts) {
 		reject_count(&u->st.json, DEC_INCONSISTENT);
@@ -547,7 +547,7 @@ static enum datagram_kind datagram_decode(struct udp *u, const char *buf, size_t
 }
 
 void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
-		      const struct sockaddr *src, socklen_t srclen, udp_deliver_fn fn, void *ctx)
+		      const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx)
 {
 	u->st.datagrams++;
 	u->st.bytes += len;
@@ -578,7 +578,7 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 	u->st.applied++;
 }
 
-void udp_process(struct udp *u, const char *buf, size_t len, double now, udp_deliver_fn fn,
+void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,
 		 void *ctx)
 {
 	udp_process_from(u, buf, len, now, NULL, 0, fn, ctx);
@@ -687,7 +687,7 @@ static void drops_read(struct udp *u)
 		u->st.kernel_drops = mem[SK_MEMINFO_DROPS];
 }
 
-int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
+int udp_drain(struct udp *u, double now, event_deliver_fn fn, void *ctx)
 {
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
@@ -719,4 +719,36 @@ int udp_drain(struct udp *u, double now, udp_deliver_fn fn, void *ctx)
 	}
 	drops_read(u);
 	return total;
+}
+
+uint64_t udp_rejected_total(const struct udp_stats *st)
+{
+	uint64_t total = st->json.total;
+	for (int r = 0; r < UDP__COUNT; r++)
+		total += st->rejected[r];
+	return total;
+}
+
+void udp_source_stats(const struct udp *u, struct source_stats *out)
+{
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	out->state_key = "listen";
+	snprintf(out->state, sizeof(out->state), "%s", udp_address(u));
+	const struct source_counter c[] = {
+		{ NULL, "datagrams", st.datagrams },	     { NULL, "applied", st.applied },
+		{ NULL, "bytes", st.bytes },		     { NULL, "senders", st.senders },
+		{ NULL, "missing", st.missing },	     { NULL, "out_of_order", st.out_of_order },
+		{ NULL, "kernel_drops", st.kernel_drops },
+		{ NULL, "reports_incomplete", st.reports_incomplete },
+		{ NULL, "hellos", st.hellos },		     { NULL, "acks_sent", st.acks_sent },
+		{ NULL, "acks_refused", st.acks_refused }, { NULL, "acks_failed", st.acks_failed },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		source_count(out, c[i].group, c[i].name, c[i].value);
+	for (int r = 0; r < UDP__COUNT; r++)
+		source_count(out, "rejected", udp_reason_name(r), st.rejected[r]);
+	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
+		source_count(out, "rejected", decode_error_name(e), st.json.by_reason[e]);
+	source_count(out, "rejected", "total", udp_rejected_total(&st));
 }

@@ -94,10 +94,13 @@ static void draw_everything(int cols, int rows, bool ascii, bool no_color)
 	struct ui *ui = test_ui_open(cols, rows, ascii, no_color);
 	struct metrics m;
 	metrics_compute(&R, R.t_last, NULL, &m);
-	struct udp_stats st = { .datagrams = 123456789, .missing = 3 };
-	st.rejected[UDP_SENDERS_FULL] = 20000; /* the udp line's alert, at every size */
+	struct source_stats st = { .state_key = "listen", .state = "127.0.0.1:8790" };
+	source_count(&st, NULL, "datagrams", 123456789);
+	source_count(&st, NULL, "missing", 3);
+	source_count(&st, "rejected", "senders_full", 20000); /* the udp line's alert, at every size */
+	struct ui_source src = { "udp", &st };
 	struct ui_frame f = { .run = &R, .m = &m, .scheduler_url = "http://localhost:8787",
-			      .udp_address = "127.0.0.1:8790", .udp = &st, .out_dir = "/tmp/x",
+			      .sources = &src, .n_sources = 1, .out_dir = "/tmp/x",
 			      .emitter_hint = "export ROASTOP_ADDR=127.0.0.1:8790", .now = R.t_last };
 	for (int v = 0; v < UI_VIEW__COUNT; v++) {
 		ui_set_view(ui, (enum ui_view)v);

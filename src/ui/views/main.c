@@ -157,23 +157,39 @@ static void header_replay(struct line *l, const struct ui_frame *f)
 	pair_path(l, "replay ", TH_TEXT, f->replay_path);
 }
 
-/* The listener first: its counts are short and must never be clipped; the
- * scheduler's state comes last because a lost scheduler's reason is long. */
-static void header_udp(struct line *l, const struct ui_frame *f)
+static uint64_t counter_of(const struct source_stats *st, const char *group, const char *name)
 {
-	char a[FMT_LEN], b[FMT_LEN];
+	for (size_t i = 0; i < st->n_counters; i++) {
+		const struct source_counter *c = &st->counters[i];
+		if ((c->group == group || (c->group && group && strcmp(c->group, group) == 0)) &&
+		    strcmp(c->name, name) == 0)
+			return c->value;
+	}
+	return 0;
+}
+
+static bool is_listener(const struct ui_source *src)
+{
+	return src->st->state_key && strcmp(src->st->state_key, "listen") == 0;
+}
+
+/* Listeners first: their counts are short and must never be clipped; the
+ * scheduler's state comes last because a lost scheduler's reason is long. */
+static void header_listener(struct line *l, const struct ui_source *src)
+{
+	char a[FMT_LEN], b[FMT_LEN], name[64];
 	char full_s[FMT_LEN + 32];
-	pair(l, "udp ", TH_VALUE, f->udp_address);
-	if (f->udp) {
-		pair(l, " rx ", TH_VALUE, format_count(a, optnum_of((double)f->udp->datagrams)));
-		uint64_t lost = f->udp->missing + f->udp->kernel_drops;
-		pair(l, " lost ", lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
-		uint64_t full = f->udp->rejected[UDP_SENDERS_FULL];
-		if (full) { /* new senders go unheard: say so where the counts are */
-			snprintf(full_s, sizeof(full_s), " senders full: %s rejected",
-				 format_count(a, optnum_of((double)full)));
-			seg(l, TH_WARNING, full_s);
-		}
+	const struct source_stats *st = src->st;
+	snprintf(name, sizeof(name), "%s ", src->name);
+	pair(l, name, TH_VALUE, st->state);
+	pair(l, " rx ", TH_VALUE, format_count(a, optnum_of((double)counter_of(st, NULL, "datagrams"))));
+	uint64_t lost = counter_of(st, NULL, "missing") + counter_of(st, NULL, "kernel_drops");
+	pair(l, " lost ", lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
+	uint64_t full = counter_of(st, "rejected", "senders_full");
+	if (full) { /* new senders go unheard: say so where the counts are */
+		snprintf(full_s, sizeof(full_s), " senders full: %s rejected",
+			 format_count(a, optnum_of((double)full)));
+		seg(l, TH_WARNING, full_s);
 	}
 	sep(l);
 }
@@ -185,8 +201,9 @@ static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 		header_replay(&l, f);
 		return;
 	}
-	if (f->udp_address)
-		header_udp(&l, f);
+	for (size_t i = 0; i < f->n_sources; i++)
+		if (is_listener(&f->sources[i]))
+			header_listener(&l, &f->sources[i]);
 	const char *dask = f->run->dask_version[0] ? f->run->dask_version : "n/a";
 	if (r.w >= 100) {
 		pair(&l, "Dask ", TH_VALUE, dask);

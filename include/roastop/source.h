@@ -1,0 +1,84 @@
+/* A data source: something that turns the outside world into events
+ * (docs/architecture.md, "Adding a source"). The app knows sources only
+ * through this table of operations and the registry below, as nvtop knows
+ * its GPU vendors: it opens each source the configuration asks for, polls
+ * the descriptors it names, calls it back on readiness or when its timeout
+ * is due, tells it of run starts and ends, and writes its statistics (the
+ * dashboard's header and metrics.json's "roastop" block). Events go to the
+ * deliver callback and nowhere else: the model never knows their source. */
+#ifndef ROASTOP_SOURCE_H
+#define ROASTOP_SOURCE_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "roastop/app.h"
+#include "roastop/event.h"
+
+#define SOURCE_MAX_FDS 64 /* descriptors one source may ask the loop to watch */
+#define SOURCE_COUNTERS_MAX 64
+
+/* What a source is given when it opens. */
+struct source_env {
+	const struct app_config *cfg;
+	event_deliver_fn deliver;
+	void *ctx;
+};
+
+struct source_counter {
+	/* NULL, or the object in the block this counter belongs to (e.g.
+	 * "rejected": by reason); a member is written only when non-zero,
+	 * except "total", and a group appears even when all its members are 0 */
+	const char *group;
+	const char *name;
+	uint64_t value;
+};
+
+/* A source's statistics: its block under metrics.json's "roastop". */
+struct source_stats {
+	const char *state_key; /* the state's key in the block ("mode"), or NULL */
+	char state[320]; /* "prometheus", "lost", "127.0.0.1:9999" (a host name up to 255), ... */
+	struct source_counter counters[SOURCE_COUNTERS_MAX];
+	size_t n_counters;
+};
+
+struct source_ops {
+	const char *name; /* the metrics.json block and the log's prefix */
+	/* Does this configuration ask for the source? (a replay asks for no
+	 * live source, a live session for no replay) */
+	bool (*wanted)(const struct app_config *cfg);
+	/* NULL with err filled when the source cannot start: the app stops.
+	 * Says what it does on stderr (the address it listens on, ...). */
+	void *(*open)(const struct source_env *env, char *err, size_t errsz);
+	/* The descriptors to watch now, at most max; they may change from one
+	 * call to the next (a reconnecting socket, curl's sockets). */
+	size_t (*pollfds)(const void *src, struct pollfd *out, size_t max);
+	/* poll()'s answer for what pollfds gave (revents may all be 0: the
+	 * timeout came). now: the session clock, for stamping events. */
+	void (*dispatch)(void *src, const struct pollfd *pfd, size_t n, double now);
+	/* Seconds until dispatch must run even with nothing readable (a
+	 * reconnect's backoff, a nap's end): 0 when due (an overdue source says
+	 * 0, not a negative number), < 0: never. NULL: never. The loop sleeps
+	 * at most that long (rounded up to a millisecond) and then calls
+	 * dispatch when this says 0. */
+	double (*timeout)(const void *src);
+	/* Every event applied, for the few a source reacts to (run start and
+	 * end: the Dask poller looks for the collector's route, and takes the
+	 * scheduler's last word). NULL: none. */
+	void (*on_event)(void *src, const struct event *ev);
+	/* Still doing what on_event asked at a run's end: the app waits for
+	 * it (up to a deadline) before it stops. NULL: never. */
+	bool (*busy)(const void *src);
+	void (*stats)(const void *src, struct source_stats *out);
+	void (*close)(void *src);
+};
+
+/* Appends a counter to st (dropped past SOURCE_COUNTERS_MAX); group as in
+ * struct source_counter. */
+void source_count(struct source_stats *st, const char *group, const char *name, uint64_t value);
+
+/* Every source roastop has, NULL-terminated (src/source/registry.c). */
+extern const struct source_ops *const source_registry[];
+
+#endif

@@ -1,0 +1,147 @@
+/* libcurl multi in the poll loop: curl says which sockets to watch
+ * (socket_cb) and when to call it back (timer_cb -> a timerfd); the loop
+ * polls them (httpc_pollfds) and hands poll()'s answer back
+ * (httpc_dispatch). */
+#include "roastop/httpc.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "roastop/timer.h"
+
+struct httpc_sock {
+	curl_socket_t fd;
+	short events;
+};
+
+struct httpc {
+	CURLM *multi;
+	int tfd;
+	struct httpc_sock socks[HTTPC_MAX_SOCKS];
+	size_t n_socks;
+	httpc_done_fn done;
+	void *ctx;
+};
+
+static int httpc_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *sockp)
+{
+	(void)easy;
+	(void)sockp;
+	struct httpc *h = userp;
+	size_t i = 0;
+	while (i < h->n_socks && h->socks[i].fd != fd)
+		i++;
+	if (what == CURL_POLL_REMOVE) {
+		if (i < h->n_socks)
+			h->socks[i] = h->socks[--h->n_socks];
+		return 0;
+	}
+	if (i == h->n_socks) {
+		if (h->n_socks == HTTPC_MAX_SOCKS)
+			return -1; /* curl fails the transfer */
+		h->n_socks++;
+	}
+	h->socks[i].fd = fd;
+	h->socks[i].events = (short)(((what & CURL_POLL_IN) ? POLLIN : 0) |
+				     ((what & CURL_POLL_OUT) ? POLLOUT : 0));
+	return 0;
+}
+
+static int httpc_timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+	(void)multi;
+	struct httpc *h = userp;
+	timer_set(h->tfd, timeout_ms < 0 ? -1.0 : (double)timeout_ms / 1000.0);
+	return 0;
+}
+
+struct httpc *httpc_open(httpc_done_fn done, void *ctx)
+{
+	static bool curl_ready;
+	if (!curl_ready && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return NULL;
+	curl_ready = true;
+	struct httpc *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->done = done;
+	h->ctx = ctx;
+	h->multi = curl_multi_init();
+	h->tfd = timer_open(0, 0);
+	if (!h->multi || h->tfd < 0) {
+		httpc_close(h);
+		return NULL;
+	}
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, httpc_socket_cb);
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, httpc_timer_cb);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	return h;
+}
+
+void httpc_close(struct httpc *h)
+{
+	if (!h)
+		return;
+	if (h->multi)
+		curl_multi_cleanup(h->multi);
+	if (h->tfd >= 0)
+		close(h->tfd);
+	free(h);
+}
+
+int httpc_add(struct httpc *h, CURL *easy)
+{
+	return curl_multi_add_handle(h->multi, easy) == CURLM_OK ? 0 : -1;
+}
+
+void httpc_remove(struct httpc *h, CURL *easy)
+{
+	curl_multi_remove_handle(h->multi, easy);
+}
+
+size_t httpc_pollfds(const struct httpc *h, struct pollfd *out, size_t max)
+{
+	size_t n = 0;
+	if (max < 1)
+		return 0;
+	out[n++] = (struct pollfd){ .fd = h->tfd, .events = POLLIN };
+	for (size_t i = 0; i < h->n_socks && n < max; i++)
+		out[n++] = (struct pollfd){ .fd = h->socks[i].fd, .events = h->socks[i].events };
+	return n;
+}
+
+static void httpc_collect(struct httpc *h)
+{
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(h->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		CURL *e = msg->easy_handle;
+		CURLcode rc = msg->data.result;
+		long code = 0;
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+		curl_multi_remove_handle(h->multi, e);
+		h->done(h->ctx, e, rc, code);
+	}
+}
+
+void httpc_dispatch(struct httpc *h, const struct pollfd *pfd, size_t n)
+{
+	int running;
+	for (size_t i = 1; i < n; i++) {
+		if (!pfd[i].revents)
+			continue;
+		int mask = ((pfd[i].revents & POLLIN) ? CURL_CSELECT_IN : 0) |
+			   ((pfd[i].revents & POLLOUT) ? CURL_CSELECT_OUT : 0) |
+			   ((pfd[i].revents & (POLLERR | POLLHUP)) ? CURL_CSELECT_ERR : 0);
+		curl_multi_socket_action(h->multi, pfd[i].fd, mask, &running);
+	}
+	if (n > 0 && (pfd[0].revents & POLLIN)) {
+		timer_drain(h->tfd);
+		curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+	httpc_collect(h);
+}

@@ -1,0 +1,19 @@
+/* The sources roastop has: one line each in SOURCES (docs/architecture.md,
+ * "Adding a source"). Their order is the order they are opened, polled
+ * and written in metrics.json. */
+#include "roastop/source.h"
+
+#define SOURCES(X) \
+	X(dask_source)
+
+#define SOURCE_DECLARE(s) extern const struct source_ops s;
+#define SOURCE_ENTRY(s) &s,
+SOURCES(SOURCE_DECLARE)
+
+const struct source_ops *const source_registry[] = { SOURCES(SOURCE_ENTRY) NULL };
+
+void source_count(struct source_stats *st, const char *group, const char *name, uint64_t value)
+{
+	if (st->n_counters < SOURCE_COUNTERS_MAX)
+		st->counters[st->n_counters++] = (struct source_counter){ group, name, value };
+}

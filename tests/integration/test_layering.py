@@ -1,0 +1,109 @@
+"""The house's layering (issue 20, docs/architecture.md "Adding a source"):
+app.c, ui.h and the views know no source by name, and a source file
+includes only the event API, util headers and its transport library.
+
+No binary is run: the rules are read off the source tree. The sources not
+yet moved behind source.h are listed in KNOWN, by file and identifier; a
+new name fails the test, and a name that has gone must leave the list
+(so the list only shrinks)."""
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+WORDS = re.compile(r"udp|dask|replay|scheduler", re.I)
+
+# Identifiers still naming a source, per file: the UDP listener and the
+# replay are opened and polled by app.c itself, the header reads the
+# listener's counters, and the dashboard's header names the scheduler.
+KNOWN = {
+    "src/app.c": {
+        "FD_REPLAY", "FD_UDP", "REPLAY_BATCH", "REPLAY_ERROR",
+        "REPLAY_EVENT", "REPLAY_JUMPS_TOLD", "REPLAY_JUMP_MAX", "REPLAY_SLACK",
+        "REPLAY_WAIT", "UDP_BAD_TAG", "UDP_DRAIN_MAX", "UDP_NO_TAG",
+        "app_open_udp", "app_udp_drain", "app_udp_last_drain", "replay", "replay_anchor",
+        "replay_close", "replay_done", "replay_due", "replay_error", "replay_extra",
+        "replay_failed", "replay_fd", "replay_finish", "replay_jumps", "replay_lines",
+        "replay_next", "replay_note_jump", "replay_open", "replay_path", "replay_rejects",
+        "replay_step", "replay_waiting", "scheduler_url", "udp", "udp_address",
+        "udp_close", "udp_drain", "udp_drain_nap", "udp_fd", "udp_get_stats",
+        "udp_nap_until", "udp_open", "udp_reason", "udp_rejected_total", "udp_source_stats",
+        "udp_stats",
+    },
+    "include/roastop/ui.h": {"scheduler_url", "replay_path", "replay_done"},
+    "src/ui/views/main.c": {"scheduler_state", "header_replay", "replay_path", "replay_done",
+                            "scheduler_url", "dask", "dask_version"},
+}
+KNOWN_INCLUDES = {("src/app.c", "roastop/udp.h"), ("src/app.c", "roastop/replay.h")}
+
+# What a registry source may include: the source interface (event API and
+# configuration), util headers, its own header and its decoders; and any
+# system or transport library header (<...>).
+SOURCE_ALLOWED = {
+    "roastop/source.h", "roastop/event.h", "roastop/app.h", "roastop/common.h",
+    "roastop/arena.h", "roastop/clock.h", "roastop/timer.h", "roastop/strbuf.h",
+    "roastop/strutil.h", "roastop/format.h", "roastop/jsonw.h", "roastop/range.h",
+    "roastop/httpc.h",  # the shared HTTP client: a transport
+}
+SOURCE_OWN = {"dask": {"roastop/dask.h", "roastop/dask_json.h"}}
+
+
+def strip(text):
+    """C text without comments and string or character literals."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+    return re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
+
+
+def identifiers(path):
+    code = strip((ROOT / path).read_text())
+    code = re.sub(r"#include[^\n]*", " ", code)
+    return {t for t in re.findall(r"[A-Za-z_]\w*", code) if WORDS.search(t)}
+
+
+def includes(path):
+    return set(re.findall(r'#include\s+"([^"]+)"', (ROOT / path).read_text()))
+
+
+def no_source_files():
+    files = ["src/app.c", "include/roastop/ui.h"]
+    files += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src/ui/views").glob("*.c"))
+    return files
+
+
+def test_app_ui_and_views_name_no_source():
+    for f in no_source_files():
+        names = identifiers(f)
+        known = KNOWN.get(f, set())
+        assert names - known == set(), f"{f} names a source: {sorted(names - known)}"
+        assert known - names == set(), f"{f} no longer names {sorted(known - names)}: " \
+                                       "take them off KNOWN"
+
+
+def test_app_ui_and_views_include_no_source_header():
+    for f in no_source_files():
+        bad = {h for h in includes(f) if WORDS.search(h)}
+        assert bad == {h for (g, h) in KNOWN_INCLUDES if g == f}, f"{f}: {sorted(bad)}"
+
+
+def registry_sources():
+    text = strip((ROOT / "src/source/registry.c").read_text())
+    return re.findall(r"X\((\w+)_source\)", text)
+
+
+def test_registry_sources_include_only_the_event_api_util_and_transport():
+    names = registry_sources()
+    assert "dask" in names
+    for name in names:
+        path = ROOT / "src/source" / f"{name}.c"
+        assert path.exists(), f"registry names {name}_source but {path} is missing"
+        allowed = SOURCE_ALLOWED | SOURCE_OWN.get(name, {f"roastop/{name}.h"})
+        bad = includes(path.relative_to(ROOT)) - allowed
+        assert bad == set(), f"{path.name} includes {sorted(bad)}"
+        assert re.search(rf"const struct source_ops {name}_source\b", path.read_text())
+
+
+def test_registry_is_one_line_per_source():
+    text = (ROOT / "src/source/registry.c").read_text()
+    for name in registry_sources():
+        assert len(re.findall(rf"\b{name}_source\b", text)) == 1, name
