@@ -20,6 +20,7 @@ A roastop older than version 2 drops ``RTP2`` datagrams: set
 that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
 send everything as version 1.
 """
+import atexit
 import hmac
 import itertools
 import json
@@ -596,6 +597,82 @@ def parse_chunk_start(chunk_start=None):
     return bool(chunk_start)
 
 
+def parse_heartbeat(heartbeat=None):
+    """Whether an Emitter sends heartbeats: ``heartbeat`` when given, else
+    ROASTOP_HEARTBEAT, on unless it is 0 (or false, no, off), as
+    parse_chunk_start."""
+    if heartbeat is None:
+        text = os.environ.get("ROASTOP_HEARTBEAT", "").strip().lower()
+        return text not in _SWITCHED_OFF
+    return bool(heartbeat)
+
+
+HEARTBEAT_INTERVAL = 1.0   # seconds between a process's heartbeats
+
+
+class Heartbeat:
+    """One process's heartbeat (docs/protocol.md, "heartbeat"): a daemon
+    thread that sends its RSS, CPU time, chunks in flight (and the Dask
+    worker's name) through the emitter every ``interval`` seconds, so that
+    roastop draws worker timelines without a scheduler to ask. Made for the
+    process that starts it: a forked child, where the thread does not exist,
+    makes its own (Emitter.chunk_began). Stopped at interpreter exit; never
+    raises into the analysis."""
+
+    def __init__(self, emitter, interval=HEARTBEAT_INTERVAL, worker=None):
+        self.pid = os.getpid()
+        self.emitter, self.interval, self.worker = emitter, interval, worker
+        self.in_flight = 0
+        self.beats = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="roastop-heartbeat")
+        self._thread.start()          # RuntimeError (no thread to be had): the caller's
+        atexit.register(self.stop)
+
+    def add(self, n):
+        with self._lock:
+            self.in_flight += n
+
+    def message(self):
+        msg = {"type": "heartbeat", "cpu_time": time.process_time(),
+               "chunks_in_flight": self.in_flight, "interval": self.interval}
+        rss = _process_rss()
+        if rss is not None:
+            msg["rss_bytes"] = rss
+        if self.worker is not None:
+            msg["worker"] = self.worker
+        return msg
+
+    def _run(self):
+        while True:
+            try:
+                if self.emitter.send(self.message()):
+                    self.beats += 1
+            except Exception:  # noqa: BLE001 - a heartbeat is never worth a traceback
+                pass
+            if self._stop.wait(self.interval):
+                return
+
+    def alive(self):
+        return self._thread.is_alive()
+
+    def stop(self, timeout=2.0):
+        """Ends the thread (at most ``timeout`` seconds' wait); idempotent."""
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+
+def _process_rss():
+    """Resident bytes of this process from /proc/self/statm, or None."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 _ID_ENTRY_START, _ID_ENTRY_STOP = _fid("entry_start"), _fid("entry_stop")
 _pack_start_head = _Struct("<" + "Bd" * 5).pack
 _pack_entries = _Struct("<BdBd").pack
@@ -646,11 +723,13 @@ class Emitter:
 
     TAKES_STATIC = True     # send_chunk's static: the decorator asks (older ones lack it)
 
-    def __init__(self, addr, key=None, protocol=None, chunk_start=None):
+    def __init__(self, addr, key=None, protocol=None, chunk_start=None, heartbeat=None):
         self.addr = addr
         self.key = parse_key(key)
         self.protocol = parse_protocol(protocol)
         self.chunk_start = parse_chunk_start(chunk_start)
+        self.heartbeat = parse_heartbeat(heartbeat)
+        self._beat = None         # this process's Heartbeat, made on its first chunk
         self.sent = 0
         self.lost = 0
         self._host = socket.gethostname()
@@ -817,6 +896,22 @@ class Emitter:
             started.append(seq)
             return data
         return started[0] if self._deliver(make) else None
+
+    def chunk_began(self, worker=None):
+        """A chunk starts in this process: its heartbeat (started now when
+        this is the process's first chunk, unless switched off) counts it in
+        flight until chunk_ended. The Heartbeat, or None. Never raises."""
+        if not self.heartbeat:
+            return None
+        beat = self._beat
+        try:
+            if beat is None or beat.pid != os.getpid():
+                beat = self._beat = Heartbeat(self, worker=worker)
+            beat.add(1)
+        except Exception:  # noqa: BLE001 - no thread: the chunks go on without beats
+            self.heartbeat = False
+            return None
+        return beat
 
     def send(self, msg):
         """Sends one message; True when the kernel took it. Never raises."""

@@ -22,6 +22,7 @@ KEY = bytes(range(32))
 @pytest.fixture()
 def sink(monkeypatch):
     monkeypatch.setenv("ROASTOP_HELLO", "0")   # a sink does not answer hellos (test_collector_hello.py)
+    monkeypatch.setenv("ROASTOP_HEARTBEAT", "0")   # exact sequences here; test_heartbeat.py has them
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     s.bind(("127.0.0.1", 0))
