@@ -137,6 +137,16 @@ static const struct event_field status_fields[] = {
 	OTHER(ev_status, state, FK_STATE, 0),
 };
 
+static const struct event_field heartbeat_fields[] = {
+	INT(ev_heartbeat, chunks_in_flight, 0, 1e6),
+	NUM(ev_heartbeat, cpu_time, 0, EVENT_BIG_SECONDS),
+	STR(ev_heartbeat, host),
+	NUM(ev_heartbeat, interval, 0.01, 3600),
+	INT(ev_heartbeat, pid, 0, 1e9),
+	NUM(ev_heartbeat, rss_bytes, 0, EVENT_BIG),
+	STR(ev_heartbeat, worker),
+};
+
 static const struct event_field filemeta_fields[] = {
 	NUM(file_meta, compression_ratio, 0, 1e6),
 	STR(file_meta, filename),
@@ -144,7 +154,7 @@ static const struct event_field filemeta_fields[] = {
 	NUM(file_meta, total_tree_bytes, 0, EVENT_BIG),
 };
 
-static uint8_t field_slots[10][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+static uint8_t field_slots[11][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
 
 #define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
 
@@ -153,6 +163,7 @@ static const struct field_table type_tables[EV__COUNT] = {
 	[EV_RUN_START] = TABLE(run_start_fields, 2), [EV_RUN_END] = TABLE(run_end_fields, 3),
 	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
 	[EV_STATUS] = TABLE(status_fields, 6),	     [EV_CHUNK_START] = TABLE(chunk_start_fields, 9),
+	[EV_HEARTBEAT] = TABLE(heartbeat_fields, 10),
 };
 
 static const struct field_table worker_table = TABLE(worker_fields, 7);
@@ -246,7 +257,7 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c)
 static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
-	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &worker_table, &filemeta_table,
+	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &type_tables[EV_HEARTBEAT], &worker_table, &filemeta_table,
 };
 #define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
 
