@@ -340,8 +340,9 @@ static int session_beats(struct session *s, const struct event *ev)
 		beats_saw_scheduler(&s->beats, ev->t);
 	const struct ev_heartbeat *hb = ev->type == EV_HEARTBEAT ? &ev->u.heartbeat : NULL;
 	const struct event *sample = beats_apply(&s->beats, hb, ev->t);
-	int rc = sample ? session_scheduler_event(s, sample) : 1;
-	return hb ? 0 : rc; /* a heartbeat is taken by the table */
+	if (sample)
+		session_scheduler_event(s, sample);
+	return hb ? session_scheduler_event(s, ev) : 0; /* each run counts its beats */
 }
 
 int session_apply(struct session *s, const struct event *ev)
