@@ -39,10 +39,10 @@ void beats_free(struct beats *b);
 void beats_set_pool(struct beats *b, struct strmap_pool *pool);
 /* A scheduler's sample at t: heartbeats make none for BEATS_SCHEDULER_QUIET. */
 void beats_saw_scheduler(struct beats *b, double t);
-/* Takes a heartbeat event (NULL: none, only time passing to ev_t) at time
- * t: the sample to apply now, or NULL when none is due (made at most once
- * per BEATS_SAMPLE_EVERY, or at once when a process departed). The sample
- * stays valid until the next call. */
+/* Takes a heartbeat event (NULL: none, only time passing) at time t: the
+ * sample to apply now, or NULL when none is due (made at once when a
+ * process joins or departs, else at most once per BEATS_SAMPLE_EVERY). The
+ * sample stays valid until the next call. */
 const struct event *beats_apply(struct beats *b, const struct ev_heartbeat *hb, double t);
 
 #endif

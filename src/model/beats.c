@@ -44,7 +44,8 @@ static void beats_cpu(struct beat_proc *p, const struct ev_heartbeat *hb, double
 	p->cpu = hb->cpu_time.value;
 }
 
-static void beats_take(struct beats *b, const struct ev_heartbeat *hb, double t)
+/* Takes one beat into the table: true when it is a process not seen before. */
+static bool beats_take(struct beats *b, const struct ev_heartbeat *hb, double t)
 {
 	char key[160];
 	snprintf(key, sizeof(key), "%.127s:%.0f", hb->host, hb->pid.value);
@@ -52,14 +53,14 @@ static void beats_take(struct beats *b, const struct ev_heartbeat *hb, double t)
 	struct beat_proc *p = strmap_upsert(&b->procs, key, &added);
 	if (!p) {
 		b->overflow++;
-		return;
+		return false;
 	}
 	if (added) {
 		strutil_copy(p->host, sizeof(p->host), hb->host);
 		p->pid = hb->pid;
 	}
 	if (t < p->t_last)
-		return; /* older than what it already said */
+		return false; /* older than what it already said */
 	p->t_last = t;
 	double every = hb->interval.valid ? hb->interval.value : 1.0;
 	p->depart = fmax(BEATS_DEPART_MIN, BEATS_MISSED * every);
@@ -67,6 +68,7 @@ static void beats_take(struct beats *b, const struct ev_heartbeat *hb, double t)
 	p->in_flight = hb->chunks_in_flight;
 	strutil_copy(p->worker, sizeof(p->worker), hb->worker ? hb->worker : "");
 	beats_cpu(p, hb, t);
+	return added;
 }
 
 static bool beats_alive(void *val, void *ctx)
@@ -119,15 +121,17 @@ const struct event *beats_apply(struct beats *b, const struct ev_heartbeat *hb, 
 {
 	if (!isfinite(t))
 		return NULL;
+	bool joined = false;
 	if (hb) {
 		b->received++;
-		beats_take(b, hb, t);
+		joined = beats_take(b, hb, t);
 	}
 	size_t gone = b->procs.count ? strmap_retain(&b->procs, beats_alive, &t) : 0;
 	b->departed += gone;
 	if (t - b->t_scheduler < BEATS_SCHEDULER_QUIET)
 		return NULL; /* the scheduler's samples describe the workers */
-	if (!gone && (!hb || t - b->t_sample < BEATS_SAMPLE_EVERY))
+	/* a process joining or leaving is drawn at once; the rest once a second */
+	if (!gone && !joined && (!hb || t - b->t_sample < BEATS_SAMPLE_EVERY))
 		return NULL;
 	return beats_sample(b, t);
 }

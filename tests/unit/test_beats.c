@@ -41,14 +41,17 @@ static void samples_from_beats(void **state)
 	assert_string_equal(s->u.sample.source, "heartbeat");
 	assert_int_equal(s->u.sample.worker_count, 1);
 	assert_false(worker_of(s, "n1:10")->cpu_percent.valid); /* one beat: no rate yet */
-	assert_null(beats_apply(&b, &c, 1000.5)); /* within the second: none */
-	a.cpu_time = optnum_of(1.5);
-	s = beats_apply(&b, &a, 1001.0);
+	s = beats_apply(&b, &c, 1000.5); /* a process joins: a sample at once */
+	assert_non_null(s);
+	assert_int_equal(s->u.sample.worker_count, 2);
+	assert_null(beats_apply(&b, &c, 1000.9)); /* within the second: none */
+	a.cpu_time = optnum_of(1.75);
+	s = beats_apply(&b, &a, 1001.5);
 	assert_non_null(s);
 	assert_int_equal(s->u.sample.n_workers, 2);
 	const struct worker_sample *w = worker_of(s, "n1:10");
 	assert_true(w->memory_bytes.value == 100e6 && w->executing.value == 1);
-	assert_true(fabs(w->cpu_percent.value - 50.0) < 1e-9); /* 0.5 s CPU in 1 s */
+	assert_true(fabs(w->cpu_percent.value - 50.0) < 1e-9); /* 0.75 s CPU in 1.5 s */
 	assert_true(w->pid.value == 10);
 	assert_string_equal(w->host, "n1");
 	assert_true(worker_of(s, "n1:11")->memory_bytes.value == 200e6);
