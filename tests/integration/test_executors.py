@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import CHUNKSIZE, load_metrics, start_roastop_live
+from conftest import CHUNKSIZE, load_metrics, roastop, start_roastop_live
 from dask_cluster import EXAMPLES, client_env
 
 EVENTS_PER_FILE = 50000
@@ -22,7 +22,7 @@ def measured(tmp_path_factory, dimuon_files, executor):
     d = tmp_path_factory.mktemp(f"exec-{executor}")
     out = d / "measurement"
     proc, env = start_roastop_live(d, "--exit-on-run-end", "--duration", 600, "--output", out,
-                                   "--checkpoint", 0)
+                                   "--checkpoint", 0, "--record", d / "rec.jsonl")
     try:
         files, truth = dimuon_files
         p = subprocess.run([sys.executable, str(EXAMPLES / "run_dimuon.py"), "--executor",
@@ -39,7 +39,7 @@ def measured(tmp_path_factory, dimuon_files, executor):
     assert proc.returncode == 0, (d / "roastop.stderr").read_text()
     import json
     return {"metrics": load_metrics(out), "result": json.loads((d / "result.json").read_text()),
-            "truth": truth, "out": out}
+            "truth": truth, "out": out, "dir": d}
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +113,23 @@ def test_iterative_worker_is_the_client(iterative):
     td = check_workers(iterative, 1)
     client = iterative["result"]["client_pid"]
     assert [w.rsplit(":", 1)[1] for w in td["worker_memory"]] == [str(client)]
+
+
+def test_futures_replay_makes_the_same_workers(futures):
+    """The heartbeats are recorded as received; a replay makes the same samples
+    from them (docs/recording.md, "heartbeat")."""
+    import json
+    d = futures["dir"]
+    lines = [json.loads(x) for x in (d / "rec.jsonl").read_text().splitlines()[1:] if x]
+    beats = [e for e in lines if e["type"] == "heartbeat"]
+    assert beats and all(e["host"] and e["pid"] > 0 and e["rss_bytes"] > 0 for e in beats)
+    p = roastop("--replay", d / "rec.jsonl", "--speed", 0, "--headless", "--output",
+                d / "replayed")
+    assert p.returncode == 0, p.stderr
+    live, again = futures["metrics"], load_metrics(d / "replayed")
+    for key in ("peak_workers", "avg_workers", "peak_memory_bytes",
+                "avg_memory_per_worker_bytes", "num_chunks"):
+        assert again[key] == live[key], key
+    for key in ("heartbeat_samples", "workers_seen"):
+        assert again["roastop"][key] == live["roastop"][key], key
+    assert again["tracking_data"]["worker_memory"] == live["tracking_data"]["worker_memory"]
