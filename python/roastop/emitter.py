@@ -906,7 +906,12 @@ class Emitter:
         beat = self._beat
         try:
             if beat is None or beat.pid != os.getpid():
-                beat = self._beat = Heartbeat(self, worker=worker)
+                # a worker's threads: one beat; a lock per pid, as a fork may copy it held
+                locks = shared("heartbeat_locks", dict)
+                with locks.setdefault(os.getpid(), threading.Lock()):
+                    beat = self._beat
+                    if beat is None or beat.pid != os.getpid():
+                        beat = self._beat = Heartbeat(self, worker=worker)
             beat.add(1)
         except Exception:  # noqa: BLE001 - no thread: the chunks go on without beats
             self.heartbeat = False

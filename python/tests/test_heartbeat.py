@@ -117,3 +117,20 @@ def test_decorator_counts_in_flight(sink, monkeypatch):
     assert beat.in_flight == 0 and beat.alive()
     assert beats(sink, 1)[0]["chunks_in_flight"] == 0
     beat.stop()
+
+
+def test_threads_share_one_beat(sink):
+    import threading
+    e = Emitter(addr_of(sink), KEY, heartbeat=True)
+    got, go = [], threading.Barrier(8)
+
+    def first_chunk():
+        go.wait()
+        got.append(e.chunk_began())
+    threads = [threading.Thread(target=first_chunk) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(b) for b in got}) == 1 and got[0].in_flight == 8
+    got[0].stop()
