@@ -166,7 +166,7 @@ struct ev_status {
  * host and pid (required) name it. */
 struct ev_heartbeat {
 	const char *host, *worker; /* worker: the Dask worker's name, if any */
-	optnum pid;
+	optnum pid, seq; /* seq: the sender's number, as a chunk's */
 	optnum rss_bytes; /* resident memory */
 	optnum cpu_time; /* process CPU seconds since it started, all threads */
 	optnum chunks_in_flight;

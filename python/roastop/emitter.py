@@ -415,6 +415,27 @@ def encode_chunk_v2(msg):
     return b"".join(out)
 
 
+# A heartbeat's fields (kind 0x03): the chunk's ids for the names they share.
+_HEARTBEAT_FIELDS = {
+    "cpu_time": (8, _NUM), "host": (16, _STR), "pid": (23, _NUM), "seq": (24, _NUM),
+    "worker": (30, _STR), "rss_bytes": (31, _NUM), "chunks_in_flight": (32, _NUM),
+    "interval": (33, _NUM), "sent": (65, _NUM), "instance": (66, _NUM),
+}
+_KIND_HEARTBEAT = b"\x03"
+
+
+def encode_heartbeat_v2(msg):
+    """The version 2 body of a heartbeat message (kind 0x03), or None when a
+    value has no version 2 form (then it goes as version 1)."""
+    out = [_KIND_HEARTBEAT]
+    try:
+        _append_fields({k: v for k, v in msg.items() if k != "type"}, out.append,
+                       _HEARTBEAT_FIELDS)
+    except (KeyError, _NotV2, OverflowError, struct.error):
+        return None
+    return b"".join(out)
+
+
 def _fields_v2(msg):
     """The ``<id><value>`` bytes of msg's fields (as _append_fields)."""
     out = []
@@ -422,12 +443,13 @@ def _fields_v2(msg):
     return b"".join(out)
 
 
-def _append_fields(msg, append):
-    """Appends ``<id><value>`` for each field of msg. Raises KeyError (a
-    custom field), _NotV2, OverflowError or struct.error for what version 2
-    cannot carry. Written for speed (the decorator's budget per chunk is
-    50 us): the common cases, a float, an int, a str, are handled inline."""
-    fields = _CHUNK_FIELDS
+def _append_fields(msg, append, fields=None):
+    """Appends ``<id><value>`` for each field of msg (ids and encodings from
+    ``fields``, the chunk's when None). Raises KeyError (a custom field),
+    _NotV2, OverflowError or struct.error for what version 2 cannot carry.
+    Written for speed (the decorator's budget per chunk is 50 us): the
+    common cases, a float, an int, a str, are handled inline."""
+    fields = fields or _CHUNK_FIELDS
     pack_id_num = _pack_id_num
     for name, value in msg.items():
         fid, kind = fields[name]                 # KeyError: a custom field
@@ -799,9 +821,10 @@ class Emitter:
         """The framed bytes for one message (envelope included): a chunk as
         version 2 when it can be, anything else as version 1."""
         msg = self.envelope(msg)
-        if self.protocol >= 2 and msg.get("type") == "chunk":
+        kind = msg.get("type")
+        if self.protocol >= 2 and kind in ("chunk", "heartbeat"):
             try:
-                body = encode_chunk_v2(msg)
+                body = encode_chunk_v2(msg) if kind == "chunk" else encode_heartbeat_v2(msg)
             except Exception:  # noqa: BLE001 - an odd value: version 1 copes with anything
                 body = None
             if body is not None:

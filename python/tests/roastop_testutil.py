@@ -53,7 +53,13 @@ V2_CHUNK_FIELDS = {
 }
 # "chunk_start": the ids a kind-2 body may carry (the chunk table's encodings)
 V2_START_IDS = frozenset((9, 11, 12, 14, 16, 23, 24, 26, 29, 30, 64, 65, 66))
-V2_KINDS = {0x01: ("chunk", frozenset(V2_CHUNK_FIELDS)), 0x02: ("chunk_start", V2_START_IDS)}
+# "heartbeat" (kind 3): the chunk's ids for the names they share, 31..33 its own
+V2_HEARTBEAT_FIELDS = {8: ("cpu_time", "num"), 16: ("host", "str"), 23: ("pid", "int"),
+                       24: ("seq", "int"), 30: ("worker", "str"), 31: ("rss_bytes", "num"),
+                       32: ("chunks_in_flight", "int"), 33: ("interval", "num"),
+                       65: ("sent", "num"), 66: ("instance", "int")}
+V2_KINDS = {0x01: ("chunk", frozenset(V2_CHUNK_FIELDS)), 0x02: ("chunk_start", V2_START_IDS),
+            0x03: ("heartbeat", frozenset(V2_HEARTBEAT_FIELDS))}
 V2_META_FIELDS = {1: ("compression_ratio", "num"), 2: ("filename", "str"),
                   3: ("total_branches", "int"), 4: ("total_tree_bytes", "num")}
 
@@ -144,7 +150,7 @@ def decode_v2_body(body, ids=None):
         fid = b.read_u8()
         if fid not in allowed:
             raise BadBinary(f"unknown id {fid}")
-        name, kind = V2_CHUNK_FIELDS[fid]
+        name, kind = (V2_HEARTBEAT_FIELDS if msg_type == "heartbeat" else V2_CHUNK_FIELDS)[fid]
         if name in msg:
             raise BadBinary(f"id {fid} twice")
         msg[name] = getattr(b, "read_" + kind)()

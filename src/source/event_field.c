@@ -144,6 +144,7 @@ static const struct event_field heartbeat_fields[] = {
 	NUM(ev_heartbeat, interval, 0.01, 3600),
 	INT(ev_heartbeat, pid, 0, 1e9),
 	NUM(ev_heartbeat, rss_bytes, 0, EVENT_BIG),
+	INT(ev_heartbeat, seq, 0, 9007199254740991.0),
 	STR(ev_heartbeat, worker),
 };
 

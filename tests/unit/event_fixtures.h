@@ -214,6 +214,7 @@ static inline void fx_heartbeat(struct event *ev, bool full)
 	ev->t = 1767225591.25;
 	h->host = arena_strdup(&ev->mem, "n\xc3\xb6" "de-01");
 	h->pid = optnum_of(4242);
+	h->seq = optnum_of(18);
 	if (!full)
 		return;
 	h->worker = arena_strdup(&ev->mem, "tcp://10.0.0.1:40000");
@@ -440,6 +441,7 @@ static inline void fx_cmp_rest(struct fx_cmp *c, const struct event *a, const st
 		fx_str(c, "host", x->host, y->host);
 		fx_str(c, "worker", x->worker, y->worker);
 		fx_num(c, "pid", x->pid, y->pid);
+		fx_num(c, "seq", x->seq, y->seq);
 		fx_num(c, "rss_bytes", x->rss_bytes, y->rss_bytes);
 		fx_num(c, "cpu_time", x->cpu_time, y->cpu_time);
 		fx_num(c, "chunks_in_flight", x->chunks_in_flight, y->chunks_in_flight);
