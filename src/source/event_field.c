@@ -258,7 +258,8 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c)
 static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
-	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &type_tables[EV_HEARTBEAT], &worker_table, &filemeta_table,
+	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &type_tables[EV_HEARTBEAT],
+	&worker_table, &filemeta_table,
 };
 #define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
 
