@@ -6,7 +6,10 @@ processor.Runner and its Dask executor on a Dask cluster, measured by roastop.
     # the ROASTOP_ADDR / ROASTOP_KEY it prints, and:
     python examples/run_dimuon.py --scheduler tcp://HOST:8786 --files DIR
 
-Without --scheduler a local cluster of 2 worker processes is started. The
+Without --scheduler a local cluster of 2 worker processes is started.
+--executor futures (a process pool of --workers) or iterative (this process)
+runs it without Dask: the collector gets no client, and roastop draws the
+worker timelines from the emitter's heartbeats (docs/executors.md). The
 ROOT files are written first (examples/make_files.py) when DIR has none.
 --collector roastcoffea runs the same processor under roastcoffea 0.1.2
 instead and saves its measurement (--roastcoffea-output); --result writes
@@ -31,7 +34,9 @@ def parse_args():
     ap.add_argument("--collector", choices=("roastop", "roastcoffea", "none"), default="roastop")
     ap.add_argument("--roastcoffea-output", type=Path, default=Path("roastcoffea-measurement"))
     ap.add_argument("--result", type=Path, help="write the client's view of the run as JSON")
-    ap.add_argument("--workers", type=int, default=2, help="local cluster size (no --scheduler)")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="local cluster or process pool size (no --scheduler)")
+    ap.add_argument("--executor", choices=("dask", "futures", "iterative"), default="dask")
     return ap.parse_args()
 
 
@@ -49,6 +54,15 @@ def client_for(args):
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                            dashboard_address="127.0.0.1:0")
     return Client(cluster)
+
+
+def executor_for(args, client):
+    from coffea import processor
+    if args.executor == "futures":
+        return processor.FuturesExecutor(workers=args.workers, status=False)
+    if args.executor == "iterative":
+        return processor.IterativeExecutor(status=False)
+    return processor.DaskExecutor(client=client, status=False)
 
 
 def import_processor(collector):
@@ -78,11 +92,11 @@ def run(args):
     from coffea.nanoevents import NanoAODSchema
 
     fileset = fileset_of(args.files)
-    client = client_for(args)
+    client = client_for(args) if args.executor == "dask" else None
     dimuon = import_processor(args.collector)
     proc = dimuon.DimuonProcessor()
-    runner = processor.Runner(executor=processor.DaskExecutor(client=client, status=False),
-                              schema=NanoAODSchema, chunksize=args.chunksize, savemetrics=True)
+    runner = processor.Runner(executor=executor_for(args, client), schema=NanoAODSchema,
+                              chunksize=args.chunksize, savemetrics=True)
     collector = collector_for(args.collector, client, proc)
     t0 = time.time()
     if collector is None:
@@ -98,7 +112,8 @@ def run(args):
     if args.collector == "roastcoffea":
         collector.save_measurement(args.roastcoffea_output.parent,
                                    measurement_name=args.roastcoffea_output.name)
-    client.close()
+    if client is not None:
+        client.close()
     return summarize(args, output, report, collector, wall)
 
 
@@ -115,7 +130,8 @@ def summarize(args, output, report, collector, wall):
                        "mass_peak_gev": peak(v["mass"]),
                        "jet_pt_entries": float(v["jet_pt"].sum())}
                    for d, v in output.items() if isinstance(v, dict)}
-    result = {"collector": args.collector, "wall_seconds": wall,
+    result = {"collector": args.collector, "executor": args.executor, "wall_seconds": wall,
+              "client_pid": os.getpid(),
               "report": {k: report[k] for k in ("entries", "chunks", "bytesread", "processtime")},
               "columns": sorted(report.get("columns", ())), "per_dataset": per_dataset}
     if args.collector == "roastop":

@@ -20,6 +20,7 @@ enum event_type {
 	EV_FINE, /* cumulative Dask fine metrics */
 	EV_STATUS, /* a source connected / degraded / lost */
 	EV_CHUNK_START, /* a chunk began: u.chunk with the start's fields only */
+	EV_HEARTBEAT, /* one analysis process's pulse, from the emitter */
 	EV__COUNT
 };
 
@@ -161,6 +162,17 @@ struct ev_status {
 	const char *reason; /* human text, may be NULL */
 };
 
+/* An analysis process, once a second (docs/protocol.md, "heartbeat"):
+ * host and pid (required) name it. */
+struct ev_heartbeat {
+	const char *host, *worker; /* worker: the Dask worker's name, if any */
+	optnum pid, seq; /* seq: the sender's number, as a chunk's */
+	optnum rss_bytes; /* resident memory */
+	optnum cpu_time; /* process CPU seconds since it started, all threads */
+	optnum chunks_in_flight;
+	optnum interval; /* seconds between its beats */
+};
+
 struct event {
 	enum event_type type;
 	double t; /* receive time, seconds since the epoch (roastop's clock) */
@@ -172,6 +184,7 @@ struct event {
 		struct ev_report report;
 		struct ev_fine fine;
 		struct ev_status status;
+		struct ev_heartbeat heartbeat;
 	} u;
 	struct arena mem; /* owns every string and array above */
 };

@@ -226,6 +226,7 @@ struct run {
 
 	/* scheduler samples */
 	uint64_t n_samples;
+	uint64_t n_beat_samples; /* of them, made from heartbeats (beats.h) */
 	char scheduler_id[96];
 	char dask_version[32];
 	/* The run's task progress (docs/scheduler.md, "Task progress"): its

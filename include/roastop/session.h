@@ -13,6 +13,7 @@
 #ifndef ROASTOP_SESSION_H
 #define ROASTOP_SESSION_H
 
+#include "roastop/beats.h"
 #include "roastop/event.h"
 #include "roastop/run.h"
 #include "roastop/strmap.h"
@@ -58,6 +59,7 @@ struct session {
 	size_t n_rows;
 	struct run *watch; /* NULL while a run takes the scheduler's data */
 	struct strmap_pool pool;
+	struct beats beats; /* heartbeats: workers when no scheduler is connected */
 	uint64_t runs_total, runs_summarised, rows_dropped, runs_refused;
 	uint64_t late_lost, unrouted;
 	session_close_fn on_close;

@@ -341,6 +341,16 @@ def _send_start(emitter, t_start, file_static, rec, worker):
         rec["start_seq"] = seq
 
 
+def _beat(emitter, worker):
+    """The process's Heartbeat with this chunk counted in flight (started
+    on the first chunk), or None: switched off, or an Emitter an older
+    roastop left in a long-lived worker."""
+    try:
+        return emitter.chunk_began(worker)
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _restore(processor, chunks, key, outer, sections):
     """Ends a tracked chunk: the enclosing one (nested calls) or none is current again."""
     if outer is None:
@@ -404,6 +414,7 @@ def track_metrics(func):
             _restore(self, chunks, key, outer, sections)
             return func(self, events, *args, **kwargs)
         error = None
+        beat = _beat(emitter, worker)
         t_start = time.time()
         _send_start(emitter, t_start, file_static, rec, worker)   # the chunk's own t_start
         cpu_start = time.thread_time()
@@ -423,6 +434,8 @@ def track_metrics(func):
                 _send(emitter, measured, fields, static)
             except Exception:  # noqa: BLE001
                 emitter.lost += 1
+            if beat is not None:
+                beat.add(-1)
             _restore(self, chunks, key, outer, sections)
 
     return wrapper

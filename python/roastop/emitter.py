@@ -20,6 +20,7 @@ A roastop older than version 2 drops ``RTP2`` datagrams: set
 that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
 send everything as version 1.
 """
+import atexit
 import hmac
 import itertools
 import json
@@ -415,6 +416,27 @@ def encode_chunk_v2(msg):
     return b"".join(out)
 
 
+# A heartbeat's fields (kind 0x03): the chunk's ids for the names they share.
+_HEARTBEAT_FIELDS = {
+    "cpu_time": (8, _NUM), "host": (16, _STR), "pid": (23, _NUM), "seq": (24, _NUM),
+    "worker": (30, _STR), "rss_bytes": (31, _NUM), "chunks_in_flight": (32, _NUM),
+    "interval": (33, _NUM), "sent": (65, _NUM), "instance": (66, _NUM),
+}
+_KIND_HEARTBEAT = b"\x03"
+
+
+def encode_heartbeat_v2(msg):
+    """The version 2 body of a heartbeat message (kind 0x03), or None when a
+    value has no version 2 form (then it goes as version 1)."""
+    out = [_KIND_HEARTBEAT]
+    try:
+        _append_fields({k: v for k, v in msg.items() if k != "type"}, out.append,
+                       _HEARTBEAT_FIELDS)
+    except (KeyError, _NotV2, OverflowError, struct.error):
+        return None
+    return b"".join(out)
+
+
 def _fields_v2(msg):
     """The ``<id><value>`` bytes of msg's fields (as _append_fields)."""
     out = []
@@ -422,12 +444,13 @@ def _fields_v2(msg):
     return b"".join(out)
 
 
-def _append_fields(msg, append):
-    """Appends ``<id><value>`` for each field of msg. Raises KeyError (a
-    custom field), _NotV2, OverflowError or struct.error for what version 2
-    cannot carry. Written for speed (the decorator's budget per chunk is
-    50 us): the common cases, a float, an int, a str, are handled inline."""
-    fields = _CHUNK_FIELDS
+def _append_fields(msg, append, fields=None):
+    """Appends ``<id><value>`` for each field of msg (ids and encodings from
+    ``fields``, the chunk's when None). Raises KeyError (a custom field),
+    _NotV2, OverflowError or struct.error for what version 2 cannot carry.
+    Written for speed (the decorator's budget per chunk is 50 us): the
+    common cases, a float, an int, a str, are handled inline."""
+    fields = fields or _CHUNK_FIELDS
     pack_id_num = _pack_id_num
     for name, value in msg.items():
         fid, kind = fields[name]                 # KeyError: a custom field
@@ -597,6 +620,82 @@ def parse_chunk_start(chunk_start=None):
     return bool(chunk_start)
 
 
+def parse_heartbeat(heartbeat=None):
+    """Whether an Emitter sends heartbeats: ``heartbeat`` when given, else
+    ROASTOP_HEARTBEAT, on unless it is 0 (or false, no, off), as
+    parse_chunk_start."""
+    if heartbeat is None:
+        text = os.environ.get("ROASTOP_HEARTBEAT", "").strip().lower()
+        return text not in _SWITCHED_OFF
+    return bool(heartbeat)
+
+
+HEARTBEAT_INTERVAL = 1.0   # seconds between a process's heartbeats
+
+
+class Heartbeat:
+    """One process's heartbeat (docs/protocol.md, "heartbeat"): a daemon
+    thread that sends its RSS, CPU time, chunks in flight (and the Dask
+    worker's name) through the emitter every ``interval`` seconds, so that
+    roastop draws worker timelines without a scheduler to ask. Made for the
+    process that starts it: a forked child, where the thread does not exist,
+    makes its own (Emitter.chunk_began). Stopped at interpreter exit; never
+    raises into the analysis."""
+
+    def __init__(self, emitter, interval=HEARTBEAT_INTERVAL, worker=None):
+        self.pid = os.getpid()
+        self.emitter, self.interval, self.worker = emitter, interval, worker
+        self.in_flight = 0
+        self.beats = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="roastop-heartbeat")
+        self._thread.start()          # RuntimeError (no thread to be had): the caller's
+        atexit.register(self.stop)
+
+    def add(self, n):
+        with self._lock:
+            self.in_flight += n
+
+    def message(self):
+        msg = {"type": "heartbeat", "cpu_time": time.process_time(),
+               "chunks_in_flight": self.in_flight, "interval": self.interval}
+        rss = _process_rss()
+        if rss is not None:
+            msg["rss_bytes"] = rss
+        if self.worker is not None:
+            msg["worker"] = self.worker
+        return msg
+
+    def _run(self):
+        while True:
+            try:
+                if self.emitter.send(self.message()):
+                    self.beats += 1
+            except Exception:  # noqa: BLE001 - a heartbeat is never worth a traceback
+                pass
+            if self._stop.wait(self.interval):
+                return
+
+    def alive(self):
+        return self._thread.is_alive()
+
+    def stop(self, timeout=2.0):
+        """Ends the thread (at most ``timeout`` seconds' wait); idempotent."""
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+
+def _process_rss():
+    """Resident bytes of this process from /proc/self/statm, or None."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 _ID_ENTRY_START, _ID_ENTRY_STOP = _fid("entry_start"), _fid("entry_stop")
 _pack_start_head = _Struct("<" + "Bd" * 5).pack
 _pack_entries = _Struct("<BdBd").pack
@@ -647,11 +746,13 @@ class Emitter:
 
     TAKES_STATIC = True     # send_chunk's static: the decorator asks (older ones lack it)
 
-    def __init__(self, addr, key=None, protocol=None, chunk_start=None):
+    def __init__(self, addr, key=None, protocol=None, chunk_start=None, heartbeat=None):
         self.addr = addr
         self.key = parse_key(key)
         self.protocol = parse_protocol(protocol)
         self.chunk_start = parse_chunk_start(chunk_start)
+        self.heartbeat = parse_heartbeat(heartbeat)
+        self._beat = None         # this process's Heartbeat, made on its first chunk
         self.sent = 0
         self.lost = 0
         self._host = socket.gethostname()
@@ -721,9 +822,10 @@ class Emitter:
         """The framed bytes for one message (envelope included): a chunk as
         version 2 when it can be, anything else as version 1."""
         msg = self.envelope(msg)
-        if self.protocol >= 2 and msg.get("type") == "chunk":
+        kind = msg.get("type")
+        if self.protocol >= 2 and kind in ("chunk", "heartbeat"):
             try:
-                body = encode_chunk_v2(msg)
+                body = encode_chunk_v2(msg) if kind == "chunk" else encode_heartbeat_v2(msg)
             except Exception:  # noqa: BLE001 - an odd value: version 1 copes with anything
                 body = None
             if body is not None:
@@ -818,6 +920,27 @@ class Emitter:
             started.append(seq)
             return data
         return started[0] if self._deliver(make) else None
+
+    def chunk_began(self, worker=None):
+        """A chunk starts in this process: its heartbeat (started now when
+        this is the process's first chunk, unless switched off) counts it in
+        flight until chunk_ended. The Heartbeat, or None. Never raises."""
+        if not self.heartbeat:
+            return None
+        beat = self._beat
+        try:
+            if beat is None or beat.pid != os.getpid():
+                # a worker's threads: one beat; a lock per pid, as a fork may copy it held
+                locks = shared("heartbeat_locks", dict)
+                with locks.setdefault(os.getpid(), threading.Lock()):
+                    beat = self._beat
+                    if beat is None or beat.pid != os.getpid():
+                        beat = self._beat = Heartbeat(self, worker=worker)
+            beat.add(1)
+        except Exception:  # noqa: BLE001 - no thread: the chunks go on without beats
+            self.heartbeat = False
+            return None
+        return beat
 
     def send(self, msg):
         """Sends one message; True when the kernel took it. Never raises."""

@@ -22,6 +22,7 @@ KEY = bytes(range(32))
 @pytest.fixture()
 def sink(monkeypatch):
     monkeypatch.setenv("ROASTOP_HELLO", "0")   # a sink does not answer hellos (test_collector_hello.py)
+    monkeypatch.setenv("ROASTOP_HEARTBEAT", "0")   # exact sequences here; test_heartbeat.py has them
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     s.bind(("127.0.0.1", 0))
@@ -54,7 +55,13 @@ V2_CHUNK_FIELDS = {
 }
 # "chunk_start": the ids a kind-2 body may carry (the chunk table's encodings)
 V2_START_IDS = frozenset((9, 11, 12, 14, 16, 23, 24, 26, 29, 30, 64, 65, 66))
-V2_KINDS = {0x01: ("chunk", frozenset(V2_CHUNK_FIELDS)), 0x02: ("chunk_start", V2_START_IDS)}
+# "heartbeat" (kind 3): the chunk's ids for the names they share, 31..33 its own
+V2_HEARTBEAT_FIELDS = {8: ("cpu_time", "num"), 16: ("host", "str"), 23: ("pid", "int"),
+                       24: ("seq", "int"), 30: ("worker", "str"), 31: ("rss_bytes", "num"),
+                       32: ("chunks_in_flight", "int"), 33: ("interval", "num"),
+                       65: ("sent", "num"), 66: ("instance", "int")}
+V2_KINDS = {0x01: ("chunk", frozenset(V2_CHUNK_FIELDS)), 0x02: ("chunk_start", V2_START_IDS),
+            0x03: ("heartbeat", frozenset(V2_HEARTBEAT_FIELDS))}
 V2_META_FIELDS = {1: ("compression_ratio", "num"), 2: ("filename", "str"),
                   3: ("total_branches", "int"), 4: ("total_tree_bytes", "num")}
 
@@ -145,7 +152,7 @@ def decode_v2_body(body, ids=None):
         fid = b.read_u8()
         if fid not in allowed:
             raise BadBinary(f"unknown id {fid}")
-        name, kind = V2_CHUNK_FIELDS[fid]
+        name, kind = (V2_HEARTBEAT_FIELDS if msg_type == "heartbeat" else V2_CHUNK_FIELDS)[fid]
         if name in msg:
             raise BadBinary(f"id {fid} twice")
         msg[name] = getattr(b, "read_" + kind)()

@@ -12,13 +12,14 @@
 #include "roastop/event_field.h"
 #include "roastop/strutil.h"
 
-/* Bounds of the ids event_field.c may give (1..30, 64 and 67 today; 1..4
+/* Bounds of the ids event_field.c may give (1..33, 64 and 67 today; 1..4
  * inside file_metadata): a table id past them fails event_bin_wire_resolved. */
 #define CHUNK_IDS 128
 #define META_IDS 16
 
 static const struct event_field *chunk_by_id[CHUNK_IDS], *meta_by_id[META_IDS];
 static const struct event_field *start_by_id[CHUNK_IDS]; /* the chunk_start table's */
+static const struct event_field *heartbeat_by_id[CHUNK_IDS]; /* the heartbeat table's */
 static bool wire_ok; /* every wire id in range and used once */
 static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
 
@@ -53,7 +54,8 @@ static void wire_init(void)
 {
 	event_field_init();
 	wire_ok = wire_index(event_field_table(EV_CHUNK), chunk_by_id, CHUNK_IDS) &&
-		  wire_index(event_field_filemeta(), meta_by_id, META_IDS);
+		  wire_index(event_field_filemeta(), meta_by_id, META_IDS) &&
+		  wire_index(event_field_table(EV_HEARTBEAT), heartbeat_by_id, CHUNK_IDS);
 	wire_start();
 }
 
@@ -274,7 +276,7 @@ static enum decode_error rd_instance(struct rd *r, double *out)
 }
 
 static enum decode_error rd_fields(struct rd *r, const struct event_field *const *by_id,
-				   struct ev_chunk *c, double *instance)
+				   void *base, double *instance)
 {
 	uint64_t seen[4] = { 0 };
 	while (r->p < r->end) {
@@ -285,9 +287,9 @@ static enum decode_error rd_fields(struct rd *r, const struct event_field *const
 			return DEC_BAD_BINARY;
 		const struct event_field *f = id >= 1 && id < CHUNK_IDS ? by_id[id] : NULL;
 		if (f && (f->kind == FK_NUM || f->kind == FK_INT))
-			e = rd_number_field(r, f, (char *)c);
+			e = rd_number_field(r, f, base);
 		else if (f)
-			e = rd_value(r, f, (char *)c);
+			e = rd_value(r, f, base);
 		else if (id == EVENT_BIN_SENT)
 			e = rd_num(r, &unused_num);
 		else if (id == EVENT_BIN_INSTANCE)
@@ -300,20 +302,33 @@ static enum decode_error rd_fields(struct rd *r, const struct event_field *const
 	return DEC_OK;
 }
 
-/* host, pid and seq are the chunk's own fields in version 2. */
-static enum decode_error envelope_from(const struct ev_chunk *c, struct event_envelope *env)
+/* host, pid and seq are the event's own fields in version 2. */
+static enum decode_error envelope_from(const char *host, optnum pid, optnum seq,
+				       struct event_envelope *env)
 {
-	if (c->host) {
-		size_t n = strlen(c->host);
+	if (host) {
+		size_t n = strlen(host);
 		if (n >= sizeof(env->host))
 			return DEC_STRING_TOO_LONG;
-		memcpy(env->host, c->host, n + 1);
+		memcpy(env->host, host, n + 1);
 	}
-	env->has_pid = c->pid.valid;
-	env->pid = c->pid.value;
-	env->has_seq = c->seq.valid;
-	env->seq = c->seq.value;
+	env->has_pid = pid.valid;
+	env->pid = pid.value;
+	env->has_seq = seq.valid;
+	env->seq = seq.value;
 	return DEC_OK;
+}
+
+/* Kind 3: all or nothing, host and pid required as in JSON. */
+static enum decode_error heartbeat_decode(struct rd *r, struct event *ev,
+					  struct event_envelope *env)
+{
+	struct ev_heartbeat *h = &ev->u.heartbeat;
+	ev->type = EV_HEARTBEAT;
+	enum decode_error e = rd_fields(r, heartbeat_by_id, h, &env->instance);
+	if (!e && !(h->host && h->pid.valid))
+		e = DEC_MISSING_FIELD;
+	return e ? e : envelope_from(h->host, h->pid, h->seq, env);
 }
 
 enum decode_error event_decode_binary(const unsigned char *body, size_t len, double now,
@@ -325,18 +340,23 @@ enum decode_error event_decode_binary(const unsigned char *body, size_t len, dou
 	if (len > EVENT_JSON_MAX)
 		return DEC_TOO_LARGE;
 	bool start = len >= 1 && body[0] == EVENT_BIN_KIND_START;
-	if (!wire_ok || len < 1 || (body[0] != EVENT_BIN_KIND_CHUNK && !start))
+	bool beat = len >= 1 && body[0] == EVENT_BIN_KIND_HEARTBEAT;
+	if (!wire_ok || len < 1 || (body[0] != EVENT_BIN_KIND_CHUNK && !start && !beat))
 		return DEC_BAD_BINARY;
 	struct rd r = { body + 1, body + len, &ev->mem };
 	ev->type = start ? EV_CHUNK_START : EV_CHUNK;
 	ev->t = now;
-	enum decode_error e =
-		rd_fields(&r, start ? start_by_id : chunk_by_id, &ev->u.chunk, &env->instance);
-	if (!e)
-		e = start ? event_field_check_start(&ev->u.chunk)
-			  : event_field_check_chunk(&ev->u.chunk);
-	if (!e)
-		e = envelope_from(&ev->u.chunk, env);
+	enum decode_error e;
+	if (beat) {
+		e = heartbeat_decode(&r, ev, env);
+	} else {
+		e = rd_fields(&r, start ? start_by_id : chunk_by_id, &ev->u.chunk, &env->instance);
+		if (!e)
+			e = start ? event_field_check_start(&ev->u.chunk)
+				  : event_field_check_chunk(&ev->u.chunk);
+		if (!e)
+			e = envelope_from(ev->u.chunk.host, ev->u.chunk.pid, ev->u.chunk.seq, env);
+	}
 	if (e) {
 		event_reset(ev); /* all or nothing */
 		event_envelope_clear(env);
@@ -433,12 +453,14 @@ static int put_fields(struct strbuf *sb, const struct event_field *const *by_id,
 int event_encode_binary(const struct event *ev, struct strbuf *out)
 {
 	pthread_once(&wire_once, wire_init);
-	bool start = ev->type == EV_CHUNK_START;
-	if (!wire_ok || (ev->type != EV_CHUNK && !start))
+	bool start = ev->type == EV_CHUNK_START, beat = ev->type == EV_HEARTBEAT;
+	if (!wire_ok || (ev->type != EV_CHUNK && !start && !beat))
 		return -1;
-	char kind = start ? EVENT_BIN_KIND_START : EVENT_BIN_KIND_CHUNK;
+	char kind = beat ? EVENT_BIN_KIND_HEARTBEAT
+			 : start ? EVENT_BIN_KIND_START : EVENT_BIN_KIND_CHUNK;
 	strbuf_append(out, &kind, 1);
-	int count = put_fields(out, start ? start_by_id : chunk_by_id, CHUNK_IDS,
-			       (const char *)&ev->u.chunk);
+	int count = beat ? put_fields(out, heartbeat_by_id, CHUNK_IDS, (const char *)&ev->u.heartbeat)
+			 : put_fields(out, start ? start_by_id : chunk_by_id, CHUNK_IDS,
+				      (const char *)&ev->u.chunk);
 	return count >= 0 && !out->failed ? 0 : -1;
 }

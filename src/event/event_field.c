@@ -146,6 +146,17 @@ static const struct event_field status_fields[] = {
 	OTHER(ev_status, state, FK_STATE, 0),
 };
 
+static const struct event_field heartbeat_fields[] = {
+	INT_W(32, ev_heartbeat, chunks_in_flight, 0, 1e6),
+	NUM_W(8, ev_heartbeat, cpu_time, 0, EVENT_BIG_SECONDS),
+	STR_W(16, ev_heartbeat, host),
+	NUM_W(33, ev_heartbeat, interval, 0.01, 3600),
+	INT_W(23, ev_heartbeat, pid, 0, 1e9),
+	NUM_W(31, ev_heartbeat, rss_bytes, 0, EVENT_BIG),
+	INT_W(24, ev_heartbeat, seq, 0, 9007199254740991.0),
+	STR_W(30, ev_heartbeat, worker),
+};
+
 static const struct event_field filemeta_fields[] = {
 	NUM_W(1, file_meta, compression_ratio, 0, 1e6),
 	STR_W(2, file_meta, filename),
@@ -153,7 +164,7 @@ static const struct event_field filemeta_fields[] = {
 	NUM_W(4, file_meta, total_tree_bytes, 0, EVENT_BIG),
 };
 
-static uint8_t field_slots[10][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+static uint8_t field_slots[11][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
 
 #define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
 
@@ -162,6 +173,7 @@ static const struct field_table type_tables[EV__COUNT] = {
 	[EV_RUN_START] = TABLE(run_start_fields, 2), [EV_RUN_END] = TABLE(run_end_fields, 3),
 	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
 	[EV_STATUS] = TABLE(status_fields, 6),	     [EV_CHUNK_START] = TABLE(chunk_start_fields, 9),
+	[EV_HEARTBEAT] = TABLE(heartbeat_fields, 10),
 };
 
 static const struct field_table worker_table = TABLE(worker_fields, 7);
@@ -268,7 +280,8 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c)
 static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
-	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &worker_table, &filemeta_table,
+	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &type_tables[EV_HEARTBEAT],
+	&worker_table, &filemeta_table,
 };
 #define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
 

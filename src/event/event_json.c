@@ -1005,6 +1005,8 @@ static enum decode_error check_event(struct jp *j, struct event *ev)
 	case EV_RUN_END: return check_run_end(&ev->u.run_end);
 	case EV_FINE: return j->saw_rows ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_STATUS: return ev->u.status.source && j->saw_state ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_HEARTBEAT:
+		return ev->u.heartbeat.host && ev->u.heartbeat.pid.valid ? DEC_OK : DEC_MISSING_FIELD;
 	default: return DEC_OK;
 	}
 }

@@ -270,6 +270,7 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_end(w, '}');
 	jsonw_num(w, "chunks_with_custom_fields", (double)r->chunks_with_custom);
 	jsonw_num(w, "scheduler_samples", (double)r->n_samples);
+	jsonw_num(w, "heartbeat_samples", (double)r->n_beat_samples);
 	jsonw_num(w, "scheduler_restarts", (double)r->scheduler_restarts);
 	jsonw_num(w, "scheduler_gaps", (double)r->scheduler_gaps);
 	jsonw_num(w, "workers_seen", (double)(r->workers.count + r->workers_evicted));

@@ -7,7 +7,7 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_CHUNK] = "chunk",	       [EV_RUN_START] = "run_start",
 	[EV_RUN_END] = "run_end",      [EV_REPORT] = "report",
 	[EV_FINE] = "fine",	       [EV_STATUS] = "status",
-	[EV_CHUNK_START] = "chunk_start",
+	[EV_CHUNK_START] = "chunk_start", [EV_HEARTBEAT] = "heartbeat",
 };
 
 static const char *const state_names[SRC__COUNT] = {

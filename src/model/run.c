@@ -1219,6 +1219,8 @@ int run_apply(struct run *r, const struct event *ev)
 	int rc = 0;
 	switch (ev->type) {
 	case EV_SAMPLE:
+		if (ev->u.sample.source && strcmp(ev->u.sample.source, "heartbeat") == 0)
+			r->n_beat_samples++;
 		if (late)
 			apply_sample_late(r, ev->t, &ev->u.sample);
 		else
@@ -1237,6 +1239,7 @@ int run_apply(struct run *r, const struct event *ev)
 	case EV_FINE: apply_fine(r, ev->t, &ev->u.fine); break;
 	case EV_CHUNK_START: rc = apply_chunk_start(r, ev->t, &ev->u.chunk); break;
 	case EV_STATUS: rc = apply_status(r, ev->t, &ev->u.status); break;
+	case EV_HEARTBEAT: break; /* counted: the session's beats table draws them */
 	default: rc = 1; break;
 	}
 	if (rc)

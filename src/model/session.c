@@ -31,12 +31,15 @@ int session_init(struct session *s, session_close_fn on_close, void *ctx)
 {
 	memset(s, 0, sizeof(*s));
 	s->pool.cap = SESSION_TABLE_BYTES;
+	beats_init(&s->beats);
+	beats_set_pool(&s->beats, &s->pool);
 	s->on_close = on_close;
 	s->ctx = ctx;
 	s->rows = calloc(SESSION_MAX_RUNS, sizeof(*s->rows));
 	s->watch = s->rows ? session_run_new(s) : NULL;
 	if (!s->watch) {
 		free(s->rows);
+		beats_free(&s->beats);
 		return -1;
 	}
 	return 0;
@@ -48,6 +51,7 @@ void session_destroy(struct session *s)
 		session_run_free(s->rows[i].run);
 	session_run_free(s->watch);
 	free(s->rows);
+	beats_free(&s->beats);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -327,6 +331,20 @@ static int session_status_event(struct session *s, const struct event *ev)
 	return rc;
 }
 
+/* Heartbeats become samples applied as a scheduler's (beats.h); any
+ * event's time may see a silent process depart. A sample from elsewhere
+ * tells the table that a scheduler is there. */
+static int session_beats(struct session *s, const struct event *ev)
+{
+	if (ev->type == EV_SAMPLE)
+		beats_saw_scheduler(&s->beats, ev->t);
+	const struct ev_heartbeat *hb = ev->type == EV_HEARTBEAT ? &ev->u.heartbeat : NULL;
+	const struct event *sample = beats_apply(&s->beats, hb, ev->t);
+	if (sample)
+		session_scheduler_event(s, sample);
+	return hb ? session_scheduler_event(s, ev) : 0; /* each run counts its beats */
+}
+
 int session_apply(struct session *s, const struct event *ev)
 {
 	/* first: a run that has settled closes before a next run_start, which
@@ -341,8 +359,10 @@ int session_apply(struct session *s, const struct event *ev)
 	case EV_RUN_START: rc = session_run_start(s, ev); break;
 	case EV_RUN_END: rc = session_run_end(s, ev); break;
 	case EV_STATUS: rc = session_status_event(s, ev); break;
+	case EV_HEARTBEAT: return session_beats(s, ev);
 	default: rc = session_scheduler_event(s, ev); break;
 	}
+	session_beats(s, ev);
 	return rc;
 }
 

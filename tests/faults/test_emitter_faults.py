@@ -29,6 +29,13 @@ RESOLVE_TIMEOUT = 1.0   # the collector's stated wait (docs/protocol.md)
 MARGIN = 2.0            # slack for a loaded 2-core machine
 CHUNK_BOUND = 0.5       # a chunk that waited on this resolver would take 20 s
 
+
+@pytest.fixture(autouse=True)
+def no_heartbeat(monkeypatch):
+    """Exact datagram counts here: the heartbeat (tests/integration/test_executors.py)
+    is off in every process these tests start."""
+    monkeypatch.setenv("ROASTOP_HEARTBEAT", "0")
+
 PROCESSORS = textwrap.dedent("""
     import time
 

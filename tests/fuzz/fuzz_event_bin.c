@@ -1,6 +1,6 @@
 /* The version-2 chunk decoder on hostile bytes: never crash; a rejected
- * body leaves the event and envelope empty; an accepted one is a chunk
- * whose envelope is its own host, pid and seq, and it encodes to a body
+ * body leaves the event and envelope empty; an accepted one is a chunk,
+ * chunk_start or heartbeat whose envelope is its own host, pid and seq, and it encodes to a body
  * that decodes again to the same bytes (nothing half-read, nothing lost). */
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* a rejected body must leave nothing behind */
 		return 0;
 	}
-	if ((ev.type != EV_CHUNK && ev.type != EV_CHUNK_START) || env.has_pid != ev.u.chunk.pid.valid ||
-	    env.has_seq != ev.u.chunk.seq.valid)
+	bool beat = ev.type == EV_HEARTBEAT;
+	optnum pid = beat ? ev.u.heartbeat.pid : ev.u.chunk.pid;
+	optnum seq = beat ? ev.u.heartbeat.seq : ev.u.chunk.seq;
+	if ((ev.type != EV_CHUNK && ev.type != EV_CHUNK_START && !beat) ||
+	    env.has_pid != pid.valid || env.has_seq != seq.valid || (beat && !pid.valid))
 		abort();
 	strbuf_reset(&a);
 	strbuf_reset(&b);

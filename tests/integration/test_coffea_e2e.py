@@ -47,7 +47,14 @@ def test_client_shipped_roastop_and_lost_nothing(run):
     assert r["datagrams_sent"] == 3
     # and the collector's hello, answered (tests/integration/test_hello.py), not applied
     assert udp["hellos"] == udp["acks_sent"] == 1
-    assert udp["applied"] == udp["datagrams"] - 1 == r["datagrams_sent"] + 2 * m["num_chunks"]
+    # and each worker process its heartbeat once a second from its first chunk on, up to
+    # roastop's exit (docs/protocol.md, "heartbeat"): the run counts those of its own time
+    applied = m["roastop"]["events_applied"]
+    assert applied["chunk"] == applied["chunk_start"] == m["num_chunks"]
+    assert applied["run_start"] == applied["report"] == applied["run_end"] == 1
+    beats = udp["applied"] - r["datagrams_sent"] - 2 * m["num_chunks"]
+    assert udp["applied"] == udp["datagrams"] - 1 and beats >= applied.get("heartbeat", 0)
+    assert beats <= 2 * (run["result"]["wall_seconds"] + 60)     # two workers, one a second
     fl = m["roastop"]["in_flight"]  # every chunk's start matched, none left running
     assert fl["chunk_starts"] == fl["matched"] == m["num_chunks"] and fl["running"] == 0, fl
     assert udp["missing"] == 0 and udp["kernel_drops"] == 0 and udp["out_of_order"] >= 0

@@ -52,11 +52,15 @@ def emitter_mismatches(c_rows, py_fields):
 
 def test_the_table_has_every_v2_field():
     t = wire_table()
-    assert set(t) == {"chunk", "start", "meta"}
+    assert set(t) == {"chunk", "start", "heartbeat", "meta"}
     assert set(t["chunk"]) == set(range(1, 31)) | {64, 65, 66, 67}
     assert set(t["start"]) < set(t["chunk"])
     assert all(t["start"][i] == t["chunk"][i] for i in t["start"])
     assert set(t["meta"]) == {1, 2, 3, 4}
+    # a heartbeat shares the chunk's ids for the names they share
+    shared = {wid for wid, (name, _) in t["heartbeat"].items()
+              if name in {n for n, _ in t["chunk"].values()}}
+    assert shared and all(t["heartbeat"][i] == t["chunk"][i] for i in shared)
 
 
 def test_the_emitter_has_roastops_ids():
@@ -66,6 +70,7 @@ def test_the_emitter_has_roastops_ids():
     assert emitter_mismatches(t["meta"], emitter._META_FIELDS) == []
     start_names = {name for name, _ in t["start"].values()}
     assert emitter._START_STATIC <= start_names
+    assert emitter_mismatches(t["heartbeat"], emitter._HEARTBEAT_FIELDS) == []
 
 
 def test_a_field_in_one_place_only_is_caught():
@@ -83,3 +88,4 @@ def test_the_test_decoder_has_roastops_ids():
     assert roastop_testutil.V2_CHUNK_FIELDS == t["chunk"]
     assert roastop_testutil.V2_START_IDS == frozenset(t["start"])
     assert roastop_testutil.V2_META_FIELDS == t["meta"]
+    assert roastop_testutil.V2_HEARTBEAT_FIELDS == t["heartbeat"]

@@ -206,6 +206,24 @@ static inline void fx_chunk_start(struct event *ev, bool full)
 	c->run_id = arena_strdup(&ev->mem, "gen-0001");
 }
 
+/* A heartbeat: host and pid alone, or every field. */
+static inline void fx_heartbeat(struct event *ev, bool full)
+{
+	struct ev_heartbeat *h = &ev->u.heartbeat;
+	ev->type = EV_HEARTBEAT;
+	ev->t = 1767225591.25;
+	h->host = arena_strdup(&ev->mem, "n\xc3\xb6" "de-01");
+	h->pid = optnum_of(4242);
+	h->seq = optnum_of(18);
+	if (!full)
+		return;
+	h->worker = arena_strdup(&ev->mem, "tcp://10.0.0.1:40000");
+	h->rss_bytes = optnum_of(734003200);
+	h->cpu_time = optnum_of(12.375);
+	h->chunks_in_flight = optnum_of(3);
+	h->interval = optnum_of(1);
+}
+
 static inline void fx_event(struct event *ev, enum event_type t, bool full)
 {
 	event_reset(ev);
@@ -218,6 +236,7 @@ static inline void fx_event(struct event *ev, enum event_type t, bool full)
 	case EV_REPORT: fx_report(ev, full); break;
 	case EV_FINE: fx_fine(ev, full); break;
 	case EV_STATUS: fx_status(ev, full); break;
+	case EV_HEARTBEAT: fx_heartbeat(ev, full); break;
 	default: break;
 	}
 }
@@ -417,6 +436,18 @@ static inline void fx_cmp_rest(struct fx_cmp *c, const struct event *a, const st
 		if (a->u.status.state != b->u.status.state)
 			fx_diff(c, "state");
 		break;
+	case EV_HEARTBEAT: {
+		const struct ev_heartbeat *x = &a->u.heartbeat, *y = &b->u.heartbeat;
+		fx_str(c, "host", x->host, y->host);
+		fx_str(c, "worker", x->worker, y->worker);
+		fx_num(c, "pid", x->pid, y->pid);
+		fx_num(c, "seq", x->seq, y->seq);
+		fx_num(c, "rss_bytes", x->rss_bytes, y->rss_bytes);
+		fx_num(c, "cpu_time", x->cpu_time, y->cpu_time);
+		fx_num(c, "chunks_in_flight", x->chunks_in_flight, y->chunks_in_flight);
+		fx_num(c, "interval", x->interval, y->interval);
+		break;
+	}
 	default: break;
 	}
 }

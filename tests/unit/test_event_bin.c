@@ -169,8 +169,47 @@ static void chunk_start_refuses_chunk_fields(void **state)
 	b_num(&d, 12, 5);
 	assert_int_equal(decode(&d), DEC_INCONSISTENT);
 	d = b;
-	d.b[0] = 3; /* no such kind */
+	d.b[0] = 4; /* no such kind */
 	assert_int_equal(decode(&d), DEC_BAD_BINARY);
+}
+
+/* A heartbeat (kind 3, docs/protocol.md "heartbeat") round-trips; it takes
+ * only its own ids, and host and pid are required. */
+static void heartbeat_kind(void **state)
+{
+	(void)state;
+	char why[128];
+	for (int full = 0; full <= 1; full++) {
+		struct strbuf sb;
+		strbuf_init(&sb);
+		fx_event(&ev, EV_HEARTBEAT, full);
+		assert_int_equal(event_encode_binary(&ev, &sb), 0);
+		assert_int_equal((unsigned char)sb.data[0], EVENT_BIN_KIND_HEARTBEAT);
+		assert_int_equal(event_decode_binary((const unsigned char *)sb.data, sb.len, ev.t,
+						     &again, &env),
+				 DEC_OK);
+		if (!fx_equal(&ev, &again, why, sizeof(why)))
+			fail_msg("full %d: %s", full, why);
+		assert_true(env.has_pid && env.pid == 4242 && env.has_seq && env.seq == 18);
+		strbuf_free(&sb);
+	}
+	struct body b = { .n = 0 };
+	b_byte(&b, EVENT_BIN_KIND_HEARTBEAT);
+	b_str(&b, 16, "h");
+	b_num(&b, 24, 3);
+	struct body d = b;
+	assert_int_equal(decode(&d), DEC_MISSING_FIELD); /* no pid */
+	b_num(&b, 23, 7);
+	b_num(&b, 31, 104857600);
+	assert_int_equal(decode(&b), DEC_OK);
+	assert_true(again.u.heartbeat.rss_bytes.value == 104857600);
+	d = b;
+	b_num(&d, 10, 1.5); /* a chunk's duration */
+	assert_int_equal(decode(&d), DEC_BAD_BINARY);
+	d = b;
+	b_num(&d, 32, 0.5); /* chunks in flight: an integer */
+	assert_int_equal(decode(&d), DEC_OUT_OF_RANGE);
+	assert_int_equal(again.type, EV_NONE);
 }
 
 /* A chunk's start_seq (id 67) is kept; a fraction or a negative is out of range. */
@@ -470,6 +509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(smaller_than_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(chunk_start_round_trips, setup, teardown),
 		cmocka_unit_test_setup_teardown(chunk_start_refuses_chunk_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(heartbeat_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(chunk_start_seq_field, setup, teardown),
 cmocka_unit_test_setup_teardown(run_end_is_not_binary, setup, teardown),
 		cmocka_unit_test_setup_teardown(minimal_body_decodes, setup, teardown),

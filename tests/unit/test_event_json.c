@@ -867,6 +867,52 @@ static void numbers_round_trip(void **state)
 /* A datagram's "instance" (the sender's id) is envelope only, in one pass
  * (type first) and two: read exactly, never a custom chunk field; an
  * envelope without it says 0. */
+/* docs/protocol.md "heartbeat": host and pid from the envelope are its
+ * fields; without either, or out of range, it is rejected whole. */
+static void heartbeat_decodes(void **state)
+{
+	(void)state;
+	const char *text = "{\"type\":\"heartbeat\",\"cpu_time\":12.5,\"chunks_in_flight\":2,"
+			   "\"interval\":1,\"rss_bytes\":104857600,\"worker\":\"w-0\","
+			   "\"host\":\"node1\",\"pid\":4242,\"instance\":7,\"seq\":3,\"sent\":1.5}";
+	struct event_envelope env;
+	assert_int_equal(event_decode_datagram(text, strlen(text), 5, &ev, &env), DEC_OK);
+	const struct ev_heartbeat *h = &ev.u.heartbeat;
+	assert_int_equal(ev.type, EV_HEARTBEAT);
+	assert_string_equal(h->host, "node1");
+	assert_string_equal(env.host, "node1");
+	assert_string_equal(h->worker, "w-0");
+	assert_true(h->pid.valid && h->pid.value == 4242 && env.pid == 4242);
+	assert_true(h->cpu_time.value == 12.5 && h->chunks_in_flight.value == 2);
+	assert_true(h->rss_bytes.value == 104857600 && h->interval.value == 1);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_int_equal(event_encode_json(&ev, &sb), 0);
+	assert_int_equal(decode(sb.data, &again), DEC_OK);
+	assert_int_equal(again.type, EV_HEARTBEAT);
+	assert_true(again.u.heartbeat.rss_bytes.value == 104857600);
+	assert_string_equal(again.u.heartbeat.worker, "w-0");
+	strbuf_free(&sb);
+	const struct {
+		const char *text;
+		enum decode_error e;
+	} bad[] = {
+		{ "{\"type\":\"heartbeat\",\"t\":5,\"pid\":1}", DEC_MISSING_FIELD },
+		{ "{\"type\":\"heartbeat\",\"t\":5,\"host\":\"h\"}", DEC_MISSING_FIELD },
+		{ "{\"type\":\"heartbeat\",\"t\":5,\"host\":\"h\",\"pid\":1.5}", DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"heartbeat\",\"t\":5,\"host\":\"h\",\"pid\":1,\"rss_bytes\":-1}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"heartbeat\",\"t\":5,\"host\":\"h\",\"pid\":1,\"interval\":0}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"heartbeat\",\"t\":5,\"host\":\"h\",\"pid\":1,\"worker\":3}",
+		  DEC_BAD_TYPE },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(decode(bad[i].text, &ev), bad[i].e);
+		assert_int_equal(ev.type, EV_NONE);
+	}
+}
+
 static void datagram_instance(void **state)
 {
 	(void)state;
@@ -927,6 +973,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(numbers_edge_cases_bitwise, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(datagram_instance, setup, teardown),
+		cmocka_unit_test_setup_teardown(heartbeat_decodes, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("event_json", tests, NULL, NULL);
 }
