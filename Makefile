@@ -6,7 +6,7 @@ BUILD ?= build
 # the test venv (tests/integration/run.sh makes it too), for bench_emitter.py
 VENV ?= $(BUILD)/venv
 CC ?= cc
-PKGS := ncursesw libcurl libcjson libcrypto libmicrohttpd
+PKGS := ncursesw libcurl libcjson libcrypto libmicrohttpd libwebsockets
 # The version is written once, in the Python package (python/roastop/__init__.py).
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/roastop/__init__.py)
 VERSION_DEF := -DROASTOP_VERSION='"$(VERSION)"'

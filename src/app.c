@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 #include "roastop/dask.h"
+#include "roastop/taskstream.h"
+#include "roastop/tasks.h"
+#include "roastop/metrics_tasks.h"
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
@@ -81,6 +84,9 @@ struct app {
 	struct replay *replay;
 	struct udp *udp;
 	struct dask *dask;
+	struct taskstream *tstream; /* the scheduler's /eventstream, or NULL */
+	struct tasks tasks;
+	const char *tstream_state; /* the state last told */
 	struct auth_key key;
 	struct recorder *rec;
 	struct serve *srv; /* NULL when not serving */
@@ -771,6 +777,8 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 		udp_extra(extra, a->udp);
 	if (extra && a->dask)
 		dask_extra(extra, a->dask);
+	if (extra && a->tstream)
+		metrics_tasks_json(extra, &a->tasks, a->tstream);
 	if (!extra || !a->replay)
 		return extra;
 	const struct reject_counts *rc = replay_rejects(a->replay);
@@ -1184,6 +1192,26 @@ static void app_open_ui(struct app *a)
 	app_ui_draw(a);
 }
 
+/* Task transitions go straight to the tasks model (not per run yet: the
+ * source registry of issue 20 item 1 routes them through run_apply). */
+static void taskstream_cb(void *ctx, const struct event *ev)
+{
+	struct app *a = ctx;
+	tasks_apply(&a->tasks, &ev->u.task, ev->t);
+}
+
+/* Headless: the stream's state changes go to stderr, as the scheduler's. */
+static void app_taskstream_dispatch(struct app *a, const struct pollfd *pfd, size_t n)
+{
+	struct taskstream_stats st;
+	taskstream_dispatch(a->tstream, pfd, n, clock_session());
+	taskstream_get_stats(a->tstream, &st);
+	if (a->headless && st.state != a->tstream_state && strcmp(st.state, "connecting"))
+		fprintf(stderr, "roastop: task stream %s (connects %llu)\n", st.state,
+			(unsigned long long)st.connects);
+	a->tstream_state = st.state;
+}
+
 static void app_close_ui(struct app *a)
 {
 	ui_close(a->ui);
@@ -1193,7 +1221,7 @@ static void app_close_ui(struct app *a)
 
 static void app_loop(struct app *a)
 {
-	struct pollfd pfd[FD__COUNT + DASK_MAX_FDS];
+	struct pollfd pfd[FD__COUNT + DASK_MAX_FDS + TASKSTREAM_MAX_FDS];
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
@@ -1203,8 +1231,12 @@ static void app_loop(struct app *a)
 		if (a->replay_waiting && !a->replay_done)
 			pfd[FD_REPLAY].fd = replay_fd(a->replay);
 		size_t n_dask = a->dask ? dask_pollfds(a->dask, pfd + FD__COUNT, DASK_MAX_FDS) : 0;
+		struct pollfd *pts = pfd + FD__COUNT + n_dask;
+		size_t n_ts = a->tstream ? taskstream_pollfds(a->tstream, pts, TASKSTREAM_MAX_FDS) : 0;
 		int serve_ms = a->srv ? serve_timeout_ms(a->srv) : -1;
-		int n = poll(pfd, FD__COUNT + n_dask, app_poll_timeout(a, nap, serve_ms));
+		int ts_ms = a->tstream ? taskstream_timeout_ms(a->tstream) : -1;
+		serve_ms = ts_ms >= 0 && (serve_ms < 0 || ts_ms < serve_ms) ? ts_ms : serve_ms;
+		int n = poll(pfd, FD__COUNT + n_dask + n_ts, app_poll_timeout(a, nap, serve_ms));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
@@ -1246,6 +1278,8 @@ static void app_loop(struct app *a)
 			a->replay_waiting = false;
 		if (n > 0 && n_dask)
 			dask_dispatch(a->dask, pfd + FD__COUNT, n_dask, clock_session());
+		if (a->tstream && n >= 0)
+			app_taskstream_dispatch(a, pts, n_ts);
 		if (a->srv && ((n > 0 && pfd[FD_SERVE].revents) || serve_ms == 0 || n == 0))
 			serve_run(a->srv);
 		app_note_loss(a);
@@ -1292,6 +1326,19 @@ static int app_open_udp(struct app *a)
 	return 0;
 }
 
+static int app_open_taskstream(struct app *a)
+{
+	const struct app_config *c = a->cfg;
+	if (c->no_task_stream)
+		return 0;
+	char err[256];
+	struct taskstream_config tc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix };
+	a->tstream = taskstream_open(&tc, taskstream_cb, a, err, sizeof(err));
+	if (!a->tstream)
+		fprintf(stderr, "roastop: %s (no task stream)\n", err);
+	return 0;
+}
+
 static int app_open_dask(struct app *a)
 {
 	const struct app_config *c = a->cfg;
@@ -1309,7 +1356,7 @@ static int app_open_dask(struct app *a)
 	}
 	fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n", c->scheduler_url,
 		c->interval);
-	return 0;
+	return app_open_taskstream(a);
 }
 
 static void app_measure_cb(void *ctx, const struct run *r, struct metrics *m)
@@ -1419,6 +1466,8 @@ static void app_close(struct app *a)
 	a->fds[FD_UDP] = -1; /* closed with the listener */
 	udp_close(a->udp);
 	dask_close(a->dask);
+	taskstream_close(a->tstream);
+	tasks_free(&a->tasks);
 	if (a->key.session)
 		unlink(a->key.path); /* the per-user key outlives us; a session key does not */
 	for (int i = 0; i < FD__COUNT; i++)
@@ -1493,6 +1542,7 @@ int app_main(const struct app_config *cfg)
 		return 1;
 	}
 	a->cfg = cfg;
+	tasks_init(&a->tasks);
 	clock_session(); /* anchored: live times count from here */
 	event_init(&a->ev);
 	for (int i = 0; i < FD__COUNT; i++)

@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 		.key_file = o.key_file,
 		.new_key = o.new_key,
 		.no_auth = o.no_auth,
+		.no_task_stream = o.no_task_stream,
 		.rcvbuf = o.rcvbuf,
 		.serve_off = o.serve == CLI_SERVE_OFF,
 		.serve_host = o.serve == CLI_SERVE_AT ? o.serve_host : NULL,

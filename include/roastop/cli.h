@@ -50,6 +50,7 @@ struct cli_opts {
 	const char *key_file;
 	bool new_key;
 	bool no_auth;
+	bool no_task_stream; /* do not subscribe to the scheduler's /eventstream */
 	enum cli_serve serve;
 	char serve_host[CLI_MAX_HOST + 1]; /* CLI_SERVE_AT: as listen_host */
 	int serve_port;

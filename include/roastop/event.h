@@ -20,6 +20,7 @@ enum event_type {
 	EV_FINE, /* cumulative Dask fine metrics */
 	EV_STATUS, /* a source connected / degraded / lost */
 	EV_CHUNK_START, /* a chunk began: u.chunk with the start's fields only */
+	EV_TASK, /* one startstop of a finished Dask task, from /eventstream */
 	EV__COUNT
 };
 
@@ -161,6 +162,16 @@ struct ev_status {
 	const char *reason; /* human text, may be NULL */
 };
 
+/* A Dask task's startstop (include/roastop/taskstream.h). */
+struct ev_task {
+	const char *key; /* the task key as text (a tuple key: its JSON) */
+	const char *prefix; /* dask.utils.key_split(key) */
+	const char *worker; /* the worker that ran it, or NULL */
+	const char *action; /* "compute", "transfer", "disk-read", "disk-write", ... */
+	const char *status; /* "OK", "error", or NULL */
+	double start, stop; /* seconds since the epoch, the worker's clock */
+};
+
 struct event {
 	enum event_type type;
 	double t; /* receive time, seconds since the epoch (roastop's clock) */
@@ -172,6 +183,7 @@ struct event {
 		struct ev_report report;
 		struct ev_fine fine;
 		struct ev_status status;
+		struct ev_task task;
 	} u;
 	struct arena mem; /* owns every string and array above */
 };

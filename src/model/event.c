@@ -8,6 +8,7 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_RUN_END] = "run_end",      [EV_REPORT] = "report",
 	[EV_FINE] = "fine",	       [EV_STATUS] = "status",
 	[EV_CHUNK_START] = "chunk_start",
+	[EV_TASK] = "task",
 };
 
 static const char *const state_names[SRC__COUNT] = {

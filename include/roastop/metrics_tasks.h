@@ -1,0 +1,13 @@
+/* metrics.json's roastop.tasks block: the task stream's model and counters
+ * (docs/metrics.md, "Dask tasks"). */
+#ifndef ROASTOP_METRICS_TASKS_H
+#define ROASTOP_METRICS_TASKS_H
+
+#include <cjson/cJSON.h>
+
+#include "roastop/tasks.h"
+#include "roastop/taskstream.h"
+
+void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct taskstream *ts);
+
+#endif

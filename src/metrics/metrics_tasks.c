@@ -1,0 +1,88 @@
+#include "roastop/metrics_tasks.h"
+
+#include <math.h>
+
+static void mt_num(cJSON *o, const char *name, optnum v)
+{
+	if (v.valid)
+		cJSON_AddNumberToObject(o, name, v.value);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
+static void mt_prefix(cJSON *arr, const struct tasks *t, const struct tasks_prefix *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return;
+	}
+	cJSON_AddStringToObject(o, "prefix", p->name);
+	cJSON_AddNumberToObject(o, "count", (double)p->count);
+	cJSON_AddNumberToObject(o, "erred", (double)p->erred);
+	const double q[] = { 0.5, 0.9, 0.99 };
+	const char *qn[] = { "compute_p50_seconds", "compute_p90_seconds", "compute_p99_seconds" };
+	for (int i = 0; i < 3; i++)
+		mt_num(o, qn[i], hist_quantile(&p->compute, q[i]));
+	mt_num(o, "compute_max_seconds", p->count ? optnum_of(p->compute.max) : optnum_none());
+	cJSON_AddNumberToObject(o, "transfers", (double)p->transfers);
+	mt_num(o, "transfer_seconds", p->transfers ? optnum_of(p->transfer_s) : optnum_none());
+	cJSON_AddNumberToObject(o, "disk_reads", (double)p->disk_reads);
+	mt_num(o, "disk_read_seconds", p->disk_reads ? optnum_of(p->disk_read_s) : optnum_none());
+	cJSON_AddNumberToObject(o, "stragglers", (double)p->stragglers);
+	mt_num(o, "straggler_after_seconds", tasks_straggler_after(t, p));
+}
+
+static void mt_stragglers(cJSON *o, const struct tasks *t)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "stragglers");
+	for (size_t i = 0; arr && i < tasks_straggler_count(t); i++) {
+		const struct tasks_straggler *s = tasks_straggler_at(t, i);
+		cJSON *e = cJSON_CreateObject();
+		if (!e || !cJSON_AddItemToArray(arr, e)) {
+			cJSON_Delete(e);
+			return;
+		}
+		cJSON_AddStringToObject(e, "key", s->key);
+		cJSON_AddStringToObject(e, "prefix", s->prefix);
+		cJSON_AddStringToObject(e, "worker", s->worker);
+		cJSON_AddNumberToObject(e, "seconds", s->seconds);
+		cJSON_AddNumberToObject(e, "threshold_seconds", s->threshold);
+	}
+}
+
+static void mt_stream(cJSON *o, const struct taskstream *ts)
+{
+	struct taskstream_stats st;
+	taskstream_get_stats(ts, &st);
+	cJSON *s = cJSON_AddObjectToObject(o, "stream");
+	if (!s)
+		return;
+	cJSON_AddStringToObject(s, "state", st.state);
+	cJSON_AddNumberToObject(s, "connects", (double)st.connects);
+	cJSON_AddNumberToObject(s, "disconnects", (double)st.disconnects);
+	cJSON_AddNumberToObject(s, "messages", (double)st.messages);
+	cJSON_AddNumberToObject(s, "bytes", (double)st.bytes);
+	cJSON_AddNumberToObject(s, "tasks", (double)st.tasks);
+	cJSON_AddNumberToObject(s, "too_large", (double)st.too_large);
+	cJSON *rej = cJSON_AddObjectToObject(s, "rejected_by");
+	for (int r = TSP_ERR_JSON; rej && r < TSP__COUNT; r++)
+		cJSON_AddNumberToObject(rej, taskstream_result_name(r), (double)st.rejected_by[r]);
+}
+
+void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct taskstream *ts)
+{
+	cJSON *o = cJSON_AddObjectToObject(parent, "tasks");
+	if (!o)
+		return;
+	cJSON_AddNumberToObject(o, "count", (double)t->count);
+	cJSON_AddNumberToObject(o, "erred", (double)t->erred);
+	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
+	cJSON_AddNullToObject(o, "in_flight"); /* /eventstream tells finished tasks only */
+	cJSON_AddNumberToObject(o, "straggler_count", (double)t->stragglers);
+	cJSON *arr = cJSON_AddArrayToObject(o, "prefixes");
+	for (size_t i = 0; arr && i < t->n; i++)
+		mt_prefix(arr, t, &t->prefixes[i]);
+	mt_stragglers(o, t);
+	mt_stream(o, ts);
+}

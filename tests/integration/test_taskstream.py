@@ -1,0 +1,106 @@
+"""The Dask task stream (/eventstream) with no roastop code in the analysis:
+a dask.array computation and delayed calls on a real loopback cluster;
+roastop's per-prefix counts equal the graph's, a task made slow on purpose
+is named as a straggler with its worker, and a restarted scheduler is
+followed (docs/metrics.md, "Dask tasks")."""
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import ROASTOP, load_metrics, sigterm_seconds
+from dask_cluster import Cluster, wait_for
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def start(tmp_path, cluster, *extra):
+    err = tmp_path / "roastop.stderr"
+    proc = subprocess.Popen([ROASTOP, *map(str, ["--headless", "--listen", "127.0.0.1:0", "--no-auth",
+                             "--scheduler", cluster.dashboard_url, "--output",
+                             tmp_path / "out", "--checkpoint", 0, "--duration", 600, *extra])],
+                            stdout=subprocess.DEVNULL, stderr=open(err, "w"),
+                            stdin=subprocess.DEVNULL)
+    return proc, err
+
+
+def connects(err):
+    return err.read_text().count("task stream connected")
+
+
+def stop(proc, out):
+    assert sigterm_seconds(proc) < 10
+    return load_metrics(out)["roastop"]["tasks"]
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(tmp_path, n_workers=2)
+    yield c
+    c.stop()
+
+
+def graph_counts(*collections):
+    """Tasks per prefix of the graph the scheduler receives (optimised, as
+    persist sends it)."""
+    from dask.base import collections_to_expr
+    from dask.utils import key_split
+    dsk = collections_to_expr(list(collections), optimize_graph=True).__dask_graph__()
+    return Counter(key_split(k) for k in dict(dsk))
+
+
+def test_array_and_straggler(tmp_path, cluster):
+    import dask.array as da
+    from dask import delayed
+    from distributed import Client, wait
+    import taskstream_tasks as tt
+
+    proc, err = start(tmp_path, cluster)
+    try:
+        wait_for(lambda: connects(err) >= 1, timeout=60)
+        with Client(cluster.address) as client:
+            y = (da.ones((400, 400), chunks=(50, 50)) + 1).sum(axis=0)
+            want = graph_counts(y)
+            wait(client.persist(y))
+            quick = [delayed(tt.inc)(i) for i in range(30)]
+            want.update(graph_counts(*quick))
+            wait(client.persist(quick))
+            slow = delayed(tt.nap, pure=False)(3.0)
+            want.update(graph_counts(slow))
+            fut = client.persist(slow)
+            wait(fut)
+            slow_worker = list(client.who_has(fut).values())[0][0]
+        tasks = stop(proc, tmp_path / "out")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    got = {p["prefix"]: p for p in tasks["prefixes"]}
+    for prefix, n in want.items():
+        assert got[prefix]["count"] == n, (prefix, got.get(prefix), n)
+        assert got[prefix]["compute_p50_seconds"] > 0
+    assert tasks["count"] == sum(want.values())
+    assert got["nap"]["compute_p50_seconds"] >= 3.0 * 0.99
+    named = [s for s in tasks["stragglers"] if s["prefix"] == "nap"]
+    assert named and named[0]["worker"] == slow_worker, tasks["stragglers"]
+    assert tasks["stream"]["tasks"] >= tasks["count"]
+    assert sum(tasks["stream"]["rejected_by"].values()) == 0
+
+
+def test_scheduler_restart(tmp_path, cluster):
+    proc, err = start(tmp_path, cluster)
+    try:
+        wait_for(lambda: connects(err) >= 1, timeout=60)
+        cluster.kill_scheduler()
+        wait_for(lambda: "task stream lost" in err.read_text(), timeout=60)
+        cluster.start_scheduler()
+        wait_for(lambda: connects(err) >= 2, timeout=120)
+        tasks = stop(proc, tmp_path / "out")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert tasks["stream"]["connects"] >= 2
+    assert tasks["stream"]["disconnects"] >= 1
+    assert tasks["stream"]["state"] == "connected"
