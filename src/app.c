@@ -1206,7 +1206,9 @@ static void app_taskstream_dispatch(struct app *a, const struct pollfd *pfd, siz
 	struct taskstream_stats st;
 	taskstream_dispatch(a->tstream, pfd, n, clock_session());
 	taskstream_get_stats(a->tstream, &st);
-	if (a->headless && st.state != a->tstream_state && strcmp(st.state, "connecting"))
+	if (!strcmp(st.state, "connecting") || st.state == a->tstream_state)
+		return; /* each retry is not news: connected and lost are */
+	if (a->headless)
 		fprintf(stderr, "roastop: task stream %s (connects %llu)\n", st.state,
 			(unsigned long long)st.connects);
 	a->tstream_state = st.state;

@@ -601,7 +601,7 @@ void cli_usage(FILE *f)
 	      "  --dashboard-prefix PATH  the scheduler's --dashboard-prefix\n"
 	      "  --cacert FILE            CA bundle for an https scheduler\n"
 	      "  --insecure               do not verify the scheduler's certificate\n"
-	      "  --no-task-stream         do not follow the scheduler's /eventstream (Dask tasks)\n"
+	      "  --no-task-stream         do not follow the scheduler's /eventstream\n"
 	      "  --header 'Name: value'   extra HTTP header (repeatable, at most 16)\n"
 	      "\n"
 	      "Chunk events (UDP from the Python emitter):\n"
