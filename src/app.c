@@ -1114,6 +1114,12 @@ static void app_ui_draw(struct app *a)
 		.emitter_hint = a->udp ? a->emitter_hint : NULL,
 		.now = app_now(a),
 	};
+	struct taskstream_stats ts;
+	if (a->tstream) {
+		taskstream_get_stats(a->tstream, &ts);
+		f.tasks = &a->tasks;
+		f.tasks_state = ts.state;
+	}
 	ui_draw(a->ui, &f);
 }
 

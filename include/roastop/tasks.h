@@ -20,6 +20,10 @@
 #define TASKS_NAME_LEN 64u
 #define TASKS_KEY_LEN 128u
 #define TASKS_STRAGGLER_MIN 10u /* finished tasks before anyone is judged */
+/* The task-stream view's lanes: the latest compute tasks of each worker
+ * (64 workers x 128 tasks x 24 bytes = 192 KiB, allocated on the first task). */
+#define TASKS_LANES 64u
+#define TASKS_LANE_KEPT 128u
 
 struct tasks_prefix {
 	char name[TASKS_NAME_LEN];
@@ -35,9 +39,23 @@ struct tasks_straggler {
 	double seconds, threshold, t;
 };
 
+struct tasks_slot {
+	double start, stop;
+	uint32_t prefix; /* index in prefixes; TASKS_MAX_PREFIXES: past the cap */
+};
+
+struct tasks_lane {
+	char worker[TASKS_NAME_LEN];
+	uint64_t n; /* tasks taken; the latest TASKS_LANE_KEPT are in slot (a ring) */
+	struct tasks_slot slot[TASKS_LANE_KEPT];
+};
+
 struct tasks {
 	struct tasks_prefix *prefixes; /* n of TASKS_MAX_PREFIXES, allocated once */
 	size_t n;
+	struct tasks_lane *lanes; /* n_lanes of TASKS_LANES, allocated once */
+	size_t n_lanes;
+	uint64_t lane_overflow; /* tasks of workers past TASKS_LANES: not drawn */
 	struct hist all; /* compute seconds of every task */
 	uint64_t count, erred, prefix_overflow;
 	uint64_t stragglers;
@@ -54,5 +72,7 @@ bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
 optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *p);
 const struct tasks_straggler *tasks_straggler_at(const struct tasks *ts, size_t i);
 size_t tasks_straggler_count(const struct tasks *ts);
+/* The i-th latest task of a lane (i = 0: the latest), or NULL. */
+const struct tasks_slot *tasks_lane_slot(const struct tasks_lane *l, size_t i);
 
 #endif

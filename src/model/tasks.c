@@ -15,6 +15,7 @@ void tasks_init(struct tasks *ts)
 void tasks_free(struct tasks *ts)
 {
 	free(ts->prefixes);
+	free(ts->lanes);
 	tasks_init(ts);
 }
 
@@ -68,6 +69,35 @@ static void tasks_judge(struct tasks *ts, struct tasks_prefix *p, const struct e
 		p->stragglers++;
 }
 
+static void tasks_lane_add(struct tasks *ts, const struct ev_task *t, const struct tasks_prefix *p)
+{
+	const char *w = t->worker ? t->worker : "?";
+	struct tasks_lane *l = NULL;
+	for (size_t i = 0; i < ts->n_lanes && !l; i++)
+		if (!strncmp(ts->lanes[i].worker, w, TASKS_NAME_LEN - 1))
+			l = &ts->lanes[i];
+	if (!l && !ts->lanes && !(ts->lanes = calloc(TASKS_LANES, sizeof(*ts->lanes))))
+		return;
+	if (!l && ts->n_lanes == TASKS_LANES) {
+		ts->lane_overflow++;
+		return;
+	}
+	if (!l) {
+		l = &ts->lanes[ts->n_lanes++];
+		snprintf(l->worker, sizeof(l->worker), "%s", w);
+	}
+	l->slot[l->n++ % TASKS_LANE_KEPT] = (struct tasks_slot){
+		.start = t->start, .stop = t->stop,
+		.prefix = p ? (uint32_t)(p - ts->prefixes) : TASKS_MAX_PREFIXES };
+}
+
+const struct tasks_slot *tasks_lane_slot(const struct tasks_lane *l, size_t i)
+{
+	if (i >= l->n || i >= TASKS_LANE_KEPT)
+		return NULL;
+	return &l->slot[(l->n - 1 - i) % TASKS_LANE_KEPT];
+}
+
 bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
 {
 	(void)now;
@@ -91,6 +121,7 @@ bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
 		return true; /* disk-write and others: not counted */
 	bool erred = t->status && strcmp(t->status, "OK");
 	tasks_judge(ts, p, t, sec);
+	tasks_lane_add(ts, t, p);
 	ts->count++;
 	ts->erred += erred;
 	hist_add(&ts->all, sec);

@@ -104,3 +104,42 @@ def test_scheduler_restart(tmp_path, cluster):
     assert tasks["stream"]["connects"] >= 2
     assert tasks["stream"]["disconnects"] >= 1
     assert tasks["stream"]["state"] == "connected"
+
+
+def run_work(cluster):
+    """dask.array, 30 quick delayed calls and one slow one; the slow task's
+    worker."""
+    import dask.array as da
+    from dask import delayed
+    from distributed import Client, wait
+    import taskstream_tasks as tt
+    with Client(cluster.address) as client:
+        wait(client.persist((da.ones((400, 400), chunks=(50, 50)) + 1).sum(axis=0)))
+        wait(client.persist([delayed(tt.inc)(i) for i in range(30)]))
+        fut = client.persist(delayed(tt.nap, pure=False)(3.0))
+        wait(fut)
+        return list(client.who_has(fut).values())[0][0]
+
+
+@pytest.mark.parametrize("cols,rows", [(80, 24), (200, 60)])
+def test_view_in_tmux(tmp_path, cluster, cols, rows):
+    import shutil
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux not installed")
+    from test_screen import Screen
+    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
+                          "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
+    try:
+        s.wait_for("Tasks" if cols >= 200 else "Running", timeout=60)
+        s.keys("0")
+        s.wait_for("task stream (connected)", timeout=60)
+        worker = run_work(cluster)
+        short = worker.replace("tcp://", "")
+        text = s.wait_for("latest straggler: nap on " + worker, timeout=120)
+        lines = text.splitlines()
+        assert len(lines) == rows and "q quit" in lines[-1]
+        assert any(line.startswith(short[:15]) for line in lines), text  # its lane
+        row = [line for line in lines if line.split()[1:2] == ["sum"]]
+        assert row and row[0].split()[2] == "64", text  # 8 x 8 chunks
+    finally:
+        s.close()
