@@ -78,6 +78,7 @@ def test_array_and_straggler(tmp_path, cluster):
         if proc.poll() is None:
             proc.kill()
     got = {p["prefix"]: p for p in tasks["prefixes"]}
+    assert set(want) <= set(got), (want, sorted(got), tasks["stream"])
     for prefix, n in want.items():
         assert got[prefix]["count"] == n, (prefix, got.get(prefix), n)
         assert got[prefix]["compute_p50_seconds"] > 0
@@ -137,7 +138,7 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
         short = worker.replace("tcp://", "")
         text = s.wait_for("latest straggler: nap on " + worker, timeout=120)
         lines = text.splitlines()
-        assert len(lines) == rows and "q quit" in lines[-1]
+        assert len(lines) == rows
         assert any(line.startswith(short[:15]) for line in lines), text  # its lane
         row = [line for line in lines if line.split()[1:2] == ["sum"]]
         assert row and row[0].split()[2] == "64", text  # 8 x 8 chunks
