@@ -141,6 +141,7 @@ bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN) $(VENV)/requirements.txt
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
 	@$(VENV)/bin/python bench/bench_emitter.py
 	@BUILD=$(BUILD) $(VENV)/bin/python bench/bench_scheduler_cost.py
+	@$(VENV)/bin/python bench/bench_eventstream.py
 
 # The bench scripts time roastop against roastcoffea on real NanoEvents and
 # against identity.json on a real scheduler, in the test venv
