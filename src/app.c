@@ -269,6 +269,10 @@ static void app_deliver(struct app *a, const struct event *ev)
 	app_note_status(a, ev);
 	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
 		app_record_failed(a, errno);
+	if (ev->type == EV_TASK) { /* session-wide, not per run yet (docs/metrics.md) */
+		tasks_apply(&a->tasks, &ev->u.task, ev->t);
+		return;
+	}
 	int rc = session_apply(&a->ses, ev);
 	if (isfinite(ev->t))
 		a->t_latest = fmax(a->t_latest, ev->t);
@@ -777,7 +781,7 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 		udp_extra(extra, a->udp);
 	if (extra && a->dask)
 		dask_extra(extra, a->dask);
-	if (extra && a->tstream)
+	if (extra && (a->tstream || a->tasks.count))
 		metrics_tasks_json(extra, &a->tasks, a->tstream);
 	if (!extra || !a->replay)
 		return extra;
@@ -1198,14 +1202,6 @@ static void app_open_ui(struct app *a)
 	app_ui_draw(a);
 }
 
-/* Task transitions go straight to the tasks model (not per run yet: the
- * source registry of issue 20 item 1 routes them through run_apply). */
-static void taskstream_cb(void *ctx, const struct event *ev)
-{
-	struct app *a = ctx;
-	tasks_apply(&a->tasks, &ev->u.task, ev->t);
-}
-
 /* Headless: the stream's state changes go to stderr, as the scheduler's. */
 static void app_taskstream_dispatch(struct app *a, const struct pollfd *pfd, size_t n)
 {
@@ -1341,7 +1337,7 @@ static int app_open_taskstream(struct app *a)
 		return 0;
 	char err[256];
 	struct taskstream_config tc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix };
-	a->tstream = taskstream_open(&tc, taskstream_cb, a, err, sizeof(err));
+	a->tstream = taskstream_open(&tc, deliver_cb, a, err, sizeof(err));
 	if (!a->tstream)
 		fprintf(stderr, "roastop: %s (no task stream)\n", err);
 	return 0;

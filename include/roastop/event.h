@@ -169,7 +169,7 @@ struct ev_task {
 	const char *worker; /* the worker that ran it, or NULL */
 	const char *action; /* "compute", "transfer", "disk-read", "disk-write", ... */
 	const char *status; /* "OK", "error", or NULL */
-	double start, stop; /* seconds since the epoch, the worker's clock */
+	optnum start, stop; /* seconds since the epoch, the worker's clock; both given */
 };
 
 struct event {
@@ -203,6 +203,8 @@ bool event_sample_progress_ok(const struct ev_sample *s);
 /* Seconds in process(): duration, else t_end - t_start (the decoders
  * accept a chunk only with one of them). */
 double event_chunk_duration(const struct ev_chunk *c);
+/* A task's start and stop: both given, finite, not negative, in order. */
+bool event_task_times_ok(const struct ev_task *t);
 
 const char *event_type_name(enum event_type t);
 enum event_type event_type_from_name(const char *name);

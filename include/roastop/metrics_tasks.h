@@ -8,6 +8,7 @@
 #include "roastop/tasks.h"
 #include "roastop/taskstream.h"
 
+/* ts NULL (a replay): no "stream" block. */
 void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct taskstream *ts);
 
 #endif

@@ -84,5 +84,6 @@ void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct tasks
 	for (size_t i = 0; arr && i < t->n; i++)
 		mt_prefix(arr, t, &t->prefixes[i]);
 	mt_stragglers(o, t);
-	mt_stream(o, ts);
+	if (ts) /* live: the stream's own counters; a replay has none */
+		mt_stream(o, ts);
 }

@@ -64,7 +64,7 @@ static void tasks_judge(struct tasks *ts, struct tasks_prefix *p, const struct e
 	snprintf(s->worker, sizeof(s->worker), "%s", t->worker ? t->worker : "?");
 	s->seconds = sec;
 	s->threshold = after.value;
-	s->t = t->stop;
+	s->t = t->stop.value;
 	if (p)
 		p->stragglers++;
 }
@@ -87,7 +87,7 @@ static void tasks_lane_add(struct tasks *ts, const struct ev_task *t, const stru
 		snprintf(l->worker, sizeof(l->worker), "%s", w);
 	}
 	l->slot[l->n++ % TASKS_LANE_KEPT] = (struct tasks_slot){
-		.start = t->start, .stop = t->stop,
+		.start = t->start.value, .stop = t->stop.value,
 		.prefix = p ? (uint32_t)(p - ts->prefixes) : TASKS_MAX_PREFIXES };
 }
 
@@ -101,8 +101,10 @@ const struct tasks_slot *tasks_lane_slot(const struct tasks_lane *l, size_t i)
 bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
 {
 	(void)now;
+	if (!t->action || !event_task_times_ok(t))
+		return false;
 	struct tasks_prefix *p = tasks_prefix(ts, t->prefix ? t->prefix : "Other");
-	double sec = t->stop - t->start;
+	double sec = t->stop.value - t->start.value;
 	if (!strcmp(t->action, "transfer")) {
 		if (p) {
 			p->transfer_s += sec;
@@ -125,8 +127,8 @@ bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
 	ts->count++;
 	ts->erred += erred;
 	hist_add(&ts->all, sec);
-	ts->t_first = isnan(ts->t_first) ? t->stop : fmin(ts->t_first, t->stop);
-	ts->t_last = isnan(ts->t_last) ? t->stop : fmax(ts->t_last, t->stop);
+	ts->t_first = isnan(ts->t_first) ? t->stop.value : fmin(ts->t_first, t->stop.value);
+	ts->t_last = isnan(ts->t_last) ? t->stop.value : fmax(ts->t_last, t->stop.value);
 	if (!p)
 		return false;
 	p->count++;

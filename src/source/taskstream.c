@@ -164,10 +164,10 @@ static bool ts_key(struct event *ev, const cJSON *k, struct ev_task *t)
 	return t->key && t->prefix;
 }
 
-static bool ts_time(const cJSON *o, const char *name, double *out)
+static bool ts_time(const cJSON *o, const char *name, optnum *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	*out = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	*out = cJSON_IsNumber(v) ? optnum_of(v->valuedouble) : optnum_none();
 	return cJSON_IsNumber(v);
 }
 
@@ -180,7 +180,7 @@ static enum taskstream_result ts_transition(const cJSON *o, struct event *ev)
 		return TSP_ERR_SHAPE;
 	if (!ts_time(o, "start", &t->start) || !ts_time(o, "stop", &t->stop))
 		return TSP_ERR_SHAPE;
-	if (!isfinite(t->start) || !isfinite(t->stop) || t->stop < t->start || t->start < 0)
+	if (!event_task_times_ok(t))
 		return TSP_ERR_RANGE;
 	t->worker = ts_str(ev, o, "worker");
 	t->status = ts_str(ev, o, "status");

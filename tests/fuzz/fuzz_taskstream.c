@@ -1,7 +1,6 @@
 /* Hostile /eventstream messages through the task stream's parser and the
  * tasks model: never a crash, a message is taken whole or not at all, and
  * every task taken has finite times in order and a prefix. */
-#include <math.h>
 #include <stdlib.h>
 
 #include "roastop/tasks.h"
@@ -27,8 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	const struct ev_task *t = &ev.u.task;
-	if (!t->key || !t->prefix || !t->prefix[0] || !t->action || !isfinite(t->start) ||
-	    !isfinite(t->stop) || t->stop < t->start)
+	if (!t->key || !t->prefix || !t->prefix[0] || !t->action || !event_task_times_ok(t))
 		abort();
 	tasks_apply(&model, t, 0);
 	if (model.n > TASKS_MAX_PREFIXES)

@@ -58,7 +58,7 @@ def test_array_and_straggler(tmp_path, cluster):
     from distributed import Client, wait
     import taskstream_tasks as tt
 
-    proc, err = start(tmp_path, cluster)
+    proc, err = start(tmp_path, cluster, "--record", tmp_path / "rec.jsonl")
     try:
         wait_for(lambda: connects(err) >= 1, timeout=60)
         with Client(cluster.address) as client:
@@ -88,6 +88,15 @@ def test_array_and_straggler(tmp_path, cluster):
     assert named and named[0]["worker"] == slow_worker, tasks["stragglers"]
     assert tasks["stream"]["tasks"] >= tasks["count"]
     assert sum(tasks["stream"]["rejected_by"].values()) == 0
+    # the recording replays to the same task model (the stream's counters are live only)
+    r = subprocess.run([ROASTOP, "--replay", str(tmp_path / "rec.jsonl"), "--speed", "0",
+                        "--headless", "--output", str(tmp_path / "replayed")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    again = load_metrics(tmp_path / "replayed")["roastop"]["tasks"]
+    assert "stream" not in again
+    assert {k: v for k, v in again.items() if k != "stream"} == \
+        {k: v for k, v in tasks.items() if k != "stream"}
 
 
 def test_scheduler_restart(tmp_path, cluster):

@@ -28,7 +28,7 @@ static void parses_a_compute(void **state)
 	assert_string_equal(ev.u.task.worker, "tcp://127.0.0.1:40877");
 	assert_string_equal(ev.u.task.action, "compute");
 	assert_string_equal(ev.u.task.status, "OK");
-	assert_near(ev.u.task.stop - ev.u.task.start, 0.0007095, 1e-6);
+	assert_near(ev.u.task.stop.value - ev.u.task.start.value, 0.0007095, 1e-6);
 	event_free(&ev);
 }
 
@@ -92,7 +92,8 @@ static void key_split_as_dask(void **state)
 static struct ev_task task(const char *prefix, const char *action, double sec, const char *st)
 {
 	return (struct ev_task){ .key = prefix, .prefix = prefix, .worker = "tcp://w:1",
-				 .action = action, .status = st, .start = 100, .stop = 100 + sec };
+				 .action = action, .status = st, .start = optnum_of(100),
+				 .stop = optnum_of(100 + sec) };
 }
 
 static void model_counts_and_straggler(void **state)
