@@ -1567,6 +1567,8 @@ int app_main(const struct app_config *cfg)
 		app_open_ui(a);
 		app_loop(a);
 		app_udp_last_drain(a);
+		if (a->tstream) /* what the scheduler has sent already counts too */
+			taskstream_drain(a->tstream, clock_session());
 		app_end_runs_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);

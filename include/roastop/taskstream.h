@@ -56,6 +56,9 @@ size_t taskstream_pollfds(const struct taskstream *ts, struct pollfd *out, size_
 void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t n, double now);
 /* Milliseconds poll() may sleep for the stream's sake (-1: forever). */
 int taskstream_timeout_ms(struct taskstream *ts);
+/* At the stop: applies what is already in the socket, in a few passes that
+ * never wait, so that a busy stream cannot hold the exit. */
+void taskstream_drain(struct taskstream *ts, double now);
 void taskstream_get_stats(const struct taskstream *ts, struct taskstream_stats *st);
 
 /* One message into an EV_TASK event (strings in ev's arena). */

@@ -434,6 +434,17 @@ void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t
 		ts_connect(ts);
 }
 
+void taskstream_drain(struct taskstream *ts, double now)
+{
+	ts->now = now;
+	for (int i = 0; i < 8 && ts->wsi; i++) {
+		uint64_t before = ts->st.bytes;
+		lws_service(ts->ctx, -1);
+		if (ts->st.bytes == before && i > 0)
+			return;
+	}
+}
+
 int taskstream_timeout_ms(struct taskstream *ts)
 {
 	int ms = lws_service_adjust_timeout(ts->ctx, 1000, 0);

@@ -31,6 +31,13 @@ def connects(err):
     return err.read_text().count("task stream connected")
 
 
+def barrier(client):
+    """A round trip through the scheduler's event loop: the stream messages of
+    every transition before it are written to roastop's socket (the loop
+    writes them in the transition), where roastop's drain at the stop reads them."""
+    client.run_on_scheduler(lambda: None)
+
+
 def stop(proc, out):
     assert sigterm_seconds(proc) < 10
     return load_metrics(out)["roastop"]["tasks"]
@@ -73,6 +80,7 @@ def test_array_and_straggler(tmp_path, cluster):
             fut = client.persist(slow)
             wait(fut)
             slow_worker = list(client.who_has(fut).values())[0][0]
+            barrier(client)
         tasks = stop(proc, tmp_path / "out")
     finally:
         if proc.poll() is None:
