@@ -26,6 +26,7 @@ struct taskstream {
 	double now; /* the dispatch's wall clock, stamps events */
 	char *buf;
 	size_t len;
+	uint64_t fragments; /* receive callbacks: the drain's sign of progress */
 	struct event ev;
 	struct taskstream_stats st;
 };
@@ -224,6 +225,7 @@ static void ts_deliver(struct taskstream *ts)
 
 static void ts_receive(struct taskstream *ts, struct lws *wsi, const void *in, size_t n)
 {
+	ts->fragments++;
 	if (lws_is_first_fragment(wsi)) {
 		ts->len = 0;
 		ts->oversize = false;
@@ -437,10 +439,11 @@ void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t
 void taskstream_drain(struct taskstream *ts, double now)
 {
 	ts->now = now;
-	for (int i = 0; i < 8 && ts->wsi; i++) {
-		uint64_t before = ts->st.bytes;
+	/* a pass reads one receive buffer (4 KiB): up to 256 passes, 1 MiB */
+	for (int i = 0; i < 256 && ts->wsi; i++) {
+		uint64_t before = ts->fragments;
 		lws_service(ts->ctx, -1);
-		if (ts->st.bytes == before && i > 0)
+		if (ts->fragments == before && i > 0)
 			return;
 	}
 }

@@ -161,3 +161,52 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
         assert row and row[0].split()[2] == "64", text  # 8 x 8 chunks
     finally:
         s.close()
+
+
+def test_hostile_stream_is_counted(tmp_path):
+    """A fake /eventstream (tornado, loopback) sends a message over 64 KiB, one
+    that is not JSON, a transition without times and one valid task: the bad
+    ones are counted by reason, the good one is taken, roastop stays up."""
+    import asyncio
+    import threading
+    from tornado.web import Application
+    from tornado.websocket import WebSocketHandler
+    from dask_cluster import free_port
+
+    good = ('{"key": "inc-0f", "name": "transition", "worker": "tcp://127.0.0.1:1", '
+            '"action": "compute", "start": 1795561108.0, "stop": 1795561108.5, "status": "OK"}')
+    sent = threading.Event()
+
+    class Stream(WebSocketHandler):
+        def open(self):
+            self.write_message('{"name": "transition", "key": "' + "x" * (100 << 10) + '"}')
+            self.write_message("not json {")
+            self.write_message('{"name": "transition", "key": "x-1", "action": "compute"}')
+            self.write_message(good)
+            sent.set()
+
+    port = free_port()
+    loop = asyncio.new_event_loop()
+
+    def serve():
+        asyncio.set_event_loop(loop)
+        Application([(r"/eventstream", Stream)]).listen(port, address="127.0.0.1")
+        loop.run_forever()
+
+    threading.Thread(target=serve, daemon=True).start()
+    cluster = type("C", (), {"dashboard_url": f"http://127.0.0.1:{port}"})
+    proc, err = start(tmp_path, cluster)
+    try:
+        wait_for(lambda: connects(err) >= 1, timeout=60)
+        wait_for(sent.is_set, timeout=60)
+        tasks = stop(proc, tmp_path / "out")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        loop.call_soon_threadsafe(loop.stop)
+    st = tasks["stream"]
+    assert st["too_large"] == 1
+    assert st["rejected_by"] == {"json": 1, "shape": 1, "range": 0}
+    assert st["tasks"] == 1 and tasks["count"] == 1
+    assert tasks["prefixes"][0]["prefix"] == "inc"
+    assert tasks["prefixes"][0]["compute_p50_seconds"] == pytest.approx(0.5, rel=0.01)
