@@ -75,11 +75,16 @@ void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct tasks
 	cJSON *o = cJSON_AddObjectToObject(parent, "tasks");
 	if (!o)
 		return;
-	cJSON_AddNumberToObject(o, "count", (double)t->count);
-	cJSON_AddNumberToObject(o, "erred", (double)t->erred);
+	struct taskstream_stats st = { .connects = 0 };
+	if (ts)
+		taskstream_get_stats(ts, &st);
+	/* a stream never reached measured nothing: null, not 0 */
+	bool measured = t->count || !ts || st.connects;
+	mt_num(o, "count", measured ? optnum_of((double)t->count) : optnum_none());
+	mt_num(o, "erred", measured ? optnum_of((double)t->erred) : optnum_none());
 	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
 	cJSON_AddNullToObject(o, "in_flight"); /* /eventstream tells finished tasks only */
-	cJSON_AddNumberToObject(o, "straggler_count", (double)t->stragglers);
+	mt_num(o, "straggler_count", measured ? optnum_of((double)t->stragglers) : optnum_none());
 	cJSON *arr = cJSON_AddArrayToObject(o, "prefixes");
 	for (size_t i = 0; arr && i < t->n; i++)
 		mt_prefix(arr, t, &t->prefixes[i]);
