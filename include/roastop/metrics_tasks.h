@@ -5,10 +5,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "roastop/strbuf.h"
 #include "roastop/tasks.h"
 #include "roastop/taskstream.h"
 
 /* ts NULL (a replay): no "stream" block. */
 void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct taskstream *ts);
+/* summary.txt's "Dask tasks" section, formatted from the block above (NULL:
+ * nothing): the ten prefixes with most tasks and the latest straggler. */
+void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb);
 
 #endif

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "roastop/format.h"
+
 static void mt_num(cJSON *o, const char *name, optnum v)
 {
 	if (v.valid)
@@ -91,4 +93,52 @@ void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct tasks
 	mt_stragglers(o, t);
 	if (ts) /* live: the stream's own counters; a replay has none */
 		mt_stream(o, ts);
+}
+
+static optnum mt_get(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsNumber(v) ? optnum_of(v->valuedouble) : optnum_none();
+}
+
+static void mt_text_prefix(const cJSON *p, struct strbuf *sb)
+{
+	char a[FMT_LEN], b[FMT_LEN];
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "prefix");
+	strbuf_appendf(sb, "  %-32.32s %10.0f %6.0f %9s %9s %5.0f\n",
+		       cJSON_IsString(name) ? name->valuestring : "?", mt_get(p, "count").value,
+		       mt_get(p, "erred").value, format_duration(a, mt_get(p, "compute_p50_seconds")),
+		       format_duration(b, mt_get(p, "compute_p90_seconds")),
+		       mt_get(p, "stragglers").value);
+}
+
+void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
+{
+	if (!cJSON_IsObject(tasks))
+		return;
+	optnum n = mt_get(tasks, "count");
+	char a[FMT_LEN];
+	if (!n.valid) {
+		strbuf_puts(sb, "\nDask tasks (/eventstream): n/a (the stream never connected)\n");
+		return;
+	}
+	strbuf_appendf(sb, "\nDask tasks (/eventstream): %.0f tasks, %.0f erred, %.0f stragglers\n",
+		       n.value, mt_get(tasks, "erred").value, mt_get(tasks, "straggler_count").value);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tasks, "prefixes");
+	if (cJSON_GetArraySize(arr) > 0)
+		strbuf_appendf(sb, "  %-32s %10s %6s %9s %9s %5s\n", "prefix", "tasks", "erred",
+			       "p50", "p90", "strag");
+	int shown = 0; /* in the model's order: first seen first */
+	const cJSON *p;
+	cJSON_ArrayForEach(p, arr)
+		if (shown++ < 10)
+			mt_text_prefix(p, sb);
+	if (shown > 10)
+		strbuf_appendf(sb, "  ... %d more prefixes in metrics.json\n", shown - 10);
+	const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(tasks, "stragglers"), 0);
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(s, "key");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(s, "worker");
+	if (cJSON_IsString(key) && cJSON_IsString(w))
+		strbuf_appendf(sb, "  latest straggler: %s on %s, %s\n", key->valuestring,
+			       w->valuestring, format_duration(a, mt_get(s, "seconds")));
 }

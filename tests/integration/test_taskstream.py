@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, sigterm_seconds
+from conftest import ROASTOP, load_metrics, run_dir, sigterm_seconds
 from dask_cluster import Cluster, wait_for
 
 HERE = Path(__file__).resolve().parent
@@ -96,6 +96,9 @@ def test_array_and_straggler(tmp_path, cluster):
     assert named and named[0]["worker"] == slow_worker, tasks["stragglers"]
     assert tasks["stream"]["tasks"] >= tasks["count"]
     assert sum(tasks["stream"]["rejected_by"].values()) == 0
+    summary = (run_dir(tmp_path / "out") / "summary.txt").read_text()
+    assert f"Dask tasks (/eventstream): {tasks['count']} tasks" in summary, summary
+    assert f"latest straggler: {named[0]['key']} on {slow_worker}" in summary, summary
     # the recording replays to the same task model (the stream's counters are live only)
     r = subprocess.run([ROASTOP, "--replay", str(tmp_path / "rec.jsonl"), "--speed", "0",
                         "--headless", "--output", str(tmp_path / "replayed")],
