@@ -6,7 +6,7 @@ BUILD ?= build
 # the test venv (tests/integration/run.sh makes it too), for bench_emitter.py
 VENV ?= $(BUILD)/venv
 CC ?= cc
-PKGS := ncursesw libcurl libcjson libcrypto libmicrohttpd
+PKGS := ncursesw libcurl libcjson libcrypto libmicrohttpd libwebsockets
 # The version is written once, in the Python package (python/roastop/__init__.py).
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' python/roastop/__init__.py)
 VERSION_DEF := -DROASTOP_VERSION='"$(VERSION)"'
@@ -141,6 +141,7 @@ bench: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN) $(VENV)/requirements.txt
 	@for b in $(BENCH_BIN); do BUILD=$(BUILD) $$b || exit 1; done
 	@$(VENV)/bin/python bench/bench_emitter.py
 	@BUILD=$(BUILD) $(VENV)/bin/python bench/bench_scheduler_cost.py
+	@$(VENV)/bin/python bench/bench_eventstream.py
 
 # The bench scripts time roastop against roastcoffea on real NanoEvents and
 # against identity.json on a real scheduler, in the test venv

@@ -2,7 +2,7 @@
 # Installs the Debian packages roastop needs, only those that are missing.
 # Usage: scripts/deps.sh build|test
 set -eu
-BUILD_PKGS="build-essential pkg-config libncurses-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev libssl-dev libmicrohttpd-dev"
+BUILD_PKGS="build-essential pkg-config libncurses-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev libssl-dev libmicrohttpd-dev libwebsockets-dev"
 TEST_PKGS="clang libclang-rt-14-dev tmux python3 python3-venv openssl chromium"
 case "${1:-build}" in
 build) want="$BUILD_PKGS" ;;

@@ -20,6 +20,8 @@
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
+#include "roastop/metrics_tasks.h"
+#include "roastop/tasks.h"
 #include "roastop/metrics.h"
 #include "roastop/record.h"
 #include "roastop/replay.h"
@@ -89,6 +91,7 @@ struct app {
 	struct udp *udp;
 	struct app_source src[APP_SOURCES_MAX];
 	size_t n_src;
+	struct tasks tasks; /* the Dask tasks seen, session-wide (docs/metrics.md) */
 	struct auth_key key;
 	struct recorder *rec;
 	struct serve *srv; /* NULL when not serving */
@@ -248,6 +251,10 @@ static void app_deliver(struct app *a, const struct event *ev)
 	app_note_status(a, ev);
 	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
 		app_record_failed(a, errno);
+	if (ev->type == EV_TASK) { /* session-wide, not per run yet (docs/metrics.md) */
+		tasks_apply(&a->tasks, &ev->u.task, ev->t);
+		return;
+	}
 	int rc = session_apply(&a->ses, ev);
 	if (isfinite(ev->t))
 		a->t_latest = fmax(a->t_latest, ev->t);
@@ -725,6 +732,27 @@ static struct app_stats *app_stats(const struct app *a)
 	return st;
 }
 
+/* The state a source's statistics give, or NULL (st NULL: out of memory). */
+static const char *app_source_state(const struct app_stats *st, const char *name)
+{
+	for (size_t i = 0; st && i < st->n; i++)
+		if (strcmp(st->names[i], name) == 0)
+			return st->of[i].state;
+	return NULL;
+}
+
+/* roastop.tasks: the task model, when a source feeds it or a replay did. */
+static void app_tasks_extra(const struct app *a, cJSON *extra, const struct app_stats *st)
+{
+	const struct source_stats *feed = NULL;
+	for (size_t i = 0; i < a->n_src; i++)
+		for (size_t k = 0; a->src[i].ops->tasks && st && k < st->n; k++)
+			if (!strcmp(st->names[k], a->src[i].ops->name))
+				feed = &st->of[k];
+	if (extra && (feed || a->tasks.count))
+		metrics_tasks_json(extra, &a->tasks, feed);
+}
+
 static cJSON *app_extra(const struct app *a, const struct run *r)
 {
 	cJSON *extra = cJSON_CreateObject();
@@ -735,6 +763,7 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 	struct app_stats *st = extra ? app_stats(a) : NULL;
 	for (size_t i = 0; st && i < st->n; i++)
 		source_extra(extra, st->names[i], &st->of[i]);
+	app_tasks_extra(a, extra, st);
 	free(st);
 	if (!extra || !a->replay)
 		return extra;
@@ -1068,6 +1097,11 @@ static void app_ui_draw(struct app *a)
 		.emitter_hint = a->udp ? a->emitter_hint : NULL,
 		.now = app_now(a),
 	};
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->tasks) { /* the task view, with the state of what feeds it */
+			f.tasks = &a->tasks;
+			f.tasks_state = app_source_state(st, a->src[i].ops->name);
+		}
 	ui_draw(a->ui, &f);
 	free(st);
 }
@@ -1196,6 +1230,14 @@ static void app_sources_dispatch(struct app *a, const struct pollfd *pfd, const 
 			a->src[i].ops->dispatch(a->src[i].s, pfd, n_fds[i], clock_session());
 		pfd += n_fds[i];
 	}
+}
+
+/* At the stop: what every source holds already is applied. */
+static void app_sources_drain(struct app *a)
+{
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->drain)
+			a->src[i].ops->drain(a->src[i].s, clock_session());
 }
 
 static void app_loop(struct app *a)
@@ -1434,6 +1476,7 @@ static void app_close(struct app *a)
 		if (a->fds[i] >= 0)
 			close(a->fds[i]);
 	event_free(&a->ev);
+	tasks_free(&a->tasks);
 	session_destroy(&a->ses);
 }
 
@@ -1502,6 +1545,7 @@ int app_main(const struct app_config *cfg)
 		return 1;
 	}
 	a->cfg = cfg;
+	tasks_init(&a->tasks);
 	clock_session(); /* anchored: live times count from here */
 	event_init(&a->ev);
 	for (int i = 0; i < FD__COUNT; i++)
@@ -1522,6 +1566,7 @@ int app_main(const struct app_config *cfg)
 		app_open_ui(a);
 		app_loop(a);
 		app_udp_last_drain(a);
+		app_sources_drain(a);
 		app_end_runs_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);

@@ -21,6 +21,7 @@ enum event_type {
 	EV_STATUS, /* a source connected / degraded / lost */
 	EV_CHUNK_START, /* a chunk began: u.chunk with the start's fields only */
 	EV_HEARTBEAT, /* one analysis process's pulse, from the emitter */
+	EV_TASK, /* one startstop of a finished Dask task, from /eventstream */
 	EV__COUNT
 };
 
@@ -173,6 +174,16 @@ struct ev_heartbeat {
 	optnum interval; /* seconds between its beats */
 };
 
+/* A Dask task's startstop (include/roastop/taskstream.h). */
+struct ev_task {
+	const char *key; /* the task key as text (a tuple key: its JSON) */
+	const char *prefix; /* dask.utils.key_split(key) */
+	const char *worker; /* the worker that ran it, or NULL */
+	const char *action; /* "compute", "transfer", "disk-read", "disk-write", ... */
+	const char *status; /* "OK", "error", or NULL */
+	optnum start, stop; /* seconds since the epoch, the worker's clock; both given */
+};
+
 struct event {
 	enum event_type type;
 	double t; /* receive time, seconds since the epoch (roastop's clock) */
@@ -185,6 +196,7 @@ struct event {
 		struct ev_fine fine;
 		struct ev_status status;
 		struct ev_heartbeat heartbeat;
+		struct ev_task task;
 	} u;
 	struct arena mem; /* owns every string and array above */
 };
@@ -204,6 +216,8 @@ bool event_sample_progress_ok(const struct ev_sample *s);
 /* Seconds in process(): duration, else t_end - t_start (the decoders
  * accept a chunk only with one of them). */
 double event_chunk_duration(const struct ev_chunk *c);
+/* A task's start and stop: both given, finite, not negative, in order. */
+bool event_task_times_ok(const struct ev_task *t);
 
 /* How every source hands an event on (source.h): the app records it and
  * applies it to the run. ev and what it points to live until the call

@@ -70,6 +70,12 @@ struct source_ops {
 	/* Still doing what on_event asked at a run's end: the app waits for
 	 * it (up to a deadline) before it stops. NULL: never. */
 	bool (*busy)(const void *src);
+	/* At the stop: what has arrived already is applied, never waiting.
+	 * NULL: nothing is held back. */
+	void (*drain)(void *src, double now);
+	/* Delivers task events (EV_TASK): the task view is offered while it is
+	 * open. */
+	bool tasks;
 	void (*stats)(const void *src, struct source_stats *out);
 	void (*close)(void *src);
 };

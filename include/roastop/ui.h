@@ -11,6 +11,7 @@
 #include "roastop/run.h"
 #include "roastop/session.h"
 #include "roastop/source.h"
+#include "roastop/tasks.h"
 
 #define UI_DEFAULT_INTERVAL 1.0
 #define UI_MIN_INTERVAL 0.1
@@ -26,6 +27,7 @@ enum ui_view {
 	UI_VIEW_LOG,
 	UI_VIEW_RUNS,
 	UI_VIEW_RUNNING, /* chunks in flight */
+	UI_VIEW_TASKS, /* the Dask task stream (key 0; only with the stream) */
 	UI_VIEW__COUNT
 };
 
@@ -68,6 +70,8 @@ struct ui_frame {
 	const char *quiet_alert[2];
 	const char *emitter_hint; /* "export ROASTOP_ADDR=... ROASTOP_KEY=..." or NULL */
 	double now; /* the metrics clock */
+	const struct tasks *tasks; /* the task stream's model; NULL: no stream */
+	const char *tasks_state; /* the stream's state ("connected", ...) */
 };
 
 /* What the app must do after input (bits). */

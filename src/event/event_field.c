@@ -157,6 +157,16 @@ static const struct event_field heartbeat_fields[] = {
 	STR_W(30, ev_heartbeat, worker),
 };
 
+static const struct event_field task_fields[] = {
+	STR(ev_task, action),
+	STR(ev_task, key),
+	STR(ev_task, prefix),
+	NUM(ev_task, start, 0, EVENT_T_MAX),
+	STR(ev_task, status),
+	NUM(ev_task, stop, 0, EVENT_T_MAX),
+	STR(ev_task, worker),
+};
+
 static const struct event_field filemeta_fields[] = {
 	NUM_W(1, file_meta, compression_ratio, 0, 1e6),
 	STR_W(2, file_meta, filename),
@@ -164,7 +174,7 @@ static const struct event_field filemeta_fields[] = {
 	NUM_W(4, file_meta, total_tree_bytes, 0, EVENT_BIG),
 };
 
-static uint8_t field_slots[11][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+static uint8_t field_slots[12][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
 
 #define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
 
@@ -174,6 +184,7 @@ static const struct field_table type_tables[EV__COUNT] = {
 	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
 	[EV_STATUS] = TABLE(status_fields, 6),	     [EV_CHUNK_START] = TABLE(chunk_start_fields, 9),
 	[EV_HEARTBEAT] = TABLE(heartbeat_fields, 10),
+	[EV_TASK] = TABLE(task_fields, 11),
 };
 
 static const struct field_table worker_table = TABLE(worker_fields, 7);
@@ -281,7 +292,7 @@ static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
 	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &type_tables[EV_HEARTBEAT],
-	&worker_table, &filemeta_table,
+	&worker_table, &filemeta_table, &type_tables[EV_TASK],
 };
 #define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
 

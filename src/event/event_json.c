@@ -1007,6 +1007,12 @@ static enum decode_error check_event(struct jp *j, struct event *ev)
 	case EV_STATUS: return ev->u.status.source && j->saw_state ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_HEARTBEAT:
 		return ev->u.heartbeat.host && ev->u.heartbeat.pid.valid ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_TASK:
+		if (!ev->u.task.key || !ev->u.task.prefix || !ev->u.task.action)
+			return DEC_MISSING_FIELD;
+		if (!ev->u.task.start.valid || !ev->u.task.stop.valid)
+			return DEC_MISSING_FIELD;
+		return event_task_times_ok(&ev->u.task) ? DEC_OK : DEC_OUT_OF_RANGE;
 	default: return DEC_OK;
 	}
 }

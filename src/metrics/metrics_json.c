@@ -249,7 +249,8 @@ static void add_counts(struct jsonw *w, const struct run *r)
 {
 	jsonw_object(w, "events_applied");
 	for (int t = EV_SAMPLE; t < EV__COUNT; t++)
-		jsonw_num(w, event_type_name(t), (double)r->applied[t]);
+		if (t != EV_TASK) /* the session's, never a run's: roastop.tasks counts them */
+			jsonw_num(w, event_type_name(t), (double)r->applied[t]);
 	jsonw_end(w, '}');
 	jsonw_num(w, "events_ignored", (double)r->ignored);
 	jsonw_object(w, "overflow");

@@ -1,5 +1,6 @@
 #include "roastop/event.h"
 
+#include <math.h>
 #include <string.h>
 
 static const char *const type_names[EV__COUNT] = {
@@ -8,6 +9,7 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_RUN_END] = "run_end",      [EV_REPORT] = "report",
 	[EV_FINE] = "fine",	       [EV_STATUS] = "status",
 	[EV_CHUNK_START] = "chunk_start", [EV_HEARTBEAT] = "heartbeat",
+	[EV_TASK] = "task",
 };
 
 static const char *const state_names[SRC__COUNT] = {
@@ -81,6 +83,12 @@ enum run_status run_status_from_name(const char *name)
 		if (strcmp(status_names[s], name) == 0)
 			return (enum run_status)s;
 	return RUN_STATUS__COUNT;
+}
+
+bool event_task_times_ok(const struct ev_task *t)
+{
+	return t->start.valid && t->stop.valid && isfinite(t->start.value) &&
+	       isfinite(t->stop.value) && t->start.value >= 0 && t->stop.value >= t->start.value;
 }
 
 double event_chunk_duration(const struct ev_chunk *c)

@@ -4,7 +4,8 @@
 #include "roastop/source.h"
 
 #define SOURCES(X) \
-	X(dask_source)
+	X(dask_source) \
+	X(taskstream_source)
 
 #define SOURCE_DECLARE(s) extern const struct source_ops s;
 #define SOURCE_ENTRY(s) &s,

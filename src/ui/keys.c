@@ -99,7 +99,8 @@ static bool filter_key(struct ui *ui, int ch)
 
 static void set_view(struct ui *ui, int v)
 {
-	ui->view = (enum ui_view)((v % UI_VIEW__COUNT + UI_VIEW__COUNT) % UI_VIEW__COUNT);
+	int n = ui->has_tasks ? UI_VIEW__COUNT : UI_VIEW_TASKS; /* no stream: no view 10 */
+	ui->view = (enum ui_view)((v % n + n) % n);
 	ui->help = false;
 	ui->worker_open = false;
 	ui->runs_entered = ui->view == UI_VIEW_RUNS;
@@ -170,8 +171,10 @@ static unsigned view_key(struct ui *ui, int ch)
 		ui->filter_edit = true;
 		break;
 	default:
-		if (ch >= '1' && ch < '1' + UI_VIEW__COUNT)
+		if (ch >= '1' && ch <= '9')
 			set_view(ui, ch - '1');
+		else if (ch == '0' && ui->has_tasks)
+			set_view(ui, UI_VIEW_TASKS);
 		else
 			return UI_NONE;
 	}

@@ -12,7 +12,7 @@
 
 static const char *const view_names[UI_VIEW__COUNT] = { "Main",	    "Workers", "Datasets", "Slowest",
 							"Sections", "Files",   "Log",	   "Runs",
-							"Running" };
+							"Running",  "Tasks" };
 
 void ui_message(struct ui *ui, const char *fmt, ...)
 {
@@ -52,15 +52,15 @@ void ui_invalidate(struct ui *ui)
 
 static void draw_tabs(struct ui *ui)
 {
-	int tabs = 0;
-	for (int v = 0; v < UI_VIEW__COUNT; v++)
+	int tabs = 0, n = ui->has_tasks ? UI_VIEW__COUNT : UI_VIEW_TASKS;
+	for (int v = 0; v < n; v++)
 		tabs += 3 + (int)strlen(view_names[v]); /* " 1 Main" */
 	/* the name goes first: every tab whole at 80 columns */
 	int x = tabs + 9 <= COLS ? scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ") : 0;
-	for (int v = 0; v < UI_VIEW__COUNT; v++) {
+	for (int v = 0; v < n; v++) {
 		x += scr_text(ui, 0, x, COLS - x, TH_TAB, " ");
 		x += scr_printf(ui, 0, x, COLS - x, v == (int)ui->view ? TH_TAB_ACTIVE : TH_TAB, "%d %s",
-				v + 1, view_names[v]);
+				(v + 1) % 10, view_names[v]); /* the tenth is key 0 */
 	}
 	if (ui->paused)
 		scr_text(ui, 0, COLS - 8, 8, TH_WARNING, " PAUSED ");
@@ -223,6 +223,7 @@ static void draw_view(struct ui *ui, const struct ui_frame *f)
 	case UI_VIEW_LOG: view_log(ui, f); break;
 	case UI_VIEW_RUNS: view_runs(ui, f); break;
 	case UI_VIEW_RUNNING: view_running(ui, f); break;
+	case UI_VIEW_TASKS: view_tasks(ui, f); break;
 	case UI_VIEW__COUNT: break;
 	}
 }
@@ -232,6 +233,7 @@ void ui_draw(struct ui *ui, const struct ui_frame *f)
 	if (!ui)
 		return;
 	ui_sync_size(ui);
+	ui->has_tasks = f->tasks != NULL;
 	if (ui->paused && !ui->dirty)
 		return;
 	ui->dirty = false;

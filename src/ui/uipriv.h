@@ -73,6 +73,7 @@ struct ui {
 	struct topk_item slow[TOPK_CAP];
 	const struct inflight_chunk *running[INFLIGHT_MAX]; /* view 9's rows, oldest first */
 	size_t n_running;
+	bool has_tasks; /* the last frame had a task stream: view 10 is offered */
 };
 
 /* keys.c */
@@ -103,6 +104,7 @@ void view_files(struct ui *ui, const struct ui_frame *f);
 void view_log(struct ui *ui, const struct ui_frame *f);
 void view_runs(struct ui *ui, const struct ui_frame *f);
 void view_running(struct ui *ui, const struct ui_frame *f);
+void view_tasks(struct ui *ui, const struct ui_frame *f);
 void view_worker_history(struct ui *ui, const struct ui_frame *f);
 
 /* tables (views/table.c): a column of a table view */

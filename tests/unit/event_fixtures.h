@@ -184,6 +184,22 @@ static inline void fx_status(struct event *ev, bool full)
 		s->reason = arena_strdup(&ev->mem, "slow: 2.5 s");
 }
 
+static inline void fx_task(struct event *ev, bool full)
+{
+	struct ev_task *k = &ev->u.task;
+	ev->type = EV_TASK;
+	ev->t = 1767225701;
+	k->key = arena_strdup(&ev->mem, "[\"sum-082f3fca5b79e16de971fafa73b5ddf1\",0,1]");
+	k->prefix = arena_strdup(&ev->mem, "sum");
+	k->action = arena_strdup(&ev->mem, "compute");
+	k->start = optnum_of(1767225700.25);
+	k->stop = optnum_of(1767225700.75);
+	if (full) {
+		k->worker = arena_strdup(&ev->mem, "tcp://10.0.0.7:40877");
+		k->status = arena_strdup(&ev->mem, "OK");
+	}
+}
+
 /* Fills ev (event_init'ed) with type t; full: every field, else the required ones. */
 /* A chunk_start: the envelope alone, or every field its table has. */
 static inline void fx_chunk_start(struct event *ev, bool full)
@@ -237,6 +253,7 @@ static inline void fx_event(struct event *ev, enum event_type t, bool full)
 	case EV_FINE: fx_fine(ev, full); break;
 	case EV_STATUS: fx_status(ev, full); break;
 	case EV_HEARTBEAT: fx_heartbeat(ev, full); break;
+	case EV_TASK: fx_task(ev, full); break;
 	default: break;
 	}
 }
@@ -446,6 +463,17 @@ static inline void fx_cmp_rest(struct fx_cmp *c, const struct event *a, const st
 		fx_num(c, "cpu_time", x->cpu_time, y->cpu_time);
 		fx_num(c, "chunks_in_flight", x->chunks_in_flight, y->chunks_in_flight);
 		fx_num(c, "interval", x->interval, y->interval);
+		break;
+	}
+	case EV_TASK: {
+		const struct ev_task *x = &a->u.task, *y = &b->u.task;
+		fx_str(c, "key", x->key, y->key);
+		fx_str(c, "prefix", x->prefix, y->prefix);
+		fx_str(c, "worker", x->worker, y->worker);
+		fx_str(c, "action", x->action, y->action);
+		fx_str(c, "status", x->status, y->status);
+		fx_num(c, "start", x->start, y->start);
+		fx_num(c, "stop", x->stop, y->stop);
 		break;
 	}
 	default: break;

@@ -1,0 +1,74 @@
+"""The Dask scheduler's /eventstream on a real loopback cluster (2 workers):
+what the task stream costs on the wire per task, for roastop's source
+(docs/metrics.md, "Dask tasks").
+
+    bench eventstream_bytes_per_task     message bytes per task computed
+    bench eventstream_messages_per_task  messages per task (one per startstop)
+
+A dask.array reduction (fused chunk tasks, aggregates that fetch their
+inputs: transfers) and 2,000 independent delayed calls."""
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+
+from dask_cluster import Cluster  # noqa: E402
+
+
+def line(name, value, unit, target):
+    print(f"bench {name}: {value} {unit} ({target})", flush=True)
+
+
+def work(address):
+    import dask.array as da
+    from dask import delayed
+    from distributed import Client, wait
+    import taskstream_tasks as tt
+    with Client(address) as client:
+        x = (da.ones((2000, 2000), chunks=(100, 100)) + 1).sum(axis=0)
+        wait(client.persist(x))
+        wait(client.persist([delayed(tt.inc)(i) for i in range(2000)]))
+
+
+async def measure(cluster):
+    from tornado.websocket import websocket_connect
+    ws = await websocket_connect(cluster.dashboard_url.replace("http", "ws", 1) + "/eventstream")
+    loop = asyncio.get_running_loop()
+    job = loop.run_in_executor(None, work, cluster.address)
+    messages = nbytes = computes = 0
+    while True:
+        try:
+            m = await asyncio.wait_for(ws.read_message(), 10 if not job.done() else 3)
+        except asyncio.TimeoutError:
+            if job.done():
+                break
+            continue
+        if m is None:
+            break
+        if '"name": "transition"' in m:
+            messages += 1
+            nbytes += len(m.encode())
+            computes += '"action": "compute", "start"' in m
+    await job
+    ws.close()
+    return messages, nbytes, computes
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        cluster = Cluster(Path(d), n_workers=2)
+        try:
+            messages, nbytes, tasks = asyncio.run(measure(cluster))
+        finally:
+            cluster.stop()
+    tasks = max(tasks, 1)
+    line("eventstream_bytes_per_task", f"{nbytes / tasks:.0f}", "B", "target <= 1024")
+    line("eventstream_messages_per_task", f"{messages / tasks:.2f}", "messages", "target <= 2")
+    print(f"  ({tasks} tasks, {messages} messages, {nbytes} bytes)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

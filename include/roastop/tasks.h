@@ -1,0 +1,78 @@
+/* Dask tasks from the task stream (EV_TASK): per task prefix the count of
+ * finished tasks, erred ones, a compute-time histogram and the time spent
+ * in transfers and disk reads; stragglers among the finished tasks.
+ *
+ * Memory is fixed by the caps: at most TASKS_MAX_PREFIXES prefixes (a
+ * further prefix is counted in prefix_overflow, its tasks in the totals
+ * only), each ~12.4 KiB (its histogram), so <= 3.2 MiB however many tasks a
+ * second arrive; the straggler list is a ring of TASKS_STRAGGLERS_KEPT.
+ * /eventstream speaks only when a task has finished, so tasks in flight are
+ * not known from it (docs/metrics.md, "Dask tasks"). */
+#ifndef ROASTOP_TASKS_H
+#define ROASTOP_TASKS_H
+
+#include "roastop/common.h"
+#include "roastop/event.h"
+#include "roastop/hist.h"
+
+#define TASKS_MAX_PREFIXES 256u
+#define TASKS_STRAGGLERS_KEPT 16u
+#define TASKS_NAME_LEN 64u
+#define TASKS_KEY_LEN 128u
+#define TASKS_STRAGGLER_MIN 10u /* finished tasks before anyone is judged */
+/* The task-stream view's lanes: the latest compute tasks of each worker
+ * (64 workers x 128 tasks x 24 bytes = 192 KiB, allocated on the first task). */
+#define TASKS_LANES 64u
+#define TASKS_LANE_KEPT 128u
+
+struct tasks_prefix {
+	char name[TASKS_NAME_LEN];
+	uint64_t count, erred; /* finished compute startstops; status other than OK */
+	struct hist compute; /* seconds */
+	double transfer_s, disk_read_s; /* summed */
+	uint64_t transfers, disk_reads;
+	uint64_t stragglers;
+};
+
+struct tasks_straggler {
+	char key[TASKS_KEY_LEN], prefix[TASKS_NAME_LEN], worker[TASKS_NAME_LEN];
+	double seconds, threshold, t;
+};
+
+struct tasks_slot {
+	double start, stop;
+	uint32_t prefix; /* index in prefixes; TASKS_MAX_PREFIXES: past the cap */
+};
+
+struct tasks_lane {
+	char worker[TASKS_NAME_LEN];
+	uint64_t n; /* tasks taken; the latest TASKS_LANE_KEPT are in slot (a ring) */
+	struct tasks_slot slot[TASKS_LANE_KEPT];
+};
+
+struct tasks {
+	struct tasks_prefix *prefixes; /* n of TASKS_MAX_PREFIXES, allocated once */
+	size_t n;
+	struct tasks_lane *lanes; /* n_lanes of TASKS_LANES, allocated once */
+	size_t n_lanes;
+	uint64_t lane_overflow; /* tasks of workers past TASKS_LANES: not drawn */
+	struct hist all; /* compute seconds of every task */
+	uint64_t count, erred, prefix_overflow;
+	uint64_t stragglers;
+	struct tasks_straggler straggler[TASKS_STRAGGLERS_KEPT]; /* ring */
+	double t_first, t_last; /* the first and latest task's stop; NAN: none */
+};
+
+void tasks_init(struct tasks *ts);
+void tasks_free(struct tasks *ts);
+/* One EV_TASK. False when it could not be held (out of memory). */
+bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
+/* Straggler threshold for prefix p (NULL: all): max(3 x p90, p99), invalid
+ * until TASKS_STRAGGLER_MIN have finished. */
+optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *p);
+const struct tasks_straggler *tasks_straggler_at(const struct tasks *ts, size_t i);
+size_t tasks_straggler_count(const struct tasks *ts);
+/* The i-th latest task of a lane (i = 0: the latest), or NULL. */
+const struct tasks_slot *tasks_lane_slot(const struct tasks_lane *l, size_t i);
+
+#endif

@@ -1,0 +1,130 @@
+#include "roastop/metrics_tasks.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "roastop/format.h"
+
+static void mt_num(cJSON *o, const char *name, optnum v)
+{
+	if (v.valid)
+		cJSON_AddNumberToObject(o, name, v.value);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
+static void mt_prefix(cJSON *arr, const struct tasks *t, const struct tasks_prefix *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return;
+	}
+	cJSON_AddStringToObject(o, "prefix", p->name);
+	cJSON_AddNumberToObject(o, "count", (double)p->count);
+	cJSON_AddNumberToObject(o, "erred", (double)p->erred);
+	const double q[] = { 0.5, 0.9, 0.99 };
+	const char *qn[] = { "compute_p50_seconds", "compute_p90_seconds", "compute_p99_seconds" };
+	for (int i = 0; i < 3; i++)
+		mt_num(o, qn[i], hist_quantile(&p->compute, q[i]));
+	mt_num(o, "compute_max_seconds", p->count ? optnum_of(p->compute.max) : optnum_none());
+	cJSON_AddNumberToObject(o, "transfers", (double)p->transfers);
+	mt_num(o, "transfer_seconds", p->transfers ? optnum_of(p->transfer_s) : optnum_none());
+	cJSON_AddNumberToObject(o, "disk_reads", (double)p->disk_reads);
+	mt_num(o, "disk_read_seconds", p->disk_reads ? optnum_of(p->disk_read_s) : optnum_none());
+	cJSON_AddNumberToObject(o, "stragglers", (double)p->stragglers);
+	mt_num(o, "straggler_after_seconds", tasks_straggler_after(t, p));
+}
+
+static void mt_stragglers(cJSON *o, const struct tasks *t)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "stragglers");
+	for (size_t i = 0; arr && i < tasks_straggler_count(t); i++) {
+		const struct tasks_straggler *s = tasks_straggler_at(t, i);
+		cJSON *e = cJSON_CreateObject();
+		if (!e || !cJSON_AddItemToArray(arr, e)) {
+			cJSON_Delete(e);
+			return;
+		}
+		cJSON_AddStringToObject(e, "key", s->key);
+		cJSON_AddStringToObject(e, "prefix", s->prefix);
+		cJSON_AddStringToObject(e, "worker", s->worker);
+		cJSON_AddNumberToObject(e, "seconds", s->seconds);
+		cJSON_AddNumberToObject(e, "threshold_seconds", s->threshold);
+	}
+}
+
+/* The feed's "connects" counter: 0 while it never reached the scheduler. */
+static uint64_t mt_connects(const struct source_stats *feed)
+{
+	for (size_t i = 0; i < feed->n_counters; i++)
+		if (!feed->counters[i].group && !strcmp(feed->counters[i].name, "connects"))
+			return feed->counters[i].value;
+	return 0;
+}
+
+void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct source_stats *feed)
+{
+	cJSON *o = cJSON_AddObjectToObject(parent, "tasks");
+	if (!o)
+		return;
+	/* a stream never reached measured nothing: null, not 0 */
+	bool measured = t->count || !feed || mt_connects(feed);
+	mt_num(o, "count", measured ? optnum_of((double)t->count) : optnum_none());
+	mt_num(o, "erred", measured ? optnum_of((double)t->erred) : optnum_none());
+	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
+	cJSON_AddNullToObject(o, "in_flight"); /* /eventstream tells finished tasks only */
+	mt_num(o, "straggler_count", measured ? optnum_of((double)t->stragglers) : optnum_none());
+	cJSON *arr = cJSON_AddArrayToObject(o, "prefixes");
+	for (size_t i = 0; arr && i < t->n; i++)
+		mt_prefix(arr, t, &t->prefixes[i]);
+	mt_stragglers(o, t);
+}
+
+static optnum mt_get(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsNumber(v) ? optnum_of(v->valuedouble) : optnum_none();
+}
+
+static void mt_text_prefix(const cJSON *p, struct strbuf *sb)
+{
+	char a[FMT_LEN], b[FMT_LEN];
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "prefix");
+	strbuf_appendf(sb, "  %-32.32s %10.0f %6.0f %9s %9s %5.0f\n",
+		       cJSON_IsString(name) ? name->valuestring : "?", mt_get(p, "count").value,
+		       mt_get(p, "erred").value, format_duration(a, mt_get(p, "compute_p50_seconds")),
+		       format_duration(b, mt_get(p, "compute_p90_seconds")),
+		       mt_get(p, "stragglers").value);
+}
+
+void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
+{
+	if (!cJSON_IsObject(tasks))
+		return;
+	optnum n = mt_get(tasks, "count");
+	char a[FMT_LEN];
+	if (!n.valid) {
+		strbuf_puts(sb, "\nDask tasks (/eventstream): n/a (the stream never connected)\n");
+		return;
+	}
+	strbuf_appendf(sb, "\nDask tasks (/eventstream): %.0f tasks, %.0f erred, %.0f stragglers\n",
+		       n.value, mt_get(tasks, "erred").value, mt_get(tasks, "straggler_count").value);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tasks, "prefixes");
+	if (cJSON_GetArraySize(arr) > 0)
+		strbuf_appendf(sb, "  %-32s %10s %6s %9s %9s %5s\n", "prefix", "tasks", "erred",
+			       "p50", "p90", "strag");
+	int shown = 0; /* in the model's order: first seen first */
+	const cJSON *p;
+	cJSON_ArrayForEach(p, arr)
+		if (shown++ < 10)
+			mt_text_prefix(p, sb);
+	if (shown > 10)
+		strbuf_appendf(sb, "  ... %d more prefixes in metrics.json\n", shown - 10);
+	const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(tasks, "stragglers"), 0);
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(s, "key");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(s, "worker");
+	if (cJSON_IsString(key) && cJSON_IsString(w))
+		strbuf_appendf(sb, "  latest straggler: %s on %s, %s\n", key->valuestring,
+			       w->valuestring, format_duration(a, mt_get(s, "seconds")));
+}

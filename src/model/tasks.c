@@ -1,0 +1,151 @@
+#include "roastop/tasks.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tasks_init(struct tasks *ts)
+{
+	memset(ts, 0, sizeof(*ts));
+	hist_init(&ts->all);
+	ts->t_first = ts->t_last = NAN;
+}
+
+void tasks_free(struct tasks *ts)
+{
+	free(ts->prefixes);
+	free(ts->lanes);
+	tasks_init(ts);
+}
+
+static struct tasks_prefix *tasks_prefix(struct tasks *ts, const char *name)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (!strncmp(ts->prefixes[i].name, name, TASKS_NAME_LEN - 1))
+			return &ts->prefixes[i];
+	if (!ts->prefixes && !(ts->prefixes = calloc(TASKS_MAX_PREFIXES, sizeof(*ts->prefixes))))
+		return NULL;
+	if (ts->n == TASKS_MAX_PREFIXES) {
+		ts->prefix_overflow++;
+		return NULL;
+	}
+	struct tasks_prefix *p = &ts->prefixes[ts->n++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	hist_init(&p->compute);
+	return p;
+}
+
+optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *p)
+{
+	const struct hist *h = p ? &p->compute : &ts->all;
+	if (h->count < TASKS_STRAGGLER_MIN)
+		return optnum_none();
+	optnum p90 = hist_quantile(h, 0.9), p99 = hist_quantile(h, 0.99);
+	if (!p90.valid || !p99.valid)
+		return optnum_none();
+	return optnum_of(fmax(3 * p90.value, p99.value));
+}
+
+/* Judged against its prefix's finished tasks, else (a prefix of few, such
+ * as one slow delayed call) against all tasks, before it is added. */
+static void tasks_judge(struct tasks *ts, struct tasks_prefix *p, const struct ev_task *t,
+			double sec)
+{
+	optnum after = p ? tasks_straggler_after(ts, p) : optnum_none();
+	if (!after.valid)
+		after = tasks_straggler_after(ts, NULL);
+	if (!after.valid || sec <= after.value)
+		return;
+	struct tasks_straggler *s = &ts->straggler[ts->stragglers++ % TASKS_STRAGGLERS_KEPT];
+	snprintf(s->key, sizeof(s->key), "%s", t->key);
+	snprintf(s->prefix, sizeof(s->prefix), "%s", t->prefix);
+	snprintf(s->worker, sizeof(s->worker), "%s", t->worker ? t->worker : "?");
+	s->seconds = sec;
+	s->threshold = after.value;
+	s->t = t->stop.value;
+	if (p)
+		p->stragglers++;
+}
+
+static void tasks_lane_add(struct tasks *ts, const struct ev_task *t, const struct tasks_prefix *p)
+{
+	const char *w = t->worker ? t->worker : "?";
+	struct tasks_lane *l = NULL;
+	for (size_t i = 0; i < ts->n_lanes && !l; i++)
+		if (!strncmp(ts->lanes[i].worker, w, TASKS_NAME_LEN - 1))
+			l = &ts->lanes[i];
+	if (!l && !ts->lanes && !(ts->lanes = calloc(TASKS_LANES, sizeof(*ts->lanes))))
+		return;
+	if (!l && ts->n_lanes == TASKS_LANES) {
+		ts->lane_overflow++;
+		return;
+	}
+	if (!l) {
+		l = &ts->lanes[ts->n_lanes++];
+		snprintf(l->worker, sizeof(l->worker), "%s", w);
+	}
+	l->slot[l->n++ % TASKS_LANE_KEPT] = (struct tasks_slot){
+		.start = t->start.value, .stop = t->stop.value,
+		.prefix = p ? (uint32_t)(p - ts->prefixes) : TASKS_MAX_PREFIXES };
+}
+
+const struct tasks_slot *tasks_lane_slot(const struct tasks_lane *l, size_t i)
+{
+	if (i >= l->n || i >= TASKS_LANE_KEPT)
+		return NULL;
+	return &l->slot[(l->n - 1 - i) % TASKS_LANE_KEPT];
+}
+
+bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
+{
+	(void)now;
+	if (!t->action || !event_task_times_ok(t))
+		return false;
+	struct tasks_prefix *p = tasks_prefix(ts, t->prefix ? t->prefix : "Other");
+	double sec = t->stop.value - t->start.value;
+	if (!strcmp(t->action, "transfer")) {
+		if (p) {
+			p->transfer_s += sec;
+			p->transfers++;
+		}
+		return p != NULL;
+	}
+	if (!strcmp(t->action, "disk-read")) {
+		if (p) {
+			p->disk_read_s += sec;
+			p->disk_reads++;
+		}
+		return p != NULL;
+	}
+	if (strcmp(t->action, "compute"))
+		return true; /* disk-write and others: not counted */
+	bool erred = t->status && strcmp(t->status, "OK");
+	tasks_judge(ts, p, t, sec);
+	tasks_lane_add(ts, t, p);
+	ts->count++;
+	ts->erred += erred;
+	hist_add(&ts->all, sec);
+	ts->t_first = isnan(ts->t_first) ? t->stop.value : fmin(ts->t_first, t->stop.value);
+	ts->t_last = isnan(ts->t_last) ? t->stop.value : fmax(ts->t_last, t->stop.value);
+	if (!p)
+		return false;
+	p->count++;
+	p->erred += erred;
+	hist_add(&p->compute, sec);
+	return true;
+}
+
+size_t tasks_straggler_count(const struct tasks *ts)
+{
+	return ts->stragglers < TASKS_STRAGGLERS_KEPT ? ts->stragglers : TASKS_STRAGGLERS_KEPT;
+}
+
+/* i = 0 is the latest. */
+const struct tasks_straggler *tasks_straggler_at(const struct tasks *ts, size_t i)
+{
+	if (i >= tasks_straggler_count(ts))
+		return NULL;
+	return &ts->straggler[(ts->stragglers - 1 - i) % TASKS_STRAGGLERS_KEPT];
+}

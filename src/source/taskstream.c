@@ -1,0 +1,572 @@
+#include "roastop/taskstream.h"
+
+#include "roastop/source.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <libwebsockets.h>
+
+struct taskstream {
+	struct lws_context *ctx;
+	struct lws *wsi; /* NULL while not connected */
+	event_deliver_fn fn;
+	void *fn_ctx;
+	char host[256], path[1024];
+	int port;
+	bool tls;
+	struct pollfd fds[TASKSTREAM_MAX_FDS];
+	size_t n_fds;
+	unsigned failures; /* in a row, for the backoff */
+	double retry_at; /* monotonic time of the next connect; 0: none due */
+	bool connected, oversize; /* oversize: dropping the rest of a message */
+	double now; /* the dispatch's wall clock, stamps events */
+	char *buf;
+	size_t len;
+	uint64_t fragments; /* receive callbacks: the drain's sign of progress */
+	struct event ev;
+	struct taskstream_stats st;
+};
+
+static const char *const result_names[TSP__COUNT] = {
+	[TSP_TASK] = "task",	     [TSP_OTHER] = "other", [TSP_ERR_JSON] = "json",
+	[TSP_ERR_SHAPE] = "shape", [TSP_ERR_RANGE] = "range",
+};
+
+const char *taskstream_result_name(enum taskstream_result r)
+{
+	return (unsigned)r < TSP__COUNT ? result_names[r] : "?";
+}
+
+static double ts_mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- the parser ---------------------------------------------------------- */
+
+static bool ts_is_alpha_word(const char *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isalpha((unsigned char)w[i]))
+			return false;
+	return n > 0;
+}
+
+static bool ts_is_hex8(const char *w, size_t n)
+{
+	if (n != 8)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)w[i]) || isupper((unsigned char)w[i]))
+			return false;
+	return true;
+}
+
+static bool ts_is_hex32(const char *s)
+{
+	size_t n = strlen(s);
+	return n == 32 && strspn(s, "0123456789abcdef") == 32;
+}
+
+/* A "<module.Class object at 0x...>" prefix: the class name. */
+static void ts_object_name(char *out)
+{
+	char *s = out + strspn(out, "<>");
+	size_t n = strcspn(s, " \t\n");
+	while (n && s[n - 1] == '>')
+		n--;
+	s[n] = '\0';
+	char *dot = strrchr(s, '.');
+	memmove(out, dot ? dot + 1 : s, strlen(dot ? dot + 1 : s) + 1);
+}
+
+/* The first word, when it does not start with a letter: before its first
+ * comma, stripped of _'()" (dask's strip). */
+static size_t ts_first_word(const char *w, size_t n, char *out, size_t outsz)
+{
+	if (n && isalpha((unsigned char)w[0])) {
+		size_t k = n < outsz - 1 ? n : outsz - 1;
+		memcpy(out, w, k);
+		out[k] = '\0';
+		return k;
+	}
+	const char *strip = "_'()\"";
+	size_t c = 0;
+	while (c < n && w[c] != ',')
+		c++;
+	size_t a = 0;
+	while (a < c && strchr(strip, w[a]))
+		a++;
+	while (c > a && strchr(strip, w[c - 1]))
+		c--;
+	size_t k = c - a < outsz - 1 ? c - a : outsz - 1;
+	memcpy(out, w + a, k);
+	out[k] = '\0';
+	return k;
+}
+
+void taskstream_key_split(const char *key, char *out, size_t outsz)
+{
+	if (!key || !*key || outsz < 8) {
+		snprintf(out, outsz, "Other");
+		return;
+	}
+	const char *w = key;
+	size_t n = strcspn(w, "-");
+	size_t len = ts_first_word(w, n, out, outsz);
+	while (w[n] == '-') {
+		w += n + 1;
+		n = strcspn(w, "-");
+		if (!ts_is_alpha_word(w, n) || ts_is_hex8(w, n))
+			break;
+		if (len + 1 + n >= outsz)
+			break;
+		out[len++] = '-';
+		memcpy(out + len, w, n);
+		len += n;
+		out[len] = '\0';
+	}
+	if (ts_is_hex32(out))
+		snprintf(out, outsz, "data");
+	else if (out[0] == '<')
+		ts_object_name(out);
+	if (!out[0])
+		snprintf(out, outsz, "Other"); /* dask: an IndexError -> "Other" */
+}
+
+static const char *ts_str(struct event *ev, const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	if (!cJSON_IsString(v) || strlen(v->valuestring) > EVENT_MAX_STRING)
+		return NULL;
+	return arena_strdup(&ev->mem, v->valuestring);
+}
+
+/* A key is a string or a tuple (a JSON array whose first item names it). */
+static bool ts_key(struct event *ev, const cJSON *k, struct ev_task *t)
+{
+	const cJSON *first = cJSON_IsArray(k) ? cJSON_GetArrayItem(k, 0) : k;
+	if (!cJSON_IsString(first))
+		return false;
+	char *text = cJSON_IsArray(k) ? cJSON_PrintUnformatted(k) : NULL;
+	const char *shown = text ? text : first->valuestring;
+	bool ok = strlen(shown) <= EVENT_MAX_STRING;
+	char prefix[TASKSTREAM_PREFIX_LEN];
+	taskstream_key_split(first->valuestring, prefix, sizeof(prefix));
+	t->key = ok ? arena_strdup(&ev->mem, shown) : NULL;
+	t->prefix = arena_strdup(&ev->mem, prefix);
+	free(text);
+	return t->key && t->prefix;
+}
+
+static bool ts_time(const cJSON *o, const char *name, optnum *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	*out = cJSON_IsNumber(v) ? optnum_of(v->valuedouble) : optnum_none();
+	return cJSON_IsNumber(v);
+}
+
+static enum taskstream_result ts_transition(const cJSON *o, struct event *ev)
+{
+	struct ev_task *t = &ev->u.task;
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+	t->action = ts_str(ev, o, "action");
+	if (!key || !t->action || !ts_key(ev, key, t))
+		return TSP_ERR_SHAPE;
+	if (!ts_time(o, "start", &t->start) || !ts_time(o, "stop", &t->stop))
+		return TSP_ERR_SHAPE;
+	if (!event_task_times_ok(t))
+		return TSP_ERR_RANGE;
+	t->worker = ts_str(ev, o, "worker");
+	t->status = ts_str(ev, o, "status");
+	ev->type = EV_TASK;
+	return TSP_TASK;
+}
+
+enum taskstream_result taskstream_parse(const char *buf, size_t len, struct event *ev)
+{
+	event_reset(ev);
+	cJSON *o = cJSON_ParseWithLength(buf, len);
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return TSP_ERR_JSON;
+	}
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+	enum taskstream_result r = TSP_ERR_SHAPE;
+	if (cJSON_IsString(name))
+		r = strcmp(name->valuestring, "transition") ? TSP_OTHER : ts_transition(o, ev);
+	cJSON_Delete(o);
+	if (r != TSP_TASK)
+		event_reset(ev);
+	return r;
+}
+
+/* ---- the connection ------------------------------------------------------ */
+
+static void ts_deliver(struct taskstream *ts)
+{
+	ts->st.messages++;
+	ts->st.bytes += ts->len;
+	enum taskstream_result r = taskstream_parse(ts->buf, ts->len, &ts->ev);
+	if (r == TSP_TASK) {
+		ts->ev.t = ts->now;
+		ts->st.tasks++;
+		ts->fn(ts->fn_ctx, &ts->ev);
+	} else if (r != TSP_OTHER) {
+		ts->st.rejected_by[r]++;
+	}
+}
+
+static void ts_receive(struct taskstream *ts, struct lws *wsi, const void *in, size_t n)
+{
+	ts->fragments++;
+	if (lws_is_first_fragment(wsi)) {
+		ts->len = 0;
+		ts->oversize = false;
+	}
+	if (!ts->oversize && ts->len + n > TASKSTREAM_MAX_MESSAGE) {
+		ts->oversize = true;
+		ts->st.too_large++;
+	}
+	if (!ts->oversize) {
+		memcpy(ts->buf + ts->len, in, n);
+		ts->len += n;
+	}
+	if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi) && !ts->oversize)
+		ts_deliver(ts);
+}
+
+static double ts_backoff(unsigned failures)
+{
+	double s = 1.0;
+	for (unsigned i = 1; i < failures && s < TASKSTREAM_BACKOFF_MAX; i++)
+		s *= 2;
+	return s < TASKSTREAM_BACKOFF_MAX ? s : TASKSTREAM_BACKOFF_MAX;
+}
+
+static void ts_lost(struct taskstream *ts)
+{
+	if (ts->connected)
+		ts->st.disconnects++;
+	ts->connected = false;
+	ts->wsi = NULL;
+	ts->failures++;
+	ts->retry_at = ts_mono() + ts_backoff(ts->failures);
+	ts->st.state = "lost";
+}
+
+static void ts_fd_add(struct taskstream *ts, const struct lws_pollargs *pa)
+{
+	if (ts->n_fds < TASKSTREAM_MAX_FDS)
+		ts->fds[ts->n_fds++] = (struct pollfd){ .fd = pa->fd, .events = (short)pa->events };
+}
+
+static void ts_fd_change(struct taskstream *ts, const struct lws_pollargs *pa, bool del)
+{
+	for (size_t i = 0; i < ts->n_fds; i++) {
+		if (ts->fds[i].fd != pa->fd)
+			continue;
+		if (del)
+			ts->fds[i] = ts->fds[--ts->n_fds];
+		else
+			ts->fds[i].events = (short)pa->events;
+		return;
+	}
+}
+
+static int ts_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		       size_t len)
+{
+	(void)user;
+	struct taskstream *ts = lws_context_user(lws_get_context(wsi));
+	switch (reason) {
+	case LWS_CALLBACK_ADD_POLL_FD: ts_fd_add(ts, in); break;
+	case LWS_CALLBACK_DEL_POLL_FD: ts_fd_change(ts, in, true); break;
+	case LWS_CALLBACK_CHANGE_MODE_POLL_FD: ts_fd_change(ts, in, false); break;
+	case LWS_CALLBACK_CLIENT_ESTABLISHED:
+		ts->connected = true;
+		ts->failures = 0;
+		ts->st.connects++;
+		ts->st.state = "connected";
+		break;
+	case LWS_CALLBACK_CLIENT_RECEIVE: ts_receive(ts, wsi, in, len); break;
+	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+	case LWS_CALLBACK_CLIENT_CLOSED:
+		if (wsi == ts->wsi)
+			ts_lost(ts);
+		break;
+	default: break;
+	}
+	return 0;
+}
+
+static const struct lws_protocols ts_protocols[] = {
+	{ "roastop-taskstream", ts_callback, 0, 4096, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 },
+};
+
+static void ts_connect(struct taskstream *ts)
+{
+	struct lws_client_connect_info ci;
+	memset(&ci, 0, sizeof(ci));
+	ci.context = ts->ctx;
+	ci.address = ts->host;
+	ci.port = ts->port;
+	ci.path = ts->path;
+	ci.host = ts->host;
+	ci.origin = ts->host;
+	ci.ssl_connection = ts->tls ? LCCSCF_USE_SSL : 0;
+	ci.protocol = NULL;
+	ci.pwsi = &ts->wsi;
+	ts->retry_at = 0;
+	ts->st.state = "connecting";
+	if (!lws_client_connect_via_info(&ci))
+		ts_lost(ts);
+}
+
+/* http(s)://host[:port][/base] + prefix + /eventstream */
+static bool ts_parse_url(struct taskstream *ts, const struct taskstream_config *cfg)
+{
+	const char *u = cfg->url;
+	if (!strncmp(u, "https://", 8)) {
+		ts->tls = true;
+		u += 8;
+	} else if (!strncmp(u, "http://", 7)) {
+		u += 7;
+	} else {
+		return false;
+	}
+	size_t hn = strcspn(u, ":/");
+	if (!hn || hn >= sizeof(ts->host))
+		return false;
+	memcpy(ts->host, u, hn);
+	ts->port = ts->tls ? 443 : 80;
+	u += hn;
+	if (*u == ':') {
+		char *end;
+		long p = strtol(u + 1, &end, 10);
+		if (p <= 0 || p > 65535)
+			return false;
+		ts->port = (int)p;
+		u = end;
+	}
+	const char *pre = cfg->prefix ? cfg->prefix : "";
+	int n = snprintf(ts->path, sizeof(ts->path), "/%s/%s/eventstream", u, pre);
+	if (n < 0 || (size_t)n >= sizeof(ts->path))
+		return false;
+	char *w = ts->path; /* collapse the doubled slashes of empty parts */
+	for (const char *r = ts->path; *r; r++)
+		if (*r != '/' || w == ts->path || w[-1] != '/')
+			*w++ = *r;
+	*w = '\0';
+	return true;
+}
+
+struct taskstream *taskstream_open(const struct taskstream_config *cfg, event_deliver_fn fn,
+				   void *ctx, char *err, size_t errsz)
+{
+	struct taskstream *ts = calloc(1, sizeof(*ts));
+	if (!ts || !(ts->buf = malloc(TASKSTREAM_MAX_MESSAGE)) || !ts_parse_url(ts, cfg)) {
+		snprintf(err, errsz, "task stream: cannot use '%s'", cfg->url);
+		taskstream_close(ts);
+		return NULL;
+	}
+	ts->fn = fn;
+	ts->fn_ctx = ctx;
+	event_init(&ts->ev);
+	lws_set_log_level(0, NULL);
+	struct lws_context_creation_info ci;
+	memset(&ci, 0, sizeof(ci));
+	ci.port = CONTEXT_PORT_NO_LISTEN;
+	ci.protocols = ts_protocols;
+	ci.user = ts;
+	ci.options = ts->tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0;
+	ts->ctx = lws_create_context(&ci);
+	if (!ts->ctx) {
+		snprintf(err, errsz, "task stream: libwebsockets could not start");
+		taskstream_close(ts);
+		return NULL;
+	}
+	ts->retry_at = ts_mono(); /* the first connect, from the loop */
+	ts->st.state = "connecting";
+	return ts;
+}
+
+void taskstream_close(struct taskstream *ts)
+{
+	if (!ts)
+		return;
+	if (ts->ctx)
+		lws_context_destroy(ts->ctx);
+	if (ts->buf)
+		event_free(&ts->ev);
+	free(ts->buf);
+	free(ts);
+}
+
+size_t taskstream_pollfds(const struct taskstream *ts, struct pollfd *out, size_t max)
+{
+	size_t n = ts->n_fds < max ? ts->n_fds : max;
+	memcpy(out, ts->fds, n * sizeof(*out));
+	return n;
+}
+
+void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t n, double now)
+{
+	ts->now = now;
+	bool ready = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!pfd[i].revents)
+			continue;
+		struct lws_pollfd p = { .fd = pfd[i].fd, .events = pfd[i].events,
+					.revents = pfd[i].revents };
+		lws_service_fd(ts->ctx, &p);
+		ready = true;
+	}
+	/* lws's timers and forced service: a poll of its own with no wait */
+	if (!ready || lws_service_adjust_timeout(ts->ctx, 1, 0) == 0)
+		lws_service(ts->ctx, -1);
+	if (!ts->wsi && ts->retry_at > 0 && ts_mono() >= ts->retry_at)
+		ts_connect(ts);
+}
+
+void taskstream_drain(struct taskstream *ts, double now)
+{
+	ts->now = now;
+	/* a pass reads one receive buffer (4 KiB): up to 256 passes, 1 MiB */
+	for (int i = 0; i < 256 && ts->wsi; i++) {
+		uint64_t before = ts->fragments;
+		lws_service(ts->ctx, -1);
+		if (ts->fragments == before && i > 0)
+			return;
+	}
+}
+
+int taskstream_timeout_ms(struct taskstream *ts)
+{
+	int ms = lws_service_adjust_timeout(ts->ctx, 1000, 0);
+	if (!ts->wsi && ts->retry_at > 0) {
+		double wait = (ts->retry_at - ts_mono()) * 1e3;
+		int w = wait <= 0 ? 0 : (int)wait + 1;
+		ms = w < ms ? w : ms;
+	}
+	return ms;
+}
+
+void taskstream_get_stats(const struct taskstream *ts, struct taskstream_stats *st)
+{
+	*st = ts->st;
+}
+
+/* ---- the source (source.h) ---- */
+
+struct taskstream_source {
+	struct taskstream *ts;
+	bool headless;
+	const char *told; /* the state last said on stderr */
+	double due_at; /* monotonic: libwebsockets' next service (its timers, a retry) */
+};
+
+static bool tss_wanted(const struct app_config *cfg)
+{
+	return !cfg->replay_path && !cfg->no_task_stream && cfg->scheduler_url;
+}
+
+static void *tss_open(const struct source_env *env, char *err, size_t errsz)
+{
+	struct taskstream_source *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errsz, "task stream: out of memory");
+		return NULL;
+	}
+	struct taskstream_config tc = { .url = env->cfg->scheduler_url,
+					.prefix = env->cfg->dashboard_prefix };
+	s->ts = taskstream_open(&tc, env->deliver, env->ctx, err, errsz);
+	if (!s->ts) {
+		free(s);
+		return NULL;
+	}
+	s->headless = env->cfg->headless;
+	s->due_at = ts_mono(); /* the first connect */
+	return s;
+}
+
+static size_t tss_pollfds(const void *src, struct pollfd *out, size_t max)
+{
+	const struct taskstream_source *s = src;
+	return taskstream_pollfds(s->ts, out, max);
+}
+
+/* Headless, the stream's changes go to stderr as the scheduler's do:
+ * connected and lost, not each retry. */
+static void tss_dispatch(void *src, const struct pollfd *pfd, size_t n, double now)
+{
+	struct taskstream_source *s = src;
+	taskstream_dispatch(s->ts, pfd, n, now);
+	s->due_at = ts_mono() + taskstream_timeout_ms(s->ts) / 1e3;
+	const char *state = s->ts->st.state;
+	if (!strcmp(state, "connecting") || state == s->told)
+		return;
+	if (s->headless)
+		fprintf(stderr, "roastop: task stream %s (connects %llu)\n", state,
+			(unsigned long long)s->ts->st.connects);
+	s->told = state;
+}
+
+/* libwebsockets says how long until it wants service, counted from the
+ * last dispatch: the loop asks again after it slept. */
+static double tss_timeout(const void *src)
+{
+	const struct taskstream_source *s = src;
+	double left = s->due_at - ts_mono();
+	return left > 0 ? left : 0;
+}
+
+static void tss_drain(void *src, double now)
+{
+	struct taskstream_source *s = src;
+	taskstream_drain(s->ts, now);
+}
+
+static void tss_stats(const void *src, struct source_stats *out)
+{
+	const struct taskstream_stats *st = &((const struct taskstream_source *)src)->ts->st;
+	out->state_key = "state";
+	snprintf(out->state, sizeof(out->state), "%s", st->state);
+	source_count(out, NULL, "connects", st->connects);
+	source_count(out, NULL, "disconnects", st->disconnects);
+	source_count(out, NULL, "messages", st->messages);
+	source_count(out, NULL, "bytes", st->bytes);
+	source_count(out, NULL, "tasks", st->tasks);
+	source_count(out, NULL, "too_large", st->too_large);
+	for (int r = TSP_ERR_JSON; r < TSP__COUNT; r++)
+		source_count(out, "rejected_by", taskstream_result_name(r), st->rejected_by[r]);
+}
+
+static void tss_close(void *src)
+{
+	struct taskstream_source *s = src;
+	taskstream_close(s->ts);
+	free(s);
+}
+
+const struct source_ops taskstream_source = {
+	.name = "task_stream",
+	.wanted = tss_wanted,
+	.open = tss_open,
+	.pollfds = tss_pollfds,
+	.dispatch = tss_dispatch,
+	.timeout = tss_timeout,
+	.drain = tss_drain,
+	.stats = tss_stats,
+	.close = tss_close,
+	.tasks = true,
+};

@@ -1,0 +1,216 @@
+"""The Dask task stream (/eventstream) with no roastop code in the analysis:
+a dask.array computation and delayed calls on a real loopback cluster;
+roastop's per-prefix counts equal the graph's, a task made slow on purpose
+is named as a straggler with its worker, and a restarted scheduler is
+followed (docs/metrics.md, "Dask tasks")."""
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import ROASTOP, load_metrics, run_dir, sigterm_seconds
+from dask_cluster import Cluster, wait_for
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def start(tmp_path, cluster, *extra):
+    err = tmp_path / "roastop.stderr"
+    proc = subprocess.Popen([ROASTOP, *map(str, ["--headless", "--listen", "127.0.0.1:0", "--no-auth",
+                             "--scheduler", cluster.dashboard_url, "--output",
+                             tmp_path / "out", "--checkpoint", 0, "--duration", 600, *extra])],
+                            stdout=subprocess.DEVNULL, stderr=open(err, "w"),
+                            stdin=subprocess.DEVNULL)
+    return proc, err
+
+
+def connects(err):
+    return err.read_text().count("task stream connected")
+
+
+def barrier(client):
+    """A round trip through the scheduler's event loop: the stream messages of
+    every transition before it are written to roastop's socket (the loop
+    writes them in the transition), where roastop's drain at the stop reads them."""
+    client.run_on_scheduler(lambda: None)
+
+
+def stop(proc, out):
+    """roastop.tasks, and the stream's own block (roastop.task_stream)."""
+    assert sigterm_seconds(proc) < 10
+    r = load_metrics(out)["roastop"]
+    return r["tasks"], r["task_stream"]
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(tmp_path, n_workers=2)
+    yield c
+    c.stop()
+
+
+def graph_counts(*collections):
+    """Tasks per prefix of the graph the scheduler receives (optimised, as
+    persist sends it)."""
+    from dask.base import collections_to_expr
+    from dask.utils import key_split
+    dsk = collections_to_expr(list(collections), optimize_graph=True).__dask_graph__()
+    return Counter(key_split(k) for k in dict(dsk))
+
+
+def test_array_and_straggler(tmp_path, cluster):
+    import dask.array as da
+    from dask import delayed
+    from distributed import Client, wait
+    import taskstream_tasks as tt
+
+    proc, err = start(tmp_path, cluster, "--record", tmp_path / "rec.jsonl")
+    try:
+        wait_for(lambda: connects(err) >= 1, timeout=60)
+        with Client(cluster.address) as client:
+            y = (da.ones((400, 400), chunks=(50, 50)) + 1).sum(axis=0)
+            want = graph_counts(y)
+            wait(client.persist(y))
+            quick = [delayed(tt.inc)(i) for i in range(30)]
+            want.update(graph_counts(*quick))
+            wait(client.persist(quick))
+            slow = delayed(tt.nap, pure=False)(3.0)
+            want.update(graph_counts(slow))
+            fut = client.persist(slow)
+            wait(fut)
+            slow_worker = list(client.who_has(fut).values())[0][0]
+            barrier(client)
+        tasks, stream = stop(proc, tmp_path / "out")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    got = {p["prefix"]: p for p in tasks["prefixes"]}
+    assert set(want) <= set(got), (want, sorted(got), stream)
+    for prefix, n in want.items():
+        assert got[prefix]["count"] == n, (prefix, got.get(prefix), n)
+        assert got[prefix]["compute_p50_seconds"] > 0
+    assert tasks["count"] == sum(want.values())
+    assert got["nap"]["compute_p50_seconds"] >= 3.0 * 0.99
+    named = [s for s in tasks["stragglers"] if s["prefix"] == "nap"]
+    assert named and named[0]["worker"] == slow_worker, tasks["stragglers"]
+    assert stream["tasks"] >= tasks["count"]
+    assert sum(stream["rejected_by"].values()) == 0
+    summary = (run_dir(tmp_path / "out") / "summary.txt").read_text()
+    assert f"Dask tasks (/eventstream): {tasks['count']} tasks" in summary, summary
+    assert f"latest straggler: {named[0]['key']} on {slow_worker}" in summary, summary
+    # the recording replays to the same task model (the stream's counters are live only)
+    r = subprocess.run([ROASTOP, "--replay", str(tmp_path / "rec.jsonl"), "--speed", "0",
+                        "--headless", "--output", str(tmp_path / "replayed")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    replayed = load_metrics(tmp_path / "replayed")["roastop"]
+    assert "task_stream" not in replayed
+    assert replayed["tasks"] == tasks
+
+
+def test_scheduler_restart(tmp_path, cluster):
+    proc, err = start(tmp_path, cluster)
+    try:
+        wait_for(lambda: connects(err) >= 1, timeout=60)
+        cluster.kill_scheduler()
+        wait_for(lambda: "task stream lost" in err.read_text(), timeout=60)
+        cluster.start_scheduler()
+        wait_for(lambda: connects(err) >= 2, timeout=120)
+        tasks, stream = stop(proc, tmp_path / "out")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert stream["connects"] >= 2
+    assert stream["disconnects"] >= 1
+    assert stream["state"] == "connected"
+
+
+def run_work(cluster):
+    """dask.array, 30 quick delayed calls and one slow one; the slow task's
+    worker."""
+    import dask.array as da
+    from dask import delayed
+    from distributed import Client, wait
+    import taskstream_tasks as tt
+    with Client(cluster.address) as client:
+        wait(client.persist((da.ones((400, 400), chunks=(50, 50)) + 1).sum(axis=0)))
+        wait(client.persist([delayed(tt.inc)(i) for i in range(30)]))
+        fut = client.persist(delayed(tt.nap, pure=False)(3.0))
+        wait(fut)
+        return list(client.who_has(fut).values())[0][0]
+
+
+@pytest.mark.parametrize("cols,rows", [(80, 24), (200, 60)])
+def test_view_in_tmux(tmp_path, cluster, cols, rows):
+    import shutil
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux not installed")
+    from test_screen import Screen
+    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
+                          "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
+    try:
+        s.wait_for("Tasks" if cols >= 200 else "Running", timeout=60)
+        s.keys("0")
+        s.wait_for("task stream (connected)", timeout=60)
+        worker = run_work(cluster)
+        short = worker.replace("tcp://", "")
+        text = s.wait_for("latest straggler: nap on " + worker, timeout=120)
+        lines = text.splitlines()
+        assert len(lines) == rows
+        assert any(line.startswith(short[:15]) for line in lines), text  # its lane
+        row = [line for line in lines if line.split()[1:2] == ["sum"]]
+        assert row and row[0].split()[2] == "64", text  # 8 x 8 chunks
+    finally:
+        s.close()
+
+
+def test_hostile_stream_is_counted(tmp_path):
+    """A fake /eventstream (tornado, loopback) sends a message over 64 KiB, one
+    that is not JSON, a transition without times and one valid task: the bad
+    ones are counted by reason, the good one is taken, roastop stays up."""
+    import asyncio
+    import threading
+    from tornado.web import Application
+    from tornado.websocket import WebSocketHandler
+    from dask_cluster import free_port
+
+    good = ('{"key": "inc-0f", "name": "transition", "worker": "tcp://127.0.0.1:1", '
+            '"action": "compute", "start": 1795561108.0, "stop": 1795561108.5, "status": "OK"}')
+    sent = threading.Event()
+
+    class Stream(WebSocketHandler):
+        def open(self):
+            self.write_message('{"name": "transition", "key": "' + "x" * (100 << 10) + '"}')
+            self.write_message("not json {")
+            self.write_message('{"name": "transition", "key": "x-1", "action": "compute"}')
+            self.write_message(good)
+            sent.set()
+
+    port = free_port()
+    loop = asyncio.new_event_loop()
+
+    def serve():
+        asyncio.set_event_loop(loop)
+        Application([(r"/eventstream", Stream)]).listen(port, address="127.0.0.1")
+        loop.run_forever()
+
+    threading.Thread(target=serve, daemon=True).start()
+    cluster = type("C", (), {"dashboard_url": f"http://127.0.0.1:{port}"})
+    proc, err = start(tmp_path, cluster)
+    try:
+        wait_for(lambda: connects(err) >= 1, timeout=60)
+        wait_for(sent.is_set, timeout=60)
+        tasks, stream = stop(proc, tmp_path / "out")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        loop.call_soon_threadsafe(loop.stop)
+    st = stream
+    assert st["too_large"] == 1
+    assert st["rejected_by"] == {"json": 1, "shape": 1}  # a reason at 0 is left out
+    assert st["tasks"] == 1 and tasks["count"] == 1
+    assert tasks["prefixes"][0]["prefix"] == "inc"
+    assert tasks["prefixes"][0]["compute_p50_seconds"] == pytest.approx(0.5, rel=0.01)

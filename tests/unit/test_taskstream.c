@@ -1,0 +1,154 @@
+/* The task stream's message parser (shapes captured from distributed's
+ * /eventstream), dask's key_split ported, and the tasks model: counts,
+ * erred, transfers, the prefix cap, the straggler rule. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "roastop/tasks.h"
+#include "roastop/taskstream.h"
+
+static const char COMPUTE[] =
+	"{\"key\": [\"sum-082f3fca5b79e16de971fafa73b5ddf1\", 0, 1], \"name\": \"transition\", "
+	"\"color\": \"#FDE724\", \"worker\": \"tcp://127.0.0.1:40877\", \"nbytes\": 8, "
+	"\"startstops\": [{\"action\": \"compute\", \"start\": 1795561108.2310672, \"stop\": "
+	"1795561108.2317767}], \"status\": \"OK\", \"action\": \"compute\", \"start\": "
+	"1795561108.2310672, \"stop\": 1795561108.2317767}";
+
+static void parses_a_compute(void **state)
+{
+	(void)state;
+	struct event ev;
+	event_init(&ev);
+	assert_int_equal(taskstream_parse(COMPUTE, sizeof(COMPUTE) - 1, &ev), TSP_TASK);
+	assert_int_equal(ev.type, EV_TASK);
+	assert_string_equal(ev.u.task.prefix, "sum");
+	assert_string_equal(ev.u.task.key, "[\"sum-082f3fca5b79e16de971fafa73b5ddf1\",0,1]");
+	assert_string_equal(ev.u.task.worker, "tcp://127.0.0.1:40877");
+	assert_string_equal(ev.u.task.action, "compute");
+	assert_string_equal(ev.u.task.status, "OK");
+	assert_near(ev.u.task.stop.value - ev.u.task.start.value, 0.0007095, 1e-6);
+	event_free(&ev);
+}
+
+static enum taskstream_result parse(const char *s)
+{
+	struct event ev;
+	event_init(&ev);
+	enum taskstream_result r = taskstream_parse(s, strlen(s), &ev);
+	if (r != TSP_TASK)
+		assert_int_equal(ev.type, EV_NONE); /* nothing left half-filled */
+	event_free(&ev);
+	return r;
+}
+
+static void rejects_bad_shapes(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("{\"worker\": \"w\", \"name\": \"add_worker\"}"), TSP_OTHER);
+	assert_int_equal(parse("not json"), TSP_ERR_JSON);
+	assert_int_equal(parse("[1, 2]"), TSP_ERR_JSON);
+	assert_int_equal(parse("{\"key\": \"x\"}"), TSP_ERR_SHAPE);
+	assert_int_equal(parse("{\"name\": \"transition\", \"key\": 5, \"action\": \"compute\", "
+			       "\"start\": 1, \"stop\": 2}"),
+			 TSP_ERR_SHAPE);
+	assert_int_equal(parse("{\"name\": \"transition\", \"key\": \"x-1\", \"action\": "
+			       "\"compute\", \"start\": 1}"),
+			 TSP_ERR_SHAPE);
+	assert_int_equal(parse("{\"name\": \"transition\", \"key\": \"x-1\", \"action\": "
+			       "\"compute\", \"start\": 2, \"stop\": 1}"),
+			 TSP_ERR_RANGE);
+	assert_int_equal(parse("{\"name\": \"transition\", \"key\": \"x-1\", \"action\": "
+			       "\"compute\", \"start\": -5, \"stop\": 1}"),
+			 TSP_ERR_RANGE);
+}
+
+static void key_split_as_dask(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "x", "x" },
+		{ "x-1", "x" },
+		{ "x-1-2-3", "x" },
+		{ "('x-2', 1)", "x" },
+		{ "('x', 1)", "x" },
+		{ "hello-world-1", "hello-world" },
+		{ "ae05086432ca935f6eba409a8ecd4896", "data" },
+		{ "<module.submodule.myclass object at 0xdaf372", "myclass" },
+		{ "x-abcdefab", "x" },
+		{ "_(x)", "x" },
+		{ "sum-aggregate-finalize-hlgfinalizecompute-2477cc2b3f3e41dbac679af8f2f52002",
+		  "sum-aggregate-finalize-hlgfinalizecompute" },
+		{ "", "Other" },
+	};
+	char out[TASKSTREAM_PREFIX_LEN];
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
+		taskstream_key_split(cases[i][0], out, sizeof(out));
+		assert_string_equal(out, cases[i][1]);
+	}
+}
+
+static struct ev_task task(const char *prefix, const char *action, double sec, const char *st)
+{
+	return (struct ev_task){ .key = prefix, .prefix = prefix, .worker = "tcp://w:1",
+				 .action = action, .status = st, .start = optnum_of(100),
+				 .stop = optnum_of(100 + sec) };
+}
+
+static void model_counts_and_straggler(void **state)
+{
+	(void)state;
+	struct tasks t;
+	tasks_init(&t);
+	for (int i = 0; i < 20; i++) {
+		struct ev_task a = task("inc", "compute", 0.01, "OK");
+		assert_true(tasks_apply(&t, &a, 0));
+	}
+	struct ev_task tr = task("inc", "transfer", 0.5, "OK");
+	struct ev_task bad = task("inc", "compute", 0.01, "error");
+	struct ev_task slow = task("nap", "compute", 3.0, "OK");
+	tasks_apply(&t, &tr, 0);
+	tasks_apply(&t, &bad, 0);
+	tasks_apply(&t, &slow, 0);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.prefixes[0].count, 21);
+	assert_int_equal(t.prefixes[0].erred, 1);
+	assert_int_equal(t.prefixes[0].transfers, 1);
+	assert_near(t.prefixes[0].transfer_s, 0.5, 1e-9);
+	assert_int_equal(t.count, 22);
+	assert_int_equal(tasks_straggler_count(&t), 1); /* judged against all: one prefix of one */
+	assert_string_equal(tasks_straggler_at(&t, 0)->prefix, "nap");
+	assert_string_equal(tasks_straggler_at(&t, 0)->worker, "tcp://w:1");
+	assert_false(tasks_straggler_after(&t, &t.prefixes[1]).valid);
+	tasks_free(&t);
+}
+
+static void model_caps_prefixes(void **state)
+{
+	(void)state;
+	struct tasks t;
+	tasks_init(&t);
+	char name[32];
+	for (unsigned i = 0; i < TASKS_MAX_PREFIXES + 10; i++) {
+		snprintf(name, sizeof(name), "p%u", i);
+		struct ev_task a = task(name, "compute", 0.01, "OK");
+		tasks_apply(&t, &a, 0);
+	}
+	assert_int_equal(t.n, TASKS_MAX_PREFIXES);
+	assert_int_equal(t.prefix_overflow, 10);
+	assert_int_equal(t.count, TASKS_MAX_PREFIXES + 10); /* the totals hold them all */
+	tasks_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parses_a_compute),
+		cmocka_unit_test(rejects_bad_shapes),
+		cmocka_unit_test(key_split_as_dask),
+		cmocka_unit_test(model_counts_and_straggler),
+		cmocka_unit_test(model_caps_prefixes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
