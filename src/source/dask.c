@@ -162,7 +162,7 @@ static void status_set(struct dask *d, enum source_state state, const char *reas
 	ev->type = EV_STATUS;
 	ev->t = d->now;
 	ev->u.status = (struct ev_status){ .source = "scheduler", .state = state,
-					   .reason = d->reason };
+					   .reason = d->reason, .gaps_timelines = { 1, true } };
 	d->deliver(d->ctx, ev);
 }
 
