@@ -4,6 +4,7 @@
 #include "roastop/source.h"
 
 #define SOURCES(X) \
+	X(listener_source) \
 	X(dask_source)
 
 #define SOURCE_DECLARE(s) extern const struct source_ops s;
