@@ -656,8 +656,13 @@ static struct app_stats *app_stats(const struct app *a)
 		st->names[st->n] = a->src[i].ops->name;
 		a->src[i].ops->stats(a->src[i].s, &st->of[st->n++]);
 	}
-	for (size_t i = 0; st && i < st->n; i++)
-		st->ui[i] = (struct ui_source){ st->names[i], &st->of[i] };
+	for (size_t i = 0, k = 0; st && i < a->n_src; i++) {
+		if (!a->src[i].ops->stats)
+			continue;
+		const char *target = a->src[i].ops->target ? a->src[i].ops->target(a->src[i].s) : NULL;
+		st->ui[k] = (struct ui_source){ st->names[k], &st->of[k], target };
+		k++;
+	}
 	return st;
 }
 
@@ -979,7 +984,6 @@ static void app_ui_draw(struct app *a)
 		.run = shown,
 		.session = &a->ses,
 		.m = &m,
-		.scheduler_url = a->cfg->replay_path ? NULL : a->cfg->scheduler_url,
 		.sources = st ? st->ui : NULL,
 		.n_sources = st ? st->n : 0,
 		.replay_path = a->cfg->replay_path,

@@ -83,6 +83,9 @@ struct source_ops {
 	 * over time (its losses, written with env->note). True: the header
 	 * should be drawn now (its alert began or changed). NULL: nothing. */
 	bool (*tick)(void *src);
+	/* What the source reads, for the header ("http://host:8787"), or
+	 * NULL. NULL op: nothing to show. */
+	const char *(*target)(const void *src);
 	/* What the header says is wrong with the input now ("all 33 datagrams
 	 * rejected: wrong key ..."), or NULL. NULL op: never anything. */
 	const char *(*alert)(const void *src);

@@ -3,7 +3,6 @@
  * emitters must export, and watches its losses and key rejections for the
  * log and the header. Its block in metrics.json is "udp". */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 WORDS = re.compile(r"udp|dask|replay|scheduler", re.I)
 
 # Identifiers still naming a source, per file: the replay is opened and
-# paced by app.c itself, and the dashboard's header names the scheduler.
+# paced by app.c itself and named in the frame. dask_version is no source:
+# the run's own field (the cluster's version its samples carry, metrics.json's
+# dask_version), shown beside the sources.
 KNOWN = {
     "src/app.c": {
         "FD_REPLAY", "REPLAY_BATCH", "REPLAY_ERROR",
@@ -22,11 +24,10 @@ KNOWN = {
         "replay_close", "replay_done", "replay_due", "replay_error", "replay_extra",
         "replay_failed", "replay_fd", "replay_finish", "replay_jumps", "replay_lines",
         "replay_next", "replay_note_jump", "replay_open", "replay_path", "replay_rejects",
-        "replay_step", "replay_waiting", "scheduler_url",
+        "replay_step", "replay_waiting",
     },
-    "include/roastop/ui.h": {"scheduler_url", "replay_path", "replay_done"},
-    "src/ui/views/main.c": {"scheduler_state", "header_replay", "replay_path", "replay_done",
-                            "scheduler_url", "dask", "dask_version"},
+    "include/roastop/ui.h": {"replay_path", "replay_done"},
+    "src/ui/views/main.c": {"header_replay", "replay_path", "replay_done", "dask_version"},
 }
 KNOWN_INCLUDES = {("src/app.c", "roastop/replay.h")}
 
