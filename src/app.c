@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "roastop/auth.h"
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
@@ -32,7 +33,6 @@
 #include "roastop/source.h"
 #include "roastop/strbuf.h"
 #include "roastop/timer.h"
-#include "roastop/udp.h"
 #include "roastop/ui.h"
 
 #define REPLAY_BATCH 8192 /* events between two looks at the signal fd */
@@ -56,7 +56,7 @@
  * (--run-idle-timeout); FD_UI: the dashboard's keys (-1 when headless);
  * FD_REPLAY: the recording replayed, polled only while its reader waits;
  * FD_SERVE: the HTTP server's epoll descriptor (-1 when not serving) */
-enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_IDLE, FD_UDP, FD_UI,
+enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_IDLE, FD_UI,
        FD_REPLAY, FD_SERVE,
        FD__COUNT };
 
@@ -82,13 +82,11 @@ struct app_source {
 
 struct app {
 	const struct app_config *cfg;
-	double udp_nap_until; /* monotonic: the socket is left unpolled until then */
 	struct session ses;
 	double t_latest; /* the latest event time delivered: a replay's "now" */
 	uint64_t runs_seen; /* ses.runs_total when the metric warnings were last reset */
 	struct event ev; /* reused for every decoded event */
 	struct replay *replay;
-	struct udp *udp;
 	struct app_source src[APP_SOURCES_MAX];
 	size_t n_src;
 	struct tasks tasks; /* the Dask tasks seen, session-wide (docs/metrics.md) */
@@ -99,7 +97,6 @@ struct app {
 	uint64_t serve_failures;
 	struct ui *ui; /* NULL when headless */
 	bool headless; /* asked for, or no usable terminal */
-	char emitter_hint[PATH_MAX + 128]; /* what the emitters need, for the screen */
 	bool ending; /* run ended, grace period running */
 	bool lingering; /* then waiting for the collector's fetch (LINGER_IDLE) */
 	uint64_t linger_sent, linger_requests; /* the server's counts when last looked at */
@@ -126,15 +123,7 @@ struct app {
 	int checkpoint_errno, record_errno;
 	uint64_t checkpoints_failing; /* in a row, up to now */
 	char out_alert[128];
-	/* the listener's losses as last written to the event log */
-	uint64_t lost_noted, rejected_noted, unanswered_noted;
-	double loss_noted_at; /* monotonic */
-	/* datagrams failing authentication (app_note_key): the counts last
-	 * seen, the reason that grew last, when, and the header's alert */
-	uint64_t key_bad_seen, key_none_seen;
-	enum udp_reason key_cause, key_cause_shown;
-	double key_rejected_at, key_checked_at; /* monotonic */
-	char key_alert[128];
+	bool alert_shown; /* a source's alert (source_ops.alert) was up at the last look */
 	/* chunks that do not come while the scheduler runs tasks (app_note_quiet):
 	 * the run looked at, since when (monotonic; NAN: not quiet), the alert */
 	const struct run *quiet_run;
@@ -459,95 +448,46 @@ static void add_counters(cJSON *o, const struct counter *c, size_t n)
 		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
 }
 
-/* Loss never passes silently: when the listener's lost or rejected counts
- * have grown, a line in the event log, at most once a second. */
-static void app_note_loss(struct app *a)
+static void app_ui_draw(struct app *a);
+
+/* The first source's alert (source_ops.alert), or NULL. */
+static const char *app_alert(const struct app *a)
 {
-	double now = clock_mono();
-	if (!a->udp || now < a->loss_noted_at + 1.0)
-		return;
-	struct udp_stats st;
-	udp_get_stats(a->udp, &st);
-	uint64_t lost = st.missing + st.kernel_drops, bad = udp_rejected_total(&st);
-	char text[RUN_LOG_TEXT];
-	if (lost > a->lost_noted) {
-		snprintf(text, sizeof(text),
-			 "datagrams lost: %llu more, %llu in all (%llu sequence gaps, %llu kernel drops)",
-			 (unsigned long long)(lost - a->lost_noted), (unsigned long long)lost,
-			 (unsigned long long)st.missing, (unsigned long long)st.kernel_drops);
-		session_note(&a->ses, clock_session(), LOG_WARN, text);
+	for (size_t i = 0; i < a->n_src; i++) {
+		const char *t = a->src[i].ops->alert ? a->src[i].ops->alert(a->src[i].s) : NULL;
+		if (t)
+			return t;
 	}
-	if (bad > a->rejected_noted) {
-		snprintf(text, sizeof(text), "datagrams rejected: %llu more, %llu in all (reasons in metrics.json)",
-			 (unsigned long long)(bad - a->rejected_noted), (unsigned long long)bad);
-		session_note(&a->ses, clock_session(), LOG_WARN, text);
-	}
-	uint64_t unanswered = st.acks_refused + st.acks_failed;
-	if (unanswered > a->unanswered_noted) { /* a flood of hellos, or a send that failed */
-		snprintf(text, sizeof(text), "hellos not answered: %llu more, %llu of %llu in all "
-			 "(%llu over the rate limit, %llu failed sends)",
-			 (unsigned long long)(unanswered - a->unanswered_noted),
-			 (unsigned long long)unanswered, (unsigned long long)st.hellos,
-			 (unsigned long long)st.acks_refused, (unsigned long long)st.acks_failed);
-		session_note(&a->ses, clock_session(), LOG_WARN, text);
-	}
-	if (lost != a->lost_noted || bad != a->rejected_noted || unanswered != a->unanswered_noted)
-		a->loss_noted_at = now;
-	a->lost_noted = lost;
-	a->rejected_noted = bad;
-	a->unanswered_noted = unanswered;
+	return NULL;
 }
 
-/* Datagrams rejected for their tag are the usual reason nothing arrives: a
- * previous session's key (bad_tag) or none (no_tag). The alert stays while
- * no datagram was accepted ("all N" when every one failed its tag, else "N of
- * M"), and once some were, while tag rejections keep coming: one within the
- * last KEY_ALERT_RECENT seconds. The cause named is the reason that grew
- * last. Short enough for 80 columns; headless, one line on stderr when the
- * alert starts. */
-#define KEY_ALERT_RECENT 10.0
-/* udp_get_stats walks every sender: looked at this often, not at each
- * wake-up of a loop that may wake thousands of times a second */
-#define KEY_ALERT_CHECK 0.2
-/* True when the alert starts or changes cause: the frame is drawn then, not
- * up to a frame interval later. */
-static bool app_note_key(struct app *a)
+/* The first source's line for its senders (source_ops.hint), or NULL: no
+ * source has senders (a replay). */
+static const char *app_hint(const struct app *a)
 {
-	double now = clock_mono();
-	if (!a->udp || now < a->key_checked_at + KEY_ALERT_CHECK)
-		return false;
-	a->key_checked_at = now;
-	struct udp_stats st;
-	udp_get_stats(a->udp, &st);
-	uint64_t bad = st.rejected[UDP_BAD_TAG], none = st.rejected[UDP_NO_TAG];
-	uint64_t grew_bad = bad - a->key_bad_seen, grew_none = none - a->key_none_seen;
-	if (grew_bad || grew_none) {
-		a->key_cause = grew_bad >= grew_none ? UDP_BAD_TAG : UDP_NO_TAG;
-		a->key_rejected_at = now;
+	for (size_t i = 0; i < a->n_src; i++) {
+		const char *t = a->src[i].ops->hint ? a->src[i].ops->hint(a->src[i].s) : NULL;
+		if (t)
+			return t;
 	}
-	a->key_bad_seen = bad;
-	a->key_none_seen = none;
-	bool was = a->key_alert[0] != '\0';
-	enum udp_reason cause_was = a->key_cause_shown;
-	uint64_t n = bad + none, rej = udp_rejected_total(&st);
-	uint64_t accepted = st.datagrams > rej ? st.datagrams - rej : 0;
-	if (n == 0 || (accepted > 0 && now > a->key_rejected_at + KEY_ALERT_RECENT)) {
-		a->key_alert[0] = '\0';
-		return false;
-	}
-	char count[64];
-	if (accepted == 0 && n == st.datagrams)
-		snprintf(count, sizeof(count), "all %llu", (unsigned long long)n);
-	else
-		snprintf(count, sizeof(count), "%llu of %llu", (unsigned long long)n,
-			 (unsigned long long)st.datagrams);
-	snprintf(a->key_alert, sizeof(a->key_alert), "%s datagrams rejected: %s", count,
-		 a->key_cause == UDP_BAD_TAG ? "wrong key (bad_tag); re-export ROASTOP_KEY"
-					     : "no key (no_tag); export ROASTOP_KEY");
-	a->key_cause_shown = a->key_cause;
-	if (!was && a->headless)
-		fprintf(stderr, "roastop: %s (the line to export is above)\n", a->key_alert);
-	return !was || cause_was != a->key_cause;
+	return NULL;
+}
+
+/* The sources look at what they watch over time; an alert that begins or
+ * changes is drawn at once, and headless one line on stderr as it begins. */
+static void app_sources_tick(struct app *a)
+{
+	bool redraw = false;
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->tick && a->src[i].ops->tick(a->src[i].s))
+			redraw = true;
+	const char *alert = app_alert(a);
+	if (alert && !a->alert_shown && a->headless)
+		fprintf(stderr, "roastop: %s%s\n", alert,
+			app_hint(a) ? " (the line to export is above)" : "");
+	a->alert_shown = alert != NULL;
+	if (redraw && a->ui)
+		app_ui_draw(a);
 }
 
 /* Nothing arrives while the scheduler shows tasks running: the run shown
@@ -563,7 +503,7 @@ static void app_note_quiet(struct app *a, const struct run *r, const struct metr
 	optnum busy = m->tasks_executing_now;
 	bool fresh = r->tl_executing.has_last && app_now(a) - r->tl_executing.t_last < QUIET_FRESH;
 	bool begun = r->started || r->begun;
-	bool quiet = a->udp && !a->key_alert[0] && !r->ended && r->n_chunks == 0 && fresh &&
+	bool quiet = app_hint(a) && !app_alert(a) && !r->ended && r->n_chunks == 0 && fresh &&
 		     busy.valid && busy.value >= 1;
 	if (!quiet || r != a->quiet_run || begun != a->quiet_begun)
 		a->quiet_since = NAN;
@@ -589,7 +529,7 @@ static void app_note_quiet(struct app *a, const struct run *r, const struct metr
  * the idle timer (at least once a second): one line on stderr as it starts. */
 static void app_note_quiet_headless(struct app *a)
 {
-	if (!a->headless || !a->udp)
+	if (!a->headless || !app_hint(a))
 		return;
 	struct metrics m;
 	const struct run *r = session_newest(&a->ses);
@@ -705,11 +645,11 @@ static void serve_extra(cJSON *extra, const struct app *a)
 		cJSON_AddNumberToObject(rej, "total", (double)total);
 }
 
-/* Every source's statistics: the listener's, then the registry's. */
+/* Every source's statistics, in the registry's order. */
 struct app_stats {
-	const char *names[APP_SOURCES_MAX + 1];
-	struct source_stats of[APP_SOURCES_MAX + 1];
-	struct ui_source ui[APP_SOURCES_MAX + 1];
+	const char *names[APP_SOURCES_MAX];
+	struct source_stats of[APP_SOURCES_MAX];
+	struct ui_source ui[APP_SOURCES_MAX];
 	size_t n;
 };
 
@@ -717,18 +657,19 @@ struct app_stats {
 static struct app_stats *app_stats(const struct app *a)
 {
 	struct app_stats *st = calloc(1, sizeof(*st));
-	if (st && a->udp) {
-		st->names[st->n] = "udp";
-		udp_source_stats(a->udp, &st->of[st->n++]);
-	}
 	for (size_t i = 0; st && i < a->n_src; i++) {
 		if (!a->src[i].ops->stats)
 			continue;
 		st->names[st->n] = a->src[i].ops->name;
 		a->src[i].ops->stats(a->src[i].s, &st->of[st->n++]);
 	}
-	for (size_t i = 0; st && i < st->n; i++)
-		st->ui[i] = (struct ui_source){ st->names[i], &st->of[i] };
+	for (size_t i = 0, k = 0; st && i < a->n_src; i++) {
+		if (!a->src[i].ops->stats)
+			continue;
+		const char *target = a->src[i].ops->target ? a->src[i].ops->target(a->src[i].s) : NULL;
+		st->ui[k] = (struct ui_source){ st->names[k], &st->of[k], target };
+		k++;
+	}
 	return st;
 }
 
@@ -982,41 +923,28 @@ static void app_signal(struct app *a)
 	}
 }
 
-/* nap: seconds the listener stays unpolled (<= 0: it is polled). */
-static int poll_timeout(const struct app *a, double nap)
+/* A replay with more to read now does not wait. */
+static int poll_timeout(const struct app *a)
 {
 	if (a->replay && !a->replay_done && !a->replay_waiting &&
 	    (!a->pending || a->cfg->speed <= 0))
 		return 0; /* more to read now */
-	return nap > 0 ? (int)ceil(nap * 1000) : -1;
+	return -1;
 }
 
 /* The server's own timeout (a connection's) bounds the wait too. */
-static int app_poll_timeout(const struct app *a, double nap, int serve_ms)
+static int app_poll_timeout(const struct app *a, int serve_ms)
 {
-	int t = poll_timeout(a, nap);
+	int t = poll_timeout(a);
 	return serve_ms >= 0 && (t < 0 || serve_ms < t) ? serve_ms : t;
 }
 
-/* Drains the listener; after a small drain, leaves it a while (udp.h). */
-static int app_udp_drain(struct app *a)
+/* At the stop: what the sources have queued already is taken in. */
+static void app_sources_finish(struct app *a)
 {
-	int n = udp_drain(a->udp, clock_session(), deliver_cb, a);
-	double nap = n < 0 ? 0 : udp_drain_nap(a->udp, n);
-	if (n < 0)
-		fprintf(stderr, "roastop: udp: %s\n", strerror(errno));
-	else if (nap > 0)
-		a->udp_nap_until = clock_mono() + nap;
-	return n;
-}
-
-/* At the stop: what is queued already is applied (the loop may have been
- * napping), in a few drains at most, so that a flood cannot hold the exit. */
-static void app_udp_last_drain(struct app *a)
-{
-	for (int i = 0; a->udp && i < 8; i++)
-		if (app_udp_drain(a) < UDP_DRAIN_MAX)
-			return;
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->finish)
+			a->src[i].ops->finish(a->src[i].s, clock_session());
 }
 
 /* Still waiting for the collector to fetch the ended run (LINGER_IDLE)?
@@ -1085,16 +1013,15 @@ static void app_ui_draw(struct app *a)
 		.run = shown,
 		.session = &a->ses,
 		.m = &m,
-		.scheduler_url = a->cfg->replay_path ? NULL : a->cfg->scheduler_url,
 		.sources = st ? st->ui : NULL,
 		.n_sources = st ? st->n : 0,
 		.replay_path = a->cfg->replay_path,
 		.replay_done = a->replay_done,
 		.out_dir = a->out_dir,
 		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
-		.key_alert = a->key_alert[0] ? a->key_alert : NULL,
+		.key_alert = app_alert(a),
 		.quiet_alert = { a->quiet_alert[0][0] ? a->quiet_alert[0] : NULL, a->quiet_alert[1] },
-		.emitter_hint = a->udp ? a->emitter_hint : NULL,
+		.emitter_hint = app_hint(a),
 		.now = app_now(a),
 	};
 	for (size_t i = 0; i < a->n_src; i++)
@@ -1110,8 +1037,9 @@ static void app_ui_draw(struct app *a)
  * to source, where a terminal cannot copy it whole. */
 static void app_write_emitter(struct app *a)
 {
-	char path[PATH_MAX + 16], line[sizeof(a->emitter_hint) + 2];
-	if (!a->udp) {
+	char path[PATH_MAX + 16];
+	const char *hint = app_hint(a);
+	if (!hint) {
 		ui_message(a->ui, "no listener in a replay: no emitter line to write");
 		return;
 	}
@@ -1119,8 +1047,12 @@ static void app_write_emitter(struct app *a)
 		snprintf(path, sizeof(path), "%s/roastop.env", a->out_dir);
 	else
 		snprintf(path, sizeof(path), "%s.env", a->key.path);
-	snprintf(line, sizeof(line), "%s\n", a->emitter_hint);
-	if (fsutil_write_private(path, line) != 0)
+	struct strbuf line;
+	strbuf_init(&line);
+	strbuf_appendf(&line, "%s\n", hint);
+	int rc = line.failed ? -1 : fsutil_write_private(path, line.data);
+	strbuf_free(&line);
+	if (rc != 0)
 		ui_message(a->ui, "could not write %s: %s", path, strerror(errno));
 	else
 		ui_message(a->ui, "emitter line written to %s; in the analysis's shell: . %s", path, path);
@@ -1172,7 +1104,7 @@ static void app_open_ui(struct app *a)
 		return;
 	}
 	a->fds[FD_UI] = ui_fd(a->ui);
-	if (a->udp) /* what was printed before the screen opened, again */
+	if (app_hint(a)) /* what was printed before the screen opened, again */
 		ui_message(a->ui, "emitters: ? shows the export line, w writes it to a file");
 	double iv = ui_interval(a->ui);
 	timer_set_periodic(a->fds[FD_FRAME], iv, iv);
@@ -1232,14 +1164,6 @@ static void app_sources_dispatch(struct app *a, const struct pollfd *pfd, const 
 	}
 }
 
-/* At the stop: what every source holds already is applied. */
-static void app_sources_drain(struct app *a)
-{
-	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->drain)
-			a->src[i].ops->drain(a->src[i].s, clock_session());
-}
-
 static void app_loop(struct app *a)
 {
 	struct pollfd pfd[FD__COUNT + APP_SOURCES_MAX * SOURCE_MAX_FDS];
@@ -1247,14 +1171,11 @@ static void app_loop(struct app *a)
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
-		double nap = a->udp_nap_until - clock_mono();
-		if (nap > 0)
-			pfd[FD_UDP].fd = -1; /* poll skips it */
 		if (a->replay_waiting && !a->replay_done)
 			pfd[FD_REPLAY].fd = replay_fd(a->replay);
 		size_t n_src = app_sources_pollfds(a, pfd + FD__COUNT, n_fds);
 		int serve_ms = a->srv ? serve_timeout_ms(a->srv) : -1;
-		int wait_ms = app_poll_timeout(a, nap, serve_ms);
+		int wait_ms = app_poll_timeout(a, serve_ms);
 		int n = poll(pfd, FD__COUNT + n_src, app_sources_timeout(a, wait_ms));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
@@ -1291,29 +1212,27 @@ static void app_loop(struct app *a)
 		}
 		if (n > 0 && (pfd[FD_UI].revents & (POLLIN | POLLHUP)))
 			app_ui_input(a);
-		if (n > 0 && (pfd[FD_UDP].revents & POLLIN))
-			app_udp_drain(a);
 		if (n > 0 && pfd[FD_REPLAY].revents) /* input, its end, or an error to read */
 			a->replay_waiting = false;
 		app_sources_dispatch(a, pfd + FD__COUNT, n_fds, n >= 0);
 		if (a->srv && ((n > 0 && pfd[FD_SERVE].revents) || serve_ms == 0 || n == 0))
 			serve_run(a->srv);
-		app_note_loss(a);
-		if (app_note_key(a) && a->ui)
-			app_ui_draw(a);
+		app_sources_tick(a);
 		app_note_clock_step(a);
 		if (a->replay && !a->replay_done && !a->replay_waiting && !a->stop)
 			replay_step(a);
 	}
 }
 
-/* The listener and its key; prints what an emitter needs. */
-static int app_open_udp(struct app *a)
+/* The session's key (auth.h), unless --no-auth: the listener checks
+ * datagrams with it, the HTTP server takes it as its token. */
+static int app_open_key(struct app *a)
 {
 	const struct app_config *c = a->cfg;
 	char err[512];
-	if (!c->no_auth &&
-	    auth_key_setup(&a->key, c->key_file, c->new_key, err, sizeof(err)) != 0) {
+	if (c->no_auth)
+		return 0;
+	if (auth_key_setup(&a->key, c->key_file, c->new_key, err, sizeof(err)) != 0) {
 		fprintf(stderr, "roastop: %s\n", err);
 		return -1;
 	}
@@ -1323,29 +1242,20 @@ static int app_open_udp(struct app *a)
 		fprintf(stderr,
 			"roastop: new key written to %s; re-export ROASTOP_KEY in your shells\n",
 			a->key.path);
-	a->udp = udp_open(c->listen_host, c->listen_port,
-			  c->no_auth ? NULL : &a->key, c->rcvbuf, err, sizeof(err));
-	if (!a->udp) {
-		fprintf(stderr, "roastop: %s\n", err);
-		return -1;
-	}
-	a->fds[FD_UDP] = udp_fd(a->udp);
-	fprintf(stderr, "roastop: listening for chunk datagrams on udp %s%s\n", udp_address(a->udp),
-		c->no_auth ? " (no authentication)" : "");
-	if (c->no_auth)
-		snprintf(a->emitter_hint, sizeof(a->emitter_hint), "export ROASTOP_ADDR=%s",
-			 udp_address(a->udp));
-	else
-		snprintf(a->emitter_hint, sizeof(a->emitter_hint),
-			 "export ROASTOP_ADDR=%s ROASTOP_KEY=$(cat %s)", udp_address(a->udp), a->key.path);
-	fprintf(stderr, "roastop: emitters: %s\n", a->emitter_hint);
 	return 0;
+}
+
+static void note_cb(void *ctx, const char *text)
+{
+	struct app *a = ctx;
+	session_note(&a->ses, clock_session(), LOG_WARN, text);
 }
 
 /* Every source of the registry this configuration asks for. */
 static int app_open_registry(struct app *a)
 {
-	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .ctx = a };
+	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .note = note_cb, .ctx = a,
+				  .key = a->cfg->no_auth ? NULL : &a->key };
 	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
 		if (!(*ops)->wanted(a->cfg))
 			continue;
@@ -1365,6 +1275,34 @@ static void app_measure_cb(void *ctx, const struct run *r, struct metrics *m)
 	app_measure(ctx, r, m);
 }
 
+/* The first source's listening address (source_ops.address). */
+static bool app_listen_address(const struct app *a, struct sockaddr_storage *addr,
+			       socklen_t *len)
+{
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->address && a->src[i].ops->address(a->src[i].s, addr, len))
+			return true;
+	return false;
+}
+
+/* The listener's statistics for /metrics: the first source with an
+ * address. */
+static bool app_listener_stats(void *ctx, const char **name, struct source_stats *out)
+{
+	const struct app *a = ctx;
+	struct sockaddr_storage addr;
+	socklen_t len;
+	for (size_t i = 0; i < a->n_src; i++) {
+		const struct source_ops *ops = a->src[i].ops;
+		if (ops->address && ops->stats && ops->address(a->src[i].s, &addr, &len)) {
+			*name = ops->name;
+			ops->stats(a->src[i].s, out);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Where to serve: --serve's address, else the listener's (TCP on the UDP
  * host and port: ROASTOP_ADDR alone finds it); in a replay the key is read
  * here, as the listener would have. */
@@ -1375,8 +1313,7 @@ static int app_serve_where(struct app *a, struct serve_config *sc, char *err, si
 		return -1;
 	if (c->serve_host[0])
 		return serve_resolve(c->serve_host, c->serve_port, &sc->addr, &sc->addrlen, err, errsz);
-	sc->addrlen = sizeof(sc->addr);
-	if (getsockname(udp_fd(a->udp), (struct sockaddr *)&sc->addr, &sc->addrlen) == 0)
+	if (app_listen_address(a, &sc->addr, &sc->addrlen))
 		return 0;
 	snprintf(err, errsz, "no address: %s", strerror(errno));
 	return -1;
@@ -1388,11 +1325,14 @@ static int app_serve_where(struct app *a, struct serve_config *sc, char *err, si
 static void app_open_serve(struct app *a)
 {
 	const struct app_config *c = a->cfg;
-	if (c->serve_off || (!c->serve_host[0] && !a->udp))
+	struct sockaddr_storage addr;
+	socklen_t len;
+	if (c->serve_off || (!c->serve_host[0] && !app_listen_address(a, &addr, &len)))
 		return;
 	char err[sizeof(a->serve_error) - 64];
 	struct serve_config sc = { .ses = &a->ses, .out_dir = a->out_dir,
-				   .metrics_open = c->serve_metrics_open, .udp = a->udp,
+				   .metrics_open = c->serve_metrics_open,
+				   .listener_stats = app_listener_stats,
 				   .measure = app_measure_cb, .ctx = a };
 	if (app_serve_where(a, &sc, err, sizeof(err)) == 0) {
 		sc.key_hex = c->no_auth ? NULL : a->key.hex;
@@ -1421,7 +1361,7 @@ static int app_open_sources(struct app *a)
 			fprintf(stderr, "roastop: %s\n", err);
 			return -1;
 		}
-	} else if (app_open_udp(a) != 0) {
+	} else if (app_open_key(a) != 0) {
 		return -1;
 	}
 	if (app_open_registry(a) != 0)
@@ -1451,7 +1391,7 @@ static int app_open_fds(struct app *a)
 			      ? fmin(c->run_idle_timeout / RUN_IDLE_CHECKS, RUN_IDLE_CHECK_MAX)
 			      : RUN_IDLE_CHECK_MAX;
 	a->fds[FD_IDLE] = timer_open(c->replay_path ? 0 : idle, idle);
-	for (int i = 0; i < FD_UDP; i++) {
+	for (int i = 0; i <= FD_IDLE; i++) {
 		if (a->fds[i] < 0) {
 			fprintf(stderr, "roastop: cannot set up the event loop: %s\n", strerror(errno));
 			return -1;
@@ -1466,8 +1406,6 @@ static void app_close(struct app *a)
 	serve_close(a->srv);
 	if (a->replay)
 		replay_close(a->replay);
-	a->fds[FD_UDP] = -1; /* closed with the listener */
-	udp_close(a->udp);
 	for (size_t i = 0; i < a->n_src; i++)
 		a->src[i].ops->close(a->src[i].s);
 	if (a->key.session)
@@ -1565,8 +1503,7 @@ int app_main(const struct app_config *cfg)
 		app_open_serve(a);
 		app_open_ui(a);
 		app_loop(a);
-		app_udp_last_drain(a);
-		app_sources_drain(a);
+		app_sources_finish(a);
 		app_end_runs_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);

@@ -161,6 +161,10 @@ struct ev_status {
 	const char *source; /* "scheduler", "udp", "replay" */
 	enum source_state state;
 	const char *reason; /* human text, may be NULL */
+	/* 1: losing this source breaks the timelines it feeds (a gap, no
+	 * average across it); absent in a recording older than the field:
+	 * the decoder says 1 for "scheduler", else 0 (docs/recording.md) */
+	optnum gaps_timelines;
 };
 
 /* An analysis process, once a second (docs/protocol.md, "heartbeat"):

@@ -9,13 +9,17 @@
 #include "roastop/serve.h"
 #include "roastop/session.h"
 #include "roastop/strbuf.h"
-#include "roastop/udp.h"
+#include "roastop/source.h"
 
 struct openmetrics_input {
 	const struct session *ses;
 	const struct session_run *row; /* the newest run's row; NULL: none yet */
 	const struct metrics *m; /* its metrics (or the watch's); NULL: none */
-	const struct udp_stats *udp; /* NULL: no listener (a replay) */
+	/* the listener's statistics (udp_source_stats) and its name, the
+	 * families' prefix ("udp": roastop_udp_datagrams); NULL: no listener
+	 * (a replay) */
+	const struct source_stats *listener;
+	const char *listener_name;
 	const struct serve_stats *serve; /* NULL: left out */
 };
 

@@ -11,7 +11,7 @@
 
 #include "roastop/metrics.h"
 #include "roastop/serve_route.h"
-#include "roastop/udp.h"
+#include "roastop/source.h"
 
 #define SERVE_MAX_CONNECTIONS 16
 #define SERVE_TIMEOUT 5 /* seconds a connection may stay idle */
@@ -37,7 +37,9 @@ struct serve_config {
 	const char *out_dir;
 	const char *key_hex; /* NULL: no authentication (--no-auth) */
 	bool metrics_open;
-	const struct udp *udp; /* its counters in /metrics; may be NULL */
+	/* the listener's name and counters for /metrics; false: none (may
+	 * be NULL) */
+	bool (*listener_stats)(void *ctx, const char **name, struct source_stats *out);
 	/* the metrics of run r, now (the app's measure) */
 	void (*measure)(void *ctx, const struct run *r, struct metrics *m);
 	void *ctx;

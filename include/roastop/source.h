@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "roastop/app.h"
 #include "roastop/event.h"
@@ -20,10 +21,17 @@
 #define SOURCE_COUNTERS_MAX 64
 
 /* What a source is given when it opens. */
+struct auth_key;
 struct source_env {
 	const struct app_config *cfg;
 	event_deliver_fn deliver;
-	void *ctx;
+	/* a warning for the session's log ("datagrams lost: ..."), stamped
+	 * with the session clock */
+	void (*note)(void *ctx, const char *text);
+	void *ctx; /* for deliver and note */
+	/* the session's key (auth.h), NULL with --no-auth: what a source that
+	 * authenticates its input checks it with */
+	const struct auth_key *key;
 };
 
 struct source_counter {
@@ -70,13 +78,30 @@ struct source_ops {
 	/* Still doing what on_event asked at a run's end: the app waits for
 	 * it (up to a deadline) before it stops. NULL: never. */
 	bool (*busy)(const void *src);
-	/* At the stop: what has arrived already is applied, never waiting.
-	 * NULL: nothing is held back. */
-	void (*drain)(void *src, double now);
 	/* Delivers task events (EV_TASK): the task view is offered while it is
 	 * open. */
 	bool tasks;
 	void (*stats)(const void *src, struct source_stats *out);
+	/* Called after every wake-up of the loop, for what a source watches
+	 * over time (its losses, written with env->note). True: the header
+	 * should be drawn now (its alert began or changed). NULL: nothing. */
+	bool (*tick)(void *src);
+	/* What the source reads, for the header ("http://host:8787"), or
+	 * NULL. NULL op: nothing to show. */
+	const char *(*target)(const void *src);
+	/* What the header says is wrong with the input now ("all 33 datagrams
+	 * rejected: wrong key ..."), or NULL. NULL op: never anything. */
+	const char *(*alert)(const void *src);
+	/* The line the senders need ("export ROASTOP_ADDR=..."), shown by ?
+	 * and written by w, or NULL. NULL op: the source has no senders. */
+	const char *(*hint)(const void *src);
+	/* The address the source listens on: where the HTTP server serves by
+	 * default (TCP on the same host and port). NULL op, or false: none. */
+	bool (*address)(const void *src, struct sockaddr_storage *addr, socklen_t *len);
+	/* At the stop: take in what is already queued (the listener's socket,
+	 * the task stream's last messages), briefly and never waiting (a flood
+	 * must not hold the exit). NULL: nothing. */
+	void (*finish)(void *src, double now);
 	void (*close)(void *src);
 };
 

@@ -103,8 +103,13 @@ void udp_process(struct udp *u, const char *buf, size_t len, double now, event_d
 		 void *ctx);
 void udp_get_stats(const struct udp *u, struct udp_stats *out);
 /* The same as a source's statistics (source.h): "listen" and the address,
- * the counters, rejections by reason in the group "rejected". */
+ * the counters, rejections by reason in the group "rejected": the
+ * datagrams' reasons (udp_reason_name), then the decoder's, one per decode
+ * error in their order (openmetrics.c tells them apart so), then "total". */
 void udp_source_stats(const struct udp *u, struct source_stats *out);
+/* The same from counters and an address (for a test). */
+void udp_stats_to_source(const struct udp_stats *st, const char *address,
+			 struct source_stats *out);
 /* Datagrams rejected, for any reason. */
 uint64_t udp_rejected_total(const struct udp_stats *st);
 const char *udp_reason_name(enum udp_reason r);

@@ -50,6 +50,7 @@ struct ui_config {
 struct ui_source {
 	const char *name;
 	const struct source_stats *st;
+	const char *target; /* what it reads (source_ops.target), or NULL */
 };
 
 /* One frame's inputs; pointers are only read during ui_draw. */
@@ -57,7 +58,6 @@ struct ui_frame {
 	const struct run *run; /* the run shown: picked in the run list, else the newest */
 	const struct session *session; /* its runs, for the run list; may be NULL */
 	const struct metrics *m;
-	const char *scheduler_url; /* NULL = none configured */
 	const struct ui_source *sources; /* every source open, in the registry's order */
 	size_t n_sources;
 	const char *replay_path; /* NULL when live */

@@ -141,6 +141,7 @@ static const struct event_field fine_fields[] = {
 };
 
 static const struct event_field status_fields[] = {
+	INT(ev_status, gaps_timelines, 0, 1),
 	STR(ev_status, reason),
 	STR(ev_status, source),
 	OTHER(ev_status, state, FK_STATE, 0),

@@ -995,6 +995,17 @@ static enum decode_error check_run_end(const struct ev_run_end *e)
 	return s == RUN_STATUS__COUNT ? DEC_OUT_OF_RANGE : DEC_OK;
 }
 
+/* A recording older than gaps_timelines: only the scheduler's loss made a
+ * gap then. */
+static enum decode_error check_status(struct ev_status *st, bool saw_state)
+{
+	if (!st->source || !saw_state)
+		return DEC_MISSING_FIELD;
+	if (!st->gaps_timelines.valid)
+		st->gaps_timelines = (optnum){ strcmp(st->source, "scheduler") == 0, true };
+	return DEC_OK;
+}
+
 static enum decode_error check_event(struct jp *j, struct event *ev)
 {
 	switch (ev->type) {
@@ -1004,7 +1015,7 @@ static enum decode_error check_event(struct jp *j, struct event *ev)
 	case EV_RUN_START: return ev->u.run_start.run_id ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_RUN_END: return check_run_end(&ev->u.run_end);
 	case EV_FINE: return j->saw_rows ? DEC_OK : DEC_MISSING_FIELD;
-	case EV_STATUS: return ev->u.status.source && j->saw_state ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_STATUS: return check_status(&ev->u.status, j->saw_state);
 	case EV_HEARTBEAT:
 		return ev->u.heartbeat.host && ev->u.heartbeat.pid.valid ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_TASK:

@@ -3,6 +3,9 @@
  * ratios); names follow Prometheus' conventions (docs/metrics.md). */
 #include "roastop/openmetrics.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "roastop/event_json.h"
 
 /* One run number: its family, type, the metrics field and the factor to
@@ -109,24 +112,57 @@ static void om_run(struct strbuf *o, const struct session_run *row, const struct
 	om_sample(o, "roastop_run_closed", false, "run_id", row->run_id, NULL, NULL, row->closed);
 }
 
-static void om_udp(struct strbuf *o, const struct udp_stats *st)
+/* The listener's counters (source.h's statistics, as udp_source_stats
+ * gives them) under roastop_NAME_...: which counter becomes which family. */
+static const struct {
+	const char *counter, *family, *help;
+} listener_defs[] = {
+	{ "datagrams", "datagrams", "Datagrams received, good or bad." },
+	{ "bytes", "received_bytes", "Bytes of the datagrams received." },
+	{ "applied", "events_applied", "Events the datagrams delivered." },
+	{ "missing", "datagrams_missing", "Sequence numbers never received." },
+	{ "kernel_drops", "datagrams_dropped", "Datagrams the kernel dropped (buffer full)." },
+};
+
+/* The group "rejected" holds the datagrams' reasons, then the decoder's
+ * (one per decode error, in their order), then "total" (udp.h): the last
+ * DEC__COUNT - 1 before "total" are the decoder's. */
+static void om_listener_rejected(struct strbuf *o, const char *name, const struct source_stats *st)
 {
-	om_counter(o, "roastop_udp_datagrams", "Datagrams received, good or bad.", st->datagrams);
-	om_counter(o, "roastop_udp_received_bytes", "Bytes of the datagrams received.", st->bytes);
-	om_counter(o, "roastop_udp_events_applied", "Events the datagrams delivered.", st->applied);
-	om_counter(o, "roastop_udp_datagrams_missing", "Sequence numbers never received.",
-		   st->missing);
-	om_counter(o, "roastop_udp_datagrams_dropped", "Datagrams the kernel dropped (buffer full).",
-		   st->kernel_drops);
-	const char *n = "roastop_udp_datagrams_rejected";
-	om_head(o, n, true, "Datagrams rejected by framing, key or sequence, by reason.");
-	for (int r = 0; r < UDP__COUNT; r++)
-		om_sample(o, n, true, "reason", udp_reason_name(r), NULL, NULL, (double)st->rejected[r]);
-	n = "roastop_udp_decode_rejected";
-	om_head(o, n, true, "Datagrams whose event could not be decoded, by reason.");
-	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
-		om_sample(o, n, true, "reason", decode_error_name(e), NULL, NULL,
-			  (double)st->json.by_reason[e]);
+	char fr[96], fd[96];
+	snprintf(fr, sizeof(fr), "roastop_%s_datagrams_rejected", name);
+	snprintf(fd, sizeof(fd), "roastop_%s_decode_rejected", name);
+	size_t n = 0;
+	for (size_t i = 0; i < st->n_counters; i++) {
+		const struct source_counter *c = &st->counters[i];
+		n += c->group && strcmp(c->group, "rejected") == 0 && strcmp(c->name, "total") != 0;
+	}
+	size_t n_decode = DEC__COUNT - 1, k = 0;
+	om_head(o, fr, true, "Datagrams rejected by framing, key or sequence, by reason.");
+	for (size_t i = 0; i < st->n_counters; i++) {
+		const struct source_counter *c = &st->counters[i];
+		if (!c->group || strcmp(c->group, "rejected") != 0 || strcmp(c->name, "total") == 0)
+			continue;
+		if (k++ + n_decode == n)
+			om_head(o, fd, true, "Datagrams whose event could not be decoded, by reason.");
+		om_sample(o, k + n_decode > n ? fd : fr, true, "reason", c->name, NULL, NULL,
+			  (double)c->value);
+	}
+}
+
+static void om_listener(struct strbuf *o, const char *name, const struct source_stats *st)
+{
+	char family[96];
+	for (size_t d = 0; d < ROASTOP_ARRAY_LEN(listener_defs); d++) {
+		for (size_t i = 0; i < st->n_counters; i++) {
+			const struct source_counter *c = &st->counters[i];
+			if (c->group || strcmp(c->name, listener_defs[d].counter) != 0)
+				continue;
+			snprintf(family, sizeof(family), "roastop_%s_%s", name, listener_defs[d].family);
+			om_counter(o, family, listener_defs[d].help, c->value);
+		}
+	}
+	om_listener_rejected(o, name, st);
 }
 
 static void om_serve(struct strbuf *o, const struct serve_stats *st)
@@ -149,8 +185,8 @@ void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
 		om_run(out, in->row, in->m);
 	if (in->ses)
 		om_counter(out, "roastop_runs", "Runs seen by this roastop.", in->ses->runs_total);
-	if (in->udp)
-		om_udp(out, in->udp);
+	if (in->listener)
+		om_listener(out, in->listener_name, in->listener);
 	if (in->serve)
 		om_serve(out, in->serve);
 	strbuf_puts(out, "# EOF\n");

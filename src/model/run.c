@@ -1144,7 +1144,8 @@ static struct source_info *source_find(struct run *r, const char *name)
 	return s;
 }
 
-/* The scheduler was lost: no line is drawn and no trapezoid spans the gap. */
+/* A source feeding the timelines was lost: no line is drawn and no
+ * trapezoid spans the gap. */
 static void scheduler_gap(struct run *r)
 {
 	r->scheduler_gaps++;
@@ -1171,7 +1172,7 @@ static int apply_status(struct run *r, double t, const struct ev_status *st)
 	s->state = st->state;
 	s->since = t;
 	s->transitions++;
-	if (st->state == SRC_LOST && strcmp(s->name, "scheduler") == 0)
+	if (st->state == SRC_LOST && st->gaps_timelines.valid && st->gaps_timelines.value != 0)
 		scheduler_gap(r);
 	if (!first || st->state != SRC_CONNECTED)
 		run_log(r, t, st->state == SRC_CONNECTED ? LOG_INFO : LOG_WARN, "%s %s%s%s",

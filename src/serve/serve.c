@@ -43,13 +43,15 @@ static int serve_metrics_text(void *ctx, struct strbuf *out)
 	bool have = r && (!row || row->run);
 	if (have)
 		s->cfg.measure(s->cfg.ctx, r, &m);
-	struct udp_stats us;
-	if (s->cfg.udp)
-		udp_get_stats(s->cfg.udp, &us);
+	struct source_stats *ls = s->cfg.listener_stats ? calloc(1, sizeof(*ls)) : NULL;
+	const char *name = NULL;
+	bool listening = ls && s->cfg.listener_stats(s->cfg.ctx, &name, ls);
 	struct serve_stats ss = s->stats;
 	struct openmetrics_input in = { .ses = ses, .row = row, .m = have ? &m : NULL,
-					.udp = s->cfg.udp ? &us : NULL, .serve = &ss };
+					.listener = listening ? ls : NULL, .listener_name = name,
+					.serve = &ss };
 	openmetrics_write(&in, out);
+	free(ls);
 	return out->failed ? -1 : 0;
 }
 

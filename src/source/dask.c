@@ -162,7 +162,7 @@ static void status_set(struct dask *d, enum source_state state, const char *reas
 	ev->type = EV_STATUS;
 	ev->t = d->now;
 	ev->u.status = (struct ev_status){ .source = "scheduler", .state = state,
-					   .reason = d->reason };
+					   .reason = d->reason, .gaps_timelines = { 1, true } };
 	d->deliver(d->ctx, ev);
 }
 
@@ -950,6 +950,12 @@ static bool dask_busy(const void *d)
 	return dask_flushing(d);
 }
 
+/* The scheduler's address as given, for the header. */
+static const char *dask_source_target(const void *d)
+{
+	return ((const struct dask *)d)->cfg.url;
+}
+
 static void dask_source_stats(const void *d, struct source_stats *out)
 {
 	struct dask_stats st;
@@ -985,5 +991,6 @@ const struct source_ops dask_source = {
 	.on_event = dask_on_event,
 	.busy = dask_busy,
 	.stats = dask_source_stats,
+	.target = dask_source_target,
 	.close = dask_source_close,
 };

@@ -4,6 +4,7 @@
 #include "roastop/source.h"
 
 #define SOURCES(X) \
+	X(listener_source) \
 	X(dask_source) \
 	X(taskstream_source)
 

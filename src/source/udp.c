@@ -733,22 +733,28 @@ void udp_source_stats(const struct udp *u, struct source_stats *out)
 {
 	struct udp_stats st;
 	udp_get_stats(u, &st);
+	udp_stats_to_source(&st, udp_address(u), out);
+}
+
+void udp_stats_to_source(const struct udp_stats *st, const char *address,
+			 struct source_stats *out)
+{
 	out->state_key = "listen";
-	snprintf(out->state, sizeof(out->state), "%s", udp_address(u));
+	snprintf(out->state, sizeof(out->state), "%s", address);
 	const struct source_counter c[] = {
-		{ NULL, "datagrams", st.datagrams },	     { NULL, "applied", st.applied },
-		{ NULL, "bytes", st.bytes },		     { NULL, "senders", st.senders },
-		{ NULL, "missing", st.missing },	     { NULL, "out_of_order", st.out_of_order },
-		{ NULL, "kernel_drops", st.kernel_drops },
-		{ NULL, "reports_incomplete", st.reports_incomplete },
-		{ NULL, "hellos", st.hellos },		     { NULL, "acks_sent", st.acks_sent },
-		{ NULL, "acks_refused", st.acks_refused }, { NULL, "acks_failed", st.acks_failed },
+		{ NULL, "datagrams", st->datagrams },	      { NULL, "applied", st->applied },
+		{ NULL, "bytes", st->bytes },		      { NULL, "senders", st->senders },
+		{ NULL, "missing", st->missing },	      { NULL, "out_of_order", st->out_of_order },
+		{ NULL, "kernel_drops", st->kernel_drops },
+		{ NULL, "reports_incomplete", st->reports_incomplete },
+		{ NULL, "hellos", st->hellos },		      { NULL, "acks_sent", st->acks_sent },
+		{ NULL, "acks_refused", st->acks_refused }, { NULL, "acks_failed", st->acks_failed },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		source_count(out, c[i].group, c[i].name, c[i].value);
 	for (int r = 0; r < UDP__COUNT; r++)
-		source_count(out, "rejected", udp_reason_name(r), st.rejected[r]);
+		source_count(out, "rejected", udp_reason_name(r), st->rejected[r]);
 	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
-		source_count(out, "rejected", decode_error_name(e), st.json.by_reason[e]);
-	source_count(out, "rejected", "total", udp_rejected_total(&st));
+		source_count(out, "rejected", decode_error_name(e), st->json.by_reason[e]);
+	source_count(out, "rejected", "total", udp_rejected_total(st));
 }

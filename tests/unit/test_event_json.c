@@ -203,6 +203,16 @@ static void other_types_decode(void **state)
 				"\"state\":\"degraded\"}", &ev), DEC_OK);
 	assert_int_equal(ev.u.status.state, SRC_DEGRADED);
 	assert_null(ev.u.status.reason);
+	/* a recording older than gaps_timelines: only the scheduler gapped */
+	assert_true(ev.u.status.gaps_timelines.valid && ev.u.status.gaps_timelines.value == 1);
+	assert_int_equal(decode("{\"type\":\"status\",\"t\":6,\"source\":\"udp\","
+				"\"state\":\"lost\"}", &ev), DEC_OK);
+	assert_true(ev.u.status.gaps_timelines.valid && ev.u.status.gaps_timelines.value == 0);
+	assert_int_equal(decode("{\"type\":\"status\",\"t\":6,\"source\":\"tasks\","
+				"\"state\":\"lost\",\"gaps_timelines\":1}", &ev), DEC_OK);
+	assert_true(ev.u.status.gaps_timelines.value == 1);
+	assert_int_equal(decode("{\"type\":\"status\",\"t\":6,\"source\":\"udp\","
+				"\"state\":\"lost\",\"gaps_timelines\":2}", &ev), DEC_OUT_OF_RANGE);
 	assert_int_equal(decode("{\"type\":\"run_end\",\"t\":2}", &ev), DEC_OK);
 	assert_null(ev.u.run_end.run_id);
 	assert_null(ev.u.run_end.status); /* an old emitter's: the run completed */

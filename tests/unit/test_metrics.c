@@ -602,7 +602,8 @@ static void scheduler_gap_excluded(void **state)
 	sample(0, 2, 1, 0);
 	sample(10, 2, 1, 0);
 	struct event st = test_event(EV_STATUS, 15);
-	st.u.status = (struct ev_status){ .source = "scheduler", .state = SRC_LOST };
+	st.u.status = (struct ev_status){ .source = "scheduler", .state = SRC_LOST,
+					  .gaps_timelines = { 1, true } };
 	apply(st);
 	sample(40, 4, 1, 0);
 	sample(50, 4, 1, 0);

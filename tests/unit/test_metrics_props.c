@@ -211,7 +211,8 @@ static void gen_status(struct run *r, double t)
 {
 	struct event ev = test_event(EV_STATUS, t);
 	ev.u.status = (struct ev_status){ .source = "scheduler",
-					  .state = chance(0.5) ? SRC_LOST : SRC_CONNECTED };
+					  .state = chance(0.5) ? SRC_LOST : SRC_CONNECTED,
+					  .gaps_timelines = { 1, true } };
 	apply(r, &ev);
 }
 

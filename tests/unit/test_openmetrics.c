@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "roastop/openmetrics.h"
+#include "roastop/udp.h"
 
 static bool has_line(const char *text, const char *line)
 {
@@ -31,7 +32,11 @@ static void write_all(const struct session_run *row, struct strbuf *out)
 	us.json.by_reason[DEC_NOT_JSON] = 2;
 	struct serve_stats ss = { .connections = 5, .requests = 4 };
 	ss.rejected[SERVE_REJ_AUTH] = 1;
-	struct openmetrics_input in = { .ses = &ses, .row = row, .m = &m, .udp = &us, .serve = &ss };
+	static struct source_stats ls;
+	memset(&ls, 0, sizeof(ls));
+	udp_stats_to_source(&us, "127.0.0.1:1", &ls);
+	struct openmetrics_input in = { .ses = &ses, .row = row, .m = &m, .listener = &ls,
+					.listener_name = "udp", .serve = &ss };
 	strbuf_init(out);
 	openmetrics_write(&in, out);
 }

@@ -82,6 +82,7 @@ static void scheduler_lost(double t)
 	ev.u.status.source = "scheduler";
 	ev.u.status.state = SRC_LOST;
 	ev.u.status.reason = HOSTILE;
+	ev.u.status.gaps_timelines = (optnum){ 1, true };
 	apply(ev);
 }
 

@@ -281,7 +281,7 @@ static void scheduler_loss_breaks_trapezoids(void **state)
 	apply_sample(r, 0, one, 1);
 	apply_sample(r, 10, one, 1);
 	struct event lost = test_event(EV_STATUS, 11);
-	lost.u.status = (struct ev_status){ "scheduler", SRC_LOST, "connection refused" };
+	lost.u.status = (struct ev_status){ "scheduler", SRC_LOST, "connection refused", { 1, true } };
 	assert_int_equal(run_apply(r, &lost), 0);
 	struct worker_sample three[] = { worker("a", 1, 100, 1000), worker("b", 1, 1, 9),
 					 worker("c", 1, 1, 9) };

@@ -98,9 +98,10 @@ static void draw_everything(int cols, int rows, bool ascii, bool no_color)
 	source_count(&st, NULL, "datagrams", 123456789);
 	source_count(&st, NULL, "missing", 3);
 	source_count(&st, "rejected", "senders_full", 20000); /* the udp line's alert, at every size */
-	struct ui_source src = { "udp", &st };
-	struct ui_frame f = { .run = &R, .m = &m, .scheduler_url = "http://localhost:8787",
-			      .sources = &src, .n_sources = 1, .out_dir = "/tmp/x",
+	struct source_stats polled = { .state_key = "mode", .state = "prometheus" };
+	struct ui_source src[] = { { "udp", &st, NULL },
+				   { "scheduler", &polled, "http://localhost:8787" } };
+	struct ui_frame f = { .run = &R, .m = &m, .sources = src, .n_sources = 2, .out_dir = "/tmp/x",
 			      .emitter_hint = "export ROASTOP_ADDR=127.0.0.1:8790", .now = R.t_last };
 	for (int v = 0; v < UI_VIEW__COUNT; v++) {
 		ui_set_view(ui, (enum ui_view)v);

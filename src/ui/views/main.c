@@ -119,9 +119,10 @@ static const struct source_info *source_named(const struct run *r, const char *n
 	return NULL;
 }
 
-static void scheduler_state(struct line *l, const struct ui_frame *f)
+/* What the run's status events say of a source. */
+static void source_state(struct line *l, const struct ui_frame *f, const char *name)
 {
-	const struct source_info *s = source_named(f->run, "scheduler");
+	const struct source_info *s = source_named(f->run, name);
 	char buf[FMT_LEN], at[FMT_LEN], lost[3 * FMT_LEN];
 	if (!s) {
 		seg(l, TH_DIM, f->replay_path ? "(replay)" : "waiting for the first poll");
@@ -142,12 +143,14 @@ static void scheduler_state(struct line *l, const struct ui_frame *f)
 	}
 }
 
-/* A replay: the file, then what the recording says of the scheduler. */
+/* A replay: what the recording says of each source, then the file. */
 static void header_replay(struct line *l, const struct ui_frame *f)
 {
-	if (source_named(f->run, "scheduler")) {
-		seg(l, TH_LABEL, "scheduler ");
-		scheduler_state(l, f);
+	char label[sizeof(f->run->sources[0].name) + 1];
+	for (size_t i = 0; i < f->run->n_sources && i < ROASTOP_ARRAY_LEN(f->run->sources); i++) {
+		snprintf(label, sizeof(label), "%s ", f->run->sources[i].name);
+		seg(l, TH_LABEL, label);
+		source_state(l, f, f->run->sources[i].name);
 		sep(l);
 	}
 	pair(l, "Dask ", TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
@@ -194,6 +197,25 @@ static void header_listener(struct line *l, const struct ui_source *src)
 	sep(l);
 }
 
+/* A source that is no listener: its name, what it reads (wide) and the
+ * state the run's status events give it. */
+static void header_polled(struct line *l, const struct ui_frame *f, const struct ui_source *src,
+			  bool wide)
+{
+	char label[72];
+	snprintf(label, sizeof(label), "%s ", src->name);
+	if (wide && src->target) {
+		pair(l, label, TH_TEXT, src->target);
+		seg(l, TH_TEXT, " ");
+	} else {
+		seg(l, TH_LABEL, label);
+	}
+	source_state(l, f, src->name);
+}
+
+/* Wide, the cluster's version before the polled sources' addresses and
+ * states (a lost source's reason is long: last); narrower, their states
+ * first and no address. */
 static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	struct line l = { .ui = ui, .y = r.y, .x = 1, .end = r.x + r.w };
@@ -204,20 +226,20 @@ static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 	for (size_t i = 0; i < f->n_sources; i++)
 		if (is_listener(&f->sources[i]))
 			header_listener(&l, &f->sources[i]);
-	const char *dask = f->run->dask_version[0] ? f->run->dask_version : "n/a";
-	if (r.w >= 100) {
-		pair(&l, "Dask ", TH_VALUE, dask);
+	const char *version = f->run->dask_version[0] ? f->run->dask_version : "n/a";
+	bool wide = r.w >= 100;
+	if (wide) {
+		pair(&l, "Dask ", TH_VALUE, version);
 		sep(&l);
-		pair(&l, "scheduler ", TH_TEXT, f->scheduler_url ? f->scheduler_url : "-");
-		seg(&l, TH_TEXT, " ");
-		scheduler_state(&l, f);
-		return;
 	}
-	/* narrower, the scheduler's state before its address and Dask's version */
-	seg(&l, TH_LABEL, "scheduler ");
-	scheduler_state(&l, f);
-	sep(&l);
-	pair(&l, "Dask ", TH_VALUE, dask);
+	for (size_t i = 0; i < f->n_sources; i++) {
+		if (is_listener(&f->sources[i]))
+			continue;
+		header_polled(&l, f, &f->sources[i], wide);
+		sep(&l);
+	}
+	if (!wide)
+		pair(&l, "Dask ", TH_VALUE, version);
 }
 
 /* How the run ended, in the colour of its outcome; a failure with its
