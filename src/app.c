@@ -1434,6 +1434,18 @@ static int app_finish_recording(struct app *a)
 /* The runs, the newest in full, and the last line, in one write to
  * standard output, whose failure (a full disk, a closed pipe) is an error
  * like any other. */
+/* The session's Dask tasks (not one run's: the task stream is the
+ * cluster's), after the newest run's summary; nothing without them. */
+static void app_tasks_text(const struct app *a, struct strbuf *sb)
+{
+	cJSON *tmp = cJSON_CreateObject();
+	struct app_stats *st = tmp ? app_stats(a) : NULL;
+	app_tasks_extra(a, tmp, st);
+	metrics_tasks_text(cJSON_GetObjectItemCaseSensitive(tmp, "tasks"), sb);
+	free(st);
+	cJSON_Delete(tmp);
+}
+
 static int app_print_summary(const struct app *a, const struct metrics *m)
 {
 	struct strbuf sb;
@@ -1441,6 +1453,7 @@ static int app_print_summary(const struct app *a, const struct metrics *m)
 	text_runs(&a->ses, &sb);
 	strbuf_puts(&sb, "\n");
 	text_summary(m, session_newest(&a->ses), &sb);
+	app_tasks_text(a, &sb);
 	const struct session_run *last = a->ses.n_rows ? &a->ses.rows[a->ses.n_rows - 1] : NULL;
 	if (a->n_written)
 		strbuf_appendf(&sb, "\nroastop: stopped (%s); %zu measurement%s written under %s "

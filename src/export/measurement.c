@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "roastop/fsutil.h"
-#include "roastop/metrics_tasks.h"
 #include "roastop/report_html.h"
 #include "roastop/report_text.h"
 #include "roastop/strbuf.h"
@@ -213,13 +212,11 @@ static int write_times(const struct outdir *o, const struct metrics *m)
 	return file_replace(o, "start_end_time.txt", line, (size_t)n);
 }
 
-static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r,
-			 const cJSON *extra)
+static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
 	text_summary(m, r, &sb);
-	metrics_tasks_text(cJSON_GetObjectItemCaseSensitive(extra, "tasks"), &sb);
 	int rc = write_buf(o, "summary.txt", &sb);
 	strbuf_free(&sb);
 	return rc;
@@ -249,7 +246,7 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
 	if (rc == 0)
 		rc = write_times(&o, m);
 	if (rc == 0)
-		rc = write_summary(&o, m, r, extra);
+		rc = write_summary(&o, m, r);
 	if (rc == 0)
 		rc = write_report(&o, m, r);
 	if (rc == 0)

@@ -22,7 +22,7 @@ def start(tmp_path, cluster, *extra):
     proc = subprocess.Popen([ROASTOP, *map(str, ["--headless", "--listen", "127.0.0.1:0", "--no-auth",
                              "--scheduler", cluster.dashboard_url, "--output",
                              tmp_path / "out", "--checkpoint", 0, "--duration", 600, *extra])],
-                            stdout=subprocess.DEVNULL, stderr=open(err, "w"),
+                            stdout=open(tmp_path / "roastop.stdout", "w"), stderr=open(err, "w"),
                             stdin=subprocess.DEVNULL)
     return proc, err
 
@@ -98,7 +98,10 @@ def test_array_and_straggler(tmp_path, cluster):
     assert named and named[0]["worker"] == slow_worker, tasks["stragglers"]
     assert stream["tasks"] >= tasks["count"]
     assert sum(stream["rejected_by"].values()) == 0
-    summary = (run_dir(tmp_path / "out") / "summary.txt").read_text()
+    # the session's section follows the newest run's summary on stdout (not in a
+    # run's summary.txt: the stream is the cluster's, not one run's)
+    summary = (tmp_path / "roastop.stdout").read_text()
+    assert "Dask tasks" not in (run_dir(tmp_path / "out") / "summary.txt").read_text()
     assert f"Dask tasks (/eventstream): {tasks['count']} tasks" in summary, summary
     assert f"latest straggler: {named[0]['key']} on {slow_worker}" in summary, summary
     # the recording replays to the same task model (the stream's counters are live only)
