@@ -674,22 +674,30 @@ static struct app_stats *app_stats(const struct app *a)
 }
 
 /* The state a source's statistics give, or NULL (st NULL: out of memory). */
-static const char *app_source_state(const struct app_stats *st, const char *name)
+/* The open source that delivers task events, or NULL. */
+static const struct source_ops *app_tasks_source(const struct app *a)
 {
-	for (size_t i = 0; st && i < st->n; i++)
-		if (strcmp(st->names[i], name) == 0)
-			return st->of[i].state;
+	for (size_t i = 0; i < a->n_src; i++)
+		if (a->src[i].ops->tasks)
+			return a->src[i].ops;
+	return NULL;
+}
+
+/* The statistics of the task events' source, or NULL (none open, or st
+ * NULL: out of memory). */
+static const struct source_stats *app_tasks_feed(const struct app *a, const struct app_stats *st)
+{
+	const struct source_ops *ops = app_tasks_source(a);
+	for (size_t i = 0; ops && st && i < st->n; i++)
+		if (strcmp(st->names[i], ops->name) == 0)
+			return &st->of[i];
 	return NULL;
 }
 
 /* roastop.tasks: the task model, when a source feeds it or a replay did. */
 static void app_tasks_extra(const struct app *a, cJSON *extra, const struct app_stats *st)
 {
-	const struct source_stats *feed = NULL;
-	for (size_t i = 0; i < a->n_src; i++)
-		for (size_t k = 0; a->src[i].ops->tasks && st && k < st->n; k++)
-			if (!strcmp(st->names[k], a->src[i].ops->name))
-				feed = &st->of[k];
+	const struct source_stats *feed = app_tasks_feed(a, st);
 	if (extra && (feed || a->tasks.count))
 		metrics_tasks_json(extra, &a->tasks, feed);
 }
@@ -1024,11 +1032,11 @@ static void app_ui_draw(struct app *a)
 		.emitter_hint = app_hint(a),
 		.now = app_now(a),
 	};
-	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->tasks) { /* the task view, with the state of what feeds it */
-			f.tasks = &a->tasks;
-			f.tasks_state = app_source_state(st, a->src[i].ops->name);
-		}
+	if (app_tasks_source(a)) { /* the task view, with the state of what feeds it */
+		const struct source_stats *feed = app_tasks_feed(a, st);
+		f.tasks = &a->tasks;
+		f.tasks_state = feed ? feed->state : NULL;
+	}
 	ui_draw(a->ui, &f);
 	free(st);
 }
