@@ -773,6 +773,15 @@ class Emitter:
 
     def _socket(self):
         pid = os.getpid()
+        if self._pid == pid and self._sock is not None:
+            return self._sock
+        # the chunk's thread and the heartbeat's meet here on a process's first
+        # use: one of them makes the numbers and the socket, not both (two
+        # counters would send one seq twice, a socket would leak)
+        with shared("emitter_locks", dict).setdefault(pid, threading.Lock()):
+            return self._socket_made(pid)
+
+    def _socket_made(self, pid):
         if self._pid != pid:
             # a new process (first use, or a forked child): its own sender, socket and numbers
             if self._sock is not None and self._pid is not None:

@@ -158,3 +158,26 @@ def test_heartbeat_v2_and_v1(sink):
                             "chunks_in_flight", "interval", "rss_bytes", "worker"}
         while not nothing_arrives(sink, 1.5):
             pass
+
+
+def test_beat_and_chunk_threads_share_one_sender(sink):
+    """A process's first chunk starts the heartbeat thread, which sends at
+    once: its first send and the chunk's meet in the emitter's set-up. One
+    of them makes the process's numbers and socket, so both threads send as
+    one sender (one instance, one socket, no seq twice)."""
+    import sys
+    import threading
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as CPython will
+    try:
+        for _ in range(300):
+            e = Emitter(addr_of(sink), KEY, heartbeat=False)
+            got = []
+            t = threading.Thread(target=lambda: got.append((e._socket(), e._instance)))
+            t.start()
+            mine = (e._socket(), e._instance)
+            t.join()
+            assert got == [mine], (got, mine)
+            e._sock.close()
+    finally:
+        sys.setswitchinterval(old)
