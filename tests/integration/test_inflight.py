@@ -162,6 +162,14 @@ def recorded(rec: Path):
     return out
 
 
+def started_ends(events):
+    """The successful chunk ends recorded, and the (host, pid, seq) of every
+    chunk_start recorded."""
+    ends = [e for e in events if e["type"] == "chunk" and not e.get("error")]
+    starts = {(e["host"], e["pid"], e["seq"]) for e in events if e["type"] == "chunk_start"}
+    return ends, starts
+
+
 def checkpoint(root: Path):
     try:
         return load_metrics(root)
@@ -228,8 +236,19 @@ def test_chunk_lost_with_its_killed_worker(tmp_path, own_cluster, dimuon_files):
     # every start ended or was lost; the lost one never ended. Dask also
     # recomputes the finished chunks whose results the killed worker held,
     # so there are 30 chunks or more
-    assert fl["chunk_starts"] == fl["matched"] + fl["lost_with_worker"], fl
-    assert fl["matched"] == m["num_chunks"] >= 30, (fl, m["num_chunks"])
+    counts = {k: v for k, v in fl.items() if not isinstance(v, list)}
+    assert fl["chunk_starts"] == fl["matched"] + fl["lost_with_worker"], counts
+    assert fl["replaced"] == 0 and fl["overflow"] == 0, counts
+    # each end is matched exactly when the recording (what reached roastop)
+    # holds its start: a start lost on the way leaves its end unmatched
+    ends, starts = started_ends(recorded(rec))
+    unheld = [e for e in ends if (e["host"], e["pid"], e.get("start_seq")) not in starts]
+    assert m["num_chunks"] == len(ends) >= 30, (counts, m["num_chunks"], len(ends))
+    assert fl["matched"] == len(ends) - len(unheld), (counts, unheld)
+    assert fl["unmatched_ends"] == sum("start_seq" in e for e in unheld), (counts, unheld)
+    if unheld:  # never seen on a quiet machine: say which, with the loss counted
+        print(f"{len(unheld)} chunk(s) whose start did not reach roastop: {unheld}; "
+              f"udp: {m['roastop'].get('udp')}")
     held = [e for e in recorded(rec) if e["type"] == "chunk"
             and e.get("file", "").endswith("DYJetsToLL_1.root") and e.get("entry_start") == 20000]
     assert len(held) == 1, held  # the rerun's, on the other worker
