@@ -1,13 +1,22 @@
 #!/bin/sh
-# The test and bench virtual environment (pinned versions, tests/requirements*.txt),
-# made again only when the pins change. Usage: scripts/venv.sh [VENV]
+# A test and bench virtual environment with pinned versions, made again only when
+# the pins change. Usage: scripts/venv.sh [VENV [REQUIREMENTS...]]; without
+# requirement files, build/venv's: tests/requirements.txt and
+# tests/requirements-nodeps.txt. A file named *-nodeps.txt is installed without
+# dependencies and without the Python version check (roastcoffea 0.1.2 declares
+# Python >= 3.12 and runs on 3.11).
 set -eu
 VENV="${1:-build/venv}"
-REQS="tests/requirements.txt tests/requirements-nodeps.txt"
-if [ ! -x "$VENV/bin/pytest" ] || ! cat $REQS | cmp -s - "$VENV/requirements.txt"; then
+[ $# -gt 0 ] && shift
+REQS="${*:-tests/requirements.txt tests/requirements-nodeps.txt}"
+if [ ! -x "$VENV/bin/python" ] || ! cat $REQS | cmp -s - "$VENV/requirements.txt"; then
 	python3 -m venv --clear "$VENV"
-	"$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
-	"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps \
-		--ignore-requires-python -r tests/requirements-nodeps.txt
+	for r in $REQS; do
+		case "$r" in
+		*-nodeps.txt) "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps \
+			--ignore-requires-python -r "$r" ;;
+		*) "$VENV/bin/pip" install -q --disable-pip-version-check -r "$r" ;;
+		esac
+	done
 	cat $REQS >"$VENV/requirements.txt"
 fi

@@ -57,8 +57,9 @@ class Cluster:
     """`dask scheduler` + n `dask worker` processes. Workers serve their own
     dashboard (roastop reads their /metrics when identity.json answers 500)."""
 
-    def __init__(self, workdir: Path, n_workers=2, prefix=None):
+    def __init__(self, workdir: Path, n_workers=2, prefix=None, dask=DASK):
         self.logs = Path(workdir)
+        self.dask = dask  # the dask command: another environment's for another version
         self.port, self.dashboard_port = free_port(), free_port()
         self.prefix = prefix
         self.address = f"tcp://127.0.0.1:{self.port}"
@@ -72,7 +73,7 @@ class Cluster:
 
     def _spawn(self, name, args):
         log = open(self.logs / f"{name}.log", "a")
-        return subprocess.Popen([DASK, *args], stdout=log, stderr=subprocess.STDOUT,
+        return subprocess.Popen([self.dask, *args], stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=self.env, cwd=self.logs,
                                 start_new_session=True)
 

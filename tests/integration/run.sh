@@ -5,6 +5,9 @@ set -eu
 BUILD=${BUILD:-build}
 VENV="${VENV:-build/venv}" # one environment for the plain and the ASan runs
 sh scripts/venv.sh "$VENV"
+# the dask-awkward path's own environment (tests/requirements-dak.txt says why)
+VENV_DAK=$(realpath -m "${VENV_DAK:-$VENV-dak}")
+sh scripts/venv.sh "$VENV_DAK" tests/requirements-dak.txt
 # The emitter package installs like a user's would (pip, from the repository),
 # but beside the venv, not into it: the Dask scheduler and workers the tests
 # start run from the venv and must not be able to import roastop, as on a
@@ -18,7 +21,7 @@ ROASTOP_CLIENT=$(realpath "$BUILD/roastop-client")
 PYTHONPATH="$ROASTOP_CLIENT${PYTHONPATH:+:$PYTHONPATH}"
 ROASTOP=$(realpath "${ROASTOP:-$BUILD/roastop}")
 TOOLS=$(realpath "${TOOLS:-$BUILD/tools}")
-export ROASTOP TOOLS ROASTOP_CLIENT PYTHONPATH
+export ROASTOP TOOLS ROASTOP_CLIENT PYTHONPATH VENV_DAK
 if [ "${1:-}" = "--only-faults" ]; then
 	shift
 	exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/faults "$@"
