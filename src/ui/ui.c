@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define MSG_SECONDS 5.0
+#define UI_VIEW_NAME_MAX 8 /* "Datasets", "Sections": the longest */
 
 static const char *const view_names[UI_VIEW__COUNT] = { "Main",	    "Workers", "Datasets", "Slowest",
 							"Sections", "Files",   "Log",	   "Runs",
@@ -50,17 +51,35 @@ void ui_invalidate(struct ui *ui)
 	ui->dirty = true;
 }
 
+/* The columns the tabs take when the names of those not shown are cut to
+ * at most cut characters (" 1 Main" each). */
+static int tabs_width(const struct ui *ui, int n, int cut)
+{
+	int w = 0;
+	for (int v = 0; v < n; v++) {
+		int len = (int)strlen(view_names[v]);
+		w += 3 + (v == (int)ui->view || len < cut ? len : cut);
+	}
+	return w;
+}
+
 static void draw_tabs(struct ui *ui)
 {
-	int tabs = 0, n = ui->has_tasks ? UI_VIEW__COUNT : UI_VIEW_TASKS;
-	for (int v = 0; v < n; v++)
-		tabs += 3 + (int)strlen(view_names[v]); /* " 1 Main" */
+	int n = ui->has_tasks ? UI_VIEW__COUNT : UI_VIEW_TASKS;
+	/* every tab's key on the line: at 80 columns with the task view, the
+	 * names of the views not shown are cut to what fits (the key is what
+	 * is typed; the view shown keeps its name whole) */
+	int cut = UI_VIEW_NAME_MAX;
+	while (cut > 1 && tabs_width(ui, n, cut) > COLS)
+		cut--;
 	/* the name goes first: every tab whole at 80 columns */
-	int x = tabs + 9 <= COLS ? scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ") : 0;
+	int x = tabs_width(ui, n, cut) + 9 <= COLS ? scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ") : 0;
 	for (int v = 0; v < n; v++) {
+		bool shown = v == (int)ui->view;
 		x += scr_text(ui, 0, x, COLS - x, TH_TAB, " ");
-		x += scr_printf(ui, 0, x, COLS - x, v == (int)ui->view ? TH_TAB_ACTIVE : TH_TAB, "%d %s",
-				(v + 1) % 10, view_names[v]); /* the tenth is key 0 */
+		x += scr_printf(ui, 0, x, COLS - x, shown ? TH_TAB_ACTIVE : TH_TAB, "%d %.*s",
+				(v + 1) % 10, shown ? UI_VIEW_NAME_MAX : cut,
+				view_names[v]); /* the tenth is key 0 */
 	}
 	if (ui->paused)
 		scr_text(ui, 0, COLS - 8, 8, TH_WARNING, " PAUSED ");

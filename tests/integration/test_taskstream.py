@@ -3,6 +3,7 @@ a dask.array computation and delayed calls on a real loopback cluster;
 roastop's per-prefix counts equal the graph's, a task made slow on purpose
 is named as a straggler with its worker, and a restarted scheduler is
 followed (docs/metrics.md, "Dask tasks")."""
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -155,7 +156,7 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
     s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
                           "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
     try:
-        s.wait_for("Tasks" if cols >= 200 else "Running", timeout=60)
+        s.wait_for("0 Tasks", timeout=60)  # the stream connected: its view offered
         s.keys("0")
         s.wait_for("task stream (connected)", timeout=60)
         worker = run_work(cluster)
@@ -163,6 +164,10 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
         text = s.wait_for("latest straggler: nap on " + worker, timeout=120)
         lines = text.splitlines()
         assert len(lines) == rows
+        # every view's key on the tab line, the one shown named whole (at 80
+        # columns the others' names are cut to fit)
+        keys = re.findall(r"(?:^| )(\d) ", lines[0])
+        assert keys == list("1234567890") and " 0 Tasks" in lines[0], lines[0]
         assert any(line.startswith(short[:15]) for line in lines), text  # its lane
         row = [line for line in lines if line.split()[1:2] == ["sum"]]
         assert row and row[0].split()[2] == "64", text  # 8 x 8 chunks
