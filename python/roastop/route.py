@@ -16,7 +16,7 @@ serving the run's span, so the heartbeats that land after run end still
 count; it is read-only and serves what identity.json serves plus the fine
 metrics. Installing again (a second run) replaces the span instead of adding
 a second handler. The body's format is documented in
-docs/protocol.md ("Scheduler route").
+docs/scheduler.md ("The route").
 """
 import sys
 
