@@ -9,7 +9,9 @@ shift 3
 run_one() {
 	n=$(basename "$1")
 	mkdir -p "$build/fuzz-corpus/$n"
-	if "$1" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$build/fuzz/$n-" \
+	dict=""  # a harness's dictionary of its format's tokens, when it has one
+	[ -f "tests/fuzz/$n.dict" ] && dict="-dict=tests/fuzz/$n.dict"
+	if "$1" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$build/fuzz/$n-" $dict \
 		"$build/fuzz-corpus/$n" "tests/fuzz/corpus/$n" >"$build/fuzz/$n.log" 2>&1; then
 		echo "fuzz $n: $seconds s, $(grep -o 'Done [0-9]* runs' "$build/fuzz/$n.log" | tail -1)"
 	else

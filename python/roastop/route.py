@@ -16,76 +16,123 @@ serving the run's span, so the heartbeats that land after run end still
 count; it is read-only and serves what identity.json serves plus the fine
 metrics. Installing again (a second run) replaces the span instead of adding
 a second handler. The body's format is documented in
-docs/protocol.md ("Scheduler route").
+docs/scheduler.md ("The route").
 """
 import sys
 
 ROUTE = "/roastop/v1/state.json"
-ROUTE_VERSION = 1
+ROUTE_VERSION = 2
 
 
 def install(dask_scheduler=None, span_id=None):
     """Runs ON the scheduler (client.run_on_scheduler). Returns the routes now
     served, for the client to log."""
+    import binascii
     import json
     import math
+    import struct
     import time
 
     import distributed
     from tornado import web
 
     sched = dask_scheduler
-    state = getattr(sched, "_roastop_route", None)
-    if state is not None:
-        state["span_id"] = span_id
-        return state["routes"]
+    old = getattr(sched, "_roastop_route", None)
+    if old is not None and old.get("version") == ROUTE_VERSION:
+        old["span_id"] = span_id
+        return old["routes"]
 
     def num(v):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return None
         return v if math.isfinite(v) else None
 
+    nan = math.nan
+
     def fine_rows(metrics):
         rows = []
         for key, value in metrics.items():
-            value = num(value)
-            if value is None or not isinstance(key, tuple) or len(key) < 3:
+            if not isinstance(key, tuple) or len(key) < 3:
                 continue  # plain-string keys are heartbeat digests, not fine metrics
+            value = num(value)
+            if value is None:
+                continue
             parts = [str(k) for k in key]
             if len(parts) == 3:
                 parts.insert(1, "")  # (context, activity, unit): no task prefix
             rows.append([parts[0], parts[1], parts[2], parts[-1], value])
         return rows
 
-    def worker_row(ws):
-        mem = ws.memory
-        m = ws.metrics or {}
-        return {
-            "address": ws.address, "name": str(ws.name), "host": ws.host,
-            "nthreads": ws.nthreads, "memory_limit": num(ws.memory_limit),
-            "memory": num(mem.process), "managed_bytes": num(mem.managed),
-            "spilled_bytes": num(mem.spilled), "cpu": num(m.get("cpu")),
-            "executing": len(ws.executing), "processing": len(ws.processing),
-            "status": ws.status.name, "last_seen": num(ws.last_seen),
-            "pid": num(getattr(ws, "pid", None)),
-        }
+    def worker_facts(ws):
+        """The facts fixed for a WorkerState's life (a worker that registers
+        again is a new WorkerState): [address, name, host, nthreads,
+        memory_limit, pid]."""
+        return [ws.address, str(ws.name), ws.host, ws.nthreads, num(ws.memory_limit),
+                num(getattr(ws, "pid", None))]
 
-    def span_rows(span_id):
+    def facts_json(wss):
+        """The workers' facts as JSON, encoded again only when the scheduler's
+        WorkerState objects change (a join, a leave, a re-registration): a
+        list compares its members by identity first, so the check is cheap."""
+        cached = state.get("facts")
+        if cached is None or cached[0] != wss:
+            cached = state["facts"] = (wss, dumps([worker_facts(ws) for ws in wss]))
+        return cached[1]
+
+    def worker_states(wss):
+        """Each worker's changing numbers, six a worker (memory,
+        managed_bytes, spilled_bytes, cpu, executing, processing), read off
+        the heartbeat as WorkerState.memory reads them (process:
+        metrics["memory"] or 0; managed: nbytes, at most process; spilled:
+        the disk part) without building a MemoryState, and its status."""
+        vals, statuses = [], []
+        extend, append = vals.extend, statuses.append
+        for ws in wss:
+            m = ws.metrics
+            process = m["memory"] or 0
+            managed = ws.nbytes
+            extend((process, managed if managed < process else process,
+                    m["spilled_bytes"]["disk"], m.get("cpu"), len(ws.executing),
+                    len(ws.processing)))
+            append(ws.status)
+        return vals, statuses
+
+    def pack(vals):
+        """The numbers as base64 of little-endian float64 (exact up to 2^53;
+        NaN stands for null): a third of json.dumps' cost per number."""
+        layout = state.get("layout")  # the struct layout of the last poll's size
+        if layout is None or layout.size != 8 * len(vals):
+            layout = state["layout"] = struct.Struct("<%dd" % len(vals))
+        try:
+            raw = layout.pack(*vals)
+        except struct.error:  # None or another non-number in a heartbeat: null
+            raw = layout.pack(*(nan if num(v) is None else v for v in vals))
+        return binascii.b2a_base64(raw, newline=False).decode("ascii")
+
+    def statuses_json(statuses):
+        """The workers' status names as JSON, encoded again only when one
+        changes (Status members are singletons: the compare is by identity)."""
+        cached = state.get("statuses")
+        if cached is None or cached[0] != statuses:
+            cached = state["statuses"] = (statuses, dumps([st.name for st in statuses]))
+        return cached[1]
+
+    def span_of(span_id):
         ext = sched.extensions.get("spans")
-        span = ext.spans.get(span_id) if (ext is not None and span_id) else None
+        return ext.spans.get(span_id) if (ext is not None and span_id) else None
+
+    def span_rows(span, span_id):
         if span is None:
             return None
         return {"id": span_id, "name": list(span.name), "fine": fine_rows(span.cumulative_worker_metrics)}
 
     PENDING = ("waiting", "no-worker", "queued", "processing")
 
-    def task_progress(span_id):
+    def task_progress(span):
         """(done, total) over the run's span, (None, None) when there is
         none: done is every task no longer waiting, queued or running. The
         task groups the scheduler holds mix every run's tasks (a reused
         scheduler showed an earlier run's "324 of 324")."""
-        ext = sched.extensions.get("spans")
-        span = ext.spans.get(span_id) if (ext is not None and span_id) else None
         if span is None:
             return None, None
         states = dict(span.states)
@@ -105,37 +152,73 @@ def install(dask_scheduler=None, span_id=None):
         done = c["memory"] + c["erred"]
         return done, max(done, c["waiting"])
 
+    def progress(span, span_id):
+        """task_progress and task_counters, summed again only after a task
+        changed state: both walk every task group or prefix, and neither
+        changes without a transition (Scheduler.transition_counter)."""
+        key = (sched.transition_counter, span_id)
+        cached = state.get("progress")
+        if cached is None or cached[0] != key:
+            cached = state["progress"] = (key, task_progress(span) + task_counters())
+        return cached[1]
+
+    # one encoder for every poll: json.dumps with options builds one a call
+    dumps = json.JSONEncoder(allow_nan=False, default=str, separators=(",", ":")).encode
+
+    # what stays for the scheduler's life, encoded once: '{"roastop_route":2,...,'
+    ident = dumps({"roastop_route": ROUTE_VERSION, "dask_version": distributed.__version__,
+                   "scheduler_id": str(sched.id)})[:-1] + ","
+
     def body():
-        workers = [worker_row(ws) for ws in list(sched.workers.values())]
-        done, total = task_progress(state["span_id"])
-        done_all, total_all = task_counters()
-        return {
-            "roastop_route": ROUTE_VERSION, "dask_version": distributed.__version__,
-            "scheduler_id": str(sched.id), "time": time.time(),
-            "n_workers": len(workers),
+        # Scheduler.workers is a SortedDict, whose values() iterates in Python;
+        # as the dict it also is, in the order the workers registered, in C
+        wss = list(dict.values(sched.workers))
+        vals, statuses = worker_states(wss)
+        span_id = state["span_id"]
+        span = span_of(span_id)
+        done, total, done_all, total_all = progress(span, span_id)
+        head = dumps({
+            "time": time.time(), "n_workers": len(wss),
             "total_threads": sched.total_nthreads,
-            "tasks_processing": sum(w["processing"] for w in workers),
+            "tasks_processing": sum(vals[5::6]),
             "tasks_done": done, "tasks_total": total,
             "tasks_done_cumulative": done_all, "tasks_total_cumulative": total_all,
-            "workers": workers,
             "fine": fine_rows(sched.cumulative_worker_metrics),
-            "span": span_rows(state["span_id"]),
-        }
+            "span": span_rows(span, span_id),
+            "worker_state": pack(vals),
+        })
+        return "".join((ident, head[1:-1], ',"worker_status":', statuses_json(statuses),
+                        ',"workers":', facts_json(wss), "}"))
 
     class StateHandler(web.RequestHandler):
         def get(self):
             self.set_header("Content-Type", "application/json")
             self.set_header("Cache-Control", "no-store")
-            self.write(json.dumps(body(), allow_nan=False, default=str, separators=(",", ":")))
+            self.write(body())
 
-    routes = [ROUTE]
-    prefix = dashboard_prefix(sched.http_application)
-    if prefix:
-        routes.append(prefix + ROUTE)
-    sched.http_application.add_handlers(r".*", [(r, StateHandler) for r in routes])
-    state = {"span_id": span_id, "routes": routes}
+    if old is not None:  # an earlier collector's handler: serve this version instead
+        routes = old["routes"]
+        for rule in handler_rules(sched.http_application.default_router, ROUTE):
+            rule.target = StateHandler
+    else:
+        routes = [ROUTE]
+        prefix = dashboard_prefix(sched.http_application)
+        if prefix:
+            routes.append(prefix + ROUTE)
+        sched.http_application.add_handlers(r".*", [(r, StateHandler) for r in routes])
+    state = {"span_id": span_id, "routes": routes, "version": ROUTE_VERSION}
     sched._roastop_route = state
     return routes
+
+
+def handler_rules(router, suffix):
+    """The tornado rules whose path ends in suffix, in the nested routers
+    add_handlers makes (one per host pattern)."""
+    for rule in getattr(router, "rules", ()):
+        path = getattr(rule.matcher, "_path", None)
+        if isinstance(path, str) and path.endswith(suffix):
+            yield rule
+        yield from handler_rules(rule.target, suffix)
 
 
 def dashboard_prefix(app):

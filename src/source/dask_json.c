@@ -9,6 +9,8 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,24 +58,34 @@ static void dec_fail(struct dec *d, enum dask_error e, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Absent or null: invalid. A number within q's range (range.h, the table
- * the recording decoder uses too): valid. Else an error. */
-static optnum dec_num(struct dec *d, const cJSON *o, const char *key, enum range_qty q)
+/* A number within q's range (range.h, the table the recording decoder
+ * uses too): valid. Else an error. */
+static optnum dec_ranged(struct dec *d, double x, const char *what, enum range_qty q)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!range_ok(q, x)) {
+		const struct range *r = range_of(q);
+		dec_fail(d, DASK_OUT_OF_RANGE, "%s: %g is not in [%g, %g] %s", what, x, r->lo,
+			 r->hi, r->unit);
+		return optnum_none();
+	}
+	return optnum_of(x);
+}
+
+/* Absent or null: invalid. A number: as dec_ranged. Else an error. */
+static optnum dec_numval(struct dec *d, const cJSON *v, const char *what, enum range_qty q)
+{
 	if (!v || cJSON_IsNull(v))
 		return optnum_none();
 	if (!cJSON_IsNumber(v)) {
-		dec_fail(d, DASK_BAD_FIELD, "%s: not a number", key);
+		dec_fail(d, DASK_BAD_FIELD, "%s: not a number", what);
 		return optnum_none();
 	}
-	if (!range_ok(q, v->valuedouble)) {
-		const struct range *r = range_of(q);
-		dec_fail(d, DASK_OUT_OF_RANGE, "%s: %g is not in [%g, %g] %s", key, v->valuedouble,
-			 r->lo, r->hi, r->unit);
-		return optnum_none();
-	}
-	return optnum_of(v->valuedouble);
+	return dec_ranged(d, v->valuedouble, what, q);
+}
+
+static optnum dec_num(struct dec *d, const cJSON *o, const char *key, enum range_qty q)
+{
+	return dec_numval(d, cJSON_GetObjectItemCaseSensitive(o, key), key, q);
 }
 
 static const char *dec_strval(struct dec *d, const cJSON *v, const char *what)
@@ -285,7 +297,7 @@ static void state_worker(struct dec *d, const cJSON *o, struct worker_sample *w)
 	w->pid = dec_num(d, o, "pid", RANGE_PID);
 }
 
-static void state_workers(struct dec *d, const cJSON *arr, struct ev_sample *s)
+static void state_workers_v1(struct dec *d, const cJSON *arr, struct ev_sample *s)
 {
 	s->workers = dec_list(d, arr, false, "workers", sizeof(*s->workers));
 	const cJSON *o;
@@ -294,6 +306,123 @@ static void state_workers(struct dec *d, const cJSON *arr, struct ev_sample *s)
 		if (d->error != DASK_OK)
 			return;
 		state_worker(d, o, &s->workers[s->n_workers++]);
+	}
+}
+
+/* Version 2: "workers" holds [address, name, host, nthreads, memory_limit,
+ * pid] rows, "worker_status" the status names and "worker_state" six
+ * little-endian float64 a worker in base64 (STATE_NUMS below), all in the
+ * same order. 48 bytes are exactly 64 base64 characters, so worker i's
+ * numbers are characters [64 i, 64 i + 64), decoded in place. */
+#define STATE_B64 64u
+
+static int b64_digit(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* STATE_B64 characters into 48 bytes; false on a character outside base64. */
+static bool b64_worker(const char *in, unsigned char out[48])
+{
+	for (size_t i = 0; i < STATE_B64; i += 4) {
+		uint32_t v = 0;
+		for (size_t k = 0; k < 4; k++) {
+			int x = b64_digit((unsigned char)in[i + k]);
+			if (x < 0)
+				return false;
+			v = v << 6 | (uint32_t)x;
+		}
+		unsigned char *o = out + i / 4 * 3;
+		o[0] = (unsigned char)(v >> 16);
+		o[1] = (unsigned char)(v >> 8);
+		o[2] = (unsigned char)v;
+	}
+	return true;
+}
+
+static double le_double(const unsigned char *b)
+{
+	uint64_t u = 0;
+	for (int i = 7; i >= 0; i--)
+		u = u << 8 | b[i];
+	double x;
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+static const struct {
+	size_t off;
+	const char *what;
+	enum range_qty q;
+} STATE_NUMS[] = {
+	{ offsetof(struct worker_sample, memory_bytes), "worker_state.memory", RANGE_BYTES },
+	{ offsetof(struct worker_sample, managed_bytes), "worker_state.managed_bytes", RANGE_BYTES },
+	{ offsetof(struct worker_sample, spilled_bytes), "worker_state.spilled_bytes", RANGE_BYTES },
+	{ offsetof(struct worker_sample, cpu_percent), "worker_state.cpu", RANGE_CPU_PERCENT },
+	{ offsetof(struct worker_sample, executing), "worker_state.executing", RANGE_TASKS },
+	{ offsetof(struct worker_sample, processing), "worker_state.processing", RANGE_TASKS },
+};
+
+/* A value that is not finite (NaN is the route's null) is not measured. */
+static void state_numbers(struct dec *d, const char *b64, struct worker_sample *w)
+{
+	unsigned char raw[48];
+	if (!b64_worker(b64, raw)) {
+		dec_fail(d, DASK_BAD_FIELD, "worker_state: not base64");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(STATE_NUMS) / sizeof(STATE_NUMS[0]); i++) {
+		double x = le_double(raw + 8 * i);
+		optnum *slot = (optnum *)((char *)w + STATE_NUMS[i].off);
+		*slot = isfinite(x) ? dec_ranged(d, x, STATE_NUMS[i].what, STATE_NUMS[i].q)
+				    : optnum_none();
+	}
+}
+
+/* One [address, name, host, nthreads, memory_limit, pid] row. */
+static void state_facts(struct dec *d, const cJSON *a, struct worker_sample *w)
+{
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 6) {
+		dec_fail(d, DASK_BAD_SHAPE, "workers[]: not a 6-element array");
+		return;
+	}
+	const cJSON *v = a->child;
+	w->id = dec_strval(d, v, "workers[][0]");
+	if (!w->id && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_FIELD, "workers[][0]: missing address");
+	w->name = dec_strval(d, v = v->next, "workers[][1]");
+	w->host = dec_strval(d, v = v->next, "workers[][2]");
+	w->nthreads = dec_numval(d, v = v->next, "workers[][3]", RANGE_NTHREADS);
+	w->memory_limit = dec_numval(d, v = v->next, "workers[][4]", RANGE_BYTES);
+	w->pid = dec_numval(d, v->next, "workers[][5]", RANGE_PID);
+}
+
+static void state_workers_v2(struct dec *d, const cJSON *root, struct ev_sample *s)
+{
+	const cJSON *facts = cJSON_GetObjectItemCaseSensitive(root, "workers");
+	const cJSON *status = cJSON_GetObjectItemCaseSensitive(root, "worker_status");
+	const cJSON *nums = cJSON_GetObjectItemCaseSensitive(root, "worker_state");
+	s->workers = dec_list(d, facts, false, "workers", sizeof(*s->workers));
+	if (d->error != DASK_OK)
+		return;
+	size_t n = (size_t)cJSON_GetArraySize(facts);
+	if (!cJSON_IsArray(status) || (size_t)cJSON_GetArraySize(status) != n ||
+	    !cJSON_IsString(nums) || strlen(nums->valuestring) != n * STATE_B64) {
+		dec_fail(d, DASK_BAD_SHAPE, "worker_status, worker_state: not %zu workers", n);
+		return;
+	}
+	const cJSON *f = facts->child, *st = status->child;
+	for (size_t i = 0; i < n && d->error == DASK_OK; i++, f = f->next, st = st->next) {
+		struct worker_sample *w = &s->workers[s->n_workers++];
+		state_facts(d, f, w);
+		w->status = dec_strval(d, st, "worker_status[]");
+		state_numbers(d, nums->valuestring + i * STATE_B64, w);
 	}
 }
 
@@ -334,7 +463,7 @@ static void fine_rows(struct dec *d, const cJSON *arr, struct event *ev, enum fi
 	}
 }
 
-static void state_sample(struct dec *d, const cJSON *root, struct ev_sample *s)
+static void state_sample(struct dec *d, const cJSON *root, int version, struct ev_sample *s)
 {
 	s->source = "state";
 	s->scheduler_id = dec_str(d, root, "scheduler_id");
@@ -347,7 +476,10 @@ static void state_sample(struct dec *d, const cJSON *root, struct ev_sample *s)
 	s->tasks_total_cumulative = dec_num(d, root, "tasks_total_cumulative", RANGE_TASKS);
 	if (!event_sample_progress_ok(s))
 		dec_fail(d, DASK_BAD_FIELD, "tasks_done: without tasks_total, or above it");
-	state_workers(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
+	if (version == 1)
+		state_workers_v1(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
+	else
+		state_workers_v2(d, root, s);
 	s->worker_count = (uint32_t)s->n_workers;
 }
 
@@ -405,13 +537,14 @@ static void state_read(struct dec *d, const cJSON *root, struct event *const evs
 {
 	(void)ctx;
 	struct event *sample = evs[0], *fine = evs[1], *span = evs[2];
+	/* version 1: the handler an earlier collector left on a scheduler */
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
-	if (!cJSON_IsNumber(ver) || ver->valuedouble != 1.0) {
-		dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1");
+	if (!cJSON_IsNumber(ver) || (ver->valuedouble != 1.0 && ver->valuedouble != 2.0)) {
+		dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1 or 2");
 		return;
 	}
 	sample->type = EV_SAMPLE;
-	state_sample(d, root, &sample->u.sample);
+	state_sample(d, root, (int)ver->valuedouble, &sample->u.sample);
 	d->mem = &fine->mem;
 	fine->type = EV_FINE;
 	fine_rows(d, cJSON_GetObjectItemCaseSensitive(root, "fine"), fine, FINE_CLUSTER);

@@ -19,3 +19,27 @@ def span_truth(dask_scheduler, span_id):
     span = dask_scheduler.extensions["spans"].spans[span_id]
     return {"|".join(map(str, k)): v for k, v in span.cumulative_worker_metrics.items()
             if k[0] == "execute"}
+
+
+def worker_truth(dask_scheduler):
+    """Each worker as the scheduler holds it, read as version 1 of roastop's
+    route read it (WorkerState.memory)."""
+    return {ws.address: {"facts": [ws.address, str(ws.name), ws.host, ws.nthreads,
+                                   ws.memory_limit, ws.pid],
+                         "status": ws.status.name,
+                         "managed": ws.memory.managed, "spilled": ws.memory.spilled,
+                         "executing": len(ws.executing), "processing": len(ws.processing)}
+            for ws in dask_scheduler.workers.values()}
+
+
+def install_route_v1(dask_scheduler):
+    """An earlier collector's handler, as version 1 of roastop's route left
+    it on a scheduler."""
+    from tornado import web
+
+    class Old(web.RequestHandler):
+        def get(self):
+            self.write({"roastop_route": 1, "workers": [], "fine": [], "span": None})
+
+    dask_scheduler.http_application.add_handlers(r".*", [("/roastop/v1/state.json", Old)])
+    dask_scheduler._roastop_route = {"span_id": None, "routes": ["/roastop/v1/state.json"]}

@@ -139,6 +139,79 @@ static void state_without_span(void **state)
 	evs_free(e);
 }
 
+/* One worker's six numbers: 1, 0, 0, inf (null), 0, 0; with a character
+ * outside base64; with memory 1e16 bytes, past the range table. */
+#define B64_ONE "AAAAAAAA8D8AAAAAAAAAAAAAAAAAAAAAAAAAAAAA8H8AAAAAAAAAAAAAAAAAAAAA"
+#define B64_BAD "AAAAAAAA8D8AAAAAAAAAAAAAAAAAAAAAAAAAAAAA8H8AAAAAAAAAAAAAAAAAAA*A"
+#define B64_HUGE "AIDgN3nDQUMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+
+/* The same two workers in version 1's objects and version 2's columns
+ * (base64 float64, NaN for null): every field decodes to the same value. */
+static const char STATE_V1[] =
+	"{\"roastop_route\":1,\"tasks_processing\":3,\"workers\":[{\"address\":\"tcp://127.0.0.1:"
+	"40001\",\"name\":\"w0\",\"host\":\"127.0.0.1\",\"nthreads\":1,\"memory_limit\":2147483648,"
+	"\"pid\":4242,\"status\":\"running\",\"memory\":66203648,\"managed_bytes\":1024,"
+	"\"spilled_bytes\":0,\"cpu\":2.5,\"executing\":1,\"processing\":3},{\"address\":\"tcp://"
+	"127.0.0.1:40002\",\"name\":\"w1\",\"host\":\"127.0.0.1\",\"nthreads\":2,\"memory_limit\":"
+	"null,\"pid\":null,\"status\":\"paused\",\"memory\":123456789012,\"managed_bytes\":"
+	"123456789012,\"spilled_bytes\":4096,\"cpu\":null,\"executing\":0,\"processing\":0}],"
+	"\"fine\":[],\"span\":null}";
+static const char STATE_V2[] =
+	"{\"roastop_route\":2,\"tasks_processing\":3,\"fine\":[],\"span\":null,\"worker_state\":"
+	"\"AAAAAICRj0EAAAAAAACQQAAAAAAAAAAAAAAAAAAABEAAAAAAAADwPwAAAAAAAAhAAAAUGpm+PEIAABQamb48QgAA"
+	"AAAAALBAAAAAAAAA+H8AAAAAAAAAAAAAAAAAAAAA\",\"worker_status\":[\"running\",\"paused\"],"
+	"\"workers\":[[\"tcp://127.0.0.1:40001\",\"w0\",\"127.0.0.1\",1,2147483648,4242],"
+	"[\"tcp://127.0.0.1:40002\",\"w1\",\"127.0.0.1\",2,null,null]]}";
+
+static void optnum_same(optnum a, optnum b)
+{
+	assert_int_equal(a.valid, b.valid);
+	if (a.valid)
+		assert_true(a.value == b.value);
+}
+
+static void state_v2_reads_as_v1(void **state)
+{
+	(void)state;
+	struct evs *e1 = evs_new(), *e2 = evs_new();
+	assert_int_equal(state_of(e1, STATE_V1), DASK_OK);
+	assert_int_equal(state_of(e2, STATE_V2), DASK_OK);
+	const struct ev_sample *a = &e1->sample.u.sample, *b = &e2->sample.u.sample;
+	assert_int_equal(a->n_workers, 2);
+	assert_int_equal(b->n_workers, 2);
+	assert_int_equal(b->worker_count, 2);
+	optnum_same(a->tasks_processing, b->tasks_processing);
+	for (size_t i = 0; i < 2; i++) {
+		const struct worker_sample *x = &a->workers[i], *y = &b->workers[i];
+		assert_string_equal(x->id, y->id);
+		assert_string_equal(x->name, y->name);
+		assert_string_equal(x->host, y->host);
+		assert_string_equal(x->status, y->status);
+		optnum_same(x->nthreads, y->nthreads);
+		optnum_same(x->memory_bytes, y->memory_bytes);
+		optnum_same(x->memory_limit, y->memory_limit);
+		optnum_same(x->cpu_percent, y->cpu_percent);
+		optnum_same(x->executing, y->executing);
+		optnum_same(x->processing, y->processing);
+		optnum_same(x->managed_bytes, y->managed_bytes);
+		optnum_same(x->spilled_bytes, y->spilled_bytes);
+		optnum_same(x->pid, y->pid);
+	}
+	assert_true(b->workers[0].cpu_percent.valid && b->workers[0].cpu_percent.value == 2.5);
+	assert_false(b->workers[1].cpu_percent.valid); /* NaN: null */
+	assert_true(b->workers[1].memory_bytes.value == 123456789012.0);
+	/* the rejections below change one thing in this body: alone it is taken */
+	assert_int_equal(state_of(e2, "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,"
+				       "1]],\"worker_status\":[null],\"worker_state\":\"" B64_ONE
+				       "\",\"fine\":[]}"),
+			 DASK_OK);
+	assert_true(b->workers[0].memory_bytes.valid && b->workers[0].memory_bytes.value == 1);
+	assert_false(b->workers[0].cpu_percent.valid); /* inf: null, as version 1's route sent it */
+	assert_null(b->workers[0].status);
+	evs_free(e1);
+	evs_free(e2);
+}
+
 /* Each body is bad in one way; none may leave a half-filled event. */
 static void state_rejects(void **state)
 {
@@ -150,7 +223,30 @@ static void state_rejects(void **state)
 		{ "", DASK_BAD_JSON },
 		{ "{\"roastop_route\":1,", DASK_BAD_JSON },
 		{ "[1,2]", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":3,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		/* version 2's columns: missing, of other lengths, not base64, out of range */
 		{ "{\"roastop_route\":2,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[],"
+		  "\"worker_state\":\"" B64_ONE "\",\"fine\":[]}",
+		  DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[null],"
+		  "\"worker_state\":\"" B64_ONE "AAAA\",\"fine\":[]}",
+		  DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1]],\"worker_status\":[null],"
+		  "\"worker_state\":\"" B64_ONE "\",\"fine\":[]}",
+		  DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":2,\"workers\":[[null,\"w\",\"h\",1,1,1]],\"worker_status\":[null],"
+		  "\"worker_state\":\"" B64_ONE "\",\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[7],"
+		  "\"worker_state\":\"" B64_ONE "\",\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[null],"
+		  "\"worker_state\":\"" B64_BAD "\",\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[null],"
+		  "\"worker_state\":\"" B64_HUGE "\",\"fine\":[]}",
+		  DASK_OUT_OF_RANGE },
 		{ "{\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":{},\"fine\":[]}", DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":[{\"name\":\"w\"}],\"fine\":[]}", DASK_BAD_FIELD },
@@ -674,6 +770,7 @@ int main(void)
 		cmocka_unit_test(state_busy_fixture),
 		cmocka_unit_test(state_idle_fixture),
 		cmocka_unit_test(state_without_span),
+		cmocka_unit_test(state_v2_reads_as_v1),
 		cmocka_unit_test(state_rejects),
 		cmocka_unit_test(state_string_limits),
 		cmocka_unit_test(identity_idle_fixture),

@@ -1,0 +1,65 @@
+"""The scheduler route's version-2 body off a stand-in scheduler (tornado's
+own test server, WorkerState-shaped objects): a heartbeat that has not
+measured memory or CPU yet gives memory 0 (as WorkerState.memory does) and a
+CPU of null (NaN in the packed numbers), and the other numbers stay exact."""
+import base64
+import json
+import math
+import struct
+import types
+
+import pytest
+
+from roastop import route
+
+pytest.importorskip("distributed")
+testing = pytest.importorskip("tornado.testing")
+web = pytest.importorskip("tornado.web")
+
+
+def worker(i, memory, cpu, nbytes):
+    from distributed.core import Status
+    return types.SimpleNamespace(
+        address=f"tcp://127.0.0.1:{4000 + i}", name=i, host="127.0.0.1", nthreads=2,
+        memory_limit=2 ** 31, pid=100 + i, nbytes=nbytes, executing={}, processing={1, 2},
+        status=Status.running,
+        metrics={"memory": memory, "cpu": cpu, "spilled_bytes": {"disk": 7}})
+
+
+def scheduler(workers):
+    return types.SimpleNamespace(
+        http_application=web.Application(), workers={w.address: w for w in workers},
+        extensions={}, task_prefixes={}, cumulative_worker_metrics={}, transition_counter=0,
+        total_nthreads=2 * len(workers), id="Scheduler-test")
+
+
+class RouteBody(testing.AsyncHTTPTestCase):
+    def get_app(self):
+        self.sched = scheduler([worker(0, 2 ** 40 + 3, 12.5, 10), worker(1, None, None, 10)])
+        return self.sched.http_application
+
+    def body(self):
+        r = self.fetch(route.ROUTE)
+        assert r.code == 200
+        return json.loads(r.body)
+
+    def test_unmeasured_heartbeat_values(self):
+        route.install(self.sched)
+        b = self.body()
+        assert b["roastop_route"] == 2 and b["n_workers"] == 2 and b["tasks_processing"] == 4
+        assert b["workers"] == [["tcp://127.0.0.1:4000", "0", "127.0.0.1", 2, 2 ** 31, 100],
+                                ["tcp://127.0.0.1:4001", "1", "127.0.0.1", 2, 2 ** 31, 101]]
+        assert b["worker_status"] == ["running", "running"]
+        raw = base64.b64decode(b["worker_state"], validate=True)
+        first, second = struct.unpack("<6d", raw[:48]), struct.unpack("<6d", raw[48:])
+        assert first == (2 ** 40 + 3, 10, 7, 12.5, 0, 2)  # exact: float64 holds it
+        assert second[:3] == (0, 0, 7) and math.isnan(second[3]) and second[4:] == (0, 2)
+
+    def test_facts_follow_the_workers(self):
+        route.install(self.sched)
+        assert len(self.body()["workers"]) == 2
+        w = worker(2, 5, 1.0, 0)
+        self.sched.workers[w.address] = w
+        b = self.body()
+        assert [f[0] for f in b["workers"]][-1] == w.address
+        assert len(b["worker_status"]) == 3 and len(b["worker_state"]) == 3 * 64
