@@ -6,6 +6,7 @@ Python emitter (a collector's run of 300 decorated chunks), recorded with
 level, time, order) and its whole metrics.json must be the live one's, but
 for the blocks docs/recording.md names as the replay's or the live
 session's own."""
+import json
 import os
 import subprocess
 import sys
@@ -103,3 +104,14 @@ def test_replay_reproduces_the_live_log_and_metrics(tmp_path):
         assert any(needle in t for t in logs), (needle, logs)
     udp = next(iter(live.values()))["roastop"]["udp"]
     assert udp["rejected"]["bad_tag"] == 1
+    # counters lines: at most one a second per source, but the stop's
+    lines = [json.loads(line) for line in rec.read_text().splitlines()[1:]]
+    times = {}
+    for e in lines:
+        if e["type"] == "counters":
+            times.setdefault(e["source"], []).append(e["t"])
+    assert set(times) >= {"udp"}
+    for source, ts in times.items():
+        gaps = [b - a for a, b in zip(ts, ts[1:-1])]
+        assert all(g >= 0.99 for g in gaps), (source, gaps)
+    assert sum(e["type"] == "log" for e in lines) >= 2
