@@ -1061,7 +1061,7 @@ static enum decode_error check_status(struct ev_status *st, bool saw_state)
 	return DEC_OK;
 }
 
-/* Is s given, not empty, and at most max bytes? (an absent s: given = false) */
+/* A name: absent is an error only when required; given, 1 to max bytes. */
 static enum decode_error check_name(const char *s, size_t max, bool required)
 {
 	if (!s)
