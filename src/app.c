@@ -78,6 +78,7 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_ID
 struct app_source {
 	const struct source_ops *ops;
 	void *s;
+	double counters_at; /* clock_mono() when its statistics were last looked at */
 };
 
 struct app {
@@ -189,11 +190,13 @@ static bool app_sources_busy(const struct app *a)
 }
 
 /* Said at once, in all three places a user may be looking: stderr (held
- * while the dashboard is up), the event log, the header's alert. */
+ * while the dashboard is up), the event log, the header's alert. About
+ * roastop's own output, not its input: not an event (app_log), stamped
+ * with the session's "now" (a replay's: the recording's time). */
 static void app_tell(struct app *a, enum log_kind kind, const char *text)
 {
 	fprintf(stderr, "roastop: %s\n", text);
-	session_note(&a->ses, clock_session(), kind, text);
+	session_note(&a->ses, app_now(a), kind, text);
 }
 
 /* Short enough for an 80-column header: the reasons only; the event log
@@ -263,6 +266,40 @@ static void app_deliver(struct app *a, const struct event *ev)
 static void deliver_cb(void *ctx, const struct event *ev)
 {
 	app_deliver(ctx, ev);
+}
+
+/* A note about the input (a source's, the clock's) is an event: recorded,
+ * so that a replay shows the log the live session showed. The app's notes
+ * about its own output (app_tell) and the warnings it derives from the
+ * metrics are not: a replay has its own (docs/recording.md, "log"). */
+static void app_log(struct app *a, enum log_kind level, const char *text)
+{
+	struct event ev = { .type = EV_LOG, .t = clock_session() };
+	ev.u.log = (struct ev_log){ .level = level, .text = text };
+	app_deliver(a, &ev);
+}
+
+/* Each source's statistics, when they have changed since the model's copy,
+ * as an event: looked at once a second, and at the start and the stop
+ * (all: true). So metrics.json's roastop.<source> blocks come from events,
+ * and a replay writes them as the live session did. */
+static void app_counters(struct app *a, bool all)
+{
+	double now = clock_mono();
+	for (size_t i = 0; i < a->n_src; i++) {
+		struct app_source *as = &a->src[i];
+		if (!as->ops->stats || (!all && now < as->counters_at + 1.0))
+			continue;
+		as->counters_at = now;
+		struct source_stats st = { 0 };
+		as->ops->stats(as->s, &st);
+		struct event ev = { .type = EV_COUNTERS, .t = clock_session() }, had;
+		source_counters_event(as->ops->name, &st, &ev.u.counters);
+		if (counters_find(&a->ses.counters, as->ops->name, &had.u.counters) &&
+		    counters_same(&had.u.counters, &ev.u.counters))
+			continue;
+		app_deliver(a, &ev);
+	}
 }
 
 /* Roastop's own end of the run (incomplete or stopped) goes the way of any
@@ -481,6 +518,7 @@ static void app_sources_tick(struct app *a)
 	for (size_t i = 0; i < a->n_src; i++)
 		if (a->src[i].ops->tick && a->src[i].ops->tick(a->src[i].s))
 			redraw = true;
+	app_counters(a, false);
 	const char *alert = app_alert(a);
 	if (alert && !a->alert_shown && a->headless)
 		fprintf(stderr, "roastop: %s%s\n", alert,
@@ -557,15 +595,15 @@ static void app_note_clock_step(struct app *a)
 		 "from the session's start (%+.1f s from the system clock now)",
 		 off - a->clock_offset_told, -off);
 	a->clock_offset_told = off;
-	session_note(&a->ses, clock_session(), LOG_WARN, text);
+	app_log(a, LOG_WARN, text);
 	if (a->headless)
 		fprintf(stderr, "roastop: %s\n", text);
 }
 
-/* A source's counters (source.h), under its name. */
-static void source_extra(cJSON *extra, const char *name, const struct source_stats *st)
+/* A source's counters (source.h), under its name: the model's copy. */
+static void source_extra(cJSON *extra, const struct ev_counters *st)
 {
-	cJSON *o = cJSON_AddObjectToObject(extra, name);
+	cJSON *o = cJSON_AddObjectToObject(extra, st->source);
 	if (!o)
 		return;
 	if (st->state_key)
@@ -683,8 +721,8 @@ static const struct source_ops *app_tasks_source(const struct app *a)
 	return NULL;
 }
 
-/* The statistics of the task events' source, or NULL (none open, or st
- * NULL: out of memory). */
+/* The statistics of the task events' source as it reports them now (the
+ * dashboard's), or NULL (none open, or st NULL: out of memory). */
 static const struct source_stats *app_tasks_feed(const struct app *a, const struct app_stats *st)
 {
 	const struct source_ops *ops = app_tasks_source(a);
@@ -694,12 +732,17 @@ static const struct source_stats *app_tasks_feed(const struct app *a, const stru
 	return NULL;
 }
 
-/* roastop.tasks: the task model, when a source feeds it or a replay did. */
-static void app_tasks_extra(const struct app *a, cJSON *extra, const struct app_stats *st)
+/* roastop.tasks: the task model, when the registry's source of task events
+ * has delivered its counters (live, or in the recording replayed) or tasks
+ * came: from events, so a replay writes what the live session wrote. */
+static void app_tasks_extra(const struct app *a, cJSON *extra)
 {
-	const struct source_stats *feed = app_tasks_feed(a, st);
-	if (extra && (feed || a->tasks.count))
-		metrics_tasks_json(extra, &a->tasks, feed);
+	struct ev_counters feed;
+	bool fed = false;
+	for (const struct source_ops *const *ops = source_registry; *ops && !fed; ops++)
+		fed = (*ops)->tasks && counters_find(&a->ses.counters, (*ops)->name, &feed);
+	if (extra && (fed || a->tasks.count))
+		metrics_tasks_json(extra, &a->tasks, fed ? &feed : NULL);
 }
 
 static cJSON *app_extra(const struct app *a, const struct run *r)
@@ -709,11 +752,12 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 		session_extra(extra, &a->ses);
 	if (extra && (a->srv || a->serve_failures))
 		serve_extra(extra, a);
-	struct app_stats *st = extra ? app_stats(a) : NULL;
-	for (size_t i = 0; st && i < st->n; i++)
-		source_extra(extra, st->names[i], &st->of[i]);
-	app_tasks_extra(a, extra, st);
-	free(st);
+	for (size_t i = 0; extra && i < a->ses.counters.n; i++) {
+		struct ev_counters c;
+		counters_view(&a->ses.counters, i, &c);
+		source_extra(extra, &c);
+	}
+	app_tasks_extra(a, extra);
 	if (!extra || !a->replay)
 		return extra;
 	const struct reject_counts *rc = replay_rejects(a->replay);
@@ -1255,8 +1299,7 @@ static int app_open_key(struct app *a)
 
 static void note_cb(void *ctx, const char *text)
 {
-	struct app *a = ctx;
-	session_note(&a->ses, clock_session(), LOG_WARN, text);
+	app_log(ctx, LOG_WARN, text);
 }
 
 /* Every source of the registry this configuration asks for. */
@@ -1273,7 +1316,7 @@ static int app_open_registry(struct app *a)
 			fprintf(stderr, "roastop: %s\n", err[0] ? err : "too many sources");
 			return -1;
 		}
-		a->src[a->n_src++] = (struct app_source){ *ops, s };
+		a->src[a->n_src++] = (struct app_source){ .ops = *ops, .s = s };
 	}
 	return 0;
 }
@@ -1447,10 +1490,8 @@ static int app_finish_recording(struct app *a)
 static void app_tasks_text(const struct app *a, struct strbuf *sb)
 {
 	cJSON *tmp = cJSON_CreateObject();
-	struct app_stats *st = tmp ? app_stats(a) : NULL;
-	app_tasks_extra(a, tmp, st);
+	app_tasks_extra(a, tmp);
 	metrics_tasks_text(cJSON_GetObjectItemCaseSensitive(tmp, "tasks"), sb);
-	free(st);
 	cJSON_Delete(tmp);
 }
 
@@ -1518,6 +1559,7 @@ int app_main(const struct app_config *cfg)
 	if (measurement_check_dir(a->out_dir, err, sizeof(err)) != 0)
 		fprintf(stderr, "roastop: %s\n", err);
 	else if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
+		app_counters(a, true);
 		if (cfg->headless || cfg->replay_path)
 			fprintf(stderr, "roastop: collecting; each run's measurement goes under %s\n",
 				a->out_dir);
@@ -1525,6 +1567,7 @@ int app_main(const struct app_config *cfg)
 		app_open_ui(a);
 		app_loop(a);
 		app_sources_finish(a);
+		app_counters(a, true);
 		app_end_runs_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);

@@ -22,6 +22,8 @@ enum event_type {
 	EV_CHUNK_START, /* a chunk began: u.chunk with the start's fields only */
 	EV_HEARTBEAT, /* one analysis process's pulse, from the emitter */
 	EV_TASK, /* one startstop of a finished Dask task, from /eventstream */
+	EV_LOG, /* a line for the event log: a source's or roastop's own note */
+	EV_COUNTERS, /* a source's statistics (metrics.json's roastop.<source>) */
 	EV__COUNT
 };
 
@@ -188,6 +190,44 @@ struct ev_task {
 	optnum start, stop; /* seconds since the epoch, the worker's clock; both given */
 };
 
+/* How bad a log line is (the event log's level). */
+enum log_kind { LOG_INFO = 0, LOG_WARN, LOG_ERROR, LOG__COUNT };
+
+/* A note for the event log (docs/recording.md, "log"): what a source
+ * noticed (datagrams lost or rejected) or roastop itself (its clock
+ * stepped). An event, so that a replay shows the log the live session
+ * showed. The model puts it into the newest run's log. */
+#define EVENT_LOG_TEXT_MAX 512u /* bytes of text */
+struct ev_log {
+	enum log_kind level;
+	const char *text; /* required */
+};
+
+/* A source's statistics: one counter, as metrics.json writes it. */
+struct source_counter {
+	/* NULL, or the object in the block this counter belongs to (e.g.
+	 * "rejected": by reason); a member is written only when non-zero,
+	 * except "total", and a group appears even when all its members are 0 */
+	const char *group;
+	const char *name;
+	uint64_t value;
+};
+
+/* A source's statistics as they stand (docs/recording.md, "counters"):
+ * delivered when they change, at most once a second, and at the stop; the
+ * model keeps the latest of each source, which metrics.json writes. */
+#define EVENT_COUNTERS_MAX 64u /* counters in one event */
+#define EVENT_COUNTER_NAME_MAX 63u /* bytes of a source, group, counter or state key name */
+#define EVENT_COUNTER_STATE_MAX 319u /* bytes of the state ("127.0.0.1:9999", ...) */
+#define EVENT_COUNTER_VALUE_MAX 9007199254740991.0 /* 2^53 - 1: exact in a double */
+struct ev_counters {
+	const char *source; /* required: the block's name ("udp", "scheduler") */
+	const char *state_key; /* the state's key in the block ("listen"), or NULL */
+	const char *state; /* given exactly when state_key is */
+	size_t n_counters;
+	const struct source_counter *counters;
+};
+
 struct event {
 	enum event_type type;
 	double t; /* receive time, seconds since the epoch (roastop's clock) */
@@ -201,6 +241,8 @@ struct event {
 		struct ev_status status;
 		struct ev_heartbeat heartbeat;
 		struct ev_task task;
+		struct ev_log log;
+		struct ev_counters counters;
 	} u;
 	struct arena mem; /* owns every string and array above */
 };
@@ -231,6 +273,9 @@ typedef void (*event_deliver_fn)(void *ctx, const struct event *ev);
 const char *event_type_name(enum event_type t);
 enum event_type event_type_from_name(const char *name);
 const char *source_state_name(enum source_state s);
+const char *log_kind_name(enum log_kind k);
+/* LOG__COUNT when name is none of "info", "warn", "error". */
+enum log_kind log_kind_from_name(const char *name);
 const char *run_status_name(enum run_status s);
 /* RUN_STATUS__COUNT when name is none of run_end's statuses. */
 enum run_status run_status_from_name(const char *name);

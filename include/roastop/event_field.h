@@ -27,6 +27,8 @@ enum field_kind {
 	FK_ROWS, /* struct fine_row * at off, size_t count at off2 */
 	FK_SCOPE, /* enum fine_scope */
 	FK_STATE, /* enum source_state */
+	FK_LEVEL, /* enum log_kind */
+	FK_COUNTERS, /* struct source_counter * at off, size_t count at off2 */
 };
 
 struct event_field {

@@ -146,8 +146,6 @@ struct source_info {
 	uint64_t transitions;
 };
 
-enum log_kind { LOG_INFO = 0, LOG_WARN, LOG_ERROR };
-
 struct log_line {
 	double t;
 	enum log_kind kind;

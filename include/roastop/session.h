@@ -14,6 +14,7 @@
 #define ROASTOP_SESSION_H
 
 #include "roastop/beats.h"
+#include "roastop/counters.h"
 #include "roastop/event.h"
 #include "roastop/run.h"
 #include "roastop/strmap.h"
@@ -60,6 +61,7 @@ struct session {
 	struct run *watch; /* NULL while a run takes the scheduler's data */
 	struct strmap_pool pool;
 	struct beats beats; /* heartbeats: workers when no scheduler is connected */
+	struct counters counters; /* each source's latest statistics (EV_COUNTERS) */
 	uint64_t runs_total, runs_summarised, rows_dropped, runs_refused;
 	uint64_t late_lost, unrouted;
 	session_close_fn on_close;
@@ -69,7 +71,9 @@ struct session {
 /* 0, or -1 when out of memory. */
 int session_init(struct session *s, session_close_fn on_close, void *ctx);
 void session_destroy(struct session *s);
-/* Routes ev to its run(s): 0 when some run applied it, 1 when none did. */
+/* Routes ev to its run(s): 0 when some run applied it, 1 when none did. A
+ * log line goes to the newest run's log (session_newest), a source's
+ * counters to the session's (s->counters). */
 int session_apply(struct session *s, const struct event *ev);
 /* Closes the runs ended at least SESSION_SETTLE before now. */
 void session_tick(struct session *s, double now);

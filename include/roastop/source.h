@@ -18,7 +18,7 @@
 #include "roastop/event.h"
 
 #define SOURCE_MAX_FDS 64 /* descriptors one source may ask the loop to watch */
-#define SOURCE_COUNTERS_MAX 64
+#define SOURCE_COUNTERS_MAX EVENT_COUNTERS_MAX /* struct source_counter: event.h */
 
 /* What a source is given when it opens. */
 struct auth_key;
@@ -34,19 +34,11 @@ struct source_env {
 	const struct auth_key *key;
 };
 
-struct source_counter {
-	/* NULL, or the object in the block this counter belongs to (e.g.
-	 * "rejected": by reason); a member is written only when non-zero,
-	 * except "total", and a group appears even when all its members are 0 */
-	const char *group;
-	const char *name;
-	uint64_t value;
-};
-
 /* A source's statistics: its block under metrics.json's "roastop". */
 struct source_stats {
 	const char *state_key; /* the state's key in the block ("mode"), or NULL */
-	char state[320]; /* "prometheus", "lost", "127.0.0.1:9999" (a host name up to 255), ... */
+	/* "prometheus", "lost", "127.0.0.1:9999" (a host name up to 255), ... */
+	char state[EVENT_COUNTER_STATE_MAX + 1];
 	struct source_counter counters[SOURCE_COUNTERS_MAX];
 	size_t n_counters;
 };
@@ -108,6 +100,11 @@ struct source_ops {
 /* Appends a counter to st (dropped past SOURCE_COUNTERS_MAX); group as in
  * struct source_counter. */
 void source_count(struct source_stats *st, const char *group, const char *name, uint64_t value);
+
+/* A source's statistics as an EV_COUNTERS payload (event.h), pointing
+ * into st: how the app hands them to the model. */
+void source_counters_event(const char *name, const struct source_stats *st,
+			   struct ev_counters *out);
 
 /* Every source roastop has, NULL-terminated (src/source/registry.c). */
 extern const struct source_ops *const source_registry[];

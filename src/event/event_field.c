@@ -168,6 +168,18 @@ static const struct event_field task_fields[] = {
 	STR(ev_task, worker),
 };
 
+static const struct event_field log_fields[] = {
+	OTHER(ev_log, level, FK_LEVEL, 0),
+	STR(ev_log, text),
+};
+
+static const struct event_field counters_fields[] = {
+	LIST(ev_counters, counters, n_counters, FK_COUNTERS),
+	STR(ev_counters, source),
+	STR(ev_counters, state),
+	STR(ev_counters, state_key),
+};
+
 static const struct event_field filemeta_fields[] = {
 	NUM_W(1, file_meta, compression_ratio, 0, 1e6),
 	STR_W(2, file_meta, filename),
@@ -175,7 +187,7 @@ static const struct event_field filemeta_fields[] = {
 	NUM_W(4, file_meta, total_tree_bytes, 0, EVENT_BIG),
 };
 
-static uint8_t field_slots[12][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+static uint8_t field_slots[14][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
 
 #define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
 
@@ -186,6 +198,7 @@ static const struct field_table type_tables[EV__COUNT] = {
 	[EV_STATUS] = TABLE(status_fields, 6),	     [EV_CHUNK_START] = TABLE(chunk_start_fields, 9),
 	[EV_HEARTBEAT] = TABLE(heartbeat_fields, 10),
 	[EV_TASK] = TABLE(task_fields, 11),
+	[EV_LOG] = TABLE(log_fields, 12),	     [EV_COUNTERS] = TABLE(counters_fields, 13),
 };
 
 static const struct field_table worker_table = TABLE(worker_fields, 7);
@@ -257,7 +270,8 @@ bool event_field_present(const struct event_field *f, const void *base)
 	case FK_FILEMETA: return *(const bool *)(b + f->off2);
 	case FK_KV:
 	case FK_WORKERS: return *(const size_t *)(b + f->off2) > 0;
-	default: return true; /* FK_U32, FK_ROWS, FK_SCOPE, FK_STATE */
+	case FK_COUNTERS: return *(const void *const *)p != NULL;
+	default: return true; /* FK_U32, FK_ROWS, FK_SCOPE, FK_STATE, FK_LEVEL */
 	}
 }
 
@@ -293,7 +307,8 @@ static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
 	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &type_tables[EV_HEARTBEAT],
-	&worker_table, &filemeta_table, &type_tables[EV_TASK],
+	&worker_table, &filemeta_table, &type_tables[EV_TASK], &type_tables[EV_LOG],
+	&type_tables[EV_COUNTERS],
 };
 #define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
 

@@ -682,6 +682,49 @@ static enum decode_error row_el(struct jp *j, void *ctx, const char *key, size_t
 	return e ? e : (rc.i == 5 ? DEC_OK : DEC_BAD_TYPE);
 }
 
+/* [group or null, name, value]: one counter of a source's statistics. */
+struct counter_ctx {
+	struct source_counter *c;
+	int i;
+};
+
+static enum decode_error counter_part(struct jp *j, void *ctx, const char *key, size_t klen)
+{
+	(void)key;
+	(void)klen;
+	struct counter_ctx *cc = ctx;
+	int i = cc->i++;
+	if (i == 0 && jp_null(j))
+		return DEC_OK; /* no group */
+	if (i < 2)
+		return jp_string(j, i ? &cc->c->name : &cc->c->group);
+	if (i > 2)
+		return DEC_BAD_TYPE;
+	double x;
+	enum decode_error e = jp_number(j, &x);
+	if (e)
+		return e;
+	if (!(x >= 0 && x <= EVENT_COUNTER_VALUE_MAX && x == (double)(int64_t)x))
+		return DEC_OUT_OF_RANGE;
+	cc->c->value = (uint64_t)x;
+	return DEC_OK;
+}
+
+static enum decode_error counter_el(struct jp *j, void *ctx, const char *key, size_t klen)
+{
+	(void)key;
+	(void)klen;
+	struct vec *v = ctx;
+	struct source_counter *c = vec_push(j, v);
+	if (!c)
+		return v->err;
+	if (j->p >= j->end || *j->p != '[')
+		return DEC_BAD_TYPE;
+	struct counter_ctx cc = { c, 0 };
+	enum decode_error e = container(j, false, counter_part, &cc);
+	return e ? e : (cc.i == 3 ? DEC_OK : DEC_BAD_TYPE);
+}
+
 /* A list-valued field: fills the pointer at off and the count at off2. */
 static enum decode_error list_field(struct jp *j, const struct event_field *f, char *base)
 {
@@ -694,12 +737,15 @@ static enum decode_error list_field(struct jp *j, const struct event_field *f, c
 		[FK_KV] = { sizeof(struct kv_num), kv_member, true },
 		[FK_WORKERS] = { sizeof(struct worker_sample), worker_el, false },
 		[FK_ROWS] = { sizeof(struct fine_row), row_el, false },
+		[FK_COUNTERS] = { sizeof(struct source_counter), counter_el, false },
 	};
 	bool object = kinds[f->kind].object;
 	if (j->p >= j->end || *j->p != (object ? '{' : '['))
 		return DEC_BAD_TYPE;
-	struct vec v = { .size = kinds[f->kind].size,
-			 .max = f->kind == FK_KV ? EVENT_MAX_SECTIONS : EVENT_MAX_LIST };
+	size_t max = f->kind == FK_KV ? EVENT_MAX_SECTIONS : EVENT_MAX_LIST;
+	if (f->kind == FK_COUNTERS)
+		max = EVENT_COUNTERS_MAX;
+	struct vec v = { .size = kinds[f->kind].size, .max = max };
 	enum decode_error e = container(j, object, kinds[f->kind].fn, &v);
 	if (e)
 		return e;
@@ -720,6 +766,11 @@ static enum decode_error enum_field(struct jp *j, const struct event_field *f, c
 	enum decode_error e = jp_string(j, &v);
 	if (e)
 		return e;
+	if (f->kind == FK_LEVEL) {
+		enum log_kind k = log_kind_from_name(v);
+		*(int *)(base + f->off) = (int)k;
+		return k == LOG__COUNT ? DEC_OUT_OF_RANGE : DEC_OK;
+	}
 	for (int i = 0; i < count; i++) {
 		if (strcmp(v, names[i]) == 0) {
 			*(int *)(base + f->off) = i;
@@ -736,7 +787,8 @@ static enum decode_error value_field(struct jp *j, const struct event_field *f, 
 	case FK_NUM:
 	case FK_INT: return number_in(j, f, p);
 	case FK_STR: return jp_string(j, p);
-	case FK_SCOPE: return enum_field(j, f, base);
+	case FK_SCOPE:
+	case FK_LEVEL: return enum_field(j, f, base);
 	case FK_STATE: j->saw_state = true; return enum_field(j, f, base);
 	case FK_FILEMETA: {
 		enum decode_error e = object_into(j, event_field_filemeta(), p);
@@ -960,6 +1012,9 @@ static enum decode_error head_finish(const struct head *hp, struct event *ev, do
 	memcpy(name, h.type_text, h.type_len);
 	name[h.type_len] = '\0';
 	ev->type = event_type_from_name(name);
+	/* log lines and counters are roastop's own: no sender may forge them */
+	if (h.env && (ev->type == EV_LOG || ev->type == EV_COUNTERS))
+		ev->type = EV_NONE;
 	if (ev->type == EV_NONE)
 		return DEC_UNKNOWN_TYPE;
 	if (h.env) {
@@ -1006,6 +1061,37 @@ static enum decode_error check_status(struct ev_status *st, bool saw_state)
 	return DEC_OK;
 }
 
+/* A name: absent is an error only when required; given, 1 to max bytes. */
+static enum decode_error check_name(const char *s, size_t max, bool required)
+{
+	if (!s)
+		return required ? DEC_MISSING_FIELD : DEC_OK;
+	size_t n = strlen(s);
+	if (n == 0)
+		return DEC_OUT_OF_RANGE;
+	return n > max ? DEC_STRING_TOO_LONG : DEC_OK;
+}
+
+/* Names bounded, the state with its key. (A name twice is kept: the
+ * listener's rejections have "too_large" both as its own reason and as the
+ * decoder's, and the replay writes what the live session wrote.) */
+static enum decode_error check_counters(const struct ev_counters *c)
+{
+	enum decode_error e = check_name(c->source, EVENT_COUNTER_NAME_MAX, true);
+	if (!e)
+		e = check_name(c->state_key, EVENT_COUNTER_NAME_MAX, false);
+	if (!e && c->state && strlen(c->state) > EVENT_COUNTER_STATE_MAX)
+		e = DEC_STRING_TOO_LONG;
+	if (!e && !c->state_key != !c->state)
+		e = DEC_INCONSISTENT;
+	for (size_t i = 0; !e && i < c->n_counters; i++) {
+		e = check_name(c->counters[i].group, EVENT_COUNTER_NAME_MAX, false);
+		if (!e)
+			e = check_name(c->counters[i].name, EVENT_COUNTER_NAME_MAX, true);
+	}
+	return e;
+}
+
 static enum decode_error check_event(struct jp *j, struct event *ev)
 {
 	switch (ev->type) {
@@ -1024,6 +1110,11 @@ static enum decode_error check_event(struct jp *j, struct event *ev)
 		if (!ev->u.task.start.valid || !ev->u.task.stop.valid)
 			return DEC_MISSING_FIELD;
 		return event_task_times_ok(&ev->u.task) ? DEC_OK : DEC_OUT_OF_RANGE;
+	case EV_LOG:
+		if (!ev->u.log.text)
+			return DEC_MISSING_FIELD;
+		return strlen(ev->u.log.text) > EVENT_LOG_TEXT_MAX ? DEC_STRING_TOO_LONG : DEC_OK;
+	case EV_COUNTERS: return check_counters(&ev->u.counters);
 	default: return DEC_OK;
 	}
 }
@@ -1204,6 +1295,24 @@ static void enc_object(struct strbuf *sb, const struct field_table *t, const voi
 	strbuf_puts(sb, "}");
 }
 
+static void enc_counters(struct strbuf *sb, const struct source_counter *c, size_t n)
+{
+	strbuf_puts(sb, "[");
+	for (size_t i = 0; i < n; i++) {
+		strbuf_puts(sb, i ? ",[" : "[");
+		if (c[i].group)
+			strbuf_json_string(sb, c[i].group);
+		else
+			strbuf_puts(sb, "null");
+		strbuf_puts(sb, ",");
+		strbuf_json_string(sb, c[i].name);
+		strbuf_puts(sb, ",");
+		strbuf_json_number(sb, (double)c[i].value);
+		strbuf_puts(sb, "]");
+	}
+	strbuf_puts(sb, "]");
+}
+
 static void enc_rows(struct strbuf *sb, const struct fine_row *rows, size_t n)
 {
 	strbuf_puts(sb, "[");
@@ -1240,6 +1349,8 @@ static bool enc_value(struct strbuf *sb, const struct event_field *f, const char
 	case FK_STATE:
 		strbuf_json_string(sb, source_state_name(*(const enum source_state *)p));
 		return true;
+	case FK_LEVEL: strbuf_json_string(sb, log_kind_name(*(const enum log_kind *)p)); return true;
+	case FK_COUNTERS: enc_counters(sb, *(const struct source_counter *const *)p, n); return true;
 	case FK_FILEMETA: enc_object(sb, event_field_filemeta(), p); return true;
 	case FK_ROWS: enc_rows(sb, *(const struct fine_row *const *)p, n); return true;
 	case FK_STRLIST: enc_strlist(sb, *(const char *const *const *)p, n); return true;

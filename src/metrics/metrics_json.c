@@ -249,7 +249,7 @@ static void add_counts(struct jsonw *w, const struct run *r)
 {
 	jsonw_object(w, "events_applied");
 	for (int t = EV_SAMPLE; t < EV__COUNT; t++)
-		if (t != EV_TASK) /* the session's, never a run's: roastop.tasks counts them */
+		if (t != EV_TASK && t != EV_COUNTERS) /* the session's, never a run's */
 			jsonw_num(w, event_type_name(t), (double)r->applied[t]);
 	jsonw_end(w, '}');
 	jsonw_num(w, "events_ignored", (double)r->ignored);
@@ -392,6 +392,25 @@ static void add_warnings(struct jsonw *w, const struct metrics *m)
 	jsonw_end(w, ']');
 }
 
+/* The run's event log, oldest first: the lines it still keeps (the last
+ * RUN_LOG_LINES) and how many it ever had. */
+static void add_log(struct jsonw *w, const struct run *r)
+{
+	jsonw_num(w, "log_lines", (double)r->log_count);
+	jsonw_array(w, "log");
+	for (size_t i = RUN_LOG_LINES; i-- > 0;) {
+		const struct log_line *l = run_log_get(r, i);
+		if (!l)
+			continue;
+		jsonw_object(w, NULL);
+		jsonw_num(w, "t", l->t);
+		jsonw_str(w, "level", log_kind_name(l->kind));
+		jsonw_str(w, "text", l->text);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, ']');
+}
+
 static void add_roastop(struct jsonw *w, const struct metrics *m, const struct run *r,
 			const cJSON *extra)
 {
@@ -409,6 +428,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_counts(w, r);
 	add_inflight(w, m, r);
 	add_failed(w, r);
+	add_log(w, r);
 	metrics_raw_roastop(w, r);
 	add_extra(w, extra);
 	jsonw_end(w, '}');

@@ -55,7 +55,7 @@ static void mt_stragglers(cJSON *o, const struct tasks *t)
 }
 
 /* The feed's "connects" counter: 0 while it never reached the scheduler. */
-static uint64_t mt_connects(const struct source_stats *feed)
+static uint64_t mt_connects(const struct ev_counters *feed)
 {
 	for (size_t i = 0; i < feed->n_counters; i++)
 		if (!feed->counters[i].group && !strcmp(feed->counters[i].name, "connects"))
@@ -63,7 +63,7 @@ static uint64_t mt_connects(const struct source_stats *feed)
 	return 0;
 }
 
-void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct source_stats *feed)
+void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct ev_counters *feed)
 {
 	cJSON *o = cJSON_AddObjectToObject(parent, "tasks");
 	if (!o)

@@ -9,7 +9,14 @@ static const char *const type_names[EV__COUNT] = {
 	[EV_RUN_END] = "run_end",      [EV_REPORT] = "report",
 	[EV_FINE] = "fine",	       [EV_STATUS] = "status",
 	[EV_CHUNK_START] = "chunk_start", [EV_HEARTBEAT] = "heartbeat",
-	[EV_TASK] = "task",
+	[EV_TASK] = "task",	       [EV_LOG] = "log",
+	[EV_COUNTERS] = "counters",
+};
+
+static const char *const log_kind_names[LOG__COUNT] = {
+	[LOG_INFO] = "info",
+	[LOG_WARN] = "warn",
+	[LOG_ERROR] = "error",
 };
 
 static const char *const state_names[SRC__COUNT] = {
@@ -70,6 +77,19 @@ enum event_type event_type_from_name(const char *name)
 const char *source_state_name(enum source_state s)
 {
 	return (s >= 0 && s < SRC__COUNT) ? state_names[s] : "unknown";
+}
+
+const char *log_kind_name(enum log_kind k)
+{
+	return (k >= 0 && k < LOG__COUNT) ? log_kind_names[k] : "unknown";
+}
+
+enum log_kind log_kind_from_name(const char *name)
+{
+	for (int k = 0; k < LOG__COUNT; k++)
+		if (strcmp(log_kind_names[k], name) == 0)
+			return (enum log_kind)k;
+	return LOG__COUNT;
 }
 
 const char *run_status_name(enum run_status s)

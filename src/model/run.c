@@ -1212,6 +1212,11 @@ int run_apply(struct run *r, const struct event *ev)
 		r->ignored++;
 		return 1;
 	}
+	if (ev->type == EV_LOG) { /* a note: the run's clock and figures are not its business */
+		run_note(r, ev->t, ev->u.log.level, ev->u.log.text ? ev->u.log.text : "");
+		r->applied[EV_LOG]++;
+		return 0;
+	}
 	/* the run's clock never goes back: an earlier time is a regression */
 	bool late = r->any_event && ev->t < r->t_last;
 	if (late)

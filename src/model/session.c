@@ -52,6 +52,7 @@ void session_destroy(struct session *s)
 	session_run_free(s->watch);
 	free(s->rows);
 	beats_free(&s->beats);
+	counters_free(&s->counters);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -345,6 +346,18 @@ static int session_beats(struct session *s, const struct event *ev)
 	return hb ? session_scheduler_event(s, ev) : 0; /* each run counts its beats */
 }
 
+/* A note: where the notes have always gone, the newest run (a closed one
+ * is written again: its log is in its metrics.json); no clock, no
+ * heartbeat. */
+static int session_log(struct session *s, const struct event *ev)
+{
+	struct run *newest = (struct run *)session_newest(s);
+	struct session_run *row = session_row_of(s, newest);
+	if (row && row->closed)
+		row->dirty = true;
+	return newest ? run_apply(newest, ev) : 1;
+}
+
 int session_apply(struct session *s, const struct event *ev)
 {
 	/* first: a run that has settled closes before a next run_start, which
@@ -360,6 +373,8 @@ int session_apply(struct session *s, const struct event *ev)
 	case EV_RUN_END: rc = session_run_end(s, ev); break;
 	case EV_STATUS: rc = session_status_event(s, ev); break;
 	case EV_HEARTBEAT: return session_beats(s, ev);
+	case EV_LOG: return session_log(s, ev);
+	case EV_COUNTERS: return counters_apply(&s->counters, &ev->u.counters);
 	default: rc = session_scheduler_event(s, ev); break;
 	}
 	session_beats(s, ev);

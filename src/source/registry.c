@@ -19,3 +19,13 @@ void source_count(struct source_stats *st, const char *group, const char *name, 
 	if (st->n_counters < SOURCE_COUNTERS_MAX)
 		st->counters[st->n_counters++] = (struct source_counter){ group, name, value };
 }
+
+void source_counters_event(const char *name, const struct source_stats *st,
+			   struct ev_counters *out)
+{
+	*out = (struct ev_counters){ .source = name,
+				     .state_key = st->state_key,
+				     .state = st->state_key ? st->state : NULL,
+				     .n_counters = st->n_counters,
+				     .counters = st->counters };
+}

@@ -105,13 +105,14 @@ def test_array_and_straggler(tmp_path, cluster):
     assert "Dask tasks" not in (run_dir(tmp_path / "out") / "summary.txt").read_text()
     assert f"Dask tasks (/eventstream): {tasks['count']} tasks" in summary, summary
     assert f"latest straggler: {named[0]['key']} on {slow_worker}" in summary, summary
-    # the recording replays to the same task model (the stream's counters are live only)
+    # the recording replays to the same task model, and the stream's counters are
+    # counters events (docs/recording.md, "What a replay reproduces"): the same block
     r = subprocess.run([ROASTOP, "--replay", str(tmp_path / "rec.jsonl"), "--speed", "0",
                         "--headless", "--output", str(tmp_path / "replayed")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     replayed = load_metrics(tmp_path / "replayed")["roastop"]
-    assert "task_stream" not in replayed
+    assert replayed["task_stream"] == stream
     assert replayed["tasks"] == tasks
 
 

@@ -240,6 +240,37 @@ static inline void fx_heartbeat(struct event *ev, bool full)
 	h->interval = optnum_of(1);
 }
 
+/* A log line: its text alone (level info), or a warning. */
+static inline void fx_log(struct event *ev, bool full)
+{
+	ev->type = EV_LOG;
+	ev->t = 1767225702.5;
+	ev->u.log.level = full ? LOG_WARN : LOG_INFO;
+	ev->u.log.text = arena_strdup(&ev->mem, full ? "datagrams lost: 2 more, \"2\" in \xc3\xa4ll"
+						     : "x");
+}
+
+/* A source's counters: its name alone, or a state and grouped counters. */
+static inline void fx_counters(struct event *ev, bool full)
+{
+	struct ev_counters *k = &ev->u.counters;
+	ev->type = EV_COUNTERS;
+	ev->t = 1767225703;
+	k->source = arena_strdup(&ev->mem, "udp");
+	if (!full)
+		return;
+	k->state_key = arena_strdup(&ev->mem, "listen");
+	k->state = arena_strdup(&ev->mem, "127.0.0.1:9999");
+	struct source_counter *c = arena_alloc(&ev->mem, 3 * sizeof(*c));
+	c[0] = (struct source_counter){ NULL, arena_strdup(&ev->mem, "datagrams"), 9007199254740991u };
+	c[1] = (struct source_counter){ arena_strdup(&ev->mem, "rejected"),
+					arena_strdup(&ev->mem, "bad_tag"), 3 };
+	c[2] = (struct source_counter){ arena_strdup(&ev->mem, "rejected"),
+					arena_strdup(&ev->mem, "total"), 0 };
+	k->counters = c;
+	k->n_counters = 3;
+}
+
 static inline void fx_event(struct event *ev, enum event_type t, bool full)
 {
 	event_reset(ev);
@@ -254,6 +285,8 @@ static inline void fx_event(struct event *ev, enum event_type t, bool full)
 	case EV_STATUS: fx_status(ev, full); break;
 	case EV_HEARTBEAT: fx_heartbeat(ev, full); break;
 	case EV_TASK: fx_task(ev, full); break;
+	case EV_LOG: fx_log(ev, full); break;
+	case EV_COUNTERS: fx_counters(ev, full); break;
 	default: break;
 	}
 }
@@ -474,6 +507,28 @@ static inline void fx_cmp_rest(struct fx_cmp *c, const struct event *a, const st
 		fx_str(c, "status", x->status, y->status);
 		fx_num(c, "start", x->start, y->start);
 		fx_num(c, "stop", x->stop, y->stop);
+		break;
+	}
+	case EV_LOG:
+		fx_str(c, "text", a->u.log.text, b->u.log.text);
+		if (a->u.log.level != b->u.log.level)
+			fx_diff(c, "level");
+		break;
+	case EV_COUNTERS: {
+		const struct ev_counters *x = &a->u.counters, *y = &b->u.counters;
+		fx_str(c, "source", x->source, y->source);
+		fx_str(c, "state_key", x->state_key, y->state_key);
+		fx_str(c, "state", x->state, y->state);
+		if (x->n_counters != y->n_counters) {
+			fx_diff(c, "n_counters");
+			break;
+		}
+		for (size_t i = 0; i < x->n_counters; i++) {
+			fx_str(c, "counter.group", x->counters[i].group, y->counters[i].group);
+			fx_str(c, "counter.name", x->counters[i].name, y->counters[i].name);
+			fx_dbl(c, "counter.value", (double)x->counters[i].value,
+			       (double)y->counters[i].value);
+		}
 		break;
 	}
 	default: break;

@@ -955,6 +955,70 @@ static void datagram_instance(void **state)
 	assert_int_not_equal(event_decode_datagram(text, strlen(text), 5, &ev, &env), DEC_OK);
 }
 
+/* Log lines and counters: old recordings lack them; a line of either is
+ * bounded and checked, and no datagram may carry one. */
+static void log_and_counters_decode(void **state)
+{
+	(void)state;
+	assert_int_equal(decode("{\"type\":\"log\",\"t\":5,\"text\":\"hi\"}", &ev), DEC_OK);
+	assert_int_equal(ev.u.log.level, LOG_INFO); /* the default */
+	assert_int_equal(decode("{\"type\":\"log\",\"t\":5,\"level\":\"error\",\"text\":\"x\"}",
+			 &ev), DEC_OK);
+	assert_int_equal(ev.u.log.level, LOG_ERROR);
+	assert_int_equal(decode("{\"type\":\"counters\",\"t\":5,\"source\":\"udp\",\"counters\":"
+				"[[null,\"datagrams\",3],[\"rejected\",\"bad_tag\",1],"
+				"[\"rejected\",\"bad_tag\",1]]}", &ev), DEC_OK);
+	assert_int_equal(ev.u.counters.n_counters, 3); /* a name twice is kept, as written */
+	assert_null(ev.u.counters.counters[0].group);
+	assert_string_equal(ev.u.counters.counters[1].group, "rejected");
+	assert_true(ev.u.counters.counters[0].value == 3);
+	char long_text[EVENT_LOG_TEXT_MAX + 64], many[64 * (EVENT_COUNTERS_MAX + 1) + 128];
+	snprintf(long_text, sizeof(long_text), "{\"type\":\"log\",\"t\":5,\"text\":\"%0*d\"}",
+		 (int)EVENT_LOG_TEXT_MAX + 1, 0);
+	int n = snprintf(many, sizeof(many), "{\"type\":\"counters\",\"t\":5,\"source\":\"s\","
+			 "\"counters\":[");
+	for (unsigned i = 0; i <= EVENT_COUNTERS_MAX; i++)
+		n += snprintf(many + n, sizeof(many) - (size_t)n, "%s[null,\"c%u\",1]", i ? "," : "", i);
+	snprintf(many + n, sizeof(many) - (size_t)n, "]}");
+	const struct bad cases[] = {
+		{ "{\"type\":\"log\",\"t\":5}", DEC_MISSING_FIELD },
+		{ "{\"type\":\"log\",\"t\":5,\"text\":\"x\",\"level\":\"loud\"}", DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"log\",\"t\":5,\"text\":7}", DEC_BAD_TYPE },
+		{ long_text, DEC_STRING_TOO_LONG },
+		{ "{\"type\":\"counters\",\"t\":5}", DEC_MISSING_FIELD },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"\"}", DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"state\":\"x\"}",
+		  DEC_INCONSISTENT },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"counters\":[[null,\"a\"]]}",
+		  DEC_BAD_TYPE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"counters\":[[null,\"a\",1,2]]}",
+		  DEC_BAD_TYPE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"counters\":[[null,\"a\",-1]]}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"counters\":[[null,\"a\",0.5]]}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"counters\":"
+		  "[[null,\"a\",9007199254740992]]}", DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"counters\":[[null,\"\",1]]}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":\"s\",\"counters\":[[null,null,1]]}",
+		  DEC_BAD_TYPE },
+		{ "{\"type\":\"counters\",\"t\":5,\"source\":"
+		  "\"0123456789012345678901234567890123456789012345678901234567890123\"}",
+		  DEC_STRING_TOO_LONG },
+		{ many, DEC_LIST_TOO_LONG },
+	};
+	check_bad(cases, sizeof(cases) / sizeof(cases[0]));
+	const char *forged[] = {
+		"{\"type\":\"log\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"text\":\"x\"}",
+		"{\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"udp\",\"type\":\"counters\"}",
+	};
+	struct event_envelope env;
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(event_decode_datagram(forged[i], strlen(forged[i]), 5, &ev, &env),
+				 DEC_UNKNOWN_TYPE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -984,6 +1048,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(numbers_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(datagram_instance, setup, teardown),
 		cmocka_unit_test_setup_teardown(heartbeat_decodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(log_and_counters_decode, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("event_json", tests, NULL, NULL);
 }

@@ -236,6 +236,93 @@ static void watch_only_session_has_one_run(void **state)
 	assert_int_equal(f->c.n, 1);
 }
 
+static struct event note(double t, const char *text)
+{
+	struct event ev = test_event(EV_LOG, t);
+	ev.u.log = (struct ev_log){ LOG_WARN, text };
+	return ev;
+}
+
+/* A log line goes to the newest run's log, at its own time, and moves
+ * nothing else of the run: not its clock, not its counts of time; a closed
+ * run that gets one is written again. */
+static void log_lines_go_to_the_newest_run(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	uint64_t watched = s->watch->log_count;
+	apply(s, note(90, "before any run"));
+	assert_int_equal(s->watch->log_count, watched + 1);
+	assert_string_equal(run_log_get(s->watch, 0)->text, "before any run");
+	apply(s, start(100, "a"));
+	apply(s, chunk(101, "a", 10));
+	apply(s, note(150, "datagrams lost: 2 more"));
+	const struct run *a = s->rows[0].run;
+	assert_true(a->t_last == 101); /* a note is no clock reading */
+	const struct log_line *l = run_log_get(a, 0);
+	assert_string_equal(l->text, "datagrams lost: 2 more");
+	assert_true(l->t == 150 && l->kind == LOG_WARN);
+	assert_int_equal(a->applied[EV_LOG], 2); /* the watch it took had the first */
+	apply(s, end(160, "a", "completed"));
+	apply(s, sample(170, 2)); /* settled: a closes */
+	assert_true(s->rows[0].closed && !s->rows[0].dirty);
+	apply(s, note(171, "late"));
+	assert_true(s->rows[0].dirty);
+	assert_string_equal(run_log_get(a, 0)->text, "late");
+}
+
+static struct event counters(double t, const char *source, const struct source_counter *c,
+			     size_t n)
+{
+	struct event ev = test_event(EV_COUNTERS, t);
+	ev.u.counters = (struct ev_counters){ .source = source, .state_key = "listen",
+					      .state = "127.0.0.1:1", .n_counters = n,
+					      .counters = c };
+	return ev;
+}
+
+/* The session keeps each source's latest counters in copies of its own
+ * (the event's memory is gone after it), in the order the sources first
+ * came; sources past the bound are refused and counted. */
+static void counters_keep_the_latest_of_each_source(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	char group[16] = "rejected", name[16] = "bad_tag";
+	struct source_counter c[2] = { { NULL, "datagrams", 5 }, { group, name, 1 } };
+	apply(s, counters(100, "udp", c, 2));
+	apply(s, counters(100.5, "scheduler", c, 1));
+	c[1].value = 4;
+	apply(s, counters(101, "udp", c, 2));
+	strcpy(group, "gone");
+	strcpy(name, "gone");
+	assert_int_equal(s->counters.n, 2);
+	struct ev_counters got;
+	assert_true(counters_find(&s->counters, "udp", &got));
+	assert_string_equal(got.state, "127.0.0.1:1");
+	assert_int_equal(got.n_counters, 2);
+	assert_null(got.counters[0].group);
+	assert_string_equal(got.counters[1].group, "rejected");
+	assert_string_equal(got.counters[1].name, "bad_tag");
+	assert_true(got.counters[1].value == 4);
+	struct event again = counters(102, "udp", got.counters, 2);
+	assert_true(counters_same(&got, &again.u.counters));
+	again.u.counters.state = "elsewhere";
+	assert_false(counters_same(&got, &again.u.counters));
+	counters_view(&s->counters, 1, &got);
+	assert_string_equal(got.source, "scheduler");
+	assert_int_equal(s->n_rows, 0); /* no run began */
+	assert_false(s->watch->any_event); /* the watch's clock did not move */
+	for (int i = 0; i < COUNTERS_SOURCES_MAX; i++) {
+		char src[16];
+		snprintf(src, sizeof(src), "s%d", i);
+		struct event ev = counters(103, src, c, 1);
+		session_apply(s, &ev);
+	}
+	assert_int_equal(s->counters.n, COUNTERS_SOURCES_MAX);
+	assert_int_equal(s->counters.refused, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +334,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(tables_share_one_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(watch_only_session_has_one_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(log_lines_go_to_the_newest_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(counters_keep_the_latest_of_each_source, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests_name("session", tests, NULL, NULL);
 }

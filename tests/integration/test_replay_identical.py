@@ -1,0 +1,117 @@
+"""A replay of a recorded live session reproduces its event log and its
+metrics.json (docs/recording.md, "What a replay reproduces"): a real
+listener fed by a raw sender (a loss, a forged datagram, a run) and by the
+Python emitter (a collector's run of 300 decorated chunks), recorded with
+--record; then the recording replayed headless. Every run's log lines (text,
+level, time, order) and its whole metrics.json must be the live one's, but
+for the blocks docs/recording.md names as the replay's or the live
+session's own."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import Listener, no_nan, roastop, run_dirs
+from test_emitter_roundtrip import PYTHON_DIR, SCRIPT
+
+# docs/recording.md, "What a replay reproduces": the blocks only one side has
+LIVE_ONLY = ("serve",)  # the live session's HTTP server
+REPLAY_ONLY = ("replay", "replay_lines", "replay_rejected")  # the replay's reading
+
+
+def chunk(seq, **kw):
+    return dict({"type": "chunk", "run_id": "raw", "host": "h", "pid": 7, "seq": seq,
+                 "duration": 0.25, "num_events": 1000, "dataset": "ds"}, **kw)
+
+
+def wait_for(what, check, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def runs(out: Path):
+    """{directory name: metrics.json} of every run under an output root."""
+    return {d.name: no_nan((d / "metrics.json").read_text()) for d in run_dirs(out)}
+
+
+def live_log(out: Path, needle):
+    """Some run's log has a line containing needle (read from the checkpoints)."""
+    for d in run_dirs(out):
+        try:
+            m = no_nan((d / "metrics.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if any(needle in line["text"] for line in m["roastop"].get("log", [])):
+            return True
+    return False
+
+
+def comparable(m, drop):
+    ro = dict(m["roastop"])
+    for key in drop:
+        ro.pop(key, None)
+    return dict(m, roastop=ro)
+
+
+def test_replay_reproduces_the_live_log_and_metrics(tmp_path):
+    rec = tmp_path / "live.jsonl"
+    lst = Listener(tmp_path, "--record", str(rec), "--checkpoint", "1")
+    try:
+        lst.send({"type": "run_start", "run_id": "raw", "host": "h", "pid": 7, "seq": 0,
+                  "processor": "RawProcessor"})
+        for seq in [s for s in range(1, 21) if s not in (11, 12)]:  # 11, 12: lost
+            lst.send(chunk(seq))
+        lst.send(chunk(100000), key=b"k" * 32)  # signed with a wrong key: rejected
+        wait_for("the loss in the live log", lambda: live_log(lst.out, "datagrams lost"))
+        wait_for("the rejection in the live log",
+                 lambda: live_log(lst.out, "datagrams rejected"))
+        lst.send({"type": "run_end", "run_id": "raw", "host": "h", "pid": 7, "seq": 21,
+                  "status": "completed"})
+        env = dict(os.environ, ROASTOP_ADDR="%s:%d" % lst.addr, ROASTOP_KEY=lst.key.hex())
+        script = tmp_path / "emit.py"
+        script.write_text(SCRIPT)
+        p = subprocess.run([sys.executable, str(script), str(PYTHON_DIR), "300"], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        wait_for("both runs ended in the checkpoints", lambda: sum(
+            m["roastop"]["run_ended"] for m in runs(lst.out).values()) == 2)
+    finally:
+        lst.stop()
+    live = runs(lst.out)
+    assert len(live) == 2
+
+    out = tmp_path / "replayed"
+    r = roastop("--replay", rec, "--speed", 0, "--headless", "--output", out)
+    assert r.returncode == 0, r.stderr
+    replayed = runs(out)
+    assert sorted(replayed) == sorted(live)
+
+    for name, lm in live.items():
+        rm = replayed[name]
+        assert rm["roastop"]["log"] == lm["roastop"]["log"], name
+        assert rm["roastop"]["log_lines"] == lm["roastop"]["log_lines"]
+        assert rm["roastop"]["udp"] == lm["roastop"]["udp"], name
+        assert comparable(rm, REPLAY_ONLY) == comparable(lm, LIVE_ONLY), name
+    logs = [line["text"] for m in live.values() for line in m["roastop"]["log"]]
+    for needle in ("datagrams lost", "datagrams rejected", "run started", "run completed"):
+        assert any(needle in t for t in logs), (needle, logs)
+    udp = next(iter(live.values()))["roastop"]["udp"]
+    assert udp["rejected"]["bad_tag"] == 1
+    # counters lines: at most one a second per source, but the stop's
+    lines = [json.loads(line) for line in rec.read_text().splitlines()[1:]]
+    times = {}
+    for e in lines:
+        if e["type"] == "counters":
+            times.setdefault(e["source"], []).append(e["t"])
+    assert set(times) >= {"udp"}
+    for source, ts in times.items():
+        gaps = [b - a for a, b in zip(ts, ts[1:-1])]
+        assert all(g >= 0.99 for g in gaps), (source, gaps)
+    assert sum(e["type"] == "log" for e in lines) >= 2
