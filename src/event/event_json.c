@@ -1072,9 +1072,23 @@ static enum decode_error check_name(const char *s, size_t max, bool required)
 	return n > max ? DEC_STRING_TOO_LONG : DEC_OK;
 }
 
-/* Names bounded, the state with its key. (A name twice is kept: the
- * listener's rejections have "too_large" both as its own reason and as the
- * decoder's, and the replay writes what the live session wrote.) */
+static bool same_group(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* A name given twice in one group: it would be a JSON object's key twice. */
+static bool counters_repeat(const struct ev_counters *c)
+{
+	for (size_t i = 0; i < c->n_counters; i++)
+		for (size_t k = 0; k < i; k++)
+			if (same_group(c->counters[i].group, c->counters[k].group) &&
+			    strcmp(c->counters[i].name, c->counters[k].name) == 0)
+				return true;
+	return false;
+}
+
+/* Names bounded and once each per group, the state with its key. */
 static enum decode_error check_counters(const struct ev_counters *c)
 {
 	enum decode_error e = check_name(c->source, EVENT_COUNTER_NAME_MAX, true);
@@ -1089,7 +1103,7 @@ static enum decode_error check_counters(const struct ev_counters *c)
 		if (!e)
 			e = check_name(c->counters[i].name, EVENT_COUNTER_NAME_MAX, true);
 	}
-	return e;
+	return !e && counters_repeat(c) ? DEC_INCONSISTENT : e;
 }
 
 static enum decode_error check_event(struct jp *j, struct event *ev)

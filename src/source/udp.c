@@ -752,9 +752,14 @@ void udp_stats_to_source(const struct udp_stats *st, const char *address,
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		source_count(out, c[i].group, c[i].name, c[i].value);
+	/* one key per reason: a body over the decoder's bound is a datagram
+	 * too large as well (a JSON object may not hold a name twice) */
 	for (int r = 0; r < UDP__COUNT; r++)
-		source_count(out, "rejected", udp_reason_name(r), st->rejected[r]);
+		source_count(out, "rejected", udp_reason_name(r),
+			     st->rejected[r] +
+				     (r == UDP_TOO_LARGE ? st->json.by_reason[DEC_TOO_LARGE] : 0));
 	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
-		source_count(out, "rejected", decode_error_name(e), st->json.by_reason[e]);
+		if (e != DEC_TOO_LARGE)
+			source_count(out, "rejected", decode_error_name(e), st->json.by_reason[e]);
 	source_count(out, "rejected", "total", udp_rejected_total(st));
 }

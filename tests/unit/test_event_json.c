@@ -967,11 +967,19 @@ static void log_and_counters_decode(void **state)
 	assert_int_equal(ev.u.log.level, LOG_ERROR);
 	assert_int_equal(decode("{\"type\":\"counters\",\"t\":5,\"source\":\"udp\",\"counters\":"
 				"[[null,\"datagrams\",3],[\"rejected\",\"bad_tag\",1],"
-				"[\"rejected\",\"bad_tag\",1]]}", &ev), DEC_OK);
-	assert_int_equal(ev.u.counters.n_counters, 3); /* a name twice is kept, as written */
+				"[null,\"bad_tag\",1]]}", &ev), DEC_OK);
+	assert_int_equal(ev.u.counters.n_counters, 3); /* one name in two groups */
 	assert_null(ev.u.counters.counters[0].group);
 	assert_string_equal(ev.u.counters.counters[1].group, "rejected");
 	assert_true(ev.u.counters.counters[0].value == 3);
+	/* a name twice in one group would be a JSON key twice */
+	assert_int_equal(decode("{\"type\":\"counters\",\"t\":5,\"source\":\"udp\",\"counters\":"
+				"[[\"rejected\",\"bad_tag\",1],[\"rejected\",\"bad_tag\",1]]}", &ev),
+			 DEC_INCONSISTENT);
+	assert_int_equal(decode("{\"type\":\"counters\",\"t\":5,\"source\":\"udp\",\"counters\":"
+				"[[null,\"a\",1],[null,\"a\",2]]}", &ev), DEC_INCONSISTENT);
+	assert_int_equal(decode("{\"type\":\"counters\",\"t\":5,\"source\":\"udp\",\"counters\":"
+				"[[null,\"a\",1],[null,\"b\",2]]}", &ev), DEC_OK);
 	char long_text[EVENT_LOG_TEXT_MAX + 64], many[64 * (EVENT_COUNTERS_MAX + 1) + 128];
 	snprintf(long_text, sizeof(long_text), "{\"type\":\"log\",\"t\":5,\"text\":\"%0*d\"}",
 		 (int)EVENT_LOG_TEXT_MAX + 1, 0);

@@ -91,6 +91,27 @@ static void counters_of_the_listener_and_server(void **state)
 	strbuf_free(&o);
 }
 
+/* The listener's datagrams over 64 KiB and the decoder's bodies over its
+ * bound are one reason, one key (a JSON object holds a name once). */
+static void too_large_is_one_reason(void **state)
+{
+	(void)state;
+	struct udp_stats us = { .datagrams = 3 };
+	us.rejected[UDP_TOO_LARGE] = 1;
+	us.json.by_reason[DEC_TOO_LARGE] = 2;
+	static struct source_stats ls;
+	memset(&ls, 0, sizeof(ls));
+	udp_stats_to_source(&us, "127.0.0.1:1", &ls);
+	int seen = 0;
+	for (size_t i = 0; i < ls.n_counters; i++) {
+		if (strcmp(ls.counters[i].name, "too_large") != 0)
+			continue;
+		seen++;
+		assert_int_equal(ls.counters[i].value, 3);
+	}
+	assert_int_equal(seen, 1);
+}
+
 static void label_values_are_escaped(void **state)
 {
 	(void)state;
@@ -108,6 +129,7 @@ int main(void)
 		cmocka_unit_test(unmeasured_numbers_have_no_family),
 		cmocka_unit_test(counters_of_the_listener_and_server),
 		cmocka_unit_test(label_values_are_escaped),
+		cmocka_unit_test(too_large_is_one_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
