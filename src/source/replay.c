@@ -561,12 +561,12 @@ static double replay_source_timeout(const void *p)
 
 static const struct source_end *replay_source_ended(const void *p)
 {
-	static const struct source_end read = { "end of recording",
-						"the recording ends before the run's end", false };
+	static const struct source_end whole = { "end of recording",
+						 "the recording ends before the run's end", false };
 	static const struct source_end unreadable = { "recording unreadable",
 						      "the recording ends before the run's end", true };
 	const struct replay_source *rs = p;
-	return rs->end == REPLAY_END ? &read : rs->end == REPLAY_ERROR ? &unreadable : NULL;
+	return rs->end == REPLAY_END ? &whole : rs->end == REPLAY_ERROR ? &unreadable : NULL;
 }
 
 /* Lines and rejected lines by reason (docs/recording.md); the pacing's
