@@ -27,7 +27,7 @@ struct source_env {
 	const struct app_config *cfg;
 	event_deliver_fn deliver;
 	/* a warning for the session's log ("datagrams lost: ..."), stamped
-	 * with the session clock */
+	 * with the session's now (the recorded events' clock in a replay) */
 	void (*note)(void *ctx, const char *text);
 	void *ctx; /* for deliver, note and stopping */
 	/* The session is stopping (a signal, q, a run's end with
@@ -66,6 +66,15 @@ struct source_stats {
 	size_t n_figures;
 	struct source_counter counters[SOURCE_COUNTERS_MAX];
 	size_t n_counters;
+};
+
+/* How a source's input ended (source_ops.ended). Headless, the session
+ * stops (a failure stops it always, with exit status 1); a run still going
+ * at the exit is then incomplete. */
+struct source_end {
+	const char *reason; /* the stop's reason: "end of recording" */
+	const char *cut; /* why a run still going is incomplete */
+	bool failed; /* the input could not be read: exit status 1 */
 };
 
 struct source_ops {
@@ -128,15 +137,6 @@ struct source_ops {
 	 * unreadable)? NULL while it goes on; NULL op: never. */
 	const struct source_end *(*ended)(const void *src);
 	void (*close)(void *src);
-};
-
-/* How a source's input ended (source_ops.ended). Headless, the session
- * stops (a failure stops it always, with exit status 1); a run still going
- * at the exit is then incomplete. */
-struct source_end {
-	const char *reason; /* the stop's reason: "end of recording" */
-	const char *cut; /* why a run still going is incomplete */
-	bool failed; /* the input could not be read: exit status 1 */
 };
 
 /* Appends a counter to st (dropped past SOURCE_COUNTERS_MAX); group as in
