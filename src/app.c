@@ -1,6 +1,7 @@
 /* The loop. Sources hand events to app_deliver(), which records them and
- * applies them to the run; timers drive replay pacing, checkpoints and
- * --duration; a signalfd turns SIGINT/SIGTERM/SIGHUP into a clean stop. */
+ * applies them to the run; the sources' timeouts pace them, timers drive
+ * checkpoints and --duration; a signalfd turns SIGINT/SIGTERM/SIGHUP into
+ * a clean stop. */
 #include "roastop/clock.h"
 #include "roastop/app.h"
 
@@ -25,7 +26,6 @@
 #include "roastop/tasks.h"
 #include "roastop/metrics.h"
 #include "roastop/record.h"
-#include "roastop/replay.h"
 #include "roastop/report_text.h"
 #include "roastop/run.h"
 #include "roastop/serve.h"
@@ -35,29 +35,13 @@
 #include "roastop/timer.h"
 #include "roastop/ui.h"
 
-#define REPLAY_BATCH 8192 /* events between two looks at the signal fd */
-/* A paced replay delivers every event due within this many wall seconds in
- * one wake-up: a run of 300 chunks/s then wakes roastop at most 50 times a
- * second instead of 300, each wake-up costing more than the events
- * (process CPU 2.4-2.8 % -> 0.9 % at 1,000 workers). Events keep their
- * recorded times; the dashboard redraws at most every 0.1 s anyway. */
-#define REPLAY_SLACK 0.02
-/* A jump in recorded time between two events, either way (a clock step,
- * one far-future time), of more than this many seconds times the speed (at
- * least 1) is not waited for: the pacing clock is re-based at the event and
- * the jump counted (docs/recording.md). So no event waits more than a
- * minute at --speed 1 or faster, and slow motion still slows every gap of
- * up to a recorded minute. */
-#define REPLAY_JUMP_MAX 60.0
-#define REPLAY_JUMPS_TOLD 5 /* jumps noted in the log; the rest only counted */
-
-/* FD_FRAME: the dashboard's redraw timer; FD_FLUSH: the recording's
+/* FD_GRACE: the wait after a run's end (--exit-on-run-end); FD_FRAME: the
+ * dashboard's redraw timer; FD_FLUSH: the recording's
  * (RECORDER_FLUSH_INTERVAL); FD_IDLE: live, looks for a run gone silent
  * (--run-idle-timeout); FD_UI: the dashboard's keys (-1 when headless);
- * FD_REPLAY: the recording replayed, polled only while its reader waits;
  * FD_SERVE: the HTTP server's epoll descriptor (-1 when not serving) */
-enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_PACE, FD_FRAME, FD_FLUSH, FD_IDLE, FD_UI,
-       FD_REPLAY, FD_SERVE,
+enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_GRACE, FD_FRAME, FD_FLUSH, FD_IDLE, FD_UI,
+       FD_SERVE,
        FD__COUNT };
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
@@ -84,10 +68,9 @@ struct app_source {
 struct app {
 	const struct app_config *cfg;
 	struct session ses;
-	double t_latest; /* the latest event time delivered: a replay's "now" */
+	double t_latest; /* the latest event time delivered: a recorded session's "now" */
 	uint64_t runs_seen; /* ses.runs_total when the metric warnings were last reset */
-	struct event ev; /* reused for every decoded event */
-	struct replay *replay;
+	bool recorded; /* a source replays recorded events (source_ops.recorded) */
 	struct app_source src[APP_SOURCES_MAX];
 	size_t n_src;
 	struct tasks tasks; /* the Dask tasks seen, session-wide (docs/metrics.md) */
@@ -109,15 +92,6 @@ struct app {
 	char out_dir[PATH_MAX]; /* the root: each run writes a directory under it */
 	size_t n_written; /* runs with a measurement directory */
 	bool finishing, finish_failed; /* the exit's final writes, and whether one failed */
-	/* replay pacing: recording time rec_t0 plays at monotonic wall_t0 */
-	bool pending; /* ev holds an event waiting for its time */
-	bool paced;
-	double rec_t0, wall_t0;
-	double prev_t; /* recorded time of the previous event, paced */
-	uint64_t replay_jumps;
-	bool replay_waiting; /* for input on FD_REPLAY */
-	bool replay_done;
-	bool replay_failed; /* unreadable: exit status 1 */
 	/* the output's health: errno of the failing checkpoints (0 while they
 	 * succeed) and of the recording's stop (0 while it records), and the
 	 * header's alert made of them (ui_frame.out_alert) */
@@ -138,11 +112,12 @@ struct app {
 	size_t n_warned;
 };
 
-/* "now" for the metrics: the recording's clock in a replay, else the
- * session's clock (clock.h), the one live events are stamped with. */
+/* "now" for the metrics: the recorded events' clock when they are
+ * replayed, else the session's clock (clock.h), the one live events are
+ * stamped with. */
 static double app_now(const struct app *a)
 {
-	if (a->cfg->replay_path)
+	if (a->recorded)
 		return a->t_latest;
 	return clock_session();
 }
@@ -253,14 +228,14 @@ static void app_deliver(struct app *a, const struct event *ev)
 	app_tell_sources(a, ev);
 	if (!a->cfg->exit_on_run_end || ev->type != EV_RUN_END || rc || a->stop || a->ending)
 		return;
-	if (a->replay) {
+	if (a->recorded) { /* nothing more is in flight: what was recorded is all */
 		a->stop = true;
 		a->stop_reason = "run ended";
 		return;
 	}
 	a->ending = true; /* datagrams of the last chunks may still be in flight */
 	a->ending_deadline = clock_mono() + RUN_END_FLUSH_MAX;
-	timer_set_periodic(a->fds[FD_PACE], RUN_END_GRACE, 0);
+	timer_set_periodic(a->fds[FD_GRACE], RUN_END_GRACE, 0);
 }
 
 static void deliver_cb(void *ctx, const struct event *ev)
@@ -274,21 +249,23 @@ static void deliver_cb(void *ctx, const struct event *ev)
  * metrics are not: a replay has its own (docs/recording.md, "log"). */
 static void app_log(struct app *a, enum log_kind level, const char *text)
 {
-	struct event ev = { .type = EV_LOG, .t = clock_session() };
+	struct event ev = { .type = EV_LOG, .t = app_now(a) };
 	ev.u.log = (struct ev_log){ .level = level, .text = text };
 	app_deliver(a, &ev);
 }
 
-/* Each source's statistics, when they have changed since the model's copy,
- * as an event: looked at once a second, and at the start and the stop
- * (all: true). So metrics.json's roastop.<source> blocks come from events,
- * and a replay writes them as the live session did. */
+/* Each live source's statistics, when they have changed since the model's
+ * copy, as an event: looked at once a second, and at the start and the
+ * stop (all: true). So metrics.json's roastop.<source> blocks come from
+ * events, and a replay writes them as the live session did. (A source of
+ * recorded events describes the replay itself: its block is written from
+ * its statistics, app_extra.) */
 static void app_counters(struct app *a, bool all)
 {
 	double now = clock_mono();
 	for (size_t i = 0; i < a->n_src; i++) {
 		struct app_source *as = &a->src[i];
-		if (!as->ops->stats || (!all && now < as->counters_at + 1.0))
+		if (!as->ops->stats || as->ops->recorded || (!all && now < as->counters_at + 1.0))
 			continue;
 		as->counters_at = now;
 		struct source_stats st = { 0 };
@@ -357,12 +334,36 @@ static void app_idle_check(struct app *a, double now)
 	}
 }
 
+/* How the first source whose input has ended ended (source_ops.ended), or
+ * NULL. */
+static const struct source_end *app_sources_ended(const struct app *a)
+{
+	for (size_t i = 0; i < a->n_src; i++) {
+		const struct source_ops *ops = a->src[i].ops;
+		const struct source_end *end = ops->ended ? ops->ended(a->src[i].s) : NULL;
+		if (end)
+			return end;
+	}
+	return NULL;
+}
+
+/* An input that ended stops a headless session; one that failed stops any. */
+static void app_stop_at_end(struct app *a)
+{
+	const struct source_end *end = app_sources_ended(a);
+	if (end && (end->failed || (a->headless && !a->stop))) {
+		a->stop = true;
+		a->stop_reason = end->reason;
+	}
+}
+
 /* At the exit, a run still going is stopped: roastop quit first. Silent for
- * the idle timeout, or at the end of its recording, it is incomplete. */
+ * the idle timeout, or when its input has ended, it is incomplete. */
 static void app_end_runs_at_exit(struct app *a)
 {
 	double now = app_now(a);
-	if (!a->replay) /* a recording has roastop's decisions in it already */
+	const struct source_end *end = app_sources_ended(a);
+	if (!a->recorded) /* a recording has roastop's decisions in it already */
 		app_idle_check(a, now);
 	session_adopt_watch(&a->ses);
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
@@ -370,101 +371,13 @@ static void app_end_runs_at_exit(struct app *a)
 		if (!row->run || row->run->ended)
 			continue;
 		char reason[RUN_LOG_TEXT];
-		if (a->replay && a->replay_done && app_run_going(row)) {
-			app_end_run(a, row, now, RUN_INCOMPLETE, "the recording ends before the run's end");
+		if (end && app_run_going(row)) {
+			app_end_run(a, row, now, RUN_INCOMPLETE, end->cut);
 			continue;
 		}
 		snprintf(reason, sizeof(reason), "roastop stopped (%s) while the run was going",
 			 a->stop_reason ? a->stop_reason : "done");
 		app_end_run(a, row, now, RUN_STOPPED, reason);
-	}
-}
-
-static void pace_arm(struct app *a, double due_mono)
-{
-	double wait = due_mono - clock_mono();
-	timer_set_periodic(a->fds[FD_PACE], wait > 0 ? wait : 0, 0);
-}
-
-static void replay_note_jump(struct app *a, double jump)
-{
-	if (++a->replay_jumps > REPLAY_JUMPS_TOLD)
-		return;
-	char text[RUN_LOG_TEXT];
-	snprintf(text, sizeof(text), "replay: recorded time jumps %+.0f s between two events; "
-		 "not waited for (over %.0f s)%s", jump, REPLAY_JUMP_MAX * fmax(a->cfg->speed, 1.0),
-		 a->replay_jumps == REPLAY_JUMPS_TOLD ? "; further jumps only counted" : "");
-	session_note(&a->ses, a->ev.t, LOG_WARN, text);
-	if (a->headless)
-		fprintf(stderr, "roastop: %s\n", text);
-}
-
-/* A new event to pace: the pacing clock starts at the first event and is
- * re-based at a jump (REPLAY_JUMP_MAX), which bounds every wait. */
-static void replay_anchor(struct app *a)
-{
-	double speed = a->cfg->speed, jump = a->ev.t - a->prev_t;
-	bool jumped = a->paced && fabs(jump) > REPLAY_JUMP_MAX * fmax(speed, 1.0);
-	if (jumped)
-		replay_note_jump(a, jump);
-	if (!a->paced || jumped) {
-		a->paced = true;
-		a->rec_t0 = a->ev.t;
-		a->wall_t0 = clock_mono();
-	}
-	a->prev_t = a->ev.t;
-}
-
-/* Is the pending event due (within REPLAY_SLACK)? Arms the pace timer when
- * it is not. */
-static bool replay_due(struct app *a)
-{
-	if (a->cfg->speed <= 0)
-		return true;
-	double due = a->wall_t0 + (a->ev.t - a->rec_t0) / a->cfg->speed;
-	if (due <= clock_mono() + REPLAY_SLACK)
-		return true;
-	pace_arm(a, due);
-	return false;
-}
-
-static void replay_finish(struct app *a, int rc)
-{
-	a->replay_done = true;
-	if (rc == REPLAY_ERROR) { /* a pipe's bad header, a read error: say so and stop */
-		fprintf(stderr, "roastop: %s\n", replay_error(a->replay));
-		a->replay_failed = true;
-		a->stop = true;
-		a->stop_reason = "recording unreadable";
-		return;
-	}
-	if (a->headless && !a->stop) {
-		a->stop = true;
-		a->stop_reason = "end of recording";
-	}
-}
-
-/* Delivers due events, at most a batch, so signals are looked at often. */
-static void replay_step(struct app *a)
-{
-	for (int i = 0; i < REPLAY_BATCH && !a->stop; i++) {
-		if (!a->pending) {
-			int rc = replay_next(a->replay, &a->ev);
-			a->replay_waiting = rc == REPLAY_WAIT;
-			if (rc == REPLAY_WAIT)
-				return;
-			if (rc != REPLAY_EVENT) {
-				replay_finish(a, rc);
-				return;
-			}
-			a->pending = true;
-			if (a->cfg->speed > 0)
-				replay_anchor(a);
-		}
-		if (!replay_due(a))
-			return;
-		a->pending = false;
-		app_deliver(a, &a->ev);
 	}
 }
 
@@ -584,7 +497,7 @@ static void app_note_quiet_headless(struct app *a)
 static void app_note_clock_step(struct app *a)
 {
 	double now = clock_mono();
-	if (a->replay || now < a->clock_checked_at + 1.0)
+	if (a->recorded || now < a->clock_checked_at + 1.0)
 		return;
 	a->clock_checked_at = now;
 	double off = clock_session_offset();
@@ -600,39 +513,34 @@ static void app_note_clock_step(struct app *a)
 		fprintf(stderr, "roastop: %s\n", text);
 }
 
-/* A source's counters (source.h), under its name: the model's copy. */
-static void source_extra(cJSON *extra, const struct ev_counters *st)
+/* A source's block under its name: its state, figures and counters
+ * (source.h). */
+static void source_block(cJSON *extra, const char *name, const char *state_key, const char *state,
+			 const struct source_figure *fg, size_t n_fg, const struct source_counter *c,
+			 size_t n_c)
 {
-	cJSON *o = cJSON_AddObjectToObject(extra, st->source);
+	cJSON *o = cJSON_AddObjectToObject(extra, name);
 	if (!o)
 		return;
-	if (st->state_key)
-		cJSON_AddStringToObject(o, st->state_key, st->state);
-	for (size_t i = 0; i < st->n_counters; i++) {
-		const struct source_counter *c = &st->counters[i];
+	if (state_key)
+		cJSON_AddStringToObject(o, state_key, state);
+	for (size_t i = 0; i < n_fg; i++) {
+		if (isnan(fg[i].value))
+			cJSON_AddNullToObject(o, fg[i].name);
+		else
+			cJSON_AddNumberToObject(o, fg[i].name, fg[i].value);
+	}
+	for (size_t i = 0; i < n_c; i++) {
 		cJSON *into = o;
-		if (c->group) {
-			into = cJSON_GetObjectItemCaseSensitive(o, c->group);
+		if (c[i].group) {
+			into = cJSON_GetObjectItemCaseSensitive(o, c[i].group);
 			if (!into)
-				into = cJSON_AddObjectToObject(o, c->group);
-			if (!into || (!c->value && strcmp(c->name, "total") != 0))
+				into = cJSON_AddObjectToObject(o, c[i].group);
+			if (!into || (!c[i].value && strcmp(c[i].name, "total") != 0))
 				continue;
 		}
-		cJSON_AddNumberToObject(into, c->name, (double)c->value);
+		cJSON_AddNumberToObject(into, c[i].name, (double)c[i].value);
 	}
-}
-
-/* The pacing: jumps are counted only when paced (not measured at --speed 0). */
-static void replay_extra(cJSON *extra, const struct app *a)
-{
-	cJSON *o = cJSON_AddObjectToObject(extra, "replay");
-	if (!o)
-		return;
-	cJSON_AddNumberToObject(o, "speed", a->cfg->speed);
-	if (a->cfg->speed > 0)
-		cJSON_AddNumberToObject(o, "time_jumps", (double)a->replay_jumps);
-	else
-		cJSON_AddNullToObject(o, "time_jumps");
 }
 
 /* The session's own counters (session.h): runs kept and lost. */
@@ -711,7 +619,6 @@ static struct app_stats *app_stats(const struct app *a)
 	return st;
 }
 
-/* The state a source's statistics give, or NULL (st NULL: out of memory). */
 /* The open source that delivers task events, or NULL. */
 static const struct source_ops *app_tasks_source(const struct app *a)
 {
@@ -721,8 +628,8 @@ static const struct source_ops *app_tasks_source(const struct app *a)
 	return NULL;
 }
 
-/* The statistics of the task events' source as it reports them now (the
- * dashboard's), or NULL (none open, or st NULL: out of memory). */
+/* The statistics of the task events' source, or NULL (none open, or st
+ * NULL: out of memory). */
 static const struct source_stats *app_tasks_feed(const struct app *a, const struct app_stats *st)
 {
 	const struct source_ops *ops = app_tasks_source(a);
@@ -745,33 +652,30 @@ static void app_tasks_extra(const struct app *a, cJSON *extra)
 		metrics_tasks_json(extra, &a->tasks, fed ? &feed : NULL);
 }
 
-static cJSON *app_extra(const struct app *a, const struct run *r)
+static cJSON *app_extra(const struct app *a)
 {
 	cJSON *extra = cJSON_CreateObject();
 	if (extra)
 		session_extra(extra, &a->ses);
 	if (extra && (a->srv || a->serve_failures))
 		serve_extra(extra, a);
+	/* the live sources' blocks: the model's copies of their counters */
 	for (size_t i = 0; extra && i < a->ses.counters.n; i++) {
 		struct ev_counters c;
 		counters_view(&a->ses.counters, i, &c);
-		source_extra(extra, &c);
+		source_block(extra, c.source, c.state_key, c.state, NULL, 0, c.counters,
+			     c.n_counters);
+	}
+	for (size_t i = 0; extra && i < a->n_src; i++) {
+		const struct app_source *as = &a->src[i];
+		struct source_stats st = { 0 };
+		if (!as->ops->recorded || !as->ops->stats)
+			continue;
+		as->ops->stats(as->s, &st);
+		source_block(extra, as->ops->name, st.state_key, st.state, st.figures, st.n_figures,
+			     st.counters, st.n_counters);
 	}
 	app_tasks_extra(a, extra);
-	if (!extra || !a->replay)
-		return extra;
-	const struct reject_counts *rc = replay_rejects(a->replay);
-	cJSON *rej = cJSON_AddObjectToObject(extra, "replay_rejected");
-	if (!rej)
-		return extra;
-	cJSON_AddNumberToObject(rej, "total", (double)rc->total);
-	for (int e = DEC_OK + 1; e < DEC__COUNT; e++)
-		if (rc->by_reason[e])
-			cJSON_AddNumberToObject(rej, decode_error_name(e), (double)rc->by_reason[e]);
-	/* lines applied in part, not skipped: not in the total (docs/recording.md) */
-	cJSON_AddNumberToObject(rej, "time_regression", (double)r->time_regressions);
-	cJSON_AddNumberToObject(extra, "replay_lines", (double)replay_lines(a->replay));
-	replay_extra(extra, a);
 	return extra;
 }
 
@@ -836,7 +740,7 @@ static int app_write_run(struct app *a, struct session_run *row, char *err, size
 		app_name_dir(a, row, &m);
 	char path[PATH_MAX + SESSION_DIR_LEN + 2];
 	snprintf(path, sizeof(path), "%s/%s", a->out_dir, row->dir);
-	cJSON *extra = app_extra(a, row->run);
+	cJSON *extra = app_extra(a);
 	int rc = measurement_write(path, &m, row->run, extra, err, errsz);
 	int saved = errno;
 	row->write_errno = rc ? saved : 0; /* GET .../metrics.json says it (serve_route.h) */
@@ -975,22 +879,6 @@ static void app_signal(struct app *a)
 	}
 }
 
-/* A replay with more to read now does not wait. */
-static int poll_timeout(const struct app *a)
-{
-	if (a->replay && !a->replay_done && !a->replay_waiting &&
-	    (!a->pending || a->cfg->speed <= 0))
-		return 0; /* more to read now */
-	return -1;
-}
-
-/* The server's own timeout (a connection's) bounds the wait too. */
-static int app_poll_timeout(const struct app *a, int serve_ms)
-{
-	int t = poll_timeout(a);
-	return serve_ms >= 0 && (t < 0 || serve_ms < t) ? serve_ms : t;
-}
-
 /* At the stop: what the sources have queued already is taken in. */
 static void app_sources_finish(struct app *a)
 {
@@ -1027,7 +915,7 @@ static void app_end_after_flush(struct app *a)
 {
 	if ((app_sources_busy(a) && clock_mono() < a->ending_deadline) ||
 	    (a->srv && app_linger(a))) {
-		timer_set_periodic(a->fds[FD_PACE], 0.1, 0);
+		timer_set_periodic(a->fds[FD_GRACE], 0.1, 0);
 		return;
 	}
 	a->stop = true;
@@ -1067,8 +955,6 @@ static void app_ui_draw(struct app *a)
 		.m = &m,
 		.sources = st ? st->ui : NULL,
 		.n_sources = st ? st->n : 0,
-		.replay_path = a->cfg->replay_path,
-		.replay_done = a->replay_done,
 		.out_dir = a->out_dir,
 		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
 		.key_alert = app_alert(a),
@@ -1223,12 +1109,9 @@ static void app_loop(struct app *a)
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
-		if (a->replay_waiting && !a->replay_done)
-			pfd[FD_REPLAY].fd = replay_fd(a->replay);
 		size_t n_src = app_sources_pollfds(a, pfd + FD__COUNT, n_fds);
 		int serve_ms = a->srv ? serve_timeout_ms(a->srv) : -1;
-		int wait_ms = app_poll_timeout(a, serve_ms);
-		int n = poll(pfd, FD__COUNT + n_src, app_sources_timeout(a, wait_ms));
+		int n = poll(pfd, FD__COUNT + n_src, app_sources_timeout(a, serve_ms));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
@@ -1243,8 +1126,8 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_CHECKPOINT]);
 			app_checkpoint(a);
 		}
-		if (n > 0 && (pfd[FD_PACE].revents & POLLIN)) {
-			timer_drain(a->fds[FD_PACE]);
+		if (n > 0 && (pfd[FD_GRACE].revents & POLLIN)) {
+			timer_drain(a->fds[FD_GRACE]);
 			if (a->ending)
 				app_end_after_flush(a);
 		}
@@ -1264,15 +1147,12 @@ static void app_loop(struct app *a)
 		}
 		if (n > 0 && (pfd[FD_UI].revents & (POLLIN | POLLHUP)))
 			app_ui_input(a);
-		if (n > 0 && pfd[FD_REPLAY].revents) /* input, its end, or an error to read */
-			a->replay_waiting = false;
 		app_sources_dispatch(a, pfd + FD__COUNT, n_fds, n >= 0);
+		app_stop_at_end(a);
 		if (a->srv && ((n > 0 && pfd[FD_SERVE].revents) || serve_ms == 0 || n == 0))
 			serve_run(a->srv);
 		app_sources_tick(a);
 		app_note_clock_step(a);
-		if (a->replay && !a->replay_done && !a->replay_waiting && !a->stop)
-			replay_step(a);
 	}
 }
 
@@ -1297,15 +1177,28 @@ static int app_open_key(struct app *a)
 	return 0;
 }
 
+/* A source's note: an event, recorded, so a replay shows it (app_log); a
+ * replay's own notes (its time jumps) are about the replay, not the
+ * recording's, and not counted as applied events. */
 static void note_cb(void *ctx, const char *text)
 {
-	app_log(ctx, LOG_WARN, text);
+	struct app *a = ctx;
+	if (a->recorded)
+		session_note(&a->ses, app_now(a), LOG_WARN, text);
+	else
+		app_log(a, LOG_WARN, text);
+}
+
+static bool stopping_cb(void *ctx)
+{
+	return ((const struct app *)ctx)->stop;
 }
 
 /* Every source of the registry this configuration asks for. */
 static int app_open_registry(struct app *a)
 {
-	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .note = note_cb, .ctx = a,
+	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .note = note_cb,
+				  .stopping = stopping_cb, .ctx = a,
 				  .key = a->cfg->no_auth ? NULL : &a->key };
 	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
 		if (!(*ops)->wanted(a->cfg))
@@ -1355,12 +1248,12 @@ static bool app_listener_stats(void *ctx, const char **name, struct source_stats
 }
 
 /* Where to serve: --serve's address, else the listener's (TCP on the UDP
- * host and port: ROASTOP_ADDR alone finds it); in a replay the key is read
- * here, as the listener would have. */
+ * host and port: ROASTOP_ADDR alone finds it); replaying recorded events
+ * the key is read here, as the listener would have. */
 static int app_serve_where(struct app *a, struct serve_config *sc, char *err, size_t errsz)
 {
 	const struct app_config *c = a->cfg;
-	if (a->replay && !c->no_auth && auth_key_setup(&a->key, c->key_file, false, err, errsz) != 0)
+	if (a->recorded && !c->no_auth && auth_key_setup(&a->key, c->key_file, false, err, errsz) != 0)
 		return -1;
 	if (c->serve_host[0])
 		return serve_resolve(c->serve_host, c->serve_port, &sc->addr, &sc->addrlen, err, errsz);
@@ -1403,20 +1296,36 @@ static void app_open_serve(struct app *a)
 		c->no_auth ? "no authentication" : "bearer token: the ROASTOP_KEY value");
 }
 
+/* Does the configuration replay recorded events (source_ops.recorded)? */
+static bool app_wants_recorded(const struct app_config *c)
+{
+	for (const struct source_ops *const *ops = source_registry; *ops; ops++)
+		if ((*ops)->recorded && (*ops)->wanted(c))
+			return true;
+	return false;
+}
+
+/* How often a live run's silence is looked at (RUN_IDLE_CHECKS). */
+static double app_idle_interval(const struct app_config *c)
+{
+	return c->run_idle_timeout > 0
+		       ? fmin(c->run_idle_timeout / RUN_IDLE_CHECKS, RUN_IDLE_CHECK_MAX)
+		       : RUN_IDLE_CHECK_MAX;
+}
+
 static int app_open_sources(struct app *a)
 {
 	char err[512];
-	if (a->cfg->replay_path) {
-		a->replay = replay_open(a->cfg->replay_path, err, sizeof(err));
-		if (!a->replay) {
-			fprintf(stderr, "roastop: %s\n", err);
-			return -1;
-		}
-	} else if (app_open_key(a) != 0) {
+	a->recorded = app_wants_recorded(a->cfg);
+	if (!a->recorded && app_open_key(a) != 0)
 		return -1;
-	}
 	if (app_open_registry(a) != 0)
 		return -1;
+	/* also when the timeout is off: ended runs close on this timer; never
+	 * on recorded events, which have roastop's decisions in them */
+	if (!a->recorded)
+		timer_set_periodic(a->fds[FD_IDLE], app_idle_interval(a->cfg),
+				   app_idle_interval(a->cfg));
 	if (a->cfg->record_path) {
 		a->rec = recorder_open(a->cfg->record_path, err, sizeof(err));
 		if (!a->rec) {
@@ -1433,15 +1342,11 @@ static int app_open_fds(struct app *a)
 	a->fds[FD_SIGNAL] = signals_open();
 	a->fds[FD_CHECKPOINT] = timer_open(c->checkpoint_interval, c->checkpoint_interval);
 	a->fds[FD_DURATION] = timer_open(c->duration > 0 ? c->duration : 0, 0);
-	a->fds[FD_PACE] = timer_open(0, 0);
+	a->fds[FD_GRACE] = timer_open(0, 0);
 	a->fds[FD_FRAME] = timer_open(0, 0);
 	a->fds[FD_FLUSH] = timer_open(c->record_path ? RECORDER_FLUSH_INTERVAL : 0,
 				      RECORDER_FLUSH_INTERVAL);
-	/* also when the timeout is off: ended runs close on this timer */
-	double idle = c->run_idle_timeout > 0
-			      ? fmin(c->run_idle_timeout / RUN_IDLE_CHECKS, RUN_IDLE_CHECK_MAX)
-			      : RUN_IDLE_CHECK_MAX;
-	a->fds[FD_IDLE] = timer_open(c->replay_path ? 0 : idle, idle);
+	a->fds[FD_IDLE] = timer_open(0, 0); /* armed by app_open_sources */
 	for (int i = 0; i <= FD_IDLE; i++) {
 		if (a->fds[i] < 0) {
 			fprintf(stderr, "roastop: cannot set up the event loop: %s\n", strerror(errno));
@@ -1455,8 +1360,6 @@ static void app_close(struct app *a)
 {
 	a->fds[FD_SERVE] = -1; /* closed with the server */
 	serve_close(a->srv);
-	if (a->replay)
-		replay_close(a->replay);
 	for (size_t i = 0; i < a->n_src; i++)
 		a->src[i].ops->close(a->src[i].s);
 	if (a->key.session)
@@ -1464,7 +1367,6 @@ static void app_close(struct app *a)
 	for (int i = 0; i < FD__COUNT; i++)
 		if (a->fds[i] >= 0)
 			close(a->fds[i]);
-	event_free(&a->ev);
 	tasks_free(&a->tasks);
 	session_destroy(&a->ses);
 }
@@ -1547,7 +1449,6 @@ int app_main(const struct app_config *cfg)
 	a->cfg = cfg;
 	tasks_init(&a->tasks);
 	clock_session(); /* anchored: live times count from here */
-	event_init(&a->ev);
 	for (int i = 0; i < FD__COUNT; i++)
 		a->fds[i] = -1;
 	if (cfg->output_dir && cfg->output_dir[0])
@@ -1560,7 +1461,7 @@ int app_main(const struct app_config *cfg)
 		fprintf(stderr, "roastop: %s\n", err);
 	else if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
 		app_counters(a, true);
-		if (cfg->headless || cfg->replay_path)
+		if (cfg->headless || a->recorded)
 			fprintf(stderr, "roastop: collecting; each run's measurement goes under %s\n",
 				a->out_dir);
 		app_open_serve(a);
@@ -1571,7 +1472,8 @@ int app_main(const struct app_config *cfg)
 		app_end_runs_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);
-		if (a->replay_failed)
+		const struct source_end *end = app_sources_ended(a);
+		if (end && end->failed)
 			rc = 1;
 	}
 	app_close(a);

@@ -19,6 +19,7 @@
 
 #define SOURCE_MAX_FDS 64 /* descriptors one source may ask the loop to watch */
 #define SOURCE_COUNTERS_MAX EVENT_COUNTERS_MAX /* struct source_counter: event.h */
+#define SOURCE_FIGURES_MAX 4
 
 /* What a source is given when it opens. */
 struct auth_key;
@@ -26,21 +27,46 @@ struct source_env {
 	const struct app_config *cfg;
 	event_deliver_fn deliver;
 	/* a warning for the session's log ("datagrams lost: ..."), stamped
-	 * with the session clock */
+	 * with the session's now (the recorded events' clock in a replay) */
 	void (*note)(void *ctx, const char *text);
-	void *ctx; /* for deliver and note */
+	void *ctx; /* for deliver, note and stopping */
+	/* The session is stopping (a signal, q, a run's end with
+	 * --exit-on-run-end): a source delivering a backlog stops between two
+	 * events, so that nothing is applied after the stop's cause. */
+	bool (*stopping)(void *ctx);
 	/* the session's key (auth.h), NULL with --no-auth: what a source that
 	 * authenticates its input checks it with */
 	const struct auth_key *key;
 };
 
-/* A source's statistics: its block under metrics.json's "roastop". */
+/* A figure rather than a count (a factor; a count not measured): NAN is
+ * written as null. */
+struct source_figure {
+	const char *name;
+	double value;
+};
+
+/* A source's statistics: its block under metrics.json's "roastop". The
+ * header knows two kinds by their state's key: "listen" (a listener: its
+ * address and counts) and "recording" (recorded events replayed: the state
+ * "ended" once all is read; source_ops.target names the file). */
 struct source_stats {
 	const char *state_key; /* the state's key in the block ("mode"), or NULL */
 	/* "prometheus", "lost", "127.0.0.1:9999" (a host name up to 255), ... */
 	char state[EVENT_COUNTER_STATE_MAX + 1];
+	struct source_figure figures[SOURCE_FIGURES_MAX]; /* written before the counters */
+	size_t n_figures;
 	struct source_counter counters[SOURCE_COUNTERS_MAX];
 	size_t n_counters;
+};
+
+/* How a source's input ended (source_ops.ended). Headless, the session
+ * stops (a failure stops it always, with exit status 1); a run still going
+ * at the exit is then incomplete. */
+struct source_end {
+	const char *reason; /* the stop's reason: "end of recording" */
+	const char *cut; /* why a run still going is incomplete */
+	bool failed; /* the input could not be read: exit status 1 */
 };
 
 struct source_ops {
@@ -48,6 +74,11 @@ struct source_ops {
 	/* Does this configuration ask for the source? (a replay asks for no
 	 * live source, a live session for no replay) */
 	bool (*wanted)(const struct app_config *cfg);
+	/* Replays recorded events: the session's "now" is then the latest
+	 * event's time, not the wall clock; roastop takes no decision of its
+	 * own (a run's idle end, a system clock step: the recording has its
+	 * decisions in it), and makes no key (no senders: --serve reads it). */
+	bool recorded;
 	/* NULL with err filled when the source cannot start: the app stops.
 	 * Says what it does on stderr (the address it listens on, ...). */
 	void *(*open)(const struct source_env *env, char *err, size_t errsz);
@@ -94,12 +125,17 @@ struct source_ops {
 	 * the task stream's last messages), briefly and never waiting (a flood
 	 * must not hold the exit). NULL: nothing. */
 	void (*finish)(void *src, double now);
+	/* Has the input ended for good (a recording read to its end, or
+	 * unreadable)? NULL while it goes on; NULL op: never. */
+	const struct source_end *(*ended)(const void *src);
 	void (*close)(void *src);
 };
 
 /* Appends a counter to st (dropped past SOURCE_COUNTERS_MAX); group as in
  * struct source_counter. */
 void source_count(struct source_stats *st, const char *group, const char *name, uint64_t value);
+/* Appends a figure (dropped past SOURCE_FIGURES_MAX). */
+void source_figure(struct source_stats *st, const char *name, double value);
 
 /* A source's statistics as an EV_COUNTERS payload (event.h), pointing
  * into st: how the app hands them to the model. */

@@ -46,7 +46,10 @@ struct ui_config {
 /* A source's statistics as the header shows them: a source whose state is
  * "listen" (the address senders send to) gets its address and counts
  * ("datagrams" received; lost: "missing" + "kernel_drops"; new senders
- * refused: "senders_full" in the group "rejected"). */
+ * refused: "senders_full" in the group "rejected"); one whose state is
+ * "recording" (recorded events replayed) makes the header what the
+ * recording says of each source, then its name and target, with the end
+ * said when its state is "ended". */
 struct ui_source {
 	const char *name;
 	const struct source_stats *st;
@@ -60,8 +63,6 @@ struct ui_frame {
 	const struct metrics *m;
 	const struct ui_source *sources; /* every source open, in the registry's order */
 	size_t n_sources;
-	const char *replay_path; /* NULL when live */
-	bool replay_done;
 	const char *out_dir; /* where the measurement goes */
 	const char *out_alert; /* "checkpoint failed: ..." while the output fails, else NULL */
 	const char *key_alert; /* "all 33 datagrams rejected: wrong key ..." or NULL */

@@ -253,6 +253,8 @@ static void add_counts(struct jsonw *w, const struct run *r)
 			jsonw_num(w, event_type_name(t), (double)r->applied[t]);
 	jsonw_end(w, '}');
 	jsonw_num(w, "events_ignored", (double)r->ignored);
+	/* applied in part: earlier than the run's latest time (docs/recording.md) */
+	jsonw_num(w, "time_regressions", (double)r->time_regressions);
 	jsonw_object(w, "overflow");
 	jsonw_num(w, "workers", (double)r->overflow_workers);
 	jsonw_num(w, "datasets", (double)r->overflow_datasets);

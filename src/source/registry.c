@@ -6,7 +6,8 @@
 #define SOURCES(X) \
 	X(listener_source) \
 	X(dask_source) \
-	X(taskstream_source)
+	X(taskstream_source) \
+	X(replay_source)
 
 #define SOURCE_DECLARE(s) extern const struct source_ops s;
 #define SOURCE_ENTRY(s) &s,
@@ -18,6 +19,12 @@ void source_count(struct source_stats *st, const char *group, const char *name, 
 {
 	if (st->n_counters < SOURCE_COUNTERS_MAX)
 		st->counters[st->n_counters++] = (struct source_counter){ group, name, value };
+}
+
+void source_figure(struct source_stats *st, const char *name, double value)
+{
+	if (st->n_figures < SOURCE_FIGURES_MAX)
+		st->figures[st->n_figures++] = (struct source_figure){ name, value };
 }
 
 void source_counters_event(const char *name, const struct source_stats *st,

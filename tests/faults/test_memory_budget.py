@@ -94,7 +94,7 @@ def replay_stdin(tmp_path, lines):
     peak = watch.wait()
     assert proc.returncode == 0, (tmp_path / "err").read_text()
     m = load_metrics(out)
-    assert m["roastop"]["replay_rejected"]["total"] == 0, m["roastop"]  # every line applied
+    assert m["roastop"]["replay"]["rejected"]["total"] == 0, m["roastop"]  # every line applied
     return peak, m
 
 

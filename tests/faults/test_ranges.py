@@ -114,7 +114,7 @@ def test_a_recorded_live_session_replays_whole(tmp_path, case):
     assert p.returncode == 0, p.stderr
     assert "runtime error" not in p.stderr, p.stderr
     replayed = load_metrics(out)
-    rejected = replayed["roastop"]["replay_rejected"]
+    rejected = replayed["roastop"]["replay"]["rejected"]
     assert rejected["total"] == 0, (rejected, p.stderr)
     assert replayed["roastop"]["scheduler_samples"] == live["roastop"]["scheduler_samples"] > 0
     for key in SCHEDULER_KEYS:

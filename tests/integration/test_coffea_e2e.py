@@ -185,7 +185,7 @@ def test_demo_recording_replays(tmp_path):
     assert m["num_chunks"] == report["chunks"] == sum(e["type"] == "chunk" for e in lines)
     assert m["total_events"] == m["total_events_from_chunks"] == report["entries"]
     assert m["roastop"]["processor"] == "DimuonProcessor"
-    assert m["roastop"].get("replay_rejected", {}).get("total", 0) == 0
+    assert m["roastop"]["replay"]["rejected"]["total"] == 0
     # recorded with the poller and the collector's route: the scheduler's view too
     assert m["peak_workers"] == 2 and m["avg_workers"] > 1.5
     assert m["metric_sources"]["fine_metrics"] == "span"

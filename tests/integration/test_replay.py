@@ -156,7 +156,7 @@ def test_garbage_lines_counted_good_ones_applied(small_run, tmp_path):
     assert m["num_chunks"] == t["num_chunks"]
     assert m["total_events"] == t["total_events"]
     n_bad = sum(1 for i in range(len(lines) - 1) if i % 500 == 0)
-    assert m["roastop"]["replay_rejected"]["total"] == n_bad
+    assert m["roastop"]["replay"]["rejected"]["total"] == n_bad
 
 
 def slow_replay(rec, out, *extra):

@@ -125,7 +125,7 @@ static void source_state(struct line *l, const struct ui_frame *f, const char *n
 	const struct source_info *s = source_named(f->run, name);
 	char buf[FMT_LEN], at[FMT_LEN], lost[3 * FMT_LEN];
 	if (!s) {
-		seg(l, TH_DIM, f->replay_path ? "(replay)" : "waiting for the first poll");
+		seg(l, TH_DIM, "waiting for the first poll");
 		return;
 	}
 	switch (s->state) {
@@ -143,8 +143,9 @@ static void source_state(struct line *l, const struct ui_frame *f, const char *n
 	}
 }
 
-/* A replay: what the recording says of each source, then the file. */
-static void header_replay(struct line *l, const struct ui_frame *f)
+/* Recorded events replayed: what the recording says of each source, then
+ * the file (the source's target). */
+static void header_recorded(struct line *l, const struct ui_frame *f, const struct ui_source *src)
 {
 	char label[sizeof(f->run->sources[0].name) + 1];
 	for (size_t i = 0; i < f->run->n_sources && i < ROASTOP_ARRAY_LEN(f->run->sources); i++) {
@@ -155,9 +156,10 @@ static void header_replay(struct line *l, const struct ui_frame *f)
 	}
 	pair(l, "Dask ", TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
 	sep(l);
-	if (f->replay_done)
+	if (strcmp(src->st->state, "ended") == 0)
 		seg(l, TH_WARNING, "(end reached: q quits) ");
-	pair_path(l, "replay ", TH_TEXT, f->replay_path);
+	snprintf(label, sizeof(label), "%s ", src->name);
+	pair_path(l, label, TH_TEXT, src->target ? src->target : "");
 }
 
 static uint64_t counter_of(const struct source_stats *st, const char *group, const char *name)
@@ -171,9 +173,14 @@ static uint64_t counter_of(const struct source_stats *st, const char *group, con
 	return 0;
 }
 
+static bool state_is(const struct ui_source *src, const char *key)
+{
+	return src->st->state_key && strcmp(src->st->state_key, key) == 0;
+}
+
 static bool is_listener(const struct ui_source *src)
 {
-	return src->st->state_key && strcmp(src->st->state_key, "listen") == 0;
+	return state_is(src, "listen");
 }
 
 /* Listeners first: their counts are short and must never be clipped; the
@@ -219,9 +226,11 @@ static void header_polled(struct line *l, const struct ui_frame *f, const struct
 static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	struct line l = { .ui = ui, .y = r.y, .x = 1, .end = r.x + r.w };
-	if (f->replay_path) {
-		header_replay(&l, f);
-		return;
+	for (size_t i = 0; i < f->n_sources; i++) {
+		if (state_is(&f->sources[i], "recording")) {
+			header_recorded(&l, f, &f->sources[i]);
+			return;
+		}
 	}
 	for (size_t i = 0; i < f->n_sources; i++)
 		if (is_listener(&f->sources[i]))
