@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 
-from roastop._state import shared
+from roastop._state import current_pid, shared
 
 MAX_DATAGRAM = 65507       # the largest UDP payload; the listener accepts up to this
 SOFT_LIMIT = 1400          # keep under a typical MTU: no IP fragmentation
@@ -779,7 +779,7 @@ class Emitter:
         self._start_prefix = {}   # Static (or None) -> kind, host and its fields, encoded
 
     def _socket(self):
-        pid = os.getpid()
+        pid = current_pid()
         if self._pid != pid:
             # a new process (first use, or a forked child): its own sender, socket and numbers
             if self._sock is not None and self._pid is not None:
@@ -944,12 +944,13 @@ class Emitter:
             return None
         beat = self._beat
         try:
-            if beat is None or beat.pid != os.getpid():
+            pid = current_pid()
+            if beat is None or beat.pid != pid:
                 # a worker's threads: one beat; a lock per pid, as a fork may copy it held
                 locks = shared("heartbeat_locks", dict)
-                with locks.setdefault(os.getpid(), threading.Lock()):
+                with locks.setdefault(pid, threading.Lock()):
                     beat = self._beat
-                    if beat is None or beat.pid != os.getpid():
+                    if beat is None or beat.pid != pid:
                         beat = self._beat = Heartbeat(self, worker=worker)
             beat.add(1)
         except Exception:  # noqa: BLE001 - no thread: the chunks go on without beats
