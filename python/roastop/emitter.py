@@ -927,14 +927,14 @@ class Emitter:
         Never raises, never blocks."""
         if not self.chunk_start:
             return None
-        started = []
-
-        def make():
+        try:
+            sock = self._socket()
             data, seq = self.chunk_start_datagram(t_start, static, entry_start, entry_stop,
                                                   worker)
-            started.append(seq)
-            return data
-        return started[0] if self._deliver(make) else None
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += 1
+            return None
+        return seq if self._put(sock, data) else None
 
     def chunk_began(self, worker=None):
         """A chunk starts in this process: its heartbeat (started now when
@@ -970,6 +970,15 @@ class Emitter:
         try:
             sock = self._socket()
             data = make(*args)
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += 1
+            return False
+        return self._put(sock, data)
+
+    def _put(self, sock, data):
+        """Hands data to the kernel on sock: True when it took it, else
+        counted in ``lost``. Never raises."""
+        try:
             if len(data) > MAX_DATAGRAM:
                 self.lost += 1
                 return False
