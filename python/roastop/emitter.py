@@ -1008,7 +1008,11 @@ class Emitter:
             nonce = os.urandom(16).hex()
             msg = {"type": "hello", "nonce": nonce, "host": self._host, "pid": self._pid,
                    "instance": self._instance, "sent": time.time()}
-            sock.sendto(frame(encode(msg), self._mac), self._target)
+            data = frame(encode(msg), self._mac)
+            try:
+                sock.send(data)
+            except ConnectionRefusedError:   # an earlier datagram's refusal (see _put)
+                sock.send(data)
             ready = select.poll()            # not select(): a client may hold fds past 1024
             ready.register(sock, select.POLLIN)
             while True:
@@ -1018,6 +1022,11 @@ class Emitter:
                 try:
                     data, src = sock.recvfrom(MAX_DATAGRAM)
                 except BlockingIOError:  # readable, then taken: wait on
+                    continue
+                except ConnectionRefusedError:
+                    # nothing listens there (yet): the connected socket reports
+                    # the ICMP error, an unconnected one would not; roastop
+                    # started within the wait still answers, so wait on
                     continue
                 if src[:2] == self._target[:2] and ack_ok(data, self._mac, nonce):
                     return True
