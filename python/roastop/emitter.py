@@ -207,24 +207,75 @@ def encode(msg):
     return text.encode("utf-8", "replace")
 
 
+def _builtin_sha256():
+    """The interpreter's own SHA-256 constructor (CPython's _sha256, _sha2
+    from 3.12), or None where it was built without it."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            return getattr(__import__(name), "sha256")
+        except (ImportError, AttributeError):
+            pass
+    return None
+
+
+class _PadMac:
+    """HMAC-SHA256 (RFC 2104) on two SHA-256 states keyed once, the key's
+    inner and outer padded blocks already hashed: a tag is two copies, two
+    updates and two digests. On the interpreter's own SHA-256, whose code is
+    small: cold after a process() body a tag took 11 us against 24 through
+    OpenSSL's HMAC copy (1.5 against 0.8 us warm; bench/RESULTS.md)."""
+
+    __slots__ = ("inner", "outer")
+
+    def __init__(self, sha256, key):
+        if len(key) > 64:
+            key = sha256(key).digest()
+        key = key.ljust(64, b"\0")
+        self.inner = sha256(bytes(b ^ 0x36 for b in key))
+        self.outer = sha256(bytes(b ^ 0x5C for b in key))
+
+    def tag(self, body):
+        inner = self.inner.copy()
+        inner.update(body)
+        outer = self.outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+class _HmacMac:
+    """HMAC-SHA256 through hmac, keyed once: each tag starts from a copy."""
+
+    __slots__ = ("mac",)
+
+    def __init__(self, key):
+        self.mac = hmac.new(key, digestmod="sha256")
+
+    def tag(self, body):
+        mac = self.mac.copy()
+        mac.update(body)
+        return mac.digest()
+
+
 def keyed_mac(key):
-    """HMAC-SHA256 keyed once, for frame and frame_v2: each tag starts from
-    a copy of it, so the key's two padded blocks are not hashed again per
-    message (1.8 against 2.5 us per chunk). The OpenSSL object inside
-    hmac.HMAC when there is one: its copy, update and digest are C calls,
-    where hmac.HMAC's wrap each in Python (0.75 against 1.0 us warm, and
-    fewer cold lines after a process() body). None without a key."""
+    """HMAC-SHA256 keyed once, for frame and frame_v2 (``tag(body)``): the
+    key's two padded blocks are not hashed again per message. On the
+    interpreter's own SHA-256 when it has one and it agrees with hmac,
+    else through hmac. None without a key."""
     if not key:
         return None
-    mac = hmac.new(key, digestmod="sha256")
-    inner = getattr(mac, "_hmac", None)     # CPython's _hashlib.HMAC; absent: hmac.HMAC
-    return inner if inner is not None and hasattr(inner, "copy") else mac
+    sha256 = _builtin_sha256()
+    if sha256 is not None:
+        try:
+            mac = _PadMac(sha256, key)
+            if mac.tag(b"roastop") == hmac.digest(key, b"roastop", "sha256"):
+                return mac
+        except Exception:  # noqa: BLE001 - an odd build: hmac's way
+            pass
+    return _HmacMac(key)
 
 
 def _tag(mac, body):
-    mac = mac.copy()
-    mac.update(body)
-    return mac.digest()
+    return mac.tag(body)
 
 
 def frame(body, mac):
@@ -598,7 +649,7 @@ def frame_v2(body, mac):
     """``RTP2``, flags 0x01 and the raw 32-byte HMAC-SHA256(key, body) before
     the body (``mac`` from keyed_mac); flags 0x00 and no tag without a key."""
     if mac is not None:
-        return b"".join((b"RTP2\x01", _tag(mac, body), body))
+        return b"".join((b"RTP2\x01", mac.tag(body), body))
     return b"RTP2\x00" + body
 
 
