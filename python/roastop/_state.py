@@ -9,6 +9,7 @@ which roastop would drop as duplicates) and could not be pickled at all
 (sockets, thread-locals). So the one emitter per process, the files already
 described and the per-thread chunk records live in a module object registered
 in sys.modules under a fixed name, found again by every copy of the code."""
+import os
 import sys
 import types
 
@@ -25,6 +26,28 @@ def shared(name, factory):
     if obj is None:
         obj = d.setdefault(name, factory())
     return obj
+
+
+def _pid_cell():
+    """[pid, kept]: kept True when a fork hook keeps pid current in a child."""
+    cell = [os.getpid(), False]
+
+    def forked():
+        cell[0] = os.getpid()
+    try:
+        os.register_at_fork(after_in_child=forked)
+        cell[1] = True
+    except (AttributeError, RuntimeError):  # no fork hooks here: asked every time
+        pass
+    return cell
+
+
+def current_pid():
+    """os.getpid() without its system call per chunk (several per chunk,
+    each some microseconds cold after a process() body): the process's id
+    read once and updated in a forked child by an os.register_at_fork hook."""
+    cell = shared("pid", _pid_cell)
+    return cell[0] if cell[1] else os.getpid()
 
 
 def ship_by_value():

@@ -78,7 +78,11 @@ def _worker_name():
     if dist is None:
         return None
     try:
-        name = dist.get_worker().name
+        # get_worker() reads this context variable and raises twice when it
+        # is unset, as on a client that imported distributed: asked directly
+        cvar = getattr(getattr(dist, "worker", None), "_worker_cvar", None)
+        worker = cvar.get(None) if cvar is not None else dist.get_worker()
+        name = None if worker is None else worker.name
     except Exception:  # noqa: BLE001 - not on a Dask worker
         return None
     return None if name is None else str(name)

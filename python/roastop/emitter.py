@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 
-from roastop._state import shared
+from roastop._state import current_pid, shared
 
 MAX_DATAGRAM = 65507       # the largest UDP payload; the listener accepts up to this
 SOFT_LIMIT = 1400          # keep under a typical MTU: no IP fragmentation
@@ -207,17 +207,75 @@ def encode(msg):
     return text.encode("utf-8", "replace")
 
 
+def _builtin_sha256():
+    """The interpreter's own SHA-256 constructor (CPython's _sha256, _sha2
+    from 3.12), or None where it was built without it."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            return getattr(__import__(name), "sha256")
+        except (ImportError, AttributeError):
+            pass
+    return None
+
+
+class _PadMac:
+    """HMAC-SHA256 (RFC 2104) on two SHA-256 states keyed once, the key's
+    inner and outer padded blocks already hashed: a tag is two copies, two
+    updates and two digests. On the interpreter's own SHA-256, whose code is
+    small: cold after a process() body a tag took 11 us against 24 through
+    OpenSSL's HMAC copy (1.5 against 0.8 us warm; bench/RESULTS.md)."""
+
+    __slots__ = ("inner", "outer")
+
+    def __init__(self, sha256, key):
+        if len(key) > 64:
+            key = sha256(key).digest()
+        key = key.ljust(64, b"\0")
+        self.inner = sha256(bytes(b ^ 0x36 for b in key))
+        self.outer = sha256(bytes(b ^ 0x5C for b in key))
+
+    def tag(self, body):
+        inner = self.inner.copy()
+        inner.update(body)
+        outer = self.outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+class _HmacMac:
+    """HMAC-SHA256 through hmac, keyed once: each tag starts from a copy."""
+
+    __slots__ = ("mac",)
+
+    def __init__(self, key):
+        self.mac = hmac.new(key, digestmod="sha256")
+
+    def tag(self, body):
+        mac = self.mac.copy()
+        mac.update(body)
+        return mac.digest()
+
+
 def keyed_mac(key):
-    """HMAC-SHA256 keyed once, for frame and frame_v2: each tag starts from
-    a copy of it, so the key's two padded blocks are not hashed again per
-    message (1.8 against 2.5 us per chunk). None without a key."""
-    return hmac.new(key, digestmod="sha256") if key else None
+    """HMAC-SHA256 keyed once, for frame and frame_v2 (``tag(body)``): the
+    key's two padded blocks are not hashed again per message. On the
+    interpreter's own SHA-256 when it has one and it agrees with hmac,
+    else through hmac. None without a key."""
+    if not key:
+        return None
+    sha256 = _builtin_sha256()
+    if sha256 is not None:
+        try:
+            mac = _PadMac(sha256, key)
+            if mac.tag(b"roastop") == hmac.digest(key, b"roastop", "sha256"):
+                return mac
+        except Exception:  # noqa: BLE001 - an odd build: hmac's way
+            pass
+    return _HmacMac(key)
 
 
 def _tag(mac, body):
-    mac = mac.copy()
-    mac.update(body)
-    return mac.digest()
+    return mac.tag(body)
 
 
 def frame(body, mac):
@@ -591,7 +649,7 @@ def frame_v2(body, mac):
     """``RTP2``, flags 0x01 and the raw 32-byte HMAC-SHA256(key, body) before
     the body (``mac`` from keyed_mac); flags 0x00 and no tag without a key."""
     if mac is not None:
-        return b"".join((b"RTP2\x01", _tag(mac, body), body))
+        return b"".join((b"RTP2\x01", mac.tag(body), body))
     return b"RTP2\x00" + body
 
 
@@ -772,7 +830,7 @@ class Emitter:
         self._start_prefix = {}   # Static (or None) -> kind, host and its fields, encoded
 
     def _socket(self):
-        pid = os.getpid()
+        pid = current_pid()
         if self._pid == pid and self._sock is not None:
             return self._sock
         # the chunk's thread and the heartbeat's meet here on a process's first
@@ -797,7 +855,15 @@ class Emitter:
                 raise OSError(f"roastop address {self.addr!r} not resolved (yet)")
             family, kind, proto, target = self._found
             sock = socket.socket(family, kind, proto)
-            sock.setblocking(False)
+            try:
+                sock.setblocking(False)
+                # connected: each send skips the address's conversion and
+                # the kernel's route lookup, which cold after a process()
+                # body cost more than the rest of the send (bench/RESULTS.md)
+                sock.connect(target)
+            except OSError:
+                sock.close()
+                raise
             self._sock, self._target = sock, target
         return self._sock
 
@@ -921,14 +987,14 @@ class Emitter:
         Never raises, never blocks."""
         if not self.chunk_start:
             return None
-        started = []
-
-        def make():
+        try:
+            sock = self._socket()
             data, seq = self.chunk_start_datagram(t_start, static, entry_start, entry_stop,
                                                   worker)
-            started.append(seq)
-            return data
-        return started[0] if self._deliver(make) else None
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += 1
+            return None
+        return seq if self._put(sock, data) else None
 
     def chunk_began(self, worker=None):
         """A chunk starts in this process: its heartbeat (started now when
@@ -938,12 +1004,13 @@ class Emitter:
             return None
         beat = self._beat
         try:
-            if beat is None or beat.pid != os.getpid():
+            pid = current_pid()
+            if beat is None or beat.pid != pid:
                 # a worker's threads: one beat; a lock per pid, as a fork may copy it held
                 locks = shared("heartbeat_locks", dict)
-                with locks.setdefault(os.getpid(), threading.Lock()):
+                with locks.setdefault(pid, threading.Lock()):
                     beat = self._beat
-                    if beat is None or beat.pid != os.getpid():
+                    if beat is None or beat.pid != pid:
                         beat = self._beat = Heartbeat(self, worker=worker)
             beat.add(1)
         except Exception:  # noqa: BLE001 - no thread: the chunks go on without beats
@@ -963,10 +1030,26 @@ class Emitter:
         try:
             sock = self._socket()
             data = make(*args)
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += 1
+            return False
+        return self._put(sock, data)
+
+    def _put(self, sock, data):
+        """Hands data to the kernel on sock: True when it took it, else
+        counted in ``lost``. Never raises."""
+        try:
             if len(data) > MAX_DATAGRAM:
                 self.lost += 1
                 return False
-            sock.sendto(data, self._target)
+            try:
+                sock.send(data)
+            except ConnectionRefusedError:
+                # an ICMP "port unreachable" of an earlier datagram (nobody
+                # listening then), reported by a connected socket on this
+                # send and cleared by it: this datagram was not sent, so
+                # once more, as an unconnected socket would have sent it
+                sock.send(data)
             self.sent += 1
             return True
         except Exception:  # noqa: BLE001 - never raise into the analysis
@@ -985,7 +1068,11 @@ class Emitter:
             nonce = os.urandom(16).hex()
             msg = {"type": "hello", "nonce": nonce, "host": self._host, "pid": self._pid,
                    "instance": self._instance, "sent": time.time()}
-            sock.sendto(frame(encode(msg), self._mac), self._target)
+            data = frame(encode(msg), self._mac)
+            try:
+                sock.send(data)
+            except ConnectionRefusedError:   # an earlier datagram's refusal (see _put)
+                sock.send(data)
             ready = select.poll()            # not select(): a client may hold fds past 1024
             ready.register(sock, select.POLLIN)
             while True:
@@ -995,6 +1082,11 @@ class Emitter:
                 try:
                     data, src = sock.recvfrom(MAX_DATAGRAM)
                 except BlockingIOError:  # readable, then taken: wait on
+                    continue
+                except ConnectionRefusedError:
+                    # nothing listens there (yet): the connected socket reports
+                    # the ICMP error, an unconnected one would not; roastop
+                    # started within the wait still answers, so wait on
                     continue
                 if src[:2] == self._target[:2] and ack_ok(data, self._mac, nonce):
                     return True

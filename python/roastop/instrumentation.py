@@ -6,7 +6,7 @@ import os
 import threading
 import time
 
-from roastop._state import shared
+from roastop._state import current_pid, shared
 
 try:
     _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -26,7 +26,7 @@ def process_memory_mb():
     cost more than everything else the decorator does."""
     try:
         statm = shared("statm", lambda: [None, None])
-        pid = os.getpid()
+        pid = current_pid()
         if statm[0] != pid:
             old = statm[1]
             statm[:] = [None, None]

@@ -242,7 +242,7 @@ def test_read_once_when_the_emitter_is_made(sink, monkeypatch):
 
 def test_a_failing_send_never_raises(sink):
     class Full:                                  # a full socket buffer
-        def sendto(self, data, target):
+        def send(self, data):
             raise BlockingIOError(11, "Resource temporarily unavailable")
 
     e = Emitter(addr_of(sink), KEY)

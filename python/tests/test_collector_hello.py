@@ -212,8 +212,7 @@ def test_warnings_made_errors_do_not_raise(roastop_like, capsys):
 def test_a_flood_of_other_datagrams_does_not_extend_the_wait(roastop_like):
     r = roastop_like("silent")
     e = Emitter(r.addr, KEY)
-    e._socket().bind(("127.0.0.1", 0))              # its port known before the hello
-    port = e._sock.getsockname()[1]
+    port = e._socket().getsockname()[1]         # connected, so bound: known before the hello
     stop = threading.Event()
 
     def flood():

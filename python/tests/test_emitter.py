@@ -104,6 +104,27 @@ def test_never_raises_unresolvable_or_nobody_listening():
     assert not bad.send({"type": "run_end"}) and bad.lost == 1
 
 
+def test_a_refusal_reported_late_costs_no_datagram():
+    """The socket is connected: a port nobody listened on answers with an
+    ICMP error that the next send reports. That send's datagram still goes
+    (roastop restarted on its port receives it) and is counted sent."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    addr = "127.0.0.1:%d" % s.getsockname()[1]
+    s.close()                                  # nobody listens there for now
+    e = Emitter(addr, KEY)
+    assert e.send({"type": "run_end", "run_id": "before"})
+    back = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    back.bind(("127.0.0.1", int(addr.rsplit(":", 1)[1])))
+    back.settimeout(2)
+    try:
+        assert e.send({"type": "run_end", "run_id": "after"})
+        assert receive(back)["run_id"] == "after"
+    finally:
+        back.close()
+    assert (e.sent, e.lost) == (2, 0)
+
+
 def test_unencodable_message_is_lost_not_raised(sink):
     class Evil:
         def __str__(self):
@@ -243,3 +264,18 @@ def test_report_with_missing_fields(sink):
 
 def test_soft_limit_constant():
     assert em.SOFT_LIMIT == 1400 and em.MAX_DATAGRAM == 65507 and em.MAX_REPORT_PARTS == 64
+
+
+def test_tags_are_hmac_sha256_on_either_sha256(monkeypatch):
+    """The interpreter's own SHA-256 (padded key blocks hashed once) or
+    hmac's: the same RFC 2104 tag, for the session key and a long one."""
+    body = os.urandom(300)
+    long_key = os.urandom(100)
+    for key in (KEY, long_key):
+        want = hmac.new(key, body, hashlib.sha256).digest()
+        assert em.keyed_mac(key).tag(body) == want
+        assert em.keyed_mac(key).tag(body) == want         # its states are not used up
+    monkeypatch.setattr(em, "_builtin_sha256", lambda: None)
+    mac = em.keyed_mac(KEY)
+    assert isinstance(mac, em._HmacMac)
+    assert mac.tag(body) == hmac.new(KEY, body, hashlib.sha256).digest()
