@@ -123,8 +123,10 @@ def recorded(rec: Path):
 
 
 # The third run: the example's processor on the same files, one chunk raising
-# and another sleeping STRAGGLE s. The failing chunk waits until the straggler
-# has started, so the straggler always outlives the run. Every chunk that
+# and another sleeping STRAGGLE s and then until the run has ended. The failing
+# chunk waits until the straggler has started, and the straggler until the
+# client has left the collector's block, so the straggler always outlives the
+# run, however slowly the other chunks go. Every chunk that
 # process()ed leaves a mark: the workers' own count for the measurement.
 FAILING_CLIENT = textwrap.dedent("""
     import json, os, sys, time
@@ -159,8 +161,11 @@ FAILING_CLIENT = textwrap.dedent("""
                 (MARKS / "failed").touch()
                 raise ValueError("chunk had no muons")
             out = dimuon.DimuonProcessor.process.__wrapped__(self, events)
-            if where == STRAGGLER:
+            if where == STRAGGLER:  # at least STRAGGLE s, and past the run's end
                 time.sleep(STRAGGLE)
+                deadline = time.monotonic() + 240
+                while not (MARKS / "run-ended").exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
             (MARKS / ("done-%s-%d" % (os.path.basename(where[0]), where[1]))).touch()
             return out
 
@@ -177,6 +182,7 @@ FAILING_CLIENT = textwrap.dedent("""
             print("run_id", mc.run_id, flush=True)
             runner(fileset, processor_instance=proc, treename="Events")
     except Exception as exc:
+        (MARKS / "run-ended").touch()  # the collector has sent run_end
         print("raised", type(exc).__name__, flush=True)
     client.close()
 """)
