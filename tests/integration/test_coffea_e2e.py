@@ -53,7 +53,11 @@ def test_client_shipped_roastop_and_lost_nothing(run):
     assert applied["chunk"] == applied["chunk_start"] == m["num_chunks"]
     assert applied["run_start"] == applied["report"] == applied["run_end"] == 1
     beats = udp["applied"] - r["datagrams_sent"] - 2 * m["num_chunks"]
-    assert udp["applied"] == udp["datagrams"] - 1 and beats >= applied.get("heartbeat", 0)
+    assert udp["applied"] == udp["datagrams"] - 1
+    # the udp block is the listener's counters as of their latest counters event, looked
+    # at once a second (docs/metrics.md, "Sources' counters"): the heartbeats of that last
+    # second or so may be in the run's count and not yet in the block (two workers)
+    assert beats >= applied.get("heartbeat", 0) - 2 * 3, (beats, applied)
     assert beats <= 2 * (run["result"]["wall_seconds"] + 60)     # two workers, one a second
     fl = m["roastop"]["in_flight"]  # every chunk's start matched, none left running
     assert fl["chunk_starts"] == fl["matched"] == m["num_chunks"] and fl["running"] == 0, fl
