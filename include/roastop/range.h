@@ -37,11 +37,13 @@ enum range_qty {
 struct range {
 	const char *name, *unit;
 	double lo, hi;
+	bool whole; /* only whole numbers: the recording holds it as an integer */
 };
 
 /* The row of q (NULL for a q out of the enum). */
 const struct range *range_of(enum range_qty q);
-/* Is x finite and within q's range? NaN and infinities are not. */
+/* Is x finite, within q's range and whole where q is? NaN and infinities
+ * are not. */
 bool range_ok(enum range_qty q, double x);
 
 #endif

@@ -6,7 +6,7 @@
 #include <math.h>
 
 static const struct range ranges[RANGE__COUNT] = {
-	[RANGE_WORKERS] = { "workers", "workers", 0, RANGE_WORKERS_MAX },
+	[RANGE_WORKERS] = { "workers", "workers", 0, RANGE_WORKERS_MAX, true },
 	[RANGE_NTHREADS] = { "nthreads", "threads", 0, RANGE_NTHREADS_MAX },
 	[RANGE_TOTAL_THREADS] = { "total_threads", "threads", 0, RANGE_TOTAL_THREADS_MAX },
 	[RANGE_BYTES] = { "bytes", "bytes", 0, RANGE_BYTES_MAX },
@@ -14,7 +14,7 @@ static const struct range ranges[RANGE__COUNT] = {
 	[RANGE_CPU_SECONDS] = { "cpu_seconds", "s", 0, RANGE_CPU_SECONDS_MAX },
 	[RANGE_TASKS] = { "tasks", "tasks", 0, RANGE_TASKS_MAX },
 	[RANGE_FINE] = { "fine_value", "s, bytes or count", 0, RANGE_FINE_MAX },
-	[RANGE_PID] = { "pid", "", 0, RANGE_PID_MAX },
+	[RANGE_PID] = { "pid", "", 0, RANGE_PID_MAX, true },
 };
 
 const struct range *range_of(enum range_qty q)
@@ -25,5 +25,5 @@ const struct range *range_of(enum range_qty q)
 bool range_ok(enum range_qty q, double x)
 {
 	const struct range *r = range_of(q);
-	return r && isfinite(x) && x >= r->lo && x <= r->hi;
+	return r && isfinite(x) && x >= r->lo && x <= r->hi && (!r->whole || x == floor(x));
 }

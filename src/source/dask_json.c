@@ -64,8 +64,8 @@ static optnum dec_ranged(struct dec *d, double x, const char *what, enum range_q
 {
 	if (!range_ok(q, x)) {
 		const struct range *r = range_of(q);
-		dec_fail(d, DASK_OUT_OF_RANGE, "%s: %g is not in [%g, %g] %s", what, x, r->lo,
-			 r->hi, r->unit);
+		dec_fail(d, DASK_OUT_OF_RANGE, "%s: %g is not %sin [%g, %g] %s", what, x,
+			 r->whole ? "whole and " : "", r->lo, r->hi, r->unit);
 		return optnum_none();
 	}
 	return optnum_of(x);

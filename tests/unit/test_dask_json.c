@@ -247,6 +247,12 @@ static void state_rejects(void **state)
 		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[null],"
 		  "\"worker_state\":\"" B64_HUGE "\",\"fine\":[]}",
 		  DASK_OUT_OF_RANGE },
+		/* a pid is whole: the recording holds it as an integer (a fuzz find) */
+		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1.5]],\"worker_status\":[null],"
+		  "\"worker_state\":\"" B64_ONE "\",\"fine\":[]}",
+		  DASK_OUT_OF_RANGE },
+		{ "{\"roastop_route\":1,\"workers\":[{\"address\":\"a\",\"pid\":1.5}],\"fine\":[]}",
+		  DASK_OUT_OF_RANGE },
 		{ "{\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":{},\"fine\":[]}", DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":1,\"workers\":[{\"name\":\"w\"}],\"fine\":[]}", DASK_BAD_FIELD },
@@ -418,6 +424,7 @@ static void counts_rejects(void **state)
 		{ "{\"workers\": \"2\"}", DASK_BAD_FIELD },
 		{ "{\"workers\": -1}", DASK_OUT_OF_RANGE },
 		{ "{\"workers\": 1e8}", DASK_OUT_OF_RANGE }, /* past RANGE_WORKERS_MAX */
+		{ "{\"workers\": 1.5}", DASK_OUT_OF_RANGE }, /* a count is whole, not cut to 1 */
 		{ "{\"workers\": 2, \"cores\": 1e10}", DASK_OUT_OF_RANGE },
 		{ "{\"workers\": 2, \"processing\": 1e16}", DASK_OUT_OF_RANGE },
 		{ "{\"workers\": 2, \"processing\": 1.5e300, \"cores\": 2}", DASK_OUT_OF_RANGE },
@@ -613,6 +620,7 @@ static void live_and_replay_agree(void **state)
 		{ "cpu", offsetof(struct worker_sample, cpu_percent), RANGE_CPU_PERCENT },
 		{ "executing", offsetof(struct worker_sample, executing), RANGE_TASKS },
 		{ "processing", offsetof(struct worker_sample, processing), RANGE_TASKS },
+		{ "pid", offsetof(struct worker_sample, pid), RANGE_PID },
 		{ NULL, 0, RANGE_FINE },
 	};
 	struct evs *e = evs_new();

@@ -21,6 +21,7 @@ static void edges(void **state)
 		assert_false(range_ok((enum range_qty)q, -0.5));
 		assert_false(range_ok((enum range_qty)q, NAN));
 		assert_false(range_ok((enum range_qty)q, INFINITY));
+		assert_true(range_ok((enum range_qty)q, 1.5) == !r->whole);
 	}
 	assert_null(range_of(RANGE__COUNT));
 	assert_false(range_ok(RANGE__COUNT, 1));
@@ -69,6 +70,8 @@ static void table_is(const struct field_table *t, const void *want_v, size_t n_w
 		if (f->lo != r->lo || f->hi != r->hi)
 			fail_msg("%s: [%g, %g], the table says [%g, %g]", f->name, f->lo, f->hi, r->lo,
 				 r->hi);
+		if ((f->kind == FK_INT || f->kind == FK_U32) != r->whole)
+			fail_msg("%s: an integer field is exactly a whole quantity", f->name);
 	}
 	assert_int_equal(numeric, n_want);
 }
