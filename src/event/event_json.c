@@ -1001,6 +1001,22 @@ static enum decode_error decode_head(struct jp *j, struct event *ev,
 	return head_finish(&h, ev, now);
 }
 
+/* The types an analysis process sends. The rest are roastop's own (log
+ * lines, counters) or its scheduler sources' (samples, fine metrics,
+ * statuses, tasks): a sender holding the key may not forge them. */
+static bool head_sent_by_emitter(enum event_type t)
+{
+	switch (t) {
+	case EV_RUN_START:
+	case EV_RUN_END:
+	case EV_REPORT:
+	case EV_CHUNK:
+	case EV_CHUNK_START:
+	case EV_HEARTBEAT: return true;
+	default: return false;
+	}
+}
+
 static enum decode_error head_finish(const struct head *hp, struct event *ev, double now)
 {
 	struct head h = *hp;
@@ -1012,8 +1028,7 @@ static enum decode_error head_finish(const struct head *hp, struct event *ev, do
 	memcpy(name, h.type_text, h.type_len);
 	name[h.type_len] = '\0';
 	ev->type = event_type_from_name(name);
-	/* log lines and counters are roastop's own: no sender may forge them */
-	if (h.env && (ev->type == EV_LOG || ev->type == EV_COUNTERS))
+	if (h.env && !head_sent_by_emitter(ev->type))
 		ev->type = EV_NONE;
 	if (ev->type == EV_NONE)
 		return DEC_UNKNOWN_TYPE;

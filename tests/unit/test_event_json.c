@@ -1017,12 +1017,19 @@ static void log_and_counters_decode(void **state)
 		{ many, DEC_LIST_TOO_LONG },
 	};
 	check_bad(cases, sizeof(cases) / sizeof(cases[0]));
+	/* roastop's own lines and its scheduler sources' events: no datagram
+	 * sender may write them, though each decodes from a recording */
 	const char *forged[] = {
 		"{\"type\":\"log\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"text\":\"x\"}",
 		"{\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"udp\",\"type\":\"counters\"}",
+		"{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0}",
+		"{\"type\":\"fine\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"scope\":\"cluster\"}",
+		"{\"type\":\"status\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"s\","
+		"\"state\":\"lost\"}",
+		"{\"type\":\"task\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"prefix\":\"p\"}",
 	};
 	struct event_envelope env;
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(forged); i++)
 		assert_int_equal(event_decode_datagram(forged[i], strlen(forged[i]), 5, &ev, &env),
 				 DEC_UNKNOWN_TYPE);
 }
