@@ -619,36 +619,24 @@ static struct app_stats *app_stats(const struct app *a)
 	return st;
 }
 
-/* The open source that delivers task events, or NULL. */
-static const struct source_ops *app_tasks_source(const struct app *a)
+/* The task model is shown and written when the registry's source of task
+ * events has delivered its counters (live, or in the recording replayed:
+ * feed is then the model's copy of them) or tasks came. From events, so a
+ * replay shows and writes what the live session did. */
+static bool app_tasks_fed(const struct app *a, struct ev_counters *feed, bool *fed)
 {
-	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->tasks)
-			return a->src[i].ops;
-	return NULL;
+	*fed = false;
+	for (const struct source_ops *const *ops = source_registry; *ops && !*fed; ops++)
+		*fed = (*ops)->tasks && counters_find(&a->ses.counters, (*ops)->name, feed);
+	return *fed || a->tasks.count;
 }
 
-/* The statistics of the task events' source, or NULL (none open, or st
- * NULL: out of memory). */
-static const struct source_stats *app_tasks_feed(const struct app *a, const struct app_stats *st)
-{
-	const struct source_ops *ops = app_tasks_source(a);
-	for (size_t i = 0; ops && st && i < st->n; i++)
-		if (strcmp(st->names[i], ops->name) == 0)
-			return &st->of[i];
-	return NULL;
-}
-
-/* roastop.tasks: the task model, when the registry's source of task events
- * has delivered its counters (live, or in the recording replayed) or tasks
- * came: from events, so a replay writes what the live session wrote. */
+/* roastop.tasks: the task model with its feed's counters. */
 static void app_tasks_extra(const struct app *a, cJSON *extra)
 {
 	struct ev_counters feed;
-	bool fed = false;
-	for (const struct source_ops *const *ops = source_registry; *ops && !fed; ops++)
-		fed = (*ops)->tasks && counters_find(&a->ses.counters, (*ops)->name, &feed);
-	if (extra && (fed || a->tasks.count))
+	bool fed;
+	if (extra && app_tasks_fed(a, &feed, &fed))
 		metrics_tasks_json(extra, &a->tasks, fed ? &feed : NULL);
 }
 
@@ -962,10 +950,11 @@ static void app_ui_draw(struct app *a)
 		.emitter_hint = app_hint(a),
 		.now = app_now(a),
 	};
-	if (app_tasks_source(a)) { /* the task view, with the state of what feeds it */
-		const struct source_stats *feed = app_tasks_feed(a, st);
+	struct ev_counters feed;
+	bool fed;
+	if (app_tasks_fed(a, &feed, &fed)) { /* the task view, with its feed's state */
 		f.tasks = &a->tasks;
-		f.tasks_state = feed ? feed->state : NULL;
+		f.tasks_state = fed ? feed.state : NULL;
 	}
 	ui_draw(a->ui, &f);
 	free(st);

@@ -114,6 +114,25 @@ def test_array_and_straggler(tmp_path, cluster):
     replayed = load_metrics(tmp_path / "replayed")["roastop"]
     assert replayed["task_stream"] == stream
     assert replayed["tasks"] == tasks
+    replay_shows_tasks(tmp_path, named[0]["worker"])
+
+
+def replay_shows_tasks(tmp_path, slow_worker):
+    """The replay's screen has the task view as live had it: its feed's
+    state from the recorded counters, the straggler named with its worker."""
+    import shutil
+    if shutil.which("tmux") is None:
+        return
+    from test_screen import Screen
+    s = Screen(tmp_path, ["--replay", tmp_path / "rec.jsonl", "--speed", "0"], cols=200, rows=60,
+               out=tmp_path / "replayed-tmux")
+    try:
+        s.wait_for("0 Tasks", timeout=60)
+        s.keys("0")
+        s.wait_for("task stream (connected)", timeout=60)
+        s.wait_for("latest straggler: nap on " + slow_worker, timeout=60)
+    finally:
+        s.close()
 
 
 def test_scheduler_restart(tmp_path, cluster):
