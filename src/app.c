@@ -616,6 +616,15 @@ static struct app_stats *app_stats(const struct app *a)
 		st->ui[k] = (struct ui_source){ st->names[k], &st->of[k], target };
 		k++;
 	}
+	/* replayed: the recorded sources' counters, as the live header had them */
+	for (size_t i = 0; st && a->recorded && i < a->ses.counters.n && st->n < APP_SOURCES_MAX;
+	     i++) {
+		struct ev_counters c;
+		counters_view(&a->ses.counters, i, &c);
+		source_stats_of(&c, &st->of[st->n]);
+		st->ui[st->n] = (struct ui_source){ c.source, &st->of[st->n], NULL };
+		st->names[st->n++] = c.source;
+	}
 	return st;
 }
 

@@ -141,6 +141,9 @@ void source_figure(struct source_stats *st, const char *name, double value);
  * into st: how the app hands them to the model. */
 void source_counters_event(const char *name, const struct source_stats *st,
 			   struct ev_counters *out);
+/* The other way: a source's counters as the model holds them (a replay's
+ * copy of the recorded ones) as statistics, pointing into c (no figures). */
+void source_stats_of(const struct ev_counters *c, struct source_stats *out);
 
 /* Every source roastop has, NULL-terminated (src/source/registry.c). */
 extern const struct source_ops *const source_registry[];

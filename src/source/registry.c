@@ -3,6 +3,8 @@
  * and written in metrics.json. */
 #include "roastop/source.h"
 
+#include <stdio.h>
+
 #define SOURCES(X) \
 	X(listener_source) \
 	X(dask_source) \
@@ -35,4 +37,13 @@ void source_counters_event(const char *name, const struct source_stats *st,
 				     .state = st->state_key ? st->state : NULL,
 				     .n_counters = st->n_counters,
 				     .counters = st->counters };
+}
+
+void source_stats_of(const struct ev_counters *c, struct source_stats *out)
+{
+	*out = (struct source_stats){ .state_key = c->state_key };
+	if (c->state_key && c->state)
+		snprintf(out->state, sizeof(out->state), "%s", c->state);
+	for (size_t i = 0; i < c->n_counters; i++)
+		source_count(out, c->counters[i].group, c->counters[i].name, c->counters[i].value);
 }

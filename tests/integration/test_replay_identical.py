@@ -8,6 +8,8 @@ for the blocks docs/recording.md names as the replay's or the live
 session's own."""
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -115,3 +117,22 @@ def test_replay_reproduces_the_live_log_and_metrics(tmp_path):
         gaps = [b - a for a, b in zip(ts, ts[1:-1])]
         assert all(g >= 0.99 for g in gaps), (source, gaps)
     assert sum(e["type"] == "log" for e in lines) >= 2
+    replay_header_counts(tmp_path, rec, udp)
+
+
+def replay_header_counts(tmp_path, rec, udp):
+    """The replay's header shows the recorded listener's counts as the live
+    header had them at the end: its address and the datagrams lost."""
+    if shutil.which("tmux") is None:
+        return
+    from test_screen import Screen
+    s = Screen(tmp_path, ["--replay", rec, "--speed", "0"], cols=200, rows=60,
+               out=tmp_path / "replayed-tmux")
+    try:
+        text = s.wait_for("(end reached", timeout=60)
+    finally:
+        s.close()
+    got = re.search(r"udp (\S+) rx \S+ lost (\d+)", text)
+    assert got, text
+    assert got.group(1) == udp["listen"], text
+    assert int(got.group(2)) == udp["missing"] + udp.get("kernel_drops", 0) == 2, udp

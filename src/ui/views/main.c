@@ -143,25 +143,6 @@ static void source_state(struct line *l, const struct ui_frame *f, const char *n
 	}
 }
 
-/* Recorded events replayed: what the recording says of each source, then
- * the file (the source's target). */
-static void header_recorded(struct line *l, const struct ui_frame *f, const struct ui_source *src)
-{
-	char label[sizeof(f->run->sources[0].name) + 1];
-	for (size_t i = 0; i < f->run->n_sources && i < ROASTOP_ARRAY_LEN(f->run->sources); i++) {
-		snprintf(label, sizeof(label), "%s ", f->run->sources[i].name);
-		seg(l, TH_LABEL, label);
-		source_state(l, f, f->run->sources[i].name);
-		sep(l);
-	}
-	pair(l, "Dask ", TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
-	sep(l);
-	if (strcmp(src->st->state, "ended") == 0)
-		seg(l, TH_WARNING, "(end reached: q quits) ");
-	snprintf(label, sizeof(label), "%s ", src->name);
-	pair_path(l, label, TH_TEXT, src->target ? src->target : "");
-}
-
 static uint64_t counter_of(const struct source_stats *st, const char *group, const char *name)
 {
 	for (size_t i = 0; i < st->n_counters; i++) {
@@ -202,6 +183,29 @@ static void header_listener(struct line *l, const struct ui_source *src)
 		seg(l, TH_WARNING, full_s);
 	}
 	sep(l);
+}
+
+/* Recorded events replayed: what the recording says of each source, the
+ * end when reached, the recorded listeners' counts (as live had them), then
+ * the file (the source's target), cut first when the line is short. */
+static void header_recorded(struct line *l, const struct ui_frame *f, const struct ui_source *src)
+{
+	char label[sizeof(f->run->sources[0].name) + 1];
+	for (size_t i = 0; i < f->run->n_sources && i < ROASTOP_ARRAY_LEN(f->run->sources); i++) {
+		snprintf(label, sizeof(label), "%s ", f->run->sources[i].name);
+		seg(l, TH_LABEL, label);
+		source_state(l, f, f->run->sources[i].name);
+		sep(l);
+	}
+	pair(l, "Dask ", TH_VALUE, f->run->dask_version[0] ? f->run->dask_version : "n/a");
+	sep(l);
+	if (strcmp(src->st->state, "ended") == 0)
+		seg(l, TH_WARNING, "(end reached: q quits) ");
+	for (size_t i = 0; i < f->n_sources; i++)
+		if (is_listener(&f->sources[i]))
+			header_listener(l, &f->sources[i]);
+	snprintf(label, sizeof(label), "%s ", src->name);
+	pair_path(l, label, TH_TEXT, src->target ? src->target : "");
 }
 
 /* A source that is no listener: its name, what it reads (wide) and the
