@@ -43,6 +43,13 @@ def runs(out: Path):
     return {d.name: no_nan((d / "metrics.json").read_text()) for d in run_dirs(out)}
 
 
+def runs_so_far(out: Path):
+    """runs() while roastop writes: a run's directory is made before its
+    first metrics.json, which is renamed into place whole."""
+    return {d.name: no_nan((d / "metrics.json").read_text()) for d in run_dirs(out)
+            if (d / "metrics.json").exists()}
+
+
 def live_log(out: Path, needle):
     """Some run's log has a line containing needle (read from the checkpoints)."""
     for d in run_dirs(out):
@@ -83,7 +90,7 @@ def test_replay_reproduces_the_live_log_and_metrics(tmp_path):
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         wait_for("both runs ended in the checkpoints", lambda: sum(
-            m["roastop"]["run_ended"] for m in runs(lst.out).values()) == 2)
+            m["roastop"]["run_ended"] for m in runs_so_far(lst.out).values()) == 2)
     finally:
         lst.stop()
     live = runs(lst.out)
