@@ -7,13 +7,13 @@
 
 static const struct range ranges[RANGE__COUNT] = {
 	[RANGE_WORKERS] = { "workers", "workers", 0, RANGE_WORKERS_MAX, true },
-	[RANGE_NTHREADS] = { "nthreads", "threads", 0, RANGE_NTHREADS_MAX },
-	[RANGE_TOTAL_THREADS] = { "total_threads", "threads", 0, RANGE_TOTAL_THREADS_MAX },
-	[RANGE_BYTES] = { "bytes", "bytes", 0, RANGE_BYTES_MAX },
-	[RANGE_CPU_PERCENT] = { "cpu_percent", "%", 0, RANGE_CPU_PERCENT_MAX },
-	[RANGE_CPU_SECONDS] = { "cpu_seconds", "s", 0, RANGE_CPU_SECONDS_MAX },
-	[RANGE_TASKS] = { "tasks", "tasks", 0, RANGE_TASKS_MAX },
-	[RANGE_FINE] = { "fine_value", "s, bytes or count", 0, RANGE_FINE_MAX },
+	[RANGE_NTHREADS] = { "nthreads", "threads", 0, RANGE_NTHREADS_MAX, false },
+	[RANGE_TOTAL_THREADS] = { "total_threads", "threads", 0, RANGE_TOTAL_THREADS_MAX, false },
+	[RANGE_BYTES] = { "bytes", "bytes", 0, RANGE_BYTES_MAX, false },
+	[RANGE_CPU_PERCENT] = { "cpu_percent", "%", 0, RANGE_CPU_PERCENT_MAX, false },
+	[RANGE_CPU_SECONDS] = { "cpu_seconds", "s", 0, RANGE_CPU_SECONDS_MAX, false },
+	[RANGE_TASKS] = { "tasks", "tasks", 0, RANGE_TASKS_MAX, false },
+	[RANGE_FINE] = { "fine_value", "s, bytes or count", 0, RANGE_FINE_MAX, false },
 	[RANGE_PID] = { "pid", "", 0, RANGE_PID_MAX, true },
 };
 
