@@ -33,7 +33,8 @@ def install(dask_scheduler=None, span_id=None):
     import os
     import struct
     import time
-    from operator import attrgetter, itemgetter, methodcaller
+    from itertools import repeat
+    from operator import attrgetter, itemgetter
 
     import distributed
     from tornado import web
@@ -73,12 +74,12 @@ def install(dask_scheduler=None, span_id=None):
                 num(getattr(ws, "pid", None))]
 
     def facts_json(wss):
-        """The workers' facts as JSON, encoded again only when the scheduler's
+        """The workers' facts as JSON (bytes), encoded again only when the scheduler's
         WorkerState objects change (a join, a leave, a re-registration): a
         list compares its members by identity first, so the check is cheap."""
         cached = state.get("facts")
         if cached is None or cached[0] != wss:
-            cached = state["facts"] = (wss, dumps([worker_facts(ws) for ws in wss]))
+            cached = state["facts"] = (wss, dumps([worker_facts(ws) for ws in wss]).encode())
             renew_token()
         return cached[1]
 
@@ -86,7 +87,7 @@ def install(dask_scheduler=None, span_id=None):
     metrics_of, nbytes_of = attrgetter("metrics"), attrgetter("nbytes")
     executing_of, processing_of = attrgetter("executing"), attrgetter("processing")
     status_of, memory_of = attrgetter("status"), itemgetter("memory")
-    spilled_of, disk_of, cpu_of = itemgetter("spilled_bytes"), itemgetter("disk"), methodcaller("get", "cpu")
+    spilled_of, disk_of, get = itemgetter("spilled_bytes"), itemgetter("disk"), dict.get
 
     def worker_columns(wss):
         """Each worker's changing numbers as six columns (memory,
@@ -102,13 +103,14 @@ def install(dask_scheduler=None, span_id=None):
             process = [p or 0 for p in process]
         processing = list(map(len, map(processing_of, wss)))
         vals = [*process, *map(min, map(nbytes_of, wss), process),
-                *map(disk_of, map(spilled_of, ms)), *map(cpu_of, ms),
+                *map(disk_of, map(spilled_of, ms)), *map(get, ms, repeat("cpu")),
                 *map(len, map(executing_of, wss)), *processing]
         return vals, processing, list(map(status_of, wss))
 
     def pack(vals):
-        """The numbers as base64 of little-endian float64 (exact up to 2^53;
-        NaN stands for null): a third of json.dumps' cost per number."""
+        """The numbers as base64 (bytes) of little-endian float64 (exact up
+        to 2^53; NaN stands for null): a third of json.dumps' cost per
+        number, and kept out of the JSON encoder, which would scan it."""
         layout = state.get("layout")  # the struct layout of the last poll's size
         if layout is None or layout.size != 8 * len(vals):
             layout = state["layout"] = struct.Struct("<%dd" % len(vals))
@@ -116,14 +118,14 @@ def install(dask_scheduler=None, span_id=None):
             raw = layout.pack(*vals)
         except struct.error:  # None or another non-number in a heartbeat: null
             raw = layout.pack(*(nan if num(v) is None else v for v in vals))
-        return binascii.b2a_base64(raw, newline=False).decode("ascii")
+        return binascii.b2a_base64(raw, newline=False)
 
     def statuses_json(statuses):
-        """The workers' status names as JSON, encoded again only when one
+        """The workers' status names as JSON (bytes), encoded again only when one
         changes (Status members are singletons: the compare is by identity)."""
         cached = state.get("statuses")
         if cached is None or cached[0] != statuses:
-            cached = state["statuses"] = (statuses, dumps([st.name for st in statuses]))
+            cached = state["statuses"] = (statuses, dumps([st.name for st in statuses]).encode())
             renew_token()
         return cached[1]
 
@@ -184,9 +186,9 @@ def install(dask_scheduler=None, span_id=None):
     # one encoder for every poll: json.dumps with options builds one a call
     dumps = json.JSONEncoder(allow_nan=False, default=str, separators=(",", ":")).encode
 
-    # what stays for the scheduler's life, encoded once: '{"roastop_route":3,...,'
+    # what stays for the scheduler's life, encoded once: b'{"roastop_route":3,...,'
     ident = dumps({"roastop_route": ROUTE_VERSION, "dask_version": distributed.__version__,
-                   "scheduler_id": str(sched.id)})[:-1] + ","
+                   "scheduler_id": str(sched.id)}).encode()[:-1] + b","
 
     def body(have):
         """have: the facts token the client holds (bytes), or None. When it
@@ -207,12 +209,13 @@ def install(dask_scheduler=None, span_id=None):
             "tasks_done_cumulative": done_all, "tasks_total_cumulative": total_all,
             "fine": fine_rows(sched.cumulative_worker_metrics),
             "span": span_rows(span, span_id),
-            "worker_state": pack(vals),
             "facts_token": state["token"],
-        })
-        if have == state["token_bytes"]:
-            return "".join((ident, head[1:]))
-        return "".join((ident, head[1:-1], ',"worker_status":', names, ',"workers":', facts, "}"))
+        }).encode()
+        # bytes throughout: tornado's write takes them as they are
+        parts = [ident, head[1:-1], b',"worker_state":"', pack(vals), b'"', b"}"]
+        if have != state["token_bytes"]:
+            parts[-1:] = [b',"worker_status":', names, b',"workers":', facts, b"}"]
+        return b"".join(parts)
 
     class StateHandler(web.RequestHandler):
         def get(self):
