@@ -33,7 +33,6 @@ def install(dask_scheduler=None, span_id=None):
     import os
     import struct
     import time
-    from itertools import repeat
     from operator import attrgetter, itemgetter
 
     import distributed
@@ -83,41 +82,57 @@ def install(dask_scheduler=None, span_id=None):
             renew_token()
         return cached[1]
 
-    # the per-worker reads, each a C-level call over the whole column
-    metrics_of, nbytes_of = attrgetter("metrics"), attrgetter("nbytes")
-    executing_of, processing_of = attrgetter("executing"), attrgetter("processing")
-    status_of, memory_of = attrgetter("status"), itemgetter("memory")
-    spilled_of, disk_of, get = itemgetter("spilled_bytes"), itemgetter("disk"), dict.get
+    # the per-worker reads: each one C call a worker over the whole list
+    worker_of = attrgetter("metrics", "nbytes", "executing", "processing", "status")
+    heartbeat_of, disk_of = itemgetter("memory", "cpu", "spilled_bytes"), itemgetter("disk")
 
     def worker_columns(wss):
-        """Each worker's changing numbers as six columns (memory,
-        managed_bytes, spilled_bytes, cpu, executing, processing), read off
-        the heartbeat as WorkerState.memory reads them (process:
-        metrics["memory"] or 0; managed: nbytes, at most process; spilled:
-        the disk part) without building a MemoryState, and the statuses.
-        map over operator getters keeps the per-worker work in C: a Python
-        loop cost ~10 bytecodes a worker, each poll on cold data."""
-        ms = list(map(metrics_of, wss))
-        process = list(map(memory_of, ms))
+        """Each worker's changing numbers as six columns (memory, nbytes,
+        spilled_bytes, cpu, executing, processing), read off the heartbeat
+        as WorkerState.memory reads them (process: metrics["memory"] or 0;
+        spilled: the disk part; cpu: metrics.get("cpu")) without building a
+        MemoryState, and the statuses. Five C calls a worker (map over
+        operator getters, zip to transpose): a Python loop cost ~10
+        bytecodes a worker, at every poll. Managed memory is nbytes at most
+        process: roastop applies that cap (map(min, ...) cost 4 us at 32
+        workers)."""
+        if not wss:
+            return [], [], []
+        ms, nbytes, executing, processing, statuses = zip(*map(worker_of, wss))
+        try:
+            process, cpu, spilled = zip(*map(heartbeat_of, ms))
+        except KeyError:  # a heartbeat without "cpu": null, as metrics.get gives
+            process, cpu, spilled = zip(*((m["memory"], m.get("cpu"), m["spilled_bytes"])
+                                          for m in ms))
         if None in process:
             process = [p or 0 for p in process]
-        processing = list(map(len, map(processing_of, wss)))
-        vals = [*process, *map(min, map(nbytes_of, wss), process),
-                *map(disk_of, map(spilled_of, ms)), *map(get, ms, repeat("cpu")),
-                *map(len, map(executing_of, wss)), *processing]
-        return vals, processing, list(map(status_of, wss))
+        processing = list(map(len, processing))
+        vals = [*process, *nbytes, *map(disk_of, spilled), *cpu,
+                *map(len, executing), *processing]
+        return vals, processing, list(statuses)
+
+    def count(v):
+        """An integer column's value: a whole number in [0, 2^63), else -1
+        (null: not measured)."""
+        v = num(v)
+        return int(v) if v is not None and 0 <= v < 2 ** 63 and v == int(v) else -1
 
     def pack(vals):
-        """The numbers as base64 (bytes) of little-endian float64 (exact up
-        to 2^53; NaN stands for null): a third of json.dumps' cost per
-        number, and kept out of the JSON encoder, which would scan it."""
+        """The six columns as base64 (bytes) of little-endian numbers: int64
+        for the five counts of bytes and tasks (-1 for null), float64 for
+        cpu (NaN for null). Packing ints as float64 made a float object of
+        each; a third of json.dumps' cost per number, and kept out of the
+        JSON encoder, which would scan it."""
+        n = len(vals) // 6
         layout = state.get("layout")  # the struct layout of the last poll's size
-        if layout is None or layout.size != 8 * len(vals):
-            layout = state["layout"] = struct.Struct("<%dd" % len(vals))
+        if layout is None or layout.size != 48 * n:
+            layout = state["layout"] = struct.Struct("<%dq%dd%dq" % (3 * n, n, 2 * n))
         try:
             raw = layout.pack(*vals)
-        except struct.error:  # None or another non-number in a heartbeat: null
-            raw = layout.pack(*(nan if num(v) is None else v for v in vals))
+        except struct.error:  # None, a fraction or a non-number in a heartbeat: null
+            raw = layout.pack(*map(count, vals[:3 * n]),
+                              *(nan if num(v) is None else v for v in vals[3 * n:4 * n]),
+                              *map(count, vals[4 * n:]))
         return binascii.b2a_base64(raw, newline=False)
 
     def statuses_json(statuses):
@@ -173,14 +188,19 @@ def install(dask_scheduler=None, span_id=None):
         done = c["memory"] + c["erred"]
         return done, max(done, c["waiting"])
 
-    def progress(span, span_id):
-        """task_progress and task_counters, summed again only after a task
-        changed state: both walk every task group or prefix, and neither
-        changes without a transition (Scheduler.transition_counter)."""
+    def progress_json(span, span_id):
+        """task_progress and task_counters as the body's members (bytes),
+        summed and encoded again only after a task changed state: both walk
+        every task group or prefix, and neither changes without a transition
+        (Scheduler.transition_counter)."""
         key = (sched.transition_counter, span_id)
         cached = state.get("progress")
         if cached is None or cached[0] != key:
-            cached = state["progress"] = (key, task_progress(span) + task_counters())
+            (done, total), (done_all, total_all) = task_progress(span), task_counters()
+            members = dumps({"tasks_done": done, "tasks_total": total,
+                             "tasks_done_cumulative": done_all,
+                             "tasks_total_cumulative": total_all})[1:-1].encode()
+            cached = state["progress"] = (key, members)
         return cached[1]
 
     # one encoder for every poll: json.dumps with options builds one a call
@@ -189,6 +209,9 @@ def install(dask_scheduler=None, span_id=None):
     # what stays for the scheduler's life, encoded once: b'{"roastop_route":3,...,'
     ident = dumps({"roastop_route": ROUTE_VERSION, "dask_version": distributed.__version__,
                    "scheduler_id": str(sched.id)}).encode()[:-1] + b","
+
+    HEAD = (b'"time":%r,"n_workers":%d,"total_threads":%d,"tasks_processing":%d,%s,'
+            b'"fine":%s,"span":%s,"facts_token":"%s"')
 
     def body(have):
         """have: the facts token the client holds (bytes), or None. When it
@@ -200,19 +223,15 @@ def install(dask_scheduler=None, span_id=None):
         facts, names = facts_json(wss), statuses_json(statuses)
         span_id = state["span_id"]
         span = span_of(span_id)
-        done, total, done_all, total_all = progress(span, span_id)
-        head = dumps({
-            "time": time.time(), "n_workers": len(wss),
-            "total_threads": sched.total_nthreads,
-            "tasks_processing": sum(processing),
-            "tasks_done": done, "tasks_total": total,
-            "tasks_done_cumulative": done_all, "tasks_total_cumulative": total_all,
-            "fine": fine_rows(sched.cumulative_worker_metrics),
-            "span": span_rows(span, span_id),
-            "facts_token": state["token"],
-        }).encode()
-        # bytes throughout: tornado's write takes them as they are
-        parts = [ident, head[1:-1], b',"worker_state":"', pack(vals), b'"', b"}"]
+        fine = fine_rows(sched.cumulative_worker_metrics)
+        # the scalars by %-format (a dict through the JSON encoder cost
+        # more than all of them); bytes throughout: tornado writes them as
+        # they are
+        head = HEAD % (time.time(), len(wss), sched.total_nthreads, sum(processing),
+                       progress_json(span, span_id), dumps(fine).encode() if fine else b"[]",
+                       dumps(span_rows(span, span_id)).encode() if span else b"null",
+                       state["token_bytes"])
+        parts = [ident, head, b',"worker_state":"', pack(vals), b'"', b"}"]
         if have != state["token_bytes"]:
             parts[-1:] = [b',"worker_status":', names, b',"workers":', facts, b"}"]
         return b"".join(parts)

@@ -1,7 +1,8 @@
 """The scheduler route's version-3 body off a stand-in scheduler (tornado's
 own test server, WorkerState-shaped objects): a heartbeat that has not
 measured memory or CPU yet gives memory 0 (as WorkerState.memory does) and a
-CPU of null (NaN in the packed numbers), and the other numbers stay exact;
+CPU of null (NaN in the packed float64; a count's null is -1 in its int64),
+and the other numbers stay exact;
 a client that names the current facts token gets the body without the
 facts and statuses, and a new token once they change."""
 import base64
@@ -53,10 +54,10 @@ class RouteBody(testing.AsyncHTTPTestCase):
                                 ["tcp://127.0.0.1:4001", "1", "127.0.0.1", 2, 2 ** 31, 101]]
         assert b["worker_status"] == ["running", "running"]
         raw = base64.b64decode(b["worker_state"], validate=True)
-        cols = struct.unpack("<12d", raw)  # six columns of two workers
+        cols = struct.unpack("<6q2d4q", raw)  # six columns of two workers
         first, second = cols[0::2], cols[1::2]
-        assert first == (2 ** 40 + 3, 10, 7, 12.5, 0, 2)  # exact: float64 holds it
-        assert second[:3] == (0, 0, 7) and math.isnan(second[3]) and second[4:] == (0, 2)
+        assert first == (2 ** 40 + 3, 10, 7, 12.5, 0, 2)  # nbytes: roastop caps it
+        assert second[:3] == (0, 10, 7) and math.isnan(second[3]) and second[4:] == (0, 2)
 
     def test_facts_follow_the_workers(self):
         route.install(self.sched)
@@ -79,3 +80,15 @@ class RouteBody(testing.AsyncHTTPTestCase):
         self.sched.workers["tcp://127.0.0.1:4001"].status = Status.paused
         b = self.body(have=token)
         assert b["worker_status"] == ["running", "paused"] and b["facts_token"] != token
+
+    def test_heartbeat_without_cpu(self):
+        """A heartbeat dict without "cpu" (not measured yet) gives null, as
+        metrics.get("cpu") did, a count that is not a whole number gives -1
+        (null), and the other numbers stay."""
+        del self.sched.workers["tcp://127.0.0.1:4000"].metrics["cpu"]
+        self.sched.workers["tcp://127.0.0.1:4001"].metrics["spilled_bytes"]["disk"] = None
+        route.install(self.sched)
+        cols = struct.unpack("<6q2d4q", base64.b64decode(self.body()["worker_state"]))
+        assert math.isnan(cols[6]) and math.isnan(cols[7])  # the cpu column
+        assert cols[0:6] == (2 ** 40 + 3, 0, 10, 10, 7, -1)
+        assert cols[8:] == (0, 0, 2, 2)

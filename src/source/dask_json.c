@@ -313,10 +313,13 @@ static void state_workers_v1(struct dec *d, const cJSON *arr, struct ev_sample *
 
 /* Versions 2 and 3: "workers" holds [address, name, host, nthreads,
  * memory_limit, pid] rows, "worker_status" the status names and
- * "worker_state" six little-endian float64 a worker in base64 (STATE_NUMS
- * below), all in the same order: version 2 worker after worker, version 3
- * column after column (the scheduler builds each column in one C call).
- * 48 bytes a worker are exactly 64 base64 characters. */
+ * "worker_state" six little-endian numbers a worker in base64 (STATE_NUMS
+ * below), all in the same order. Version 2: float64, worker after worker.
+ * Version 3: column after column (the scheduler builds each column in one C
+ * call), int64 but for cpu (a negative count is null), and the managed
+ * column is WorkerState.nbytes, which roastop caps at the process memory as
+ * WorkerState.memory does. 48 bytes a worker are exactly 64 base64
+ * characters. */
 #define STATE_B64 64u
 #define STATE_RAW 48u
 
@@ -361,17 +364,30 @@ static double le_double(const unsigned char *b)
 	return x;
 }
 
+/* A version-3 count: int64, negative for null (NaN here). */
+static double le_count(const unsigned char *b)
+{
+	uint64_t u = 0;
+	for (int i = 7; i >= 0; i--)
+		u = u << 8 | b[i];
+	return u >> 63 ? NAN : (double)u;
+}
+
 static const struct {
 	size_t off;
 	const char *what;
 	enum range_qty q;
+	bool real; /* float64 in version 3 too */
 } STATE_NUMS[] = {
-	{ offsetof(struct worker_sample, memory_bytes), "worker_state.memory", RANGE_BYTES },
-	{ offsetof(struct worker_sample, managed_bytes), "worker_state.managed_bytes", RANGE_BYTES },
-	{ offsetof(struct worker_sample, spilled_bytes), "worker_state.spilled_bytes", RANGE_BYTES },
-	{ offsetof(struct worker_sample, cpu_percent), "worker_state.cpu", RANGE_CPU_PERCENT },
-	{ offsetof(struct worker_sample, executing), "worker_state.executing", RANGE_TASKS },
-	{ offsetof(struct worker_sample, processing), "worker_state.processing", RANGE_TASKS },
+	{ offsetof(struct worker_sample, memory_bytes), "worker_state.memory", RANGE_BYTES, false },
+	{ offsetof(struct worker_sample, managed_bytes), "worker_state.managed_bytes", RANGE_BYTES,
+	  false },
+	{ offsetof(struct worker_sample, spilled_bytes), "worker_state.spilled_bytes", RANGE_BYTES,
+	  false },
+	{ offsetof(struct worker_sample, cpu_percent), "worker_state.cpu", RANGE_CPU_PERCENT, true },
+	{ offsetof(struct worker_sample, executing), "worker_state.executing", RANGE_TASKS, false },
+	{ offsetof(struct worker_sample, processing), "worker_state.processing", RANGE_TASKS,
+	  false },
 };
 #define STATE_N (sizeof(STATE_NUMS) / sizeof(STATE_NUMS[0]))
 
@@ -393,17 +409,21 @@ static unsigned char *state_raw(struct dec *d, const cJSON *nums, size_t n)
 	return raw;
 }
 
-/* Worker i of n's numbers; one not finite (NaN is the route's null) is not
- * measured. */
+/* Worker i of n's numbers (columns: version 3); one not finite (NaN is
+ * the route's null) is not measured. */
 static void state_numbers(struct dec *d, const unsigned char *raw, size_t n, size_t i,
 			  bool columns, struct worker_sample *w)
 {
 	for (size_t c = 0; c < STATE_N; c++) {
-		double x = le_double(raw + 8 * (columns ? c * n + i : i * STATE_N + c));
+		const unsigned char *p = raw + 8 * (columns ? c * n + i : i * STATE_N + c);
+		double x = columns && !STATE_NUMS[c].real ? le_count(p) : le_double(p);
 		optnum *slot = (optnum *)((char *)w + STATE_NUMS[c].off);
 		*slot = isfinite(x) ? dec_ranged(d, x, STATE_NUMS[c].what, STATE_NUMS[c].q)
 				    : optnum_none();
 	}
+	if (columns && w->managed_bytes.valid && w->memory_bytes.valid &&
+	    w->managed_bytes.value > w->memory_bytes.value)
+		w->managed_bytes = w->memory_bytes;
 }
 
 /* One [address, name, host, nthreads, memory_limit, pid] row. */

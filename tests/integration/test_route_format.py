@@ -35,10 +35,11 @@ def state(cluster, have=None):
 
 
 def numbers(body, n):
-    """worker_state: six columns of n float64, little-endian, base64."""
+    """worker_state: six columns of n little-endian numbers, base64: int64
+    but cpu's float64."""
     raw = base64.b64decode(body["worker_state"], validate=True)
     assert len(raw) == 48 * n
-    vals = struct.unpack(f"<{6 * n}d", raw)
+    vals = struct.unpack(f"<{3 * n}q{n}d{2 * n}q", raw)
     return [vals[i::n] for i in range(n)]
 
 
@@ -53,9 +54,9 @@ def test_version_3_carries_the_schedulers_own_numbers(cluster):
     for facts, status, nums in zip(body["workers"], body["worker_status"], numbers(body, 2)):
         w = want[facts[0]]
         assert facts == w["facts"] and status == w["status"] == "running"
-        memory, managed, spilled, cpu, executing, processing = nums
+        memory, nbytes, spilled, cpu, executing, processing = nums
         assert 0 < memory < w["facts"][4]  # a live process, under its limit
-        assert managed == min(memory, w["managed"]) and spilled == w["spilled"]
+        assert min(memory, nbytes) == w["managed"] and spilled == w["spilled"]
         assert (executing, processing) == (w["executing"], w["processing"]) == (0, 0)
         assert 0 <= cpu <= 100 * w["facts"][3]
     assert body["tasks_processing"] == 0

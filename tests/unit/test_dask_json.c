@@ -218,12 +218,14 @@ static void state_v2_reads_as_v1(void **state)
 	evs_free(e2);
 }
 
-/* Version 3: the same workers column after column, with the facts token;
- * the short body leaves the facts and statuses out. */
+/* Version 3: the same workers column after column (int64 but cpu), with
+ * the facts token; the second worker's nbytes (2e11) above its memory, so
+ * roastop's cap gives version 1's managed_bytes. The short body leaves the
+ * facts and statuses out. */
 #define STATE_V3_HEAD                                                                              \
 	"{\"roastop_route\":3,\"scheduler_id\":\"Scheduler-1\",\"tasks_processing\":3,"           \
-	"\"fine\":[],\"span\":null,\"worker_state\":\"AAAAAICRj0EAABQamb48QgAAAAAAAJBAAAAUGpm+"     \
-	"PEIAAAAAAAAAAAAAAAAAALBAAAAAAAAABEAAAAAAAAD4fwAAAAAAAPA/AAAAAAAAAAAAAAAAAAAIQAAAAAAAAAAA\","
+	"\"fine\":[],\"span\":null,\"worker_state\":\"ADDyAwAAAAAUGpm+HAAAAAAEAAAAAAAAANDtkC4AAAAA"     \
+	"AAAAAAAAAAAQAAAAAAAAAAAAAAAABEAAAAAAAAD4fwEAAAAAAAAAAAAAAAAAAAADAAAAAAAAAAAAAAAAAAAA\","
 static const char STATE_V3[] =
 	STATE_V3_HEAD "\"facts_token\":\"a1b2.2\",\"worker_status\":[\"running\",\"paused\"],"
 		      "\"workers\":[[\"tcp://127.0.0.1:40001\",\"w0\",\"127.0.0.1\",1,2147483648,4242],"
@@ -256,6 +258,17 @@ static void state_v3_reads_as_v1(void **state)
 	assert_string_equal(f.token, "a1b2.2"); /* a short body keeps what is kept */
 	assert_int_equal(state_kept(e3, &f, STATE_V3_SHORT), DASK_OK);
 	samples_same(&e1->sample.u.sample, &e3->sample.u.sample);
+	/* a negative count is null; nbytes is not capped by a memory not measured */
+	assert_int_equal(state_kept(e3, &f, "{\"roastop_route\":3,\"facts_token\":\"t\",\"fine\":[],"
+				      "\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[null],"
+				      "\"worker_state\":\"//////////8FAAAAAAAAAP//////////AAAAAAAA"
+				      "+H8AAAAAAAAAAAAAAAAAAAAA\"}"),
+			 DASK_OK);
+	const struct worker_sample *w = &e3->sample.u.sample.workers[0];
+	assert_false(w->memory_bytes.valid || w->spilled_bytes.valid || w->cpu_percent.valid);
+	assert_true(w->managed_bytes.valid && w->managed_bytes.value == 5);
+	assert_true(w->executing.valid && w->executing.value == 0);
+	assert_string_equal(f.token, "t");
 	dask_facts_free(&f);
 	evs_free(e1);
 	evs_free(e3);
