@@ -65,11 +65,12 @@ static double fine_value(const struct ev_fine *f, const char *prefix, const char
 	return -1;
 }
 
-static void state_busy_fixture(void **state)
+/* A body captured while tasks ran, from the route of each version (a
+ * scheduler may still serve an earlier collector's route). */
+static void state_busy(const char *file)
 {
-	(void)state;
 	size_t len;
-	const char *text = slurp(FIX "state-busy.json", &len);
+	const char *text = slurp(file, &len);
 	struct evs *e = evs_new();
 	char err[160] = "";
 	assert_int_equal(dask_parse_state(text, len, 7.5, &e->sample, &e->fine, &e->span, err,
@@ -105,12 +106,19 @@ static void state_busy_fixture(void **state)
 	evs_free(e);
 }
 
-/* Idle, after the run: the span's CPU equals the cluster's (one run only). */
-static void state_idle_fixture(void **state)
+static void state_busy_fixture(void **state)
 {
 	(void)state;
+	state_busy(FIX "state-busy.json");
+	state_busy(FIX "state-v2-busy.json");
+	state_busy(FIX "state-v3-busy.json");
+}
+
+/* Idle, after the run: the span's CPU equals the cluster's (one run only). */
+static void state_idle(const char *file)
+{
 	size_t len;
-	const char *text = slurp(FIX "state-idle.json", &len);
+	const char *text = slurp(file, &len);
 	struct evs *e = evs_new();
 	char err[160];
 	assert_int_equal(dask_parse_state(text, len, 1, &e->sample, &e->fine, &e->span, err,
@@ -124,6 +132,14 @@ static void state_idle_fixture(void **state)
 	assert_near(e->sample.u.sample.tasks_done.value, 8, 0); /* all of the span's tasks */
 	assert_near(e->sample.u.sample.tasks_total.value, 8, 0);
 	evs_free(e);
+}
+
+static void state_idle_fixture(void **state)
+{
+	(void)state;
+	state_idle(FIX "state-idle.json");
+	state_idle(FIX "state-v2-idle.json");
+	state_idle(FIX "state-v3-idle.json");
 }
 
 static void state_without_span(void **state)
