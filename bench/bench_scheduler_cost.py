@@ -7,7 +7,8 @@ thread (time.thread_time) spent in the GET handler of roastop's route
 (python/roastop/route.py, installed as MetricsCollector does, inside a span)
 and of /json/identity.json, alternating, median of POLLS GETs each; the
 handler is wrapped in place through run_on_scheduler, so tornado's own HTTP
-work, the same for both, is left out. Bytes are the bodies received. And one
+work, the same for both, is left out. Bytes are the bodies received; the
+route is asked as roastop asks it, with the facts token of its first answer. And one
 tick of roastcoffea 0.1.2's sampling coroutine (backends/dask.py,
 track_worker_metrics), run on the scheduler's loop against its live workers
 with its own state kept aside (interval 0, one coroutine step per tick).
@@ -21,6 +22,7 @@ installed). The bench's own client stays connected throughout.
 Run with the test venv's python (distributed, roastcoffea): `make bench`.
 BENCH_SCHED_WORKERS (default 1,8,32) and BENCH_SCHED_SECONDS (default 30)
 shorten it."""
+import json
 import os
 import shutil
 import signal
@@ -110,6 +112,14 @@ def get(url):
         return len(r.read())
 
 
+def route_url(base):
+    """The route as roastop polls it: naming the facts token it holds
+    (route version 3), so the body leaves out the facts it already has."""
+    with urllib.request.urlopen(base, timeout=10) as r:
+        token = json.loads(r.read()).get("facts_token")
+    return base + (f"?have={token}" if token else "")
+
+
 def established(port):
     """TCP connections open to a local port (the dashboard page's websocket)."""
     n = 0
@@ -141,8 +151,8 @@ def line(name, value, unit, target):
 def per_poll(cluster, client):
     """(route us, identity us, roastcoffea tick us, route bytes, identity bytes)."""
     base = cluster.dashboard_url
-    urls = {"route": base + route.ROUTE, "identity": cluster.identity_url()}
     client.run_on_scheduler(wrap_handlers, suffixes=[route.ROUTE, "/json/identity.json"])
+    urls = {"route": route_url(base + route.ROUTE), "identity": cluster.identity_url()}
     nbytes = {k: [] for k in urls}
     for _ in range(3):  # warm both paths
         for u in urls.values():

@@ -47,6 +47,7 @@ struct dask_stats {
 	uint64_t too_large; /* bodies over their route's cap */
 	uint64_t redirects, redirects_refused; /* followed (same origin); not followed */
 	uint64_t bytes; /* body bytes received */
+	uint64_t facts_refetched; /* route bodies asked again whole: kept facts not theirs */
 	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 

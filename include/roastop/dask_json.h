@@ -13,6 +13,7 @@
 #ifndef ROASTOP_DASK_JSON_H
 #define ROASTOP_DASK_JSON_H
 
+#include "roastop/arena.h"
 #include "roastop/event.h"
 #include "roastop/prom.h"
 
@@ -34,6 +35,7 @@ enum dask_error {
 	DASK_OUT_OF_RANGE, /* a number outside range.h's table, or a sum of them */
 	DASK_NO_MEMORY,
 	DASK_OVER_BUDGET, /* more JSON values or tree bytes than the route can hold */
+	DASK_STALE_FACTS, /* a route body without the facts, whose token the cache lacks */
 	DASK__COUNT
 };
 
@@ -44,6 +46,32 @@ const char *dask_error_name(enum dask_error e);
  * stays EV_NONE otherwise). Every event is reset first and stamped t. */
 enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
 				 struct event *fine, struct event *span, char *err, size_t errsz);
+
+/* The workers' facts (address, name, host, threads, memory limit, pid) and
+ * statuses of the last full version-3 route body, with its token and
+ * scheduler id: a body asked with ?have=<token> leaves them out while the
+ * token holds (docs/scheduler.md, "The route"). Owned by the poller. */
+#define DASK_TOKEN_MAX 64u /* a facts token's characters, [A-Za-z0-9._-] */
+struct dask_facts {
+	struct arena mem;
+	const char *token; /* NULL: nothing kept */
+	const char *scheduler_id;
+	size_t n;
+	struct worker_sample *rows; /* the numbers left invalid */
+};
+
+void dask_facts_init(struct dask_facts *f);
+/* Forgets what is kept (the next request goes without the token). */
+void dask_facts_drop(struct dask_facts *f);
+void dask_facts_free(struct dask_facts *f);
+
+/* dask_parse_state with the kept facts: a full version-3 body replaces
+ * them, a body without them takes them when its token, scheduler id and
+ * worker count match (DASK_STALE_FACTS otherwise; facts may be NULL). */
+enum dask_error dask_parse_state_facts(const char *body, size_t len, double t,
+				       struct event *sample, struct event *fine,
+				       struct event *span, struct dask_facts *facts, char *err,
+				       size_t errsz);
 
 /* /sitemap.json -> whether its "paths" list identity.json, /metrics and
  * counts.json: 1 yes, 0 no, -1 unknown (not a usable sitemap). Budgeted

@@ -1,7 +1,10 @@
-"""The scheduler route's version-2 body off a stand-in scheduler (tornado's
+"""The scheduler route's version-3 body off a stand-in scheduler (tornado's
 own test server, WorkerState-shaped objects): a heartbeat that has not
 measured memory or CPU yet gives memory 0 (as WorkerState.memory does) and a
-CPU of null (NaN in the packed numbers), and the other numbers stay exact."""
+CPU of null (NaN in the packed float64; a count's null is -1 in its int64),
+and the other numbers stay exact;
+a client that names the current facts token gets the body without the
+facts and statuses, and a new token once they change."""
 import base64
 import json
 import math
@@ -38,22 +41,23 @@ class RouteBody(testing.AsyncHTTPTestCase):
         self.sched = scheduler([worker(0, 2 ** 40 + 3, 12.5, 10), worker(1, None, None, 10)])
         return self.sched.http_application
 
-    def body(self):
-        r = self.fetch(route.ROUTE)
+    def body(self, have=None):
+        r = self.fetch(route.ROUTE + (f"?have={have}" if have else ""))
         assert r.code == 200
         return json.loads(r.body)
 
     def test_unmeasured_heartbeat_values(self):
         route.install(self.sched)
         b = self.body()
-        assert b["roastop_route"] == 2 and b["n_workers"] == 2 and b["tasks_processing"] == 4
+        assert b["roastop_route"] == 3 and b["n_workers"] == 2 and b["tasks_processing"] == 4
         assert b["workers"] == [["tcp://127.0.0.1:4000", "0", "127.0.0.1", 2, 2 ** 31, 100],
                                 ["tcp://127.0.0.1:4001", "1", "127.0.0.1", 2, 2 ** 31, 101]]
         assert b["worker_status"] == ["running", "running"]
         raw = base64.b64decode(b["worker_state"], validate=True)
-        first, second = struct.unpack("<6d", raw[:48]), struct.unpack("<6d", raw[48:])
-        assert first == (2 ** 40 + 3, 10, 7, 12.5, 0, 2)  # exact: float64 holds it
-        assert second[:3] == (0, 0, 7) and math.isnan(second[3]) and second[4:] == (0, 2)
+        cols = struct.unpack("<6q2d4q", raw)  # six columns of two workers
+        first, second = cols[0::2], cols[1::2]
+        assert first == (2 ** 40 + 3, 10, 7, 12.5, 0, 2)  # nbytes: roastop caps it
+        assert second[:3] == (0, 10, 7) and math.isnan(second[3]) and second[4:] == (0, 2)
 
     def test_facts_follow_the_workers(self):
         route.install(self.sched)
@@ -63,3 +67,28 @@ class RouteBody(testing.AsyncHTTPTestCase):
         b = self.body()
         assert [f[0] for f in b["workers"]][-1] == w.address
         assert len(b["worker_status"]) == 3 and len(b["worker_state"]) == 3 * 64
+
+    def test_facts_left_out_while_the_token_holds(self):
+        route.install(self.sched)
+        full = self.body()
+        token = full["facts_token"]
+        short = self.body(have=token)
+        assert "workers" not in short and "worker_status" not in short
+        assert short["facts_token"] == token and short["worker_state"] == full["worker_state"]
+        assert "workers" in self.body(have=token + "0")  # not the current token: all
+        from distributed.core import Status
+        self.sched.workers["tcp://127.0.0.1:4001"].status = Status.paused
+        b = self.body(have=token)
+        assert b["worker_status"] == ["running", "paused"] and b["facts_token"] != token
+
+    def test_heartbeat_without_cpu(self):
+        """A heartbeat dict without "cpu" (not measured yet) gives null, as
+        metrics.get("cpu") did, a count that is not a whole number gives -1
+        (null), and the other numbers stay."""
+        del self.sched.workers["tcp://127.0.0.1:4000"].metrics["cpu"]
+        self.sched.workers["tcp://127.0.0.1:4001"].metrics["spilled_bytes"]["disk"] = None
+        route.install(self.sched)
+        cols = struct.unpack("<6q2d4q", base64.b64decode(self.body()["worker_state"]))
+        assert math.isnan(cols[6]) and math.isnan(cols[7])  # the cpu column
+        assert cols[0:6] == (2 ** 40 + 3, 0, 10, 10, 7, -1)
+        assert cols[8:] == (0, 0, 2, 2)

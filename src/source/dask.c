@@ -78,6 +78,7 @@ struct dask {
 	struct xfer sched; /* the scheduler routes, one after another */
 	struct xfer workers[DASK_WORKER_CONCURRENCY];
 	struct event ev, ev_fine, ev_span, ev_status;
+	struct dask_facts facts; /* the route's workers' facts, named by ?have= */
 	/* dashboards named by the identity.json being decoded */
 	struct endpoint *ep;
 	size_t n_ep, cap_ep;
@@ -251,10 +252,21 @@ static void xfer_start(struct dask *d, struct xfer *x, enum route r, const char 
 	}
 }
 
+/* The route asked with the token of the facts kept (a URL-safe string,
+ * dask_json.h), so the body leaves them out while they hold. */
+static bool state_have(const struct dask *d, enum route r, char *url, size_t size)
+{
+	if (r != R_STATE || !d->facts.token)
+		return true;
+	size_t n = strlen(url);
+	return (size_t)snprintf(url + n, size - n, "?have=%s", d->facts.token) < size - n;
+}
+
 static void sched_start(struct dask *d, enum route r)
 {
 	char url[URL_MAX];
-	if (!dask_url_join(url, sizeof(url), d->cfg.url, d->cfg.prefix, ROUTE_PATH[r])) {
+	if (!dask_url_join(url, sizeof(url), d->cfg.url, d->cfg.prefix, ROUTE_PATH[r]) ||
+	    !state_have(d, r, url, sizeof(url))) {
 		status_set(d, SRC_LOST, "scheduler URL too long");
 		round_end(d, false);
 		return;
@@ -375,8 +387,17 @@ static void on_state(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
 	if (code == 200) {
-		enum dask_error e = dask_parse_state(x->body.data, x->body.len, d->now, &d->ev,
-						     &d->ev_fine, &d->ev_span, err, sizeof(err));
+		enum dask_error e = dask_parse_state_facts(x->body.data, x->body.len, d->now,
+							   &d->ev, &d->ev_fine, &d->ev_span,
+							   &d->facts, err, sizeof(err));
+		if (e == DASK_STALE_FACTS && d->facts.token) {
+			/* another token, scheduler or worker count: never old facts
+			 * against new numbers; ask again for the whole body */
+			dask_facts_drop(&d->facts);
+			d->st.facts_refetched++;
+			sched_start(d, R_STATE);
+			return;
+		}
 		if (e == DASK_OK) {
 			status_set(d, SRC_CONNECTED, "roastop route: workers and fine metrics");
 			deliver(d, &d->ev);
@@ -822,6 +843,7 @@ struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void 
 	event_init(&d->ev_fine);
 	event_init(&d->ev_span);
 	event_init(&d->ev_status);
+	dask_facts_init(&d->facts);
 	snprintf(err, errsz, "scheduler poller: out of memory");
 	if (!dask_setup(d, err, errsz)) {
 		dask_close(d);
@@ -854,6 +876,7 @@ void dask_close(struct dask *d)
 		close(d->tick_tfd);
 	event_free(&d->ev);
 	event_free(&d->ev_fine);
+	dask_facts_free(&d->facts);
 	event_free(&d->ev_span);
 	event_free(&d->ev_status);
 	free(d->ep);
@@ -973,6 +996,7 @@ static void dask_source_stats(const void *d, struct source_stats *out)
 	source_count(out, NULL, "bytes", st.bytes);
 	source_count(out, NULL, "redirects", st.redirects);
 	source_count(out, NULL, "redirects_refused", st.redirects_refused);
+	source_count(out, NULL, "facts_refetched", st.facts_refetched);
 	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
 		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "roastop/arena.h"
@@ -27,6 +28,7 @@ static const char *const ERROR_NAMES[DASK__COUNT] = {
 	[DASK_OUT_OF_RANGE] = "out_of_range",
 	[DASK_NO_MEMORY] = "no_memory",
 	[DASK_OVER_BUDGET] = "over_budget",
+	[DASK_STALE_FACTS] = "stale_facts",
 };
 
 const char *dask_error_name(enum dask_error e)
@@ -309,12 +311,17 @@ static void state_workers_v1(struct dec *d, const cJSON *arr, struct ev_sample *
 	}
 }
 
-/* Version 2: "workers" holds [address, name, host, nthreads, memory_limit,
- * pid] rows, "worker_status" the status names and "worker_state" six
- * little-endian float64 a worker in base64 (STATE_NUMS below), all in the
- * same order. 48 bytes are exactly 64 base64 characters, so worker i's
- * numbers are characters [64 i, 64 i + 64), decoded in place. */
+/* Versions 2 and 3: "workers" holds [address, name, host, nthreads,
+ * memory_limit, pid] rows, "worker_status" the status names and
+ * "worker_state" six little-endian numbers a worker in base64 (STATE_NUMS
+ * below), all in the same order. Version 2: float64, worker after worker.
+ * Version 3: column after column (the scheduler builds each column in one C
+ * call), int64 but for cpu (a negative count is null), and the managed
+ * column is WorkerState.nbytes, which roastop caps at the process memory as
+ * WorkerState.memory does. 48 bytes a worker are exactly 64 base64
+ * characters. */
 #define STATE_B64 64u
+#define STATE_RAW 48u
 
 static int b64_digit(unsigned char c)
 {
@@ -327,10 +334,11 @@ static int b64_digit(unsigned char c)
 	return c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
-/* STATE_B64 characters into 48 bytes; false on a character outside base64. */
-static bool b64_worker(const char *in, unsigned char out[48])
+/* n characters (a multiple of 4, no padding) into n / 4 * 3 bytes; false on
+ * a character outside base64. */
+static bool b64_decode(const char *in, size_t n, unsigned char *out)
 {
-	for (size_t i = 0; i < STATE_B64; i += 4) {
+	for (size_t i = 0; i < n; i += 4) {
 		uint32_t v = 0;
 		for (size_t k = 0; k < 4; k++) {
 			int x = b64_digit((unsigned char)in[i + k]);
@@ -356,33 +364,66 @@ static double le_double(const unsigned char *b)
 	return x;
 }
 
+/* A version-3 count: int64, negative for null (NaN here). */
+static double le_count(const unsigned char *b)
+{
+	uint64_t u = 0;
+	for (int i = 7; i >= 0; i--)
+		u = u << 8 | b[i];
+	return u >> 63 ? NAN : (double)u;
+}
+
 static const struct {
 	size_t off;
 	const char *what;
 	enum range_qty q;
+	bool real; /* float64 in version 3 too */
 } STATE_NUMS[] = {
-	{ offsetof(struct worker_sample, memory_bytes), "worker_state.memory", RANGE_BYTES },
-	{ offsetof(struct worker_sample, managed_bytes), "worker_state.managed_bytes", RANGE_BYTES },
-	{ offsetof(struct worker_sample, spilled_bytes), "worker_state.spilled_bytes", RANGE_BYTES },
-	{ offsetof(struct worker_sample, cpu_percent), "worker_state.cpu", RANGE_CPU_PERCENT },
-	{ offsetof(struct worker_sample, executing), "worker_state.executing", RANGE_TASKS },
-	{ offsetof(struct worker_sample, processing), "worker_state.processing", RANGE_TASKS },
+	{ offsetof(struct worker_sample, memory_bytes), "worker_state.memory", RANGE_BYTES, false },
+	{ offsetof(struct worker_sample, managed_bytes), "worker_state.managed_bytes", RANGE_BYTES,
+	  false },
+	{ offsetof(struct worker_sample, spilled_bytes), "worker_state.spilled_bytes", RANGE_BYTES,
+	  false },
+	{ offsetof(struct worker_sample, cpu_percent), "worker_state.cpu", RANGE_CPU_PERCENT, true },
+	{ offsetof(struct worker_sample, executing), "worker_state.executing", RANGE_TASKS, false },
+	{ offsetof(struct worker_sample, processing), "worker_state.processing", RANGE_TASKS,
+	  false },
 };
+#define STATE_N (sizeof(STATE_NUMS) / sizeof(STATE_NUMS[0]))
 
-/* A value that is not finite (NaN is the route's null) is not measured. */
-static void state_numbers(struct dec *d, const char *b64, struct worker_sample *w)
+/* "worker_state" of n workers, decoded whole (free it); NULL on error. */
+static unsigned char *state_raw(struct dec *d, const cJSON *nums, size_t n)
 {
-	unsigned char raw[48];
-	if (!b64_worker(b64, raw)) {
-		dec_fail(d, DASK_BAD_FIELD, "worker_state: not base64");
-		return;
+	if (!cJSON_IsString(nums) || strlen(nums->valuestring) != n * STATE_B64) {
+		dec_fail(d, DASK_BAD_SHAPE, "worker_state: not %zu workers", n);
+		return NULL;
 	}
-	for (size_t i = 0; i < sizeof(STATE_NUMS) / sizeof(STATE_NUMS[0]); i++) {
-		double x = le_double(raw + 8 * i);
-		optnum *slot = (optnum *)((char *)w + STATE_NUMS[i].off);
-		*slot = isfinite(x) ? dec_ranged(d, x, STATE_NUMS[i].what, STATE_NUMS[i].q)
+	unsigned char *raw = malloc(n * STATE_RAW + 1);
+	if (!raw)
+		dec_fail(d, DASK_NO_MEMORY, "out of memory");
+	else if (!b64_decode(nums->valuestring, n * STATE_B64, raw)) {
+		dec_fail(d, DASK_BAD_FIELD, "worker_state: not base64");
+		free(raw);
+		raw = NULL;
+	}
+	return raw;
+}
+
+/* Worker i of n's numbers (columns: version 3); one not finite (NaN is
+ * the route's null) is not measured. */
+static void state_numbers(struct dec *d, const unsigned char *raw, size_t n, size_t i,
+			  bool columns, struct worker_sample *w)
+{
+	for (size_t c = 0; c < STATE_N; c++) {
+		const unsigned char *p = raw + 8 * (columns ? c * n + i : i * STATE_N + c);
+		double x = columns && !STATE_NUMS[c].real ? le_count(p) : le_double(p);
+		optnum *slot = (optnum *)((char *)w + STATE_NUMS[c].off);
+		*slot = isfinite(x) ? dec_ranged(d, x, STATE_NUMS[c].what, STATE_NUMS[c].q)
 				    : optnum_none();
 	}
+	if (columns && w->managed_bytes.valid && w->memory_bytes.valid &&
+	    w->managed_bytes.value > w->memory_bytes.value)
+		w->managed_bytes = w->memory_bytes;
 }
 
 /* One [address, name, host, nthreads, memory_limit, pid] row. */
@@ -403,27 +444,122 @@ static void state_facts(struct dec *d, const cJSON *a, struct worker_sample *w)
 	w->pid = dec_numval(d, v->next, "workers[][5]", RANGE_PID);
 }
 
-static void state_workers_v2(struct dec *d, const cJSON *root, struct ev_sample *s)
+static void state_workers_full(struct dec *d, const cJSON *root, bool columns,
+			       struct ev_sample *s)
 {
 	const cJSON *facts = cJSON_GetObjectItemCaseSensitive(root, "workers");
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(root, "worker_status");
-	const cJSON *nums = cJSON_GetObjectItemCaseSensitive(root, "worker_state");
 	s->workers = dec_list(d, facts, false, "workers", sizeof(*s->workers));
 	if (d->error != DASK_OK)
 		return;
 	size_t n = (size_t)cJSON_GetArraySize(facts);
-	if (!cJSON_IsArray(status) || (size_t)cJSON_GetArraySize(status) != n ||
-	    !cJSON_IsString(nums) || strlen(nums->valuestring) != n * STATE_B64) {
-		dec_fail(d, DASK_BAD_SHAPE, "worker_status, worker_state: not %zu workers", n);
+	if (!cJSON_IsArray(status) || (size_t)cJSON_GetArraySize(status) != n) {
+		dec_fail(d, DASK_BAD_SHAPE, "worker_status: not %zu workers", n);
 		return;
 	}
+	unsigned char *raw = state_raw(d, cJSON_GetObjectItemCaseSensitive(root, "worker_state"), n);
 	const cJSON *f = facts->child, *st = status->child;
-	for (size_t i = 0; i < n && d->error == DASK_OK; i++, f = f->next, st = st->next) {
+	for (size_t i = 0; raw && i < n && d->error == DASK_OK; i++, f = f->next, st = st->next) {
 		struct worker_sample *w = &s->workers[s->n_workers++];
 		state_facts(d, f, w);
 		w->status = dec_strval(d, st, "worker_status[]");
-		state_numbers(d, nums->valuestring + i * STATE_B64, w);
+		state_numbers(d, raw, n, i, columns, w);
 	}
+	free(raw);
+}
+
+/* A kept string into the event's arena (NULL stays NULL). */
+static const char *dec_copy(struct dec *d, const char *s)
+{
+	char *c = s ? arena_strdup(d->mem, s) : NULL;
+	if (s && !c)
+		dec_fail(d, DASK_NO_MEMORY, "out of memory");
+	return c;
+}
+
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The facts a worker keeps between bodies (not its numbers). */
+static void facts_copy(struct dec *d, const struct worker_sample *from, struct worker_sample *to)
+{
+	to->id = dec_copy(d, from->id);
+	to->name = dec_copy(d, from->name);
+	to->host = dec_copy(d, from->host);
+	to->status = dec_copy(d, from->status);
+	to->nthreads = from->nthreads;
+	to->memory_limit = from->memory_limit;
+	to->pid = from->pid;
+}
+
+/* Version 3 without "workers": the kept facts, if they are this body's
+ * (its token, its scheduler, as many workers). */
+static void state_workers_kept(struct dec *d, const cJSON *root, const char *token,
+			       const struct dask_facts *f, struct ev_sample *s)
+{
+	const cJSON *nums = cJSON_GetObjectItemCaseSensitive(root, "worker_state");
+	if (cJSON_GetObjectItemCaseSensitive(root, "worker_status") || !cJSON_IsString(nums) ||
+	    strlen(nums->valuestring) % STATE_B64) {
+		dec_fail(d, DASK_BAD_SHAPE, "worker_state or worker_status: not as without workers");
+		return;
+	}
+	size_t n = strlen(nums->valuestring) / STATE_B64;
+	if (!f || !f->token || strcmp(f->token, token) != 0 ||
+	    !str_same(f->scheduler_id, s->scheduler_id) || f->n != n) {
+		dec_fail(d, DASK_STALE_FACTS, "workers left out, facts %.64s not kept for %zu workers",
+			 token, n);
+		return;
+	}
+	s->workers = dec_array(d, n, sizeof(*s->workers));
+	unsigned char *raw = n ? state_raw(d, nums, n) : NULL;
+	for (size_t i = 0; raw && i < n && d->error == DASK_OK; i++) {
+		struct worker_sample *w = &s->workers[s->n_workers++];
+		facts_copy(d, &f->rows[i], w);
+		state_numbers(d, raw, n, i, true, w);
+	}
+	free(raw);
+}
+
+void dask_facts_init(struct dask_facts *f)
+{
+	*f = (struct dask_facts){ 0 };
+	arena_init(&f->mem, EVENT_ARENA_LIMIT);
+}
+
+void dask_facts_drop(struct dask_facts *f)
+{
+	arena_reset(&f->mem);
+	f->token = f->scheduler_id = NULL;
+	f->n = 0;
+	f->rows = NULL;
+}
+
+void dask_facts_free(struct dask_facts *f)
+{
+	dask_facts_drop(f);
+	arena_free(&f->mem);
+}
+
+/* A full body's facts kept under its token; nothing kept if they do not
+ * fit (the next body then comes whole). */
+static void facts_keep(struct dask_facts *f, const char *token, const struct ev_sample *s)
+{
+	dask_facts_drop(f);
+	struct dec d = { .mem = &f->mem };
+	const char *t = dec_copy(&d, token), *id = dec_copy(&d, s->scheduler_id);
+	struct worker_sample *rows = dec_array(&d, s->n_workers, sizeof(*rows));
+	for (size_t i = 0; i < s->n_workers && d.error == DASK_OK; i++)
+		facts_copy(&d, &s->workers[i], &rows[i]);
+	if (d.error != DASK_OK) {
+		dask_facts_drop(f);
+		return;
+	}
+	f->token = t;
+	f->scheduler_id = id;
+	f->n = s->n_workers;
+	f->rows = rows;
 }
 
 /* One [context, prefix, activity, unit, value] row. */
@@ -463,7 +599,41 @@ static void fine_rows(struct dec *d, const cJSON *arr, struct event *ev, enum fi
 	}
 }
 
-static void state_sample(struct dec *d, const cJSON *root, int version, struct ev_sample *s)
+/* What state_read tells dask_parse_state_facts. */
+struct state_ctx {
+	struct dask_facts *facts; /* may be NULL */
+	const char *token; /* version 3's facts_token */
+	bool keep; /* a full version-3 body: its facts replace the kept ones */
+};
+
+/* The token travels back in a query string: URL-safe characters only. */
+static const char *state_token(struct dec *d, const cJSON *root)
+{
+	const char *t = dec_str(d, root, "facts_token");
+	size_t n = t ? strlen(t) : 0;
+	if (d->error == DASK_OK &&
+	    (n == 0 || n > DASK_TOKEN_MAX ||
+	     strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n))
+		dec_fail(d, DASK_BAD_FIELD, "facts_token: not 1 to %u of [A-Za-z0-9._-]",
+			 DASK_TOKEN_MAX);
+	return t;
+}
+
+static void state_workers_v3(struct dec *d, const cJSON *root, struct state_ctx *c,
+			     struct ev_sample *s)
+{
+	c->token = state_token(d, root);
+	if (d->error != DASK_OK)
+		return;
+	c->keep = cJSON_GetObjectItemCaseSensitive(root, "workers") != NULL;
+	if (c->keep)
+		state_workers_full(d, root, true, s);
+	else
+		state_workers_kept(d, root, c->token, c->facts, s);
+}
+
+static void state_sample(struct dec *d, const cJSON *root, int version, struct state_ctx *c,
+			 struct ev_sample *s)
 {
 	s->source = "state";
 	s->scheduler_id = dec_str(d, root, "scheduler_id");
@@ -478,8 +648,10 @@ static void state_sample(struct dec *d, const cJSON *root, int version, struct e
 		dec_fail(d, DASK_BAD_FIELD, "tasks_done: without tasks_total, or above it");
 	if (version == 1)
 		state_workers_v1(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
+	else if (version == 2)
+		state_workers_full(d, root, false, s);
 	else
-		state_workers_v2(d, root, s);
+		state_workers_v3(d, root, c, s);
 	s->worker_count = (uint32_t)s->n_workers;
 }
 
@@ -535,16 +707,16 @@ static enum dask_error dec_document(const char *body, size_t len, double t,
 
 static void state_read(struct dec *d, const cJSON *root, struct event *const evs[], void *ctx)
 {
-	(void)ctx;
 	struct event *sample = evs[0], *fine = evs[1], *span = evs[2];
 	/* version 1: the handler an earlier collector left on a scheduler */
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
-	if (!cJSON_IsNumber(ver) || (ver->valuedouble != 1.0 && ver->valuedouble != 2.0)) {
-		dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1 or 2");
+	if (!cJSON_IsNumber(ver) ||
+	    (ver->valuedouble != 1.0 && ver->valuedouble != 2.0 && ver->valuedouble != 3.0)) {
+		dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1, 2 or 3");
 		return;
 	}
 	sample->type = EV_SAMPLE;
-	state_sample(d, root, (int)ver->valuedouble, &sample->u.sample);
+	state_sample(d, root, (int)ver->valuedouble, ctx, &sample->u.sample);
 	d->mem = &fine->mem;
 	fine->type = EV_FINE;
 	fine_rows(d, cJSON_GetObjectItemCaseSensitive(root, "fine"), fine, FINE_CLUSTER);
@@ -552,11 +724,23 @@ static void state_read(struct dec *d, const cJSON *root, struct event *const evs
 	state_span(d, root, span);
 }
 
+enum dask_error dask_parse_state_facts(const char *body, size_t len, double t,
+				       struct event *sample, struct event *fine,
+				       struct event *span, struct dask_facts *facts, char *err,
+				       size_t errsz)
+{
+	struct event *const evs[] = { sample, fine, span };
+	struct state_ctx c = { .facts = facts };
+	enum dask_error e = dec_document(body, len, t, evs, 3, state_read, &c, err, errsz);
+	if (e == DASK_OK && c.keep && facts)
+		facts_keep(facts, c.token, &sample->u.sample);
+	return e;
+}
+
 enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
 				 struct event *fine, struct event *span, char *err, size_t errsz)
 {
-	struct event *const evs[] = { sample, fine, span };
-	return dec_document(body, len, t, evs, 3, state_read, NULL, err, errsz);
+	return dask_parse_state_facts(body, len, t, sample, fine, span, NULL, err, errsz);
 }
 
 /* ---- sitemap.json ------------------------------------------------------ */

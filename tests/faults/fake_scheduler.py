@@ -2,6 +2,7 @@
 real scheduler (distributed 2026.8.0) gave, captured in tests/fixtures, and
 can be told to fail in the ways real ones do."""
 import http.server
+import json
 import socket
 import ssl
 import threading
@@ -38,7 +39,9 @@ class FakeScheduler:
     | bomb_all (every JSON route answers it)
     | redirect (302 to redirect_to + the path, every route)
     | redirect_same (302 to /moved + the path, served there)
-    | redirect_loop (302 to the same path).
+    | redirect_loop (302 to the same path)
+    | stale_facts (the route of version 3, a captured body; asked with
+      ?have=, it leaves the facts out under a token roastop does not hold).
     Every request's path and headers are kept in `seen`."""
 
     def __init__(self, slow_seconds=12.0, bomb_size=60_000_000, redirect_to=None, tls_cert=None):
@@ -51,6 +54,7 @@ class FakeScheduler:
         self.bomb_body = bomb(bomb_size)
         self.identity = (FIX / "identity-idle.json").read_bytes()
         self.metrics = (FIX / "scheduler-metrics.txt").read_bytes()
+        self.state_v3 = json.loads((FIX / "state-v3-idle.json").read_bytes())
         fake = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -84,8 +88,17 @@ class FakeScheduler:
             return self.metrics
         return None
 
+    def stale_state(self, path):
+        doc = dict(self.state_v3)
+        if "?have=" in path:
+            del doc["workers"], doc["worker_status"]
+            doc["facts_token"] = "not-" + doc["facts_token"]
+        return json.dumps(doc).encode()
+
     def answer(self, h):
         body, mode = self.body_for(h.path), self.mode
+        if mode == "stale_facts" and h.path.split("?")[0] == STATE:
+            return self.send(h, 200, self.stale_state(h.path))
         if mode.startswith("redirect"):
             return self.redirect(h)
         if (mode == "bomb" and h.path == STATE) or (mode == "bomb_all" and h.path.endswith(".json")):

@@ -179,3 +179,28 @@ def test_redirect_loop_is_cut_and_said(tmp_path):
     assert src["state"] == "degraded", src
     s = m["roastop"]["scheduler"]
     assert s["redirects"] >= 3 and s["redirects_refused"] >= 1
+
+
+def test_facts_left_out_under_another_token_are_asked_for_again(tmp_path):
+    """A route that answers roastop's ?have= with a body leaving the facts
+    out under a token roastop does not hold (a confused or hostile server):
+    roastop drops what it keeps and asks again in the same round without the
+    token, counts it, and never shows numbers without their facts."""
+    sched = FakeScheduler()
+    sched.mode = "stale_facts"
+    try:
+        lst = watch(tmp_path, sched)
+        wait_for(lambda: sum("?have=" in path for path, _ in sched.seen) >= 3, timeout=60)
+        _, m = lst.stop()
+    finally:
+        sched.close()
+    asked = [path.split("?")[1] if "?" in path else "" for path, _ in sched.seen
+             if path.split("?")[0] == "/roastop/v1/state.json"]
+    assert asked[0] == ""  # nothing held yet
+    for i, query in enumerate(asked[:-1]):  # each refused short body asked again whole
+        if query:
+            assert asked[i + 1] == "", asked
+    s = m["roastop"]["scheduler"]
+    assert s["facts_refetched"] >= 2 and s["rejected"] == 0, s
+    assert m["roastop"]["sources"]["scheduler"]["state"] == "connected"
+    assert m["peak_workers"] == 2

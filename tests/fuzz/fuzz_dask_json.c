@@ -1,7 +1,10 @@
 /* Hostile scheduler bodies through every Dask decoder: never a crash, a
  * body is taken whole or not at all (no event left half-filled), and every
- * event taken live replays from its recorded line (one range table). */
+ * event taken live replays from its recorded line (one range table). An
+ * input with a NUL byte is also two route bodies: the first's facts kept,
+ * the second read against them (version 3's body without facts). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "roastop/dask_json.h"
 #include "roastop/event_json.h"
@@ -10,6 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct event sample, fine, span, back;
+static struct dask_facts facts;
 static struct strbuf line;
 static bool ready;
 
@@ -40,19 +44,8 @@ static void check_sample(const struct event *ev)
 			abort();
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_state(enum dask_error e)
 {
-	if (!ready) {
-		event_init(&sample);
-		event_init(&fine);
-		event_init(&span);
-		event_init(&back);
-		strbuf_init(&line);
-		ready = true;
-	}
-	const char *text = (const char *)data;
-	char err[160];
-	enum dask_error e = dask_parse_state(text, size, 1, &sample, &fine, &span, err, sizeof(err));
 	if (e != DASK_OK && (sample.type || fine.type || span.type))
 		abort();
 	if (e == DASK_OK) {
@@ -61,7 +54,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_replays(&fine);
 		check_replays(&span);
 	}
-	e = dask_parse_identity(text, size, 1, &sample, endpoint, NULL, err, sizeof(err));
+}
+
+static void check_kept(const char *text, size_t size)
+{
+	const char *nul = memchr(text, 0, size);
+	if (!nul)
+		return;
+	size_t first = (size_t)(nul - text);
+	char err[160];
+	dask_facts_drop(&facts); /* each input on its own */
+	check_state(dask_parse_state_facts(text, first, 1, &sample, &fine, &span, &facts, err,
+					   sizeof(err)));
+	if (facts.n > EVENT_MAX_LIST || (facts.n && (!facts.rows || !facts.token)))
+		abort();
+	check_state(dask_parse_state_facts(nul + 1, size - first - 1, 1, &sample, &fine, &span,
+					   &facts, err, sizeof(err)));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!ready) {
+		event_init(&sample);
+		event_init(&fine);
+		event_init(&span);
+		event_init(&back);
+		strbuf_init(&line);
+		dask_facts_init(&facts);
+		ready = true;
+	}
+	const char *text = (const char *)data;
+	char err[160];
+	check_state(dask_parse_state(text, size, 1, &sample, &fine, &span, err, sizeof(err)));
+	check_kept(text, size);
+	enum dask_error e = dask_parse_identity(text, size, 1, &sample, endpoint, NULL, err, sizeof(err));
 	if (e != DASK_OK && sample.type)
 		abort();
 	if (e == DASK_OK) {

@@ -32,14 +32,43 @@ def worker_truth(dask_scheduler):
             for ws in dask_scheduler.workers.values()}
 
 
-def install_route_v1(dask_scheduler):
-    """An earlier collector's handler, as version 1 of roastop's route left
-    it on a scheduler."""
+def install_route_old(dask_scheduler, version=1):
+    """An earlier collector's handler, as version 1 or 2 of roastop's route
+    left it on a scheduler (version 2 marked its state with its version)."""
     from tornado import web
 
     class Old(web.RequestHandler):
         def get(self):
-            self.write({"roastop_route": 1, "workers": [], "fine": [], "span": None})
+            self.write({"roastop_route": version, "workers": [], "fine": [], "span": None})
 
     dask_scheduler.http_application.add_handlers(r".*", [("/roastop/v1/state.json", Old)])
     dask_scheduler._roastop_route = {"span_id": None, "routes": ["/roastop/v1/state.json"]}
+    if version > 1:
+        dask_scheduler._roastop_route["version"] = version
+
+
+def _rules(router):
+    for rule in getattr(router, "rules", ()):
+        yield rule
+        yield from _rules(rule.target)
+
+
+def record_route_answers(dask_scheduler):
+    """Wraps the route's handler in place: each answer's ?have= and whether
+    it left the workers' facts out, in dask_scheduler._route_answers."""
+    log = dask_scheduler.__dict__.setdefault("_route_answers", [])
+    for rule in _rules(dask_scheduler.http_application.default_router):
+        cls = rule.target
+        path = getattr(rule.matcher, "_path", None) or ""
+        if not path.endswith("/roastop/v1/state.json") or getattr(cls, "_recorded", False):
+            continue
+
+        def get(self, _get=cls.get):
+            _get(self)
+            short = b'"workers":' not in b"".join(self._write_buffer)
+            log.append((self.get_query_argument("have", None), short))
+        cls.get, cls._recorded = get, True
+
+
+def route_answers(dask_scheduler):
+    return list(dask_scheduler.__dict__.get("_route_answers", ()))

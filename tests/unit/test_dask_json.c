@@ -65,11 +65,12 @@ static double fine_value(const struct ev_fine *f, const char *prefix, const char
 	return -1;
 }
 
-static void state_busy_fixture(void **state)
+/* A body captured while tasks ran, from the route of each version (a
+ * scheduler may still serve an earlier collector's route). */
+static void state_busy(const char *file)
 {
-	(void)state;
 	size_t len;
-	const char *text = slurp(FIX "state-busy.json", &len);
+	const char *text = slurp(file, &len);
 	struct evs *e = evs_new();
 	char err[160] = "";
 	assert_int_equal(dask_parse_state(text, len, 7.5, &e->sample, &e->fine, &e->span, err,
@@ -105,12 +106,19 @@ static void state_busy_fixture(void **state)
 	evs_free(e);
 }
 
-/* Idle, after the run: the span's CPU equals the cluster's (one run only). */
-static void state_idle_fixture(void **state)
+static void state_busy_fixture(void **state)
 {
 	(void)state;
+	state_busy(FIX "state-busy.json");
+	state_busy(FIX "state-v2-busy.json");
+	state_busy(FIX "state-v3-busy.json");
+}
+
+/* Idle, after the run: the span's CPU equals the cluster's (one run only). */
+static void state_idle(const char *file)
+{
 	size_t len;
-	const char *text = slurp(FIX "state-idle.json", &len);
+	const char *text = slurp(file, &len);
 	struct evs *e = evs_new();
 	char err[160];
 	assert_int_equal(dask_parse_state(text, len, 1, &e->sample, &e->fine, &e->span, err,
@@ -124,6 +132,14 @@ static void state_idle_fixture(void **state)
 	assert_near(e->sample.u.sample.tasks_done.value, 8, 0); /* all of the span's tasks */
 	assert_near(e->sample.u.sample.tasks_total.value, 8, 0);
 	evs_free(e);
+}
+
+static void state_idle_fixture(void **state)
+{
+	(void)state;
+	state_idle(FIX "state-idle.json");
+	state_idle(FIX "state-v2-idle.json");
+	state_idle(FIX "state-v3-idle.json");
 }
 
 static void state_without_span(void **state)
@@ -170,18 +186,13 @@ static void optnum_same(optnum a, optnum b)
 		assert_true(a.value == b.value);
 }
 
-static void state_v2_reads_as_v1(void **state)
+/* Every worker field of b as a's. */
+static void samples_same(const struct ev_sample *a, const struct ev_sample *b)
 {
-	(void)state;
-	struct evs *e1 = evs_new(), *e2 = evs_new();
-	assert_int_equal(state_of(e1, STATE_V1), DASK_OK);
-	assert_int_equal(state_of(e2, STATE_V2), DASK_OK);
-	const struct ev_sample *a = &e1->sample.u.sample, *b = &e2->sample.u.sample;
-	assert_int_equal(a->n_workers, 2);
-	assert_int_equal(b->n_workers, 2);
-	assert_int_equal(b->worker_count, 2);
+	assert_int_equal(a->n_workers, b->n_workers);
+	assert_int_equal(b->worker_count, b->n_workers);
 	optnum_same(a->tasks_processing, b->tasks_processing);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < a->n_workers; i++) {
 		const struct worker_sample *x = &a->workers[i], *y = &b->workers[i];
 		assert_string_equal(x->id, y->id);
 		assert_string_equal(x->name, y->name);
@@ -197,6 +208,17 @@ static void state_v2_reads_as_v1(void **state)
 		optnum_same(x->spilled_bytes, y->spilled_bytes);
 		optnum_same(x->pid, y->pid);
 	}
+}
+
+static void state_v2_reads_as_v1(void **state)
+{
+	(void)state;
+	struct evs *e1 = evs_new(), *e2 = evs_new();
+	assert_int_equal(state_of(e1, STATE_V1), DASK_OK);
+	assert_int_equal(state_of(e2, STATE_V2), DASK_OK);
+	const struct ev_sample *a = &e1->sample.u.sample, *b = &e2->sample.u.sample;
+	assert_int_equal(a->n_workers, 2);
+	samples_same(a, b);
 	assert_true(b->workers[0].cpu_percent.valid && b->workers[0].cpu_percent.value == 2.5);
 	assert_false(b->workers[1].cpu_percent.valid); /* NaN: null */
 	assert_true(b->workers[1].memory_bytes.value == 123456789012.0);
@@ -212,6 +234,98 @@ static void state_v2_reads_as_v1(void **state)
 	evs_free(e2);
 }
 
+/* Version 3: the same workers column after column (int64 but cpu), with
+ * the facts token; the second worker's nbytes (2e11) above its memory, so
+ * roastop's cap gives version 1's managed_bytes. The short body leaves the
+ * facts and statuses out. */
+#define STATE_V3_HEAD                                                                              \
+	"{\"roastop_route\":3,\"scheduler_id\":\"Scheduler-1\",\"tasks_processing\":3,"           \
+	"\"fine\":[],\"span\":null,\"worker_state\":\"ADDyAwAAAAAUGpm+HAAAAAAEAAAAAAAAANDtkC4AAAAA"     \
+	"AAAAAAAAAAAQAAAAAAAAAAAAAAAABEAAAAAAAAD4fwEAAAAAAAAAAAAAAAAAAAADAAAAAAAAAAAAAAAAAAAA\","
+static const char STATE_V3[] =
+	STATE_V3_HEAD "\"facts_token\":\"a1b2.2\",\"worker_status\":[\"running\",\"paused\"],"
+		      "\"workers\":[[\"tcp://127.0.0.1:40001\",\"w0\",\"127.0.0.1\",1,2147483648,4242],"
+		      "[\"tcp://127.0.0.1:40002\",\"w1\",\"127.0.0.1\",2,null,null]]}";
+static const char STATE_V3_SHORT[] = STATE_V3_HEAD "\"facts_token\":\"a1b2.2\"}";
+
+static enum dask_error state_kept(struct evs *e, struct dask_facts *f, const char *text)
+{
+	char err[160];
+	return dask_parse_state_facts(text, strlen(text), 5.0, &e->sample, &e->fine, &e->span, f,
+				      err, sizeof(err));
+}
+
+/* A full version-3 body reads as version 1 and keeps its facts; the short
+ * body then reads the same, with the facts from the cache. */
+static void state_v3_reads_as_v1(void **state)
+{
+	(void)state;
+	struct evs *e1 = evs_new(), *e3 = evs_new();
+	struct dask_facts f;
+	dask_facts_init(&f);
+	assert_int_equal(state_of(e1, STATE_V1), DASK_OK);
+	assert_int_equal(state_kept(e3, &f, STATE_V3), DASK_OK);
+	samples_same(&e1->sample.u.sample, &e3->sample.u.sample);
+	assert_string_equal(f.token, "a1b2.2");
+	assert_string_equal(f.scheduler_id, "Scheduler-1");
+	assert_int_equal(f.n, 2);
+	assert_int_equal(state_kept(e3, &f, STATE_V3_SHORT), DASK_OK);
+	samples_same(&e1->sample.u.sample, &e3->sample.u.sample);
+	assert_string_equal(f.token, "a1b2.2"); /* a short body keeps what is kept */
+	assert_int_equal(state_kept(e3, &f, STATE_V3_SHORT), DASK_OK);
+	samples_same(&e1->sample.u.sample, &e3->sample.u.sample);
+	/* a negative count is null; nbytes is not capped by a memory not measured */
+	assert_int_equal(state_kept(e3, &f, "{\"roastop_route\":3,\"facts_token\":\"t\",\"fine\":[],"
+				      "\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[null],"
+				      "\"worker_state\":\"//////////8FAAAAAAAAAP//////////AAAAAAAA"
+				      "+H8AAAAAAAAAAAAAAAAAAAAA\"}"),
+			 DASK_OK);
+	const struct worker_sample *w = &e3->sample.u.sample.workers[0];
+	assert_false(w->memory_bytes.valid || w->spilled_bytes.valid || w->cpu_percent.valid);
+	assert_true(w->managed_bytes.valid && w->managed_bytes.value == 5);
+	assert_true(w->executing.valid && w->executing.value == 0);
+	assert_string_equal(f.token, "t");
+	dask_facts_free(&f);
+	evs_free(e1);
+	evs_free(e3);
+}
+
+/* A short body whose facts are not the kept ones is refused whole, never
+ * read against other workers' facts; the cache is left for the poller to
+ * drop. */
+static void state_v3_stale_facts(void **state)
+{
+	(void)state;
+	struct evs *e = evs_new();
+	struct dask_facts f;
+	dask_facts_init(&f);
+	assert_int_equal(state_kept(e, NULL, STATE_V3_SHORT), DASK_STALE_FACTS);
+	assert_int_equal(state_kept(e, &f, STATE_V3_SHORT), DASK_STALE_FACTS); /* none kept */
+	assert_int_equal(e->sample.type, EV_NONE);
+	assert_int_equal(state_kept(e, &f, STATE_V3), DASK_OK);
+	static const char *const stale[] = {
+		/* another token */
+		STATE_V3_HEAD "\"facts_token\":\"a1b2.3\"}",
+		/* another scheduler (a restart) */
+		"{\"roastop_route\":3,\"scheduler_id\":\"Scheduler-2\",\"fine\":[],\"worker_state\":\""
+		B64_ONE B64_ONE "\",\"facts_token\":\"a1b2.2\"}",
+		/* as many workers as the facts kept, not one fewer */
+		"{\"roastop_route\":3,\"scheduler_id\":\"Scheduler-1\",\"fine\":[],\"worker_state\":\""
+		B64_ONE "\",\"facts_token\":\"a1b2.2\"}",
+	};
+	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
+		assert_int_equal(state_kept(e, &f, stale[i]), DASK_STALE_FACTS);
+		assert_int_equal(e->sample.type, EV_NONE);
+		assert_int_equal(e->fine.type, EV_NONE);
+		assert_string_equal(f.token, "a1b2.2");
+	}
+	dask_facts_drop(&f);
+	assert_null(f.token);
+	assert_int_equal(state_kept(e, &f, STATE_V3_SHORT), DASK_STALE_FACTS);
+	dask_facts_free(&f);
+	evs_free(e);
+}
+
 /* Each body is bad in one way; none may leave a half-filled event. */
 static void state_rejects(void **state)
 {
@@ -223,7 +337,26 @@ static void state_rejects(void **state)
 		{ "", DASK_BAD_JSON },
 		{ "{\"roastop_route\":1,", DASK_BAD_JSON },
 		{ "[1,2]", DASK_BAD_SHAPE },
-		{ "{\"roastop_route\":3,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":4,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		/* version 3's token: missing, not URL-safe, too long; the short
+		 * body with statuses, or with columns of no whole worker */
+		{ "{\"roastop_route\":3,\"workers\":[],\"worker_status\":[],\"worker_state\":\"\","
+		  "\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":3,\"facts_token\":\"a&b\",\"worker_state\":\"\",\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":3,\"facts_token\":\"\",\"worker_state\":\"\",\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":3,\"facts_token\":\"0123456789012345678901234567890123456789"
+		  "012345678901234567890123456789\",\"worker_state\":\"\",\"fine\":[]}",
+		  DASK_BAD_FIELD },
+		{ "{\"roastop_route\":3,\"facts_token\":\"t\",\"worker_status\":[],"
+		  "\"worker_state\":\"\",\"fine\":[]}",
+		  DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":3,\"facts_token\":\"t\",\"worker_state\":\"AAAA\",\"fine\":[]}",
+		  DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":3,\"facts_token\":\"t\",\"worker_state\":\"\",\"fine\":[]}",
+		  DASK_STALE_FACTS },
 		/* version 2's columns: missing, of other lengths, not base64, out of range */
 		{ "{\"roastop_route\":2,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
 		{ "{\"roastop_route\":2,\"workers\":[[\"a\",\"w\",\"h\",1,1,1]],\"worker_status\":[],"
@@ -779,6 +912,8 @@ int main(void)
 		cmocka_unit_test(state_idle_fixture),
 		cmocka_unit_test(state_without_span),
 		cmocka_unit_test(state_v2_reads_as_v1),
+		cmocka_unit_test(state_v3_reads_as_v1),
+		cmocka_unit_test(state_v3_stale_facts),
 		cmocka_unit_test(state_rejects),
 		cmocka_unit_test(state_string_limits),
 		cmocka_unit_test(identity_idle_fixture),
