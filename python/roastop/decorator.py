@@ -1,6 +1,7 @@
 """@track_metrics: roastcoffea 0.1.2's chunk record, sent to roastop as one
-datagram per chunk instead of being injected into the output, after a
-chunk_start datagram that tells roastop the chunk is in flight.
+datagram per chunk instead of being injected into the output; a chunk still
+running at its process's next heartbeat is announced in flight by a
+chunk_start datagram the heartbeat sends.
 
 Every read from a coffea object is guarded: a missing attribute leaves its
 fields out of the record, and nothing here ever raises into process()."""
@@ -332,27 +333,37 @@ def _send(emitter, measured, fields, static):
         emitter.send(chunk_message(measured, fields))
 
 
-def _send_start(emitter, t_start, file_static, rec, worker):
-    """The chunk_start of this call, its seq put in rec as start_seq; nothing
-    from an Emitter without send_chunk_start (one an older roastop left in a
-    long-lived worker) or switched off."""
+def _begin(emitter, t_start, file_static, rec, worker):
+    """The chunk begun (Emitter.chunk_begin): counted in flight, its
+    chunk_start pending for the heartbeat's next beat (or sent now without
+    a heartbeat). For an Emitter an older roastop left in a long-lived
+    worker (no chunk_begin): its own count and start, as it did them."""
+    entry_start, entry_stop = rec.get("entry_start"), rec.get("entry_stop")
     try:
-        seq = emitter.send_chunk_start(t_start, file_static, rec.get("entry_start"),
-                                       rec.get("entry_stop"), worker)
-    except Exception:  # noqa: BLE001 - an older Emitter: no start, the chunk as before
-        return
+        return emitter.chunk_begin(t_start, file_static, entry_start, entry_stop, worker)
+    except Exception:  # noqa: BLE001
+        pass
+    start = [None, t_start, file_static, entry_start, entry_stop, worker, None]
+    try:
+        start[0] = emitter.chunk_began(worker)
+        start[6] = emitter.send_chunk_start(t_start, file_static, entry_start, entry_stop,
+                                            worker)
+    except Exception:  # noqa: BLE001 - older still: no count or no start
+        pass
+    return start
+
+
+def _end(emitter, start, rec):
+    """The chunk of _begin ended: its start_seq into rec when its start was
+    sent (a pending one never will be)."""
+    try:
+        seq = emitter.chunk_end(start)
+    except Exception:  # noqa: BLE001 - _begin's older Emitter: its count only
+        if start[0] is not None:
+            start[0].add(-1)
+        seq = start[6]
     if seq is not None:
         rec["start_seq"] = seq
-
-
-def _beat(emitter, worker):
-    """The process's Heartbeat with this chunk counted in flight (started
-    on the first chunk), or None: switched off, or an Emitter an older
-    roastop left in a long-lived worker."""
-    try:
-        return emitter.chunk_began(worker)
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def _restore(processor, chunks, key, outer, sections):
@@ -372,9 +383,10 @@ def _restore(processor, chunks, key, outer, sections):
 
 
 def track_metrics(func):
-    """Decorates process(): a chunk_start datagram just before process() runs
-    and the chunk's datagram when it returns or raises (its ``start_seq`` the
-    start's seq), while collection is on (roastcoffea's
+    """Decorates process(): the chunk's datagram when it returns or raises,
+    and for a chunk still running at the process's next heartbeat a
+    chunk_start the heartbeat sends (the chunk's ``start_seq`` its seq; just
+    before process() runs when the heartbeat is off), while collection is on (roastcoffea's
     ``_roastcoffea_collect_metrics`` flag, set by MetricsCollector) and
     roastop's address is known. The output of process() is returned
     untouched. When process() raises, the chunk is sent with ``error`` (the
@@ -418,9 +430,8 @@ def track_metrics(func):
             _restore(self, chunks, key, outer, sections)
             return func(self, events, *args, **kwargs)
         error = None
-        beat = _beat(emitter, worker)
         t_start = time.time()
-        _send_start(emitter, t_start, file_static, rec, worker)   # the chunk's own t_start
+        start = _begin(emitter, t_start, file_static, rec, worker)   # its own t_start
         cpu_start = time.thread_time()
         try:
             return func(self, events, *args, **kwargs)
@@ -430,6 +441,7 @@ def track_metrics(func):
         finally:
             cpu_end = time.thread_time()
             t_end = time.time()
+            _end(emitter, start, rec)        # before the chunk: no start sent after it
             try:
                 measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
                             mem_before, process_memory_mb())     # emitter.MEASURED
@@ -438,8 +450,6 @@ def track_metrics(func):
                 _send(emitter, measured, fields, static)
             except Exception:  # noqa: BLE001
                 emitter.lost += 1
-            if beat is not None:
-                beat.add(-1)
             _restore(self, chunks, key, outer, sections)
 
     return wrapper
