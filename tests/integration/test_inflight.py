@@ -141,7 +141,8 @@ def test_stuck_chunk_named_on_the_main_view(screen, tmp_path, dask_cluster, dimu
     m = load_metrics(s.out)
     fl = m["roastop"]["in_flight"]
     assert fl["running"] == 0 and fl["oldest_running"] == [] and fl["lost_with_worker"] == 0
-    assert fl["chunk_starts"] == fl["matched"] == m["num_chunks"] == 30, fl
+    # a start for the held chunk and for those still running at a heartbeat, each matched
+    assert m["num_chunks"] == 30 and 1 <= fl["chunk_starts"] == fl["matched"] <= 30, fl
     assert fl["unmatched_ends"] == 0 and fl["overflow"] == 0
 
 
