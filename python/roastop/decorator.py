@@ -47,7 +47,11 @@ def _emitter(processor):
     try:
         addr = _attr(processor, "_roastop_addr")
         if addr:
-            return _unless_refused(emitter_for, addr, _attr(processor, "_roastop_key"))
+            key = _attr(processor, "_roastop_key")
+            try:      # emitter_for's cache as it spells it: one lookup per chunk, not three
+                return shared("emitter_cache", dict)[(addr, key)]
+            except (KeyError, TypeError):   # not made yet, or refused (never cached)
+                return _unless_refused(emitter_for, addr, key)
         env = shared("env_emitter", list)
         if not env:
             env.append(_unless_refused(emitter_from_env))
