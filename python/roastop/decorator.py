@@ -116,7 +116,7 @@ def _meta_value(meta, key):
 
 STATIC_MAX = 256           # Static records remembered per process; more: start again
 
-_FILE_FIELDS = (("dataset", "dataset"), ("file", "filename"), ("uuid", "uuid"))
+_STATIC_FIELDS = ("run_id", "dataset", "file", "uuid")
 
 
 def _chunk_fields(events, meta, run_id, rec):
@@ -133,12 +133,14 @@ def _chunk_fields(events, meta, run_id, rec):
         value = _meta_value(meta, key)
         if value is not None:
             rec[field] = value
-    values = tuple(_meta_value(meta, key) for _, key in _FILE_FIELDS)
-    fields = {"run_id": run_id} if run_id is not None else {}
-    for (field, _), value in zip(_FILE_FIELDS, values):
-        if value is not None:
-            fields[field] = value
-    return _static((run_id,) + values, fields) if fields else None
+    key = (run_id, _meta_value(meta, "dataset"), _meta_value(meta, "filename"),
+           _meta_value(meta, "uuid"))
+    try:          # the file's Static, made on its first chunk: its fields not built again
+        return shared("chunk_static", dict)[key]
+    except (KeyError, TypeError):
+        pass
+    fields = {name: value for name, value in zip(_STATIC_FIELDS, key) if value is not None}
+    return _static(key, fields) if fields else None
 
 
 def _static(key, fields):
@@ -307,9 +309,7 @@ def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before
         bytes_after = source_bytes(source)
         if bytes_after is not None:
             rec["bytes_read"] = bytes_after - bytes_before
-    static = [file_static]
-    if factory is not None:
-        static.append(_branch_metrics(factory, facts, meta))
+    branches = _branch_metrics(factory, facts, meta) if factory is not None else None
     for kind in ("timing", "memory", "bytes"):
         section = sections.get(kind)
         if section:
@@ -320,7 +320,9 @@ def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before
         rec["worker"] = worker
     if error is not None:
         rec["error"] = type(error).__name__
-    return rec, tuple(part for part in static if part is not None)
+    if branches is None:
+        return rec, () if file_static is None else (file_static,)
+    return rec, (branches,) if file_static is None else (file_static, branches)
 
 
 def _send(emitter, measured, fields, static):
