@@ -26,6 +26,7 @@ import hmac
 import itertools
 import json
 import math
+import operator
 import os
 import re
 import select
@@ -542,6 +543,9 @@ def _append_fields(msg, append, fields=None):
             _ENCODERS[kind](fid, value, append)
 
 
+_V2_OF = operator.attrgetter("v2")   # C calls, no comprehension's frame per chunk
+
+
 class Static:
     """Chunk fields that repeat from chunk to chunk (a file's run, dataset
     and name; the branches its chunks read), encoded once as version 2
@@ -945,7 +949,7 @@ class Emitter:
         ones that repeat from chunk to chunk) already encoded. Version 1
         when the fields have no version 2 form."""
         if self.protocol >= 2 and _OWN_FIELDS.isdisjoint(fields):
-            out = [part.v2 for part in static]   # a None (not v2): join raises TypeError
+            out = list(map(_V2_OF, static))      # a None (not v2): join raises TypeError
             try:
                 _append_fields(fields, out.append)
                 body = b"".join(out)
