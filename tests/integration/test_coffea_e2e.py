@@ -61,8 +61,11 @@ def test_client_shipped_roastop_and_lost_nothing(run):
     assert beats >= applied.get("heartbeat", 0) - 2 * 3, (beats, applied)
     assert beats <= 2 * (run["result"]["wall_seconds"] + 60)     # two workers, one a second
     fl = m["roastop"]["in_flight"]  # every start sent matched by its chunk, none left running
-    assert fl["chunk_starts"] == fl["matched"] == starts and fl["running"] == 0, fl
-    assert fl["unmatched_ends"] == 0, fl
+    assert fl["chunk_starts"] == starts, fl
+    if starts:  # else no chunk ran a beat: not measured (docs/metrics.md)
+        assert fl["matched"] == starts and fl["running"] == 0 and fl["unmatched_ends"] == 0, fl
+    else:
+        assert fl["running"] is None and fl["matched"] == fl["unmatched_ends"] == 0, fl
     assert udp["missing"] == 0 and udp["kernel_drops"] == 0 and udp["out_of_order"] >= 0
     assert udp["rejected"]["total"] == 0
     assert udp["reports_incomplete"] == 0
