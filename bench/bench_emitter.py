@@ -13,8 +13,8 @@ for a chunk still running at its next beat: none for these chunks of ~10 ms
 unless a beat falls inside one), with the heartbeat off (``syncstart``: the
 chunk_start sent just before the call, on the chunk's path, as before issue
 23) and with its chunk_start switched off (``nostart``: the chunk only),
-sending to a local UDP socket that another process drains (see Sink). Each chunk is opened afresh for each way, so every
-way reads its own branches. A decorator's overhead is the median over the
+sending to a local UDP socket that another process drains (see Sink). Each
+chunk is opened afresh for each way, so every way reads its own branches. A decorator's overhead is the median over the
 chunks of its call's time less the time of the process() body inside it
 (the body times itself): reading and decompressing the branches varies
 from chunk to chunk by more than a decorator costs, and would drown the

@@ -394,11 +394,12 @@ def track_metrics(func):
     """Decorates process(): the chunk's datagram when it returns or raises,
     and for a chunk still running at the process's next heartbeat a
     chunk_start the heartbeat sends (the chunk's ``start_seq`` its seq; just
-    before process() runs when the heartbeat is off), while collection is on (roastcoffea's
-    ``_roastcoffea_collect_metrics`` flag, set by MetricsCollector) and
-    roastop's address is known. The output of process() is returned
-    untouched. When process() raises, the chunk is sent with ``error`` (the
-    exception's class name) and the exception re-raised.
+    before process() runs when the heartbeat is off), while collection is
+    on (roastcoffea's ``_roastcoffea_collect_metrics`` flag, set by
+    MetricsCollector) and roastop's address is known. The output of
+    process() is returned untouched. When process() raises, the chunk is
+    sent with ``error`` (the exception's class name) and the exception
+    re-raised.
     Decorating registers roastop with cloudpickle to travel by value, so the
     processor reaches workers that do not have roastop installed."""
     ship_by_value()

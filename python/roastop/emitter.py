@@ -13,9 +13,9 @@ their chunk_start datagrams (kind 0x02: which chunk is in flight, sent by
 the process's heartbeat at its first beat after the chunk began, so none for
 a chunk shorter than that, or just before process() runs when the heartbeat
 is off; ``ROASTOP_CHUNK_START=0`` or ``Emitter(..., chunk_start=False)``
-switches them off, and chunks then carry no ``start_seq``). A chunk that version 2 cannot express (a custom field, a
-value of another type than the field's) and every other message go as
-version 1 (JSON, ``RTP1``).
+switches them off, and chunks then carry no ``start_seq``). A chunk that
+version 2 cannot express (a custom field, a value of another type than the
+field's) and every other message go as version 1 (JSON, ``RTP1``).
 A roastop older than version 2 drops ``RTP2`` datagrams: set
 ``ROASTOP_PROTOCOL=1`` (read when an Emitter is made, so in every process
 that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
