@@ -4,19 +4,33 @@ Writes three NanoAOD-like files with uproot (examples/make_files.py's
 events, one basket per chunk), opens 5,000-event chunks of them as coffea's
 Runner does (the file opened per chunk, ``NanoEventsFactory.from_root(...,
 mode="virtual")`` with an access log), and times the same
-process() (muon selections, one track_time section) four ways on each
-chunk, in an order that goes through every permutation, in one process: undecorated, under roastcoffea
-0.1.2's @track_metrics and under roastop's, as it is by default (a
-chunk_start datagram before the call, the chunk after) and with its
-chunk_start switched off (the chunk only), sending to a local UDP socket
-that another process drains (see Sink). Each chunk is opened afresh for each way, so every
-way reads its own branches. A decorator's overhead is the median over the
+process() (muon selections, one track_time section) five ways on each
+chunk, in an order that goes through every permutation, in one process:
+undecorated, under roastcoffea 0.1.2's @track_metrics and under roastop's
+three ways: as it is by default (the chunk's datagram after the call, its
+chunk_start left pending for the process's heartbeat, which sends it only
+for a chunk still running at its next beat: none for these chunks of ~10 ms
+unless a beat falls inside one), with the heartbeat off (``syncstart``: the
+chunk_start sent just before the call, on the chunk's path, as before issue
+23) and with its chunk_start switched off (``nostart``: the chunk only),
+sending to a local UDP socket that another process drains (see Sink). Each
+chunk is opened afresh for each way, so every way reads its own branches. A decorator's overhead is the median over the
 chunks of its call's time less the time of the process() body inside it
 (the body times itself): reading and decompressing the branches varies
 from chunk to chunk by more than a decorator costs, and would drown the
 difference of two calls; the difference of the medians against the plain
-call is printed beside it. The chunk_start's cost is the difference of
-roastop's two medians.
+call is printed beside it.
+
+The chunk_start is counted both ways it can cost. On the path of a chunk
+shorter than a beat, the default's deferred start costs what it adds over
+``nostart`` (a pending insert and removal under a lock):
+emitter_chunk_start_deferred_us. A start sent on the chunk's path costs
+``syncstart`` less ``nostart``: emitter_chunk_start_us, what every chunk paid
+before and still pays with the heartbeat off. What the beat pays to announce
+a chunk still running (its send_chunk_start, timed in the heartbeat thread,
+off the chunk's path, in that thread's CPU time; its wall time, GIL waits
+included, beside it) is emitter_chunk_start_announce_us, with how many chunks
+were announced: a beat falls inside one of the default's chunks now and then.
 
 Needs coffea, uproot, awkward and roastcoffea (the test venv, build/venv:
 `make bench` runs it there). ``--chunks N`` sets the number of chunks (120);
@@ -106,15 +120,46 @@ class RoastopNoStart:
     process = roastop.track_metrics(make_process(roastop.track_time))
 
 
+class RoastopSyncStart:
+    """roastop's decorator through an Emitter of its own with its heartbeat
+    off (ROASTOP_HEARTBEAT=0): the chunk_start goes before the call."""
+    process = roastop.track_metrics(make_process(roastop.track_time))
+
+
 NOSTART_KEY = "cd" * 32
+SYNCSTART_KEY = "ef" * 32
 
 
-def no_start(addr, run_id):
-    proc = RoastopNoStart()
+def own_emitter(cls, key, addr, run_id, **settings):
+    """An instance of cls sending through the Emitter for key, with settings
+    (chunk_start, heartbeat) made before its first chunk."""
+    proc = cls()
     proc._roastcoffea_collect_metrics = True      # what MetricsCollector sets
-    proc._roastop_addr, proc._roastop_key, proc._roastop_run_id = addr, NOSTART_KEY, run_id
-    roastop.emitter.emitter_for(addr, NOSTART_KEY).chunk_start = False
+    proc._roastop_addr, proc._roastop_key, proc._roastop_run_id = addr, key, run_id
+    e = roastop.emitter.emitter_for(addr, key)
+    for name, value in settings.items():
+        setattr(e, name, value)
     return proc
+
+
+class Announced:
+    """What each send_chunk_start of an emitter costs: its heartbeat's
+    announcements (the chunk thread sends none through it), in the beat
+    thread's CPU time (us) and wall time (wall_us: with its waits for the
+    GIL, which the chunk's thread holds while it runs)."""
+
+    def __init__(self, emitter):
+        self.us, self.wall_us = [], []
+        send = emitter.send_chunk_start
+
+        def timed(*args):
+            t, c = time.perf_counter_ns(), time.thread_time_ns()
+            try:
+                return send(*args)
+            finally:
+                self.us.append((time.thread_time_ns() - c) / 1000)
+                self.wall_us.append((time.perf_counter_ns() - t) / 1000)
+        emitter.send_chunk_start = timed
 
 
 def open_chunk(file, path, start):
@@ -231,8 +276,13 @@ def main():
                                      key="ab" * 32, hello=False):  # the sink never answers
         paths, per_file = write_files(d, args.chunks)
         chunks = chunks_of(paths, per_file, args.chunks)
+        run_id = ro._roastop_run_id
         procs = {"plain": Plain(), "roastcoffea": Roastcoffea(), "roastop": ro,
-                 "roastop_nostart": no_start(sink.addr, ro._roastop_run_id)}
+                 "roastop_nostart": own_emitter(RoastopNoStart, NOSTART_KEY, sink.addr, run_id,
+                                                chunk_start=False),
+                 "roastop_syncstart": own_emitter(RoastopSyncStart, SYNCSTART_KEY, sink.addr,
+                                                  run_id, heartbeat=False)}
+        announced = Announced(roastop.emitter.emitter_for(sink.addr, "ab" * 32))
         run(chunks[:6], procs)                       # imports, caches of the code itself
         if args.profile:
             profile(chunks, ro)
@@ -242,21 +292,39 @@ def main():
     if args.profile:
         return
     calls = len(chunks) + 6               # real sends, not an emitter failing fast
-    if received < 2 * calls or starts < calls:
+    if received < 3 * calls or starts < calls + len(announced.us):
         sys.exit("bench_emitter: roastop's datagrams did not arrive (%d of %d chunks, "
-                 "%d of %d starts)" % (received, 2 * calls, starts, calls))
+                 "%d of %d starts)" % (received, 3 * calls, starts, calls + len(announced.us)))
     ro_us, rc_us = median_us(added["roastop"]), median_us(added["roastcoffea"])
     nostart_us = median_us(added["roastop_nostart"])
+    sync_us = median_us(added["roastop_syncstart"])
     print("bench emitter_process_plain_us: %.0f us (%d chunks of %d events)"
           % (median_us(times["plain"]), len(chunks), CHUNK))
     print("bench emitter_overhead_roastcoffea_us: %.1f us (call - body; vs plain call: %.0f)"
           % (rc_us, median_us(times["roastcoffea"]) - median_us(times["plain"])))
-    print("bench emitter_overhead_roastop_us: %.1f us (call - body, chunk_start included; "
-          "vs plain call: %.0f)" % (ro_us, median_us(times["roastop"]) - median_us(times["plain"])))
+    print("bench emitter_overhead_roastop_us: %.1f us (call - body, chunk_start deferred to the "
+          "heartbeat; vs plain call: %.0f)"
+          % (ro_us, median_us(times["roastop"]) - median_us(times["plain"])))
+    print("bench emitter_overhead_roastop_syncstart_us: %.1f us (call - body, ROASTOP_HEARTBEAT=0:"
+          " the chunk_start on the chunk's path; vs plain call: %.0f)"
+          % (sync_us, median_us(times["roastop_syncstart"]) - median_us(times["plain"])))
     print("bench emitter_overhead_roastop_nostart_us: %.1f us (call - body, ROASTOP_CHUNK_START=0;"
           " vs plain call: %.0f)"
           % (nostart_us, median_us(times["roastop_nostart"]) - median_us(times["plain"])))
-    print("bench emitter_chunk_start_us: %.1f us (the difference)" % (ro_us - nostart_us))
+    print("bench emitter_chunk_start_deferred_us: %.1f us (default - nostart: a chunk shorter "
+          "than a beat)" % (ro_us - nostart_us))
+    print("bench emitter_chunk_start_us: %.1f us (syncstart - nostart: a start on the chunk's "
+          "path)" % (sync_us - nostart_us))
+    if announced.us:
+        print("bench emitter_chunk_start_announce_us: %.1f us (the heartbeat thread's CPU to send "
+              "a running chunk's start, off its path; wall %.0f us; %d of %d chunks announced)"
+              % (statistics.median(announced.us), statistics.median(announced.wall_us),
+                 len(announced.us), calls))
+    else:
+        print("bench emitter_chunk_start_announce_us: n/a (no chunk was running at a beat; "
+              "%d chunks)" % calls)
+    print("bench emitter_overhead_syncstart_vs_roastcoffea: %.2f ratio (the start on every "
+          "chunk's path, ROASTOP_HEARTBEAT=0)" % (sync_us / rc_us))
     print("bench emitter_overhead_vs_roastcoffea: %.2f ratio (target <= 0.20)" % (ro_us / rc_us))
 
 if __name__ == "__main__":

@@ -18,11 +18,16 @@
 #define INFLIGHT_LOST_KEPT 64u /* the latest lost chunks, shown and written */
 #define INFLIGHT_FILE_LEN 160u /* a longer path keeps its end (the file name) */
 #define INFLIGHT_NAME_LEN 64u
+/* The most a start's receive time is moved back by its own t_start: a
+ * start the sender's heartbeat announces arrives up to a beat (1 s, plus a
+ * busy worker's lateness) after its chunk began, and a sender's clock
+ * behind roastop's ages its chunks by no more than this. */
+#define INFLIGHT_BACKDATE_MAX 1.5
 
 struct inflight_chunk {
 	uint64_t hash;
 	double pid, seq; /* the sender (with host) and its start's seq */
-	double t_seen; /* roastop's receive time of the start: the age counts from it */
+	double t_seen; /* when the chunk began on roastop's clock: the age counts from it */
 	double t_lost; /* when its worker left; NAN while in flight */
 	optnum entry_start, entry_stop;
 	char host[INFLIGHT_NAME_LEN];
@@ -49,8 +54,10 @@ void inflight_init(struct inflight *f);
 void inflight_free(struct inflight *f);
 /* Charges the set's memory, present and future, to pool (NULL: none). */
 void inflight_set_pool(struct inflight *f, struct strmap_pool *pool);
-/* A chunk_start (the start's fields in an ev_chunk) received at t. 0 when
- * held, 1 when refused (no host/pid/seq, or the set is full: counted). */
+/* A chunk_start (the start's fields in an ev_chunk) received at t, its
+ * chunk begun at t less the time since its t_start, at most
+ * INFLIGHT_BACKDATE_MAX. 0 when held, 1 when refused (no host/pid/seq, or
+ * the set is full: counted). */
 int inflight_start(struct inflight *f, double t, const struct ev_chunk *c);
 /* A chunk ended: drops its start when held. True when one was. */
 bool inflight_end(struct inflight *f, const struct ev_chunk *c);

@@ -1,10 +1,12 @@
 """@track_metrics: roastcoffea 0.1.2's chunk record, sent to roastop as one
-datagram per chunk instead of being injected into the output, after a
-chunk_start datagram that tells roastop the chunk is in flight.
+datagram per chunk instead of being injected into the output; a chunk still
+running at its process's next heartbeat is announced in flight by a
+chunk_start datagram the heartbeat sends.
 
 Every read from a coffea object is guarded: a missing attribute leaves its
 fields out of the record, and nothing here ever raises into process()."""
 import functools
+import operator
 import sys
 import time
 import warnings
@@ -46,7 +48,11 @@ def _emitter(processor):
     try:
         addr = _attr(processor, "_roastop_addr")
         if addr:
-            return _unless_refused(emitter_for, addr, _attr(processor, "_roastop_key"))
+            key = _attr(processor, "_roastop_key")
+            try:      # emitter_for's cache as it spells it: one lookup per chunk, not three
+                return shared("emitter_cache", dict)[(addr, key)]
+            except (KeyError, TypeError):   # not made yet, or refused (never cached)
+                return _unless_refused(emitter_for, addr, key)
         env = shared("env_emitter", list)
         if not env:
             env.append(_unless_refused(emitter_from_env))
@@ -111,7 +117,7 @@ def _meta_value(meta, key):
 
 STATIC_MAX = 256           # Static records remembered per process; more: start again
 
-_FILE_FIELDS = (("dataset", "dataset"), ("file", "filename"), ("uuid", "uuid"))
+_STATIC_FIELDS = ("run_id", "dataset", "file", "uuid")
 
 
 def _chunk_fields(events, meta, run_id, rec):
@@ -128,12 +134,14 @@ def _chunk_fields(events, meta, run_id, rec):
         value = _meta_value(meta, key)
         if value is not None:
             rec[field] = value
-    values = tuple(_meta_value(meta, key) for _, key in _FILE_FIELDS)
-    fields = {"run_id": run_id} if run_id is not None else {}
-    for (field, _), value in zip(_FILE_FIELDS, values):
-        if value is not None:
-            fields[field] = value
-    return _static((run_id,) + values, fields) if fields else None
+    key = (run_id, _meta_value(meta, "dataset"), _meta_value(meta, "filename"),
+           _meta_value(meta, "uuid"))
+    try:          # the file's Static, made on its first chunk: its fields not built again
+        return shared("chunk_static", dict)[key]
+    except (KeyError, TypeError):
+        pass
+    fields = {name: value for name, value in zip(_STATIC_FIELDS, key) if value is not None}
+    return _static(key, fields) if fields else None
 
 
 def _static(key, fields):
@@ -246,6 +254,7 @@ def _file_metadata(facts, meta, run_id):
 
 
 ACCESSED_MAX = 64          # sets of branches remembered per file; more: start again
+_BRANCH_OF = operator.attrgetter("branch")   # C calls: no comprehension's frame per chunk
 
 
 def _branch_metrics(factory, facts, meta):
@@ -254,7 +263,7 @@ def _branch_metrics(factory, facts, meta):
     their six fields are worked out and encoded once per set; None without
     an access log."""
     try:
-        branches = frozenset([str(entry.branch) for entry in factory.access_log])
+        branches = frozenset(map(str, map(_BRANCH_OF, factory.access_log)))
     except Exception:  # noqa: BLE001
         return None
     if facts is None:
@@ -302,9 +311,7 @@ def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before
         bytes_after = source_bytes(source)
         if bytes_after is not None:
             rec["bytes_read"] = bytes_after - bytes_before
-    static = [file_static]
-    if factory is not None:
-        static.append(_branch_metrics(factory, facts, meta))
+    branches = _branch_metrics(factory, facts, meta) if factory is not None else None
     for kind in ("timing", "memory", "bytes"):
         section = sections.get(kind)
         if section:
@@ -315,7 +322,9 @@ def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before
         rec["worker"] = worker
     if error is not None:
         rec["error"] = type(error).__name__
-    return rec, tuple(part for part in static if part is not None)
+    if branches is None:
+        return rec, () if file_static is None else (file_static,)
+    return rec, (branches,) if file_static is None else (file_static, branches)
 
 
 def _send(emitter, measured, fields, static):
@@ -332,27 +341,37 @@ def _send(emitter, measured, fields, static):
         emitter.send(chunk_message(measured, fields))
 
 
-def _send_start(emitter, t_start, file_static, rec, worker):
-    """The chunk_start of this call, its seq put in rec as start_seq; nothing
-    from an Emitter without send_chunk_start (one an older roastop left in a
-    long-lived worker) or switched off."""
+def _begin(emitter, t_start, file_static, rec, worker):
+    """The chunk begun (Emitter.chunk_begin): counted in flight, its
+    chunk_start pending for the heartbeat's next beat (or sent now without
+    a heartbeat). For an Emitter an older roastop left in a long-lived
+    worker (no chunk_begin): its own count and start, as it did them."""
+    entry_start, entry_stop = rec.get("entry_start"), rec.get("entry_stop")
     try:
-        seq = emitter.send_chunk_start(t_start, file_static, rec.get("entry_start"),
-                                       rec.get("entry_stop"), worker)
-    except Exception:  # noqa: BLE001 - an older Emitter: no start, the chunk as before
-        return
+        return emitter.chunk_begin(t_start, file_static, entry_start, entry_stop, worker)
+    except Exception:  # noqa: BLE001
+        pass
+    start = [None, t_start, file_static, entry_start, entry_stop, worker, None]
+    try:
+        start[0] = emitter.chunk_began(worker)
+        start[6] = emitter.send_chunk_start(t_start, file_static, entry_start, entry_stop,
+                                            worker)
+    except Exception:  # noqa: BLE001 - older still: no count or no start
+        pass
+    return start
+
+
+def _end(emitter, start, rec):
+    """The chunk of _begin ended: its start_seq into rec when its start was
+    sent (a pending one never will be)."""
+    try:
+        seq = emitter.chunk_end(start)
+    except Exception:  # noqa: BLE001 - _begin's older Emitter: its count only
+        if start[0] is not None:
+            start[0].add(-1)
+        seq = start[6]
     if seq is not None:
         rec["start_seq"] = seq
-
-
-def _beat(emitter, worker):
-    """The process's Heartbeat with this chunk counted in flight (started
-    on the first chunk), or None: switched off, or an Emitter an older
-    roastop left in a long-lived worker."""
-    try:
-        return emitter.chunk_began(worker)
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def _restore(processor, chunks, key, outer, sections):
@@ -372,13 +391,15 @@ def _restore(processor, chunks, key, outer, sections):
 
 
 def track_metrics(func):
-    """Decorates process(): a chunk_start datagram just before process() runs
-    and the chunk's datagram when it returns or raises (its ``start_seq`` the
-    start's seq), while collection is on (roastcoffea's
-    ``_roastcoffea_collect_metrics`` flag, set by MetricsCollector) and
-    roastop's address is known. The output of process() is returned
-    untouched. When process() raises, the chunk is sent with ``error`` (the
-    exception's class name) and the exception re-raised.
+    """Decorates process(): the chunk's datagram when it returns or raises,
+    and for a chunk still running at the process's next heartbeat a
+    chunk_start the heartbeat sends (the chunk's ``start_seq`` its seq; just
+    before process() runs when the heartbeat is off), while collection is
+    on (roastcoffea's ``_roastcoffea_collect_metrics`` flag, set by
+    MetricsCollector) and roastop's address is known. The output of
+    process() is returned untouched. When process() raises, the chunk is
+    sent with ``error`` (the exception's class name) and the exception
+    re-raised.
     Decorating registers roastop with cloudpickle to travel by value, so the
     processor reaches workers that do not have roastop installed."""
     ship_by_value()
@@ -418,9 +439,8 @@ def track_metrics(func):
             _restore(self, chunks, key, outer, sections)
             return func(self, events, *args, **kwargs)
         error = None
-        beat = _beat(emitter, worker)
         t_start = time.time()
-        _send_start(emitter, t_start, file_static, rec, worker)   # the chunk's own t_start
+        start = _begin(emitter, t_start, file_static, rec, worker)   # its own t_start
         cpu_start = time.thread_time()
         try:
             return func(self, events, *args, **kwargs)
@@ -430,6 +450,7 @@ def track_metrics(func):
         finally:
             cpu_end = time.thread_time()
             t_end = time.time()
+            _end(emitter, start, rec)        # before the chunk: no start sent after it
             try:
                 measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
                             mem_before, process_memory_mb())     # emitter.MEASURED
@@ -438,8 +459,6 @@ def track_metrics(func):
                 _send(emitter, measured, fields, static)
             except Exception:  # noqa: BLE001
                 emitter.lost += 1
-            if beat is not None:
-                beat.add(-1)
             _restore(self, chunks, key, outer, sections)
 
     return wrapper

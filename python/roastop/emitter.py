@@ -9,12 +9,13 @@ a background thread and drops its datagrams until that answers.
 
 Chunks, sent thousands of times a second, go as protocol version 2 (binary
 fields, ``RTP2``): no floats printed here, no JSON parsed in roastop; so do
-their chunk_start datagrams (kind 0x02: which chunk is in flight, sent just
-before process() runs; ``ROASTOP_CHUNK_START=0`` or ``Emitter(...,
-chunk_start=False)`` switches them off, and chunks then carry no
-``start_seq``). A chunk that version 2 cannot express (a custom field, a
-value of another type than the field's) and every other message go as
-version 1 (JSON, ``RTP1``).
+their chunk_start datagrams (kind 0x02: which chunk is in flight, sent by
+the process's heartbeat at its first beat after the chunk began, so none for
+a chunk shorter than that, or just before process() runs when the heartbeat
+is off; ``ROASTOP_CHUNK_START=0`` or ``Emitter(..., chunk_start=False)``
+switches them off, and chunks then carry no ``start_seq``). A chunk that
+version 2 cannot express (a custom field, a value of another type than the
+field's) and every other message go as version 1 (JSON, ``RTP1``).
 A roastop older than version 2 drops ``RTP2`` datagrams: set
 ``ROASTOP_PROTOCOL=1`` (read when an Emitter is made, so in every process
 that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
@@ -25,6 +26,7 @@ import hmac
 import itertools
 import json
 import math
+import operator
 import os
 import re
 import select
@@ -541,6 +543,9 @@ def _append_fields(msg, append, fields=None):
             _ENCODERS[kind](fid, value, append)
 
 
+_V2_OF = operator.attrgetter("v2")   # C calls, no comprehension's frame per chunk
+
+
 class Static:
     """Chunk fields that repeat from chunk to chunk (a file's run, dataset
     and name; the branches its chunks read), encoded once as version 2
@@ -704,6 +709,7 @@ class Heartbeat:
         self.pid = os.getpid()
         self.emitter, self.interval, self.worker = emitter, interval, worker
         self.in_flight = 0
+        self.pending = {}             # id(start) -> Emitter.chunk_begin's handle
         self.beats = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -714,6 +720,33 @@ class Heartbeat:
     def add(self, n):
         with self._lock:
             self.in_flight += n
+
+    def begin(self, start):
+        """A chunk in flight; start (Emitter.chunk_begin's handle), unless
+        None, pending: announce sends its chunk_start."""
+        with self._lock:
+            self.in_flight += 1
+            if start is not None:
+                self.pending[id(start)] = start
+
+    def end(self, start):
+        """The chunk of begin ended: no longer in flight nor pending. Under
+        the lock announce holds while it sends, so its start was sent before
+        this or will never be (chunk_end then reads its seq, or None)."""
+        with self._lock:
+            self.in_flight -= 1
+            if start is not None:
+                self.pending.pop(id(start), None)
+
+    def announce(self):
+        """Sends the chunk_start of each chunk pending and not yet
+        announced, with its own t_start, and keeps the seq it went with for
+        the chunk's start_seq. A start that could not be sent (counted in
+        the emitter's lost) is tried again at the next beat."""
+        with self._lock:
+            for start in self.pending.values():
+                if start[6] is None:
+                    start[6] = self.emitter.send_chunk_start(*start[1:6])
 
     def message(self):
         msg = {"type": "heartbeat", "cpu_time": time.process_time(),
@@ -728,6 +761,7 @@ class Heartbeat:
     def _run(self):
         while True:
             try:
+                self.announce()
                 if self.emitter.send(self.message()):
                     self.beats += 1
             except Exception:  # noqa: BLE001 - a heartbeat is never worth a traceback
@@ -915,7 +949,7 @@ class Emitter:
         ones that repeat from chunk to chunk) already encoded. Version 1
         when the fields have no version 2 form."""
         if self.protocol >= 2 and _OWN_FIELDS.isdisjoint(fields):
-            out = [part.v2 for part in static]   # a None (not v2): join raises TypeError
+            out = list(map(_V2_OF, static))      # a None (not v2): join raises TypeError
             try:
                 _append_fields(fields, out.append)
                 body = b"".join(out)
@@ -999,7 +1033,41 @@ class Emitter:
     def chunk_began(self, worker=None):
         """A chunk starts in this process: its heartbeat (started now when
         this is the process's first chunk, unless switched off) counts it in
-        flight until chunk_ended. The Heartbeat, or None. Never raises."""
+        flight until ``add(-1)``. The Heartbeat, or None. Never raises."""
+        beat = self._heartbeat(worker)
+        if beat is not None:
+            beat.add(1)
+        return beat
+
+    def chunk_begin(self, t_start, static=None, entry_start=None, entry_stop=None,
+                    worker=None):
+        """A chunk begins at t_start: the handle chunk_end takes. With a
+        heartbeat, the chunk is counted in flight and its chunk_start left
+        pending for the heartbeat to send at its next beat (Heartbeat.announce),
+        unless it ends first: a chunk shorter than a beat sends none. Without
+        one (switched off, or no thread to be had), the start is sent now,
+        as send_chunk_start."""
+        beat = self._heartbeat(worker)
+        start = [beat, t_start, static, entry_start, entry_stop, worker, None]
+        if beat is None:
+            start[6] = self.send_chunk_start(t_start, static, entry_start, entry_stop, worker)
+        else:
+            beat.begin(start if self.chunk_start else None)
+        return start
+
+    def chunk_end(self, start):
+        """The chunk of chunk_begin's handle start ended: no longer in
+        flight, its start no longer pending. The seq its chunk_start went
+        with (the chunk's start_seq), or None when none was sent. Called
+        before the chunk is sent, so that a start is never sent after it."""
+        beat = start[0]
+        if beat is not None:
+            beat.end(start)
+        return start[6]
+
+    def _heartbeat(self, worker):
+        """This process's Heartbeat, started on its first chunk; None when
+        switched off or when no thread can be had. Never raises."""
         if not self.heartbeat:
             return None
         beat = self._beat
@@ -1012,7 +1080,6 @@ class Emitter:
                     beat = self._beat
                     if beat is None or beat.pid != pid:
                         beat = self._beat = Heartbeat(self, worker=worker)
-            beat.add(1)
         except Exception:  # noqa: BLE001 - no thread: the chunks go on without beats
             self.heartbeat = False
             return None

@@ -22,10 +22,13 @@ _statm = shared("statm", lambda: [None, None])
 def process_memory_mb():
     """Resident set size in MB from /proc/self/statm (standard library only),
     or None where it cannot be read: a missing value is left out, never sent
-    as 0. The file stays open and is re-read with pread: opening it per chunk
-    cost more than everything else the decorator does."""
+    as 0. The file stays open and is re-read with pread (each read at offset
+    0 is a fresh one): opening it per chunk cost more than everything else
+    the decorator does. Where pread fails (no os.pread, or a descriptor
+    someone closed), the file is opened and read as before, and opened
+    afresh for the next read."""
+    statm = shared("statm", lambda: [None, None])
     try:
-        statm = shared("statm", lambda: [None, None])
         pid = current_pid()
         if statm[0] != pid:
             old = statm[1]
@@ -36,8 +39,17 @@ def process_memory_mb():
                 except OSError:
                     pass
             statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)]
-        return int(os.pread(statm[1], 128, 0).split()[1]) * _PAGE / _MB
-    except (OSError, ValueError, IndexError, AttributeError, TypeError):
+        data = os.pread(statm[1], 128, 0)
+    except (OSError, AttributeError, TypeError):
+        statm[:] = [None, None]
+        try:
+            with open("/proc/self/statm", "rb") as f:
+                data = f.read(128)
+        except OSError:
+            return None
+    try:
+        return int(data.split()[1]) * _PAGE / _MB
+    except (ValueError, IndexError):
         return None
 
 

@@ -1,5 +1,6 @@
 """track_time, track_memory, track_bytes: roastcoffea 0.1.2's sections."""
 import mmap
+import os
 import time
 
 import pytest
@@ -57,6 +58,38 @@ def test_memory_left_out_when_unreadable(monkeypatch):
     with track_memory(p, "x"):
         pass
     assert p._roastcoffea_current_chunk["memory"] == {}
+
+
+def test_process_memory_reads_fresh_through_one_descriptor():
+    """pread at offset 0 of the descriptor kept open reads the file afresh:
+    RSS grows with a mapping touched page by page, through the same fd."""
+    from roastop._state import shared
+    before = process_memory_mb()
+    if before is None:
+        pytest.skip("no /proc/self/statm")
+    fd = shared("statm", list)[1]
+    block = mmap.mmap(-1, 64 * 1024 * 1024)
+    for off in range(0, len(block), 4096):
+        block[off] = 1
+    grown = process_memory_mb()
+    block.close()
+    assert grown - before > 30 and shared("statm", list)[1] == fd
+    assert process_memory_mb() < grown - 30            # and falls back after the unmap
+
+
+def test_process_memory_falls_back_when_pread_fails(monkeypatch):
+    """A descriptor closed under it (a daemon closing every fd): the file is
+    read the old way, then opened afresh."""
+    from roastop._state import shared
+    if process_memory_mb() is None:
+        pytest.skip("no /proc/self/statm")
+    statm = shared("statm", list)
+    os.close(statm[1])
+    mb = process_memory_mb()
+    assert mb is not None and statm == [None, None]
+    assert abs(process_memory_mb() - mb) < 5 and statm[1] is not None
+    monkeypatch.delattr(os, "pread")                      # a platform without pread
+    assert abs(process_memory_mb() - mb) < 5
 
 
 def test_process_memory_is_rss_in_mib():

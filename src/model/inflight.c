@@ -107,12 +107,23 @@ static bool inflight_room(struct inflight *f)
 	return true;
 }
 
+/* When the chunk began, on roastop's clock: the receive time t, moved back
+ * by the time the sender says its chunk had run (t - t_start; the start
+ * is sent at a heartbeat, up to a beat after the chunk began), by no more
+ * than INFLIGHT_BACKDATE_MAX nor forward (a sender's clock ahead). */
+static double inflight_began(double t, const struct ev_chunk *c)
+{
+	if (!c->t_start.valid)
+		return t;
+	return t - fmin(fmax(t - c->t_start.value, 0.0), INFLIGHT_BACKDATE_MAX);
+}
+
 static void inflight_fill(struct inflight_chunk *e, uint64_t h, double t, const struct ev_chunk *c)
 {
 	e->hash = h;
 	e->pid = c->pid.value;
 	e->seq = c->seq.value;
-	e->t_seen = t;
+	e->t_seen = inflight_began(t, c);
 	e->t_lost = NAN;
 	e->entry_start = c->entry_start;
 	e->entry_stop = c->entry_stop;

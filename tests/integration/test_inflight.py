@@ -141,7 +141,8 @@ def test_stuck_chunk_named_on_the_main_view(screen, tmp_path, dask_cluster, dimu
     m = load_metrics(s.out)
     fl = m["roastop"]["in_flight"]
     assert fl["running"] == 0 and fl["oldest_running"] == [] and fl["lost_with_worker"] == 0
-    assert fl["chunk_starts"] == fl["matched"] == m["num_chunks"] == 30, fl
+    # a start for the held chunk and for those still running at a heartbeat, each matched
+    assert m["num_chunks"] == 30 and 1 <= fl["chunk_starts"] == fl["matched"] <= 30, fl
     assert fl["unmatched_ends"] == 0 and fl["overflow"] == 0
 
 
@@ -213,9 +214,14 @@ def test_chunk_lost_with_its_killed_worker(tmp_path, own_cluster, dimuon_files):
         assert chunk["file"].endswith("DYJetsToLL_1.root"), chunk
         assert (chunk["entry_start"], chunk["entry_stop"]) == (20000, 30000), chunk
         assert chunk["worker"] in ("w0", "w1"), chunk
-        # within two scheduler polls of the kill
-        samples = [e["t"] for e in recorded(rec)
-                   if e["type"] == "sample" and killed_at < e["t"] <= chunk["lost_at"] + 1e-6]
+        # within two scheduler polls of the kill; the recording is written behind the
+        # checkpoint that showed the loss: wait until it holds the poll that found it
+        def polls():
+            samples = [e["t"] for e in recorded(rec) if e["type"] == "sample"]
+            if not any(t >= chunk["lost_at"] - 1e-6 for t in samples):
+                return None
+            return ([t for t in samples if killed_at < t <= chunk["lost_at"] + 1e-6],)
+        samples, = wait_for(polls, timeout=DEADLINE, step=0.2)
         print(f"lost {chunk['lost_at'] - killed_at:.2f} s after the kill, "
               f"{len(samples)} scheduler poll(s)")
         assert 1 <= len(samples) <= 2, samples
@@ -246,8 +252,10 @@ def test_chunk_lost_with_its_killed_worker(tmp_path, own_cluster, dimuon_files):
     assert m["num_chunks"] == len(ends) >= 30, (counts, m["num_chunks"], len(ends))
     assert fl["matched"] == len(ends) - len(unheld), (counts, unheld)
     assert fl["unmatched_ends"] == sum("start_seq" in e for e in unheld), (counts, unheld)
-    if unheld:  # never seen on a quiet machine: say which, with the loss counted
-        print(f"{len(unheld)} chunk(s) whose start did not reach roastop: {unheld}; "
+    # most ends carry no start_seq: their chunks ended before a heartbeat announced them
+    lost_starts = [e for e in unheld if "start_seq" in e]
+    if lost_starts:  # never seen on a quiet machine: say which, with the loss counted
+        print(f"{len(lost_starts)} chunk(s) whose start did not reach roastop: {lost_starts}; "
               f"udp: {m['roastop'].get('udp')}")
     held = [e for e in recorded(rec) if e["type"] == "chunk"
             and e.get("file", "").endswith("DYJetsToLL_1.root") and e.get("entry_start") == 20000]

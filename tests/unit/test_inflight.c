@@ -54,6 +54,29 @@ static void start_then_end_matches(void **state)
 	inflight_free(&f);
 }
 
+/* A start announced by the sender's heartbeat arrives after its chunk
+ * began: the age counts from its t_start, moved back by at most
+ * INFLIGHT_BACKDATE_MAX (a sender's clock behind), never forward. */
+static void age_counts_from_t_start(void **state)
+{
+	(void)state;
+	struct inflight f;
+	inflight_init(&f);
+	const double t_start[] = { 99.25, 50, 101, NAN };
+	const double began[] = { 99.25, 100 - INFLIGHT_BACKDATE_MAX, 100, 100 };
+	for (int i = 0; i < 4; i++) {
+		struct ev_chunk s = start_of("h", 1, i, "w1");
+		s.t_start = isnan(t_start[i]) ? optnum_none() : optnum_of(t_start[i]);
+		assert_int_equal(inflight_start(&f, 100, &s), 0);
+	}
+	const struct inflight_chunk *out[4];
+	assert_int_equal(inflight_oldest(&f, out, 4), 4);
+	for (int i = 0; i < 4; i++)
+		assert_true(out[i]->t_seen == began[(size_t)out[i]->seq]);
+	assert_true(out[0]->seq == 1 && out[0]->t_seen == 98.5); /* oldest first */
+	inflight_free(&f);
+}
+
 /* Thousands of starts ended in a shuffled order: each is found through
  * the index whatever was removed before it. */
 static void index_survives_removals(void **state)
@@ -294,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(start_then_end_matches),
+		cmocka_unit_test(age_counts_from_t_start),
 		cmocka_unit_test(index_survives_removals),
 		cmocka_unit_test(cap_counts_overflow),
 		cmocka_unit_test(pool_bounds_the_set),
