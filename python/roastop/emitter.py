@@ -37,6 +37,7 @@ import time
 import uuid
 
 from roastop._state import current_pid, shared
+from roastop.instrumentation import MB, process_memory_mb
 
 MAX_DATAGRAM = 65507       # the largest UDP payload; the listener accepts up to this
 SOFT_LIMIT = 1400          # keep under a typical MTU: no IP fragmentation
@@ -751,9 +752,9 @@ class Heartbeat:
     def message(self):
         msg = {"type": "heartbeat", "cpu_time": time.process_time(),
                "chunks_in_flight": self.in_flight, "interval": self.interval}
-        rss = _process_rss()
-        if rss is not None:
-            msg["rss_bytes"] = rss
+        mb = process_memory_mb()  # the decorator's reading: one kept descriptor
+        if mb is not None:
+            msg["rss_bytes"] = int(mb * MB)  # pages x page size over 2^20: exact back
         if self.worker is not None:
             msg["worker"] = self.worker
         return msg
@@ -777,15 +778,6 @@ class Heartbeat:
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
-
-
-def _process_rss():
-    """Resident bytes of this process from /proc/self/statm, or None."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 _ID_ENTRY_START, _ID_ENTRY_STOP = _fid("entry_start"), _fid("entry_stop")

@@ -13,7 +13,7 @@ try:
 except (AttributeError, ValueError, OSError):
     _PAGE = 4096
 
-_MB = 1024 * 1024            # roastcoffea's "MB": rss / 1024**2
+MB = 1024 * 1024            # roastcoffea's "MB": rss / 1024**2
 
 # (pid, fd): /proc/self resolves at open, so reopen after fork. Per process, see _state.
 _statm = shared("statm", lambda: [None, None])
@@ -48,7 +48,7 @@ def process_memory_mb():
         except OSError:
             return None
     try:
-        return int(data.split()[1]) * _PAGE / _MB
+        return int(data.split()[1]) * _PAGE / MB
     except (ValueError, IndexError):
         return None
 
