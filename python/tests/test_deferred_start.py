@@ -118,7 +118,8 @@ def test_a_start_is_sent_before_its_end_or_never(sink):
 def test_chunks_ending_while_the_beat_announces(sink, monkeypatch):
     """Hundreds of chunks through the decorator while another thread
     announces without pause: each start precedes its chunk, and start_seq
-    is on a chunk exactly when its start was sent."""
+    is on a chunk exactly when its start was sent, whichever side of the
+    race each chunk took."""
     monkeypatch.setenv("ROASTOP_HEARTBEAT", "1")
 
     def body(self, events):
@@ -148,7 +149,9 @@ def test_chunks_ending_while_the_beat_announces(sink, monkeypatch):
     starts = check_order(msgs)
     with_seq = sum("start_seq" in m for m in msgs if m["type"] == "chunk")
     print(f"{starts} of {n} chunks announced")
-    assert starts == with_seq and 0 < starts < n   # both sides of the race were taken
+    # how the chunks split between the two sides is the scheduler's (a loaded CI
+    # machine gave 400 of 400): each side alone is forced in the test above
+    assert starts == with_seq
     assert e.lost == 0 and not beat.pending and beat.in_flight == 0
     beat.stop()
 
