@@ -1024,8 +1024,8 @@ static void log_and_counters_decode(void **state)
 		"{\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"udp\",\"type\":\"counters\"}",
 		"{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0}",
 		"{\"type\":\"fine\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"scope\":\"cluster\"}",
-		"{\"type\":\"status\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"s\","
-		"\"state\":\"lost\"}",
+		("{\"type\":\"status\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"s\","
+		 "\"state\":\"lost\"}"),
 		"{\"type\":\"task\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"prefix\":\"p\"}",
 	};
 	struct event_envelope env;
