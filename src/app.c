@@ -222,6 +222,8 @@ static void app_deliver(struct app *a, const struct event *ev)
 		tasks_apply(&a->tasks, &ev->u.task, ev->t);
 		return;
 	}
+	if (ev->type == EV_SAMPLE) /* the route's failed and running tasks */
+		tasks_apply_sample(&a->tasks, &ev->u.sample);
 	int rc = session_apply(&a->ses, ev);
 	if (isfinite(ev->t))
 		a->t_latest = fmax(a->t_latest, ev->t);
