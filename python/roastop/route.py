@@ -215,7 +215,7 @@ def install(dask_scheduler=None, span_id=None):
 
     def running_oldest(wss, executing):
         """The RUNNING_MAX tasks executing longest now, oldest first:
-        [(seconds at the worker's heartbeat - its time, key, prefix,
+        [(seconds at the worker's heartbeat - its time, key text, prefix,
         worker)], chosen again only when a heartbeat replaced a worker's
         executing dict (identity compare) or a task changed state (one that
         finished since the heartbeat is left out)."""
@@ -230,9 +230,14 @@ def install(dask_scheduler=None, span_id=None):
             if len(rows) == RUNNING_MAX:
                 break
             if ts.state == "processing" and ts.processing_on is ws:
-                rows.append((since, str(ts.key), ts.prefix.name, ws.address))
+                rows.append((since, key_text(ts.key), ts.prefix.name, ws.address))
         state["running"] = (sched.transition_counter, executing, rows)
         return rows
+
+    def key_text(key):
+        """A key as the task stream gives it: a string as it is, a tuple key
+        as its compact JSON (roastop names finished stragglers so)."""
+        return key if isinstance(key, str) else dumps(key)
 
     def running_json(wss, executing, now):
         """The running tasks with their age now, and how many executing

@@ -670,9 +670,11 @@ static double state_needed(struct dec *d, const cJSON *v, const char *what, enum
 static void state_erred(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	s->erred_left_out = dec_num(d, root, "erred_left_out", RANGE_TASKS);
-	if (!s->erred_left_out.valid)
-		return; /* not measured: the list means nothing without it */
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "erred");
+	if (!s->erred_left_out.valid && arr && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_FIELD, "erred: without erred_left_out");
+	if (!s->erred_left_out.valid)
+		return; /* not measured */
 	s->erred = state_tuples(d, arr, EVENT_MAX_SECTIONS, 2, "erred", sizeof(*s->erred));
 	const cJSON *a;
 	cJSON_ArrayForEach(a, arr)
@@ -690,9 +692,11 @@ static void state_erred(struct dec *d, const cJSON *root, struct ev_sample *s)
 static void state_running(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	s->running_left_out = dec_num(d, root, "running_left_out", RANGE_TASKS);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "running");
+	if (!s->running_left_out.valid && arr && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_FIELD, "running: without running_left_out");
 	if (!s->running_left_out.valid)
 		return;
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "running");
 	s->running = state_tuples(d, arr, EVENT_MAX_RUNNING, 4, "running", sizeof(*s->running));
 	const cJSON *a;
 	cJSON_ArrayForEach(a, arr)
