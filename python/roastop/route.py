@@ -243,8 +243,11 @@ def install(dask_scheduler=None, span_id=None):
         """The running tasks with their age now, and how many executing
         tasks are not listed (bytes): seconds running at the last heartbeat
         plus the time since it."""
+        total = sum(map(len, executing))
+        if not total:  # an idle cluster: nothing to choose or encode
+            return b'"running":[],"running_left_out":0'
         rows = running_oldest(wss, executing)
-        left_out = max(0, sum(map(len, executing)) - len(rows))
+        left_out = max(0, total - len(rows))
         return b'"running":%s,"running_left_out":%d' % (
             dumps([[k, p, w, max(0.0, now + since)] for since, k, p, w in rows]).encode(),
             left_out)
