@@ -215,23 +215,32 @@ def install(dask_scheduler=None, span_id=None):
 
     def running_oldest(wss, executing):
         """The RUNNING_MAX tasks executing longest now, oldest first:
-        [(seconds at the worker's heartbeat - its time, key text, prefix,
-        worker)], chosen again only when a heartbeat replaced a worker's
+        [(seconds at the worker's heartbeat - its time, the row's JSON up to
+        its seconds)], chosen again only when a heartbeat replaced a worker's
         executing dict (identity compare) or a task changed state (one that
-        finished since the heartbeat is left out)."""
+        finished since the heartbeat is left out). A row is encoded once
+        while its task stays listed: heartbeats replace every dict, so the
+        choice is made again at almost every poll of a busy cluster."""
         cached = state.get("running")
         if (cached is not None and cached[0] == sched.transition_counter
                 and len(cached[1]) == len(executing) and all(map(is_, cached[1], executing))):
             return cached[2]
         cands = [(d - ws.last_seen, ts, ws) for ws, ex in zip(wss, executing) if ex
                  for ts, d in ex.items() if num(d) is not None]
-        rows = []
-        for since, ts, ws in sorted(cands, key=itemgetter(0), reverse=True):
+        cands.sort(key=itemgetter(0), reverse=True)
+        heads = state.get("heads", {})
+        rows, kept = [], {}
+        for since, ts, ws in cands:
             if len(rows) == RUNNING_MAX:
                 break
             if ts.state == "processing" and ts.processing_on is ws:
-                rows.append((since, key_text(ts.key), ts.prefix.name, ws.address))
+                head = heads.get(ts)
+                if head is None:
+                    head = dumps([key_text(ts.key), ts.prefix.name, ws.address]).encode()[:-1]
+                rows.append((since, head))
+                kept[ts] = head
         state["running"] = (sched.transition_counter, executing, rows)
+        state["heads"] = kept
         return rows
 
     def key_text(key):
@@ -247,10 +256,9 @@ def install(dask_scheduler=None, span_id=None):
         if not total:  # an idle cluster: nothing to choose or encode
             return b'"running":[],"running_left_out":0'
         rows = running_oldest(wss, executing)
-        left_out = max(0, total - len(rows))
-        return b'"running":%s,"running_left_out":%d' % (
-            dumps([[k, p, w, max(0.0, now + since)] for since, k, p, w in rows]).encode(),
-            left_out)
+        return b'"running":[%s],"running_left_out":%d' % (
+            b",".join([b"%s,%.3f]" % (head, max(0.0, now + since)) for since, head in rows]),
+            max(0, total - len(rows)))
 
     # one encoder for every poll: json.dumps with options builds one a call
     dumps = json.JSONEncoder(allow_nan=False, default=str, separators=(",", ":")).encode
