@@ -96,9 +96,9 @@ static const struct event_field worker_fields[] = {
 static const struct event_field sample_fields[] = {
 	STR(ev_sample, dask_version),
 	LIST(ev_sample, erred, n_erred, FK_KV),
-	INT(ev_sample, erred_left_out, 0, RANGE_TASKS_MAX),
+	NUM(ev_sample, erred_left_out, 0, RANGE_TASKS_MAX),
 	LIST(ev_sample, running, n_running, FK_RUNNING),
-	INT(ev_sample, running_left_out, 0, RANGE_TASKS_MAX),
+	NUM(ev_sample, running_left_out, 0, RANGE_TASKS_MAX),
 	STR(ev_sample, scheduler_id),
 	STR(ev_sample, source),
 	NUM(ev_sample, tasks_done, 0, RANGE_TASKS_MAX),

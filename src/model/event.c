@@ -63,16 +63,22 @@ bool event_sample_progress_ok(const struct ev_sample *s)
 	       progress_ok(s->tasks_done_cumulative, s->tasks_total_cumulative);
 }
 
+/* Not given, or a whole count within range.h's. */
+static bool tasks_count_ok(optnum n)
+{
+	return !n.valid || (range_ok(RANGE_TASKS, n.value) && n.value == floor(n.value));
+}
+
 /* Lists given only with their left_out count (a measured source); counts
  * whole, seconds within range.h, every string there. */
 bool event_sample_tasks_ok(const struct ev_sample *s)
 {
 	if ((s->n_erred && !s->erred_left_out.valid) || s->n_erred > EVENT_MAX_SECTIONS ||
-	    (s->n_running && !s->running_left_out.valid) || s->n_running > EVENT_MAX_RUNNING)
+	    (s->n_running && !s->running_left_out.valid) || s->n_running > EVENT_MAX_RUNNING ||
+	    !tasks_count_ok(s->erred_left_out) || !tasks_count_ok(s->running_left_out))
 		return false;
 	for (size_t i = 0; i < s->n_erred; i++)
-		if (!s->erred[i].key || !range_ok(RANGE_TASKS, s->erred[i].value) ||
-		    s->erred[i].value != floor(s->erred[i].value))
+		if (!s->erred[i].key || !tasks_count_ok(optnum_of(s->erred[i].value)))
 			return false;
 	for (size_t i = 0; i < s->n_running; i++) {
 		const struct task_running *r = &s->running[i];

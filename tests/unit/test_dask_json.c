@@ -351,6 +351,7 @@ static void state_v4_rejects(void **state)
 		{ ",\"erred\":[[null,1]],\"erred_left_out\":0", DASK_BAD_FIELD },
 		{ ",\"erred\":[[1,1]],\"erred_left_out\":0", DASK_BAD_FIELD },
 		{ ",\"erred\":[],\"erred_left_out\":-1", DASK_OUT_OF_RANGE },
+		{ ",\"running\":[],\"running_left_out\":1.5", DASK_BAD_FIELD },
 		{ ",\"erred\":[],\"erred_left_out\":\"0\"", DASK_BAD_FIELD },
 		{ ",\"running\":[[\"k\",\"p\",\"w\"]],\"running_left_out\":0", DASK_BAD_SHAPE },
 		{ ",\"running\":[[\"k\",\"p\",\"w\",-1]],\"running_left_out\":0",
