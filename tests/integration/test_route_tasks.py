@@ -132,3 +132,36 @@ def test_without_the_route_erred_is_null(tmp_path, cluster):
     assert tasks["erred"] is None and tasks["erred_reason"], tasks
     assert tasks["in_flight"] is None and tasks["in_flight_reason"], tasks
     assert "n/a erred" in (tmp_path / "roastop.stdout").read_text()
+
+
+def test_view_shows_erred_and_the_stuck_task(tmp_path, cluster):
+    """View 10 in tmux at 200x60: the failing prefix's ERRED column and the
+    stuck task named in flight with its worker while it runs."""
+    import shutil
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux not installed")
+    from dask import delayed
+    import taskstream_tasks as tt
+    from test_screen import Screen
+    client = cluster.client()
+    route.install_on(client)
+    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
+                          "--no-auth", "--interval", 0.5, "--checkpoint", 0], cols=200, rows=60)
+    try:
+        s.wait_for("0 Tasks", timeout=60)
+        s.keys("0")
+        s.wait_for(re.compile(r"task stream \(connected\): \d+ tasks, 0 erred, 0 in flight"),
+                   timeout=60)
+        fail_three(client)
+        text = s.wait_for(re.compile(r"^\s*\S\s+boom\s+0\s+3\s", re.M), timeout=60)
+        stuck = client.compute(delayed(tt.nap, pure=False)(600))
+        wait_for(lambda: any(stuck.key in keys for keys in client.processing().values()),
+                 timeout=60)
+        worker = [w for w, keys in client.processing().items() if stuck.key in keys][0]
+        text = s.wait_for(f"oldest in flight: {stuck.key} on {worker}", timeout=60)
+        assert "1 in flight" in text, text
+        assert stuck.status == "pending"
+        stuck.cancel()
+    finally:
+        s.close()
+        client.close()
