@@ -321,6 +321,50 @@ static int session_scheduler_event(struct session *s, const struct event *ev)
 	return rc;
 }
 
+/* When a task began, on roastop's clock: its receive time less its
+ * duration (the worker's clock may be skewed; its durations are not). */
+static double session_task_begin(const struct event *ev)
+{
+	const struct ev_task *t = &ev->u.task;
+	double d = event_task_times_ok(t) ? t->stop.value - t->start.value : 0;
+	return ev->t - d;
+}
+
+/* Whether the run of row holds a task begun at `begin`: an explicit run
+ * holds those begun since its run_start (an implicit one keeps its
+ * watch's), an ended run (settling, or closed and kept in detail: a
+ * recording out of order) those begun before its end. */
+static bool session_task_takes(const struct session_run *row, double begin)
+{
+	const struct run *r = row->run;
+	if (!r || (r->started && begin < r->t_run_start))
+		return false;
+	return r->ended ? begin <= r->t_run_end : !row->closed;
+}
+
+/* A Dask task: to every run that ran it (two runs open at once on one
+ * scheduler both take it: the stream carries no run id), else the watch.
+ * One begun after a run's end while nothing watches is the watch's that
+ * is not there yet: not applied. */
+static int session_task(struct session *s, const struct event *ev)
+{
+	double begin = session_task_begin(ev);
+	int rc = 1;
+	bool taken = false;
+	for (size_t i = 0; i < s->n_rows; i++) {
+		struct session_run *row = &s->rows[i];
+		if (!session_task_takes(row, begin))
+			continue;
+		taken = true;
+		if (run_apply(row->run, ev) == 0)
+			rc = 0;
+		row->dirty |= row->closed;
+	}
+	if (!taken && s->watch && run_apply(s->watch, ev) == 0)
+		rc = 0;
+	return rc;
+}
+
 /* A source's state: also to the newest run when it is closed, for the
  * header of the dashboard that shows it. */
 static int session_status_event(struct session *s, const struct event *ev)
@@ -374,6 +418,7 @@ int session_apply(struct session *s, const struct event *ev)
 	case EV_STATUS: rc = session_status_event(s, ev); break;
 	case EV_HEARTBEAT: return session_beats(s, ev);
 	case EV_LOG: return session_log(s, ev);
+	case EV_TASK: return session_task(s, ev);
 	case EV_COUNTERS: return counters_apply(&s->counters, &ev->u.counters);
 	default: rc = session_scheduler_event(s, ev); break;
 	}
