@@ -330,37 +330,54 @@ static double session_task_begin(const struct event *ev)
 	return ev->t - d;
 }
 
+/* A task's receive time is later than its stop by its delivery (the
+ * worker's report, the scheduler's write, roastop reading a burst after a
+ * datagram of the same poll), so a run's last tasks may read as begun up to
+ * this long after its end. */
+#define SESSION_TASK_LAG 0.25
+
 /* Whether the run of row holds a task begun at `begin`: an explicit run
  * holds those begun since its run_start (an implicit one keeps its
  * watch's), an ended run (settling, or closed and kept in detail: a
- * recording out of order) those begun before its end. */
-static bool session_task_takes(const struct session_run *row, double begin)
+ * recording out of order) those begun before its end (+ lag). */
+static bool session_task_takes(const struct session_run *row, double begin, double lag)
 {
 	const struct run *r = row->run;
 	if (!r || (r->started && begin < r->t_run_start))
 		return false;
-	return r->ended ? begin <= r->t_run_end : !row->closed;
+	return r->ended ? begin <= r->t_run_end + lag : !row->closed && lag == 0;
+}
+
+/* Applies the task to every run that takes it; whether one did. */
+static bool session_task_to(struct session *s, const struct event *ev, double begin, double lag,
+			    int *rc)
+{
+	bool taken = false;
+	for (size_t i = 0; i < s->n_rows; i++) {
+		struct session_run *row = &s->rows[i];
+		if (!session_task_takes(row, begin, lag))
+			continue;
+		taken = true;
+		if (run_apply(row->run, ev) == 0)
+			*rc = 0;
+		row->dirty |= row->closed;
+	}
+	return taken;
 }
 
 /* A Dask task: to every run that ran it (two runs open at once on one
- * scheduler both take it: the stream carries no run id), else the watch.
- * One begun after a run's end while nothing watches is the watch's that
- * is not there yet: not applied. */
+ * scheduler both take it: the stream carries no run id); one no run held
+ * by its time alone to an ended run it began within SESSION_TASK_LAG of
+ * the end of (a run begun since has the first claim); else the watch. One
+ * begun after a run's end while nothing watches (the run settles) is not
+ * applied. */
 static int session_task(struct session *s, const struct event *ev)
 {
 	double begin = session_task_begin(ev);
 	int rc = 1;
-	bool taken = false;
-	for (size_t i = 0; i < s->n_rows; i++) {
-		struct session_run *row = &s->rows[i];
-		if (!session_task_takes(row, begin))
-			continue;
-		taken = true;
-		if (run_apply(row->run, ev) == 0)
-			rc = 0;
-		row->dirty |= row->closed;
-	}
-	if (!taken && s->watch && run_apply(s->watch, ev) == 0)
+	if (!session_task_to(s, ev, begin, 0, &rc) &&
+	    !session_task_to(s, ev, begin, SESSION_TASK_LAG, &rc) && s->watch &&
+	    run_apply(s->watch, ev) == 0)
 		rc = 0;
 	return rc;
 }
