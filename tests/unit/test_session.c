@@ -294,6 +294,16 @@ static void tasks_belong_to_the_run_that_ran_them(void **state)
 	struct event after = task(30.5, "after", 0.1); /* b settles, no watch yet */
 	assert_int_equal(session_apply(s, &after), 1);
 	assert_int_equal(b->tasks.count, 2);
+	/* a recording out of order: a line of a's time read after both closed
+	 * goes to a (written again), not to b nor the watch */
+	apply(s, sample(40, 1));
+	assert_true(s->rows[1].closed && s->watch);
+	s->rows[0].dirty = false;
+	apply(s, task(15, "one", 0.5));
+	assert_int_equal(task_count(a, "one"), 7);
+	assert_true(s->rows[0].dirty);
+	assert_int_equal(b->tasks.count, 2);
+	assert_int_equal(s->watch->tasks.count, 0);
 }
 
 /* Two runs open at once on one scheduler both take a task: the stream
