@@ -73,6 +73,7 @@ void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct ev_co
 	mt_num(o, "count", measured ? optnum_of((double)t->count) : optnum_none());
 	mt_num(o, "erred", measured ? optnum_of((double)t->erred) : optnum_none());
 	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
+	cJSON_AddNumberToObject(o, "pool_refused", (double)t->pool_refused);
 	cJSON_AddNullToObject(o, "in_flight"); /* /eventstream tells finished tasks only */
 	mt_num(o, "straggler_count", measured ? optnum_of((double)t->stragglers) : optnum_none());
 	cJSON *arr = cJSON_AddArrayToObject(o, "prefixes");
