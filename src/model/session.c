@@ -369,17 +369,20 @@ static bool session_task_to(struct session *s, const struct event *ev, double be
  * scheduler both take it: the stream carries no run id); one no run held
  * by its time alone to an ended run it began within SESSION_TASK_LAG of
  * the end of (a run begun since has the first claim); else the watch. One
- * begun after a run's end while nothing watches (the run settles) is not
- * applied. */
+ * begun after a run's end while nothing watches (the run settles) is
+ * counted unrouted. */
 static int session_task(struct session *s, const struct event *ev)
 {
 	double begin = session_task_begin(ev);
 	int rc = 1;
-	if (!session_task_to(s, ev, begin, 0, &rc) &&
-	    !session_task_to(s, ev, begin, SESSION_TASK_LAG, &rc) && s->watch &&
-	    run_apply(s->watch, ev) == 0)
-		rc = 0;
-	return rc;
+	if (session_task_to(s, ev, begin, 0, &rc) ||
+	    session_task_to(s, ev, begin, SESSION_TASK_LAG, &rc))
+		return rc;
+	if (!s->watch) {
+		s->unrouted++;
+		return 1;
+	}
+	return run_apply(s->watch, ev) == 0 ? 0 : 1;
 }
 
 /* A source's state: also to the newest run when it is closed, for the

@@ -292,8 +292,10 @@ static void tasks_belong_to_the_run_that_ran_them(void **state)
 	assert_int_equal(task_count(b, "one"), 0);
 	apply(s, end(30, "b", "completed"));
 	struct event after = task(30.5, "after", 0.1); /* b settles, no watch yet */
+	uint64_t unrouted = s->unrouted;
 	assert_int_equal(session_apply(s, &after), 1);
 	assert_int_equal(b->tasks.count, 2);
+	assert_int_equal(s->unrouted, unrouted + 1); /* counted, never silently dropped */
 	/* a recording out of order: a line of a's time read after both closed
 	 * goes to a (written again), not to b nor the watch */
 	apply(s, sample(40, 1));
