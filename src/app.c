@@ -23,7 +23,6 @@
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
 #include "roastop/metrics_tasks.h"
-#include "roastop/tasks.h"
 #include "roastop/metrics.h"
 #include "roastop/record.h"
 #include "roastop/report_text.h"
@@ -73,7 +72,6 @@ struct app {
 	bool recorded; /* a source replays recorded events (source_ops.recorded) */
 	struct app_source src[APP_SOURCES_MAX];
 	size_t n_src;
-	struct tasks tasks; /* the Dask tasks seen, session-wide (docs/metrics.md) */
 	struct auth_key key;
 	struct recorder *rec;
 	struct serve *srv; /* NULL when not serving */
@@ -218,12 +216,10 @@ static void app_deliver(struct app *a, const struct event *ev)
 	app_note_status(a, ev);
 	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
 		app_record_failed(a, errno);
-	if (ev->type == EV_TASK) { /* session-wide, not per run yet (docs/metrics.md) */
-		tasks_apply(&a->tasks, &ev->u.task, ev->t);
+	if (ev->type == EV_TASK) { /* to the runs that ran it; not the metrics' clock */
+		session_apply(&a->ses, ev);
 		return;
 	}
-	if (ev->type == EV_SAMPLE) /* the route's failed and running tasks */
-		tasks_apply_sample(&a->tasks, &ev->u.sample);
 	int rc = session_apply(&a->ses, ev);
 	if (isfinite(ev->t))
 		a->t_latest = fmax(a->t_latest, ev->t);
@@ -630,28 +626,30 @@ static struct app_stats *app_stats(const struct app *a)
 	return st;
 }
 
-/* The task model is shown and written when the registry's source of task
- * events has delivered its counters (live, or in the recording replayed:
- * feed is then the model's copy of them) or tasks came. From events, so a
- * replay shows and writes what the live session did. */
-static bool app_tasks_fed(const struct app *a, struct ev_counters *feed, bool *fed)
+/* Run r's task model is shown and written when the registry's source of
+ * task events has delivered its counters (live, or in the recording
+ * replayed: feed is then the model's copy of them) or r has tasks. From
+ * events, so a replay shows and writes what the live session did. */
+static bool app_tasks_fed(const struct app *a, const struct run *r, struct ev_counters *feed,
+			  bool *fed)
 {
 	*fed = false;
 	for (const struct source_ops *const *ops = source_registry; *ops && !*fed; ops++)
 		*fed = (*ops)->tasks && counters_find(&a->ses.counters, (*ops)->name, feed);
-	return *fed || a->tasks.count;
+	return *fed || (r && r->tasks.count);
 }
 
-/* roastop.tasks: the task model with its feed's counters. */
-static void app_tasks_extra(const struct app *a, cJSON *extra)
+/* roastop.tasks: run r's task model with its feed's counters. */
+static void app_tasks_extra(const struct app *a, const struct run *r, cJSON *extra)
 {
 	struct ev_counters feed;
 	bool fed;
-	if (extra && app_tasks_fed(a, &feed, &fed))
-		metrics_tasks_json(extra, &a->tasks, fed ? &feed : NULL);
+	if (extra && r && app_tasks_fed(a, r, &feed, &fed))
+		metrics_tasks_json(extra, &r->tasks, fed ? &feed : NULL);
 }
 
-static cJSON *app_extra(const struct app *a)
+/* metrics.json's roastop block of run r: the session's, and r's tasks. */
+static cJSON *app_extra(const struct app *a, const struct run *r)
 {
 	cJSON *extra = cJSON_CreateObject();
 	if (extra)
@@ -674,7 +672,7 @@ static cJSON *app_extra(const struct app *a)
 		source_block(extra, as->ops->name, st.state_key, st.state, st.figures, st.n_figures,
 			     st.counters, st.n_counters);
 	}
-	app_tasks_extra(a, extra);
+	app_tasks_extra(a, r, extra);
 	return extra;
 }
 
@@ -739,7 +737,7 @@ static int app_write_run(struct app *a, struct session_run *row, char *err, size
 		app_name_dir(a, row, &m);
 	char path[PATH_MAX + SESSION_DIR_LEN + 2];
 	snprintf(path, sizeof(path), "%s/%s", a->out_dir, row->dir);
-	cJSON *extra = app_extra(a);
+	cJSON *extra = app_extra(a, row->run);
 	int rc = measurement_write(path, &m, row->run, extra, err, errsz);
 	int saved = errno;
 	row->write_errno = rc ? saved : 0; /* GET .../metrics.json says it (serve_route.h) */
@@ -963,8 +961,8 @@ static void app_ui_draw(struct app *a)
 	};
 	struct ev_counters feed;
 	bool fed;
-	if (app_tasks_fed(a, &feed, &fed)) { /* the task view, with its feed's state */
-		f.tasks = &a->tasks;
+	if (app_tasks_fed(a, shown, &feed, &fed)) { /* the task view, with its feed's state */
+		f.tasks = &shown->tasks;
 		f.tasks_state = fed ? feed.state : NULL;
 	}
 	ui_draw(a->ui, &f);
@@ -1367,7 +1365,6 @@ static void app_close(struct app *a)
 	for (int i = 0; i < FD__COUNT; i++)
 		if (a->fds[i] >= 0)
 			close(a->fds[i]);
-	tasks_free(&a->tasks);
 	session_destroy(&a->ses);
 }
 
@@ -1387,24 +1384,16 @@ static int app_finish_recording(struct app *a)
 /* The runs, the newest in full, and the last line, in one write to
  * standard output, whose failure (a full disk, a closed pipe) is an error
  * like any other. */
-/* The session's Dask tasks (not one run's: the task stream is the
- * cluster's), after the newest run's summary; nothing without them. */
-static void app_tasks_text(const struct app *a, struct strbuf *sb)
-{
-	cJSON *tmp = cJSON_CreateObject();
-	app_tasks_extra(a, tmp);
-	metrics_tasks_text(cJSON_GetObjectItemCaseSensitive(tmp, "tasks"), sb);
-	cJSON_Delete(tmp);
-}
-
 static int app_print_summary(const struct app *a, const struct metrics *m)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
 	text_runs(&a->ses, &sb);
 	strbuf_puts(&sb, "\n");
-	text_summary(m, session_newest(&a->ses), &sb);
-	app_tasks_text(a, &sb);
+	const struct run *newest = session_newest(&a->ses);
+	cJSON *extra = app_extra(a, newest); /* its summary.txt, Dask tasks included */
+	text_run_summary(m, newest, extra, &sb);
+	cJSON_Delete(extra);
 	const struct session_run *last = a->ses.n_rows ? &a->ses.rows[a->ses.n_rows - 1] : NULL;
 	if (a->n_written)
 		strbuf_appendf(&sb, "\nroastop: stopped (%s); %zu measurement%s written under %s "
@@ -1447,7 +1436,6 @@ int app_main(const struct app_config *cfg)
 		return 1;
 	}
 	a->cfg = cfg;
-	tasks_init(&a->tasks);
 	clock_session(); /* anchored: live times count from here */
 	for (int i = 0; i < FD__COUNT; i++)
 		a->fds[i] = -1;

@@ -12,6 +12,7 @@
 #include "roastop/rawchunks.h"
 #include "roastop/stats.h"
 #include "roastop/strmap.h"
+#include "roastop/tasks.h"
 #include "roastop/timeline.h"
 #include "roastop/topk.h"
 
@@ -263,6 +264,10 @@ struct run {
 	struct strmap fine_span;
 	uint64_t n_fine_cluster, n_fine_span; /* snapshots applied */
 	uint64_t overflow_fine;
+
+	/* Dask tasks from the task stream: those that ran during the run
+	 * (session.c routes them; docs/metrics.md, "Dask tasks") */
+	struct tasks tasks;
 
 	/* coffea report */
 	struct report_agg report;

@@ -2,10 +2,14 @@
  * finished tasks, erred ones, a compute-time histogram and the time spent
  * in transfers and disk reads; stragglers among the finished tasks.
  *
- * Memory is fixed by the caps: at most TASKS_MAX_PREFIXES prefixes (a
- * further prefix is counted in prefix_overflow, its tasks in the totals
- * only), each ~12.4 KiB (its histogram), so <= 3.2 MiB however many tasks a
- * second arrive; the straggler list is a ring of TASKS_STRAGGLERS_KEPT.
+ * Each run has its own (run.h). Memory is bounded by the caps: at most
+ * TASKS_MAX_PREFIXES prefixes (a further prefix is counted in
+ * prefix_overflow, its tasks in the totals only), each ~12.4 KiB (its
+ * histogram), the table doubling as prefixes appear, so <= 3.2 MiB however
+ * many tasks a second arrive; both the table and the lanes are charged to
+ * the session's pool (tasks_set_pool), whose refusal is counted in
+ * pool_refused, never a crash; the straggler list is a ring of
+ * TASKS_STRAGGLERS_KEPT.
  * /eventstream speaks only when a task has finished, so tasks in flight are
  * not known from it (docs/metrics.md, "Dask tasks"). */
 #ifndef ROASTOP_TASKS_H
@@ -14,6 +18,7 @@
 #include "roastop/common.h"
 #include "roastop/event.h"
 #include "roastop/hist.h"
+#include "roastop/strmap.h"
 
 #define TASKS_MAX_PREFIXES 256u
 #define TASKS_STRAGGLERS_KEPT 16u
@@ -73,13 +78,17 @@ struct tasks_route {
 };
 
 struct tasks {
-	struct tasks_prefix *prefixes; /* n of TASKS_MAX_PREFIXES, allocated once */
-	size_t n;
-	struct tasks_lane *lanes; /* n_lanes of TASKS_LANES, allocated once */
+	struct tasks_prefix *prefixes; /* n of cap (doubling up to TASKS_MAX_PREFIXES) */
+	size_t n, cap;
+	struct tasks_lane *lanes; /* n_lanes of TASKS_LANES, allocated on the first task */
 	size_t n_lanes;
 	uint64_t lane_overflow; /* tasks of workers past TASKS_LANES: not drawn */
 	struct hist all; /* compute seconds of every task */
 	uint64_t count, erred, prefix_overflow;
+	/* times the pool (or the heap) refused a new prefix or the lanes: that
+	 * task is in the totals only */
+	uint64_t pool_refused;
+	struct strmap_pool *pool; /* charged with the table and lanes; NULL: none */
 	uint64_t stragglers;
 	struct tasks_straggler straggler[TASKS_STRAGGLERS_KEPT]; /* ring */
 	double t_first, t_last; /* the first and latest task's stop; NAN: none */
@@ -88,6 +97,10 @@ struct tasks {
 
 void tasks_init(struct tasks *ts);
 void tasks_free(struct tasks *ts);
+/* Charges the model's memory, present and future, to pool (NULL: none). */
+void tasks_set_pool(struct tasks *ts, struct strmap_pool *pool);
+/* Forgets every task (a run's start), keeping the pool. */
+void tasks_clear(struct tasks *ts);
 /* One EV_TASK. False when it could not be held (out of memory). */
 bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
 /* A scheduler sample: the route's failed tasks per prefix (their growth

@@ -71,7 +71,7 @@ struct ui_frame {
 	const char *quiet_alert[2];
 	const char *emitter_hint; /* "export ROASTOP_ADDR=... ROASTOP_KEY=..." or NULL */
 	double now; /* the metrics clock */
-	const struct tasks *tasks; /* the task stream's model; NULL: no stream */
+	const struct tasks *tasks; /* the shown run's task model; NULL: no stream, no task */
 	const char *tasks_state; /* the stream's state ("connected", ...) */
 };
 

@@ -212,11 +212,12 @@ static int write_times(const struct outdir *o, const struct metrics *m)
 	return file_replace(o, "start_end_time.txt", line, (size_t)n);
 }
 
-static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r)
+static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r,
+			 const cJSON *extra)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	text_summary(m, r, &sb);
+	text_run_summary(m, r, extra, &sb);
 	int rc = write_buf(o, "summary.txt", &sb);
 	strbuf_free(&sb);
 	return rc;
@@ -246,7 +247,7 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
 	if (rc == 0)
 		rc = write_times(&o, m);
 	if (rc == 0)
-		rc = write_summary(&o, m, r);
+		rc = write_summary(&o, m, r, extra);
 	if (rc == 0)
 		rc = write_report(&o, m, r);
 	if (rc == 0)

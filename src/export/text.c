@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "roastop/format.h"
+#include "roastop/metrics_tasks.h"
 #include "roastop/strutil.h"
 
 #define LABEL_W 34
@@ -315,6 +316,13 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 	strbuf_puts(out, "\nUnits: sizes in KiB, MiB, GiB (powers of 1024, as Dask); rates in"
 			 " decimal\nunits (1 kHz = 1,000 events/s, 1 MB/s = 10^6 bytes/s,"
 			 " 1 Gbps = 10^9 bits/s).\n");
+}
+
+void text_run_summary(const struct metrics *m, const struct run *r, const cJSON *extra,
+		      struct strbuf *out)
+{
+	text_summary(m, r, out);
+	metrics_tasks_text(cJSON_GetObjectItemCaseSensitive(extra, "tasks"), out);
 }
 
 static void run_line(struct strbuf *o, size_t i, const struct session_run *row)

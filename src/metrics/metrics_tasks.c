@@ -128,6 +128,7 @@ void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct ev_co
 	mt_num(o, "count", measured ? optnum_of((double)t->count) : optnum_none());
 	mt_erred(o, t);
 	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
+	cJSON_AddNumberToObject(o, "pool_refused", (double)t->pool_refused);
 	mt_in_flight(o, t);
 	mt_num(o, "straggler_count", measured ? optnum_of((double)t->stragglers) : optnum_none());
 	cJSON *arr = cJSON_AddArrayToObject(o, "prefixes");

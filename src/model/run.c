@@ -98,6 +98,7 @@ int run_init(struct run *r)
 	topk_init(&r->slowest);
 	inflight_init(&r->inflight);
 	rawchunks_init(&r->raw);
+	tasks_init(&r->tasks);
 	strmap_init(&r->datasets, sizeof(struct dataset_agg), RUN_MAX_DATASETS);
 	strmap_init(&r->files, sizeof(struct file_agg), RUN_MAX_FILES);
 	strmap_init(&r->sec_time, sizeof(struct section_agg), RUN_MAX_SECTIONS);
@@ -127,12 +128,14 @@ void run_set_pool(struct run *r, struct strmap_pool *pool)
 	strmap_set_pool(&r->workers, pool, 0); /* the history is inside the value */
 	inflight_set_pool(&r->inflight, pool);
 	rawchunks_set_pool(&r->raw, pool);
+	tasks_set_pool(&r->tasks, pool);
 }
 
 void run_destroy(struct run *r)
 {
 	inflight_free(&r->inflight);
 	rawchunks_free(&r->raw);
+	tasks_free(&r->tasks);
 	for (size_t i = 0; i < r->datasets.count; i++) {
 		struct dataset_agg *d = strmap_val_at(&r->datasets, i);
 		free(d->duration_hist);
@@ -1010,6 +1013,7 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 			sample_totals_restart(r, t);
 			chunk_window_open(r);
 			progress_restart(r);
+			tasks_clear(&r->tasks); /* the watch's tasks ran before the run */
 		}
 	}
 	r->status = RUN_RUNNING;
@@ -1206,6 +1210,21 @@ static void run_clock(struct run *r, double t)
 		r->t_last = t;
 }
 
+/* A task the model cannot read is ignored; one it holds in its totals
+ * only (a prefix past the cap or refused by the pool) is applied and
+ * counted there. */
+static int run_apply_task(struct run *r, const struct ev_task *t)
+{
+	int rc = t->action && event_task_times_ok(t) ? 0 : 1;
+	if (rc == 0)
+		tasks_apply(&r->tasks, t, 0);
+	if (rc)
+		r->ignored++;
+	else
+		r->applied[EV_TASK]++;
+	return rc;
+}
+
 int run_apply(struct run *r, const struct event *ev)
 {
 	if (ev->type <= EV_NONE || ev->type >= EV__COUNT || !isfinite(ev->t)) {
@@ -1217,6 +1236,8 @@ int run_apply(struct run *r, const struct event *ev)
 		r->applied[EV_LOG]++;
 		return 0;
 	}
+	if (ev->type == EV_TASK) /* the task model's own times; not the run's clock */
+		return run_apply_task(r, &ev->u.task);
 	/* the run's clock never goes back: an earlier time is a regression */
 	bool late = r->any_event && ev->t < r->t_last;
 	if (late)
@@ -1227,10 +1248,12 @@ int run_apply(struct run *r, const struct event *ev)
 	case EV_SAMPLE:
 		if (ev->u.sample.source && strcmp(ev->u.sample.source, "heartbeat") == 0)
 			r->n_beat_samples++;
-		if (late)
+		if (late) {
 			apply_sample_late(r, ev->t, &ev->u.sample);
-		else
-			apply_sample(r, ev->t, &ev->u.sample);
+			break;
+		}
+		apply_sample(r, ev->t, &ev->u.sample);
+		tasks_apply_sample(&r->tasks, &ev->u.sample); /* the route's failed, running tasks */
 		break;
 	case EV_CHUNK:
 		run_client_seen(r, ev->t);

@@ -321,6 +321,70 @@ static int session_scheduler_event(struct session *s, const struct event *ev)
 	return rc;
 }
 
+/* When a task began, on roastop's clock: its receive time less its
+ * duration (the worker's clock may be skewed; its durations are not). */
+static double session_task_begin(const struct event *ev)
+{
+	const struct ev_task *t = &ev->u.task;
+	double d = event_task_times_ok(t) ? t->stop.value - t->start.value : 0;
+	return ev->t - d;
+}
+
+/* A task's receive time is later than its stop by its delivery (the
+ * worker's report, the scheduler's write, roastop reading a burst after a
+ * datagram of the same poll), so a run's last tasks may read as begun up to
+ * this long after its end. */
+#define SESSION_TASK_LAG 0.25
+
+/* Whether the run of row holds a task begun at `begin`: an explicit run
+ * holds those begun since its run_start (an implicit one keeps its
+ * watch's), an ended run (settling, or closed and kept in detail: a
+ * recording out of order) those begun before its end (+ lag). */
+static bool session_task_takes(const struct session_run *row, double begin, double lag)
+{
+	const struct run *r = row->run;
+	if (!r || (r->started && begin < r->t_run_start))
+		return false;
+	return r->ended ? begin <= r->t_run_end + lag : !row->closed && lag == 0;
+}
+
+/* Applies the task to every run that takes it; whether one did. */
+static bool session_task_to(struct session *s, const struct event *ev, double begin, double lag,
+			    int *rc)
+{
+	bool taken = false;
+	for (size_t i = 0; i < s->n_rows; i++) {
+		struct session_run *row = &s->rows[i];
+		if (!session_task_takes(row, begin, lag))
+			continue;
+		taken = true;
+		if (run_apply(row->run, ev) == 0)
+			*rc = 0;
+		row->dirty |= row->closed;
+	}
+	return taken;
+}
+
+/* A Dask task: to every run that ran it (two runs open at once on one
+ * scheduler both take it: the stream carries no run id); one no run held
+ * by its time alone to an ended run it began within SESSION_TASK_LAG of
+ * the end of (a run begun since has the first claim); else the watch. One
+ * begun after a run's end while nothing watches (the run settles) is
+ * counted unrouted. */
+static int session_task(struct session *s, const struct event *ev)
+{
+	double begin = session_task_begin(ev);
+	int rc = 1;
+	if (session_task_to(s, ev, begin, 0, &rc) ||
+	    session_task_to(s, ev, begin, SESSION_TASK_LAG, &rc))
+		return rc;
+	if (!s->watch) {
+		s->unrouted++;
+		return 1;
+	}
+	return run_apply(s->watch, ev) == 0 ? 0 : 1;
+}
+
 /* A source's state: also to the newest run when it is closed, for the
  * header of the dashboard that shows it. */
 static int session_status_event(struct session *s, const struct event *ev)
@@ -374,6 +438,7 @@ int session_apply(struct session *s, const struct event *ev)
 	case EV_STATUS: rc = session_status_event(s, ev); break;
 	case EV_HEARTBEAT: return session_beats(s, ev);
 	case EV_LOG: return session_log(s, ev);
+	case EV_TASK: return session_task(s, ev);
 	case EV_COUNTERS: return counters_apply(&s->counters, &ev->u.counters);
 	default: rc = session_scheduler_event(s, ev); break;
 	}

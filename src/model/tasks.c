@@ -12,11 +12,75 @@ void tasks_init(struct tasks *ts)
 	ts->t_first = ts->t_last = NAN;
 }
 
+#define TASKS_FIRST_PREFIXES 8u
+
+static size_t tasks_bytes(const struct tasks *ts)
+{
+	return ts->cap * sizeof(struct tasks_prefix) +
+	       (ts->lanes ? TASKS_LANES * sizeof(struct tasks_lane) : 0);
+}
+
+void tasks_set_pool(struct tasks *ts, struct strmap_pool *pool)
+{
+	if (ts->pool)
+		ts->pool->used -= tasks_bytes(ts);
+	ts->pool = pool;
+	if (pool)
+		pool->used += tasks_bytes(ts);
+}
+
+/* Whether the pool has `more` bytes for the model; a refusal is counted. */
+static bool tasks_pool_has(struct tasks *ts, size_t more)
+{
+	if (!ts->pool || ts->pool->used + more <= ts->pool->cap)
+		return true;
+	ts->pool_refused++;
+	return false;
+}
+
+static void tasks_pool_take(struct tasks *ts, size_t more)
+{
+	if (ts->pool)
+		ts->pool->used += more;
+}
+
+void tasks_clear(struct tasks *ts)
+{
+	struct strmap_pool *pool = ts->pool;
+	tasks_free(ts);
+	tasks_set_pool(ts, pool);
+}
+
 void tasks_free(struct tasks *ts)
 {
+	tasks_set_pool(ts, NULL);
 	free(ts->prefixes);
 	free(ts->lanes);
 	tasks_init(ts);
+}
+
+/* Room for one more prefix: the table doubles as prefixes appear (a run
+ * of few prefixes holds little), charged to the pool. */
+static bool tasks_prefix_room(struct tasks *ts)
+{
+	if (ts->n < ts->cap)
+		return true;
+	if (ts->cap == TASKS_MAX_PREFIXES) {
+		ts->prefix_overflow++;
+		return false;
+	}
+	size_t cap = ts->cap ? ts->cap * 2 : TASKS_FIRST_PREFIXES;
+	cap = cap < TASKS_MAX_PREFIXES ? cap : TASKS_MAX_PREFIXES;
+	size_t more = (cap - ts->cap) * sizeof(*ts->prefixes);
+	struct tasks_prefix *p = NULL;
+	if (tasks_pool_has(ts, more) && !(p = realloc(ts->prefixes, cap * sizeof(*p))))
+		ts->pool_refused++;
+	if (!p)
+		return false;
+	ts->prefixes = p;
+	ts->cap = cap;
+	tasks_pool_take(ts, more);
+	return true;
 }
 
 static struct tasks_prefix *tasks_prefix_find(const struct tasks *ts, const char *name)
@@ -32,12 +96,8 @@ static struct tasks_prefix *tasks_prefix(struct tasks *ts, const char *name)
 	struct tasks_prefix *found = tasks_prefix_find(ts, name);
 	if (found)
 		return found;
-	if (!ts->prefixes && !(ts->prefixes = calloc(TASKS_MAX_PREFIXES, sizeof(*ts->prefixes))))
+	if (!tasks_prefix_room(ts))
 		return NULL;
-	if (ts->n == TASKS_MAX_PREFIXES) {
-		ts->prefix_overflow++;
-		return NULL;
-	}
 	struct tasks_prefix *p = &ts->prefixes[ts->n++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
@@ -82,6 +142,17 @@ static void tasks_judge(struct tasks *ts, struct tasks_prefix *p, const struct e
 		p->stragglers++;
 }
 
+/* The lanes, on the first task, charged to the pool. */
+static bool tasks_lanes_alloc(struct tasks *ts)
+{
+	size_t bytes = TASKS_LANES * sizeof(*ts->lanes);
+	if (tasks_pool_has(ts, bytes) && !(ts->lanes = calloc(TASKS_LANES, sizeof(*ts->lanes))))
+		ts->pool_refused++;
+	if (ts->lanes)
+		tasks_pool_take(ts, bytes);
+	return ts->lanes != NULL;
+}
+
 static void tasks_lane_add(struct tasks *ts, const struct ev_task *t, const struct tasks_prefix *p)
 {
 	const char *w = t->worker ? t->worker : "?";
@@ -89,7 +160,7 @@ static void tasks_lane_add(struct tasks *ts, const struct ev_task *t, const stru
 	for (size_t i = 0; i < ts->n_lanes && !l; i++)
 		if (!strncmp(ts->lanes[i].worker, w, TASKS_NAME_LEN - 1))
 			l = &ts->lanes[i];
-	if (!l && !ts->lanes && !(ts->lanes = calloc(TASKS_LANES, sizeof(*ts->lanes))))
+	if (!l && !ts->lanes && !tasks_lanes_alloc(ts))
 		return;
 	if (!l && ts->n_lanes == TASKS_LANES) {
 		ts->lane_overflow++;

@@ -29,6 +29,7 @@ struct taskstream {
 	char *buf;
 	size_t len;
 	uint64_t fragments; /* receive callbacks: the drain's sign of progress */
+	bool behind; /* the last dispatch's reads stopped at their bound: more is buffered */
 	struct event ev;
 	struct taskstream_stats st;
 };
@@ -414,10 +415,36 @@ void taskstream_close(struct taskstream *ts)
 
 size_t taskstream_pollfds(const struct taskstream *ts, struct pollfd *out, size_t max)
 {
+	/* a libwebsockets built without external poll (Debian's) never tells
+	 * its descriptors: the connection's own, else the stream waits for the
+	 * 1 s timer, and a task's receive time, the clock its run is told by
+	 * (session.c), lags by up to a second */
+	int fd = !ts->n_fds && ts->wsi && max ? lws_get_socket_fd(ts->wsi) : -1;
+	if (fd >= 0) {
+		out[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		return 1;
+	}
 	size_t n = ts->n_fds < max ? ts->n_fds : max;
 	memcpy(out, ts->fds, n * sizeof(*out));
 	return n;
 }
+
+/* Reads what is buffered, a receive buffer (4 KiB) a pass, at most
+ * `passes`: whether it stopped at the bound (more may be there). */
+static bool ts_pump(struct taskstream *ts, int passes)
+{
+	for (int i = 0; i < passes && ts->wsi; i++) {
+		uint64_t before = ts->fragments;
+		lws_service(ts->ctx, -1);
+		if (ts->fragments == before && i > 0)
+			return false;
+	}
+	return ts->wsi != NULL;
+}
+
+/* Passes a dispatch reads (256 KiB): libwebsockets keeps what it read off
+ * the socket in a buffer poll does not see, and hands 4 KiB a service. */
+#define TASKSTREAM_DISPATCH_PASSES 64
 
 void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t n, double now)
 {
@@ -434,6 +461,7 @@ void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t
 	/* lws's timers and forced service: a poll of its own with no wait */
 	if (!ready || lws_service_adjust_timeout(ts->ctx, 1, 0) == 0)
 		lws_service(ts->ctx, -1);
+	ts->behind = ts_pump(ts, TASKSTREAM_DISPATCH_PASSES);
 	if (!ts->wsi && ts->retry_at > 0 && ts_mono() >= ts->retry_at)
 		ts_connect(ts);
 }
@@ -441,18 +469,12 @@ void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t
 void taskstream_drain(struct taskstream *ts, double now)
 {
 	ts->now = now;
-	/* a pass reads one receive buffer (4 KiB): up to 256 passes, 1 MiB */
-	for (int i = 0; i < 256 && ts->wsi; i++) {
-		uint64_t before = ts->fragments;
-		lws_service(ts->ctx, -1);
-		if (ts->fragments == before && i > 0)
-			return;
-	}
+	ts_pump(ts, 256); /* up to 1 MiB */
 }
 
 int taskstream_timeout_ms(struct taskstream *ts)
 {
-	int ms = lws_service_adjust_timeout(ts->ctx, 1000, 0);
+	int ms = ts->behind ? 0 : lws_service_adjust_timeout(ts->ctx, 1000, 0);
 	if (!ts->wsi && ts->retry_at > 0) {
 		double wait = (ts->retry_at - ts_mono()) * 1e3;
 		int w = wait <= 0 ? 0 : (int)wait + 1;

@@ -2,7 +2,8 @@
 a dask.array computation and delayed calls on a real loopback cluster;
 roastop's per-prefix counts equal the graph's, a task made slow on purpose
 is named as a straggler with its worker, and a restarted scheduler is
-followed (docs/metrics.md, "Dask tasks")."""
+followed; two collector runs in one session each hold their own tasks
+(docs/metrics.md, "Dask tasks")."""
 import re
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, run_dir, sigterm_seconds
+from conftest import ROASTOP, load_metrics, no_nan, run_dir, run_dirs, sigterm_seconds
 from dask_cluster import Cluster, wait_for
 
 HERE = Path(__file__).resolve().parent
@@ -99,10 +100,10 @@ def test_array_and_straggler(tmp_path, cluster):
     assert named and named[0]["worker"] == slow_worker, tasks["stragglers"]
     assert stream["tasks"] >= tasks["count"]
     assert sum(stream["rejected_by"].values()) == 0
-    # the session's section follows the newest run's summary on stdout (not in a
-    # run's summary.txt: the stream is the cluster's, not one run's)
+    # the run's section is in its summary.txt, and so on stdout, which is the
+    # newest run's summary.txt (no collector: the session's one run holds them all)
     summary = (tmp_path / "roastop.stdout").read_text()
-    assert "Dask tasks" not in (run_dir(tmp_path / "out") / "summary.txt").read_text()
+    assert tasks_section(run_dir(tmp_path / "out") / "summary.txt") == tasks_section(summary)
     assert f"Dask tasks (/eventstream): {tasks['count']} tasks" in summary, summary
     assert f"latest straggler: {named[0]['key']} on {slow_worker}" in summary, summary
     # the recording replays to the same task model, and the stream's counters are
@@ -115,6 +116,84 @@ def test_array_and_straggler(tmp_path, cluster):
     assert replayed["task_stream"] == stream
     assert replayed["tasks"] == tasks
     replay_shows_tasks(tmp_path, named[0]["worker"])
+
+
+def tasks_section(summary):
+    """The "Dask tasks (/eventstream)" section of a summary (a path or its
+    text): its lines up to the first blank one."""
+    text = summary.read_text() if isinstance(summary, Path) else summary
+    at = text.index("Dask tasks (/eventstream)")
+    return text[at:].split("\n\n")[0].rstrip("\n")
+
+
+def run_metrics(out, n, timeout=120):
+    """The n run directories under out with their metrics.json, once all n
+    are written and closed (completed), oldest first."""
+    def ready():
+        got = []
+        for d in run_dirs(out):
+            try:
+                got.append((d, no_nan((d / "metrics.json").read_text())))
+            except (OSError, ValueError):
+                return None
+        return got if len(got) == n and all(m["run_status"] == "completed"
+                                            for _, m in got) else None
+    return wait_for(ready, timeout=timeout, step=0.2)
+
+
+def test_two_runs_each_hold_their_tasks(tmp_path, cluster):
+    """Two collector runs in one session on one cluster, each computing its
+    own graph: each run's metrics.json has exactly its graph's tasks per
+    prefix (none of the other run's), and its summary.txt the section of
+    them; the recording replays to the same per-run blocks."""
+    import dask.array as da
+    from dask import delayed
+    from distributed import Client, wait
+    from roastop import MetricsCollector
+    import taskstream_tasks as tt
+
+    proc, err = start(tmp_path, cluster, "--record", tmp_path / "rec.jsonl")
+    out = tmp_path / "out"
+    try:
+        wait_for(lambda: connects(err) >= 1, timeout=60)
+        addr = re.search(r"ROASTOP_ADDR=(\S+)", err.read_text()).group(1)
+        with Client(cluster.address) as client:
+            with MetricsCollector(client, addr=addr, run_name="first", hello=False):
+                y = (da.ones((400, 400), chunks=(50, 50)) + 1).sum(axis=0)
+                want1 = graph_counts(y)
+                wait(client.persist(y))
+                barrier(client)
+            run_metrics(out, 1)  # closed: what comes next is not its
+            with MetricsCollector(client, addr=addr, run_name="second", hello=False):
+                z = (da.arange(4000, chunks=250) * 3).max()
+                quick = [delayed(tt.inc)(i) for i in range(20)]
+                want2 = graph_counts(z) + graph_counts(*quick)
+                wait(client.persist([z, *quick]))
+                barrier(client)
+            runs = run_metrics(out, 2)
+        assert sigterm_seconds(proc) < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not set(want1) & set(want2), (want1, want2)
+    for (d, m), want in zip(runs, (want1, want2)):
+        tasks = m["roastop"]["tasks"]
+        got = {p["prefix"]: p["count"] for p in tasks["prefixes"]}
+        assert got == dict(want), (d.name, got, dict(want))
+        assert tasks["count"] == sum(want.values())
+        section = tasks_section(d / "summary.txt")
+        assert f"Dask tasks (/eventstream): {tasks['count']} tasks" in section, section
+        for prefix in list(want)[:10]:
+            assert re.search(rf"^  {re.escape(prefix)} +{want[prefix]} ", section, re.M), section
+    # the stdout summary is the newest run's summary.txt
+    stdout = (tmp_path / "roastop.stdout").read_text()
+    assert tasks_section(stdout) == tasks_section(runs[1][0] / "summary.txt")
+    r = subprocess.run([ROASTOP, "--replay", str(tmp_path / "rec.jsonl"), "--speed", "0",
+                        "--headless", "--output", str(tmp_path / "replayed")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    replayed = [no_nan((d / "metrics.json").read_text()) for d in run_dirs(tmp_path / "replayed")]
+    assert [m["roastop"]["tasks"] for m in replayed] == [m["roastop"]["tasks"] for _, m in runs]
 
 
 def replay_shows_tasks(tmp_path, slow_worker):

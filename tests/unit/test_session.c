@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "roastop/session.h"
@@ -236,6 +237,156 @@ static void watch_only_session_has_one_run(void **state)
 	assert_int_equal(f->c.n, 1);
 }
 
+/* A Dask task of prefix p received at t after computing sec seconds, on a
+ * worker whose clock is an hour ahead: the routing reads roastop's clock. */
+static struct event task(double t, const char *prefix, double sec)
+{
+	struct event ev = test_event(EV_TASK, t);
+	ev.u.task = (struct ev_task){ .key = prefix, .prefix = prefix, .worker = "tcp://w:1",
+				      .action = "compute", .status = "OK",
+				      .start = optnum_of(t + 3600 - sec), .stop = optnum_of(t + 3600) };
+	return ev;
+}
+
+static uint64_t task_count(const struct run *r, const char *prefix)
+{
+	for (size_t i = 0; i < r->tasks.n; i++)
+		if (!strcmp(r->tasks.prefixes[i].name, prefix))
+			return r->tasks.prefixes[i].count;
+	return 0;
+}
+
+/* Two explicit runs: each holds the tasks that ran during it. The watch's
+ * tasks before a run_start are not the run's; while a settles, a task begun
+ * before its end is a's, one begun after it b's; a long task that ends
+ * after a closed but began in it is a's (written again). */
+static void tasks_belong_to_the_run_that_ran_them(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, task(5, "before", 0.1));
+	assert_int_equal(s->watch->tasks.count, 1);
+	apply(s, start(10, "a"));
+	const struct run *a = s->rows[0].run;
+	assert_int_equal(a->tasks.count, 0);
+	for (int i = 0; i < 3; i++)
+		apply(s, task(11 + i, "one", 0.5));
+	apply(s, end(20, "a", "completed"));
+	apply(s, start(20.2, "b"));
+	const struct run *b = s->rows[1].run;
+	apply(s, task(20.5, "one", 1.0)); /* began at 19.5: a's */
+	apply(s, task(20.6, "two", 0.2)); /* began at 20.4, after a's end: b's */
+	apply(s, task(20.3, "one", 0.2)); /* at 20.1: read late (SESSION_TASK_LAG), a's */
+	assert_int_equal(task_count(a, "one"), 5);
+	assert_int_equal(task_count(a, "two"), 0);
+	assert_int_equal(task_count(b, "two"), 1);
+	assert_int_equal(task_count(b, "one"), 0);
+	apply(s, sample(22, 1)); /* a settled: closed */
+	assert_true(s->rows[0].closed && !s->rows[0].dirty);
+	apply(s, task(23, "two", 0.1));
+	apply(s, task(24, "one", 5.0)); /* began at 19, in a */
+	assert_true(s->rows[0].dirty);
+	assert_int_equal(a->tasks.count, 6);
+	assert_int_equal(task_count(a, "before"), 0);
+	assert_int_equal(b->tasks.count, 2);
+	assert_int_equal(task_count(b, "one"), 0);
+	apply(s, end(30, "b", "completed"));
+	struct event after = task(30.5, "after", 0.1); /* b settles, no watch yet */
+	uint64_t unrouted = s->unrouted;
+	assert_int_equal(session_apply(s, &after), 1);
+	assert_int_equal(b->tasks.count, 2);
+	assert_int_equal(s->unrouted, unrouted + 1); /* counted, never silently dropped */
+	/* a recording out of order: a line of a's time read after both closed
+	 * goes to a (written again), not to b nor the watch */
+	apply(s, sample(40, 1));
+	assert_true(s->rows[1].closed && s->watch);
+	s->rows[0].dirty = false;
+	apply(s, task(15, "one", 0.5));
+	assert_int_equal(task_count(a, "one"), 7);
+	assert_true(s->rows[0].dirty);
+	assert_int_equal(b->tasks.count, 2);
+	assert_int_equal(s->watch->tasks.count, 0);
+}
+
+/* Two runs open at once on one scheduler both take a task: the stream
+ * carries no run id. */
+static void runs_open_at_once_both_take_a_task(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, start(10, "a"));
+	apply(s, start(11, "b"));
+	apply(s, task(12, "x", 0.5));
+	assert_int_equal(s->rows[0].run->tasks.count, 1);
+	assert_int_equal(s->rows[1].run->tasks.count, 1);
+}
+
+/* Without a collector, the run a chunk opens keeps what its watch saw, and
+ * a session with no run at all keeps every task. */
+static void an_implicit_run_keeps_its_watchs_tasks(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, task(5, "w", 0.1));
+	apply(s, task(6, "w", 0.1));
+	apply(s, chunk(10, NULL, 5));
+	const struct run *r = s->rows[0].run;
+	assert_true(s->rows[0].implicit);
+	apply(s, task(11, "x", 0.1));
+	assert_int_equal(task_count(r, "w"), 2);
+	assert_int_equal(r->tasks.count, 3);
+
+	struct session solo;
+	assert_int_equal(session_init(&solo, NULL, NULL), 0);
+	apply(&solo, task(1, "w", 0.1));
+	apply(&solo, sample(2, 1));
+	apply(&solo, task(3, "w", 0.1));
+	session_adopt_watch(&solo);
+	assert_int_equal(solo.rows[0].run->tasks.count, 2);
+	session_destroy(&solo);
+}
+
+/* The task model's table and lanes are charged to the session's pool, the
+ * table growing with the prefixes; a growth the pool refuses is counted and
+ * the task kept in the totals; the charge goes with the run. */
+static void task_model_is_charged_to_the_pool(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, start(1, "a"));
+	const struct run *r = s->rows[0].run;
+	size_t before = s->pool.used;
+	apply(s, task(2, "p0", 0.1));
+	size_t first = s->pool.used - before;
+	assert_int_equal(first, r->tasks.cap * sizeof(struct tasks_prefix) +
+					TASKS_LANES * sizeof(struct tasks_lane));
+	assert_true(r->tasks.cap < TASKS_MAX_PREFIXES); /* not the whole table at once */
+	s->pool.cap = s->pool.used; /* full */
+	char name[32];
+	for (size_t i = 1; i < r->tasks.cap + 5; i++) {
+		snprintf(name, sizeof(name), "p%zu", i);
+		apply(s, task(3, name, 0.1));
+	}
+	assert_int_equal(r->tasks.n, r->tasks.cap);
+	assert_int_equal(r->tasks.pool_refused, 5);
+	assert_int_equal(r->tasks.count, r->tasks.cap + 5);
+	assert_true(s->pool.used <= s->pool.cap);
+	s->pool.cap = SESSION_TABLE_BYTES;
+	apply(s, task(4, "p-more", 0.1));
+	assert_int_equal(r->tasks.n, r->tasks.cap / 2 + 1); /* the table doubled */
+	struct run *x = malloc(sizeof(*x)); /* a run freed gives its charge back */
+	assert_non_null(x);
+	assert_int_equal(run_init(x), 0);
+	size_t without = s->pool.used;
+	run_set_pool(x, &s->pool);
+	struct event ev = task(6, "x", 0.1);
+	assert_int_equal(run_apply(x, &ev), 0);
+	assert_true(s->pool.used > without);
+	run_destroy(x);
+	free(x);
+	assert_int_equal(s->pool.used, without);
+}
+
 static struct event note(double t, const char *text)
 {
 	struct event ev = test_event(EV_LOG, t);
@@ -335,6 +486,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tables_share_one_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(watch_only_session_has_one_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(log_lines_go_to_the_newest_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(tasks_belong_to_the_run_that_ran_them, setup, teardown),
+		cmocka_unit_test_setup_teardown(runs_open_at_once_both_take_a_task, setup, teardown),
+		cmocka_unit_test_setup_teardown(an_implicit_run_keeps_its_watchs_tasks, setup, teardown),
+		cmocka_unit_test_setup_teardown(task_model_is_charged_to_the_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(counters_keep_the_latest_of_each_source, setup,
 						teardown),
 	};

@@ -185,6 +185,14 @@ static void header_listener(struct line *l, const struct ui_source *src)
 	sep(l);
 }
 
+/* Every listener of the frame, live or replayed (the recorded counts). */
+static void header_listeners(struct line *l, const struct ui_frame *f)
+{
+	for (size_t i = 0; i < f->n_sources; i++)
+		if (is_listener(&f->sources[i]))
+			header_listener(l, &f->sources[i]);
+}
+
 /* Recorded events replayed: what the recording says of each source, the
  * end when reached, the recorded listeners' counts (as live had them), then
  * the file (the source's target), cut first when the line is short. */
@@ -201,9 +209,7 @@ static void header_recorded(struct line *l, const struct ui_frame *f, const stru
 	sep(l);
 	if (strcmp(src->st->state, "ended") == 0)
 		seg(l, TH_WARNING, "(end reached: q quits) ");
-	for (size_t i = 0; i < f->n_sources; i++)
-		if (is_listener(&f->sources[i]))
-			header_listener(l, &f->sources[i]);
+	header_listeners(l, f);
 	snprintf(label, sizeof(label), "%s ", src->name);
 	pair_path(l, label, TH_TEXT, src->target ? src->target : "");
 }
@@ -236,9 +242,7 @@ static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 			return;
 		}
 	}
-	for (size_t i = 0; i < f->n_sources; i++)
-		if (is_listener(&f->sources[i]))
-			header_listener(&l, &f->sources[i]);
+	header_listeners(&l, f);
 	const char *version = f->run->dask_version[0] ? f->run->dask_version : "n/a";
 	bool wide = r.w >= 100;
 	if (wide) {
