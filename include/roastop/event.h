@@ -46,7 +46,7 @@ struct worker_sample {
 
 /* A task executing now, as the collector's route sees it (docs/scheduler.md). */
 struct task_running {
-	const char *key; /* str() of the task key */
+	const char *key; /* a string key as it is, a tuple key as its compact JSON */
 	const char *prefix; /* dask.utils.key_split(key) */
 	const char *worker; /* the worker's address */
 	double seconds; /* running this long at the sample's time */

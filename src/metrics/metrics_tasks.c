@@ -1,7 +1,6 @@
 #include "roastop/metrics_tasks.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "roastop/format.h"
@@ -143,22 +142,14 @@ static optnum mt_get(const cJSON *o, const char *name)
 	return cJSON_IsNumber(v) ? optnum_of(v->valuedouble) : optnum_none();
 }
 
-/* A count, or n/a when not measured. */
-static const char *mt_count(char *buf, optnum v)
-{
-	if (!v.valid)
-		return "n/a";
-	snprintf(buf, FMT_LEN, "%.0f", v.value);
-	return buf;
-}
-
 static void mt_text_prefix(const cJSON *p, struct strbuf *sb)
 {
 	char a[FMT_LEN], b[FMT_LEN], e[FMT_LEN], f[FMT_LEN];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "prefix");
 	strbuf_appendf(sb, "  %-32.32s %10.0f %6s %6s %9s %9s %5.0f\n",
 		       cJSON_IsString(name) ? name->valuestring : "?", mt_get(p, "count").value,
-		       mt_count(e, mt_get(p, "erred")), mt_count(f, mt_get(p, "in_flight")),
+		       format_num(e, mt_get(p, "erred"), "%.0f"),
+		       format_num(f, mt_get(p, "in_flight"), "%.0f"),
 		       format_duration(a, mt_get(p, "compute_p50_seconds")),
 		       format_duration(b, mt_get(p, "compute_p90_seconds")),
 		       mt_get(p, "stragglers").value);
@@ -189,8 +180,8 @@ void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
 	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(tasks, "in_flight");
 	char e[FMT_LEN], f[FMT_LEN];
 	strbuf_appendf(sb, "\nDask tasks (/eventstream): %.0f tasks, %s erred, %s in flight, "
-		       "%.0f stragglers\n", n.value, mt_count(e, mt_get(tasks, "erred")),
-		       mt_count(f, mt_get(fl, "count")), mt_get(tasks, "straggler_count").value);
+		       "%.0f stragglers\n", n.value, format_num(e, mt_get(tasks, "erred"), "%.0f"),
+		       format_num(f, mt_get(fl, "count"), "%.0f"), mt_get(tasks, "straggler_count").value);
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tasks, "prefixes");
 	if (cJSON_GetArraySize(arr) > 0)
 		strbuf_appendf(sb, "  %-32s %10s %6s %6s %9s %9s %5s\n", "prefix", "tasks", "erred",

@@ -56,18 +56,16 @@ static void lane_draw(struct ui *ui, const struct tasks_lane *l, int y, int x, i
 static void lanes_draw(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct tasks *t = f->tasks;
-	char a[FMT_LEN], e[FMT_LEN] = "n/a", fl[FMT_LEN] = "n/a";
+	char a[FMT_LEN], e[FMT_LEN], fl[FMT_LEN];
 	double lo, hi;
 	lanes_window(t, &lo, &hi);
-	optnum erred = tasks_erred(t, NULL);
-	if (erred.valid)
-		snprintf(e, sizeof(e), "%.0f", erred.value);
-	if (t->route.running_measured)
-		snprintf(fl, sizeof(fl), "%llu", (unsigned long long)t->route.running_count);
+	optnum flight = t->route.running_measured ? optnum_of((double)t->route.running_count)
+						  : optnum_none();
 	scr_printf(ui, r.y, r.x, r.w, TH_TITLE,
 		   "task stream (%s): %llu tasks, %s erred, %s in flight; lanes: the latest %s "
 		   "per worker", f->tasks_state ? f->tasks_state : "?",
-		   (unsigned long long)t->count, e, fl,
+		   (unsigned long long)t->count, format_num(e, tasks_erred(t, NULL), "%.0f"),
+		   format_num(fl, flight, "%.0f"),
 		   t->count ? format_duration(a, optnum_of(hi - lo)) : "n/a");
 	int w = r.w - LANE_LABEL;
 	for (size_t i = 0; w > 0 && i < t->n_lanes && (int)i + 1 < r.h; i++)
@@ -79,17 +77,11 @@ static void lanes_draw(struct ui *ui, const struct ui_frame *f, struct rect r)
 static void prefix_counts(const struct tasks *t, const struct tasks_prefix *p,
 			  char c[][FMT_CELL])
 {
-	optnum erred = tasks_erred(t, p);
+	char a[FMT_LEN];
 	bool partial;
 	optnum flight = tasks_running_of(t, p, &partial);
-	if (erred.valid)
-		snprintf(c[2], FMT_CELL, "%.0f", erred.value);
-	else
-		snprintf(c[2], FMT_CELL, "n/a");
-	if (flight.valid)
-		snprintf(c[5], FMT_CELL, "%.0f%s", flight.value, partial ? "+" : "");
-	else
-		snprintf(c[5], FMT_CELL, "n/a");
+	snprintf(c[2], FMT_CELL, "%s", format_num(a, tasks_erred(t, p), "%.0f"));
+	snprintf(c[5], FMT_CELL, "%s", format_num(a, flight, partial ? "%.0f+" : "%.0f"));
 }
 
 static void prefix_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
