@@ -107,6 +107,9 @@ bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
  * since first seen) and the tasks executing now; a sample without them
  * (another source) leaves in flight unmeasured. */
 void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s);
+/* The scheduler is lost: the tasks in flight are not measured until the
+ * route's next sample (the failed tasks stay: a count that grew did). */
+void tasks_route_lost(struct tasks *ts);
 /* Failed tasks of prefix p (NULL: all): the route's growth, or the
  * stream's count when larger; invalid without the route. */
 optnum tasks_erred(const struct tasks *ts, const struct tasks_prefix *p);

@@ -77,8 +77,9 @@ static void mt_in_flight(cJSON *o, const struct tasks *t)
 	const struct tasks_route *r = &t->route;
 	if (!r->running_measured) {
 		cJSON_AddNullToObject(o, "in_flight");
-		cJSON_AddStringToObject(o, "in_flight_reason", "no collector's route: "
-					"/eventstream tells finished tasks only");
+		cJSON_AddStringToObject(o, "in_flight_reason",
+					"no answer from the collector's route (not installed, or the "
+					"scheduler lost): /eventstream tells finished tasks only");
 		return;
 	}
 	cJSON *f = cJSON_AddObjectToObject(o, "in_flight");
@@ -104,8 +105,8 @@ static void mt_erred(cJSON *o, const struct tasks *t)
 					(double)t->route.erred_left_out);
 	else
 		cJSON_AddStringToObject(o, "erred_reason",
-					"no collector's route: /eventstream sends nothing for "
-					"a task that raised");
+					"the collector's route never answered: /eventstream sends "
+					"nothing for a task that raised");
 }
 
 /* The feed's "connects" counter: 0 while it never reached the scheduler. */

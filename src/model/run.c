@@ -1158,6 +1158,7 @@ static void scheduler_gap(struct run *r)
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
 		timeline_gap(tls[i]);
 	timeline_gap(&r->tl_tasks_done);
+	tasks_route_lost(&r->tasks); /* the tasks in flight are no longer known */
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_t_last = -1;

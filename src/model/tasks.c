@@ -284,6 +284,13 @@ void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s)
 	}
 }
 
+void tasks_route_lost(struct tasks *ts)
+{
+	ts->route.running_measured = false;
+	ts->route.running_count = 0;
+	ts->route.n_running = 0;
+}
+
 static double tasks_erred_of(const struct tasks_prefix *p)
 {
 	double grown = p->erred_known ? p->erred_carry + p->erred_latest - p->erred_base : 0;

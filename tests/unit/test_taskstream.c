@@ -209,6 +209,10 @@ static void model_running_from_the_route(void **state)
 	bool partial;
 	optnum n = tasks_running_of(&t, &t.prefixes[0], &partial);
 	assert_true(n.valid && n.value == 2 && partial);
+	tasks_route_lost(&t); /* the scheduler lost: not the last list seen */
+	assert_false(tasks_running_of(&t, &t.prefixes[0], NULL).valid);
+	tasks_apply_sample(&t, &s);
+	assert_true(t.route.running_measured);
 	memset(&s, 0, sizeof(s));
 	tasks_apply_sample(&t, &s);
 	assert_false(t.route.running_measured);
