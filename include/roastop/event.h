@@ -44,6 +44,16 @@ struct worker_sample {
 	optnum pid; /* the worker's process id: its chunks' pid (route only) */
 };
 
+/* A task executing now, as the collector's route sees it (docs/scheduler.md). */
+struct task_running {
+	const char *key; /* a string key as it is, a tuple key as its compact JSON */
+	const char *prefix; /* dask.utils.key_split(key) */
+	const char *worker; /* the worker's address */
+	double seconds; /* running this long at the sample's time */
+};
+
+struct kv_num;
+
 struct ev_sample {
 	const char *source; /* "state", "identity", "prometheus", ... */
 	const char *scheduler_id; /* changes when the scheduler restarts */
@@ -58,7 +68,21 @@ struct ev_sample {
 	optnum tasks_done_cumulative, tasks_total_cumulative;
 	size_t n_workers; /* 0 when the source has no per-worker detail */
 	struct worker_sample *workers;
+	/* The route's (version 4) failed tasks: prefix -> tasks gone into
+	 * "erred" since the scheduler started, the prefixes with some;
+	 * erred_left_out (prefixes not listed) is given exactly when the
+	 * source measured them. Other sources leave both out. */
+	size_t n_erred;
+	struct kv_num *erred;
+	optnum erred_left_out;
+	/* The route's tasks executing now, the oldest first (at most
+	 * EVENT_MAX_RUNNING); running_left_out (executing, not listed) is
+	 * given exactly when the source measured them. */
+	size_t n_running;
+	struct task_running *running;
+	optnum running_left_out;
 };
+#define EVENT_MAX_RUNNING 64u /* a sample's running tasks */
 
 struct kv_num {
 	const char *key;
@@ -259,6 +283,9 @@ void event_reset(struct event *ev);
 void event_free(struct event *ev);
 /* A sample's task progress pairs: each given both or neither, done <= total. */
 bool event_sample_progress_ok(const struct ev_sample *s);
+/* A sample's failed and running tasks: each list only with its left_out
+ * count, within its bound, every entry whole and in range (range.h). */
+bool event_sample_tasks_ok(const struct ev_sample *s);
 /* Seconds in process(): duration, else t_end - t_start (the decoders
  * accept a chunk only with one of them). */
 double event_chunk_duration(const struct ev_chunk *c);

@@ -29,6 +29,7 @@ enum field_kind {
 	FK_STATE, /* enum source_state */
 	FK_LEVEL, /* enum log_kind */
 	FK_COUNTERS, /* struct source_counter * at off, size_t count at off2 */
+	FK_RUNNING, /* struct task_running * at off, size_t count at off2 */
 };
 
 struct event_field {

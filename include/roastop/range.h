@@ -20,6 +20,7 @@
 #define RANGE_TASKS_MAX 1e15 /* task counts */
 #define RANGE_FINE_MAX 1e18 /* one cumulative fine-metrics value (seconds, bytes, count) */
 #define RANGE_PID_MAX 1e9 /* a worker's process id (as a chunk's pid) */
+#define RANGE_TASK_SECONDS_MAX 1e9 /* how long one task has been running */
 
 enum range_qty {
 	RANGE_WORKERS,
@@ -31,6 +32,7 @@ enum range_qty {
 	RANGE_TASKS,
 	RANGE_FINE,
 	RANGE_PID,
+	RANGE_TASK_SECONDS,
 	RANGE__COUNT
 };
 

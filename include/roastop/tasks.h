@@ -37,6 +37,11 @@ struct tasks_prefix {
 	double transfer_s, disk_read_s; /* summed */
 	uint64_t transfers, disk_reads;
 	uint64_t stragglers;
+	/* The route's failed tasks (tasks_apply_sample): the scheduler's
+	 * cumulative count when first seen (base), the latest, and the growth
+	 * carried over a scheduler restart. */
+	bool erred_known;
+	double erred_base, erred_latest, erred_carry;
 };
 
 struct tasks_straggler {
@@ -55,6 +60,23 @@ struct tasks_lane {
 	struct tasks_slot slot[TASKS_LANE_KEPT];
 };
 
+/* A task executing now, from the collector's route. */
+struct tasks_running {
+	char key[TASKS_KEY_LEN], prefix[TASKS_NAME_LEN], worker[TASKS_NAME_LEN];
+	double seconds; /* running this long at the sample's time */
+};
+#define TASKS_RUNNING_KEPT 16u
+
+/* What only the scheduler knows, from the route's samples. */
+struct tasks_route {
+	bool erred_measured; /* a sample has carried the failed tasks */
+	uint64_t erred_left_out; /* prefixes with failed tasks the route did not list */
+	bool running_measured; /* the latest sample carried the running tasks */
+	uint64_t running_count; /* executing now: listed + not listed */
+	size_t n_running;
+	struct tasks_running running[TASKS_RUNNING_KEPT]; /* the oldest first */
+};
+
 struct tasks {
 	struct tasks_prefix *prefixes; /* n of cap (doubling up to TASKS_MAX_PREFIXES) */
 	size_t n, cap;
@@ -70,6 +92,7 @@ struct tasks {
 	uint64_t stragglers;
 	struct tasks_straggler straggler[TASKS_STRAGGLERS_KEPT]; /* ring */
 	double t_first, t_last; /* the first and latest task's stop; NAN: none */
+	struct tasks_route route;
 };
 
 void tasks_init(struct tasks *ts);
@@ -80,6 +103,22 @@ void tasks_set_pool(struct tasks *ts, struct strmap_pool *pool);
 void tasks_clear(struct tasks *ts);
 /* One EV_TASK. False when it could not be held (out of memory). */
 bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
+/* A scheduler sample: the route's failed tasks per prefix (their growth
+ * since first seen) and the tasks executing now; a sample without them
+ * (another source) leaves in flight unmeasured. */
+void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s);
+/* The scheduler is lost: the tasks in flight are not measured until the
+ * route's next sample (the failed tasks stay: a count that grew did). */
+void tasks_route_lost(struct tasks *ts);
+/* Failed tasks of prefix p (NULL: all): the route's growth, or the
+ * stream's count when larger; invalid without the route. */
+optnum tasks_erred(const struct tasks *ts, const struct tasks_prefix *p);
+/* Tasks of prefix p executing now among those the route listed; invalid
+ * without the route. *partial (may be NULL): some executing tasks were not
+ * listed, so the count is a lower bound. */
+optnum tasks_running_of(const struct tasks *ts, const struct tasks_prefix *p, bool *partial);
+/* Is running task r past its prefix's straggler threshold? */
+bool tasks_running_straggler(const struct tasks *ts, const struct tasks_running *r);
 /* Straggler threshold for prefix p (NULL: all): max(3 x p90, p99), invalid
  * until TASKS_STRAGGLER_MIN have finished. */
 optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *p);

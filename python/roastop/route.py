@@ -21,7 +21,9 @@ docs/scheduler.md ("The route").
 import sys
 
 ROUTE = "/roastop/v1/state.json"
-ROUTE_VERSION = 3
+ROUTE_VERSION = 4
+ERRED_MAX = 64  # prefixes with failed tasks listed; the rest counted
+RUNNING_MAX = 16  # tasks executing now listed, the oldest first
 
 
 def install(dask_scheduler=None, span_id=None):
@@ -33,7 +35,7 @@ def install(dask_scheduler=None, span_id=None):
     import os
     import struct
     import time
-    from operator import attrgetter, itemgetter
+    from operator import attrgetter, is_, itemgetter
 
     import distributed
     from tornado import web
@@ -97,7 +99,7 @@ def install(dask_scheduler=None, span_id=None):
         process: roastop applies that cap (map(min, ...) cost 4 us at 32
         workers)."""
         if not wss:
-            return [], [], []
+            return [], [], [], ()
         ms, nbytes, executing, processing, statuses = zip(*map(worker_of, wss))
         try:
             process, cpu, spilled = zip(*map(heartbeat_of, ms))
@@ -109,7 +111,7 @@ def install(dask_scheduler=None, span_id=None):
         processing = list(map(len, processing))
         vals = [*process, *nbytes, *map(disk_of, spilled), *cpu,
                 *map(len, executing), *processing]
-        return vals, processing, list(statuses)
+        return vals, processing, list(statuses), executing
 
     def count(v):
         """An integer column's value: a whole number in [0, 2^63), else -1
@@ -179,14 +181,20 @@ def install(dask_scheduler=None, span_id=None):
         """(done, total) since the scheduler started, never decreasing:
         TaskPrefix.state_counts counts transitions into each state, and every
         task enters "waiting" once per computation and "memory" or "erred"
-        when it finishes. roastop shows their growth since the run began."""
+        when it finishes. roastop shows their growth since the run began.
+        Third: [prefix, erred] of the prefixes with failed tasks (the
+        stream sends nothing for a task that raised)."""
         c = {"waiting": 0, "memory": 0, "erred": 0}
-        for pf in list(sched.task_prefixes.values()):
+        erred = []
+        for name, pf in list(sched.task_prefixes.items()):
             counts = getattr(pf, "state_counts", None) or {}
             for k in c:
                 c[k] += counts.get(k, 0)
+            n = counts.get("erred", 0)
+            if n:
+                erred.append([str(name), n])
         done = c["memory"] + c["erred"]
-        return done, max(done, c["waiting"])
+        return done, max(done, c["waiting"]), erred
 
     def progress_json(span, span_id):
         """task_progress and task_counters as the body's members (bytes),
@@ -196,12 +204,61 @@ def install(dask_scheduler=None, span_id=None):
         key = (sched.transition_counter, span_id)
         cached = state.get("progress")
         if cached is None or cached[0] != key:
-            (done, total), (done_all, total_all) = task_progress(span), task_counters()
+            (done, total), (done_all, total_all, erred) = task_progress(span), task_counters()
             members = dumps({"tasks_done": done, "tasks_total": total,
                              "tasks_done_cumulative": done_all,
-                             "tasks_total_cumulative": total_all})[1:-1].encode()
+                             "tasks_total_cumulative": total_all,
+                             "erred": erred[:ERRED_MAX],
+                             "erred_left_out": max(0, len(erred) - ERRED_MAX)})[1:-1].encode()
             cached = state["progress"] = (key, members)
         return cached[1]
+
+    def running_oldest(wss, executing):
+        """The RUNNING_MAX tasks executing longest now, oldest first:
+        [(seconds at the worker's heartbeat - its time, the row's JSON up to
+        its seconds)], chosen again only when a heartbeat replaced a worker's
+        executing dict (identity compare) or a task changed state (one that
+        finished since the heartbeat is left out). A row is encoded once
+        while its task stays listed: heartbeats replace every dict, so the
+        choice is made again at almost every poll of a busy cluster."""
+        cached = state.get("running")
+        if (cached is not None and cached[0] == sched.transition_counter
+                and len(cached[1]) == len(executing) and all(map(is_, cached[1], executing))):
+            return cached[2]
+        cands = [(d - ws.last_seen, ts, ws) for ws, ex in zip(wss, executing) if ex
+                 for ts, d in ex.items() if num(d) is not None]
+        cands.sort(key=itemgetter(0), reverse=True)
+        heads = state.get("heads", {})
+        rows, kept = [], {}
+        for since, ts, ws in cands:
+            if len(rows) == RUNNING_MAX:
+                break
+            if ts.state == "processing" and ts.processing_on is ws:
+                head = heads.get(ts)
+                if head is None:
+                    head = dumps([key_text(ts.key), ts.prefix.name, ws.address]).encode()[:-1]
+                rows.append((since, head))
+                kept[ts] = head
+        state["running"] = (sched.transition_counter, executing, rows)
+        state["heads"] = kept
+        return rows
+
+    def key_text(key):
+        """A key as the task stream gives it: a string as it is, a tuple key
+        as its compact JSON (roastop names finished stragglers so)."""
+        return key if isinstance(key, str) else dumps(key)
+
+    def running_json(wss, executing, now):
+        """The running tasks with their age now, and how many executing
+        tasks are not listed (bytes): seconds running at the last heartbeat
+        plus the time since it."""
+        total = sum(map(len, executing))
+        if not total:  # an idle cluster: nothing to choose or encode
+            return b'"running":[],"running_left_out":0'
+        rows = running_oldest(wss, executing)
+        return b'"running":[%s],"running_left_out":%d' % (
+            b",".join([b"%s,%.3f]" % (head, max(0.0, now + since)) for since, head in rows]),
+            max(0, total - len(rows)))
 
     # one encoder for every poll: json.dumps with options builds one a call
     dumps = json.JSONEncoder(allow_nan=False, default=str, separators=(",", ":")).encode
@@ -219,7 +276,7 @@ def install(dask_scheduler=None, span_id=None):
         # Scheduler.workers is a SortedDict, whose values() iterates in Python;
         # as the dict it also is, in the order the workers registered, in C
         wss = list(dict.values(sched.workers))
-        vals, processing, statuses = worker_columns(wss)
+        vals, processing, statuses, executing = worker_columns(wss)
         facts, names = facts_json(wss), statuses_json(statuses)
         span_id = state["span_id"]
         span = span_of(span_id)
@@ -227,11 +284,13 @@ def install(dask_scheduler=None, span_id=None):
         # the scalars by %-format (a dict through the JSON encoder cost
         # more than all of them); bytes throughout: tornado writes them as
         # they are
-        head = HEAD % (time.time(), len(wss), sched.total_nthreads, sum(processing),
+        now = time.time()
+        head = HEAD % (now, len(wss), sched.total_nthreads, sum(processing),
                        progress_json(span, span_id), dumps(fine).encode() if fine else b"[]",
                        dumps(span_rows(span, span_id)).encode() if span else b"null",
                        state["token_bytes"])
-        parts = [ident, head, b',"worker_state":"', pack(vals), b'"', b"}"]
+        parts = [ident, head, b",", running_json(wss, executing, now),
+                 b',"worker_state":"', pack(vals), b'"', b"}"]
         if have != state["token_bytes"]:
             parts[-1:] = [b',"worker_status":', names, b',"workers":', facts, b"}"]
         return b"".join(parts)

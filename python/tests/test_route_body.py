@@ -1,10 +1,12 @@
-"""The scheduler route's version-3 body off a stand-in scheduler (tornado's
+"""The scheduler route's version-4 body off a stand-in scheduler (tornado's
 own test server, WorkerState-shaped objects): a heartbeat that has not
 measured memory or CPU yet gives memory 0 (as WorkerState.memory does) and a
 CPU of null (NaN in the packed float64; a count's null is -1 in its int64),
 and the other numbers stay exact;
 a client that names the current facts token gets the body without the
-facts and statuses, and a new token once they change."""
+facts and statuses, and a new token once they change; the failed tasks per
+prefix and the oldest tasks executing now, a task finished since its
+worker's heartbeat left out."""
 import base64
 import json
 import math
@@ -29,6 +31,13 @@ def worker(i, memory, cpu, nbytes):
         metrics={"memory": memory, "cpu": cpu, "spilled_bytes": {"disk": 7}})
 
 
+class Task:
+    """TaskState-shaped: hashable by identity, as ws.executing's keys are."""
+    def __init__(self, key, prefix, state="processing", on=None):
+        self.key, self.state, self.processing_on = key, state, on
+        self.prefix = types.SimpleNamespace(name=prefix)
+
+
 def scheduler(workers):
     return types.SimpleNamespace(
         http_application=web.Application(), workers={w.address: w for w in workers},
@@ -49,7 +58,7 @@ class RouteBody(testing.AsyncHTTPTestCase):
     def test_unmeasured_heartbeat_values(self):
         route.install(self.sched)
         b = self.body()
-        assert b["roastop_route"] == 3 and b["n_workers"] == 2 and b["tasks_processing"] == 4
+        assert b["roastop_route"] == 4 and b["n_workers"] == 2 and b["tasks_processing"] == 4
         assert b["workers"] == [["tcp://127.0.0.1:4000", "0", "127.0.0.1", 2, 2 ** 31, 100],
                                 ["tcp://127.0.0.1:4001", "1", "127.0.0.1", 2, 2 ** 31, 101]]
         assert b["worker_status"] == ["running", "running"]
@@ -92,3 +101,35 @@ class RouteBody(testing.AsyncHTTPTestCase):
         assert math.isnan(cols[6]) and math.isnan(cols[7])  # the cpu column
         assert cols[0:6] == (2 ** 40 + 3, 0, 10, 10, 7, -1)
         assert cols[8:] == (0, 0, 2, 2)
+
+    def test_failed_and_running_tasks(self):
+        import time
+        w0, w1 = self.sched.workers.values()
+        now = time.time()
+        w0.last_seen, w1.last_seen = now - 2, now - 1
+        stuck = Task(("nap-ab", 0), "nap", on=w0)
+        done = Task("inc-1", "inc", state="memory", on=w0)  # finished since the heartbeat
+        w0.executing = {stuck: 40.0, done: 50.0}
+        w1.executing = {Task(f"sum-{i}", "sum", on=w1): float(i) for i in range(20)}
+        self.sched.task_prefixes = {
+            f"p{i}": types.SimpleNamespace(state_counts={"erred": i % 3, "memory": 1})
+            for i in range(200)}
+        route.install(self.sched)
+        b = self.body()
+        assert len(b["erred"]) == route.ERRED_MAX and b["erred"][0] == ["p1", 1]
+        assert b["erred_left_out"] == 133 - route.ERRED_MAX  # 133 of 200 have erred > 0
+        rows = b["running"]
+        assert len(rows) == route.RUNNING_MAX and b["running_left_out"] == 22 - len(rows)
+        key, prefix, worker, seconds = rows[0]
+        assert (key, prefix, worker) == ('["nap-ab",0]', "nap", w0.address)
+        assert 42 <= seconds < 60  # 40 s at the heartbeat, 2 s before now
+        assert [r[1] for r in rows[1:]] == ["sum"] * 15
+        assert [r[3] for r in rows] == sorted((r[3] for r in rows), reverse=True)
+        assert "inc-1" not in {r[0] for r in rows}
+        assert self.body()["running"][0][:3] == rows[0][:3]  # unchanged: the rows kept
+
+    def test_idle_cluster(self):
+        route.install(self.sched)
+        b = self.body()
+        assert (b["erred"], b["erred_left_out"], b["running"], b["running_left_out"]) == \
+            ([], 0, [], 0)

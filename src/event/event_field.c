@@ -95,6 +95,10 @@ static const struct event_field worker_fields[] = {
 
 static const struct event_field sample_fields[] = {
 	STR(ev_sample, dask_version),
+	LIST(ev_sample, erred, n_erred, FK_KV),
+	NUM(ev_sample, erred_left_out, 0, RANGE_TASKS_MAX),
+	LIST(ev_sample, running, n_running, FK_RUNNING),
+	NUM(ev_sample, running_left_out, 0, RANGE_TASKS_MAX),
 	STR(ev_sample, scheduler_id),
 	STR(ev_sample, source),
 	NUM(ev_sample, tasks_done, 0, RANGE_TASKS_MAX),
@@ -269,6 +273,7 @@ bool event_field_present(const struct event_field *f, const void *base)
 	case FK_STRLIST: return *(const char *const *const *)p != NULL;
 	case FK_FILEMETA: return *(const bool *)(b + f->off2);
 	case FK_KV:
+	case FK_RUNNING:
 	case FK_WORKERS: return *(const size_t *)(b + f->off2) > 0;
 	case FK_COUNTERS: return *(const void *const *)p != NULL;
 	default: return true; /* FK_U32, FK_ROWS, FK_SCOPE, FK_STATE, FK_LEVEL */

@@ -725,6 +725,42 @@ static enum decode_error counter_el(struct jp *j, void *ctx, const char *key, si
 	return e ? e : (cc.i == 3 ? DEC_OK : DEC_BAD_TYPE);
 }
 
+/* [key, prefix, worker, seconds]: a task executing now (a sample's). */
+struct running_ctx {
+	struct task_running *r;
+	int i;
+};
+
+static enum decode_error running_part(struct jp *j, void *ctx, const char *key, size_t klen)
+{
+	(void)key;
+	(void)klen;
+	struct running_ctx *rc = ctx;
+	const char **parts[3] = { &rc->r->key, &rc->r->prefix, &rc->r->worker };
+	int i = rc->i++;
+	if (i < 3)
+		return jp_string(j, parts[i]);
+	if (i > 3)
+		return DEC_BAD_TYPE;
+	enum decode_error e = jp_number(j, &rc->r->seconds);
+	return e ? e : range_ok(RANGE_TASK_SECONDS, rc->r->seconds) ? DEC_OK : DEC_OUT_OF_RANGE;
+}
+
+static enum decode_error running_el(struct jp *j, void *ctx, const char *key, size_t klen)
+{
+	(void)key;
+	(void)klen;
+	struct vec *v = ctx;
+	struct task_running *r = vec_push(j, v);
+	if (!r)
+		return v->err;
+	if (j->p >= j->end || *j->p != '[')
+		return DEC_BAD_TYPE;
+	struct running_ctx rc = { r, 0 };
+	enum decode_error e = container(j, false, running_part, &rc);
+	return e ? e : (rc.i == 4 ? DEC_OK : DEC_BAD_TYPE);
+}
+
 /* A list-valued field: fills the pointer at off and the count at off2. */
 static enum decode_error list_field(struct jp *j, const struct event_field *f, char *base)
 {
@@ -738,6 +774,7 @@ static enum decode_error list_field(struct jp *j, const struct event_field *f, c
 		[FK_WORKERS] = { sizeof(struct worker_sample), worker_el, false },
 		[FK_ROWS] = { sizeof(struct fine_row), row_el, false },
 		[FK_COUNTERS] = { sizeof(struct source_counter), counter_el, false },
+		[FK_RUNNING] = { sizeof(struct task_running), running_el, false },
 	};
 	bool object = kinds[f->kind].object;
 	if (j->p >= j->end || *j->p != (object ? '{' : '['))
@@ -745,6 +782,8 @@ static enum decode_error list_field(struct jp *j, const struct event_field *f, c
 	size_t max = f->kind == FK_KV ? EVENT_MAX_SECTIONS : EVENT_MAX_LIST;
 	if (f->kind == FK_COUNTERS)
 		max = EVENT_COUNTERS_MAX;
+	if (f->kind == FK_RUNNING)
+		max = EVENT_MAX_RUNNING;
 	struct vec v = { .size = kinds[f->kind].size, .max = max };
 	enum decode_error e = container(j, object, kinds[f->kind].fn, &v);
 	if (e)
@@ -1052,7 +1091,7 @@ static enum decode_error check_sample(struct ev_sample *s, bool count_given)
 		return DEC_INCONSISTENT;
 	if (!event_sample_progress_ok(s))
 		return DEC_INCONSISTENT; /* progress comes as a pair, done <= total */
-	return DEC_OK;
+	return event_sample_tasks_ok(s) ? DEC_OK : DEC_OUT_OF_RANGE;
 }
 
 /* A status roastop does not know would leave the run's end unexplained:
@@ -1359,6 +1398,23 @@ static void enc_rows(struct strbuf *sb, const struct fine_row *rows, size_t n)
 	strbuf_puts(sb, "]");
 }
 
+static void enc_running(struct strbuf *sb, const struct task_running *r, size_t n)
+{
+	strbuf_puts(sb, "[");
+	for (size_t i = 0; i < n; i++) {
+		strbuf_puts(sb, i ? ",[" : "[");
+		strbuf_json_string(sb, r[i].key);
+		strbuf_puts(sb, ",");
+		strbuf_json_string(sb, r[i].prefix);
+		strbuf_puts(sb, ",");
+		strbuf_json_string(sb, r[i].worker);
+		strbuf_puts(sb, ",");
+		strbuf_json_number(sb, r[i].seconds);
+		strbuf_puts(sb, "]");
+	}
+	strbuf_puts(sb, "]");
+}
+
 /* Writes one field if it holds a value; returns whether it wrote. */
 static bool enc_value(struct strbuf *sb, const struct event_field *f, const char *base)
 {
@@ -1384,6 +1440,7 @@ static bool enc_value(struct strbuf *sb, const struct event_field *f, const char
 	case FK_ROWS: enc_rows(sb, *(const struct fine_row *const *)p, n); return true;
 	case FK_STRLIST: enc_strlist(sb, *(const char *const *const *)p, n); return true;
 	case FK_KV: enc_kv(sb, *(const struct kv_num *const *)p, n); return true;
+	case FK_RUNNING: enc_running(sb, *(const struct task_running *const *)p, n); return true;
 	default: break;
 	}
 	const struct worker_sample *ws = *(const struct worker_sample *const *)p;

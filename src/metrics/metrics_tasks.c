@@ -22,7 +22,10 @@ static void mt_prefix(cJSON *arr, const struct tasks *t, const struct tasks_pref
 	}
 	cJSON_AddStringToObject(o, "prefix", p->name);
 	cJSON_AddNumberToObject(o, "count", (double)p->count);
-	cJSON_AddNumberToObject(o, "erred", (double)p->erred);
+	mt_num(o, "erred", tasks_erred(t, p));
+	bool partial;
+	optnum flight = tasks_running_of(t, p, &partial);
+	mt_num(o, "in_flight", partial ? optnum_none() : flight); /* a lower bound is not it */
 	const double q[] = { 0.5, 0.9, 0.99 };
 	const char *qn[] = { "compute_p50_seconds", "compute_p90_seconds", "compute_p99_seconds" };
 	for (int i = 0; i < 3; i++)
@@ -54,6 +57,58 @@ static void mt_stragglers(cJSON *o, const struct tasks *t)
 	}
 }
 
+static void mt_running(cJSON *arr, const struct tasks *t, const struct tasks_running *r)
+{
+	cJSON *e = cJSON_CreateObject();
+	if (!e || !cJSON_AddItemToArray(arr, e)) {
+		cJSON_Delete(e);
+		return;
+	}
+	cJSON_AddStringToObject(e, "key", r->key);
+	cJSON_AddStringToObject(e, "prefix", r->prefix);
+	cJSON_AddStringToObject(e, "worker", r->worker);
+	cJSON_AddNumberToObject(e, "seconds", r->seconds);
+	cJSON_AddBoolToObject(e, "straggler", tasks_running_straggler(t, r));
+}
+
+/* in_flight: the route's tasks executing now, null without it. */
+static void mt_in_flight(cJSON *o, const struct tasks *t)
+{
+	const struct tasks_route *r = &t->route;
+	if (!r->running_measured) {
+		cJSON_AddNullToObject(o, "in_flight");
+		cJSON_AddStringToObject(o, "in_flight_reason",
+					"no answer from the collector's route (not installed, or the "
+					"scheduler lost): /eventstream tells finished tasks only");
+		return;
+	}
+	cJSON *f = cJSON_AddObjectToObject(o, "in_flight");
+	if (!f)
+		return;
+	cJSON_AddNumberToObject(f, "count", (double)r->running_count);
+	cJSON *arr = cJSON_AddArrayToObject(f, "oldest");
+	size_t stragglers = 0;
+	for (size_t i = 0; i < r->n_running; i++) {
+		stragglers += tasks_running_straggler(t, &r->running[i]);
+		if (arr)
+			mt_running(arr, t, &r->running[i]);
+	}
+	cJSON_AddNumberToObject(f, "stragglers", (double)stragglers);
+}
+
+/* erred: the route's failed tasks, null without it. */
+static void mt_erred(cJSON *o, const struct tasks *t)
+{
+	mt_num(o, "erred", tasks_erred(t, NULL));
+	if (t->route.erred_measured)
+		cJSON_AddNumberToObject(o, "erred_prefixes_left_out",
+					(double)t->route.erred_left_out);
+	else
+		cJSON_AddStringToObject(o, "erred_reason",
+					"the collector's route never answered: /eventstream sends "
+					"nothing for a task that raised");
+}
+
 /* The feed's "connects" counter: 0 while it never reached the scheduler. */
 static uint64_t mt_connects(const struct ev_counters *feed)
 {
@@ -71,10 +126,10 @@ void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct ev_co
 	/* a stream never reached measured nothing: null, not 0 */
 	bool measured = t->count || !feed || mt_connects(feed);
 	mt_num(o, "count", measured ? optnum_of((double)t->count) : optnum_none());
-	mt_num(o, "erred", measured ? optnum_of((double)t->erred) : optnum_none());
+	mt_erred(o, t);
 	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
 	cJSON_AddNumberToObject(o, "pool_refused", (double)t->pool_refused);
-	cJSON_AddNullToObject(o, "in_flight"); /* /eventstream tells finished tasks only */
+	mt_in_flight(o, t);
 	mt_num(o, "straggler_count", measured ? optnum_of((double)t->stragglers) : optnum_none());
 	cJSON *arr = cJSON_AddArrayToObject(o, "prefixes");
 	for (size_t i = 0; arr && i < t->n; i++)
@@ -90,13 +145,27 @@ static optnum mt_get(const cJSON *o, const char *name)
 
 static void mt_text_prefix(const cJSON *p, struct strbuf *sb)
 {
-	char a[FMT_LEN], b[FMT_LEN];
+	char a[FMT_LEN], b[FMT_LEN], e[FMT_LEN], f[FMT_LEN];
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "prefix");
-	strbuf_appendf(sb, "  %-32.32s %10.0f %6.0f %9s %9s %5.0f\n",
+	strbuf_appendf(sb, "  %-32.32s %10.0f %6s %6s %9s %9s %5.0f\n",
 		       cJSON_IsString(name) ? name->valuestring : "?", mt_get(p, "count").value,
-		       mt_get(p, "erred").value, format_duration(a, mt_get(p, "compute_p50_seconds")),
+		       format_num(e, mt_get(p, "erred"), "%.0f"),
+		       format_num(f, mt_get(p, "in_flight"), "%.0f"),
+		       format_duration(a, mt_get(p, "compute_p50_seconds")),
 		       format_duration(b, mt_get(p, "compute_p90_seconds")),
 		       mt_get(p, "stragglers").value);
+}
+
+static void mt_text_oldest(const cJSON *r, struct strbuf *sb)
+{
+	char a[FMT_LEN];
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "key");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "worker");
+	if (cJSON_IsString(key) && cJSON_IsString(w))
+		strbuf_appendf(sb, "  oldest in flight: %s on %s, %s%s\n", key->valuestring,
+			       w->valuestring, format_duration(a, mt_get(r, "seconds")),
+			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "straggler"))
+				       ? " (straggler)" : "");
 }
 
 void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
@@ -109,12 +178,15 @@ void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
 		strbuf_puts(sb, "\nDask tasks (/eventstream): n/a (the stream never connected)\n");
 		return;
 	}
-	strbuf_appendf(sb, "\nDask tasks (/eventstream): %.0f tasks, %.0f erred, %.0f stragglers\n",
-		       n.value, mt_get(tasks, "erred").value, mt_get(tasks, "straggler_count").value);
+	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(tasks, "in_flight");
+	char e[FMT_LEN], f[FMT_LEN];
+	strbuf_appendf(sb, "\nDask tasks (/eventstream): %.0f tasks, %s erred, %s in flight, "
+		       "%.0f stragglers\n", n.value, format_num(e, mt_get(tasks, "erred"), "%.0f"),
+		       format_num(f, mt_get(fl, "count"), "%.0f"), mt_get(tasks, "straggler_count").value);
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tasks, "prefixes");
 	if (cJSON_GetArraySize(arr) > 0)
-		strbuf_appendf(sb, "  %-32s %10s %6s %9s %9s %5s\n", "prefix", "tasks", "erred",
-			       "p50", "p90", "strag");
+		strbuf_appendf(sb, "  %-32s %10s %6s %6s %9s %9s %5s\n", "prefix", "tasks", "erred",
+			       "flight", "p50", "p90", "strag");
 	int shown = 0; /* in the model's order: first seen first */
 	const cJSON *p;
 	cJSON_ArrayForEach(p, arr)
@@ -128,4 +200,5 @@ void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
 	if (cJSON_IsString(key) && cJSON_IsString(w))
 		strbuf_appendf(sb, "  latest straggler: %s on %s, %s\n", key->valuestring,
 			       w->valuestring, format_duration(a, mt_get(s, "seconds")));
+	mt_text_oldest(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(fl, "oldest"), 0), sb);
 }

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "roastop/range.h"
+
 static const char *const type_names[EV__COUNT] = {
 	[EV_NONE] = "none",	       [EV_SAMPLE] = "sample",
 	[EV_CHUNK] = "chunk",	       [EV_RUN_START] = "run_start",
@@ -59,6 +61,31 @@ bool event_sample_progress_ok(const struct ev_sample *s)
 {
 	return progress_ok(s->tasks_done, s->tasks_total) &&
 	       progress_ok(s->tasks_done_cumulative, s->tasks_total_cumulative);
+}
+
+/* Not given, or a whole count within range.h's. */
+static bool tasks_count_ok(optnum n)
+{
+	return !n.valid || (range_ok(RANGE_TASKS, n.value) && n.value == floor(n.value));
+}
+
+/* Lists given only with their left_out count (a measured source); counts
+ * whole, seconds within range.h, every string there. */
+bool event_sample_tasks_ok(const struct ev_sample *s)
+{
+	if ((s->n_erred && !s->erred_left_out.valid) || s->n_erred > EVENT_MAX_SECTIONS ||
+	    (s->n_running && !s->running_left_out.valid) || s->n_running > EVENT_MAX_RUNNING ||
+	    !tasks_count_ok(s->erred_left_out) || !tasks_count_ok(s->running_left_out))
+		return false;
+	for (size_t i = 0; i < s->n_erred; i++)
+		if (!s->erred[i].key || !tasks_count_ok(optnum_of(s->erred[i].value)))
+			return false;
+	for (size_t i = 0; i < s->n_running; i++) {
+		const struct task_running *r = &s->running[i];
+		if (!r->key || !r->prefix || !r->worker || !range_ok(RANGE_TASK_SECONDS, r->seconds))
+			return false;
+	}
+	return true;
 }
 
 const char *event_type_name(enum event_type t)

@@ -15,6 +15,7 @@ static const struct range ranges[RANGE__COUNT] = {
 	[RANGE_TASKS] = { "tasks", "tasks", 0, RANGE_TASKS_MAX, false },
 	[RANGE_FINE] = { "fine_value", "s, bytes or count", 0, RANGE_FINE_MAX, false },
 	[RANGE_PID] = { "pid", "", 0, RANGE_PID_MAX, true },
+	[RANGE_TASK_SECONDS] = { "task_seconds", "s", 0, RANGE_TASK_SECONDS_MAX, false },
 };
 
 const struct range *range_of(enum range_qty q)

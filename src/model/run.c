@@ -1158,6 +1158,7 @@ static void scheduler_gap(struct run *r)
 	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
 		timeline_gap(tls[i]);
 	timeline_gap(&r->tl_tasks_done);
+	tasks_route_lost(&r->tasks); /* the tasks in flight are no longer known */
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_t_last = -1;
@@ -1248,10 +1249,12 @@ int run_apply(struct run *r, const struct event *ev)
 	case EV_SAMPLE:
 		if (ev->u.sample.source && strcmp(ev->u.sample.source, "heartbeat") == 0)
 			r->n_beat_samples++;
-		if (late)
+		if (late) {
 			apply_sample_late(r, ev->t, &ev->u.sample);
-		else
-			apply_sample(r, ev->t, &ev->u.sample);
+			break;
+		}
+		apply_sample(r, ev->t, &ev->u.sample);
+		tasks_apply_sample(&r->tasks, &ev->u.sample); /* the route's failed, running tasks */
 		break;
 	case EV_CHUNK:
 		run_client_seen(r, ev->t);

@@ -83,11 +83,19 @@ static bool tasks_prefix_room(struct tasks *ts)
 	return true;
 }
 
-static struct tasks_prefix *tasks_prefix(struct tasks *ts, const char *name)
+static struct tasks_prefix *tasks_prefix_find(const struct tasks *ts, const char *name)
 {
 	for (size_t i = 0; i < ts->n; i++)
 		if (!strncmp(ts->prefixes[i].name, name, TASKS_NAME_LEN - 1))
 			return &ts->prefixes[i];
+	return NULL;
+}
+
+static struct tasks_prefix *tasks_prefix(struct tasks *ts, const char *name)
+{
+	struct tasks_prefix *found = tasks_prefix_find(ts, name);
+	if (found)
+		return found;
 	if (!tasks_prefix_room(ts))
 		return NULL;
 	struct tasks_prefix *p = &ts->prefixes[ts->n++];
@@ -108,14 +116,19 @@ optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *
 	return optnum_of(fmax(3 * p90.value, p99.value));
 }
 
-/* Judged against its prefix's finished tasks, else (a prefix of few, such
- * as one slow delayed call) against all tasks, before it is added. */
+/* The threshold a task of p is judged against: its prefix's finished
+ * tasks, else (a prefix of few, such as one slow delayed call) all tasks. */
+static optnum tasks_threshold(const struct tasks *ts, const struct tasks_prefix *p)
+{
+	optnum after = p ? tasks_straggler_after(ts, p) : optnum_none();
+	return after.valid ? after : tasks_straggler_after(ts, NULL);
+}
+
+/* Judged before it is added. */
 static void tasks_judge(struct tasks *ts, struct tasks_prefix *p, const struct ev_task *t,
 			double sec)
 {
-	optnum after = p ? tasks_straggler_after(ts, p) : optnum_none();
-	if (!after.valid)
-		after = tasks_straggler_after(ts, NULL);
+	optnum after = tasks_threshold(ts, p);
 	if (!after.valid || sec <= after.value)
 		return;
 	struct tasks_straggler *s = &ts->straggler[ts->stragglers++ % TASKS_STRAGGLERS_KEPT];
@@ -219,4 +232,99 @@ const struct tasks_straggler *tasks_straggler_at(const struct tasks *ts, size_t 
 	if (i >= tasks_straggler_count(ts))
 		return NULL;
 	return &ts->straggler[(ts->stragglers - 1 - i) % TASKS_STRAGGLERS_KEPT];
+}
+
+/* A prefix's cumulative failed count from the route. A prefix first listed
+ * after a sample that listed every failing prefix had none before (base 0);
+ * one listed from the start, or after some were left out, counts from its
+ * first value. A count that falls is a new scheduler: the growth so far is
+ * carried and the new one counts from 0. */
+static void tasks_erred_seen(struct tasks_prefix *p, double n, bool from_zero)
+{
+	if (!p->erred_known) {
+		p->erred_known = true;
+		p->erred_base = from_zero ? 0 : n;
+	} else if (n < p->erred_latest) {
+		p->erred_carry += p->erred_latest - p->erred_base;
+		p->erred_base = 0;
+	}
+	p->erred_latest = n;
+}
+
+static void tasks_running_take(struct tasks *ts, const struct ev_sample *s)
+{
+	struct tasks_route *r = &ts->route;
+	r->running_measured = s->running_left_out.valid;
+	r->running_count = r->running_measured ? s->n_running + (uint64_t)s->running_left_out.value
+					       : 0;
+	r->n_running = 0;
+	for (size_t i = 0; r->running_measured && i < s->n_running; i++) {
+		if (r->n_running == TASKS_RUNNING_KEPT)
+			break;
+		struct tasks_running *t = &r->running[r->n_running++];
+		snprintf(t->key, sizeof(t->key), "%s", s->running[i].key);
+		snprintf(t->prefix, sizeof(t->prefix), "%s", s->running[i].prefix);
+		snprintf(t->worker, sizeof(t->worker), "%s", s->running[i].worker);
+		t->seconds = s->running[i].seconds;
+	}
+}
+
+void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s)
+{
+	tasks_running_take(ts, s);
+	if (!s->erred_left_out.valid)
+		return;
+	bool from_zero = ts->route.erred_measured && ts->route.erred_left_out == 0;
+	ts->route.erred_measured = true;
+	ts->route.erred_left_out = (uint64_t)s->erred_left_out.value;
+	for (size_t i = 0; i < s->n_erred; i++) {
+		struct tasks_prefix *p = tasks_prefix(ts, s->erred[i].key);
+		if (p)
+			tasks_erred_seen(p, s->erred[i].value, from_zero);
+	}
+}
+
+void tasks_route_lost(struct tasks *ts)
+{
+	ts->route.running_measured = false;
+	ts->route.running_count = 0;
+	ts->route.n_running = 0;
+}
+
+static double tasks_erred_of(const struct tasks_prefix *p)
+{
+	double grown = p->erred_known ? p->erred_carry + p->erred_latest - p->erred_base : 0;
+	return fmax(grown, (double)p->erred);
+}
+
+/* The stream's erred are tasks the route counts too: the larger, not the sum. */
+optnum tasks_erred(const struct tasks *ts, const struct tasks_prefix *p)
+{
+	if (!ts->route.erred_measured)
+		return optnum_none();
+	if (p)
+		return optnum_of(tasks_erred_of(p));
+	double n = 0;
+	for (size_t i = 0; i < ts->n; i++)
+		n += tasks_erred_of(&ts->prefixes[i]);
+	return optnum_of(n);
+}
+
+bool tasks_running_straggler(const struct tasks *ts, const struct tasks_running *r)
+{
+	optnum after = tasks_threshold(ts, tasks_prefix_find(ts, r->prefix));
+	return after.valid && r->seconds > after.value;
+}
+
+optnum tasks_running_of(const struct tasks *ts, const struct tasks_prefix *p, bool *partial)
+{
+	const struct tasks_route *r = &ts->route;
+	if (partial)
+		*partial = r->running_count > r->n_running;
+	if (!r->running_measured)
+		return optnum_none();
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_running; i++)
+		n += !strncmp(r->running[i].prefix, p->name, TASKS_NAME_LEN - 1);
+	return optnum_of((double)n);
 }

@@ -632,6 +632,86 @@ static void state_workers_v3(struct dec *d, const cJSON *root, struct state_ctx 
 		state_workers_kept(d, root, c->token, c->facts, s);
 }
 
+/* An array of at most max members, each an array of n: the arena array for
+ * them (NULL when empty or on error). */
+static void *state_tuples(struct dec *d, const cJSON *arr, size_t max, int n, const char *what,
+			  size_t elem)
+{
+	if (!cJSON_IsArray(arr)) {
+		dec_fail(d, DASK_BAD_SHAPE, "%s: not an array", what);
+		return NULL;
+	}
+	if ((size_t)cJSON_GetArraySize(arr) > max) {
+		dec_fail(d, DASK_TOO_MANY, "%s: over %zu entries", what, max);
+		return NULL;
+	}
+	const cJSON *a;
+	cJSON_ArrayForEach(a, arr)
+	{
+		if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n) {
+			dec_fail(d, DASK_BAD_SHAPE, "%s[]: not a %d-element array", what, n);
+			return NULL;
+		}
+	}
+	return dec_array(d, (size_t)cJSON_GetArraySize(arr), elem);
+}
+
+/* A number that must be there: null or absent is an error too. */
+static double state_needed(struct dec *d, const cJSON *v, const char *what, enum range_qty q)
+{
+	optnum x = dec_numval(d, v, what, q);
+	if (!x.valid)
+		dec_fail(d, DASK_BAD_FIELD, "%s: missing", what);
+	return x.value;
+}
+
+/* Version 4: "erred", [prefix, tasks gone into erred] of the prefixes with
+ * some, and "erred_left_out", the prefixes not listed. */
+static void state_erred(struct dec *d, const cJSON *root, struct ev_sample *s)
+{
+	s->erred_left_out = dec_num(d, root, "erred_left_out", RANGE_TASKS);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "erred");
+	if (!s->erred_left_out.valid && arr && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_FIELD, "erred: without erred_left_out");
+	if (!s->erred_left_out.valid)
+		return; /* not measured */
+	s->erred = state_tuples(d, arr, EVENT_MAX_SECTIONS, 2, "erred", sizeof(*s->erred));
+	const cJSON *a;
+	cJSON_ArrayForEach(a, arr)
+	{
+		if (d->error != DASK_OK)
+			return;
+		struct kv_num *kv = &s->erred[s->n_erred++];
+		kv->key = dec_strval(d, a->child, "erred[][0]");
+		kv->value = state_needed(d, a->child->next, "erred[][1]", RANGE_TASKS);
+	}
+}
+
+/* Version 4: "running", [key, prefix, worker, seconds] of the tasks
+ * executing longest, and "running_left_out", those not listed. */
+static void state_running(struct dec *d, const cJSON *root, struct ev_sample *s)
+{
+	s->running_left_out = dec_num(d, root, "running_left_out", RANGE_TASKS);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "running");
+	if (!s->running_left_out.valid && arr && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_FIELD, "running: without running_left_out");
+	if (!s->running_left_out.valid)
+		return;
+	s->running = state_tuples(d, arr, EVENT_MAX_RUNNING, 4, "running", sizeof(*s->running));
+	const cJSON *a;
+	cJSON_ArrayForEach(a, arr)
+	{
+		if (d->error != DASK_OK)
+			return;
+		struct task_running *r = &s->running[s->n_running++];
+		const cJSON *v = a->child;
+		r->key = dec_strval(d, v, "running[][0]");
+		r->prefix = dec_strval(d, v = v->next, "running[][1]");
+		r->worker = dec_strval(d, v = v->next, "running[][2]");
+		r->seconds = state_needed(d, v->next, "running[][3]", RANGE_TASK_SECONDS);
+	}
+}
+
 static void state_sample(struct dec *d, const cJSON *root, int version, struct state_ctx *c,
 			 struct ev_sample *s)
 {
@@ -653,6 +733,12 @@ static void state_sample(struct dec *d, const cJSON *root, int version, struct s
 	else
 		state_workers_v3(d, root, c, s);
 	s->worker_count = (uint32_t)s->n_workers;
+	if (version < 4)
+		return;
+	state_erred(d, root, s);
+	state_running(d, root, s);
+	if (d->error == DASK_OK && !event_sample_tasks_ok(s))
+		dec_fail(d, DASK_BAD_FIELD, "erred or running: an entry missing or out of range");
 }
 
 static void state_span(struct dec *d, const cJSON *root, struct event *span)
@@ -710,9 +796,9 @@ static void state_read(struct dec *d, const cJSON *root, struct event *const evs
 	struct event *sample = evs[0], *fine = evs[1], *span = evs[2];
 	/* version 1: the handler an earlier collector left on a scheduler */
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
-	if (!cJSON_IsNumber(ver) ||
-	    (ver->valuedouble != 1.0 && ver->valuedouble != 2.0 && ver->valuedouble != 3.0)) {
-		dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1, 2 or 3");
+	if (!cJSON_IsNumber(ver) || !(ver->valuedouble == 1.0 || ver->valuedouble == 2.0 ||
+				      ver->valuedouble == 3.0 || ver->valuedouble == 4.0)) {
+		dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1 to 4");
 		return;
 	}
 	sample->type = EV_SAMPLE;

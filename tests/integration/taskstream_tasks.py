@@ -10,3 +10,7 @@ def inc(x):
 def nap(seconds):
     time.sleep(seconds)
     return seconds
+
+
+def boom(x):
+    raise ValueError(f"boom {x}")

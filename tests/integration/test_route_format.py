@@ -1,8 +1,8 @@
-"""The collector's scheduler route, version 3, on a real `dask scheduler` with
+"""The collector's scheduler route, version 4, on a real `dask scheduler` with
 two `dask worker` processes: the body carries the scheduler's own worker facts
 and numbers (docs/scheduler.md, "The route"), leaves the facts out for a
 client that names their token, and a scheduler that already serves an earlier
-collector's version-1 or version-2 handler is moved to version 3 in place
+collector's version-1, 2 or 3 handler is moved to version 4 in place
 (tornado cannot remove a handler; the route's path stays). roastop asks with
 the token and still records every worker's facts in every sample."""
 import base64
@@ -43,13 +43,16 @@ def numbers(body, n):
     return [vals[i::n] for i in range(n)]
 
 
-def test_version_3_carries_the_schedulers_own_numbers(cluster):
+def test_version_4_carries_the_schedulers_own_numbers(cluster):
     client = cluster.client()
     routes, why = route.install_on(client)
     assert why is None and route.ROUTE in routes
     body = state(cluster)
     want = client.run_on_scheduler(worker_truth)
-    assert body["roastop_route"] == 3 and body["n_workers"] == 2
+    assert body["roastop_route"] == 4 and body["n_workers"] == 2
+    # nothing failed, nothing running: measured, empty
+    assert (body["erred"], body["erred_left_out"]) == ([], 0)
+    assert (body["running"], body["running_left_out"]) == ([], 0)
     assert len(body["worker_status"]) == 2
     for facts, status, nums in zip(body["workers"], body["worker_status"], numbers(body, 2)):
         w = want[facts[0]]
@@ -67,18 +70,18 @@ def test_version_3_carries_the_schedulers_own_numbers(cluster):
     client.close()
 
 
-@pytest.mark.parametrize("version", [1, 2])
-def test_an_earlier_collectors_handler_is_moved_to_version_3(cluster, version):
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_an_earlier_collectors_handler_is_moved_to_version_4(cluster, version):
     client = cluster.client()
     client.run_on_scheduler(install_route_old, version=version)
     assert state(cluster)["roastop_route"] == version
     routes, why = route.install_on(client)
     assert why is None and routes == [route.ROUTE]
-    wait_for(lambda: state(cluster)["roastop_route"] == 3, timeout=60)
+    wait_for(lambda: state(cluster)["roastop_route"] == 4, timeout=60)
     assert len(state(cluster)["workers"]) == 2
     routes, why = route.install_on(client)  # a second run: the span only
     client.close()
-    assert routes == [route.ROUTE] and state(cluster)["roastop_route"] == 3
+    assert routes == [route.ROUTE] and state(cluster)["roastop_route"] == 4
 
 
 def recorded_samples(rec):

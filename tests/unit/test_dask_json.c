@@ -290,6 +290,110 @@ static void state_v3_reads_as_v1(void **state)
 	evs_free(e3);
 }
 
+/* Version 4: version 3 with the failed tasks per prefix and the tasks
+ * executing now. */
+#define STATE_V4(tail)                                                                             \
+	"{\"roastop_route\":4,\"facts_token\":\"t\",\"fine\":[],\"worker_status\":[\"running\"],"  \
+	"\"workers\":[[\"tcp://a:1\",\"w\",\"h\",1,1,1]],"                                        \
+	"\"worker_state\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"" tail "}"
+
+static void state_v4_tasks(void **state)
+{
+	(void)state;
+	struct evs *e = evs_new();
+	assert_int_equal(state_of(e, STATE_V4(",\"erred\":[[\"boom\",3],[\"x\",1]],"
+					      "\"erred_left_out\":2,\"running\":[[\"('nap-1', 0)\","
+					      "\"nap\",\"tcp://a:1\",12.5]],\"running_left_out\":4")),
+			 DASK_OK);
+	const struct ev_sample *s = &e->sample.u.sample;
+	assert_int_equal(s->n_erred, 2);
+	assert_string_equal(s->erred[0].key, "boom");
+	assert_near(s->erred[0].value, 3, 0);
+	assert_near(s->erred_left_out.value, 2, 0);
+	assert_int_equal(s->n_running, 1);
+	assert_string_equal(s->running[0].key, "('nap-1', 0)");
+	assert_string_equal(s->running[0].prefix, "nap");
+	assert_string_equal(s->running[0].worker, "tcp://a:1");
+	assert_near(s->running[0].seconds, 12.5, 0);
+	assert_near(s->running_left_out.value, 4, 0);
+	/* none failed, none running: measured, empty */
+	assert_int_equal(state_of(e, STATE_V4(",\"erred\":[],\"erred_left_out\":0,"
+					      "\"running\":[],\"running_left_out\":0")),
+			 DASK_OK);
+	assert_true(e->sample.u.sample.erred_left_out.valid && !e->sample.u.sample.n_erred);
+	assert_true(e->sample.u.sample.running_left_out.valid);
+	/* without the members (and in version 3): not measured */
+	assert_int_equal(state_of(e, STATE_V4("")), DASK_OK);
+	assert_false(e->sample.u.sample.erred_left_out.valid);
+	assert_false(e->sample.u.sample.running_left_out.valid);
+	evs_free(e);
+}
+
+/* Hostile members: each a counted rejection of the whole body. */
+static void state_v4_rejects(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *tail;
+		enum dask_error want;
+	} cases[] = {
+		{ ",\"erred\":[[\"a\",1]]", DASK_BAD_FIELD }, /* no left_out */
+		{ ",\"running\":[]", DASK_BAD_FIELD },
+		{ ",\"erred_left_out\":0", DASK_BAD_SHAPE }, /* no list */
+		{ ",\"erred\":{},\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[[\"a\"]],\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[[\"a\",1,2]],\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[\"a\"],\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[[\"a\",-1]],\"erred_left_out\":0", DASK_OUT_OF_RANGE },
+		{ ",\"erred\":[[\"a\",1e16]],\"erred_left_out\":0", DASK_OUT_OF_RANGE },
+		{ ",\"erred\":[[\"a\",1.5]],\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[[\"a\",null]],\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[[null,1]],\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[[1,1]],\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[],\"erred_left_out\":-1", DASK_OUT_OF_RANGE },
+		{ ",\"running\":[],\"running_left_out\":1.5", DASK_BAD_FIELD },
+		{ ",\"erred\":[],\"erred_left_out\":\"0\"", DASK_BAD_FIELD },
+		{ ",\"running\":[[\"k\",\"p\",\"w\"]],\"running_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"running\":[[\"k\",\"p\",\"w\",-1]],\"running_left_out\":0",
+		  DASK_OUT_OF_RANGE },
+		{ ",\"running\":[[\"k\",\"p\",\"w\",2e9]],\"running_left_out\":0",
+		  DASK_OUT_OF_RANGE },
+		{ ",\"running\":[[\"k\",\"p\",\"w\",\"1\"]],\"running_left_out\":0",
+		  DASK_BAD_FIELD },
+		{ ",\"running\":[[\"k\",null,\"w\",1]],\"running_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"running\":[[\"k\",\"p\",[],1]],\"running_left_out\":0", DASK_BAD_FIELD },
+	};
+	struct evs *e = evs_new();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char body[512];
+		snprintf(body, sizeof(body), STATE_V4("%s"), cases[i].tail);
+		enum dask_error got = state_of(e, body);
+		if (got != cases[i].want)
+			fail_msg("case %zu (%s): %s, want %s", i, cases[i].tail, dask_error_name(got),
+				 dask_error_name(cases[i].want));
+		assert_int_equal(e->sample.type, EV_NONE); /* never half an answer */
+	}
+	/* more than a sample holds: 65 running tasks; 257 prefixes */
+	struct strbuf sb, body;
+	strbuf_init(&sb);
+	strbuf_init(&body);
+	for (int list = 0; list < 2; list++) {
+		strbuf_reset(&sb);
+		strbuf_reset(&body);
+		strbuf_puts(&sb, list ? ",\"erred_left_out\":0,\"erred\":["
+				      : ",\"running_left_out\":0,\"running\":[");
+		for (int i = 0; i < (list ? 257 : 65); i++)
+			strbuf_appendf(&sb, list ? "%s[\"p%d\",1]" : "%s[\"k%d\",\"p\",\"w\",1]",
+				       i ? "," : "", i);
+		strbuf_puts(&sb, "]");
+		strbuf_appendf(&body, STATE_V4("%s"), sb.data);
+		assert_int_equal(state_of(e, body.data), DASK_TOO_MANY);
+	}
+	strbuf_free(&sb);
+	strbuf_free(&body);
+	evs_free(e);
+}
+
 /* A short body whose facts are not the kept ones is refused whole, never
  * read against other workers' facts; the cache is left for the poller to
  * drop. */
@@ -337,7 +441,7 @@ static void state_rejects(void **state)
 		{ "", DASK_BAD_JSON },
 		{ "{\"roastop_route\":1,", DASK_BAD_JSON },
 		{ "[1,2]", DASK_BAD_SHAPE },
-		{ "{\"roastop_route\":4,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":5,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
 		/* version 3's token: missing, not URL-safe, too long; the short
 		 * body with statuses, or with columns of no whole worker */
 		{ "{\"roastop_route\":3,\"workers\":[],\"worker_status\":[],\"worker_state\":\"\","
@@ -930,6 +1034,8 @@ int main(void)
 		cmocka_unit_test(budget_scales_with_workers),
 		cmocka_unit_test(budget_scan_stays_in_the_body),
 		cmocka_unit_test(sitemap_paths),
+		cmocka_unit_test(state_v4_tasks),
+		cmocka_unit_test(state_v4_rejects),
 		cmocka_unit_test(counts_fixture),
 		cmocka_unit_test(counts_rejects),
 	};

@@ -423,6 +423,11 @@ static void text_round_trip(void **state)
 		"\"nthreads\":4,\"memory_bytes\":1e9,\"memory_limit\":4e9,\"cpu_percent\":99.5,"
 		"\"executing\":2,\"processing\":5,\"managed_bytes\":10,\"spilled_bytes\":0},"
 		"{\"id\":\"b\"}]}",
+		"{\"type\":\"sample\",\"t\":10,\"source\":\"state\",\"worker_count\":0,"
+		"\"erred\":{\"boom\":3,\"x\":1},\"erred_left_out\":2,\"running\":[[\"('nap-1', 0)\","
+		"\"nap\",\"tcp://a:1\",12.5]],\"running_left_out\":4}",
+		"{\"type\":\"sample\",\"t\":10,\"worker_count\":0,\"erred_left_out\":0,"
+		"\"running_left_out\":0}",
 		"{\"type\":\"run_start\",\"t\":1,\"run_id\":\"r\",\"name\":\"n\",\"processor\":\"P\","
 		"\"datasets\":[\"a\",\"b\"],\"expected_events\":100,\"client_host\":\"h\",\"client_pid\":3}",
 		"{\"type\":\"report\",\"t\":3,\"bytesread\":10,\"entries\":20,\"processtime\":1.5,"
@@ -551,6 +556,36 @@ static void rejections_by_reason(void **state)
 		  DEC_INCONSISTENT },
 		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":3,\"workers\":[{\"id\":\"a\"}]}",
 		  DEC_INCONSISTENT },
+		/* the route's failed and running tasks: lists without their left_out,
+		 * counts not whole or out of range, rows of the wrong shape */
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred\":{\"a\":1}}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_left_out\":0,"
+		  "\"erred\":{\"a\":1.5}}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_left_out\":0,"
+		  "\"erred\":{\"a\":-1}}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_left_out\":0.5}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"running\":[[\"k\",\"p\","
+		  "\"w\",1]]}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"running_left_out\":0,"
+		  "\"running\":[[\"k\",\"p\",\"w\",-1]]}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"running_left_out\":0,"
+		  "\"running\":[[\"k\",\"p\",\"w\"]]}",
+		  DEC_BAD_TYPE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"running_left_out\":0,"
+		  "\"running\":[[\"k\",\"p\",\"w\",1,2]]}",
+		  DEC_BAD_TYPE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"running_left_out\":0,"
+		  "\"running\":[[\"k\",null,\"w\",1]]}",
+		  DEC_BAD_TYPE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"running_left_out\":0,"
+		  "\"running\":{}}",
+		  DEC_BAD_TYPE },
 		{ "{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}", DEC_TOO_DEEP },
 	};
 	check_bad(cases, sizeof(cases) / sizeof(cases[0]));
@@ -1023,6 +1058,8 @@ static void log_and_counters_decode(void **state)
 		"{\"type\":\"log\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"text\":\"x\"}",
 		"{\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"udp\",\"type\":\"counters\"}",
 		"{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0}",
+		("{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0,"
+		 "\"erred_left_out\":0,\"erred\":{\"a\":9}}"),
 		"{\"type\":\"fine\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"scope\":\"cluster\"}",
 		("{\"type\":\"status\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"s\","
 		 "\"state\":\"lost\"}"),

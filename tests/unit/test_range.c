@@ -39,6 +39,8 @@ static const struct {
 	{ "processing", RANGE_TASKS },	      { "spilled_bytes", RANGE_BYTES },
 	{ "pid", RANGE_PID },
 }, SAMPLE_FIELDS[] = {
+	{ "erred_left_out", RANGE_TASKS },
+	{ "running_left_out", RANGE_TASKS },
 	{ "tasks_done", RANGE_TASKS },
 	{ "tasks_done_cumulative", RANGE_TASKS },
 	{ "tasks_processing", RANGE_TASKS },

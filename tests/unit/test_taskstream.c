@@ -141,6 +141,85 @@ static void model_caps_prefixes(void **state)
 	tasks_free(&t);
 }
 
+static void sample_with(struct ev_sample *s, struct kv_num *erred, size_t n, double left_out)
+{
+	memset(s, 0, sizeof(*s));
+	s->erred = erred;
+	s->n_erred = n;
+	s->erred_left_out = optnum_of(left_out);
+}
+
+/* The route's failed tasks: null until a sample carries them; then each
+ * prefix's growth since first seen, from 0 for a prefix first listed after
+ * a sample that listed every failing one; a count that falls is a new
+ * scheduler, the growth so far carried. */
+static void model_erred_from_the_route(void **state)
+{
+	(void)state;
+	struct tasks t;
+	tasks_init(&t);
+	struct ev_sample s = { 0 };
+	tasks_apply_sample(&t, &s); /* another source's sample: nothing measured */
+	assert_false(tasks_erred(&t, NULL).valid);
+	assert_false(t.route.running_measured);
+	struct kv_num first[] = { { "old", 5 } };
+	sample_with(&s, first, 1, 0);
+	tasks_apply_sample(&t, &s);
+	assert_true(tasks_erred(&t, NULL).valid);
+	assert_near(tasks_erred(&t, NULL).value, 0, 0); /* before the session: its baseline */
+	struct kv_num later[] = { { "old", 7 }, { "boom", 3 } };
+	sample_with(&s, later, 2, 0);
+	tasks_apply_sample(&t, &s);
+	assert_near(tasks_erred(&t, &t.prefixes[0]).value, 2, 0);
+	assert_string_equal(t.prefixes[1].name, "boom");
+	assert_near(tasks_erred(&t, &t.prefixes[1]).value, 3, 0); /* absent before: from 0 */
+	assert_near(tasks_erred(&t, NULL).value, 5, 0);
+	struct kv_num restarted[] = { { "boom", 1 } };
+	sample_with(&s, restarted, 1, 1); /* a new scheduler; some prefixes left out */
+	tasks_apply_sample(&t, &s);
+	assert_near(tasks_erred(&t, &t.prefixes[1]).value, 4, 0);
+	struct kv_num unseen[] = { { "new", 6 } };
+	sample_with(&s, unseen, 1, 0); /* after a sample that left some out: from its first */
+	tasks_apply_sample(&t, &s);
+	assert_near(tasks_erred(&t, &t.prefixes[2]).value, 0, 0);
+	tasks_free(&t);
+}
+
+/* The route's running tasks: count, the listed ones, a running straggler
+ * against its prefix's finished tasks; a sample without them: null again. */
+static void model_running_from_the_route(void **state)
+{
+	(void)state;
+	struct tasks t;
+	tasks_init(&t);
+	for (int i = 0; i < 20; i++) {
+		struct ev_task k = { .key = "nap", .prefix = "nap", .worker = "w", .action = "compute",
+				     .status = "OK", .start = optnum_of(100), .stop = optnum_of(101) };
+		tasks_apply(&t, &k, 101);
+	}
+	struct task_running run[] = { { "k1", "nap", "tcp://a:1", 30 }, { "k2", "nap", "w", 0.5 } };
+	struct ev_sample s = { .running = run, .n_running = 2, .running_left_out = optnum_of(3) };
+	tasks_apply_sample(&t, &s);
+	assert_true(t.route.running_measured);
+	assert_int_equal(t.route.running_count, 5);
+	assert_int_equal(t.route.n_running, 2);
+	assert_string_equal(t.route.running[0].worker, "tcp://a:1");
+	assert_true(tasks_running_straggler(&t, &t.route.running[0]));
+	assert_false(tasks_running_straggler(&t, &t.route.running[1]));
+	bool partial;
+	optnum n = tasks_running_of(&t, &t.prefixes[0], &partial);
+	assert_true(n.valid && n.value == 2 && partial);
+	tasks_route_lost(&t); /* the scheduler lost: not the last list seen */
+	assert_false(tasks_running_of(&t, &t.prefixes[0], NULL).valid);
+	tasks_apply_sample(&t, &s);
+	assert_true(t.route.running_measured);
+	memset(&s, 0, sizeof(s));
+	tasks_apply_sample(&t, &s);
+	assert_false(t.route.running_measured);
+	assert_false(tasks_running_of(&t, &t.prefixes[0], NULL).valid);
+	tasks_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +228,8 @@ int main(void)
 		cmocka_unit_test(key_split_as_dask),
 		cmocka_unit_test(model_counts_and_straggler),
 		cmocka_unit_test(model_caps_prefixes),
+		cmocka_unit_test(model_erred_from_the_route),
+		cmocka_unit_test(model_running_from_the_route),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

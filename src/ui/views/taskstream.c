@@ -56,17 +56,32 @@ static void lane_draw(struct ui *ui, const struct tasks_lane *l, int y, int x, i
 static void lanes_draw(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct tasks *t = f->tasks;
-	char a[FMT_LEN];
+	char a[FMT_LEN], e[FMT_LEN], fl[FMT_LEN];
 	double lo, hi;
 	lanes_window(t, &lo, &hi);
+	optnum flight = t->route.running_measured ? optnum_of((double)t->route.running_count)
+						  : optnum_none();
 	scr_printf(ui, r.y, r.x, r.w, TH_TITLE,
-		   "task stream (%s): %llu tasks, %llu erred; lanes: the latest %s per worker",
-		   f->tasks_state ? f->tasks_state : "?", (unsigned long long)t->count,
-		   (unsigned long long)t->erred,
+		   "task stream (%s): %llu tasks, %s erred, %s in flight; lanes: the latest %s "
+		   "per worker", f->tasks_state ? f->tasks_state : "?",
+		   (unsigned long long)t->count, format_num(e, tasks_erred(t, NULL), "%.0f"),
+		   format_num(fl, flight, "%.0f"),
 		   t->count ? format_duration(a, optnum_of(hi - lo)) : "n/a");
 	int w = r.w - LANE_LABEL;
 	for (size_t i = 0; w > 0 && i < t->n_lanes && (int)i + 1 < r.h; i++)
 		lane_draw(ui, &t->lanes[i], r.y + 1 + (int)i, r.x, w, lo, hi);
+}
+
+/* ERRED and FLIGHT: the collector's route measures them, n/a without it;
+ * "+" when some running tasks were not listed (a lower bound). */
+static void prefix_counts(const struct tasks *t, const struct tasks_prefix *p,
+			  char c[][FMT_CELL])
+{
+	char a[FMT_LEN];
+	bool partial;
+	optnum flight = tasks_running_of(t, p, &partial);
+	snprintf(c[2], FMT_CELL, "%s", format_num(a, tasks_erred(t, p), "%.0f"));
+	snprintf(c[5], FMT_CELL, "%s", format_num(a, flight, partial ? "%.0f+" : "%.0f"));
 }
 
 static void prefix_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
@@ -77,14 +92,13 @@ static void prefix_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 	char a[FMT_LEN];
 	snprintf(c[0], FMT_CELL, "%c %s", prefix_letter((size_t)row), p->name);
 	snprintf(c[1], FMT_CELL, "%llu", (unsigned long long)p->count);
-	snprintf(c[2], FMT_CELL, "%llu", (unsigned long long)p->erred);
+	prefix_counts(f->tasks, p, c);
 	snprintf(c[3], FMT_CELL, "%s", format_duration(a, hist_quantile(&p->compute, 0.5)));
 	snprintf(c[4], FMT_CELL, "%s", format_duration(a, hist_quantile(&p->compute, 0.9)));
-	snprintf(c[5], FMT_CELL, "n/a"); /* in flight: the stream tells finished tasks only */
 	snprintf(c[6], FMT_CELL, "%llu", (unsigned long long)p->stragglers);
 	snprintf(c[7], FMT_CELL, "%s",
 		 format_duration(a, p->transfers ? optnum_of(p->transfer_s) : optnum_none()));
-	if (p->erred || p->stragglers)
+	if (tasks_erred(f->tasks, p).value > 0 || p->erred || p->stragglers)
 		*elem = TH_CRITICAL;
 }
 
@@ -106,11 +120,16 @@ void view_tasks(struct ui *ui, const struct ui_frame *f)
 	lanes_draw(ui, f, up);
 	const struct tasks_straggler *s = tasks_straggler_at(f->tasks, 0);
 	char title[256], a[FMT_LEN];
-	if (s)
-		snprintf(title, sizeof(title), "%zu prefixes; latest straggler: %s on %s, %s",
-			 f->tasks->n, s->prefix, s->worker, format_duration(a, optnum_of(s->seconds)));
-	else
-		snprintf(title, sizeof(title), "%zu prefixes; no straggler", f->tasks->n);
+	const struct tasks_route *r = &f->tasks->route;
+	int k = s ? snprintf(title, sizeof(title), "%zu prefixes; latest straggler: %s on %s, %s",
+			     f->tasks->n, s->prefix, s->worker,
+			     format_duration(a, optnum_of(s->seconds)))
+		  : snprintf(title, sizeof(title), "%zu prefixes; no straggler", f->tasks->n);
+	if (r->n_running && k > 0 && (size_t)k < sizeof(title))
+		snprintf(title + k, sizeof(title) - (size_t)k, "; oldest in flight: %s on %s, %s%s",
+			 r->running[0].key, r->running[0].worker,
+			 format_duration(a, optnum_of(r->running[0].seconds)),
+			 tasks_running_straggler(f->tasks, &r->running[0]) ? " (straggler)" : "");
 	table_draw(ui, f, down, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)f->tasks->n,
 		   prefix_row);
 }

@@ -1,0 +1,167 @@
+"""Failed and running Dask tasks, which only the scheduler knows: with the
+collector's route installed, roastop counts the tasks that raised per
+prefix (/eventstream sends nothing for them) and shows a stuck task in
+flight with its worker while it runs; without the route both are null, never
+0 (docs/metrics.md, "Dask tasks")."""
+import json
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROASTOP, load_metrics, run_dir, sigterm_seconds
+from dask_cluster import Cluster, wait_for
+from roastop import route
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(tmp_path, n_workers=2)
+    yield c
+    c.stop()
+
+
+def start(tmp_path, cluster, *extra):
+    proc = subprocess.Popen([ROASTOP, *map(str, [
+        "--headless", "--listen", "127.0.0.1:0", "--no-auth", "--scheduler",
+        cluster.dashboard_url, "--interval", 0.5, "--output", tmp_path / "out",
+        "--duration", 600, *extra])], stdout=open(tmp_path / "roastop.stdout", "w"),
+        stderr=open(tmp_path / "roastop.stderr", "w"), stdin=subprocess.DEVNULL)
+    return proc
+
+
+def begin_run(tmp_path):
+    """A run_start datagram (--no-auth: the plain JSON): a run whose
+    directory the checkpoints rewrite (the task model is the session's)."""
+    port = int(re.search(r"udp 127\.0\.0\.1:(\d+)",
+                         (tmp_path / "roastop.stderr").read_text()).group(1))
+    body = json.dumps({"type": "run_start", "run_id": "r1", "name": "tasks", "seq": 0,
+                       "host": "h", "pid": 7}).encode()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"RTP1 - " + body, ("127.0.0.1", port))
+
+
+def checkpoint(tmp_path):
+    """roastop.tasks of the latest checkpoint, or None before the first."""
+    try:
+        return json.loads((run_dir(tmp_path / "out") / "metrics.json").read_text())[
+            "roastop"].get("tasks")
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def stop(proc, tmp_path):
+    assert sigterm_seconds(proc) < 10
+    return load_metrics(tmp_path / "out")["roastop"]["tasks"]
+
+
+def fail_three(client):
+    """Three calls of one prefix that raise; waits until all three erred."""
+    from dask import delayed
+    from distributed import wait
+    import taskstream_tasks as tt
+    futs = client.compute([delayed(tt.boom, pure=False)(i) for i in range(3)])
+    wait(futs)
+    assert all(f.status == "error" for f in futs)
+    client.run_on_scheduler(lambda: None)  # the transitions are behind us
+
+
+def test_erred_and_in_flight_with_the_route(tmp_path, cluster):
+    from dask import delayed
+    import taskstream_tasks as tt
+    client = cluster.client()
+    routes, why = route.install_on(client)
+    assert why is None, why
+    proc = start(tmp_path, cluster, "--checkpoint", 1, "--record", tmp_path / "rec.jsonl")
+    try:
+        wait_for(lambda: "udp 127.0.0.1:" in (tmp_path / "roastop.stderr").read_text(),
+                 timeout=60)
+        begin_run(tmp_path)
+        # measured before anything failed: 0, not null (the baseline)
+        wait_for(lambda: (checkpoint(tmp_path) or {}).get("erred") == 0, timeout=90, step=0.5)
+        fail_three(client)
+        wait_for(lambda: checkpoint(tmp_path)["erred"] == 3, timeout=90, step=0.5)
+        stuck = client.compute(delayed(tt.nap, pure=False)(600))
+
+        def shown():
+            fl = checkpoint(tmp_path)["in_flight"]
+            rows = [r for r in (fl or {}).get("oldest", []) if r["key"] == stuck.key]
+            return rows[0] if rows and rows[0]["seconds"] > 0 else None
+        wait_for(shown, timeout=90, step=0.5)
+        row = shown()
+        where = [w for w, keys in client.processing().items() if stuck.key in keys]
+        assert row["prefix"] == "nap" and [row["worker"]] == where, (row, where)
+        assert stuck.status == "pending"  # seen in flight before it ended
+        stuck.cancel()
+        tasks = stop(proc, tmp_path)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        client.close()
+    got = {p["prefix"]: p for p in tasks["prefixes"]}
+    assert got["boom"]["erred"] == 3 and got["boom"]["count"] == 0, got["boom"]
+    assert tasks["erred"] == 3 and tasks["erred_prefixes_left_out"] == 0
+    assert "erred_reason" not in tasks
+    # the recording replays to the same numbers
+    r = subprocess.run([ROASTOP, "--replay", str(tmp_path / "rec.jsonl"), "--speed", "0",
+                        "--headless", "--output", str(tmp_path / "replayed")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert load_metrics(tmp_path / "replayed")["roastop"]["tasks"] == tasks
+    assert "3 erred" in (tmp_path / "roastop.stdout").read_text()
+
+
+def test_without_the_route_erred_is_null(tmp_path, cluster):
+    client = cluster.client()
+    proc = start(tmp_path, cluster, "--checkpoint", 0)
+    try:
+        wait_for(lambda: "task stream connected" in (tmp_path / "roastop.stderr").read_text(),
+                 timeout=60)
+        fail_three(client)
+        tasks = stop(proc, tmp_path)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        client.close()
+    assert tasks["erred"] is None and tasks["erred_reason"], tasks
+    assert tasks["in_flight"] is None and tasks["in_flight_reason"], tasks
+    assert "n/a erred" in (tmp_path / "roastop.stdout").read_text()
+
+
+def test_view_shows_erred_and_the_stuck_task(tmp_path, cluster):
+    """View 10 in tmux at 200x60: the failing prefix's ERRED column and the
+    stuck task named in flight with its worker while it runs."""
+    import shutil
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux not installed")
+    from dask import delayed
+    import taskstream_tasks as tt
+    from test_screen import Screen
+    client = cluster.client()
+    route.install_on(client)
+    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
+                          "--no-auth", "--interval", 0.5, "--checkpoint", 0], cols=200, rows=60)
+    try:
+        s.wait_for("0 Tasks", timeout=60)
+        s.keys("0")
+        s.wait_for(re.compile(r"task stream \(connected\): \d+ tasks, 0 erred, 0 in flight"),
+                   timeout=60)
+        fail_three(client)
+        text = s.wait_for(re.compile(r"^\s*\S\s+boom\s+0\s+3\s", re.M), timeout=60)
+        stuck = client.compute(delayed(tt.nap, pure=False)(600))
+        wait_for(lambda: any(stuck.key in keys for keys in client.processing().values()),
+                 timeout=60)
+        worker = [w for w, keys in client.processing().items() if stuck.key in keys][0]
+        text = s.wait_for(f"oldest in flight: {stuck.key} on {worker}", timeout=60)
+        assert "1 in flight" in text, text
+        assert stuck.status == "pending"
+        stuck.cancel()
+    finally:
+        s.close()
+        client.close()
