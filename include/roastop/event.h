@@ -69,12 +69,13 @@ struct ev_sample {
 	size_t n_workers; /* 0 when the source has no per-worker detail */
 	struct worker_sample *workers;
 	/* The route's (version 4) failed tasks: prefix -> tasks gone into
-	 * "erred" since the scheduler started, the prefixes with some;
-	 * erred_left_out (prefixes not listed) is given exactly when the
-	 * source measured them. Other sources leave both out. */
+	 * "erred" since erred_since (the scheduler's time at the route's
+	 * install, the collector's run start), the prefixes with some;
+	 * erred_left_out (prefixes not listed) and erred_since are given
+	 * exactly when the source measured them. Other sources leave all out. */
 	size_t n_erred;
 	struct kv_num *erred;
-	optnum erred_left_out;
+	optnum erred_left_out, erred_since;
 	/* The route's tasks executing now, the oldest first (at most
 	 * EVENT_MAX_RUNNING); running_left_out (executing, not listed) is
 	 * given exactly when the source measured them. */

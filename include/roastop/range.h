@@ -21,6 +21,7 @@
 #define RANGE_FINE_MAX 1e18 /* one cumulative fine-metrics value (seconds, bytes, count) */
 #define RANGE_PID_MAX 1e9 /* a worker's process id (as a chunk's pid) */
 #define RANGE_TASK_SECONDS_MAX 1e9 /* how long one task has been running */
+#define RANGE_EPOCH_MAX 1e11 /* a time: seconds since 1970 */
 
 enum range_qty {
 	RANGE_WORKERS,
@@ -33,6 +34,7 @@ enum range_qty {
 	RANGE_FINE,
 	RANGE_PID,
 	RANGE_TASK_SECONDS,
+	RANGE_EPOCH,
 	RANGE__COUNT
 };
 

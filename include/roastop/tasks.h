@@ -37,11 +37,7 @@ struct tasks_prefix {
 	double transfer_s, disk_read_s; /* summed */
 	uint64_t transfers, disk_reads;
 	uint64_t stragglers;
-	/* The route's failed tasks (tasks_apply_sample): the scheduler's
-	 * cumulative count when first seen (base), the latest, and the growth
-	 * carried over a scheduler restart. */
-	bool erred_known;
-	double erred_base, erred_latest, erred_carry;
+	double erred_route; /* the route's failed tasks: their growth in this model's time */
 };
 
 struct tasks_straggler {
@@ -67,10 +63,24 @@ struct tasks_running {
 };
 #define TASKS_RUNNING_KEPT 16u
 
+/* A prefix's failed count in the route's latest list (since the route's
+ * install, the collector's run start: docs/scheduler.md). */
+struct tasks_erred_seen {
+	char prefix[TASKS_NAME_LEN];
+	double n;
+};
+#define TASKS_ERRED_SEEN 64u /* the route lists at most 64 (route.py ERRED_MAX) */
+
 /* What only the scheduler knows, from the route's samples. */
 struct tasks_route {
 	bool erred_measured; /* a sample has carried the failed tasks */
 	uint64_t erred_left_out; /* prefixes with failed tasks the route did not list */
+	/* the latest list of counts, each sample's growth measured against
+	 * it; kept when the model is cleared (a run's start), so a failure
+	 * between the start and the next poll counts */
+	double seen_since; /* the list's erred_since (its counts start there); NAN: none */
+	size_t n_seen;
+	struct tasks_erred_seen seen[TASKS_ERRED_SEEN];
 	bool running_measured; /* the latest sample carried the running tasks */
 	uint64_t running_count; /* executing now: listed + not listed */
 	size_t n_running;
@@ -99,13 +109,21 @@ void tasks_init(struct tasks *ts);
 void tasks_free(struct tasks *ts);
 /* Charges the model's memory, present and future, to pool (NULL: none). */
 void tasks_set_pool(struct tasks *ts, struct strmap_pool *pool);
-/* Forgets every task (a run's start), keeping the pool. */
+/* Forgets every task (a run's start), keeping the pool and the route's
+ * latest failed-task counts, against which the next sample's growth is
+ * the run's. */
 void tasks_clear(struct tasks *ts);
+/* Takes from's latest failed-task counts (the route's), against which ts
+ * measures the next sample's growth. */
+void tasks_route_inherit(struct tasks *ts, const struct tasks *from);
+/* Do s's failed tasks count from the install ts counts from (a run that
+ * ended takes no later install's: the next run's)? */
+bool tasks_route_own(const struct tasks *ts, const struct ev_sample *s);
 /* One EV_TASK. False when it could not be held (out of memory). */
 bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
-/* A scheduler sample: the route's failed tasks per prefix (their growth
- * since first seen) and the tasks executing now; a sample without them
- * (another source) leaves in flight unmeasured. */
+/* A scheduler sample: the route's failed tasks per prefix (each one's
+ * growth since the list before) and the tasks executing now; a sample
+ * without them (another source) leaves in flight unmeasured. */
 void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s);
 /* The scheduler is lost: the tasks in flight are not measured until the
  * route's next sample (the failed tasks stay: a count that grew did). */

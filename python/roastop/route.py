@@ -41,9 +41,23 @@ def install(dask_scheduler=None, span_id=None):
     from tornado import web
 
     sched = dask_scheduler
+
+    def erred_counts():
+        """{prefix: its tasks gone into erred since the scheduler started}
+        (TaskPrefix.state_counts counts transitions, so it never decreases)."""
+        counts = {}
+        for name, pf in list(sched.task_prefixes.items()):
+            n = (getattr(pf, "state_counts", None) or {}).get("erred", 0)
+            if n:
+                counts[name] = n
+        return counts
+
     old = getattr(sched, "_roastop_route", None)
     if old is not None and old.get("version") == ROUTE_VERSION:
-        old["span_id"] = span_id
+        # a run begins: its failures are counted from here (the generation
+        # invalidates the encoded members)
+        old["span_id"], old["erred_base"], old["erred_since"] = span_id, erred_counts(), time.time()
+        old["erred_gen"] += 1
         return old["routes"]
 
     def num(v):
@@ -182,16 +196,17 @@ def install(dask_scheduler=None, span_id=None):
         TaskPrefix.state_counts counts transitions into each state, and every
         task enters "waiting" once per computation and "memory" or "erred"
         when it finishes. roastop shows their growth since the run began.
-        Third: [prefix, erred] of the prefixes with failed tasks (the
-        stream sends nothing for a task that raised)."""
+        Third: [prefix, erred] of the prefixes with tasks failed since the
+        latest install (the run's start; the stream sends nothing for a
+        task that raised)."""
         c = {"waiting": 0, "memory": 0, "erred": 0}
-        erred = []
+        erred, base = [], state["erred_base"]
         for name, pf in list(sched.task_prefixes.items()):
             counts = getattr(pf, "state_counts", None) or {}
             for k in c:
                 c[k] += counts.get(k, 0)
-            n = counts.get("erred", 0)
-            if n:
+            n = counts.get("erred", 0) - base.get(name, 0)
+            if n > 0:
                 erred.append([str(name), n])
         done = c["memory"] + c["erred"]
         return done, max(done, c["waiting"]), erred
@@ -201,14 +216,14 @@ def install(dask_scheduler=None, span_id=None):
         summed and encoded again only after a task changed state: both walk
         every task group or prefix, and neither changes without a transition
         (Scheduler.transition_counter)."""
-        key = (sched.transition_counter, span_id)
+        key = (sched.transition_counter, span_id, state["erred_gen"])
         cached = state.get("progress")
         if cached is None or cached[0] != key:
             (done, total), (done_all, total_all, erred) = task_progress(span), task_counters()
             members = dumps({"tasks_done": done, "tasks_total": total,
                              "tasks_done_cumulative": done_all,
                              "tasks_total_cumulative": total_all,
-                             "erred": erred[:ERRED_MAX],
+                             "erred": erred[:ERRED_MAX], "erred_since": state["erred_since"],
                              "erred_left_out": max(0, len(erred) - ERRED_MAX)})[1:-1].encode()
             cached = state["progress"] = (key, members)
         return cached[1]
@@ -312,7 +327,8 @@ def install(dask_scheduler=None, span_id=None):
         if prefix:
             routes.append(prefix + ROUTE)
         sched.http_application.add_handlers(r".*", [(r, StateHandler) for r in routes])
-    state = {"span_id": span_id, "routes": routes, "version": ROUTE_VERSION}
+    state = {"span_id": span_id, "routes": routes, "version": ROUTE_VERSION,
+             "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time()}
     sched._roastop_route = state
     return routes
 

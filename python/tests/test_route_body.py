@@ -5,8 +5,8 @@ CPU of null (NaN in the packed float64; a count's null is -1 in its int64),
 and the other numbers stay exact;
 a client that names the current facts token gets the body without the
 facts and statuses, and a new token once they change; the failed tasks per
-prefix and the oldest tasks executing now, a task finished since its
-worker's heartbeat left out."""
+prefix since the route's install (the run's start) and the oldest tasks
+executing now, a task finished since its worker's heartbeat left out."""
 import base64
 import json
 import math
@@ -111,10 +111,10 @@ class RouteBody(testing.AsyncHTTPTestCase):
         done = Task("inc-1", "inc", state="memory", on=w0)  # finished since the heartbeat
         w0.executing = {stuck: 40.0, done: 50.0}
         w1.executing = {Task(f"sum-{i}", "sum", on=w1): float(i) for i in range(20)}
+        route.install(self.sched)  # the run begins: its failures count from here
         self.sched.task_prefixes = {
             f"p{i}": types.SimpleNamespace(state_counts={"erred": i % 3, "memory": 1})
             for i in range(200)}
-        route.install(self.sched)
         b = self.body()
         assert len(b["erred"]) == route.ERRED_MAX and b["erred"][0] == ["p1", 1]
         assert b["erred_left_out"] == 133 - route.ERRED_MAX  # 133 of 200 have erred > 0
@@ -133,3 +133,22 @@ class RouteBody(testing.AsyncHTTPTestCase):
         b = self.body()
         assert (b["erred"], b["erred_left_out"], b["running"], b["running_left_out"]) == \
             ([], 0, [], 0)
+
+
+    def test_failed_counted_from_each_install(self):
+        """Each install (a run's start) counts the failures from there, and
+        says since when; the scheduler's earlier ones are not listed."""
+        pf = types.SimpleNamespace(state_counts={"erred": 4})
+        self.sched.task_prefixes = {"process": pf}
+        route.install(self.sched)
+        first = self.body()
+        assert first["erred"] == [] and first["erred_left_out"] == 0
+        pf.state_counts["erred"] = 7
+        self.sched.transition_counter += 1
+        assert self.body()["erred"] == [["process", 3]]
+        route.install(self.sched)  # the next run: the same handler, counted again
+        second = self.body()
+        assert second["erred"] == [] and second["erred_since"] > first["erred_since"]
+        pf.state_counts["erred"] = 9
+        self.sched.transition_counter += 1
+        assert self.body()["erred"] == [["process", 2]]

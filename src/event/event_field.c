@@ -97,6 +97,7 @@ static const struct event_field sample_fields[] = {
 	STR(ev_sample, dask_version),
 	LIST(ev_sample, erred, n_erred, FK_KV),
 	NUM(ev_sample, erred_left_out, 0, RANGE_TASKS_MAX),
+	NUM(ev_sample, erred_since, 0, RANGE_EPOCH_MAX),
 	LIST(ev_sample, running, n_running, FK_RUNNING),
 	NUM(ev_sample, running_left_out, 0, RANGE_TASKS_MAX),
 	STR(ev_sample, scheduler_id),

@@ -74,6 +74,8 @@ static bool tasks_count_ok(optnum n)
 bool event_sample_tasks_ok(const struct ev_sample *s)
 {
 	if ((s->n_erred && !s->erred_left_out.valid) || s->n_erred > EVENT_MAX_SECTIONS ||
+	    s->erred_left_out.valid != s->erred_since.valid ||
+	    (s->erred_since.valid && !range_ok(RANGE_EPOCH, s->erred_since.value)) ||
 	    (s->n_running && !s->running_left_out.valid) || s->n_running > EVENT_MAX_RUNNING ||
 	    !tasks_count_ok(s->erred_left_out) || !tasks_count_ok(s->running_left_out))
 		return false;

@@ -16,6 +16,7 @@ static const struct range ranges[RANGE__COUNT] = {
 	[RANGE_FINE] = { "fine_value", "s, bytes or count", 0, RANGE_FINE_MAX, false },
 	[RANGE_PID] = { "pid", "", 0, RANGE_PID_MAX, true },
 	[RANGE_TASK_SECONDS] = { "task_seconds", "s", 0, RANGE_TASK_SECONDS_MAX, false },
+	[RANGE_EPOCH] = { "epoch_time", "s", 0, RANGE_EPOCH_MAX, false },
 };
 
 const struct range *range_of(enum range_qty q)

@@ -1254,7 +1254,10 @@ int run_apply(struct run *r, const struct event *ev)
 			break;
 		}
 		apply_sample(r, ev->t, &ev->u.sample);
-		tasks_apply_sample(&r->tasks, &ev->u.sample); /* the route's failed, running tasks */
+		/* the route's failed and running tasks; once the run ended, only
+		 * its own install's (not the next run's) */
+		if (!r->ended || tasks_route_own(&r->tasks, &ev->u.sample))
+			tasks_apply_sample(&r->tasks, &ev->u.sample);
 		break;
 	case EV_CHUNK:
 		run_client_seen(r, ev->t);

@@ -19,6 +19,18 @@ static struct run *session_run_new(struct session *s)
 	return r;
 }
 
+/* A run or watch made after others: it measures the route's failed tasks
+ * against the newest run's last list, so a failure before its first poll
+ * is its own (a run that starts while the one before settles). */
+static struct run *session_run_next(struct session *s)
+{
+	struct run *r = session_run_new(s);
+	const struct run *newest = s->n_rows ? s->rows[s->n_rows - 1].run : NULL;
+	if (r && newest)
+		tasks_route_inherit(&r->tasks, &newest->tasks);
+	return r;
+}
+
 static void session_run_free(struct run *r)
 {
 	if (!r)
@@ -134,7 +146,7 @@ static struct session_run *session_open(struct session *s, const char *run_id, b
 		s->runs_refused++;
 		return NULL;
 	}
-	struct run *r = s->watch ? s->watch : session_run_new(s);
+	struct run *r = s->watch ? s->watch : session_run_next(s);
 	if (!r)
 		return NULL;
 	s->watch = NULL;
@@ -465,7 +477,7 @@ static void session_rewatch(struct session *s)
 		if (session_taking(&s->rows[i]))
 			return;
 	if (!s->watch)
-		s->watch = session_run_new(s); /* out of memory: the data waits for a run */
+		s->watch = session_run_next(s); /* out of memory: the data waits for a run */
 }
 
 void session_tick(struct session *s, double now)

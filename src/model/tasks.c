@@ -10,6 +10,7 @@ void tasks_init(struct tasks *ts)
 	memset(ts, 0, sizeof(*ts));
 	hist_init(&ts->all);
 	ts->t_first = ts->t_last = NAN;
+	ts->route.seen_since = NAN;
 }
 
 #define TASKS_FIRST_PREFIXES 8u
@@ -44,11 +45,26 @@ static void tasks_pool_take(struct tasks *ts, size_t more)
 		ts->pool->used += more;
 }
 
+/* The route's latest failed-task list, from one model to another. */
+static void tasks_seen_copy(struct tasks_route *to, const struct tasks_route *from)
+{
+	to->seen_since = from->seen_since;
+	to->n_seen = from->n_seen;
+	memcpy(to->seen, from->seen, from->n_seen * sizeof(from->seen[0]));
+}
+
 void tasks_clear(struct tasks *ts)
 {
 	struct strmap_pool *pool = ts->pool;
+	struct tasks_route kept = ts->route;
 	tasks_free(ts);
 	tasks_set_pool(ts, pool);
+	tasks_seen_copy(&ts->route, &kept);
+}
+
+void tasks_route_inherit(struct tasks *ts, const struct tasks *from)
+{
+	tasks_seen_copy(&ts->route, &from->route);
 }
 
 void tasks_free(struct tasks *ts)
@@ -234,21 +250,30 @@ const struct tasks_straggler *tasks_straggler_at(const struct tasks *ts, size_t 
 	return &ts->straggler[(ts->stragglers - 1 - i) % TASKS_STRAGGLERS_KEPT];
 }
 
-/* A prefix's cumulative failed count from the route. A prefix first listed
- * after a sample that listed every failing prefix had none before (base 0);
- * one listed from the start, or after some were left out, counts from its
- * first value. A count that falls is a new scheduler: the growth so far is
- * carried and the new one counts from 0. */
-static void tasks_erred_seen(struct tasks_prefix *p, double n, bool from_zero)
+/* The growth of a prefix's count since the list before, where a prefix it
+ * did not name had none. The counts are since the route's install (the
+ * run's start, erred_since), so a roastop that first polls mid-run counts
+ * the run's failures so far, and a list from another install starts from
+ * none; a count that fell (a new scheduler's) counts from 0. */
+static double tasks_erred_growth(const struct tasks_route *r, const struct kv_num *kv)
 {
-	if (!p->erred_known) {
-		p->erred_known = true;
-		p->erred_base = from_zero ? 0 : n;
-	} else if (n < p->erred_latest) {
-		p->erred_carry += p->erred_latest - p->erred_base;
-		p->erred_base = 0;
+	double before = 0;
+	for (size_t i = 0; i < r->n_seen; i++)
+		if (!strncmp(r->seen[i].prefix, kv->key, TASKS_NAME_LEN - 1))
+			before = r->seen[i].n;
+	return kv->value >= before ? kv->value - before : kv->value;
+}
+
+/* The sample's list becomes the one the next is measured against. */
+static void tasks_erred_keep(struct tasks_route *r, const struct ev_sample *s)
+{
+	r->n_seen = 0;
+	for (size_t i = 0; i < s->n_erred && i < TASKS_ERRED_SEEN; i++) {
+		struct tasks_erred_seen *e = &r->seen[r->n_seen++];
+		snprintf(e->prefix, sizeof(e->prefix), "%s", s->erred[i].key);
+		e->n = s->erred[i].value;
 	}
-	p->erred_latest = n;
+	r->seen_since = s->erred_since.value;
 }
 
 static void tasks_running_take(struct tasks *ts, const struct ev_sample *s)
@@ -269,19 +294,27 @@ static void tasks_running_take(struct tasks *ts, const struct ev_sample *s)
 	}
 }
 
+/* A prefix gets a row only once its count grew here: failures before
+ * (another run's) are not this model's. */
 void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s)
 {
 	tasks_running_take(ts, s);
 	if (!s->erred_left_out.valid)
 		return;
-	bool from_zero = ts->route.erred_measured && ts->route.erred_left_out == 0;
+	/* past the list kept, a prefix's count could not be told from its
+	 * growth: counted as left out, as the route's own */
+	size_t n = s->n_erred < TASKS_ERRED_SEEN ? s->n_erred : TASKS_ERRED_SEEN;
 	ts->route.erred_measured = true;
-	ts->route.erred_left_out = (uint64_t)s->erred_left_out.value;
-	for (size_t i = 0; i < s->n_erred; i++) {
-		struct tasks_prefix *p = tasks_prefix(ts, s->erred[i].key);
+	ts->route.erred_left_out = (uint64_t)s->erred_left_out.value + (s->n_erred - n);
+	if (ts->route.seen_since != s->erred_since.value)
+		ts->route.n_seen = 0; /* counted from another install: none before it */
+	for (size_t i = 0; i < n; i++) {
+		double grew = tasks_erred_growth(&ts->route, &s->erred[i]);
+		struct tasks_prefix *p = grew > 0 ? tasks_prefix(ts, s->erred[i].key) : NULL;
 		if (p)
-			tasks_erred_seen(p, s->erred[i].value, from_zero);
+			p->erred_route += grew;
 	}
+	tasks_erred_keep(&ts->route, s);
 }
 
 void tasks_route_lost(struct tasks *ts)
@@ -293,8 +326,7 @@ void tasks_route_lost(struct tasks *ts)
 
 static double tasks_erred_of(const struct tasks_prefix *p)
 {
-	double grown = p->erred_known ? p->erred_carry + p->erred_latest - p->erred_base : 0;
-	return fmax(grown, (double)p->erred);
+	return fmax(p->erred_route, (double)p->erred);
 }
 
 /* The stream's erred are tasks the route counts too: the larger, not the sum. */
@@ -308,6 +340,11 @@ optnum tasks_erred(const struct tasks *ts, const struct tasks_prefix *p)
 	for (size_t i = 0; i < ts->n; i++)
 		n += tasks_erred_of(&ts->prefixes[i]);
 	return optnum_of(n);
+}
+
+bool tasks_route_own(const struct tasks *ts, const struct ev_sample *s)
+{
+	return s->erred_since.valid && s->erred_since.value == ts->route.seen_since;
 }
 
 bool tasks_running_straggler(const struct tasks *ts, const struct tasks_running *r)

@@ -665,14 +665,18 @@ static double state_needed(struct dec *d, const cJSON *v, const char *what, enum
 	return x.value;
 }
 
-/* Version 4: "erred", [prefix, tasks gone into erred] of the prefixes with
- * some, and "erred_left_out", the prefixes not listed. */
+/* Version 4: "erred", [prefix, tasks gone into erred since "erred_since"]
+ * of the prefixes with some, and "erred_left_out", the prefixes not
+ * listed. */
 static void state_erred(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	s->erred_left_out = dec_num(d, root, "erred_left_out", RANGE_TASKS);
+	s->erred_since = dec_num(d, root, "erred_since", RANGE_EPOCH);
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "erred");
 	if (!s->erred_left_out.valid && arr && d->error == DASK_OK)
 		dec_fail(d, DASK_BAD_FIELD, "erred: without erred_left_out");
+	if (s->erred_left_out.valid != s->erred_since.valid && d->error == DASK_OK)
+		dec_fail(d, DASK_BAD_FIELD, "erred_left_out and erred_since: one without the other");
 	if (!s->erred_left_out.valid)
 		return; /* not measured */
 	s->erred = state_tuples(d, arr, EVENT_MAX_SECTIONS, 2, "erred", sizeof(*s->erred));

@@ -302,7 +302,7 @@ static void state_v4_tasks(void **state)
 	(void)state;
 	struct evs *e = evs_new();
 	assert_int_equal(state_of(e, STATE_V4(",\"erred\":[[\"boom\",3],[\"x\",1]],"
-					      "\"erred_left_out\":2,\"running\":[[\"('nap-1', 0)\","
+					      "\"erred_since\":1764000000.25,\"erred_left_out\":2,\"running\":[[\"('nap-1', 0)\","
 					      "\"nap\",\"tcp://a:1\",12.5]],\"running_left_out\":4")),
 			 DASK_OK);
 	const struct ev_sample *s = &e->sample.u.sample;
@@ -310,6 +310,7 @@ static void state_v4_tasks(void **state)
 	assert_string_equal(s->erred[0].key, "boom");
 	assert_near(s->erred[0].value, 3, 0);
 	assert_near(s->erred_left_out.value, 2, 0);
+	assert_near(s->erred_since.value, 1764000000.25, 0);
 	assert_int_equal(s->n_running, 1);
 	assert_string_equal(s->running[0].key, "('nap-1', 0)");
 	assert_string_equal(s->running[0].prefix, "nap");
@@ -317,7 +318,7 @@ static void state_v4_tasks(void **state)
 	assert_near(s->running[0].seconds, 12.5, 0);
 	assert_near(s->running_left_out.value, 4, 0);
 	/* none failed, none running: measured, empty */
-	assert_int_equal(state_of(e, STATE_V4(",\"erred\":[],\"erred_left_out\":0,"
+	assert_int_equal(state_of(e, STATE_V4(",\"erred\":[],\"erred_since\":1764000000.25,\"erred_left_out\":0,"
 					      "\"running\":[],\"running_left_out\":0")),
 			 DASK_OK);
 	assert_true(e->sample.u.sample.erred_left_out.valid && !e->sample.u.sample.n_erred);
@@ -338,21 +339,24 @@ static void state_v4_rejects(void **state)
 		enum dask_error want;
 	} cases[] = {
 		{ ",\"erred\":[[\"a\",1]]", DASK_BAD_FIELD }, /* no left_out */
+		{ ",\"erred\":[],\"erred_left_out\":0", DASK_BAD_FIELD }, /* no erred_since */
+		{ ",\"erred\":[],\"erred_since\":-1,\"erred_left_out\":0", DASK_OUT_OF_RANGE },
+		{ ",\"erred\":[],\"erred_since\":1e12,\"erred_left_out\":0", DASK_OUT_OF_RANGE },
 		{ ",\"running\":[]", DASK_BAD_FIELD },
-		{ ",\"erred_left_out\":0", DASK_BAD_SHAPE }, /* no list */
-		{ ",\"erred\":{},\"erred_left_out\":0", DASK_BAD_SHAPE },
-		{ ",\"erred\":[[\"a\"]],\"erred_left_out\":0", DASK_BAD_SHAPE },
-		{ ",\"erred\":[[\"a\",1,2]],\"erred_left_out\":0", DASK_BAD_SHAPE },
-		{ ",\"erred\":[\"a\"],\"erred_left_out\":0", DASK_BAD_SHAPE },
-		{ ",\"erred\":[[\"a\",-1]],\"erred_left_out\":0", DASK_OUT_OF_RANGE },
-		{ ",\"erred\":[[\"a\",1e16]],\"erred_left_out\":0", DASK_OUT_OF_RANGE },
-		{ ",\"erred\":[[\"a\",1.5]],\"erred_left_out\":0", DASK_BAD_FIELD },
-		{ ",\"erred\":[[\"a\",null]],\"erred_left_out\":0", DASK_BAD_FIELD },
-		{ ",\"erred\":[[null,1]],\"erred_left_out\":0", DASK_BAD_FIELD },
-		{ ",\"erred\":[[1,1]],\"erred_left_out\":0", DASK_BAD_FIELD },
-		{ ",\"erred\":[],\"erred_left_out\":-1", DASK_OUT_OF_RANGE },
+		{ ",\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_SHAPE }, /* no list */
+		{ ",\"erred\":{},\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[[\"a\"]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[[\"a\",1,2]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[\"a\"],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_SHAPE },
+		{ ",\"erred\":[[\"a\",-1]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_OUT_OF_RANGE },
+		{ ",\"erred\":[[\"a\",1e16]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_OUT_OF_RANGE },
+		{ ",\"erred\":[[\"a\",1.5]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[[\"a\",null]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[[null,1]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[[1,1]],\"erred_since\":1.7e9,\"erred_left_out\":0", DASK_BAD_FIELD },
+		{ ",\"erred\":[],\"erred_since\":1.7e9,\"erred_left_out\":-1", DASK_OUT_OF_RANGE },
 		{ ",\"running\":[],\"running_left_out\":1.5", DASK_BAD_FIELD },
-		{ ",\"erred\":[],\"erred_left_out\":\"0\"", DASK_BAD_FIELD },
+		{ ",\"erred\":[],\"erred_since\":1.7e9,\"erred_left_out\":\"0\"", DASK_BAD_FIELD },
 		{ ",\"running\":[[\"k\",\"p\",\"w\"]],\"running_left_out\":0", DASK_BAD_SHAPE },
 		{ ",\"running\":[[\"k\",\"p\",\"w\",-1]],\"running_left_out\":0",
 		  DASK_OUT_OF_RANGE },
@@ -380,7 +384,7 @@ static void state_v4_rejects(void **state)
 	for (int list = 0; list < 2; list++) {
 		strbuf_reset(&sb);
 		strbuf_reset(&body);
-		strbuf_puts(&sb, list ? ",\"erred_left_out\":0,\"erred\":["
+		strbuf_puts(&sb, list ? ",\"erred_since\":1.7e9,\"erred_left_out\":0,\"erred\":["
 				      : ",\"running_left_out\":0,\"running\":[");
 		for (int i = 0; i < (list ? 257 : 65); i++)
 			strbuf_appendf(&sb, list ? "%s[\"p%d\",1]" : "%s[\"k%d\",\"p\",\"w\",1]",

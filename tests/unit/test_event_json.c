@@ -424,9 +424,9 @@ static void text_round_trip(void **state)
 		"\"executing\":2,\"processing\":5,\"managed_bytes\":10,\"spilled_bytes\":0},"
 		"{\"id\":\"b\"}]}",
 		"{\"type\":\"sample\",\"t\":10,\"source\":\"state\",\"worker_count\":0,"
-		"\"erred\":{\"boom\":3,\"x\":1},\"erred_left_out\":2,\"running\":[[\"('nap-1', 0)\","
+		"\"erred\":{\"boom\":3,\"x\":1},\"erred_since\":1.7e9,\"erred_left_out\":2,\"running\":[[\"('nap-1', 0)\","
 		"\"nap\",\"tcp://a:1\",12.5]],\"running_left_out\":4}",
-		"{\"type\":\"sample\",\"t\":10,\"worker_count\":0,\"erred_left_out\":0,"
+		"{\"type\":\"sample\",\"t\":10,\"worker_count\":0,\"erred_since\":1.7e9,\"erred_left_out\":0,"
 		"\"running_left_out\":0}",
 		"{\"type\":\"run_start\",\"t\":1,\"run_id\":\"r\",\"name\":\"n\",\"processor\":\"P\","
 		"\"datasets\":[\"a\",\"b\"],\"expected_events\":100,\"client_host\":\"h\",\"client_pid\":3}",
@@ -560,13 +560,18 @@ static void rejections_by_reason(void **state)
 		 * counts not whole or out of range, rows of the wrong shape */
 		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred\":{\"a\":1}}",
 		  DEC_OUT_OF_RANGE },
-		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_left_out\":0,"
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_left_out\":0}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_since\":-1,"
+		  "\"erred_left_out\":0}",
+		  DEC_OUT_OF_RANGE },
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_since\":1.7e9,\"erred_left_out\":0,"
 		  "\"erred\":{\"a\":1.5}}",
 		  DEC_OUT_OF_RANGE },
-		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_left_out\":0,"
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_since\":1.7e9,\"erred_left_out\":0,"
 		  "\"erred\":{\"a\":-1}}",
 		  DEC_OUT_OF_RANGE },
-		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_left_out\":0.5}",
+		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"erred_since\":1.7e9,\"erred_left_out\":0.5}",
 		  DEC_OUT_OF_RANGE },
 		{ "{\"type\":\"sample\",\"t\":5,\"worker_count\":0,\"running\":[[\"k\",\"p\","
 		  "\"w\",1]]}",
@@ -1059,7 +1064,7 @@ static void log_and_counters_decode(void **state)
 		"{\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"udp\",\"type\":\"counters\"}",
 		"{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0}",
 		("{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0,"
-		 "\"erred_left_out\":0,\"erred\":{\"a\":9}}"),
+		 "\"erred_since\":1.7e9,\"erred_left_out\":0,\"erred\":{\"a\":9}}"),
 		"{\"type\":\"fine\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"scope\":\"cluster\"}",
 		("{\"type\":\"status\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"s\","
 		 "\"state\":\"lost\"}"),

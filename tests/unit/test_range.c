@@ -40,6 +40,7 @@ static const struct {
 	{ "pid", RANGE_PID },
 }, SAMPLE_FIELDS[] = {
 	{ "erred_left_out", RANGE_TASKS },
+	{ "erred_since", RANGE_EPOCH },
 	{ "running_left_out", RANGE_TASKS },
 	{ "tasks_done", RANGE_TASKS },
 	{ "tasks_done_cumulative", RANGE_TASKS },

@@ -256,6 +256,43 @@ static uint64_t task_count(const struct run *r, const char *prefix)
 	return 0;
 }
 
+static struct event failed(double t, double since, struct kv_num *erred, size_t n)
+{
+	struct event ev = sample(t, 1);
+	ev.u.sample.erred = erred;
+	ev.u.sample.n_erred = n;
+	ev.u.sample.erred_left_out = optnum_of(0);
+	ev.u.sample.erred_since = optnum_of(since);
+	return ev;
+}
+
+/* The route's failed tasks are counted from its install, the collector's
+ * run start (erred_since): a run that starts while the one before settles
+ * counts its own from its first poll, even when they outnumber the run
+ * before's by then, and the settling run takes no failure of the next
+ * run's install. */
+static void erred_of_a_run_started_while_one_settles(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, start(10, "a")); /* a's collector installed the route at 9 */
+	struct kv_num a1[] = { { "process", 4 } };
+	apply(s, failed(11, 9, NULL, 0));
+	apply(s, failed(12, 9, a1, 1));
+	const struct run *a = s->rows[0].run;
+	assert_true(tasks_erred(&a->tasks, NULL).valid);
+	assert_int_equal((int)tasks_erred(&a->tasks, NULL).value, 4);
+	apply(s, end(13, "a", "failed"));
+	apply(s, start(13.2, "b")); /* installed again at 13.1 */
+	assert_null(s->watch);
+	const struct run *b = s->rows[1].run;
+	assert_true(b != a && !s->rows[0].closed);
+	struct kv_num b1[] = { { "process", 5 } };
+	apply(s, failed(13.5, 13.1, b1, 1));
+	assert_int_equal((int)tasks_erred(&b->tasks, NULL).value, 5);
+	assert_int_equal((int)tasks_erred(&a->tasks, NULL).value, 4);
+}
+
 /* Two explicit runs: each holds the tasks that ran during it. The watch's
  * tasks before a run_start are not the run's; while a settles, a task begun
  * before its end is a's, one begun after it b's; a long task that ends
@@ -486,6 +523,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tables_share_one_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(watch_only_session_has_one_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(log_lines_go_to_the_newest_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(erred_of_a_run_started_while_one_settles, setup, teardown),
 		cmocka_unit_test_setup_teardown(tasks_belong_to_the_run_that_ran_them, setup, teardown),
 		cmocka_unit_test_setup_teardown(runs_open_at_once_both_take_a_task, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_implicit_run_keeps_its_watchs_tasks, setup, teardown),

@@ -147,12 +147,16 @@ static void sample_with(struct ev_sample *s, struct kv_num *erred, size_t n, dou
 	s->erred = erred;
 	s->n_erred = n;
 	s->erred_left_out = optnum_of(left_out);
+	s->erred_since = optnum_of(1000); /* one install throughout */
 }
 
-/* The route's failed tasks: null until a sample carries them; then each
- * prefix's growth since first seen, from 0 for a prefix first listed after
- * a sample that listed every failing one; a count that falls is a new
- * scheduler, the growth so far carried. */
+/* The route's failed tasks (counted since its install, the run's start):
+ * null until a sample carries them; then each prefix's growth from list to
+ * list, from 0 for a prefix the list before did not name (a roastop that
+ * first polls mid-run counts the run's failures so far); a count that falls
+ * was started again (a next run's install) and counts from 0. A prefix
+ * gets a row only once it grew; a list past the kept length counts the
+ * rest as left out, never again at every sample. */
 static void model_erred_from_the_route(void **state)
 {
 	(void)state;
@@ -162,26 +166,73 @@ static void model_erred_from_the_route(void **state)
 	tasks_apply_sample(&t, &s); /* another source's sample: nothing measured */
 	assert_false(tasks_erred(&t, NULL).valid);
 	assert_false(t.route.running_measured);
+	sample_with(&s, NULL, 0, 0);
+	tasks_apply_sample(&t, &s);
+	assert_true(tasks_erred(&t, NULL).valid);
+	assert_near(tasks_erred(&t, NULL).value, 0, 0); /* measured: none failed */
+	assert_int_equal(t.n, 0);
 	struct kv_num first[] = { { "old", 5 } };
 	sample_with(&s, first, 1, 0);
 	tasks_apply_sample(&t, &s);
-	assert_true(tasks_erred(&t, NULL).valid);
-	assert_near(tasks_erred(&t, NULL).value, 0, 0); /* before the session: its baseline */
+	assert_near(tasks_erred(&t, NULL).value, 5, 0);
 	struct kv_num later[] = { { "old", 7 }, { "boom", 3 } };
 	sample_with(&s, later, 2, 0);
 	tasks_apply_sample(&t, &s);
-	assert_near(tasks_erred(&t, &t.prefixes[0]).value, 2, 0);
+	assert_string_equal(t.prefixes[0].name, "old");
+	assert_near(tasks_erred(&t, &t.prefixes[0]).value, 7, 0);
 	assert_string_equal(t.prefixes[1].name, "boom");
-	assert_near(tasks_erred(&t, &t.prefixes[1]).value, 3, 0); /* absent before: from 0 */
-	assert_near(tasks_erred(&t, NULL).value, 5, 0);
-	struct kv_num restarted[] = { { "boom", 1 } };
-	sample_with(&s, restarted, 1, 1); /* a new scheduler; some prefixes left out */
+	assert_near(tasks_erred(&t, &t.prefixes[1]).value, 3, 0);
+	assert_near(tasks_erred(&t, NULL).value, 10, 0);
+	struct kv_num again[] = { { "boom", 1 } };
+	sample_with(&s, again, 1, 0); /* started again: a next install */
 	tasks_apply_sample(&t, &s);
 	assert_near(tasks_erred(&t, &t.prefixes[1]).value, 4, 0);
-	struct kv_num unseen[] = { { "new", 6 } };
-	sample_with(&s, unseen, 1, 0); /* after a sample that left some out: from its first */
+	assert_near(tasks_erred(&t, &t.prefixes[0]).value, 7, 0);
+	struct kv_num many[TASKS_ERRED_SEEN + 2];
+	char names[TASKS_ERRED_SEEN + 2][8];
+	for (size_t i = 0; i < TASKS_ERRED_SEEN + 2; i++) {
+		snprintf(names[i], sizeof(names[i]), "p%zu", i);
+		many[i] = (struct kv_num){ names[i], 1 };
+	}
+	for (int k = 0; k < 3; k++) { /* the same list three times: no growth after the first */
+		sample_with(&s, many, TASKS_ERRED_SEEN + 2, 0);
+		tasks_apply_sample(&t, &s);
+	}
+	assert_near(tasks_erred(&t, NULL).value, 11 + TASKS_ERRED_SEEN, 0);
+	assert_int_equal(t.route.erred_left_out, 2);
+	tasks_free(&t);
+}
+
+/* A run's start clears the model but not the route's latest list, so a
+ * failure between the start and the run's first poll is the run's (a
+ * processor that raises on every chunk fails within the first second), and
+ * prefixes that failed before the start get no row; the run's collector
+ * installs the route again (a new erred_since), whose counts start from 0. */
+static void model_erred_across_a_clear(void **state)
+{
+	(void)state;
+	struct tasks t;
+	tasks_init(&t);
+	struct ev_sample s;
+	struct kv_num before[] = { { "earlier", 4 } };
+	sample_with(&s, before, 1, 0);
 	tasks_apply_sample(&t, &s);
-	assert_near(tasks_erred(&t, &t.prefixes[2]).value, 0, 0);
+	tasks_clear(&t);
+	assert_false(tasks_erred(&t, NULL).valid); /* the run's: none polled yet */
+	assert_int_equal(t.n, 0);
+	struct kv_num first_poll[] = { { "earlier", 4 }, { "process", 3 } };
+	sample_with(&s, first_poll, 2, 0);
+	tasks_apply_sample(&t, &s);
+	assert_near(tasks_erred(&t, NULL).value, 3, 0);
+	assert_int_equal(t.n, 1);
+	assert_string_equal(t.prefixes[0].name, "process");
+	struct kv_num installed[] = { { "process", 1 } };
+	sample_with(&s, installed, 1, 0);
+	s.erred_since = optnum_of(2000); /* installed again: counted from there */
+	assert_false(tasks_route_own(&t, &s));
+	tasks_apply_sample(&t, &s);
+	assert_true(tasks_route_own(&t, &s));
+	assert_near(tasks_erred(&t, NULL).value, 4, 0);
 	tasks_free(&t);
 }
 
@@ -229,6 +280,7 @@ int main(void)
 		cmocka_unit_test(model_counts_and_straggler),
 		cmocka_unit_test(model_caps_prefixes),
 		cmocka_unit_test(model_erred_from_the_route),
+		cmocka_unit_test(model_erred_across_a_clear),
 		cmocka_unit_test(model_running_from_the_route),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
