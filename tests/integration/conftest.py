@@ -97,6 +97,22 @@ def run_dirs(root: Path):
     return sorted(dirs, key=lambda d: (run_start_of(d) or float("inf"), d.name))
 
 
+def run_metrics(out, n, timeout=120):
+    """The n run directories under out with their metrics.json, once all n
+    are written and closed (completed), oldest first."""
+    def ready():
+        got = []
+        for d in run_dirs(out):
+            try:
+                got.append((d, no_nan((d / "metrics.json").read_text())))
+            except (OSError, ValueError):
+                return None
+        return got if len(got) == n and all(m["run_status"] == "completed"
+                                            for _, m in got) else None
+    from dask_cluster import wait_for
+    return wait_for(ready, timeout=timeout, step=0.2)
+
+
 def load_metrics(outdir: Path):
     """metrics.json of the newest run under an output root (its `latest`),
     or of the run directory given."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, run_dir, sigterm_seconds
+from conftest import ROASTOP, load_metrics, run_dir, run_metrics, sigterm_seconds
 from dask_cluster import Cluster, wait_for
 from roastop import route
 
@@ -61,12 +61,12 @@ def stop(proc, tmp_path):
     return load_metrics(tmp_path / "out")["roastop"]["tasks"]
 
 
-def fail_three(client):
-    """Three calls of one prefix that raise; waits until all three erred."""
+def fail_three(client, n=3):
+    """n (three) calls of one prefix that raise; waits until all have erred."""
     from dask import delayed
     from distributed import wait
     import taskstream_tasks as tt
-    futs = client.compute([delayed(tt.boom, pure=False)(i) for i in range(3)])
+    futs = client.compute([delayed(tt.boom, pure=False)(i) for i in range(n)])
     wait(futs)
     assert all(f.status == "error" for f in futs)
     client.run_on_scheduler(lambda: None)  # the transitions are behind us
@@ -115,6 +115,51 @@ def test_erred_and_in_flight_with_the_route(tmp_path, cluster):
     assert r.returncode == 0, r.stderr
     assert load_metrics(tmp_path / "replayed")["roastop"]["tasks"] == tasks
     assert "3 erred" in (tmp_path / "roastop.stdout").read_text()
+
+
+def polled_failures(rec, since_runs, n):
+    """Whether the recording holds a route sample with n failed tasks of
+    prefix "boom" counted since the latest of since_runs installs: the run's
+    failures were polled before its block ends."""
+    sinces = []
+    for line in rec.read_text().splitlines():
+        ev = json.loads(line)
+        if ev.get("type") == "sample" and "erred_since" in ev:
+            if not sinces or ev["erred_since"] != sinces[-1]:
+                sinces.append(ev["erred_since"])
+            if len(sinces) == since_runs and ev.get("erred", {}).get("boom") == n:
+                return True
+    return False
+
+
+def test_each_run_counts_its_own_failures(tmp_path, cluster):
+    """Two collector runs on one scheduler whose processor raises at once,
+    before roastop's first poll of the run (--interval 2): each run counts
+    its own failures, the first's not again in the second, though both are
+    of one prefix (the route counts from each run's install)."""
+    from distributed import Client
+    from roastop import MetricsCollector
+    rec = tmp_path / "rec.jsonl"
+    proc = start(tmp_path, cluster, "--record", rec, "--interval", 2)
+    err = tmp_path / "roastop.stderr"
+    try:
+        wait_for(lambda: "ROASTOP_ADDR=" in err.read_text(), timeout=60)
+        addr = re.search(r"ROASTOP_ADDR=(\S+)", err.read_text()).group(1)
+        with Client(cluster.address) as client:
+            for i, n in enumerate((3, 2)):
+                with MetricsCollector(client, addr=addr, run_name=f"run{i}", hello=False):
+                    fail_three(client, n)
+                    wait_for(lambda: polled_failures(rec, i + 1, n), timeout=90, step=0.5)
+                run_metrics(tmp_path / "out", i + 1)
+        assert sigterm_seconds(proc) < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    runs = run_metrics(tmp_path / "out", 2)
+    for (d, m), n in zip(runs, (3, 2)):
+        tasks = m["roastop"]["tasks"]
+        assert tasks["erred"] == n, (d.name, tasks)
+        assert {p["prefix"]: p["erred"] for p in tasks["prefixes"]}["boom"] == n
 
 
 def test_without_the_route_erred_is_null(tmp_path, cluster):

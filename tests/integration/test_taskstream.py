@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, no_nan, run_dir, run_dirs, sigterm_seconds
+from conftest import (ROASTOP, load_metrics, no_nan, run_dir, run_dirs, run_metrics,
+                      sigterm_seconds)
 from dask_cluster import Cluster, wait_for
 
 HERE = Path(__file__).resolve().parent
@@ -124,21 +125,6 @@ def tasks_section(summary):
     text = summary.read_text() if isinstance(summary, Path) else summary
     at = text.index("Dask tasks (/eventstream)")
     return text[at:].split("\n\n")[0].rstrip("\n")
-
-
-def run_metrics(out, n, timeout=120):
-    """The n run directories under out with their metrics.json, once all n
-    are written and closed (completed), oldest first."""
-    def ready():
-        got = []
-        for d in run_dirs(out):
-            try:
-                got.append((d, no_nan((d / "metrics.json").read_text())))
-            except (OSError, ValueError):
-                return None
-        return got if len(got) == n and all(m["run_status"] == "completed"
-                                            for _, m in got) else None
-    return wait_for(ready, timeout=timeout, step=0.2)
 
 
 def test_two_runs_each_hold_their_tasks(tmp_path, cluster):
