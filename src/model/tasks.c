@@ -190,9 +190,8 @@ const struct tasks_slot *tasks_lane_slot(const struct tasks_lane *l, size_t i)
 	return &l->slot[(l->n - 1 - i) % TASKS_LANE_KEPT];
 }
 
-bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
+bool tasks_apply(struct tasks *ts, const struct ev_task *t)
 {
-	(void)now;
 	if (!t->action || !event_task_times_ok(t))
 		return false;
 	struct tasks_prefix *p = tasks_prefix(ts, t->prefix ? t->prefix : "Other");
@@ -275,9 +274,7 @@ static void tasks_running_take(struct tasks *ts, const struct ev_sample *s)
 	r->running_count = r->running_measured ? s->n_running + (uint64_t)s->running_left_out.value
 					       : 0;
 	r->n_running = 0;
-	for (size_t i = 0; r->running_measured && i < s->n_running; i++) {
-		if (r->n_running == TASKS_RUNNING_KEPT)
-			break;
+	for (size_t i = 0; r->running_measured && i < s->n_running && i < TASKS_RUNNING_KEPT; i++) {
 		struct tasks_running *t = &r->running[r->n_running++];
 		snprintf(t->key, sizeof(t->key), "%s", s->running[i].key);
 		snprintf(t->prefix, sizeof(t->prefix), "%s", s->running[i].prefix);
