@@ -41,7 +41,7 @@ static double run(struct tasks *t, unsigned prefixes, unsigned workers)
 		size_t n = message(buf, sizeof(buf), i, prefixes, workers);
 		if (taskstream_parse(buf, n, &ev) != TSP_TASK)
 			abort();
-		tasks_apply(t, &ev.u.task);
+		tasks_apply(t, &ev.u.task, 0);
 	}
 	double cpu = clock_cpu() - cpu0;
 	event_free(&ev);

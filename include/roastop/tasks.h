@@ -120,7 +120,7 @@ void tasks_route_inherit(struct tasks *ts, const struct tasks *from);
  * ended takes no later install's: the next run's)? */
 bool tasks_route_own(const struct tasks *ts, const struct ev_sample *s);
 /* One EV_TASK. False when it could not be held (out of memory). */
-bool tasks_apply(struct tasks *ts, const struct ev_task *t);
+bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
 /* A scheduler sample: the route's failed tasks per prefix (each one's
  * growth since the list before) and the tasks executing now; a sample
  * without them (another source) leaves in flight unmeasured. */

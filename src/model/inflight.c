@@ -22,9 +22,11 @@ static size_t inflight_bytes(size_t cap)
 
 void inflight_set_pool(struct inflight *f, struct strmap_pool *pool)
 {
-	strmap_pool_release(f->pool, inflight_bytes(f->cap));
+	if (f->pool)
+		f->pool->used -= inflight_bytes(f->cap);
 	f->pool = pool;
-	strmap_pool_charge(pool, inflight_bytes(f->cap));
+	if (pool)
+		pool->used += inflight_bytes(f->cap);
 }
 
 void inflight_free(struct inflight *f)
@@ -86,7 +88,7 @@ static bool inflight_room(struct inflight *f)
 	if (cap > INFLIGHT_MAX)
 		cap = INFLIGHT_MAX;
 	size_t more = inflight_bytes(cap) - inflight_bytes(f->cap);
-	if (!strmap_pool_fits(f->pool, more))
+	if (f->pool && f->pool->used + more > f->pool->cap)
 		return false;
 	struct inflight_chunk *items = realloc(f->items, cap * sizeof(*items));
 	if (!items)
@@ -99,7 +101,8 @@ static bool inflight_room(struct inflight *f)
 	f->index = index;
 	f->index_cap = cap * 2;
 	f->cap = cap;
-	strmap_pool_charge(f->pool, more);
+	if (f->pool)
+		f->pool->used += more;
 	inflight_reindex(f);
 	return true;
 }

@@ -29,9 +29,11 @@ void rawchunks_init(struct rawchunks *s)
 
 void rawchunks_set_pool(struct rawchunks *s, struct strmap_pool *pool)
 {
-	strmap_pool_release(s->pool, s->cap * sizeof(struct rawchunk));
+	if (s->pool)
+		s->pool->used -= s->cap * sizeof(struct rawchunk);
 	s->pool = pool;
-	strmap_pool_charge(pool, s->cap * sizeof(struct rawchunk));
+	if (pool)
+		pool->used += s->cap * sizeof(struct rawchunk);
 }
 
 void rawchunks_free(struct rawchunks *s)
@@ -53,7 +55,7 @@ static bool rawchunks_room(struct rawchunks *s)
 		cap = RAWCHUNKS_MAX;
 	size_t more = (cap - s->cap) * sizeof(struct rawchunk);
 	struct rawchunk *items = NULL;
-	if (strmap_pool_fits(s->pool, more))
+	if (!s->pool || s->pool->used + more <= s->pool->cap)
 		items = realloc(s->items, cap * sizeof(*items));
 	if (!items) { /* the pool or the heap refused: sample into what there is */
 		s->capped = true;
@@ -62,7 +64,8 @@ static bool rawchunks_room(struct rawchunks *s)
 	s->items = items;
 	s->cap = cap;
 	s->capped = cap == RAWCHUNKS_MAX;
-	strmap_pool_charge(s->pool, more);
+	if (s->pool)
+		s->pool->used += more;
 	return true;
 }
 

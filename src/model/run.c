@@ -1216,13 +1216,14 @@ static void run_clock(struct run *r, double t)
  * counted there. */
 static int run_apply_task(struct run *r, const struct ev_task *t)
 {
-	if (!t->action || !event_task_times_ok(t)) {
+	int rc = t->action && event_task_times_ok(t) ? 0 : 1;
+	if (rc == 0)
+		tasks_apply(&r->tasks, t, 0);
+	if (rc)
 		r->ignored++;
-		return 1;
-	}
-	tasks_apply(&r->tasks, t);
-	r->applied[EV_TASK]++;
-	return 0;
+	else
+		r->applied[EV_TASK]++;
+	return rc;
 }
 
 int run_apply(struct run *r, const struct event *ev)

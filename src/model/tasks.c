@@ -23,18 +23,26 @@ static size_t tasks_bytes(const struct tasks *ts)
 
 void tasks_set_pool(struct tasks *ts, struct strmap_pool *pool)
 {
-	strmap_pool_release(ts->pool, tasks_bytes(ts));
+	if (ts->pool)
+		ts->pool->used -= tasks_bytes(ts);
 	ts->pool = pool;
-	strmap_pool_charge(pool, tasks_bytes(ts));
+	if (pool)
+		pool->used += tasks_bytes(ts);
 }
 
 /* Whether the pool has `more` bytes for the model; a refusal is counted. */
 static bool tasks_pool_has(struct tasks *ts, size_t more)
 {
-	if (strmap_pool_fits(ts->pool, more))
+	if (!ts->pool || ts->pool->used + more <= ts->pool->cap)
 		return true;
 	ts->pool_refused++;
 	return false;
+}
+
+static void tasks_pool_take(struct tasks *ts, size_t more)
+{
+	if (ts->pool)
+		ts->pool->used += more;
 }
 
 /* The route's latest failed-task list, from one model to another. */
@@ -87,7 +95,7 @@ static bool tasks_prefix_room(struct tasks *ts)
 		return false;
 	ts->prefixes = p;
 	ts->cap = cap;
-	strmap_pool_charge(ts->pool, more);
+	tasks_pool_take(ts, more);
 	return true;
 }
 
@@ -157,7 +165,7 @@ static bool tasks_lanes_alloc(struct tasks *ts)
 	if (tasks_pool_has(ts, bytes) && !(ts->lanes = calloc(TASKS_LANES, sizeof(*ts->lanes))))
 		ts->pool_refused++;
 	if (ts->lanes)
-		strmap_pool_charge(ts->pool, bytes);
+		tasks_pool_take(ts, bytes);
 	return ts->lanes != NULL;
 }
 
@@ -190,8 +198,9 @@ const struct tasks_slot *tasks_lane_slot(const struct tasks_lane *l, size_t i)
 	return &l->slot[(l->n - 1 - i) % TASKS_LANE_KEPT];
 }
 
-bool tasks_apply(struct tasks *ts, const struct ev_task *t)
+bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
 {
+	(void)now;
 	if (!t->action || !event_task_times_ok(t))
 		return false;
 	struct tasks_prefix *p = tasks_prefix(ts, t->prefix ? t->prefix : "Other");
@@ -274,7 +283,9 @@ static void tasks_running_take(struct tasks *ts, const struct ev_sample *s)
 	r->running_count = r->running_measured ? s->n_running + (uint64_t)s->running_left_out.value
 					       : 0;
 	r->n_running = 0;
-	for (size_t i = 0; r->running_measured && i < s->n_running && i < TASKS_RUNNING_KEPT; i++) {
+	for (size_t i = 0; r->running_measured && i < s->n_running; i++) {
+		if (r->n_running == TASKS_RUNNING_KEPT)
+			break;
 		struct tasks_running *t = &r->running[r->n_running++];
 		snprintf(t->key, sizeof(t->key), "%s", s->running[i].key);
 		snprintf(t->prefix, sizeof(t->prefix), "%s", s->running[i].prefix);

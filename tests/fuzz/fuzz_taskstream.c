@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct ev_task *t = &ev.u.task;
 	if (!t->key || !t->prefix || !t->prefix[0] || !t->action || !event_task_times_ok(t))
 		abort();
-	tasks_apply(&model, t);
+	tasks_apply(&model, t, 0);
 	if (model.n > TASKS_MAX_PREFIXES)
 		abort();
 	return 0;

@@ -103,14 +103,14 @@ static void model_counts_and_straggler(void **state)
 	tasks_init(&t);
 	for (int i = 0; i < 20; i++) {
 		struct ev_task a = task("inc", "compute", 0.01, "OK");
-		assert_true(tasks_apply(&t, &a));
+		assert_true(tasks_apply(&t, &a, 0));
 	}
 	struct ev_task tr = task("inc", "transfer", 0.5, "OK");
 	struct ev_task bad = task("inc", "compute", 0.01, "error");
 	struct ev_task slow = task("nap", "compute", 3.0, "OK");
-	tasks_apply(&t, &tr);
-	tasks_apply(&t, &bad);
-	tasks_apply(&t, &slow);
+	tasks_apply(&t, &tr, 0);
+	tasks_apply(&t, &bad, 0);
+	tasks_apply(&t, &slow, 0);
 	assert_int_equal(t.n, 2);
 	assert_int_equal(t.prefixes[0].count, 21);
 	assert_int_equal(t.prefixes[0].erred, 1);
@@ -133,7 +133,7 @@ static void model_caps_prefixes(void **state)
 	for (unsigned i = 0; i < TASKS_MAX_PREFIXES + 10; i++) {
 		snprintf(name, sizeof(name), "p%u", i);
 		struct ev_task a = task(name, "compute", 0.01, "OK");
-		tasks_apply(&t, &a);
+		tasks_apply(&t, &a, 0);
 	}
 	assert_int_equal(t.n, TASKS_MAX_PREFIXES);
 	assert_int_equal(t.prefix_overflow, 10);
@@ -246,7 +246,7 @@ static void model_running_from_the_route(void **state)
 	for (int i = 0; i < 20; i++) {
 		struct ev_task k = { .key = "nap", .prefix = "nap", .worker = "w", .action = "compute",
 				     .status = "OK", .start = optnum_of(100), .stop = optnum_of(101) };
-		tasks_apply(&t, &k);
+		tasks_apply(&t, &k, 101);
 	}
 	struct task_running run[] = { { "k1", "nap", "tcp://a:1", 30 }, { "k2", "nap", "w", 0.5 } };
 	struct ev_sample s = { .running = run, .n_running = 2, .running_left_out = optnum_of(3) };
