@@ -33,10 +33,12 @@ included, beside it) is emitter_chunk_start_announce_us, with how many chunks
 were announced: a beat falls inside one of the default's chunks now and then.
 
 Needs coffea, uproot, awkward and roastcoffea (the test venv, build/venv:
-`make bench` runs it there). ``--chunks N`` sets the number of chunks (120);
+`make bench` runs it there). ``--chunks N`` sets the number of chunks (120;
+6 with BENCH_SMOKE=1, make bench-smoke, whose figures mean nothing);
 ``--profile`` prints where roastop's decorator spends its time instead."""
 import argparse
 import itertools
+import os
 import statistics
 import subprocess
 import sys
@@ -60,6 +62,7 @@ from make_files import make_events  # noqa: E402
 
 CHUNK = 5000
 FILES = 3            # chunks are spread over files: per-file work is paid per file
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 
 
 def write_files(outdir, n_chunks):
@@ -265,7 +268,7 @@ def profile(chunks, proc):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--chunks", type=int, default=120)
+    ap.add_argument("--chunks", type=int, default=6 if SMOKE else 120)
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     warnings.simplefilter("ignore")   # coffea's and uproot's deprecation notices
@@ -321,7 +324,7 @@ def main():
               % (statistics.median(announced.us), statistics.median(announced.wall_us),
                  len(announced.us), calls))
     else:
-        print("bench emitter_chunk_start_announce_us: n/a (no chunk was running at a beat; "
+        print("bench emitter_chunk_start_announce_us: n/a us (no chunk was running at a beat; "
               "%d chunks)" % calls)
     print("bench emitter_overhead_syncstart_vs_roastcoffea: %.2f ratio (the start on every "
           "chunk's path, ROASTOP_HEARTBEAT=0)" % (sync_us / rc_us))

@@ -6,8 +6,11 @@ what the task stream costs on the wire per task, for roastop's source
     bench eventstream_messages_per_task  messages per task (one per startstop)
 
 A dask.array reduction (fused chunk tasks, aggregates that fetch their
-inputs: transfers) and 2,000 independent delayed calls."""
+inputs: transfers) and 2,000 independent delayed calls. BENCH_SMOKE=1 (make
+bench-smoke): one worker, a 4 x 4-chunk array and 50 calls; the figures then
+mean nothing."""
 import asyncio
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -16,6 +19,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
 from dask_cluster import Cluster  # noqa: E402
+
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
+WORKERS = 1 if SMOKE else 2
+SIDE = 400 if SMOKE else 2000     # the array's side, in chunks of 100 x 100
+CALLS = 50 if SMOKE else 2000     # independent delayed calls
+QUIET = 1 if SMOKE else 3         # seconds without a message, once done: the stream's end
 
 
 def line(name, value, unit, target):
@@ -28,9 +37,9 @@ def work(address):
     from distributed import Client, wait
     import taskstream_tasks as tt
     with Client(address) as client:
-        x = (da.ones((2000, 2000), chunks=(100, 100)) + 1).sum(axis=0)
+        x = (da.ones((SIDE, SIDE), chunks=(100, 100)) + 1).sum(axis=0)
         wait(client.persist(x))
-        wait(client.persist([delayed(tt.inc)(i) for i in range(2000)]))
+        wait(client.persist([delayed(tt.inc)(i) for i in range(CALLS)]))
 
 
 async def measure(cluster):
@@ -41,7 +50,7 @@ async def measure(cluster):
     messages = nbytes = computes = 0
     while True:
         try:
-            m = await asyncio.wait_for(ws.read_message(), 10 if not job.done() else 3)
+            m = await asyncio.wait_for(ws.read_message(), 10 if not job.done() else QUIET)
         except asyncio.TimeoutError:
             if job.done():
                 break
@@ -59,7 +68,7 @@ async def measure(cluster):
 
 def main():
     with tempfile.TemporaryDirectory() as d:
-        cluster = Cluster(Path(d), n_workers=2)
+        cluster = Cluster(Path(d), n_workers=WORKERS)
         try:
             messages, nbytes, tasks = asyncio.run(measure(cluster))
         finally:

@@ -5,7 +5,9 @@
  * applied 50 times over, each pass 30 minutes after the one before (its
  * chunk and sample events; 25 hours in all), to one run: 10 M chunks, the
  * raw records a 10,000-record sample of them, every table at its run's
- * size. Then the measurement is written as the app writes a run's. */
+ * size. Then the measurement is written as the app writes a run's.
+ * BENCH_SMOKE=1 (make bench-smoke): 2,000 chunks of 200 workers, twice; the
+ * figures then mean nothing. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +19,16 @@
 #include "roastop/event_json.h"
 #include "roastop/measurement.h"
 #include "roastop/run.h"
+#include "bench.h"
 
-#define PASSES 50
 #define PASS_SECONDS 1800.0
 
-static const char *env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-	return v && *v ? v : dflt;
-}
+/* The recording and how often it is applied: bench_smoke() shrinks them. */
+static int passes = 50;
+static const char *gen_args = "--chunks 200000 --workers 2000 --hours 0.5 --sample-interval 60 "
+			      "--datasets 40 --files 16000 --fail-every 1000";
+
+
 
 /* The recording's chunk and sample events, decoded, in its order. */
 static struct event *decode_recording(const char *cmd, size_t *n_out)
@@ -55,7 +58,7 @@ static struct event *decode_recording(const char *cmd, size_t *n_out)
 	}
 	free(line);
 	if (pclose(p) != 0 || !evs) {
-		fprintf(stderr, "bench measurement: %s failed\n", cmd);
+		fprintf(stderr, "bench_measurement: %s failed\n", cmd);
 		exit(1);
 	}
 	*n_out = n;
@@ -64,18 +67,21 @@ static struct event *decode_recording(const char *cmd, size_t *n_out)
 
 int main(void)
 {
-	const char *build = env_or("BUILD", "build");
-	char cmd[600], dir[512], file[600];
-	snprintf(cmd, sizeof(cmd), "%s/tools/gen_recording --chunks 200000 --workers 2000 "
-				   "--hours 0.5 --sample-interval 60 --datasets 40 --files 16000 "
-				   "--fail-every 1000", build);
+	if (bench_smoke()) {
+		passes = 2;
+		gen_args = "--chunks 2000 --workers 200 --hours 0.5 --sample-interval 60 "
+			   "--datasets 40 --files 160 --fail-every 1000";
+	}
+	const char *build = bench_env_or("BUILD", "build");
+	char cmd[800], dir[512], file[600];
+	snprintf(cmd, sizeof(cmd), "%s/tools/gen_recording %s", build, gen_args);
 	size_t n = 0;
 	struct event *evs = decode_recording(cmd, &n);
 	struct run *r = malloc(sizeof(*r));
 	if (!evs || !r || run_init(r) != 0)
 		return 1;
 	double t_first = evs[0].t, t = t_first;
-	for (int pass = 0; pass < PASSES; pass++) {
+	for (int pass = 0; pass < passes; pass++) {
 		for (size_t i = 0; i < n; i++) {
 			double t0 = evs[i].t;
 			evs[i].t = t = t0 + pass * PASS_SECONDS;
@@ -93,10 +99,10 @@ int main(void)
 	snprintf(file, sizeof(file), "%s/metrics.json", dir);
 	struct stat st;
 	if (rc != 0 || stat(file, &st) != 0) {
-		fprintf(stderr, "bench measurement: %s %s\n", err, strerror(errno));
+		fprintf(stderr, "bench_measurement: %s %s\n", err, strerror(errno));
 		return 1;
 	}
-	fprintf(stderr, "bench measurement: %.0f chunks, %zu records kept, %zu workers\n",
+	fprintf(stderr, "bench_measurement: %.0f chunks, %zu records kept, %zu workers\n",
 		(double)r->n_chunks, r->raw.n, r->workers.count);
 	printf("bench metrics_json_size_10m: %.1f MiB (target <= 20)\n",
 	       (double)st.st_size / (1 << 20));

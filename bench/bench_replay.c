@@ -3,7 +3,9 @@
  *   bench replay_decode_apply_rate  decode + apply, line by line
  *   bench replay_peak_rss           roastop --replay of a 10M-chunk, 2,000-worker,
  *                                   24-hour generated recording, through a pipe
- * The recording comes from build/tools/gen_recording; no file of GBs is kept. */
+ * The recording comes from build/tools/gen_recording; no file of GBs is kept.
+ * BENCH_SMOKE=1 (make bench-smoke): a 5,000-chunk recording, 50,000 applies
+ * and a 20,000-chunk half-hour replay; the figures then mean nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,14 +20,17 @@
 #include "roastop/event.h"
 #include "roastop/event_json.h"
 #include "roastop/run.h"
+#include "bench.h"
 
 #define DISTINCT 4096 /* decoded chunk events cycled through run_apply */
 
-static const char *env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-	return v && *v ? v : dflt;
-}
+/* The sizes: bench_smoke() shrinks them. */
+static const char *gen_args = "--chunks 200000 --workers 200 --hours 2 --sample-interval 5 "
+			      "--files 2000 --fail-every 500";
+static uint64_t applies = 2000000;
+static const char *rss_chunks = "10000000", *rss_hours = "24";
+
+
 
 /* Reads the output of a command into memory. */
 static char *slurp_cmd(const char *cmd, size_t *len)
@@ -108,7 +113,7 @@ static void bench_decode_apply(const char *text, size_t len)
 }
 
 /* gen_recording | roastop --replay -: roastop's peak RSS from wait4(). */
-static void bench_rss(const char *build, const char *chunks)
+static void bench_rss(const char *build, const char *chunks, const char *hours)
 {
 	char gen[512], bin[512], out[512];
 	snprintf(gen, sizeof(gen), "%s/tools/gen_recording", build);
@@ -121,7 +126,7 @@ static void bench_rss(const char *build, const char *chunks)
 	if (g == 0) {
 		dup2(fd[1], 1);
 		close(fd[0]);
-		execl(gen, gen, "--chunks", chunks, "--workers", "2000", "--hours", "24",
+		execl(gen, gen, "--chunks", chunks, "--workers", "2000", "--hours", hours,
 		      "--sample-interval", "60", "--datasets", "40", "--files", "20000",
 		      "--fail-every", "1000", (char *)NULL);
 		_exit(127);
@@ -145,7 +150,7 @@ static void bench_rss(const char *build, const char *chunks)
 	wait4(r, &st_r, 0, &ru);
 	waitpid(g, &st_g, 0);
 	if (!WIFEXITED(st_r) || WEXITSTATUS(st_r) != 0 || !WIFEXITED(st_g) || WEXITSTATUS(st_g)) {
-		fprintf(stderr, "bench replay_peak_rss: pipeline failed\n");
+		fprintf(stderr, "bench_replay: the replay's pipeline failed\n");
 		exit(1);
 	}
 	printf("bench replay_peak_rss: %.1f MB (target < 64)\n", (double)ru.ru_maxrss / 1024.0);
@@ -154,19 +159,25 @@ static void bench_rss(const char *build, const char *chunks)
 
 int main(void)
 {
-	const char *build = env_or("BUILD", "build");
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "%s/tools/gen_recording --chunks 200000 --workers 200 "
-				   "--hours 2 --sample-interval 5 --files 2000 --fail-every 500", build);
+	if (bench_smoke()) {
+		gen_args = "--chunks 5000 --workers 200 --hours 0.1 --sample-interval 5 "
+			   "--files 200 --fail-every 500";
+		applies = 50000;
+		rss_chunks = "20000";
+		rss_hours = "0.5";
+	}
+	const char *build = bench_env_or("BUILD", "build");
+	char cmd[800];
+	snprintf(cmd, sizeof(cmd), "%s/tools/gen_recording %s", build, gen_args);
 	size_t len = 0;
 	char *text = slurp_cmd(cmd, &len);
 	if (!text) {
-		fprintf(stderr, "bench: cannot run %s: %s\n", cmd, strerror(errno));
+		fprintf(stderr, "bench_replay: cannot run %s: %s\n", cmd, strerror(errno));
 		return 1;
 	}
-	bench_apply(text, len, 2000000);
+	bench_apply(text, len, applies);
 	bench_decode_apply(text, len);
 	free(text);
-	bench_rss(build, env_or("BENCH_RSS_CHUNKS", "10000000"));
+	bench_rss(build, bench_env_or("BENCH_RSS_CHUNKS", rss_chunks), rss_hours);
 	return 0;
 }

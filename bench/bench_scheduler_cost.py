@@ -21,7 +21,9 @@ installed). The bench's own client stays connected throughout.
 
 Run with the test venv's python (distributed, roastcoffea): `make bench`.
 BENCH_SCHED_WORKERS (default 1,8,32) and BENCH_SCHED_SECONDS (default 30)
-shorten it."""
+shorten it. BENCH_SMOKE=1 (make bench-smoke) makes their defaults 1,2 and
+1, with 5 polls and short starts: every line printed, no figure meaning
+anything."""
 import json
 import os
 import shutil
@@ -41,10 +43,16 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 from dask_cluster import Cluster  # noqa: E402
 from roastop import route  # noqa: E402
 
-POLLS = 60
-WORKERS = [int(n) for n in os.environ.get("BENCH_SCHED_WORKERS", "1,8,32").split(",")]
-SECONDS = float(os.environ.get("BENCH_SCHED_SECONDS", "30"))
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
+POLLS = 5 if SMOKE else 60
+# two sizes at least: the per-worker figures are the slope between them
+WORKERS = [int(n) for n in os.environ.get("BENCH_SCHED_WORKERS",
+                                          "1,2" if SMOKE else "1,8,32").split(",")]
+SECONDS = float(os.environ.get("BENCH_SCHED_SECONDS", "1" if SMOKE else "30"))
+# a watcher's start before its window: roastop's first polls; Chromium's page load
+SETTLE = {"dashboard": 3 if SMOKE else 15, "other": 1 if SMOKE else 5}
 CONNS = {}  # connections open to the dashboard at the end of each watch
+SKIPPED = {}  # watchers that could not run here, and why
 ROASTOP = Path(os.environ.get("ROASTOP", REPO / os.environ.get("BUILD", "build") / "roastop"))
 
 
@@ -221,8 +229,7 @@ def watched(cluster, client, tmp, what):
     elif what == "dashboard":
         exe = shutil.which("chromium")
         if exe is None:
-            print("bench scheduler_cpu_dashboard: skipped (no chromium: "
-                  "apt-get install chromium)", flush=True)
+            SKIPPED[what] = "skipped: no chromium; apt-get install chromium"
             return None
         p = spawn([exe, "--headless", "--no-sandbox", "--disable-gpu",
                    "--remote-debugging-port=0", f"--user-data-dir={tmp / 'chromium'}",
@@ -232,7 +239,7 @@ def watched(cluster, client, tmp, what):
         p = DaskMetricsBackend(client)
         p.start_tracking(interval=1.0)
     try:
-        time.sleep(15 if what == "dashboard" else 5)  # past the page's load, roastop's first polls
+        time.sleep(SETTLE.get(what, SETTLE["other"]))
         ms = cpu_over(pid, SECONDS)
         CONNS[what] = established(cluster.dashboard_port)
         alive = p.poll() is None if isinstance(p, subprocess.Popen) else True
@@ -247,11 +254,11 @@ def report_cpu(n, cpu):
     for what in ("roastop", "roastcoffea", "dashboard"):
         v = cpu.get(what)
         if v is None:
-            line(f"scheduler_cpu_{what}_{n}w", "n/a", "ms/s", "did not run")
+            line(f"scheduler_cpu_{what}_{n}w", "n/a", "ms/s", SKIPPED.get(what, "did not run"))
             continue
-        line(f"scheduler_cpu_{what}_{n}w", f"{v - idle:+.1f}", "ms/s over idle",
-             f"peer: idle, ~+-3 ms/s of noise in {SECONDS:.0f} s; {CONNS.get(what)} connections "
-             "to the dashboard")
+        line(f"scheduler_cpu_{what}_{n}w", f"{v - idle:+.1f}", "ms/s",
+             f"over idle; ~+-3 ms/s of noise in {SECONDS:.0f} s; {CONNS.get(what)} "
+             "connections to the dashboard")
 
 
 def main():

@@ -4,7 +4,9 @@
  *                                     64 workers, a transfer every fourth task
  *   bench taskstream_model_bytes      what one run's model holds after a million
  *                                     tasks of 5,000 prefixes on 100 workers (its
- *                                     caps): its charge to the session's pool */
+ *                                     caps): its charge to the session's pool
+ * BENCH_SMOKE=1 (make bench-smoke): 10,000 messages each; the figures then
+ * mean nothing. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +15,11 @@
 #include "roastop/clock.h"
 #include "roastop/tasks.h"
 #include "roastop/taskstream.h"
+#include "bench.h"
 
-#define N_MSG 1000000
+/* Messages per measurement: bench_smoke() shrinks it. */
+static unsigned n_msg = 1000000;
+
 
 static size_t message(char *buf, size_t size, unsigned i, unsigned prefixes, unsigned workers)
 {
@@ -37,7 +42,7 @@ static double run(struct tasks *t, unsigned prefixes, unsigned workers)
 	struct event ev;
 	event_init(&ev);
 	double cpu0 = clock_cpu();
-	for (unsigned i = 0; i < N_MSG; i++) {
+	for (unsigned i = 0; i < n_msg; i++) {
 		size_t n = message(buf, sizeof(buf), i, prefixes, workers);
 		if (taskstream_parse(buf, n, &ev) != TSP_TASK)
 			abort();
@@ -50,6 +55,8 @@ static double run(struct tasks *t, unsigned prefixes, unsigned workers)
 
 int main(void)
 {
+	if (bench_smoke())
+		n_msg = 10000;
 	struct tasks t;
 	tasks_init(&t);
 	double cpu = run(&t, 1000, 64);
@@ -57,11 +64,11 @@ int main(void)
 	static char buf[1024];
 	double f0 = clock_cpu();
 	size_t sink = 0;
-	for (unsigned i = 0; i < N_MSG; i++)
+	for (unsigned i = 0; i < n_msg; i++)
 		sink += message(buf, sizeof(buf), i, 1000, 64);
 	double fmt = clock_cpu() - f0;
 	printf("bench taskstream_cpu_per_1000: %.3f ms (target <= 10)\n",
-	       (cpu - fmt) / (N_MSG / 1000.0) * 1e3);
+	       (cpu - fmt) / (n_msg / 1000.0) * 1e3);
 	tasks_free(&t);
 	tasks_init(&t);
 	struct strmap_pool pool = { 0, SIZE_MAX };

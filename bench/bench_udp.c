@@ -5,7 +5,7 @@
  *   bench udp_drop_onset     the first offered rate at which both tries drop
  *                            (or the one try the generator fell short in)
  * A forked C load generator sends pre-signed chunk datagrams on loopback,
- * paced in bursts of 64 (one UDP GSO send each) for STEP_SECONDS per step;
+ * paced in bursts of 64 (one UDP GSO send each) for step_seconds per step;
  * drops = sent - applied, judged after the socket's 64 MiB buffer has
  * drained. The buffer (the kernel grants twice the 64 MiB asked) holds about
  * 115,000 version-2 datagrams, a quarter of a second at these rates: steps
@@ -23,10 +23,14 @@
  *   bench udp_process_rate   the same datagrams through udp_process (framing,
  *                            HMAC, decode, sequence, run_apply) without the
  *                            socket: what is roastop's own and what is the
- *                            kernel's receive path. */
+ *                            kernel's receive path.
+ * BENCH_SMOKE=1 (make bench-smoke): the ladder's first two rates for a fifth
+ * of a second each, 5,000 datagrams through udp_process; the figures then
+ * mean nothing. */
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +49,22 @@
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
+#include "bench.h"
 
 #define PREBUILT 4096
-#define STEP_SECONDS 3 /* each rate of the ladder is offered this long */
+/* Seconds each rate of the ladder is offered, how many of its rates are
+ * climbed and how many datagrams go through udp_process: bench_smoke() shrinks
+ * them. */
+static double step_seconds = 3;
+static size_t ladder_rates = SIZE_MAX;
+static size_t process_n = 200000;
+
+
+/* Datagrams one step offers at `rate`: the sender's count and the receiver's. */
+static uint64_t step_total(double rate)
+{
+	return (uint64_t)(rate * step_seconds);
+}
 /* A rate that lost datagrams is offered once more before the ladder stops
  * (not when the generator fell short of it: the ladder stops there anyway).
  * On the project's shared 2-vCPU VM the same binary lost datagrams at a rate
@@ -151,7 +168,7 @@ static size_t send_batch(int fd, bool gso, const char *buf, size_t n)
 }
 
 /* The load generator: builds and signs every datagram first, then sends
- * them paced at `rate` for STEP_SECONDS in bursts of 64; writes the rate it
+ * them paced at `rate` for step_seconds in bursts of 64; writes the rate it
  * really achieved to the pipe, so a step the sender could not offer does
  * not count. Without GSO one core of this generator offers ~345k msg/s on
  * the project's machine, too few to find roastop's limit. */
@@ -167,7 +184,7 @@ static void sender(const char *addr_port, const struct auth_key *k, double rate,
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
 		_exit(1);
 	bool gso = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
-	uint64_t total = (uint64_t)rate * STEP_SECONDS, sent = 0;
+	uint64_t total = step_total(rate), sent = 0;
 	char *bufs = malloc(total * slot);
 	for (uint64_t i = 0; bufs && i < total; i++)
 		build(bufs + i * slot, k, first + i);
@@ -202,7 +219,7 @@ static void deliver(void *ctx, const struct event *ev)
  * into udp_process on a listener state of their own, one core. */
 static double process_rate(const struct auth_key *k, uint64_t first, struct sink *s)
 {
-	const size_t n = 200000;
+	const size_t n = process_n;
 	char *bufs = malloc(n * slot);
 	struct udp *u = udp_new(k);
 	double rate = 0;
@@ -221,7 +238,7 @@ static double process_rate(const struct auth_key *k, uint64_t first, struct sink
 	return rate;
 }
 
-/* One step: offered rate for STEP_SECONDS; returns datagrams lost, and the rate the
+/* One step: offered rate for step_seconds; returns datagrams lost, and the rate the
  * sender really achieved in *offered. */
 static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint64_t *seq,
 		     struct sink *s, double *offered)
@@ -252,7 +269,7 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 			break;
 	}
 	s->cpu = clock_cpu() - cpu0;
-	uint64_t total = (uint64_t)rate * STEP_SECONDS;
+	uint64_t total = step_total(rate);
 	*seq += total;
 	*offered = 0;
 	if (read(pfd[0], offered, sizeof(*offered)) != (ssize_t)sizeof(*offered))
@@ -270,7 +287,7 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
 	const double rates[] = { 50000,	 100000, 200000, 300000, 400000, 450000, 500000,
 				 550000, 600000, 700000, 800000, 900000, 1000000 };
 	double best = 0, onset = 0, clean_msgs = 0, clean_cpu = 0;
-	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]) && i < ladder_rates; i++) {
 		double offered = 0;
 		uint64_t lost = 0;
 		for (int try = 1; try <= STEP_TRIES; try++) {
@@ -279,12 +296,12 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
 					"sender achieved %.0f, lost %llu, receiver CPU %.3f s "
 					"(%.2f us/msg)\n",
 				wire, slot, rates[i], try, offered, (unsigned long long)lost, s->cpu,
-				s->cpu / (rates[i] * STEP_SECONDS) * 1e6);
+				s->cpu / (double)step_total(rates[i]) * 1e6);
 			if (lost == 0 || offered < 0.95 * rates[i])
 				break;
 		}
 		if (lost == 0) {
-			clean_msgs += rates[i] * STEP_SECONDS;
+			clean_msgs += (double)step_total(rates[i]);
 			clean_cpu += s->cpu;
 		}
 		if (lost > 0) {
@@ -311,7 +328,7 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
 	else
 		printf("bench udp_ingest_capacity%s: n/a msg/s (target >= 500000)\n", suffix);
 	double pr = process_rate(k, *seq, s);
-	*seq += 200000;
+	*seq += process_n;
 	if (pr > 0)
 		printf("bench udp_process_rate%s: %.0f msg/s (target >= 500000)\n", suffix, pr);
 	else
@@ -322,6 +339,11 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
  * version 1 (JSON) is measured beside it under names ending in _v1. */
 int main(void)
 {
+	if (bench_smoke()) {
+		step_seconds = 0.2;
+		ladder_rates = 2;
+		process_n = 5000;
+	}
 	struct auth_key k;
 	memset(&k, 0, sizeof(k));
 	memset(k.key, 7, sizeof(k.key));
