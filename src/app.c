@@ -211,8 +211,15 @@ static void app_record_flush(struct app *a)
 		app_record_failed(a, errno);
 }
 
+static void app_counters(struct app *a, bool all);
+
 static void app_deliver(struct app *a, const struct event *ev)
 {
+	/* an event whose time closes a run: the sources' counters first, so the
+	 * run is written with the counts of what it applied (and a replay,
+	 * which reads them from the recording, writes the same) */
+	if (ev->type != EV_COUNTERS && isfinite(ev->t) && session_due(&a->ses, ev->t))
+		app_counters(a, true);
 	app_note_status(a, ev);
 	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
 		app_record_failed(a, errno);
@@ -275,6 +282,16 @@ static void app_counters(struct app *a, bool all)
 			continue;
 		app_deliver(a, &ev);
 	}
+}
+
+/* Ended runs close without a next event: the sources' counters first, as
+ * app_deliver brings them before an event that closes a run. */
+static void app_close_settled(struct app *a)
+{
+	double now = app_now(a);
+	if (session_due(&a->ses, now))
+		app_counters(a, true);
+	session_tick(&a->ses, now);
 }
 
 /* Roastop's own end of the run (incomplete or stopped) goes the way of any
@@ -900,7 +917,7 @@ static bool app_linger(struct app *a)
 		a->linger_requests = st.requests;
 		a->linger_idle_at = now + LINGER_IDLE;
 	}
-	session_tick(&a->ses, app_now(a));
+	app_close_settled(a);
 	return st.measurements_sent == a->linger_sent && now < a->linger_idle_at &&
 	       now < a->linger_end;
 }
@@ -1136,7 +1153,7 @@ static void app_loop(struct app *a)
 		if (n > 0 && (pfd[FD_IDLE].revents & POLLIN)) {
 			timer_drain(a->fds[FD_IDLE]);
 			app_idle_check(a, app_now(a));
-			session_tick(&a->ses, app_now(a)); /* ended runs close without a next event */
+			app_close_settled(a);
 			app_note_quiet_headless(a);
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {

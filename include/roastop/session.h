@@ -77,6 +77,10 @@ void session_destroy(struct session *s);
 int session_apply(struct session *s, const struct event *ev);
 /* Closes the runs ended at least SESSION_SETTLE before now. */
 void session_tick(struct session *s, double now);
+/* Would session_tick(now) close a run? (what the app asks before it hands
+ * the session an event of that time, to bring the sources' counters up to
+ * date first: a run is written at its close) */
+bool session_due(const struct session *s, double now);
 /* At the exit, with no run in the session: the watch becomes its one
  * (implicit) run, so that watching a cluster still gives a measurement. */
 void session_adopt_watch(struct session *s);

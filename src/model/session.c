@@ -436,6 +436,11 @@ static int session_log(struct session *s, const struct event *ev)
 
 int session_apply(struct session *s, const struct event *ev)
 {
+	/* a source's counters are the session's, and precede the event whose
+	 * time closes a run (the app sends them then, session_due): the closed
+	 * run is written with the counts of what it applied */
+	if (ev->type == EV_COUNTERS)
+		return counters_apply(&s->counters, &ev->u.counters);
 	/* first: a run that has settled closes before a next run_start, which
 	 * then takes the watch, as live */
 	if (isfinite(ev->t))
@@ -451,7 +456,6 @@ int session_apply(struct session *s, const struct event *ev)
 	case EV_HEARTBEAT: return session_beats(s, ev);
 	case EV_LOG: return session_log(s, ev);
 	case EV_TASK: return session_task(s, ev);
-	case EV_COUNTERS: return counters_apply(&s->counters, &ev->u.counters);
 	default: rc = session_scheduler_event(s, ev); break;
 	}
 	session_beats(s, ev);
@@ -480,12 +484,25 @@ static void session_rewatch(struct session *s)
 		s->watch = session_run_next(s); /* out of memory: the data waits for a run */
 }
 
+static bool session_settled(const struct session_run *row, double now)
+{
+	return session_taking(row) && row->run->ended && now >= row->run->t_run_end + SESSION_SETTLE;
+}
+
+bool session_due(const struct session *s, double now)
+{
+	for (size_t i = 0; i < s->n_rows; i++)
+		if (session_settled(&s->rows[i], now))
+			return true;
+	return false;
+}
+
 void session_tick(struct session *s, double now)
 {
 	bool closed = false;
 	for (size_t i = 0; i < s->n_rows; i++) {
 		struct session_run *row = &s->rows[i];
-		if (!session_taking(row) || !row->run->ended || now < row->run->t_run_end + SESSION_SETTLE)
+		if (!session_settled(row, now))
 			continue;
 		session_close_row(s, row);
 		closed = true;

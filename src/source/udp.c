@@ -342,8 +342,8 @@ static void pending_deliver(struct udp *u, struct pending_report *p, double now,
 		cols[i] = c;
 	ev->u.report.columns = cols;
 	ev->u.report.n_columns = cols ? p->n_columns : 0;
+	u->st.applied++; /* before: the counters the app takes during fn count it */
 	fn(ctx, ev);
-	u->st.applied++;
 	p->used = false;
 }
 
@@ -574,8 +574,8 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 		report_part(u, &env, now, fn, ctx);
 		return;
 	}
+	u->st.applied++; /* before: the counters the app takes during fn count it */
 	fn(ctx, &u->ev);
-	u->st.applied++;
 }
 
 void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,

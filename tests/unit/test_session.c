@@ -511,6 +511,29 @@ static void counters_keep_the_latest_of_each_source(void **state)
 	assert_int_equal(s->counters.refused, 2);
 }
 
+/* A run closes at the first event SESSION_SETTLE after its end, and
+ * session_due says so beforehand (the app then brings the sources'
+ * counters); a counters event closes no run: it is the session's, applied
+ * as of before that close, so the closed run is written with it. */
+static void counters_come_before_the_close_they_precede(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, start(10, "r1"));
+	apply(s, chunk(11, "r1", 100));
+	apply(s, end(12, "r1", "completed"));
+	assert_false(session_due(s, 12 + SESSION_SETTLE / 2));
+	assert_true(session_due(s, 12 + SESSION_SETTLE));
+	struct source_counter c[1] = { { NULL, "applied", 3 } };
+	apply(s, counters(12 + SESSION_SETTLE * 2, "udp", c, 1));
+	assert_int_equal(f->c.n, 0); /* not closed by the counters */
+	assert_int_equal(s->counters.n, 1);
+	apply(s, sample(12 + SESSION_SETTLE * 2, 2));
+	assert_int_equal(f->c.n, 1);
+	assert_string_equal(f->c.ids[0], "r1");
+	assert_false(session_due(s, 12 + SESSION_SETTLE * 3));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +551,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(runs_open_at_once_both_take_a_task, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_implicit_run_keeps_its_watchs_tasks, setup, teardown),
 		cmocka_unit_test_setup_teardown(task_model_is_charged_to_the_pool, setup, teardown),
+		cmocka_unit_test_setup_teardown(counters_come_before_the_close_they_precede, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(counters_keep_the_latest_of_each_source, setup,
 						teardown),
 	};
