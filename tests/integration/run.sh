@@ -31,4 +31,8 @@ fi
 case "${1:-}" in
 tests/* | python/*) exec "$VENV/bin/pytest" -q -p no:cacheprovider "$@" ;;
 esac
-exec "$VENV/bin/pytest" -q -p no:cacheprovider tests/integration tests/faults python/tests "$@"
+# The whole suite: its tests mostly wait (for a screen, a cluster, a timer), so
+# PYTEST_JOBS of them (3) run at once, each file's tests in one process (its
+# module fixtures, a cluster, made once).
+exec "$VENV/bin/pytest" -q -p no:cacheprovider -n "${PYTEST_JOBS:-3}" --dist loadfile \
+	tests/integration tests/faults python/tests "$@"
