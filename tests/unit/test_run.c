@@ -687,6 +687,16 @@ static void worker_history_is_bounded_and_keeps_peaks(void **state)
 	assert_true(one.pts[0].proc == WORKER_NA);
 }
 
+/* 100 x bytes / limit, invalid without both or with no positive limit. */
+static void memory_percent(void **state)
+{
+	(void)state;
+	assert_true(run_memory_percent(optnum_of(512), optnum_of(2048)).value == 25);
+	assert_false(run_memory_percent(optnum_none(), optnum_of(2048)).valid);
+	assert_false(run_memory_percent(optnum_of(512), optnum_none()).valid);
+	assert_false(run_memory_percent(optnum_of(512), optnum_of(0)).valid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +724,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(long_names_become_bounded_distinct_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(error_types_past_the_cap_fold_into_other, setup, teardown),
 		cmocka_unit_test_setup_teardown(departed_workers_are_evicted_with_their_totals_kept, setup, teardown),
+		cmocka_unit_test(memory_percent),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
 }
