@@ -1,6 +1,6 @@
 /* Option table + a small reentrant parser: --opt value, --opt=value, "--".
  * Every value is checked the moment it is read, so an accepted struct
- * cli_opts is within the documented ranges whatever argv held. */
+ * app_config is within the documented ranges whatever argv held. */
 #include "roastop/cli.h"
 
 #include <errno.h>

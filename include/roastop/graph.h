@@ -29,9 +29,6 @@ void graph_area(const double *vals, size_t n, double vmax, int w, int h, bool as
 void graph_line(const double *vals, size_t n, double vmax, int w, int h, bool ascii,
 		uint32_t *cells);
 
-/* The braille code point with dot (x in 0..1, y in 0..3 from the top) set. */
-uint32_t graph_braille_dot(int x, int y);
-
 /* A "nice" axis maximum >= v: 1, 2, 2.5 or 5 x 10^k (v <= 0: 1). */
 double graph_nice_max(double v);
 

@@ -1,5 +1,5 @@
 /* Log-bucket histogram (DDSketch-style) of positive values such as chunk
- * durations: fixed memory, mergeable, any quantile within 1 % relative error
+ * durations: fixed memory, any quantile within 1 % relative error
  * for values in [HIST_MIN, HIST_MAX]. Values below HIST_MIN (including 0)
  * count in an underflow bucket, above HIST_MAX in an overflow bucket. */
 #ifndef ROASTOP_HIST_H
@@ -26,7 +26,6 @@ struct hist {
 void hist_init(struct hist *h);
 /* Negative and non-finite values are ignored and return false. */
 bool hist_add(struct hist *h, double x);
-void hist_merge(struct hist *a, const struct hist *b);
 /* q in [0, 1]; invalid when empty or q is out of range. Nearest rank: the
  * ceil(q * count)-th smallest value, within 1 %, clamped to [min, max].
  * Exact at q = 0 and q = 1 (min/max). */

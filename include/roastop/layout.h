@@ -39,8 +39,5 @@ int layout_export_rows(const char *line, int cols, char rows[2][LAYOUT_EXPORT_LE
 /* -1 when the terminal is too small (layout_too_small), else 0. */
 int layout_main(int cols, int rows, struct main_layout *l);
 int layout_table(int cols, int rows, struct table_layout *l);
-/* true when a lies inside a cols x rows screen, b and a do not overlap. */
-bool layout_inside(struct rect a, int cols, int rows);
-bool layout_overlap(struct rect a, struct rect b);
 
 #endif

@@ -5,10 +5,7 @@
 #ifndef ROASTOP_METRICS_H
 #define ROASTOP_METRICS_H
 
-#include <cjson/cJSON.h>
-
 #include "roastop/run.h"
-#include "roastop/strbuf.h"
 
 struct metrics_options {
 	/* fnmatch(3) glob for the fine-metrics task prefixes that are processor
@@ -132,24 +129,6 @@ bool metrics_straggler(const struct metrics *m, const struct inflight_chunk *c);
 /* i-th dataset (insertion order), false past the end. */
 bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 		     struct dataset_metrics *out);
-/* Appends the whole metrics.json text (two-space indented): roastcoffea's
- * keys, then roastop's. Unmeasured values are null where roastcoffea always
- * writes the key and left out elsewhere (docs/metrics.md). extra's members
- * (may be NULL) go into the "roastop" object. 0, or -1 when out of memory. */
-int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON *extra,
-		       struct strbuf *out);
-/* metrics.json's raw data in roastcoffea's form (src/metrics/metrics_raw.c,
- * docs/metrics.md "Raw data"): tracking_data (null without scheduler
- * samples); chunk_info and raw_chunk_metrics (left out without chunk
- * records); raw_span_metrics (left out without fine metrics); and roastop's
- * account of them (inside the "roastop" object). */
-struct jsonw;
-void metrics_raw_tracking(struct jsonw *w, const struct run *r);
-void metrics_raw_chunks(struct jsonw *w, const struct run *r);
-void metrics_raw_span(struct jsonw *w, const struct run *r, const struct metrics *m);
-void metrics_raw_roastop(struct jsonw *w, const struct run *r);
-/* What one kept record stands for: total / kept (1 when all are kept). */
-double metrics_raw_weight(const struct rawchunks *s);
 /* "coffea_report", "chunks", or NULL for TOTAL_NONE. */
 const char *metrics_source_name(enum total_source s);
 /* "events", "tasks", or NULL for PROGRESS_NONE. */

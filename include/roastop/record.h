@@ -23,7 +23,6 @@ struct recorder *recorder_open(const char *path, char *err, size_t errsz);
 int recorder_write(struct recorder *rec, const struct event *ev);
 /* Writes what is buffered (nothing to do costs no system call). */
 int recorder_flush(struct recorder *rec);
-uint64_t recorder_events(const struct recorder *rec); /* lines written or buffered */
 /* Flushes and closes; -1 with errno if anything was lost. Frees rec either way. */
 int recorder_close(struct recorder *rec);
 

@@ -35,7 +35,7 @@ enum {
  * filled when it cannot be opened, is gzip-compressed, or its header names
  * another format or a newer major version. The header of a pipe, FIFO or
  * terminal is checked by replay_next when it comes, with the same errors.
- * A missing header is accepted with a warning (replay_warnings). */
+ * A missing header is accepted with a warning. */
 struct replay *replay_open(const char *path, char *err, size_t errsz);
 /* REPLAY_EVENT, REPLAY_END, REPLAY_WAIT or REPLAY_ERROR. Reads at most about
  * 17 MiB per call (then REPLAY_WAIT, with replay_fd readable at once), so
@@ -55,9 +55,6 @@ const struct reject_counts *replay_rejects(const struct replay *rd);
 /* The first rejected lines, in file order; returns how many (<= REPLAY_REPORT_MAX). */
 size_t replay_first_rejects(const struct replay *rd, const struct replay_reject **out);
 uint64_t replay_lines(const struct replay *rd); /* lines read so far, blank ones too */
-bool replay_had_header(const struct replay *rd);
-uint64_t replay_warnings(const struct replay *rd); /* e.g. the missing header */
-const char *replay_name(const struct replay *rd); /* the path, or "<stdin>" */
 void replay_close(struct replay *rd);
 
 #endif

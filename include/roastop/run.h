@@ -306,6 +306,10 @@ void run_note(struct run *r, double t, enum log_kind kind, const char *text);
  * and of their time-weighted memory averages; invalid with none. */
 optnum run_cores_per_worker(const struct run *r);
 optnum run_avg_memory_per_worker(const struct run *r);
+/* A worker's memory as a percentage of its limit: 100 x bytes / limit;
+ * invalid unless both are known and the limit is positive. The one
+ * formula for the run's totals and the workers table. */
+optnum run_memory_percent(optnum bytes, optnum limit);
 /* The i-th newest log line (0 = newest), or NULL. */
 const struct log_line *run_log_get(const struct run *r, size_t i);
 

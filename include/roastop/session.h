@@ -27,8 +27,8 @@
 #define SESSION_SETTLE 1.0
 #define SESSION_DIR_LEN 192
 
-/* A run's line in the run list, from the metrics module (the app fills it
- * with session_figures_set's caller's numbers at each refresh and at the
+/* A run's line in the run list, from the metrics module (the app's
+ * app_figures fills it from struct metrics at each refresh and at the
  * close); all that is left of a summarised run. */
 struct session_figures {
 	double t_start; /* wall seconds; NAN when unknown */

@@ -145,7 +145,7 @@ void source_counters_event(const char *name, const struct source_stats *st,
  * copy of the recorded ones) as statistics, pointing into c (no figures). */
 void source_stats_of(const struct ev_counters *c, struct source_stats *out);
 
-/* Every source roastop has, NULL-terminated (src/source/registry.c). */
+/* Every source roastop has, NULL-terminated (src/source/source.c). */
 extern const struct source_ops *const source_registry[];
 
 #endif

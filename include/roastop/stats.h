@@ -1,5 +1,5 @@
 /* Exact running statistics (Welford): count, sum, min, max, mean and sample
- * standard deviation, in constant memory and mergeable. */
+ * standard deviation, in constant memory. */
 #ifndef ROASTOP_STATS_H
 #define ROASTOP_STATS_H
 
@@ -16,8 +16,6 @@ struct stats {
 
 void stats_init(struct stats *s);
 void stats_add(struct stats *s, double x); /* NaN and inf are ignored */
-/* Chan et al. parallel combination: a += b. */
-void stats_merge(struct stats *a, const struct stats *b);
 /* Each returns invalid when n == 0; std is 0 when n == 1 (as roastcoffea). */
 optnum stats_mean(const struct stats *s);
 optnum stats_min(const struct stats *s);

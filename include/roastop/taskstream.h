@@ -57,7 +57,6 @@ int taskstream_timeout_ms(struct taskstream *ts);
 /* At the stop: applies what is already in the socket, in a few passes that
  * never wait, so that a busy stream cannot hold the exit. */
 void taskstream_drain(struct taskstream *ts, double now);
-void taskstream_get_stats(const struct taskstream *ts, struct taskstream_stats *st);
 
 /* One message into an EV_TASK event (strings in ev's arena). */
 enum taskstream_result taskstream_parse(const char *buf, size_t len, struct event *ev);

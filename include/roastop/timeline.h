@@ -28,8 +28,8 @@ struct timeline {
 	uint64_t n_samples;
 	double integral; /* sum of trapezoids, value x seconds */
 	double covered; /* seconds covered by trapezoids */
-	double min, max; /* over all raw samples */
-	double sum; /* plain sum, for the arithmetic mean */
+	double max; /* over all raw samples */
+	double sum; /* plain sum, for the mean of the samples (timeline_time_avg) */
 	uint64_t n_unordered; /* of n_samples, those added out of order */
 	double t_last, v_last;
 	bool has_last; /* false at start and after a gap */
@@ -46,7 +46,7 @@ void timeline_free(struct timeline *tl);
  * (returns false), as are non-finite values. */
 bool timeline_push(struct timeline *tl, double t, double v);
 /* A sample that came late (its time is before t_last): the order-free
- * totals (n_samples, sum, min, max) take it, frozen or not; no point, no
+ * totals (n_samples, sum, max) take it, frozen or not; no point, no
  * trapezoid, and v_last stays the latest in-order sample. From then on the
  * time average is the mean of the samples (see timeline_time_avg). */
 void timeline_add_unordered(struct timeline *tl, double v);
@@ -66,8 +66,6 @@ void timeline_thaw(struct timeline *tl);
  * in-order ones alone could span most of the run with two samples, where
  * the mean of evenly spaced polls is within a sample's worth of the truth. */
 optnum timeline_time_avg(const struct timeline *tl);
-optnum timeline_mean(const struct timeline *tl); /* arithmetic mean of samples */
 optnum timeline_max(const struct timeline *tl);
-optnum timeline_min(const struct timeline *tl);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "roastop/fsutil.h"
+#include "roastop/metrics_json.h"
 #include "roastop/report_html.h"
 #include "roastop/report_text.h"
 #include "roastop/strbuf.h"

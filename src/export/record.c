@@ -28,7 +28,6 @@ struct recorder {
 	int fd;
 	struct strbuf buf;
 	off_t whole; /* bytes in the file, all whole lines */
-	uint64_t events;
 	int err; /* errno of the first failure; 0 while healthy */
 };
 
@@ -127,14 +126,8 @@ int recorder_write(struct recorder *rec, const struct event *ev)
 	if (event_encode_json(ev, &rec->buf) != 0)
 		return fail(rec, ENOMEM);
 	strbuf_append(&rec->buf, "\n", 1);
-	rec->events++;
 	bool boundary = ev->type == EV_RUN_START || ev->type == EV_RUN_END;
 	return boundary || rec->buf.len >= FLUSH_AT ? recorder_flush(rec) : 0;
-}
-
-uint64_t recorder_events(const struct recorder *rec)
-{
-	return rec->events;
 }
 
 int recorder_close(struct recorder *rec)

@@ -10,7 +10,8 @@
 #include <stdio.h>
 
 #include "roastop/jsonw.h"
-#include "roastop/metrics.h"
+#include "roastop/metrics_json.h"
+#include "roastop/metrics_raw.h"
 
 enum absent { AS_NULL, AS_OMIT }; /* what an invalid value becomes */
 

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "roastop/jsonw.h"
-#include "roastop/metrics.h"
+#include "roastop/metrics_raw.h"
 #include "roastop/strutil.h"
 
 /* A per-worker series keeps a Dask worker's values for the points of its

@@ -142,25 +142,6 @@ bool hist_add(struct hist *h, double x)
 	return true;
 }
 
-void hist_merge(struct hist *a, const struct hist *b)
-{
-	if (b->count == 0)
-		return;
-	a->count += b->count;
-	a->underflow += b->underflow;
-	a->overflow += b->overflow;
-	a->min = fmin(a->min, b->min);
-	a->max = fmax(a->max, b->max);
-	if (b->lo > b->hi)
-		return; /* b had only under/overflow */
-	for (uint32_t i = b->lo; i <= b->hi; i++)
-		a->buckets[i] += b->buckets[i];
-	if (b->lo < a->lo)
-		a->lo = b->lo;
-	if (b->hi > a->hi)
-		a->hi = b->hi;
-}
-
 double hist_bucket_lower(uint32_t i)
 {
 	return HIST_MIN * pow(HIST_GAMMA, (double)i - 1.0);

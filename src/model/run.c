@@ -504,11 +504,11 @@ static void sums_add(struct sample_sums *a, const struct worker_sample *s)
 	if (s->memory_limit.valid && s->memory_limit.value > 0) {
 		a->limit += s->memory_limit.value;
 		a->n_limit++;
-		if (s->memory_bytes.valid) {
-			double pct = 100.0 * s->memory_bytes.value / s->memory_limit.value;
-			a->worst_pct = a->n_pct ? fmax(a->worst_pct, pct) : pct;
-			a->n_pct++;
-		}
+	}
+	optnum pct = run_memory_percent(s->memory_bytes, s->memory_limit);
+	if (pct.valid) {
+		a->worst_pct = a->n_pct ? fmax(a->worst_pct, pct.value) : pct.value;
+		a->n_pct++;
 	}
 	if (s->cpu_percent.valid) {
 		a->cpu += s->cpu_percent.value;
@@ -544,18 +544,14 @@ static struct worker_agg *worker_get(struct run *r, double t, const struct worke
 	return w;
 }
 
-static bool sample_has_pct(const struct worker_sample *s)
-{
-	return s->memory_bytes.valid && s->memory_limit.valid && s->memory_limit.value > 0;
-}
-
 /* The order-free totals of worker samples: peaks and means. */
 static void worker_stats_add(struct run *r, const struct worker_sample *s)
 {
 	if (s->memory_bytes.valid)
 		stats_add(&r->worker_mem_bytes, s->memory_bytes.value);
-	if (sample_has_pct(s))
-		stats_add(&r->worker_mem_pct, 100.0 * s->memory_bytes.value / s->memory_limit.value);
+	optnum pct = run_memory_percent(s->memory_bytes, s->memory_limit);
+	if (pct.valid)
+		stats_add(&r->worker_mem_pct, pct.value);
 	if (s->cpu_percent.valid)
 		stats_add(&r->worker_cpu_pct, s->cpu_percent.value);
 }
@@ -637,6 +633,12 @@ static void workers_evict(struct run *r, double t, size_t incoming)
 	r->workers_evicted += gone;
 	run_log(r, t, LOG_INFO, "%zu departed workers left the live table (%zu kept): their "
 		"totals stay", gone, r->workers.count);
+}
+
+optnum run_memory_percent(optnum bytes, optnum limit)
+{
+	bool ok = bytes.valid && limit.valid && limit.value > 0;
+	return ok ? optnum_of(100.0 * bytes.value / limit.value) : optnum_none();
 }
 
 optnum run_cores_per_worker(const struct run *r)

@@ -25,23 +25,6 @@ void stats_add(struct stats *s, double x)
 		s->max = x;
 }
 
-void stats_merge(struct stats *a, const struct stats *b)
-{
-	if (b->n == 0)
-		return;
-	if (a->n == 0) {
-		*a = *b;
-		return;
-	}
-	double n = (double)(a->n + b->n), d = b->mean - a->mean;
-	a->m2 += b->m2 + d * d * (double)a->n * (double)b->n / n;
-	a->mean += d * (double)b->n / n;
-	a->n += b->n;
-	a->sum += b->sum;
-	a->min = fmin(a->min, b->min);
-	a->max = fmax(a->max, b->max);
-}
-
 optnum stats_mean(const struct stats *s)
 {
 	return s->n ? optnum_of(s->mean) : optnum_none();

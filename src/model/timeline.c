@@ -24,7 +24,6 @@ int timeline_init(struct timeline *tl, size_t cap)
 {
 	memset(tl, 0, sizeof(*tl));
 	tl->per_bucket = 1;
-	tl->min = INFINITY;
 	tl->max = -INFINITY;
 	tl->count_from = -INFINITY;
 	tl->count_to = INFINITY;
@@ -74,8 +73,6 @@ static void timeline_count(struct timeline *tl, double v)
 {
 	tl->n_samples++;
 	tl->sum += v;
-	if (v < tl->min)
-		tl->min = v;
 	if (v > tl->max)
 		tl->max = v;
 }
@@ -167,7 +164,6 @@ void timeline_restart_totals(struct timeline *tl, double from)
 {
 	tl->n_samples = tl->n_unordered = 0;
 	tl->integral = tl->covered = tl->sum = 0;
-	tl->min = INFINITY;
 	tl->max = -INFINITY;
 	tl->count_from = from;
 }
@@ -196,17 +192,7 @@ optnum timeline_time_avg(const struct timeline *tl)
 	return optnum_of(tl->integral / tl->covered);
 }
 
-optnum timeline_mean(const struct timeline *tl)
-{
-	return tl->n_samples ? optnum_of(tl->sum / (double)tl->n_samples) : optnum_none();
-}
-
 optnum timeline_max(const struct timeline *tl)
 {
 	return tl->n_samples ? optnum_of(tl->max) : optnum_none();
-}
-
-optnum timeline_min(const struct timeline *tl)
-{
-	return tl->n_samples ? optnum_of(tl->min) : optnum_none();
 }

@@ -43,9 +43,7 @@ struct replay {
 	/* the first line when it was not a header: replayed before the rest */
 	const char *pending;
 	size_t pending_len;
-	bool header_seen;
 	bool warn_header; /* told at the first replay_next, after replay_set_report */
-	uint64_t warnings;
 	FILE *report;
 	char name[256];
 	struct reject_counts rejects;
@@ -219,9 +217,7 @@ static int header_read(struct replay *rd)
 	if (h == HDR_BAD)
 		return REPLAY_ERROR;
 	rd->header_done = true;
-	rd->header_seen = h == HDR_OK;
 	rd->warn_header = h == HDR_NONE;
-	rd->warnings += h == HDR_NONE;
 	if (h == HDR_NONE && rc == REPLAY_EVENT) {
 		rd->pending = line; /* stays valid: nothing is read before it is used */
 		rd->pending_len = len;
@@ -369,21 +365,6 @@ size_t replay_first_rejects(const struct replay *rd, const struct replay_reject 
 uint64_t replay_lines(const struct replay *rd)
 {
 	return rd->line_no;
-}
-
-bool replay_had_header(const struct replay *rd)
-{
-	return rd->header_seen;
-}
-
-uint64_t replay_warnings(const struct replay *rd)
-{
-	return rd->warnings;
-}
-
-const char *replay_name(const struct replay *rd)
-{
-	return rd->name;
 }
 
 void replay_close(struct replay *rd)

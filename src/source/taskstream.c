@@ -483,11 +483,6 @@ int taskstream_timeout_ms(struct taskstream *ts)
 	return ms;
 }
 
-void taskstream_get_stats(const struct taskstream *ts, struct taskstream_stats *st)
-{
-	*st = ts->st;
-}
-
 /* ---- the source (source.h) ---- */
 
 struct taskstream_source {

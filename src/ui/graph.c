@@ -18,13 +18,6 @@ int graph_yres(bool ascii)
 	return ascii ? 3 : 4;
 }
 
-uint32_t graph_braille_dot(int x, int y)
-{
-	if (x < 0 || x > 1 || y < 0 || y > 3)
-		return GRAPH_BRAILLE_BASE;
-	return GRAPH_BRAILLE_BASE + dot_bits[x][y];
-}
-
 /* dots filled from the bottom for one value */
 static int fill_of(double v, double vmax, int total)
 {

@@ -75,13 +75,3 @@ int layout_table(int cols, int rows, struct table_layout *l)
 	l->footer = rect_of(0, rows - 1, cols, 1);
 	return 0;
 }
-
-bool layout_inside(struct rect a, int cols, int rows)
-{
-	return a.x >= 0 && a.y >= 0 && a.w > 0 && a.h > 0 && a.x + a.w <= cols && a.y + a.h <= rows;
-}
-
-bool layout_overlap(struct rect a, struct rect b)
-{
-	return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
-}

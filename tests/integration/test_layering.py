@@ -75,7 +75,7 @@ def test_app_ui_and_views_include_no_source_header():
 
 
 def registry_sources():
-    text = strip((ROOT / "src/source/registry.c").read_text())
+    text = strip((ROOT / "src/source/source.c").read_text())
     return re.findall(r"X\((\w+)_source\)", text)
 
 
@@ -92,6 +92,6 @@ def test_registry_sources_include_only_the_event_api_util_and_transport():
 
 
 def test_registry_is_one_line_per_source():
-    text = (ROOT / "src/source/registry.c").read_text()
+    text = (ROOT / "src/source/source.c").read_text()
     for name in registry_sources():
         assert len(re.findall(rf"\b{name}_source\b", text)) == 1, name

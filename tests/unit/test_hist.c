@@ -188,36 +188,6 @@ static void single_value_is_exact(void **state)
 	free(h);
 }
 
-static void merge_equals_adding_all(void **state)
-{
-	(void)state;
-	struct hist *a = hist_new(), *b = hist_new(), *all = hist_new(), *empty = hist_new();
-	for (int i = 0; i <= 1000; i++) {
-		double x = i * 0.01;
-		if (i == 500)
-			x = 5e8; /* overflow */
-		hist_add(i % 3 ? a : b, x);
-		hist_add(all, x);
-	}
-	hist_merge(a, empty);
-	hist_merge(a, b);
-	assert_int_equal(a->count, all->count);
-	assert_int_equal(a->underflow, 1); /* the 0 */
-	assert_int_equal(a->overflow, 1);
-	assert_true(a->min == all->min && a->max == all->max);
-	assert_int_equal(a->lo, all->lo);
-	assert_int_equal(a->hi, all->hi);
-	assert_memory_equal(a->buckets, all->buckets, sizeof(a->buckets));
-	for (double q = 0; q <= 1; q += 0.05)
-		assert_true(hist_quantile(a, q).value == hist_quantile(all, q).value);
-	hist_merge(empty, all); /* into an empty one */
-	assert_memory_equal(empty, all, sizeof(*all));
-	free(a);
-	free(b);
-	free(all);
-	free(empty);
-}
-
 /* 3 display bins over [1, 1000): [1,10) [10,100) [100,1000).
  * 0 (underflow) and 0.5 fall in the first, 5000 and 1e8 (overflow) in
  * the last: {1 + 1 + 5, 2, 1 + 1 + 1}. */
@@ -304,7 +274,6 @@ int main(void)
 		cmocka_unit_test(nearest_rank_on_few_values),
 		cmocka_unit_test(rank_survives_float_rounding),
 		cmocka_unit_test(single_value_is_exact),
-		cmocka_unit_test(merge_equals_adding_all),
 		cmocka_unit_test(rebin_hand_computed),
 		cmocka_unit_test(rebin_keeps_every_count),
 		cmocka_unit_test(bucket_lookup_agrees_with_log),

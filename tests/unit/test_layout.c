@@ -2,6 +2,18 @@
 
 #include "roastop/layout.h"
 
+/* The test's own geometry: a lies inside a cols x rows screen; a and b
+ * overlap (touching is not overlapping). */
+static bool layout_inside(struct rect a, int cols, int rows)
+{
+	return a.x >= 0 && a.y >= 0 && a.w > 0 && a.h > 0 && a.x + a.w <= cols && a.y + a.h <= rows;
+}
+
+static bool layout_overlap(struct rect a, struct rect b)
+{
+	return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
 static void check_main(int cols, int rows)
 {
 	struct main_layout L;

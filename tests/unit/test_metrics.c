@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "roastop/metrics.h"
+#include "roastop/metrics_json.h"
 
 static struct run R;
 

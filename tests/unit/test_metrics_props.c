@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "roastop/metrics.h"
+#include "roastop/metrics_json.h"
 
 #define CASES 3000
 #define MAX_STEPS 60

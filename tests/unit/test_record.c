@@ -74,12 +74,10 @@ static void recorded_events_replay_exactly(void **state)
 		ev.u.chunk.num_events = optnum_of(i);
 		assert_int_equal(recorder_write(rec, &ev), 0);
 	}
-	assert_int_equal(recorder_events(rec), 2 * (EV__COUNT - 1) + 3000);
 	assert_int_equal(recorder_close(rec), 0);
 
 	struct replay *rd = replay_open(path, err, sizeof(err));
 	assert_non_null(rd);
-	assert_true(replay_had_header(rd));
 	for (int t = EV_SAMPLE; t < EV__COUNT; t++) {
 		for (int full = 0; full <= 1; full++) {
 			assert_int_equal(replay_next(rd, &back), 1);
@@ -102,7 +100,6 @@ static void recorded_events_replay_exactly(void **state)
 	}
 	assert_int_equal(replay_next(rd, &back), 0);
 	assert_int_equal(replay_rejects(rd)->total, 0);
-	assert_int_equal(replay_warnings(rd), 0);
 	assert_int_equal(replay_lines(rd), 1 + 2 * (EV__COUNT - 1) + 3000);
 	replay_close(rd);
 	event_free(&ev);
@@ -303,7 +300,6 @@ static void typeless_event_refused(void **state)
 	assert_int_equal(errno, EINVAL);
 	fx_event(&ev, EV_RUN_END, true);
 	assert_int_equal(recorder_write(rec, &ev), 0);
-	assert_int_equal(recorder_events(rec), 1);
 	assert_int_equal(recorder_close(rec), 0);
 	struct replay *rd = replay_open(path, err, sizeof(err));
 	assert_int_equal(replay_next(rd, &ev), 1);

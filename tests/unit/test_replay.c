@@ -106,8 +106,6 @@ static void bad_lines_counted_by_reason(void **state)
 		assert_int_equal(first[i].reason, want[i].reason);
 	}
 	assert_int_equal(replay_lines(rd), 12);
-	assert_true(replay_had_header(rd));
-	assert_int_equal(replay_warnings(rd), 0);
 	assert_int_equal(replay_next(rd, &ev), 0); /* and stays at the end */
 	replay_close(rd);
 }
@@ -133,7 +131,6 @@ static void rejections_reported(void **state)
 	assert_string_equal(line, want);
 	assert_null(fgets(line, sizeof(line), out));
 	fclose(out);
-	assert_string_equal(replay_name(rd), path);
 	replay_close(rd);
 }
 
@@ -183,8 +180,6 @@ static void missing_header_accepted(void **state)
 	assert_non_null(rd);
 	FILE *out = tmpfile();
 	replay_set_report(rd, out); /* the warning waits for it */
-	assert_false(replay_had_header(rd));
-	assert_int_equal(replay_warnings(rd), 1);
 	assert_int_equal(replay_next(rd, &ev), 1);
 	assert_true(ev.t == 5);
 	assert_int_equal(replay_next(rd, &ev), 1);
@@ -205,7 +200,6 @@ static void missing_header_accepted(void **state)
 	rd = open_quiet();
 	assert_int_equal(replay_next(rd, &ev), 1);
 	assert_int_equal(replay_rejects(rd)->by_reason[DEC_NOT_JSON], 1);
-	assert_int_equal(replay_warnings(rd), 1);
 	replay_close(rd);
 
 	write_text(""); /* empty: no events */
@@ -235,8 +229,6 @@ static void header_versions(void **state)
 		   "\"roastop\":\"9.9\",\"created\":5,\"future\":[1]}\n" CHUNK(5, 1) "\n");
 	struct replay *rd = replay_open(path, err, sizeof(err));
 	assert_non_null(rd);
-	assert_true(replay_had_header(rd));
-	assert_int_equal(replay_warnings(rd), 0);
 	assert_int_equal(replay_next(rd, &ev), 1);
 	assert_int_equal(replay_lines(rd), 4);
 	replay_close(rd);
@@ -286,7 +278,6 @@ static void pipe_waits_and_assembles_lines(void **state)
 	assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT); /* nothing yet, not even the header */
 	write_fd(p[1], HEADER "{\"type\":\"chunk\",");
 	assert_int_equal(replay_next(rd, &ev), REPLAY_WAIT); /* half a line */
-	assert_true(replay_had_header(rd));
 	write_fd(p[1], "\"t\":5,\"duration\":1}\n" CHUNK(6, 2) "\n");
 	assert_int_equal(replay_next(rd, &ev), REPLAY_EVENT);
 	assert_true(ev.t == 5);

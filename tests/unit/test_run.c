@@ -395,7 +395,7 @@ static void worker_average_clipped_to_the_run(void **state)
 	assert_true(fabs(timeline_time_avg(&r->tl_workers).value - 2.75) < 1e-12);
 	assert_true(fabs(r->tl_workers.covered - 20) < 1e-12);
 	assert_true(fabs(timeline_max(&r->tl_workers).value - 3) < 1e-12);
-	assert_true(fabs(timeline_min(&r->tl_workers).value - 3) < 1e-12); /* polls inside only */
+	assert_int_equal(r->tl_workers.n_samples, 2); /* polls inside only */
 	/* threads: the same shape */
 	assert_true(fabs(timeline_time_avg(&r->tl_threads).value - 2.75) < 1e-12);
 }
@@ -687,6 +687,16 @@ static void worker_history_is_bounded_and_keeps_peaks(void **state)
 	assert_true(one.pts[0].proc == WORKER_NA);
 }
 
+/* 100 x bytes / limit, invalid without both or with no positive limit. */
+static void memory_percent(void **state)
+{
+	(void)state;
+	assert_true(run_memory_percent(optnum_of(512), optnum_of(2048)).value == 25);
+	assert_false(run_memory_percent(optnum_none(), optnum_of(2048)).valid);
+	assert_false(run_memory_percent(optnum_of(512), optnum_none()).valid);
+	assert_false(run_memory_percent(optnum_of(512), optnum_of(0)).valid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +724,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(long_names_become_bounded_distinct_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(error_types_past_the_cap_fold_into_other, setup, teardown),
 		cmocka_unit_test_setup_teardown(departed_workers_are_evicted_with_their_totals_kept, setup, teardown),
+		cmocka_unit_test(memory_percent),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
 }

@@ -87,56 +87,6 @@ static void non_finite_ignored(void **state)
 	assert_true(stats_max(&s).value == 3);
 }
 
-static void merge_equals_adding_all(void **state)
-{
-	(void)state;
-	struct stats a, b, all;
-	stats_init(&a);
-	stats_init(&b);
-	stats_init(&all);
-	for (int i = 0; i < 100; i++) {
-		double x = sin(i) * 100 + i;
-		stats_add(i < 37 ? &a : &b, x);
-		stats_add(&all, x);
-	}
-	stats_merge(&a, &b);
-	assert_int_equal(a.n, all.n);
-	assert_near(a.sum, all.sum, 1e-12);
-	assert_near(stats_mean(&a).value, stats_mean(&all).value, 1e-12);
-	assert_near(stats_std(&a).value, stats_std(&all).value, 1e-12);
-	assert_true(a.min == all.min);
-	assert_true(a.max == all.max);
-}
-
-/* {1, 2} + {10, 20, 30}: n 5, mean 63/5 = 12.6, M2 by hand:
- * 134.56 + 112.36 + 6.76 + 54.76 + 302.76 = 611.2 */
-static void merge_hand_computed_and_with_empty(void **state)
-{
-	(void)state;
-	struct stats a, b, empty;
-	stats_init(&a);
-	stats_init(&b);
-	stats_init(&empty);
-	stats_add(&a, 1);
-	stats_add(&a, 2);
-	stats_add(&b, 10);
-	stats_add(&b, 20);
-	stats_add(&b, 30);
-	stats_merge(&a, &empty); /* no-op */
-	assert_int_equal(a.n, 2);
-	assert_true(a.min == 1 && a.max == 2);
-	stats_merge(&a, &b);
-	assert_int_equal(a.n, 5);
-	assert_near(a.mean, 12.6, 1e-14);
-	assert_near(a.m2, 611.2, 1e-12);
-	assert_near(stats_std(&a).value, sqrt(611.2 / 4), 1e-12);
-	assert_true(a.min == 1 && a.max == 30);
-	stats_merge(&empty, &a); /* into an empty one: a copy */
-	assert_int_equal(empty.n, 5);
-	assert_near(stats_mean(&empty).value, 12.6, 1e-14);
-	assert_true(stats_min(&empty).value == 1);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,8 +96,6 @@ int main(void)
 		cmocka_unit_test(single_value_std_is_zero),
 		cmocka_unit_test(stable_with_large_offset),
 		cmocka_unit_test(non_finite_ignored),
-		cmocka_unit_test(merge_equals_adding_all),
-		cmocka_unit_test(merge_hand_computed_and_with_empty),
 	};
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
 }

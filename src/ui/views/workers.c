@@ -16,12 +16,10 @@
 static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
 						      "name" };
 
-/* the worker's latest memory / limit x 100 */
+/* the worker's latest memory / limit x 100, while it is present */
 static optnum mem_pct(const struct worker_agg *w)
 {
-	bool ok = w->present && w->memory_bytes.valid && w->memory_limit.valid &&
-		  w->memory_limit.value > 0;
-	return ok ? optnum_of(100.0 * w->memory_bytes.value / w->memory_limit.value) : optnum_none();
+	return w->present ? run_memory_percent(w->memory_bytes, w->memory_limit) : optnum_none();
 }
 
 static double key_of(const struct worker_agg *w, enum worker_sort s)

@@ -1,6 +1,7 @@
-/* The sources roastop has: one line each in SOURCES (docs/architecture.md,
- * "Adding a source"). Their order is the order they are opened, polled
- * and written in metrics.json. */
+/* The source interface (source.h): the registry of the sources roastop
+ * has, one line each in SOURCES (docs/architecture.md, "Adding a source"),
+ * and the helpers a source fills its statistics with. The registry's order
+ * is the order the sources are opened, polled and written in metrics.json. */
 #include "roastop/source.h"
 
 #include <stdio.h>
