@@ -33,6 +33,12 @@ struct strmap {
 /* max_entries 0 means no cap of the caller's (a built-in 1 G still holds). */
 void strmap_init(struct strmap *m, size_t val_size, size_t max_entries);
 void strmap_free(struct strmap *m);
+/* The pool's accounting, for the maps and for any table that charges its
+ * own arrays to it (pool NULL: no pool, always room). */
+bool strmap_pool_fits(const struct strmap_pool *pool, size_t bytes);
+void strmap_pool_charge(struct strmap_pool *pool, size_t bytes);
+void strmap_pool_release(struct strmap_pool *pool, size_t bytes);
+
 /* Charges the map's entries, present and future, to pool (NULL: none). */
 void strmap_set_pool(struct strmap *m, struct strmap_pool *pool, size_t entry_extra);
 /* Pointer to the value for key, or NULL. Valid until the next upsert. */

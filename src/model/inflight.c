@@ -22,11 +22,9 @@ static size_t inflight_bytes(size_t cap)
 
 void inflight_set_pool(struct inflight *f, struct strmap_pool *pool)
 {
-	if (f->pool)
-		f->pool->used -= inflight_bytes(f->cap);
+	strmap_pool_release(f->pool, inflight_bytes(f->cap));
 	f->pool = pool;
-	if (pool)
-		pool->used += inflight_bytes(f->cap);
+	strmap_pool_charge(pool, inflight_bytes(f->cap));
 }
 
 void inflight_free(struct inflight *f)
@@ -88,7 +86,7 @@ static bool inflight_room(struct inflight *f)
 	if (cap > INFLIGHT_MAX)
 		cap = INFLIGHT_MAX;
 	size_t more = inflight_bytes(cap) - inflight_bytes(f->cap);
-	if (f->pool && f->pool->used + more > f->pool->cap)
+	if (!strmap_pool_fits(f->pool, more))
 		return false;
 	struct inflight_chunk *items = realloc(f->items, cap * sizeof(*items));
 	if (!items)
@@ -101,8 +99,7 @@ static bool inflight_room(struct inflight *f)
 	f->index = index;
 	f->index_cap = cap * 2;
 	f->cap = cap;
-	if (f->pool)
-		f->pool->used += more;
+	strmap_pool_charge(f->pool, more);
 	inflight_reindex(f);
 	return true;
 }

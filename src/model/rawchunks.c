@@ -29,11 +29,9 @@ void rawchunks_init(struct rawchunks *s)
 
 void rawchunks_set_pool(struct rawchunks *s, struct strmap_pool *pool)
 {
-	if (s->pool)
-		s->pool->used -= s->cap * sizeof(struct rawchunk);
+	strmap_pool_release(s->pool, s->cap * sizeof(struct rawchunk));
 	s->pool = pool;
-	if (pool)
-		pool->used += s->cap * sizeof(struct rawchunk);
+	strmap_pool_charge(pool, s->cap * sizeof(struct rawchunk));
 }
 
 void rawchunks_free(struct rawchunks *s)
@@ -55,7 +53,7 @@ static bool rawchunks_room(struct rawchunks *s)
 		cap = RAWCHUNKS_MAX;
 	size_t more = (cap - s->cap) * sizeof(struct rawchunk);
 	struct rawchunk *items = NULL;
-	if (!s->pool || s->pool->used + more <= s->pool->cap)
+	if (strmap_pool_fits(s->pool, more))
 		items = realloc(s->items, cap * sizeof(*items));
 	if (!items) { /* the pool or the heap refused: sample into what there is */
 		s->capped = true;
@@ -64,8 +62,7 @@ static bool rawchunks_room(struct rawchunks *s)
 	s->items = items;
 	s->cap = cap;
 	s->capped = cap == RAWCHUNKS_MAX;
-	if (s->pool)
-		s->pool->used += more;
+	strmap_pool_charge(s->pool, more);
 	return true;
 }
 

@@ -100,10 +100,26 @@ static size_t entry_cost(const struct strmap *m, size_t key_len)
 	return key_len + 1 + m->val_size + sizeof(char *) + 3 * sizeof(uint32_t) + m->entry_extra;
 }
 
+bool strmap_pool_fits(const struct strmap_pool *pool, size_t bytes)
+{
+	return !pool || pool->used + bytes <= pool->cap;
+}
+
+void strmap_pool_charge(struct strmap_pool *pool, size_t bytes)
+{
+	if (pool)
+		pool->used += bytes;
+}
+
+void strmap_pool_release(struct strmap_pool *pool, size_t bytes)
+{
+	if (pool)
+		pool->used -= bytes;
+}
+
 static void pool_release(struct strmap *m, size_t key_len)
 {
-	if (m->pool)
-		m->pool->used -= entry_cost(m, key_len);
+	strmap_pool_release(m->pool, entry_cost(m, key_len));
 }
 
 void strmap_set_pool(struct strmap *m, struct strmap_pool *pool, size_t entry_extra)
@@ -113,7 +129,7 @@ void strmap_set_pool(struct strmap *m, struct strmap_pool *pool, size_t entry_ex
 	m->pool = pool;
 	m->entry_extra = entry_extra;
 	for (size_t i = 0; pool && i < m->count; i++)
-		pool->used += entry_cost(m, strlen(m->keys[i]));
+		strmap_pool_charge(pool, entry_cost(m, strlen(m->keys[i])));
 }
 
 void strmap_free(struct strmap *m)
@@ -253,15 +269,14 @@ void *strmap_upsert(struct strmap *m, const char *key, bool *added)
 			return val_ptr(m, m->index[slot] - 1);
 	}
 	size_t cost = entry_cost(m, len);
-	if (m->pool && m->pool->used + cost > m->pool->cap)
+	if (!strmap_pool_fits(m->pool, cost))
 		return NULL;
 	if (make_room(m) != 0)
 		return NULL;
 	char *k = malloc(len + 1);
 	if (!k)
 		return NULL;
-	if (m->pool)
-		m->pool->used += cost;
+	strmap_pool_charge(m->pool, cost);
 	memcpy(k, key, len + 1);
 	size_t e = m->count, slot = probe(m, key, h, &found);
 	m->keys[e] = k;

@@ -23,26 +23,18 @@ static size_t tasks_bytes(const struct tasks *ts)
 
 void tasks_set_pool(struct tasks *ts, struct strmap_pool *pool)
 {
-	if (ts->pool)
-		ts->pool->used -= tasks_bytes(ts);
+	strmap_pool_release(ts->pool, tasks_bytes(ts));
 	ts->pool = pool;
-	if (pool)
-		pool->used += tasks_bytes(ts);
+	strmap_pool_charge(pool, tasks_bytes(ts));
 }
 
 /* Whether the pool has `more` bytes for the model; a refusal is counted. */
 static bool tasks_pool_has(struct tasks *ts, size_t more)
 {
-	if (!ts->pool || ts->pool->used + more <= ts->pool->cap)
+	if (strmap_pool_fits(ts->pool, more))
 		return true;
 	ts->pool_refused++;
 	return false;
-}
-
-static void tasks_pool_take(struct tasks *ts, size_t more)
-{
-	if (ts->pool)
-		ts->pool->used += more;
 }
 
 /* The route's latest failed-task list, from one model to another. */
@@ -95,7 +87,7 @@ static bool tasks_prefix_room(struct tasks *ts)
 		return false;
 	ts->prefixes = p;
 	ts->cap = cap;
-	tasks_pool_take(ts, more);
+	strmap_pool_charge(ts->pool, more);
 	return true;
 }
 
@@ -165,7 +157,7 @@ static bool tasks_lanes_alloc(struct tasks *ts)
 	if (tasks_pool_has(ts, bytes) && !(ts->lanes = calloc(TASKS_LANES, sizeof(*ts->lanes))))
 		ts->pool_refused++;
 	if (ts->lanes)
-		tasks_pool_take(ts, bytes);
+		strmap_pool_charge(ts->pool, bytes);
 	return ts->lanes != NULL;
 }
 
