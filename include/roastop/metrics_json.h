@@ -1,5 +1,5 @@
 /* metrics.json, written from a struct metrics and its run
- * (src/metrics/metrics_json.c; docs/metrics.md). */
+ * (src/export/metrics_json.c; docs/metrics.md). */
 #ifndef ROASTOP_METRICS_JSON_H
 #define ROASTOP_METRICS_JSON_H
 

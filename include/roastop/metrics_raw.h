@@ -1,4 +1,4 @@
-/* The raw-data blocks of metrics.json (src/metrics/metrics_raw.c), for
+/* The raw-data blocks of metrics.json (src/export/metrics_raw.c), for
  * metrics_json.c. */
 #ifndef ROASTOP_METRICS_RAW_H
 #define ROASTOP_METRICS_RAW_H

@@ -6,7 +6,6 @@
 #define ROASTOP_OPENMETRICS_H
 
 #include "roastop/metrics.h"
-#include "roastop/serve.h"
 #include "roastop/session.h"
 #include "roastop/strbuf.h"
 #include "roastop/source.h"
@@ -20,7 +19,9 @@ struct openmetrics_input {
 	 * (a replay) */
 	const struct source_stats *listener;
 	const char *listener_name;
-	const struct serve_stats *serve; /* NULL: left out */
+	/* the HTTP server's counters (serve.h, serve_stats_counters); NULL:
+	 * left out */
+	const struct source_stats *server;
 };
 
 /* Appends the whole exposition, "# EOF" last. */

@@ -59,6 +59,9 @@ void serve_run(struct serve *s);
 /* "HOST:PORT" listened on. */
 const char *serve_address(const struct serve *s);
 void serve_get_stats(const struct serve *s, struct serve_stats *out);
+/* The counters as a source's statistics (source.h), names as metrics.json's
+ * "serve" block: what GET /metrics writes of them (openmetrics.h). */
+void serve_stats_counters(const struct serve_stats *st, struct source_stats *out);
 void serve_close(struct serve *s);
 /* HOST:PORT (as --listen: [IPv6]:PORT, port 0 = any free one) resolved to
  * a TCP address; -1 with err. */

@@ -33,6 +33,15 @@ struct serve_conn {
 	bool served;
 };
 
+void serve_stats_counters(const struct serve_stats *st, struct source_stats *out)
+{
+	source_count(out, NULL, "connections", st->connections);
+	source_count(out, NULL, "requests", st->requests);
+	source_count(out, NULL, "connections_without_request", st->connections_without_request);
+	for (int r = 0; r < SERVE_REJ__COUNT; r++)
+		source_count(out, "rejected", serve_route_reject_name(r), st->rejected[r]);
+}
+
 static int serve_metrics_text(void *ctx, struct strbuf *out)
 {
 	struct serve *s = ctx;
@@ -46,12 +55,15 @@ static int serve_metrics_text(void *ctx, struct strbuf *out)
 	struct source_stats *ls = s->cfg.listener_stats ? calloc(1, sizeof(*ls)) : NULL;
 	const char *name = NULL;
 	bool listening = ls && s->cfg.listener_stats(s->cfg.ctx, &name, ls);
-	struct serve_stats ss = s->stats;
+	struct source_stats *ss = calloc(1, sizeof(*ss));
+	if (ss)
+		serve_stats_counters(&s->stats, ss);
 	struct openmetrics_input in = { .ses = ses, .row = row, .m = have ? &m : NULL,
 					.listener = listening ? ls : NULL, .listener_name = name,
-					.serve = &ss };
+					.server = ss };
 	openmetrics_write(&in, out);
 	free(ls);
+	free(ss);
 	return out->failed ? -1 : 0;
 }
 

@@ -30,13 +30,16 @@ static void write_all(const struct session_run *row, struct strbuf *out)
 	struct udp_stats us = { .datagrams = 100, .applied = 90 };
 	us.rejected[UDP_BAD_TAG] = 7;
 	us.json.by_reason[DEC_NOT_JSON] = 2;
-	struct serve_stats ss = { .connections = 5, .requests = 4 };
-	ss.rejected[SERVE_REJ_AUTH] = 1;
-	static struct source_stats ls;
+	static struct source_stats ls, sv;
 	memset(&ls, 0, sizeof(ls));
+	memset(&sv, 0, sizeof(sv));
 	udp_stats_to_source(&us, "127.0.0.1:1", &ls);
+	source_count(&sv, NULL, "connections", 5);
+	source_count(&sv, NULL, "requests", 4);
+	source_count(&sv, "rejected", "method", 0);
+	source_count(&sv, "rejected", "auth", 1);
 	struct openmetrics_input in = { .ses = &ses, .row = row, .m = &m, .listener = &ls,
-					.listener_name = "udp", .serve = &ss };
+					.listener_name = "udp", .server = &sv };
 	strbuf_init(out);
 	openmetrics_write(&in, out);
 }
@@ -85,6 +88,8 @@ static void counters_of_the_listener_and_server(void **state)
 	assert_true(has_line(o.data, "roastop_udp_decode_rejected_total{reason=\"not_json\"} 2"));
 	assert_true(has_line(o.data, "roastop_http_requests_total 4"));
 	assert_true(has_line(o.data, "roastop_http_requests_rejected_total{reason=\"auth\"} 1"));
+	assert_true(has_line(o.data, "roastop_http_requests_rejected_total{reason=\"method\"} 0"));
+	assert_true(has_line(o.data, "roastop_http_connections_total 5"));
 	size_t n = strlen(o.data);
 	assert_true(n > 6 && strcmp(o.data + n - 6, "# EOF\n") == 0);
 	assert_int_equal(strstr(o.data, "# EOF") - o.data, (long)(n - 6)); /* only at the end */

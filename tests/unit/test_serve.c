@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "roastop/serve.h"
 #include "roastop/serve_route.h"
 
 #define KEY "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -285,11 +286,32 @@ static void reject_names_are_stable(void **state)
 	assert_string_equal(serve_route_reject_name(SERVE_REJ__COUNT), "unknown");
 }
 
+/* The server's counters as GET /metrics and metrics.json name them: the
+ * three counts, then every reason, a zero too (a family's samples stay). */
+static void stats_counters_name_every_reason(void **state)
+{
+	(void)state;
+	struct serve_stats st = { .connections = 5, .requests = 4 };
+	st.rejected[SERVE_REJ_AUTH] = 2;
+	static struct source_stats out;
+	memset(&out, 0, sizeof(out));
+	serve_stats_counters(&st, &out);
+	assert_int_equal(out.n_counters, 3 + SERVE_REJ__COUNT);
+	assert_null(out.counters[0].group);
+	assert_string_equal(out.counters[0].name, "connections");
+	assert_true(out.counters[1].value == 4);
+	const struct source_counter *auth = &out.counters[3 + SERVE_REJ_AUTH];
+	assert_string_equal(auth->group, "rejected");
+	assert_string_equal(auth->name, "auth");
+	assert_true(auth->value == 2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stats_counters_name_every_reason),
 		T(methods_other_than_get_and_head_get_405),
 		T(a_body_is_refused_before_auth),
 		T(every_route_needs_the_key),

@@ -165,18 +165,32 @@ static void om_listener(struct strbuf *o, const char *name, const struct source_
 	om_listener_rejected(o, name, st);
 }
 
-static void om_serve(struct strbuf *o, const struct serve_stats *st)
+/* The HTTP server's counters (serve_stats_counters): which becomes which
+ * family; its group "rejected" holds the requests' reasons. */
+static const struct {
+	const char *counter, *family, *help;
+} server_defs[] = {
+	{ "connections", "roastop_http_connections", "HTTP connections accepted." },
+	{ "requests", "roastop_http_requests", "HTTP requests that reached the routes." },
+	{ "connections_without_request", "roastop_http_connections_without_request",
+	  "HTTP connections closed before a request reached the routes." },
+};
+
+static void om_server(struct strbuf *o, const struct source_stats *st)
 {
-	om_counter(o, "roastop_http_connections", "HTTP connections accepted.", st->connections);
-	om_counter(o, "roastop_http_requests", "HTTP requests that reached the routes.", st->requests);
-	om_counter(o, "roastop_http_connections_without_request",
-		   "HTTP connections closed before a request reached the routes.",
-		   st->connections_without_request);
+	for (size_t d = 0; d < ROASTOP_ARRAY_LEN(server_defs); d++)
+		for (size_t i = 0; i < st->n_counters; i++)
+			if (!st->counters[i].group &&
+			    strcmp(st->counters[i].name, server_defs[d].counter) == 0)
+				om_counter(o, server_defs[d].family, server_defs[d].help,
+					   st->counters[i].value);
 	const char *n = "roastop_http_requests_rejected";
 	om_head(o, n, true, "HTTP requests answered with an error, by reason.");
-	for (int r = 0; r < SERVE_REJ__COUNT; r++)
-		om_sample(o, n, true, "reason", serve_route_reject_name(r), NULL, NULL,
-			  (double)st->rejected[r]);
+	for (size_t i = 0; i < st->n_counters; i++) {
+		const struct source_counter *c = &st->counters[i];
+		if (c->group && strcmp(c->group, "rejected") == 0)
+			om_sample(o, n, true, "reason", c->name, NULL, NULL, (double)c->value);
+	}
 }
 
 void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
@@ -187,7 +201,7 @@ void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
 		om_counter(out, "roastop_runs", "Runs seen by this roastop.", in->ses->runs_total);
 	if (in->listener)
 		om_listener(out, in->listener_name, in->listener);
-	if (in->serve)
-		om_serve(out, in->serve);
+	if (in->server)
+		om_server(out, in->server);
 	strbuf_puts(out, "# EOF\n");
 }
