@@ -4,60 +4,8 @@
 #ifndef ROASTOP_APP_H
 #define ROASTOP_APP_H
 
-#include "roastop/common.h"
+#include "roastop/config.h"
 
-#define APP_MAX_HOST 253 /* bytes of a --listen or --serve host, brackets excluded */
-#define APP_MAX_HEADERS 16
-
-/* Every option, declared once: cli_parse (cli.h) fills it from argv, each
- * value within its documented range, main adds what the terminal and
- * NO_COLOR say, and the app reads it. Strings point into argv (or the
- * environment); NULL means "not given". */
-struct app_config {
-	const char *replay_path; /* NULL = live; "-" = standard input */
-	double speed; /* replay factor 0..1e6, 0 = as fast as possible */
-	bool speed_given; /* --speed was given (only with --replay) */
-	const char *record_path; /* NULL = do not record */
-	const char *output_dir; /* NULL = roastop-measurements/<timestamp> */
-	double duration; /* seconds, 0 = no limit, else (0, 1e7] */
-	double checkpoint_interval; /* seconds, 0 = no checkpoints, else 1..3600 */
-	bool headless;
-	bool exit_on_run_end;
-	double run_idle_timeout; /* seconds without a datagram of a run: incomplete; 0 = never */
-	const char *processor_prefix; /* glob for fine-metrics processor rows, or NULL */
-	/* the UDP listener (live mode) */
-	char listen_host[APP_MAX_HOST + 1]; /* IPv4, hostname or IPv6 without brackets */
-	int listen_port; /* 0..65535, 0 = pick a free port */
-	const char *key_file; /* NULL: the per-user key file */
-	bool new_key; /* replace the key file with a fresh key */
-	bool no_auth;
-	bool no_task_stream; /* --no-task-stream: no /eventstream subscription */
-	int rcvbuf; /* SO_RCVBUF bytes, 0 = 8 MiB */
-	/* the HTTP server (serve.h): off, or at serve_host:serve_port; with no
-	 * serve_host (""), live at the listener's address and not in a replay */
-	bool serve_off;
-	char serve_host[APP_MAX_HOST + 1];
-	int serve_port;
-	bool serve_metrics_open; /* /metrics without the bearer token */
-	/* the Dask scheduler (live mode) */
-	const char *scheduler_url; /* never NULL after cli_parse */
-	const char *dashboard_prefix;
-	double interval; /* seconds between polls, 0.1..3600 */
-	const char *cacert;
-	bool insecure;
-	const char *headers[APP_MAX_HEADERS]; /* "Name: value", checked */
-	size_t n_headers;
-	/* the dashboard (unless headless) */
-	const char *theme; /* --theme NAME|PATH, NULL = default */
-	bool no_color; /* --no-color or NO_COLOR */
-	bool ascii; /* --ascii */
-};
-
-/* Shows the dashboard unless cfg->headless (or there is no usable terminal:
- * then it says why and runs headless). Runs until q, a signal, --duration,
- * the end of a headless replay or --exit-on-run-end; writes the measurement
- * and prints the summary.
- * Returns the process exit status. */
 int app_main(const struct app_config *cfg);
 
 #endif

@@ -20,7 +20,7 @@
 
 #include <stdio.h>
 
-#include "roastop/app.h"
+#include "roastop/config.h"
 #include "roastop/common.h"
 
 #define CLI_DEFAULT_SCHEDULER "http://localhost:8787"

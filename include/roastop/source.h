@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "roastop/app.h"
+#include "roastop/config.h"
 #include "roastop/event.h"
 
 #define SOURCE_MAX_FDS 64 /* descriptors one source may ask the loop to watch */
