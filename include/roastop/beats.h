@@ -15,6 +15,8 @@
 #define BEATS_MISSED 5.0 /* beats missed (at the process's interval): departed */
 #define BEATS_DEPART_MIN 5.0 /* seconds, however short the interval */
 #define BEATS_SAMPLE_EVERY 1.0 /* seconds between the samples made */
+/* the sample's source: a run counts the samples its workers' heartbeats made */
+#define BEATS_SAMPLE_SOURCE "heartbeat"
 #define BEATS_SCHEDULER_QUIET 10.0 /* seconds since a scheduler sample before beats count */
 
 struct beat_proc {

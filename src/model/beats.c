@@ -106,7 +106,7 @@ static const struct event *beats_sample(struct beats *b, double t)
 	ev->type = EV_SAMPLE;
 	ev->t = t;
 	struct ev_sample *s = &ev->u.sample;
-	s->source = "heartbeat";
+	s->source = BEATS_SAMPLE_SOURCE;
 	s->worker_count = (uint32_t)n;
 	s->n_workers = n;
 	s->workers = w;

@@ -2,6 +2,7 @@
  * each event kind has one apply function. Everything is bounded: maps have
  * caps (overflow is counted), timelines have fixed capacity. */
 #include "roastop/run.h"
+#include "roastop/beats.h"
 #include "roastop/strutil.h"
 
 #include <math.h>
@@ -1249,7 +1250,7 @@ int run_apply(struct run *r, const struct event *ev)
 	int rc = 0;
 	switch (ev->type) {
 	case EV_SAMPLE:
-		if (ev->u.sample.source && strcmp(ev->u.sample.source, "heartbeat") == 0)
+		if (ev->u.sample.source && strcmp(ev->u.sample.source, BEATS_SAMPLE_SOURCE) == 0)
 			r->n_beat_samples++;
 		if (late) {
 			apply_sample_late(r, ev->t, &ev->u.sample);
