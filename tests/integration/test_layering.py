@@ -24,7 +24,7 @@ KNOWN_INCLUDES = set()
 # configuration), util headers, its own header and its decoders; and any
 # system or transport library header (<...>).
 SOURCE_ALLOWED = {
-    "roastop/source.h", "roastop/event.h", "roastop/app.h", "roastop/common.h",
+    "roastop/source.h", "roastop/event.h", "roastop/config.h", "roastop/common.h",
     "roastop/arena.h", "roastop/clock.h", "roastop/timer.h", "roastop/strbuf.h",
     "roastop/strutil.h", "roastop/format.h", "roastop/jsonw.h", "roastop/range.h",
     "roastop/httpc.h",  # the shared HTTP client: a transport
@@ -95,3 +95,89 @@ def test_registry_is_one_line_per_source():
     text = (ROOT / "src/source/source.c").read_text()
     for name in registry_sources():
         assert len(re.findall(rf"\b{name}_source\b", text)) == 1, name
+
+
+# ---- folders: data flows one way (docs/architecture.md, "Where things are") ----
+
+def src_files():
+    return sorted(p.relative_to(ROOT) for p in (ROOT / "src").rglob("*.c"))
+
+
+def folder_of_header():
+    """roastop/X.h -> the folder of the X.c that implements it (and includes it);
+    a header no file of its name implements (common.h, config.h) is no folder's."""
+    return {f"roastop/{p.stem}.h": str(p.parent) for p in src_files()
+            if f"roastop/{p.stem}.h" in includes(p)}
+
+
+def folder_arrows():
+    """{(from folder, to folder): [file including, header]} across folders; a
+    header's includes are its implementing folder's."""
+    owner, arrows = folder_of_header(), {}
+    files = [(f, str(f.parent)) for f in src_files()]
+    files += [(h.relative_to(ROOT), owner[f"roastop/{h.name}"])
+              for h in sorted((ROOT / "include/roastop").glob("*.h"))
+              if f"roastop/{h.name}" in owner]
+    for f, folder in files:
+        for h in includes(f):
+            to = owner.get(h)
+            if to and to != folder:
+                arrows.setdefault((folder, to), []).append(f"{f}: {h}")
+    return arrows
+
+
+def test_no_include_cycle_between_folders():
+    arrows = folder_arrows()
+    graph = {}
+    for a, b in arrows:
+        graph.setdefault(a, set()).add(b)
+
+    def reach(start):
+        seen, todo = set(), [start]
+        while todo:
+            for n in graph.get(todo.pop(), ()):
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return seen
+    for (a, b), why in arrows.items():
+        assert a not in reach(b), f"{a} -> {b} ({why[0]}) closes a cycle back to {a}"
+
+
+def registry_names():
+    """The registry sources' names as metrics.json and the log know them."""
+    names = set()
+    for n in registry_sources():
+        text = (ROOT / "src/source" / f"{n}.c").read_text()
+        m = re.search(rf"const struct source_ops {n}_source = \{{.*?\.name = \"(\w+)\"", text, re.S)
+        assert m, f"{n}_source has no .name"
+        names.add(m.group(1))
+    return names
+
+
+def test_model_and_metrics_name_no_source():
+    """The model never knows where an event came from: no source header, no
+    source's name as a string (a sample made from heartbeats is the model's own)."""
+    names, owner = registry_names(), folder_of_header()
+    assert {"udp", "scheduler"} <= names
+    for f in src_files():
+        if f.parts[1] not in ("model", "metrics"):
+            continue
+        bad = {h for h in includes(f) if owner.get(h) == "src/source"}
+        assert not bad, f"{f} includes {sorted(bad)}"
+        literals = set(re.findall(r'"(\w+)"', (ROOT / f).read_text()))
+        assert not literals & names, f"{f} names the source {sorted(literals & names)}"
+
+
+# a metric's formula divides by one of these: the metrics module's job, never a view's
+DENOMINATOR = re.compile(r"/\s*\(?\s*(?:\(double\)\s*)?[\w>.-]*"
+                         r"(limit|elapsed|threads|num_chunks|n_chunks|duration|cpu_time|"
+                         r"total_time|wall|events|bytes)\b")
+
+
+def test_views_compute_no_metric():
+    for f in sorted((ROOT / "src/ui/views").glob("*.c")):
+        code = strip(f.read_text())
+        assert "metrics_compute" not in code, f"{f.name} computes the metrics"
+        hit = DENOMINATOR.search(code)
+        assert not hit, f"{f.name} computes a metric: {hit.group(0)!r}"
