@@ -98,7 +98,9 @@ DRIVER = textwrap.dedent("""
                            os.path.join(work, "m"), "--duration", "150", "--exit-on-run-end"],
                           stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 30
-    while not re.search(r"ROASTOP_KEY=", open(err.name).read()) and time.monotonic() < deadline:
+    # the emitter line whole, to its newline
+    while (not re.search(r"ROASTOP_KEY=\\$\\(cat \\S+\\)\\n", open(err.name).read())
+           and time.monotonic() < deadline):
         time.sleep(0.05)
     text = open(err.name).read()
     port = int(re.search(r"ROASTOP_ADDR=127.0.0.1:(\\d+)", text).group(1))

@@ -45,7 +45,10 @@ def test_500_everywhere_is_degraded_and_retried(tmp_path, sched):
     sched.mode = "500"
     lst = watch(tmp_path, sched)
     wait_for(lambda: "HTTP 500" in err(lst))
-    time.sleep(1.5)
+    # a fourth identity.json asked: roastop polls in rounds, one at a time,
+    # so the three answers before it were taken in
+    wait_for(lambda: sum(path == "/json/identity.json" for path, _ in sched.seen) >= 4,
+             timeout=60)
     _, m = lst.stop()
     s = m["roastop"]["scheduler"]
     assert s["rounds"] >= 3 and s["identity_500"] >= 3
@@ -56,11 +59,11 @@ def test_500_everywhere_is_degraded_and_retried(tmp_path, sched):
 def test_slow_scheduler_does_not_stall_chunks(tmp_path, sched):
     sched.mode = "slow"  # 12 s per answer: past roastop's 10 s request timeout
     lst = watch(tmp_path, sched)
-    time.sleep(1)
+    wait_for(lambda: sched.requests >= 1)  # a request under way, answered in 12 s
     t0 = time.monotonic()
     for i in range(200):
         lst.send(chunk(i), tagged=False)
-    time.sleep(0.5)
+    lst.wait_received(200)  # read by the loop while the request hangs, not by the stop's drain
     _, m = lst.stop()  # within ~2 s of the first datagram, mid-request
     assert time.monotonic() - t0 < 5
     assert m["num_chunks"] == 200
@@ -83,7 +86,8 @@ def test_broken_bodies_are_counted_and_survived(tmp_path, sched, mode):
     sched.mode = mode
     lst = watch(tmp_path, sched)
     wait_for(lambda: lst.proc.poll() is None and ("degraded" in err(lst) or "lost" in err(lst)))
-    time.sleep(1.5)
+    asked = sched.requests
+    wait_for(lambda: sched.requests >= asked + 2, timeout=60)  # a few more broken answers
     sched.mode = "ok"
     wait_for(lambda: "scheduler connected" in err(lst), timeout=40)
     _, m = lst.stop()

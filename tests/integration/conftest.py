@@ -113,6 +113,36 @@ def run_metrics(out, n, timeout=120):
     return wait_for(ready, timeout=timeout, step=0.2)
 
 
+def recorded_events(rec: Path):
+    """The whole lines of a recording so far (--record, flushed behind the
+    events), as JSON; the line being written is left out."""
+    out = []
+    try:
+        text = Path(rec).read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass  # the line being written
+    return out
+
+
+def wait_polled(rec: Path, after: float, n=1, timeout=120):
+    """Until roastop has applied n scheduler samples (polls) timed after
+    `after` (time.time()): what it shows or writes then was polled since."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = [e for e in recorded_events(rec) if e.get("type") == "sample"
+               and e.get("t", 0) > after]
+        if len(got) >= n:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(got)} of {n} polls after {after} in {rec}")
+        time.sleep(0.1)
+
+
 def load_metrics(outdir: Path):
     """metrics.json of the newest run under an output root (its `latest`),
     or of the run directory given."""
@@ -165,12 +195,17 @@ class Listener:
             [ROASTOP, "--headless", "--listen", listen, "--output", str(self.out),
              "--duration", "60", *extra],
             stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True, env=env)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        # the emitter line whole (to its newline): the address and the key's path
+        line = re.compile(r"roastop: emitters: export ROASTOP_ADDR=(\S+)"
+                          r"(?: ROASTOP_KEY=\$\(cat \S+\))?\n")
+        deadline = time.monotonic() + 30
+        while True:
             text = self.err_path.read_text()
-            m = re.search(r"ROASTOP_ADDR=(\S+)", text)
+            m = line.search(text)
             if m:
                 break
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError("roastop printed no emitter line: " + text)
             time.sleep(0.05)
         host, port = m.group(1).rsplit(":", 1)
         self.addr = (host.strip("[]"), int(port))
@@ -195,6 +230,43 @@ class Listener:
         k = self.key if key == "session" else key
         tag = b"\x01" + hmac.new(k, body, hashlib.sha256).digest() if tagged else b"\x00"
         self.sock.sendto(b"RTP2" + tag + body, self.addr)
+
+    def served(self, path):
+        """GET path from roastop's HTTP server (on the listener's port, the
+        session key as the bearer token): the body, or None while the server
+        does not answer 200."""
+        import http.client
+        c = http.client.HTTPConnection(self.addr[0], self.addr[1], timeout=10)
+        try:
+            c.request("GET", path, headers={"Authorization": "Bearer " + self.key.hex()}
+                      if self.key else {})
+            r = c.getresponse()
+            body = r.read().decode()
+        except OSError:
+            return None
+        finally:
+            c.close()
+        return body if r.status == 200 else None
+
+    def served_count(self, family):
+        """A counter of roastop's /metrics, or None while it does not answer."""
+        body = self.served("/metrics")
+        if body is None:
+            return None
+        m = re.search(rf"^{family}(?:{{[^}}]*}})? (\S+)$", body, re.M)
+        return float(m.group(1)) if m else 0.0
+
+    def wait_received(self, n, timeout=60):
+        """Until roastop's loop has read n datagrams (its /metrics says so):
+        what was sent is in, not left to the drain at its stop."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.served_count("roastop_udp_datagrams_total")
+            if got is not None and got >= n:
+                return got
+            if time.monotonic() > deadline:
+                raise AssertionError(f"roastop read {got} datagrams of {n}")
+            time.sleep(0.05)
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -257,11 +329,12 @@ def start_roastop_live(workdir: Path, *extra):
     proc = subprocess.Popen([ROASTOP, "--headless", "--listen", "127.0.0.1:0", *map(str, extra)],
                             stdout=subprocess.PIPE, stderr=open(err, "w"), text=True,
                             stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         text = err.read_text()
-        addr = re.search(r"ROASTOP_ADDR=(\S+)", text)
-        key = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)", text)
+        # the emitter line whole, to its newline
+        addr = re.search(r"ROASTOP_ADDR=(\S+) ROASTOP_KEY=\$\(cat \S+\)\n", text)
+        key = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)\n", text)
         if addr and key:
             env = {"ROASTOP_ADDR": addr.group(1),
                    "ROASTOP_KEY": Path(key.group(1)).read_text().strip()}

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import Listener
+from conftest import Listener, wait_polled
 from dask_cluster import Cluster, wait_for
 from dask_tasks import span_truth, spin
 from roastop import MetricsCollector
@@ -67,8 +67,9 @@ def check_workers(m, sampler):
 
 
 def test_with_route_workers_and_fine_metrics_match_dask(tmp_path, cluster):
+    rec = tmp_path / "rec.jsonl"
     lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard_url,
-                   "--interval", INTERVAL, "--processor-prefix", "spin")
+                   "--interval", INTERVAL, "--processor-prefix", "spin", "--record", str(rec))
     client = cluster.client()
     sampler = MemorySampler(client)
     host, port = lst.addr
@@ -76,7 +77,7 @@ def test_with_route_workers_and_fine_metrics_match_dask(tmp_path, cluster):
         assert mc.route_error is None
         run_workload(client, sampler)
         truth = settle(lambda: client.run_on_scheduler(span_truth, span_id=mc.span_id))
-    time.sleep(1.5)  # a last poll after the settled read
+        wait_polled(rec, time.time(), n=2)  # polls after the settled read, in the run
     _, m = lst.stop()
     client.close()
     check_workers(m, sampler)
@@ -91,14 +92,15 @@ def test_with_route_workers_and_fine_metrics_match_dask(tmp_path, cluster):
 
 
 def test_without_route_falls_back_and_says_so(tmp_path, cluster):
+    rec = tmp_path / "rec.jsonl"
     lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard_url,
-                   "--interval", INTERVAL)
+                   "--interval", INTERVAL, "--record", str(rec))
     client = cluster.client()
     sampler = MemorySampler(client)
     host, port = lst.addr
     with MetricsCollector(None, addr=f"{host}:{port}"):  # no client: no route, no span
         run_workload(client, sampler, n=16)
-    time.sleep(1.5)
+        wait_polled(rec, time.time())  # a poll after the sampler's last, in the run
     _, m = lst.stop()
     client.close()
     check_workers(m, sampler)
@@ -129,8 +131,9 @@ def test_dashboard_prefix(tmp_path):
 
 
 def test_scheduler_killed_and_restarted(tmp_path, cluster):
+    rec = tmp_path / "rec.jsonl"
     lst = Listener(tmp_path, "--no-auth", "--scheduler", cluster.dashboard_url,
-                   "--interval", INTERVAL)
+                   "--interval", INTERVAL, "--record", str(rec))
     client = cluster.client()
     host, port = lst.addr
     mc = MetricsCollector(None, addr=f"{host}:{port}")
@@ -148,7 +151,9 @@ def test_scheduler_killed_and_restarted(tmp_path, cluster):
     cluster.wait_workers_gone()
     cluster.start_workers()
     client = cluster.client()
-    time.sleep(1.5)
+    # a poll of the restarted scheduler with its new workers, in the run
+    t = time.time()
+    wait_for(lambda: any(e.get("worker_count") == 2 for e in wait_polled(rec, t)), timeout=60)
     mc.__exit__(None, None, None)
     _, m = lst.stop()
     client.close()

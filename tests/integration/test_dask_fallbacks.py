@@ -19,11 +19,11 @@ import urllib.request
 
 import pytest
 
-from conftest import Listener
+from conftest import Listener, recorded_events, wait_polled
 from dask_cluster import Cluster, free_port, wait_for
 from dask_tasks import spin
 from roastop import MetricsCollector, route
-from test_screen import Screen
+from test_screen import Screen, elapsed_shown
 
 BLOCKER = '''import sys
 
@@ -77,8 +77,9 @@ def test_scale_up_without_prometheus_client_counts_from_counts_json(tmp_path):
     try:
         code, text = get(c.dashboard_url + "/metrics")
         assert code == 200 and "dask_scheduler_workers" not in text  # no samples
+        rec = tmp_path / "rec.jsonl"
         lst = Listener(tmp_path, "--no-auth", "--scheduler", c.dashboard_url,
-                       "--interval", "0.5")
+                       "--interval", "0.5", "--record", str(rec))
         client = c.client()
         host, port = lst.addr
         truth = []  # (time, workers) as the client sees them
@@ -98,7 +99,7 @@ def test_scale_up_without_prometheus_client_counts_from_counts_json(tmp_path):
                 time.sleep(0.25)
             assert not all(f.done() for f in futures), "tasks must run across the scale-up"
             client.cancel(futures)
-        time.sleep(1)
+        wait_polled(rec, time.time())  # a poll after the run's end (in its settle), then the stop
         _, m = lst.stop()
         client.close()
     finally:
@@ -135,12 +136,27 @@ def test_progress_on_a_reused_scheduler_counts_this_run_only(tmp_path, cluster):
         client.gather(first)
     code, _ = get(cluster.dashboard_url + route.ROUTE)
     assert code == 200
+    rec = tmp_path / "rec.jsonl"
     s = Screen(tmp_path, ["--no-auth", "--listen", "127.0.0.1:0", "--scheduler",
-                          cluster.dashboard_url, "--interval", "0.5"], cols=160, rows=40)
+                          cluster.dashboard_url, "--interval", "0.5", "--record", rec],
+               cols=160, rows=40)
     try:
         s.wait_for(re.compile(r"workers 2 +peak 2"), timeout=30)
-        time.sleep(1.5)  # a few polls of the earlier run's span
-        assert "6 of 6" not in s.text(), s.text()
+        # a few polls of the earlier run's span, then a frame drawn two seconds
+        # of roastop's clock after them; no capture until then says 6 of 6
+        t0, polled = time.time(), []
+
+        def frame_after_three_polls(text):
+            """a frame drawn two seconds after roastop applied three polls"""
+            assert "6 of 6" not in text, text
+            e = elapsed_shown(text)
+            if not polled:
+                if e is not None and len([x for x in recorded_events(rec) if x.get("type") ==
+                                          "sample" and x.get("t", 0) > t0]) >= 3:
+                    polled.append(e)
+                return None
+            return text if e is not None and e >= polled[0] + 2 else None
+        s.wait_for(frame_after_three_polls, timeout=60)
         second = client.map(spin, range(4), pure=False)
         client.gather(second)
         s.wait_for(re.compile(r"tasks 4 of 4 .*100%"), timeout=30)
@@ -162,10 +178,16 @@ def test_two_one_thread_workers_never_show_more_than_two_executing(tmp_path, clu
     try:
         s.wait_for(re.compile(r"workers 2 +peak 2"), timeout=30)
         futures = client.map(spin, range(40), pure=False)
+        last = None
         while not all(f.done() for f in futures):
+            # a frame a second: a capture the same as the one before is a
+            # frame drawn whole (one read half drawn can join an old digit
+            # to a new count)
             text = s.text()
-            seen += [int(v) for v in re.findall(r"executing (\d+)", text)]
-            seen += [int(v) for v in re.findall(r"tasks executing \S+ +peak (\d+)", text)]
+            whole, last = text == last, text
+            if whole:
+                seen += [int(v) for v in re.findall(r"executing (\d+)", text)]
+                seen += [int(v) for v in re.findall(r"tasks executing \S+ +peak (\d+)", text)]
             code, body = get(cluster.dashboard_url + "/json/counts.json")
             m = re.search(r'"processing": (\d+)', body)
             if m:

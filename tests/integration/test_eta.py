@@ -90,7 +90,7 @@ def test_eta_from_expected_events_falls(screen, with_expected, cols, rows):
     print(f"{cols}x{rows} ETA (s) as the replay went: {values}")
     assert len(values) >= 2, values
     assert min(values[1:]) < values[0], values
-    text = s.text()
+    text = s.wait_still("(end reached", timeout=120)  # the last frame, drawn whole
     m = re.search(r"^ events ([\d,]+) of ([\d,]+) .* 100\.0%  completed", text, re.M)
     assert m and m.group(1) == m.group(2), text
     s.keys("q")
@@ -111,8 +111,9 @@ def test_eta_from_tasks_without_expected_events(screen, with_tasks, cols, rows):
     assert len(values) >= 2, values
     assert min(values[1:]) < values[0], values
     if cols >= 200:
+        text = s.wait_still("(end reached", timeout=120)  # the last frame, drawn whole
         assert re.search(r"· chunks \d+ done, \d+ failed · events [\d,]+ · executing (?:\d+|n/a)$",
-                         s.text(), re.M), s.text()
+                         text, re.M), text
     s.keys("q")
     s.wait_for("roastop-exit=0", timeout=60)
     metrics = load_metrics(s.out)

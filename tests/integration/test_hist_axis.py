@@ -71,11 +71,11 @@ def box_rows(text, title):
     raise AssertionError(f"no box titled {title!r}:\n{text}")
 
 
-def runtime_axis(s):
-    """Waits for the histogram's log-scale border; returns the title, the
-    axis labels (split at runs of two spaces or more) and the border."""
-    text = s.wait_for(re.compile(r"╰─ log scale ─"), timeout=60)
-    top, rows = box_rows(text, "chunk runtime" if s.cols >= 200 else "runtime")
+def runtime_axis(text, cols):
+    """The histogram's title and axis labels (split at runs of two spaces or
+    more), read off a whole frame."""
+    assert re.search(r"╰─ log scale ─", text), text
+    top, rows = box_rows(text, "chunk runtime" if cols >= 200 else "runtime")
     assert rows[-1].startswith("─ log scale ─"), rows[-1]
     labels = [t for t in re.split(r" {2,}", rows[-2].strip()) if t]
     return top, labels
@@ -85,8 +85,10 @@ def runtime_axis(s):
 def test_runtime_axis_is_log_with_real_ends(screen, short_chunks, cols, rows):
     rec, shortest, longest, _ = short_chunks
     s = screen(replay(rec, 600), cols=cols, rows=rows)
-    s.wait_for("(end reached", timeout=120)  # every chunk in: the range is final
-    top, labels = runtime_axis(s)
+    # every chunk in, the range final: the last frame, drawn whole (the header
+    # says the end before the histogram below it is redrawn)
+    text = s.wait_still("(end reached", timeout=120)
+    top, labels = runtime_axis(text, cols)
     assert labels[0] == fmt_duration(shortest), labels
     assert labels[-1] == fmt_duration(longest), labels
     assert labels[0].endswith(" ms") and labels[-1].endswith(" ms"), labels  # all under 1 s
@@ -103,14 +105,14 @@ def test_runtime_axis_is_log_with_real_ends(screen, short_chunks, cols, rows):
     if cols >= 200:
         assert title.startswith("chunk runtime  p50 ") and " p90 " in title, top
     # the markers stay
-    assert "▲p50" in s.text()
+    assert "▲p50" in text
 
 
 @pytest.mark.parametrize("cols,rows", SIZES)
 def test_memory_axis_follows_the_memory_used(screen, short_chunks, cols, rows):
     rec, _, _, peak_used = short_chunks
     s = screen(replay(rec, 600), cols=cols, rows=rows)
-    text = s.wait_for("(end reached", timeout=120)
+    text = s.wait_still("(end reached", timeout=120)  # the last frame, drawn whole
     top, box = box_rows(text, "mem")
     scale = re.match(r"\s*(\d+(\.\d+)?) (B|KiB|MiB|GiB|TiB)", box[0])
     assert scale, box[0]

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import CHUNKSIZE, load_metrics, start_roastop_live
 from dask_cluster import EXAMPLES, Cluster, client_env, wait_for
-from test_screen import COLOUR_SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
+from test_screen import COLOUR_SGR, SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
 
 DEADLINE = 120  # generous: CI is a loaded 2-core machine
 HOLD = 240  # the longest a held chunk waits for the test's release, seconds
@@ -110,24 +110,44 @@ def test_stuck_chunk_named_on_the_main_view(screen, tmp_path, dask_cluster, dimu
     files, _ = dimuon_files
     s = screen(["--listen", "127.0.0.1:0", "--scheduler", dask_cluster.dashboard_url,
                 "--checkpoint", "1"], cols=cols, rows=rows)
-    s.wait_for(re.compile(r"udp 127\.0\.0\.1:\d+"), timeout=30)
-    env = emitter_env(tmp_path, s.text())
+    # the port read whole: the counts follow it on the header's line
+    text = s.wait_for(re.compile(r"udp 127\.0\.0\.1:\d+ rx "), timeout=30)
+    env = emitter_env(tmp_path, text)
     p, marks = start_client(tmp_path, dask_cluster, files, env)
     try:
         wait_for(lambda: held_pid(marks) is not None, timeout=DEADLINE, step=0.1)
         oldest = re.compile(r"running \d+ · oldest (" + DURATION + r") \((w\d), DYJetsToLL_1\.root"
                             r" 20000-30000\) · 1 straggler\b")
-        text = s.wait_for(oldest, timeout=DEADLINE)
-        age = seconds(oldest.search(text).group(1))
-        worker = oldest.search(text).group(2)
+        def oldest_row(screen):
+            """the main view's in-flight row, whole, with its escapes"""
+            for row in screen.splitlines():
+                m = oldest.search(SGR.sub("", row))
+                if m:
+                    return row, m
+            return None
+        # the age, the worker and the row's colours from one capture
+        row, m = s.wait_for(oldest_row, timeout=DEADLINE, escapes=True)
+        age, worker = seconds(m.group(1)), m.group(2)
         # the age in the alert colour
-        row = next(r for r in s.text(escapes=True).splitlines() if "oldest" in r)
         assert COLOUR_SGR.search(row[row.index("oldest"):]), row
         # view 9: the held chunk first, marked, and the rule's threshold
         s.keys("9")
-        text = s.wait_for(re.compile(r"straggler past (" + DURATION + ")"), timeout=30)
-        after = seconds(re.search(r"straggler past (" + DURATION + ")", text).group(1))
-        first = next(r for r in text.splitlines() if "straggler " in r and ".root" in r)
+        threshold = re.compile(r"straggler past (" + DURATION + ")")
+
+        def title_and_first_row(text):
+            """view 9's title with the rule's threshold (read whole: it ends in
+            its unit) and its first straggler row drawn whole to its entry
+            range, right-aligned under ENTRIES (the rows come after the title)"""
+            lines = text.splitlines()
+            t = threshold.search(text)
+            head = next((line for line in lines if "WORKER" in line and "ENTRIES" in line), None)
+            first = next((r for r in lines if "straggler " in r and ".root" in r), None)
+            if not (t and head and first):
+                return None
+            end = head.index("ENTRIES") + len("ENTRIES")
+            return (t.group(1), first) if len(first) >= end and first[end - 1].isdigit() else None
+        after, first = s.wait_for(title_and_first_row, timeout=30)
+        after = seconds(after)
         assert worker in first and "DYJetsToLL_1.root" in first and "20000-30000" in first, first
         print(f"{cols}x{rows}: first shown as a straggler at {age:.1f} s, threshold {after:.2f} s")
         assert age - after <= 2.2, f"named {age - after:.1f} s after it became a straggler"
@@ -200,16 +220,20 @@ def test_chunk_lost_with_its_killed_worker(tmp_path, own_cluster, dimuon_files):
         p, marks = start_client(tmp_path, own_cluster, files, env)
         wait_for(lambda: held_pid(marks) is not None, timeout=DEADLINE * 2, step=0.1)
         pid = held_pid(marks)
-        # the start has reached roastop before the kill
-        wait_for(lambda: ((checkpoint(root) or {}).get("roastop", {}).get("in_flight", {})
-                          .get("running") or 0) >= 1, timeout=DEADLINE, step=0.2)
+        # the held chunk's start has reached roastop before the kill: listed
+        # among those running (another chunk's start is not the one killed)
+        def held_running():
+            fl = (checkpoint(root) or {}).get("roastop", {}).get("in_flight", {})
+            return any((c.get("file") or "").endswith("DYJetsToLL_1.root")
+                       and c.get("entry_start") == 20000 for c in fl.get("oldest_running", []))
+        wait_for(held_running, timeout=DEADLINE, step=0.2)
         killed_at = time.time()
         os.kill(pid, signal.SIGKILL)
 
         def lost():
             fl = (checkpoint(root) or {}).get("roastop", {}).get("in_flight", {})
             return fl if fl.get("lost_with_worker") else None
-        fl = wait_for(lost, timeout=DEADLINE, step=0.2) and lost()
+        fl = wait_for(lost, timeout=DEADLINE, step=0.2)  # the checkpoint waited for, not a later one
         chunk = fl["lost"][0]
         assert chunk["file"].endswith("DYJetsToLL_1.root"), chunk
         assert (chunk["entry_start"], chunk["entry_stop"]) == (20000, 30000), chunk

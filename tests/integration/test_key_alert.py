@@ -12,7 +12,8 @@ import socket
 import time
 
 from conftest import Listener
-from test_screen import COLOUR_SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
+from test_screen import (COLOUR_SGR, SGR, elapsed_shown, pytestmark,  # noqa: F401 (tmux or skip)
+                         screen)
 
 WRONG = "datagrams rejected: wrong key (bad_tag); re-export ROASTOP_KEY"
 NONE = "datagrams rejected: no key (no_tag); export ROASTOP_KEY"
@@ -47,10 +48,13 @@ def wait_alert(s, line, sent):
     text = line.split(" datagrams ", 1)[1]
     s.wait_for(re.compile(r"(all|\d+ of) \d+ datagrams " + re.escape(text)), timeout=60)
     took = time.monotonic() - sent
-    s.wait_for(line, timeout=30)
-    escaped = s.text(escapes=True)
     head = line.split(";")[0]  # no escape inside the alert's one segment
-    row = next(r for r in escaped.splitlines() if head in r)
+
+    def alert_row(escaped):
+        """the row holding the whole line, with its escapes"""
+        return next((r for r in escaped.splitlines() if head in r and line in SGR.sub("", r)),
+                    None)
+    row = s.wait_for(alert_row, timeout=30, escapes=True)  # the colours of the row waited for
     before = row[:row.index(head)]
     assert COLOUR_SGR.search(before), f"alert not in a colour: {row!r}"
     return took
@@ -71,19 +75,26 @@ def test_wrong_key_then_no_key_alert_within_a_second(screen, tmp_path):
     # rejections stop coming (10 s, README)
     send(port, 10, key=key, seq0=66)
     s.wait_for(f"66 of 76 {NONE}", timeout=30)
-    deadline = time.monotonic() + 60
-    while "rejected" in s.text():
-        assert time.monotonic() < deadline, s.text()
-        time.sleep(0.2)
-    assert "rx 76" in s.text()
+    # the alert gone, and the count read on that same capture, whole
+    text = s.wait_for(lambda t: t if "rejected" not in t and re.search(r"\brx \d+ lost", t)
+                      else None, timeout=60)
+    assert "rx 76 lost" in text
 
 
 def test_right_key_no_alert(screen, tmp_path):
     s, port, key = start_live(screen, tmp_path)
     send(port, 10, key=key)
-    s.wait_for("rx 10 lost 0", timeout=30)
-    time.sleep(1.5)  # two more frames: nothing must appear
-    assert "rejected" not in s.text()
+    text = s.wait_for(lambda t: t if "rx 10 lost 0" in t and elapsed_shown(t) is not None
+                      else None, timeout=30)
+    counted_at = elapsed_shown(text)
+
+    def two_frames_later(t):
+        """a frame two seconds of roastop's own clock after the one that
+        counted the datagrams; none before it has the alert"""
+        assert "rejected" not in t, t
+        e = elapsed_shown(t)
+        return t if e is not None and e >= counted_at + 2 else None
+    s.wait_for(two_frames_later, timeout=60)
 
 
 def test_headless_says_it_once(tmp_path):

@@ -51,20 +51,6 @@ def whole(label, text):
     return re.search(EDGE_L + re.escape(label) + EDGE_R, text, re.M) is not None
 
 
-def wait_whole(s, labels, where, timeout=60.0):
-    """Waits until every label is on the screen whole (a frame can be read
-    half drawn); fails naming those that never were."""
-    deadline = time.monotonic() + timeout
-    while True:
-        text = s.text()
-        cut = [label for label in labels if not whole(label, text)]
-        if not cut:
-            return text
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{where}: not shown whole: {cut}\n{text}")
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
     """A finished 12-worker run: 3 datasets, some failures, sections."""
@@ -88,10 +74,25 @@ def poll(s, check, timeout=60.0):
         time.sleep(0.2)
 
 
-def footer_whole(text):
-    """The footer is one of the hint lines, ending where it should."""
+def footer_cut(text):
+    """None when the footer is one of the hint lines, ending where it
+    should; else what is wrong."""
     last = text.splitlines()[-1].rstrip()
-    assert last.startswith(" q quit") and re.search(r"(\? help|emitter line)$", last), last
+    whole_ = last.startswith(" q quit") and re.search(r"(\? help|emitter line)$", last)
+    return None if whole_ else f"footer not whole: {last!r}"
+
+
+def footer_whole(text):
+    assert footer_cut(text) is None, footer_cut(text)
+
+
+def labels_whole(labels):
+    """A poll check: every label whole and the footer whole, on one capture
+    (the footer is drawn last: a frame read half drawn has the old one's)."""
+    def check(text):
+        cut = [label for label in labels if not whole(label, text)]
+        return f"not shown whole: {cut}" if cut else footer_cut(text)
+    return check
 
 
 def first_worker(text):
@@ -108,18 +109,22 @@ def test_every_view_shows_its_labels_whole(screen, recording, cols, rows):
         s.keys(key)
         s.wait_for(always[0])
         labels = always + FOOTER + (wide if cols >= 200 else [])
-        text = wait_whole(s, labels, f"view {key} at {cols}x{rows}")
+        text = poll(s, labels_whole(labels))  # labels and footer on one capture
         assert len(text.splitlines()) == rows and all(len(x) <= cols for x in text.splitlines())
         footer_whole(text)
         if key == "?":
             s.keys("Escape")
     # the worker history: Enter on the first row, named in its header
     s.keys("2")
-    text = s.wait_for("WORKER")
+    # view 2 itself (view 9 has a WORKER column too), its rows drawn whole:
+    # the replay has ended, the frame that stayed the same is the whole one
+    text = s.wait_still(["workers:", "STATUS"])
     name = first_worker(text)
     s.keys("Home", "Enter")
     s.wait_for(re.compile(rf"worker {re.escape(name)}  (running|gone)  over"))
-    text = wait_whole(s, HISTORY + FOOTER, f"worker history at {cols}x{rows}")
+    labels = labels_whole(HISTORY + FOOTER)
+    # the labels, the footer and its graphs (drawn below the header) on one capture
+    text = poll(s, lambda t: labels(t) or (None if BRAILLE.search(t) else "no graph drawn"))
     assert BRAILLE.search(text)  # its graphs drawn
     s.keys("Escape")
     s.wait_for("STATUS")
@@ -129,8 +134,7 @@ def test_header_shortens_the_output_path_not_cut(screen, recording, tmp_path):
     out = tmp_path / "build" / "demo-measurements-with-a-long-name"
     out.parent.mkdir()
     s = screen(["--replay", recording, "--speed", "0"], cols=80, rows=24, out=out)
-    s.wait_for("end reached")
-    header = s.text().splitlines()[1:3]
+    header = s.wait_still("end reached").splitlines()[1:3]  # the last frame, whole
     for line in header:
         m = re.search(r"· out (\S+)", line)
         if m:  # whole, or its last component
@@ -147,7 +151,9 @@ def test_datasets_keep_failed_at_80_columns(screen, recording):
     s.wait_for("FAILED")
 
     def failed_counts(text):
-        head = next(line for line in text.splitlines() if "DATASET" in line)
+        head = next((line for line in text.splitlines() if "DATASET" in line), None)
+        if head is None or "FAILED" not in head:
+            return "no header line with FAILED"
         col = head.index("FAILED") + len("FAILED")  # right-aligned under it
         rows = [line for line in text.splitlines()[3:6] if line.rstrip().endswith("%")]
         counts = [line[:col].split()[-1] for line in rows]
@@ -222,7 +228,9 @@ def test_export_line_whole_and_written(screen, cols, rows):
         assert env.read_text() == f"{addr} {keypart}\n"
         assert stat.S_IMODE(env.stat().st_mode) == 0o600
         s.keys("Escape")
-        text = s.wait_for(re.compile(r"\? (help, emitter line|for the emitter line)"), timeout=20)
+        # the footer's hint whole, on the capture that shows it
+        hint = re.compile(r"\? (help, emitter line|for the emitter line)")
+        text = poll(s, lambda t: footer_cut(t) if hint.search(t) else "no hint yet")
         footer_whole(text)
     finally:
         shutil.rmtree(key.parent, ignore_errors=True)
@@ -233,7 +241,11 @@ def test_footer_and_header_whole_when_live(screen):
     (a lost scheduler's state before its address)."""
     s = screen(["--listen", "127.0.0.1:0", "--no-auth", "--scheduler", "http://127.0.0.1:9"],
                cols=80, rows=24)
-    text = s.wait_for(re.compile(r"scheduler lost since \d\d:\d\d:\d\d \([^)]*\)"), timeout=30)
-    s.wait_for(re.compile(r"\? (help, emitter line|for the emitter line)\s*$", re.M), timeout=20)
+    lost = re.compile(r"scheduler lost since \d\d:\d\d:\d\d \([^)]*\)")
+    hint = re.compile(r"\? (help, emitter line|for the emitter line)\s*$", re.M)
+    s.wait_for([lost, hint], timeout=30)
+    # live, a frame a second: a capture that stayed the same between two
+    # frames is one drawn whole (line 1 is read, not half of it)
+    text = s.wait_still([lost, hint], quiet=0.4)
     line1 = text.splitlines()[1].rstrip()
     assert re.search(r"(\)|refused|Dask n/a)$", line1), line1

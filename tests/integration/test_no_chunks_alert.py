@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import Listener
-from test_screen import COLOUR_SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
+from test_screen import COLOUR_SGR, SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
 
 LONG = ("scheduler runs 2 tasks, no chunk arrived: is process() decorated and "
         "ROASTOP_ADDR/KEY exported to this roastop?")
@@ -69,12 +69,14 @@ def test_tasks_run_and_no_chunk_comes(screen, tmp_path, busy_cluster, cols, rows
     row = next(r for r in shown.splitlines() if text in r)
     print(row)
     assert row.strip().startswith(text)  # first on its line: never cut
-    escaped = s.text(escapes=True)
-    erow = next(r for r in escaped.splitlines() if head in r)
+    # the alert's row with its escapes, whole (a capture of its own: wait for it)
+    erow = s.wait_for(lambda e: next((r for r in e.splitlines()
+                                      if head in r and text in SGR.sub("", r)), None),
+                      timeout=60, escapes=True)
     assert COLOUR_SGR.search(erow[:erow.index(head)]), erow
     # a run begins (its collector got through): it has had no chunk only since
     # now, so the alert goes and comes back QUIET_AFTER later
-    port = int(re.search(r"udp 127\.0\.0\.1:(\d+)", shown).group(1))
+    port = int(re.search(r"udp 127\.0\.0\.1:(\d+) rx ", shown).group(1))  # read whole
     key = bytes.fromhex(key_file.read_text().strip())
     send(port, key, {"type": "run_start", "run_id": "r1", "name": "quiet", "seq": 0})
     began = gone(s, head)

@@ -159,6 +159,22 @@ def test_garbage_lines_counted_good_ones_applied(small_run, tmp_path):
     assert m["roastop"]["replay"]["rejected"]["total"] == n_bad
 
 
+def checkpointed_chunks(out):
+    """num_chunks of the latest checkpoint (renamed into place whole), or 0."""
+    try:
+        return load_metrics(out)["num_chunks"] or 0
+    except (OSError, ValueError):
+        return 0
+
+
+def wait_checkpoint(out, cond, timeout=60):
+    """Until a checkpoint under out satisfies cond (a function of num_chunks)."""
+    deadline = time.monotonic() + timeout
+    while not cond(checkpointed_chunks(out)):
+        assert time.monotonic() < deadline, f"no checkpoint as wanted: {checkpointed_chunks(out)}"
+        time.sleep(0.05)
+
+
 def slow_replay(rec, out, *extra):
     return subprocess.Popen([ROASTOP, "--replay", str(rec), "--speed", "60", "--headless",
                              "--output", str(out), *map(str, extra)],
@@ -169,8 +185,8 @@ def slow_replay(rec, out, *extra):
 def test_signal_writes_measurement(small_run, tmp_path, sig):
     rec, t = small_run
     out = tmp_path / "sig"
-    p = slow_replay(rec, out)
-    time.sleep(1.5)
+    p = slow_replay(rec, out, "--checkpoint", 1)
+    wait_checkpoint(out, lambda n: n > 0)  # part of the run in, not a sleep's worth
     p.send_signal(sig)
     stdout, stderr = p.communicate(timeout=30)
     assert p.returncode == 0, stderr
@@ -193,10 +209,13 @@ def test_checkpoint_survives_sigkill(small_run, tmp_path):
     rec, _ = small_run
     out = tmp_path / "ckpt"
     p = slow_replay(rec, out, "--checkpoint", 1)
-    deadline = time.monotonic() + 15
-    while not (out / "latest" / "metrics.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.2)
+    wait_checkpoint(out, lambda n: n > 0)
+    # then a later checkpoint renamed over it: the kill lands in the writes' rhythm
+    first = (out / "latest" / "metrics.json").stat().st_ino
+    deadline = time.monotonic() + 60
+    while (out / "latest" / "metrics.json").stat().st_ino == first:
+        assert time.monotonic() < deadline, "no second checkpoint"
+        time.sleep(0.05)
     p.kill()
     p.wait()
     m = load_metrics(out)  # a complete file, never a torn one

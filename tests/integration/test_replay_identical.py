@@ -135,11 +135,14 @@ def replay_header_counts(tmp_path, rec, udp):
     from test_screen import Screen
     s = Screen(tmp_path, ["--replay", rec, "--speed", "0"], cols=200, rows=60,
                out=tmp_path / "replayed-tmux")
+    # the counts drawn after "(end reached" on the header's line, read whole
+    # (the separator after them): the last frame, which stays
+    counts = re.compile(r"udp (\S+) rx \S+ lost (\d+) · ")
     try:
-        text = s.wait_for("(end reached", timeout=60)
+        text = s.wait_still(["(end reached", counts], timeout=60)
     finally:
         s.close()
-    got = re.search(r"udp (\S+) rx \S+ lost (\d+)", text)
+    got = counts.search(text)
     assert got, text
     assert got.group(1) == udp["listen"], text
     assert int(got.group(2)) == udp["missing"] + udp.get("kernel_drops", 0) == 2, udp

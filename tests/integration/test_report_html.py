@@ -41,9 +41,12 @@ def chromium_render(page: Path, png: Path, profile: Path):
     if os.geteuid() == 0:
         args.insert(1, "--no-sandbox")  # chromium refuses root otherwise
     p = subprocess.run(args, capture_output=True, text=True, timeout=CHROMIUM_DEADLINE)
+    # written by the browser process, maybe after the one waited for exits:
+    # the file whole, to its IEND chunk, not its first bytes
     deadline = time.monotonic() + CHROMIUM_DEADLINE
-    while not (png.exists() and png.stat().st_size > 0) and time.monotonic() < deadline:
-        time.sleep(0.2)  # written by the browser process, before it exits
+    while not (png.exists() and png.read_bytes().endswith(b"IEND\xaeB`\x82")) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stderr
 

@@ -6,13 +6,14 @@ flight with its worker while it runs; without the route both are null, never
 import json
 import re
 import socket
+import time
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, run_dir, run_metrics, sigterm_seconds
+from conftest import ROASTOP, load_metrics, run_dir, run_metrics, sigterm_seconds, wait_polled
 from dask_cluster import Cluster, wait_for
 from roastop import route
 
@@ -36,11 +37,16 @@ def start(tmp_path, cluster, *extra):
     return proc
 
 
-def begin_run(tmp_path):
+def listening_port(tmp_path):
+    """The listener's port, once roastop has printed its line whole."""
+    line = re.compile(r"listening for chunk datagrams on udp 127\.0\.0\.1:(\d+)[ \n]")
+    m = wait_for(lambda: line.search((tmp_path / "roastop.stderr").read_text()), timeout=60)
+    return int(m.group(1))
+
+
+def begin_run(port):
     """A run_start datagram (--no-auth: the plain JSON): a run whose
     directory the checkpoints rewrite (the task model is the session's)."""
-    port = int(re.search(r"udp 127\.0\.0\.1:(\d+)",
-                         (tmp_path / "roastop.stderr").read_text()).group(1))
     body = json.dumps({"type": "run_start", "run_id": "r1", "name": "tasks", "seq": 0,
                        "host": "h", "pid": 7}).encode()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -80,21 +86,18 @@ def test_erred_and_in_flight_with_the_route(tmp_path, cluster):
     assert why is None, why
     proc = start(tmp_path, cluster, "--checkpoint", 1, "--record", tmp_path / "rec.jsonl")
     try:
-        wait_for(lambda: "udp 127.0.0.1:" in (tmp_path / "roastop.stderr").read_text(),
-                 timeout=60)
-        begin_run(tmp_path)
+        begin_run(listening_port(tmp_path))
         # measured before anything failed: 0, not null (the baseline)
         wait_for(lambda: (checkpoint(tmp_path) or {}).get("erred") == 0, timeout=90, step=0.5)
         fail_three(client)
-        wait_for(lambda: checkpoint(tmp_path)["erred"] == 3, timeout=90, step=0.5)
+        wait_for(lambda: (checkpoint(tmp_path) or {}).get("erred") == 3, timeout=90, step=0.5)
         stuck = client.compute(delayed(tt.nap, pure=False)(600))
 
         def shown():
             fl = checkpoint(tmp_path)["in_flight"]
             rows = [r for r in (fl or {}).get("oldest", []) if r["key"] == stuck.key]
             return rows[0] if rows and rows[0]["seconds"] > 0 else None
-        wait_for(shown, timeout=90, step=0.5)
-        row = shown()
+        row = wait_for(shown, timeout=90, step=0.5)  # the checkpoint waited for, not a later one
         where = [w for w, keys in client.processing().items() if stuck.key in keys]
         assert row["prefix"] == "nap" and [row["worker"]] == where, (row, where)
         assert stuck.status == "pending"  # seen in flight before it ended
@@ -143,8 +146,9 @@ def test_each_run_counts_its_own_failures(tmp_path, cluster):
     proc = start(tmp_path, cluster, "--record", rec, "--interval", 2)
     err = tmp_path / "roastop.stderr"
     try:
-        wait_for(lambda: "ROASTOP_ADDR=" in err.read_text(), timeout=60)
-        addr = re.search(r"ROASTOP_ADDR=(\S+)", err.read_text()).group(1)
+        # the emitter line whole, to its newline
+        addr = wait_for(lambda: re.search(r"ROASTOP_ADDR=(\S+)\n", err.read_text()),
+                        timeout=60).group(1)
         with Client(cluster.address) as client:
             for i, n in enumerate((3, 2)):
                 with MetricsCollector(client, addr=addr, run_name=f"run{i}", hello=False):
@@ -164,11 +168,15 @@ def test_each_run_counts_its_own_failures(tmp_path, cluster):
 
 def test_without_the_route_erred_is_null(tmp_path, cluster):
     client = cluster.client()
-    proc = start(tmp_path, cluster, "--checkpoint", 0)
+    rec = tmp_path / "rec.jsonl"
+    proc = start(tmp_path, cluster, "--checkpoint", 0, "--record", rec)
     try:
         wait_for(lambda: "task stream connected" in (tmp_path / "roastop.stderr").read_text(),
                  timeout=60)
         fail_three(client)
+        # roastop asked the scheduler again after the failures (a route would
+        # have counted them): null then is no route's, not no poll's
+        wait_polled(rec, time.time(), n=2)
         tasks = stop(proc, tmp_path)
     finally:
         if proc.poll() is None:
@@ -203,7 +211,9 @@ def test_view_shows_erred_and_the_stuck_task(tmp_path, cluster):
         wait_for(lambda: any(stuck.key in keys for keys in client.processing().values()),
                  timeout=60)
         worker = [w for w, keys in client.processing().items() if stuck.key in keys][0]
-        text = s.wait_for(f"oldest in flight: {stuck.key} on {worker}", timeout=60)
+        # the title's count and the oldest task on one capture
+        text = s.wait_for([f"oldest in flight: {stuck.key} on {worker}", "1 in flight"],
+                          timeout=60)
         assert "1 in flight" in text, text
         assert stuck.status == "pending"
         stuck.cancel()

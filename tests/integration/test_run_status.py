@@ -80,8 +80,14 @@ def checkpoint(out):
         return None  # not written yet
 
 
+def wait_checkpoint(lst, cond):
+    """The first checkpoint for which cond(metrics) holds (the one read then)."""
+    return wait_for(lambda: (lambda m: m if m and cond(m) else None)(checkpoint(lst.out)),
+                    timeout=DEADLINE)
+
+
 def wait_chunks(lst, n=5):
-    wait_for(lambda: (checkpoint(lst.out) or {}).get("num_chunks", 0) >= n, timeout=DEADLINE)
+    return wait_checkpoint(lst, lambda m: (m.get("num_chunks") or 0) >= n)
 
 
 def test_failed_run_says_the_exception(tmp_path):
@@ -137,15 +143,12 @@ def test_killed_client_is_incomplete_after_idle_timeout(tmp_path):
     t0 = time.monotonic()
     p = client(tmp_path, lst, "forever", stdout=subprocess.DEVNULL)
     try:
-        wait_chunks(lst)
-        assert checkpoint(lst.out)["run_status"] == "running"
+        assert wait_chunks(lst)["run_status"] == "running"
     finally:
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=DEADLINE)
     t_kill = time.monotonic()
-    wait_for(lambda: (checkpoint(lst.out) or {}).get("run_status") == "incomplete",
-             timeout=DEADLINE)
-    m = checkpoint(lst.out)
+    m = wait_checkpoint(lst, lambda m: m.get("run_status") == "incomplete")
     assert "no datagram from the run for 2 s" in m["run_status_reason"]
     # the run ends at its last datagram: the idle wait is not in its elapsed time
     assert m["elapsed_time_seconds"] <= t_kill - t0 + 0.5
@@ -210,7 +213,9 @@ def test_header_says_the_run_failed(tmp_path):
     rec.write_text("".join(json.dumps(x) + "\n" for x in lines))
     s = Screen(tmp_path, ["--replay", rec, "--speed", "0"])
     try:
-        screen = s.wait_for("end reached", timeout=DEADLINE)
+        # "end reached" is on the header's first line: the status line below it
+        # is read off the last frame, which stays, drawn whole
+        screen = s.wait_still("end reached", timeout=DEADLINE)
         header = next(line for line in screen.splitlines() if line.startswith(" run dimuon"))
         assert "run failed: ValueError: chunk 7 had no muons" in header
         assert "run ended" not in screen

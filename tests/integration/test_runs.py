@@ -57,12 +57,15 @@ def statuses(root: Path):
 
 
 def wait_runs(root: Path, want, timeout=DEADLINE):
-    """Until the runs under root have the statuses want (a list), in order."""
+    """Until the runs under root have the statuses want (a list), in order;
+    the runs read then (not read again: a checkpoint may have come since)."""
+    def read():
+        got = runs(root)
+        return got if [(m or {}).get("run_status") for _, m in got] == want else None
     try:
-        wait_for(lambda: statuses(root) == want, timeout=timeout, step=0.2)
+        return wait_for(read, timeout=timeout, step=0.2)
     except AssertionError:
         raise AssertionError(f"runs {statuses(root)}, expected {want}") from None
-    return runs(root)
 
 
 def check_invariants(m):
@@ -374,8 +377,14 @@ def test_implicit_runs_end_after_the_idle_timeout(tmp_path):
     assert m1["num_chunks"] == 5 and m1["run_id"].startswith("implicit-")
     assert "collector" in m1["run_status_reason"], m1["run_status_reason"]
     send_chunks(lst, 7, dataset="second")
-    wait_for(lambda: [(m or {}).get("num_chunks") for _, m in runs(lst.out)] == [5, 7],
-             timeout=DEADLINE, step=0.2)
+
+    def second_linked():
+        """the second run written whole: metrics.json is the first file a
+        write renames into place, `latest` is linked after the last"""
+        got = runs(lst.out)
+        return ([(m or {}).get("num_chunks") for _, m in got] == [5, 7]
+                and os.readlink(lst.out / "latest") == got[1][0].name)
+    wait_for(second_linked, timeout=DEADLINE, step=0.2)
     assert os.readlink(lst.out / "latest") == run_dirs(lst.out)[1].name
     stdout, _ = lst.stop()
     (_, a), (_, b) = runs(lst.out)
@@ -489,7 +498,9 @@ def test_run_list_view(screen, tmp_path, cols, rows):  # noqa: F811 - the import
     s.wait_for("end reached", timeout=DEADLINE)
     s.keys("Escape")
     s.keys("8")
-    text = s.wait_for(HEADER, timeout=DEADLINE)
+    # the rows under the header read whole: the replay has ended, the frame
+    # that stayed the same is drawn whole
+    text = s.wait_still(HEADER, timeout=DEADLINE)
     lines = text.splitlines()
     assert len(lines) == rows and all(len(line) <= cols for line in lines)
     header = next(line for line in lines if HEADER.search(line))
@@ -506,7 +517,7 @@ def test_run_list_view(screen, tmp_path, cols, rows):  # noqa: F811 - the import
     assert "q quit" in lines[-1]
     s.keys("Up")  # the list opens on the run shown, the newest
     s.keys("Enter")
-    text = s.wait_for("run 1 of 2", timeout=DEADLINE)
+    text = s.wait_still("run 1 of 2", timeout=DEADLINE)  # the run's whole frame
     assert "alpha" in text and "events 500 of" in text, text
     s.keys("q")
     s.wait_for("roastop-exit=0", timeout=DEADLINE)

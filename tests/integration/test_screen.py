@@ -7,16 +7,18 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, TOOLS, generate, load_metrics, run_dir, run_dirs
+from conftest import REPO_ROOT, ROASTOP, TOOLS, generate, load_metrics, run_dir, run_dirs
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
 BRAILLE = re.compile("[\u2801-\u28ff]")
+SGR = re.compile(r"\x1b\[[0-9;]*m")
 # an SGR sequence that sets a foreground or background colour
 COLOUR_SGR = re.compile(r"\x1b\[[0-9;]*?(?:[34]8;[25];|(?<![0-9])[34][0-7](?:;|m))")
 
@@ -59,35 +61,76 @@ class Screen:
     def keys(self, *keys):
         self.tmux("send-keys", *keys)
 
-    def wait_for(self, pattern, timeout=15.0, escapes=False):
-        """Waits until the screen matches pattern (a str or a compiled regex)."""
+    def wait_for(self, pattern, timeout=30.0, escapes=False):
+        """Waits until one capture of the screen holds the whole state the
+        test then reads, never part of it: a frame can be read half drawn
+        (the top of the new one over the bottom of the old), so what a test
+        parses must be what it waited for. pattern: a str (a substring), a
+        compiled regex, a list or tuple of those (all on the one capture), or
+        a callable that takes the capture and returns a truthy value once
+        the state is there whole (a row parsed to its end, a match spanning
+        what is read). Returns the capture, or what the callable returned."""
         deadline = time.monotonic() + timeout
         while True:
             screen = self.text(escapes)
-            found = pattern.search(screen) if hasattr(pattern, "search") else pattern in screen
+            found = _found(pattern, screen)
             if found:
-                return screen
+                return found if callable(pattern) else screen
             if time.monotonic() > deadline:
-                raise AssertionError(f"{pattern!r} not on screen:\n{screen}")
+                raise AssertionError(f"{_name(pattern)} not on screen:\n{screen}")
             time.sleep(0.2)
 
-    def wait_footer(self, needle, timeout=15.0):
-        """Waits for needle in the footer message, which may span the last lines.
-
-        The message is cut into rows of cols - 2 characters wherever the
-        width falls, a space included, and capture-pane drops trailing
-        spaces: each row is padded back to its width before the rows are
-        joined, and both sides are compared with whitespace runs collapsed."""
+    def wait_still(self, pattern, timeout=60.0, quiet=1.0, escapes=False):
+        """For a screen that has stopped changing (a replay at its end, a
+        paused display): waits for pattern (as wait_for), then until the
+        screen has stayed the same for `quiet` seconds, and returns that
+        capture: the last frame, drawn whole, every part of it readable."""
         deadline = time.monotonic() + timeout
-        want = " ".join(needle.split())
+        last, since = None, 0.0
+        while True:
+            screen = self.text(escapes)
+            now = time.monotonic()
+            if screen != last:
+                last, since = screen, now
+            elif now - since >= quiet and _found(pattern, screen):
+                return screen
+            if now > deadline:
+                raise AssertionError(f"{_name(pattern)} not on a screen that stayed the same "
+                                     f"for {quiet} s:\n{screen}")
+            time.sleep(0.1)
+
+    def stays_without(self, needle, seconds):
+        """Asserts needle is on no capture for `seconds` (what must not
+        appear: looked at all along, not once after a sleep)."""
+        end = time.monotonic() + seconds
+        while True:
+            screen = self.text()
+            assert needle not in screen, screen
+            if time.monotonic() > end:
+                return screen
+            time.sleep(0.1)
+
+    def wait_footer(self, *needles, timeout=30.0):
+        """Waits for the needles, all of them, in the footer message, which
+        may span the last lines (give every part of it that is read: one
+        capture may hold its start and not yet its end).
+
+        The message is cut into rows of cols - 2 characters after the last
+        space that fits (where the width falls in a long word), and
+        capture-pane drops trailing spaces; a space that falls just past the
+        width is not drawn at all. The rows are joined, and both sides are
+        compared without their whitespace: where the rows break (the tmp
+        path's length decides) is no part of what is looked for."""
+        deadline = time.monotonic() + timeout
+        wants = ["".join(needle.split()) for needle in needles]
         while True:
             lines = self.text().splitlines()[-4:]
             w = self.cols - 2
             footer = " ".join("".join(line[1:1 + w].ljust(w) for line in lines).split())
-            if want in footer:
+            if all(want in "".join(footer.split()) for want in wants):
                 return footer
             if time.monotonic() > deadline:
-                raise AssertionError(f"{needle!r} not in the footer:\n" + "\n".join(lines))
+                raise AssertionError(f"{needles!r} not in the footer:\n" + "\n".join(lines))
             time.sleep(0.2)
 
     def resize(self, cols, rows):
@@ -98,14 +141,74 @@ class Screen:
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
 
 
+def until(cond, what, timeout=60.0):
+    """Waits until cond() is truthy (a file written, a count reached)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def _found(pattern, screen):
+    """What wait_for looks for in one capture: see Screen.wait_for."""
+    if isinstance(pattern, (list, tuple)):
+        return all(_found(p, screen) for p in pattern)
+    if callable(pattern):
+        return pattern(screen)
+    return pattern.search(screen) if hasattr(pattern, "search") else pattern in screen
+
+
+def _name(pattern):
+    if callable(pattern):
+        return (pattern.__doc__ or getattr(pattern, "__name__", repr(pattern))).strip()
+    return repr(pattern)
+
+
+# A duration as format_duration writes it; a partial one (half drawn) never
+# matches: it ends in its unit
+DURATION = r"(?:\d+h )?(?:\d+m )?\d+(?:\.\d+)?(?: ms|s)"
+
+
+def seconds(text):
+    """'1h 2m 3s', '4m 12s', '59.3s', '850 ms' -> seconds."""
+    if text.endswith(" ms"):
+        return float(text[:-3]) / 1000
+    return sum(float(p[:-1]) * {"h": 3600, "m": 60, "s": 1}[p[-1]] for p in text.split())
+
+
+def events_done(text):
+    """The main view's count of events done ("events N of M"), read whole
+    (the " of" after it), or None."""
+    m = re.search(r"\bevents ([\d,]+) of ", text)
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+def elapsed_shown(text):
+    """The header's elapsed time in seconds, read whole (the separator
+    after it), or None."""
+    m = re.search(r"\belapsed (" + DURATION + r") ·", text)
+    return seconds(m.group(1)) if m else None
+
+
 @pytest.fixture(scope="module")
-def recording(tmp_path_factory):
-    """15 minutes of a 12-worker run, 2,000 chunks, 3 datasets, some failures."""
-    d = tmp_path_factory.mktemp("screen")
-    rec = d / "run.jsonl"
-    generate(rec, d / "truth.json", chunks=2000, workers=12, hours=0.25, sample_interval=2,
-             datasets=3, files=30, fail_every=250, seed=3)
-    return rec
+def recording():
+    """15 minutes of a 12-worker run, 2,000 chunks, 3 datasets, some failures;
+    in a directory of its own with a short path: the main view's header
+    shows it whole at 80 columns, wherever pytest's base directory is (a
+    worker's of pytest-xdist, /tmp/pytest-of-USER/pytest-N/popen-gwK, is too
+    long for it, and the header shows the path's last component instead)."""
+    d = Path(tempfile.mkdtemp(prefix="roastop-screen-", dir="/tmp"))
+    try:
+        rec = d / "run.jsonl"
+        generate(rec, d / "truth.json", chunks=2000, workers=12, hours=0.25, sample_interval=2,
+                 datasets=3, files=30, fail_every=250, seed=3)
+        yield rec
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -136,23 +239,34 @@ def replay(rec, speed=60, *extra):
     return ["--replay", rec, "--speed", speed, *extra]
 
 
+EVENTS_OF = re.compile(r"events [\d,]+ of [\d,]+ \[")
+RATES = re.compile(r"\b\d[\d.]* [kMG]?Hz · \d[\d.]* [kMG]?bps \(\d[\d.]* [kMG]?B/s\) · "
+                   r"\d[\d.]* [kMG]?Hz/core")
+MEM = re.compile(r"mem \d[\d.]* [KMGT]iB/\d[\d.]* [KMGT]iB")
+
+
 def test_main_view_at_80x24(screen, recording):
     s = screen(replay(recording))
     s.wait_for(BRAILLE)
-    text = s.wait_for("fine (span)")  # once the span's fine metrics arrived
+    # once the span's fine metrics arrived: the panel and every other part
+    # read below on the one capture (the bars are drawn after the panel's
+    # title, the rows below it after the header)
+    text = s.wait_for(["fine (span)", "processor [", "overhead  [", "events/chunk", "ETA",
+                       "runtime p50", EVENTS_OF, RATES, MEM, "Dask 2026.7.0",
+                       f"replay {recording}", "generated dimuon run (DimuonProcessor)",
+                       re.compile(r"^ q quit", re.M)])
     lines = text.splitlines()
     assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
     assert "1 Main" in lines[0] and "7 Log" in lines[0]
     assert f"replay {recording}" in text
     assert "Dask 2026.7.0" in text
     assert "generated dimuon run (DimuonProcessor)" in text
-    assert re.search(r"events [\d,]+ of [\d,]+ \[", text)  # progress against the expected total
+    assert EVENTS_OF.search(text)  # progress against the expected total
     assert "ETA" in text
     # rates in decimal units with a prefix that fits, three significant digits;
     # sizes in IEC units (issue 18, item 8)
-    assert re.search(r"\b\d[\d.]* [kMG]?Hz · \d[\d.]* [kMG]?bps \(\d[\d.]* [kMG]?B/s\) · "
-                     r"\d[\d.]* [kMG]?Hz/core", text), text
-    assert re.search(r"mem \d[\d.]* [KMGT]iB/\d[\d.]* [KMGT]iB", text), text
+    assert RATES.search(text), text
+    assert MEM.search(text), text
     for old in (" KB", " MB", " GB"):  # decimal names are for rates only
         assert old not in text.replace(" MB/s", ""), old
     assert not re.search(r"\d\.\d{3}", text), text  # no "55.0662 kHz/core"
@@ -184,7 +298,8 @@ def test_every_view_and_tab(screen, recording):
     s.keys("BTab")
     s.wait_for("runtime p50")
     s.keys("3")
-    text = s.wait_for("DYJetsToLL_M-50")
+    # every dataset's row on one capture: the rows are drawn one after another
+    text = s.wait_for(["DYJetsToLL_M-50", "TTToSemiLeptonic", "SingleMuon_Run2018A"])
     for ds in ("TTToSemiLeptonic", "SingleMuon_Run2018A"):
         assert ds in text
 
@@ -203,23 +318,28 @@ def test_every_view_at_200x60(screen, recording):
 def test_workers_sort_filter_and_scroll(screen, many_workers):
     s = screen(replay(many_workers, 20), rows=20, cols=100)
     s.wait_for(BRAILLE)
+    # the rows read below are the table's every row, each frame drawn whole:
+    # at the replay's end the screen stops changing, so each read waits for
+    # a screen that stayed the same (a re-sorted or filtered frame read half
+    # drawn has the old frame's rows under the new ones)
+    s.wait_for("end reached", timeout=60)
     s.keys("2")
     s.wait_for("40 seen")  # every worker has joined
     s.wait_for("sorted by memory (s)")
     s.keys("s")
     s.wait_for("sorted by memory %")
     s.keys("s", "s", "s")
-    text = s.wait_for("sorted by name")
+    text = s.wait_still("sorted by name")
     rows = [line.split()[0] for line in text.splitlines()[3:-1] if line.strip()]
     present = [r for r in rows if r.startswith("worker-")]
     assert present == sorted(present) or len(present) < 2
     s.keys("/", "worker-1", "Enter")
-    text = s.wait_for("filter 'worker-1'")
+    text = s.wait_still("filter 'worker-1'")
     names = {line.split()[0] for line in text.splitlines()[3:-1] if line.strip()}
     assert names and names <= {"worker-1"} | {f"worker-1{i}" for i in range(10)}, names
     assert "worker-1" in names and len(names) > 2
     s.keys("/", "Escape")
-    text = s.wait_for("/ filters")
+    text = s.wait_still("/ filters")
     assert "1-16 of 40" in text
     s.keys("End")
     s.wait_for("25-40 of 40")  # the list scrolled to its end
@@ -233,9 +353,14 @@ def test_resize_and_too_small(screen, recording):
     s = screen(replay(recording), cols=80, rows=24)
     s.wait_for(BRAILLE)
     s.resize(200, 60)
-    s.wait_for("events per chunk")  # the second histogram of wide screens
-    time.sleep(0.5)
-    text = s.text()
+
+    def wide(text):
+        """the second histogram of wide screens, the long titles, lines past 150"""
+        lines = text.splitlines()
+        whole = ("events per chunk" in text and "time-average" in text
+                 and max(len(line) for line in lines) > 150)
+        return text if whole else None
+    text = s.wait_for(wide)  # the frame at the new size, not one half redrawn
     lines = text.splitlines()
     assert len(lines) == 60 and max(len(line) for line in lines) > 150
     assert "time-average" in text  # and the long titles
@@ -257,13 +382,12 @@ def test_help_overlay(screen, recording):
     s = screen(replay(recording))
     s.wait_for(BRAILLE)
     s.keys("?")
-    text = s.wait_for("roastop help")
+    # the overlay's lines are drawn after its title: all three on one capture
+    text = s.wait_for(["roastop help", "pause the display", "write the measurement now"])
     assert "pause the display" in text and "write the measurement now" in text
     s.keys("Escape")
-    deadline = time.monotonic() + 5
-    while "roastop help" in s.text() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert "roastop help" not in s.text()
+    text = s.wait_for(lambda t: t if "roastop help" not in t else None)
+    assert "roastop help" not in text
     s.keys("F1")
     s.wait_for("roastop help")
 
@@ -287,14 +411,12 @@ def test_colours_and_no_color(screen, recording, tmp_path):
 
 def test_ascii_explicit_and_from_locale(screen, recording, tmp_path):
     s = screen(replay(recording, 60, "--ascii"))
-    text = s.wait_for("runtime p50")
-    s.wait_for(re.compile(r"[.:|]{3}"))
-    assert all(ord(c) < 128 for c in s.text()), "--ascii draws ASCII only"
+    text = s.wait_for(["runtime p50", re.compile(r"[.:|]{3}")])
+    assert all(ord(c) < 128 for c in text), "--ascii draws ASCII only"
     s.close()
     t = Screen(tmp_path, replay(recording), env={"LANG": "C", "LC_ALL": "C"})
     try:
-        t.wait_for("runtime p50")
-        text = t.text()
+        text = t.wait_for(["runtime p50", "+-"])  # the panel's title in its border
         assert all(ord(c) < 128 for c in text)
         assert "+---" in text or "+-" in text  # ASCII borders
     finally:
@@ -304,7 +426,7 @@ def test_ascii_explicit_and_from_locale(screen, recording, tmp_path):
 def test_q_writes_the_measurement(screen, recording):
     s = screen(replay(recording, 30))
     s.wait_for(BRAILLE)
-    time.sleep(1)
+    s.wait_for(lambda t: (events_done(t) or 0) > 0)  # chunks in before q, not a sleep's worth
     s.keys("q")
     s.wait_for("roastop-exit=0")
     (d,) = run_dirs(s.out)
@@ -317,15 +439,22 @@ def test_q_writes_the_measurement(screen, recording):
 def test_e_writes_now_and_keeps_running(screen, recording):
     s = screen(replay(recording, 30))
     s.wait_for(BRAILLE)
+    s.wait_for(lambda t: (events_done(t) or 0) > 0)  # chunks in before the first write
     assert not run_dirs(s.out)
     s.keys("e")
     s.wait_footer(f"measurement written under {s.out}")
-    first = load_metrics(s.out)["num_chunks"]
+    written = load_metrics(s.out)
+    first = written["num_chunks"]
     assert first > 0
     assert "roastop-exit" not in s.text()
-    time.sleep(1.5)
+    # collection goes on: the screen counts events past those written; then
+    # e writes again, and the file read is that write's (metrics.json is
+    # renamed over the first: a new file, not the first one again)
+    s.wait_for(lambda t: (events_done(t) or 0) > written["total_events"])
+    path = run_dir(s.out) / "metrics.json"
+    before = path.stat().st_ino
     s.keys("e")
-    time.sleep(0.5)
+    until(lambda: path.stat().st_ino != before, "the second write's metrics.json")
     assert load_metrics(s.out)["num_chunks"] > first  # collection went on
 
 
@@ -333,15 +462,17 @@ def test_pause_freezes_the_display_not_the_collection(screen, recording):
     s = screen(replay(recording, 60))
     s.wait_for(BRAILLE)
     s.keys("p")
-    s.wait_for("PAUSED")
-    time.sleep(0.6)
-    frozen = s.text()
-    time.sleep(2.5)
-    assert s.text() == frozen
-    elapsed_then = re.search(r"elapsed (\S+( \S+s)?)", frozen).group(1)
+    frozen = s.wait_still("PAUSED", quiet=0.6)  # the paused frame, drawn whole
+    end = time.monotonic() + 2.5  # the replay goes on meanwhile: the display must not
+    while time.monotonic() < end:
+        assert s.text() == frozen
+        time.sleep(0.1)
+    elapsed_then = elapsed_shown(frozen)
+    assert elapsed_then is not None, frozen
     s.keys("p")
-    text = s.wait_for("resumed")
-    assert re.search(r"elapsed (\S+( \S+s)?)", text).group(1) != elapsed_then
+    # the frame drawn on resuming: its footer says so, its header's elapsed read whole
+    text = s.wait_for(lambda t: t if "resumed" in t and elapsed_shown(t) is not None else None)
+    assert elapsed_shown(text) != elapsed_then
 
 
 def test_refresh_interval_keys(screen, recording):
@@ -357,20 +488,22 @@ def test_themes_cycle_and_bad_theme(screen, recording, tmp_path):
     bad = tmp_path / "bad.theme"
     bad.write_text("# mine\ntitle = #ffffff bold\nborder = not-a-colour\n")
     s = screen(replay(recording, 60, "--theme", bad))
-    text = s.wait_footer("bad.theme:3: key 'border'")
-    assert "using the default theme" in text and "not-a-colour" in text
+    # the message's start and its end, on one capture
+    text = s.wait_footer("bad.theme:3: key 'border'", "using the default theme")
+    text = "".join(text.split())  # a space at a row's break is not drawn (wait_footer)
+    assert "usingthedefaulttheme" in text and "not-a-colour" in text
     s.wait_for(BRAILLE)
     seen, last = [], None
+    # a name half drawn ("high-c") is no theme's: only a whole one is read
+    shipped = {t.stem for t in (REPO_ROOT / "themes").glob("*.theme")}
     for _ in range(6):
         s.keys("t")
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:  # until the footer names another theme
-            m = re.search(r"^ theme (\S+)", s.text().splitlines()[-1])
-            if m and m.group(1) != last:
-                break
-            time.sleep(0.1)
-        assert m and m.group(1) != last, s.text()
-        last = m.group(1)
+
+        def named(text):
+            """the footer naming another theme, whole"""
+            m = re.search(r"^ theme (\S+)$", text.splitlines()[-1])
+            return m.group(1) if m and m.group(1) in shipped and m.group(1) != last else None
+        last = s.wait_for(named)  # until the footer names another theme
         seen.append(last)
     assert {"light", "mono", "high-contrast", "16color"} <= set(seen), seen
 
@@ -392,8 +525,7 @@ def test_user_theme_directory(screen, recording, tmp_path):
 def test_end_of_replay_keeps_the_screen(screen, recording):
     s = screen(replay(recording, 0))
     s.wait_for("end reached")
-    time.sleep(1)
-    assert "roastop-exit" not in s.text()
+    s.stays_without("roastop-exit", 1.0)  # looked at all along, not once after a sleep
     s.keys("q")
     s.wait_for("roastop-exit=0")
     assert load_metrics(s.out)["num_chunks"] == 2000
@@ -426,7 +558,8 @@ def test_live_header_shows_listener_and_loss(screen):
             body = {"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": seq,
                     "duration": 0.5 + seq / 100, "num_events": 1000, "dataset": "ds"}
             sock.sendto(b"RTP1 - " + json.dumps(body).encode(), ("127.0.0.1", port))
-    text = s.wait_for("rx 36 lost 4")
+    # the scheduler's segment is drawn after the counts, on the same line
+    text = s.wait_for(["rx 36 lost 4", "scheduler http://localhost:8787"])
     assert "scheduler http://localhost:8787" in text
     s.keys("3")
     s.wait_for(re.compile(r"ds\s+36\s"))
@@ -441,8 +574,10 @@ def test_stderr_held_while_the_screen_is_up(screen, recording, tmp_path):
     blocker.write_text("x")
     s = screen(replay(recording, 60, "--checkpoint", 1), out=blocker / "sub")
     s.wait_for(BRAILLE)
-    time.sleep(2.5)  # two checkpoints failed by now
-    assert "roastop: checkpoint failed" not in s.text()  # the header's alert is no scribble
+    # a checkpoint failed (--checkpoint 1): roastop wrote its line to stderr,
+    # then drew the header's alert; the line must not be on the screen
+    text = s.wait_for(re.compile(r"(?<!roastop: )checkpoint failed: "))
+    assert "roastop: checkpoint failed" not in text  # the header's alert is no scribble
     s.keys("q")
     s.wait_for("roastop-exit=1")  # the final write fails too
     text = s.joined()
@@ -463,10 +598,9 @@ def test_screen_and_summary_show_the_same_numbers(screen, recording):
     s = screen(replay(recording, 0), cols=200, rows=60)
     s.wait_for("end reached")
     s.keys("Escape")
-    time.sleep(1.2)  # one more frame after the last event
-    main = s.text()
+    main = s.wait_still("end reached")  # the last frame, drawn whole
     s.keys("3")
-    datasets = s.wait_for("SHARE")
+    datasets = s.wait_still("SHARE")  # every dataset's row, drawn whole
     s.keys("q")
     s.wait_for("roastop-exit=0")
     summary = (run_dir(s.out) / "summary.txt").read_text()
@@ -511,12 +645,12 @@ def test_header_follows_the_scheduler_state(screen, recording, tmp_path):
     merged = [lines[0]] + sorted(lines[1:] + [json.dumps(x) for x in status], key=json_t)
     rec.write_text("\n".join(line for line in merged if json_t(line) < t0 + 650) + "\n")
     s = screen(replay(rec, 0), cols=160, rows=40)
-    text = s.wait_for("end reached")
+    text = s.wait_still("end reached")
     assert re.search(r"scheduler lost since \d\d:\d\d:\d\d \(4\d\.\ds\): connection refused",
                      text), text
     s.keys("7")
     # the header already says "scheduler lost": wait for view 7's own lines
-    text = s.wait_for("scheduler degraded")
+    text = s.wait_still("scheduler degraded")
     assert "/metrics timed out" in text and "scheduler lost" in text
 
 
@@ -546,7 +680,9 @@ def test_workers_above_80_percent_memory_stand_out(screen, tmp_path):
     s.keys("2", "s", "s", "s", "s")  # sorted by name: the calm worker is selected
     s.wait_for("sorted by name")
     rows = {}
-    for line in s.text(escapes=True).splitlines():
+    # the replay has ended: the frame that stayed the same is drawn whole
+    escaped = s.wait_still(lambda t: "sorted by name" in SGR.sub("", t), escapes=True)
+    for line in escaped.splitlines():
         for name in ("a-calm", "b-warm", "c-full"):
             if name in line:
                 rows[name] = line
@@ -576,12 +712,11 @@ def test_resize_storm(screen, recording):
     for i in range(200):
         s.resize(*sizes[i % len(sizes)])
     s.resize(120, 40)
-    text = s.wait_for("events/chunk")
+    text = s.wait_for(lambda t: t if "events/chunk" in t and events_done(t) is not None else None)
     assert len(text.splitlines()) == 40
-    done = re.compile(r"events ([\d,]+) of")
-    before = int(done.search(text).group(1).replace(",", ""))
-    time.sleep(2)  # the replay goes on at 30x
-    after = int(done.search(s.text()).group(1).replace(",", ""))
+    before = events_done(text)
+    # the replay goes on at 30x: a count past it, read whole
+    after = s.wait_for(lambda t: (events_done(t) or 0) > before and events_done(t))
     assert after > before
     s.keys("q")
     s.wait_for("roastop-exit=0")
@@ -612,8 +747,13 @@ def test_live_dashboard_on_a_real_cluster(screen, tmp_path):
         client.gather(futures)  # the task progress the route gives
         s.wait_for(re.compile(r"tasks 4 of 4 .*100%"))
         s.keys("2")
-        text = s.wait_for("workers: 2 present")
         names = {w["name"] for w in client.scheduler_info()["workers"].values()}
+
+        def both_rows(text):
+            """the title and each worker's row (drawn after the title)"""
+            rows = [re.search(rf"^ ?{re.escape(str(n))}\s+running", text, re.M) for n in names]
+            return text if "workers: 2 present" in text and all(rows) else None
+        text = s.wait_for(both_rows)
         assert all(re.search(rf"^ ?{re.escape(str(n))}\s+running", text, re.M) for n in names), text
         c.kill_scheduler()
         s.keys("1")
@@ -648,7 +788,8 @@ def test_flood_keeps_the_screen_responsive(screen):
     t.start()
     try:
         s.wait_for(re.compile(r"lost [1-9]"), timeout=20)
-        for key, expect in (("?", "roastop help"), ("Escape", "udp 127.0.0.1"),
+        closed = lambda t: "udp 127.0.0.1" in t and "roastop help" not in t  # noqa: E731
+        for key, expect in (("?", "roastop help"), ("Escape", closed),
                             ("2", "workers:"), ("7", "datagrams lost")):
             t0 = time.monotonic()
             s.keys(key)
@@ -658,7 +799,8 @@ def test_flood_keeps_the_screen_responsive(screen):
     finally:
         stop.set()
         t.join()
-    time.sleep(1)
+    # every datagram was sent (the senders have exited): those still queued at
+    # the socket are read by roastop's drain at its stop
     s.keys("q")
     s.wait_for("roastop-exit=0", timeout=30)
     u = load_metrics(s.out)["roastop"]["udp"]

@@ -15,7 +15,7 @@ import time
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
 from prometheus_client.parser import text_string_to_metric_families as prom_parse
 
-from conftest import ROASTOP, Listener, run_dirs, sigterm_seconds
+from conftest import ROASTOP, Listener, load_metrics, run_dirs, sigterm_seconds
 
 DEADLINE = 90  # generous: CI is a loaded 2-core machine
 SERVING = re.compile(r"serving runs and metrics on http://(\S+):(\d+)/")
@@ -29,6 +29,17 @@ def wait_until(what, timeout=DEADLINE, step=0.1):
             return got
         assert time.monotonic() < deadline, f"timed out waiting for {what.__doc__ or what}"
         time.sleep(step)
+
+
+def checkpointed(lst, n):
+    """Until a checkpoint (--checkpoint 1) holds n chunks: roastop's loop
+    has run, past the server's opening, and applied what was sent."""
+    def got():
+        try:
+            return load_metrics(lst.out)["num_chunks"] == n
+        except (OSError, ValueError):
+            return False
+    wait_until(got)
 
 
 def serve_port(lst):
@@ -262,7 +273,15 @@ def test_bad_requests_get_4xx_and_the_loop_keeps_serving(tmp_path):
         for s in idle:
             s.close()
         assert api.json("/runs")["runs"][0]["run_id"] == "r"
-        fams = families(api.get("/metrics")[2].decode())
+
+        def closes_seen():
+            """/metrics once the server has taken the closed idle connections
+            in (it counts them as it cleans them up, in its own loop)"""
+            fams = families(api.get("/metrics")[2].decode())
+            n = value(fams, "roastop_http_connections_without_request",
+                      "roastop_http_connections_without_request_total")
+            return fams if n and n >= 1 else None
+        fams = wait_until(closes_seen)
         rej = {s.labels["reason"]: s.value for s in fams["roastop_http_requests_rejected"].samples}
         assert rej["method"] == 2 and rej["body"] >= 1 and rej["not_found"] >= 4, rej
         assert value(fams, "roastop_http_connections_without_request",
@@ -276,11 +295,12 @@ def test_bad_requests_get_4xx_and_the_loop_keeps_serving(tmp_path):
 
 def test_serve_off_and_a_taken_port(tmp_path):
     (tmp_path / "off").mkdir()
-    lst = Listener(tmp_path / "off", "--serve", "off")
+    lst = Listener(tmp_path / "off", "--serve", "off", "--checkpoint", "1")
     try:
         wait_until(lambda: "emitters:" in lst.err_path.read_text())
         start_run(lst, 5)
-        time.sleep(0.5)  # what there is to see would have been printed by now
+        # the loop ran (the server opens, or is said not to, before it starts)
+        checkpointed(lst, 5)
         assert "serving" not in lst.err_path.read_text()
         try:
             socket.create_connection(("127.0.0.1", lst.addr[1]), timeout=5).close()
@@ -297,14 +317,14 @@ def test_serve_off_and_a_taken_port(tmp_path):
     port = taken.getsockname()[1]
     (tmp_path / "taken").mkdir()
     try:
-        lst = Listener(tmp_path / "taken", listen=f"127.0.0.1:{port}")
+        lst = Listener(tmp_path / "taken", "--checkpoint", "1", listen=f"127.0.0.1:{port}")
         try:
             said = wait_until(lambda: re.search(r"roastop: not serving HTTP: cannot listen on tcp "
                                                 rf"127\.0\.0\.1:{port}: (.+); everything else",
                                                 lst.err_path.read_text()))
             assert "in use" in said.group(1)
             start_run(lst, 20)
-            time.sleep(0.5)
+            checkpointed(lst, 20)  # applied by the loop, not only by the drain at the stop
         finally:
             _, m = lst.stop()
     finally:
@@ -332,9 +352,11 @@ def test_a_replay_serves_only_when_asked(tmp_path, small_run):
     proc, err = start("plain")
     try:
         wait_until(lambda: "collecting" in err.read_text())
-        assert "serving" not in err.read_text()
     finally:
         assert sigterm_seconds(proc) < 10
+    # the server would say so just after "collecting", before the loop: all
+    # of stderr, once roastop is gone, is where to look
+    assert "collecting" in err.read_text() and "serving" not in err.read_text()
     proc, err = start("served", "--serve", "127.0.0.1:0")
     try:
         port = int(wait_until(lambda: SERVING.search(err.read_text())).group(2))

@@ -237,7 +237,7 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
     import shutil
     if shutil.which("tmux") is None:
         pytest.skip("tmux not installed")
-    from test_screen import Screen
+    from test_screen import DURATION, Screen
     s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
                           "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
     try:
@@ -246,7 +246,12 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
         s.wait_for("task stream (connected)", timeout=60)
         worker = run_work(cluster)
         short = worker.replace("tcp://", "")
-        text = s.wait_for("latest straggler: nap on " + worker, timeout=120)
+        # the table's rows are drawn after its title: the title naming the
+        # straggler and the sum prefix's row whole to its P90 (a duration
+        # ends in its unit: one half drawn never matches), on one capture
+        whole = re.compile(r"^\s*\S\s+sum\s+\d+\s+\S+\s+(?:" + DURATION + r"|n/a)\s+(?:"
+                           + DURATION + r"|n/a)(?:\s|$)", re.M)
+        text = s.wait_for(["latest straggler: nap on " + worker, whole], timeout=120)
         lines = text.splitlines()
         assert len(lines) == rows
         # every view's key on the tab line, the one shown named whole (at 80

@@ -142,17 +142,25 @@ def test_apply_to_fileset_headless(tmp_path, dak_cluster, dimuon_files):
 def test_apply_to_fileset_in_tmux(tmp_path, dak_cluster, dimuon_files, cols, rows):
     if shutil.which("tmux") is None:
         pytest.skip("tmux not installed")
-    from test_screen import Screen
+    from test_screen import DURATION, Screen
     files, _ = dimuon_files
     s = Screen(tmp_path, ["--scheduler", dak_cluster.dashboard_url, "--listen", "127.0.0.1:0",
                           "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
     try:
+        s.wait_for("0 Tasks", timeout=60)  # roastop up, its keys read: then the key
         s.keys("0")
         s.wait_for("task stream (connected)", timeout=60)
         facts = run_analysis(tmp_path, dak_cluster, files)
         total = sum(facts["graph"].values())
         s.wait_for(f"task stream (connected): {total} tasks", timeout=120)
-        text = s.wait_for("latest straggler: slow on " + facts["nap_worker"], timeout=60)
+        # the table's rows are drawn after its title: the title naming the
+        # straggler and each prefix's row whole to its P90 (a duration ends in
+        # its unit: one half drawn never matches), on one capture
+        dur = r"(?:" + DURATION + r"|n/a)"
+        rows_whole = [re.compile(rf"^\s*\S\s+{re.escape(prefix)}\s+{n}\s+\S+\s+{dur}\s+{dur}(?:\s|$)",
+                                 re.M) for prefix, n in facts["graph"].items()]
+        text = s.wait_for(["latest straggler: slow on " + facts["nap_worker"], *rows_whole],
+                          timeout=60)
         lines = text.splitlines()
         assert len(lines) == rows
         # the per-prefix table: each prefix of the graph with its count and p50

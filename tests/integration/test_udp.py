@@ -30,7 +30,7 @@ def test_good_datagrams_applied_once_bad_ones_counted(tmp_path):
             lst.send(chunk(seq + 400000, dataset="d" * 60000))  # oversized string, signed
         if seq % 500 == 0:
             time.sleep(0.01)
-    time.sleep(0.3)
+    lst.wait_received(1 + good + 6 * 20)  # all in, read by the loop: then the stop
     stdout, m = lst.stop()
     assert m["num_chunks"] == good
     assert m["total_events"] == good * 1000
@@ -69,7 +69,7 @@ def test_version_2_beside_version_1_each_good_one_applied_once(tmp_path):
             lst.sock.sendto(b"RTP2\x07" + b"x" * 40, lst.addr)     # unknown flags
         if seq % 250 == 0:
             time.sleep(0.01)
-    time.sleep(0.3)
+    lst.wait_received(good + 8 * 20)  # all in, read by the loop: then the stop
     _, m = lst.stop()
     assert m["num_chunks"] == good
     assert m["total_events"] == good * 1000
@@ -90,7 +90,7 @@ def test_no_auth_and_loss_accounting(tmp_path):
     for seq in range(0, 300):
         if seq % 10 != 3:       # every tenth datagram never sent
             lst.send(chunk(seq), tagged=False)
-    time.sleep(0.3)
+    lst.wait_received(270)  # all in, read by the loop: then the stop
     _, m = lst.stop()
     assert m["num_chunks"] == 270
     assert m["roastop"]["udp"]["missing"] == 30
@@ -132,7 +132,7 @@ def test_ipv6_listener(tmp_path):
     assert lst.addr[0] == "::1"
     for seq in range(50):
         lst.send(chunk(seq))
-    time.sleep(0.3)
+    lst.wait_received(50)  # all in, read by the loop: then the stop
     _, m = lst.stop()
     assert m["num_chunks"] == 50
 
@@ -150,7 +150,7 @@ def test_steady_trickle_wakes_roastop_per_nap_not_per_datagram(tmp_path):
     once per UDP_NAP (10 ms) instead of waking for each datagram, and
     applies every chunk (~1,000 voluntary context switches without the nap)."""
     lst = Listener(tmp_path)
-    time.sleep(0.3)
+    lst.wait_received(0)  # started: its loop answers (its HTTP server)
     before = voluntary_switches(lst.proc.pid)
     start = time.monotonic()
     for seq in range(1000):
@@ -158,7 +158,7 @@ def test_steady_trickle_wakes_roastop_per_nap_not_per_datagram(tmp_path):
         time.sleep(0.002)
     spent = time.monotonic() - start
     after = voluntary_switches(lst.proc.pid)
-    time.sleep(0.2)
+    lst.wait_received(1000)
     _, m = lst.stop()
     assert m["num_chunks"] == 1000 and m["roastop"]["udp"]["kernel_drops"] == 0
     assert after - before <= spent / 0.01 + 60, (after - before, spent)
