@@ -108,6 +108,15 @@ struct app {
 	/* metrics already said null in the event log (their warning's key) */
 	const char *warned[METRICS_MAX_WARNINGS];
 	size_t n_warned;
+	/* the tick (app_tick): the events' clock's next whole second, and
+	 * whether the input's end has had its tick */
+	double tick_next;
+	bool end_ticked;
+	/* what the frame draws: the shown run's metrics as the tick measured
+	 * them, valid while the session's runs are those of frame_key */
+	struct metrics frame_m;
+	const struct run *frame_run;
+	uint64_t frame_key[3];
 };
 
 /* "now" for the metrics: the recorded events' clock when they are
@@ -213,16 +222,12 @@ static void app_record_flush(struct app *a)
 
 static void app_counters(struct app *a, bool all);
 
-static void app_deliver(struct app *a, const struct event *ev)
+static void app_tick(struct app *a);
+static void app_tick_due(struct app *a, double t);
+
+/* An event applied to the session; app_deliver records it first. */
+static void app_apply(struct app *a, const struct event *ev)
 {
-	/* an event whose time closes a run: the sources' counters first, so the
-	 * run is written with the counts of what it applied (and a replay,
-	 * which reads them from the recording, writes the same) */
-	if (ev->type != EV_COUNTERS && isfinite(ev->t) && session_due(&a->ses, ev->t))
-		app_counters(a, true);
-	app_note_status(a, ev);
-	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
-		app_record_failed(a, errno);
 	if (ev->type == EV_TASK) { /* to the runs that ran it; not the metrics' clock */
 		session_apply(&a->ses, ev);
 		return;
@@ -241,6 +246,23 @@ static void app_deliver(struct app *a, const struct event *ev)
 	a->ending = true; /* datagrams of the last chunks may still be in flight */
 	a->ending_deadline = clock_mono() + RUN_END_FLUSH_MAX;
 	timer_set_periodic(a->fds[FD_GRACE], RUN_END_GRACE, 0);
+}
+
+static void app_deliver(struct app *a, const struct event *ev)
+{
+	/* the tick first, on the state before this event: when it runs depends
+	 * on the events alone (app_tick) */
+	if (ev->type != EV_TASK && isfinite(ev->t))
+		app_tick_due(a, ev->t);
+	/* an event whose time closes a run: the sources' counters first, so the
+	 * run is written with the counts of what it applied (and a replay,
+	 * which reads them from the recording, writes the same) */
+	if (ev->type != EV_COUNTERS && isfinite(ev->t) && session_due(&a->ses, ev->t))
+		app_counters(a, true);
+	app_note_status(a, ev);
+	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
+		app_record_failed(a, errno);
+	app_apply(a, ev);
 }
 
 static void deliver_cb(void *ctx, const struct event *ev)
@@ -366,6 +388,10 @@ static const struct source_end *app_sources_ended(const struct app *a)
 static void app_stop_at_end(struct app *a)
 {
 	const struct source_end *end = app_sources_ended(a);
+	if (end && !a->end_ticked) { /* the last figures, for a screen that stays */
+		a->end_ticked = true;
+		app_tick(a);
+	}
 	if (end && (end->failed || (a->headless && !a->stop))) {
 		a->stop = true;
 		a->stop_reason = end->reason;
@@ -489,21 +515,6 @@ static void app_note_quiet(struct app *a, const struct run *r, const struct metr
 		 "ROASTOP_ADDR/KEY exported to this roastop?", n);
 	snprintf(a->quiet_alert[1], sizeof(a->quiet_alert[1]),
 		 "%s tasks run, no chunk came: process() decorated? ROASTOP_* exported?", n);
-}
-
-/* Headless, the same decision on the run that would be shown, looked at on
- * the idle timer (at least once a second): one line on stderr as it starts. */
-static void app_note_quiet_headless(struct app *a)
-{
-	if (!a->headless || !app_hint(a))
-		return;
-	struct metrics m;
-	const struct run *r = session_newest(&a->ses);
-	app_measure(a, r, &m);
-	bool was = a->quiet_alert[0][0] != '\0';
-	app_note_quiet(a, r, &m);
-	if (!was && a->quiet_alert[0][0])
-		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
 }
 
 /* A step of the system clock moves no live time (clock.h): the log says
@@ -843,7 +854,12 @@ static void app_note_warnings(struct app *a, const struct metrics *m)
 		a->warned[a->n_warned++] = w->key;
 		char text[RUN_LOG_TEXT];
 		snprintf(text, sizeof(text), "%s n/a: %s", w->key, w->reason);
-		app_tell(a, LOG_WARN, text);
+		fprintf(stderr, "roastop: %s\n", text);
+		/* applied as a log event, not recorded: a replay derives it again
+		 * from the same events, at the same tick */
+		struct event ev = { .type = EV_LOG, .t = app_now(a) };
+		ev.u.log = (struct ev_log){ .level = LOG_WARN, .text = text };
+		app_apply(a, &ev);
 	}
 }
 
@@ -862,7 +878,6 @@ static void app_checkpoint(struct app *a)
 	char err[512] = "";
 	struct metrics m;
 	app_measure(a, session_newest(&a->ses), &m);
-	app_note_warnings(a, &m);
 	if (a->headless)
 		app_progress(&m);
 	int rc = app_write_open(a, err, sizeof(err));
@@ -936,37 +951,102 @@ static void app_end_after_flush(struct app *a)
 	a->stop_reason = "run ended";
 }
 
-/* ---- the dashboard: one call each from the loop ---- */
+/* ---- the tick: what the frames read, once a second of the events' clock ---- */
 
-/* The run list's rows still going get their figures now; the shown run's
- * metrics (shown_m) are computed already. */
-static void app_refresh_figures(struct app *a, const struct run *shown,
-				const struct metrics *shown_m)
+/* The session's runs are those the frame's metrics were measured among:
+ * no run opened, summarised or dropped since (a run's pointer is then
+ * still its own). */
+static void app_frame_key(const struct app *a, uint64_t key[3])
 {
+	key[0] = a->ses.runs_total;
+	key[1] = a->ses.runs_summarised;
+	key[2] = a->ses.rows_dropped;
+}
+
+/* The shown run's metrics for the frame; m: newest's, measured already. */
+static void app_frame_measure(struct app *a, const struct metrics *newest_m)
+{
+	const struct run *shown = app_shown(a);
+	if (shown == session_newest(&a->ses))
+		a->frame_m = *newest_m;
+	else
+		app_measure(a, shown, &a->frame_m);
+	a->frame_run = shown;
+	app_frame_key(a, a->frame_key);
+}
+
+/* The run list's rows still going get their figures (session.h); newest's
+ * metrics (newest_m) are computed already. */
+static void app_refresh_figures(struct app *a, const struct metrics *newest_m)
+{
+	const struct run *newest = session_newest(&a->ses);
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
 		struct session_run *row = &a->ses.rows[i];
 		if (!row->run || row->closed)
 			continue;
 		struct metrics m;
-		if (row->run != shown)
+		if (row->run != newest)
 			app_measure(a, row->run, &m);
-		app_figures(row, row->run == shown ? shown_m : &m);
+		app_figures(row, row->run == newest ? newest_m : &m);
 	}
 }
 
-static void app_ui_draw(struct app *a)
+/* Once a second of the events' clock (app_tick_due) and at the input's end:
+ * the newest run's metric warnings into its log, the rows' figures, the
+ * shown run's metrics for the frames, the quiet alert. What it writes
+ * depends on the events only, never on when frames are drawn, so a replay
+ * headless and one drawn in a terminal write the same files. */
+static void app_tick(struct app *a)
 {
 	struct metrics m;
-	const struct run *shown = app_shown(a);
-	app_measure(a, shown, &m);
-	app_refresh_figures(a, shown, &m);
+	app_measure(a, session_newest(&a->ses), &m);
 	app_note_warnings(a, &m);
-	app_note_quiet(a, shown, &m);
+	app_refresh_figures(a, &m);
+	app_frame_measure(a, &m);
+	bool was = a->quiet_alert[0][0] != '\0';
+	app_note_quiet(a, a->frame_run, &a->frame_m);
+	if (a->headless && !was && a->quiet_alert[0][0])
+		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
+}
+
+/* The tick is due at each whole second of the events' clock t: called
+ * before an event at or past it is applied, and by the loop with "now". */
+static void app_tick_due(struct app *a, double t)
+{
+	if (t < a->tick_next)
+		return;
+	a->tick_next = floor(fmax(t, a->t_latest)) + 1.0;
+	app_tick(a);
+}
+
+/* ---- the dashboard: one call each from the loop ---- */
+
+/* A frame between ticks may show another run than the tick measured (a
+ * run picked, a run opened): that one's metrics, measured now. Pure: no
+ * state of the session changes. */
+static const struct metrics *app_frame_metrics(struct app *a)
+{
+	uint64_t key[3];
+	app_frame_key(a, key);
+	const struct run *shown = app_shown(a);
+	if (shown != a->frame_run || memcmp(key, a->frame_key, sizeof(key)) != 0) {
+		app_measure(a, shown, &a->frame_m);
+		a->frame_run = shown;
+		memcpy(a->frame_key, key, sizeof(key));
+	}
+	return &a->frame_m;
+}
+
+/* Draws what the tick computed; changes nothing of the session. */
+static void app_ui_draw(struct app *a)
+{
+	const struct metrics *m = app_frame_metrics(a);
+	const struct run *shown = a->frame_run;
 	struct app_stats *st = app_stats(a);
 	struct ui_frame f = {
 		.run = shown,
 		.session = &a->ses,
-		.m = &m,
+		.m = m,
 		.sources = st ? st->ui : NULL,
 		.n_sources = st ? st->n : 0,
 		.out_dir = a->out_dir,
@@ -1154,7 +1234,6 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_IDLE]);
 			app_idle_check(a, app_now(a));
 			app_close_settled(a);
-			app_note_quiet_headless(a);
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);
@@ -1168,6 +1247,7 @@ static void app_loop(struct app *a)
 			serve_run(a->srv);
 		app_sources_tick(a);
 		app_note_clock_step(a);
+		app_tick_due(a, app_now(a));
 	}
 }
 
