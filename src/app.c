@@ -22,7 +22,7 @@
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
-#include "roastop/metrics_tasks.h"
+#include "roastop/metrics_extra.h"
 #include "roastop/metrics.h"
 #include "roastop/record.h"
 #include "roastop/report_text.h"
@@ -428,17 +428,6 @@ static void app_measure(const struct app *a, const struct run *r, struct metrics
 	metrics_compute(r, app_now(a), &opt, m);
 }
 
-struct counter {
-	const char *name;
-	uint64_t value;
-};
-
-static void add_counters(cJSON *o, const struct counter *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
-}
-
 static void app_ui_draw(struct app *a);
 
 /* The first source's alert (source_ops.alert), or NULL. */
@@ -539,84 +528,6 @@ static void app_note_clock_step(struct app *a)
 		fprintf(stderr, "roastop: %s\n", text);
 }
 
-/* A source's block under its name: its state, figures and counters
- * (source.h). */
-static void source_block(cJSON *extra, const char *name, const char *state_key, const char *state,
-			 const struct source_figure *fg, size_t n_fg, const struct source_counter *c,
-			 size_t n_c)
-{
-	cJSON *o = cJSON_AddObjectToObject(extra, name);
-	if (!o)
-		return;
-	if (state_key)
-		cJSON_AddStringToObject(o, state_key, state);
-	for (size_t i = 0; i < n_fg; i++) {
-		if (isnan(fg[i].value))
-			cJSON_AddNullToObject(o, fg[i].name);
-		else
-			cJSON_AddNumberToObject(o, fg[i].name, fg[i].value);
-	}
-	for (size_t i = 0; i < n_c; i++) {
-		cJSON *into = o;
-		if (c[i].group) {
-			into = cJSON_GetObjectItemCaseSensitive(o, c[i].group);
-			if (!into)
-				into = cJSON_AddObjectToObject(o, c[i].group);
-			if (!into || (!c[i].value && strcmp(c[i].name, "total") != 0))
-				continue;
-		}
-		cJSON_AddNumberToObject(into, c[i].name, (double)c[i].value);
-	}
-}
-
-/* The session's own counters (session.h): runs kept and lost. */
-static void session_extra(cJSON *extra, const struct session *s)
-{
-	cJSON *o = cJSON_AddObjectToObject(extra, "session");
-	if (!o)
-		return;
-	const struct counter c[] = {
-		{ "runs", s->runs_total },
-		{ "runs_summarised", s->runs_summarised },
-		{ "runs_dropped", s->rows_dropped },
-		{ "runs_refused", s->runs_refused },
-		{ "late_chunks_lost", s->late_lost },
-		{ "events_unrouted", s->unrouted },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-}
-
-/* The HTTP server's counters; its failure to start, when it did not. */
-static void serve_extra(cJSON *extra, const struct app *a)
-{
-	cJSON *o = cJSON_AddObjectToObject(extra, "serve");
-	if (!o)
-		return;
-	if (!a->srv) {
-		cJSON_AddNullToObject(o, "listen");
-		cJSON_AddStringToObject(o, "error", a->serve_error);
-		cJSON_AddNumberToObject(o, "open_failures", (double)a->serve_failures);
-		return;
-	}
-	struct serve_stats st;
-	serve_get_stats(a->srv, &st);
-	cJSON_AddStringToObject(o, "listen", serve_address(a->srv));
-	const struct counter c[] = {
-		{ "connections", st.connections },
-		{ "requests", st.requests },
-		{ "connections_without_request", st.connections_without_request },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
-	uint64_t total = 0;
-	for (int r = 0; rej && r < SERVE_REJ__COUNT; r++) {
-		total += st.rejected[r];
-		cJSON_AddNumberToObject(rej, serve_route_reject_name(r), (double)st.rejected[r]);
-	}
-	if (rej)
-		cJSON_AddNumberToObject(rej, "total", (double)total);
-}
-
 /* Every source's statistics, in the registry's order. */
 struct app_stats {
 	const char *names[APP_SOURCES_MAX];
@@ -667,40 +578,39 @@ static bool app_tasks_fed(const struct app *a, const struct run *r, struct ev_co
 	return *fed || (r && r->tasks.count);
 }
 
-/* roastop.tasks: run r's task model with its feed's counters. */
-static void app_tasks_extra(const struct app *a, const struct run *r, cJSON *extra)
-{
-	struct ev_counters feed;
-	bool fed;
-	if (extra && r && app_tasks_fed(a, r, &feed, &fed))
-		metrics_tasks_json(extra, &r->tasks, fed ? &feed : NULL);
-}
-
-/* metrics.json's roastop block of run r: the session's, and r's tasks. */
+/* metrics.json's roastop block of run r (metrics_extra.h): what the
+ * session, the server and the sources of recorded events say. */
 static cJSON *app_extra(const struct app *a, const struct run *r)
 {
-	cJSON *extra = cJSON_CreateObject();
-	if (extra)
-		session_extra(extra, &a->ses);
-	if (extra && (a->srv || a->serve_failures))
-		serve_extra(extra, a);
-	/* the live sources' blocks: the model's copies of their counters */
-	for (size_t i = 0; extra && i < a->ses.counters.n; i++) {
-		struct ev_counters c;
-		counters_view(&a->ses.counters, i, &c);
-		source_block(extra, c.source, c.state_key, c.state, NULL, 0, c.counters,
-			     c.n_counters);
+	struct metrics_extra_input *in = calloc(1, sizeof(*in));
+	struct source_stats *served = calloc(1, sizeof(*served));
+	cJSON *extra = NULL;
+	if (!in || !served)
+		goto out;
+	*in = (struct metrics_extra_input){ .ses = &a->ses, .serve_error = a->serve_error,
+					    .serve_failures = a->serve_failures };
+	if (a->srv) {
+		struct serve_stats st;
+		serve_get_stats(a->srv, &st);
+		serve_stats_counters(&st, served);
+		in->serve_listen = serve_address(a->srv);
+		in->serve_counters = served;
 	}
-	for (size_t i = 0; extra && i < a->n_src; i++) {
+	for (size_t i = 0; i < a->n_src && in->n_recorded < METRICS_EXTRA_RECORDED; i++) {
 		const struct app_source *as = &a->src[i];
-		struct source_stats st = { 0 };
 		if (!as->ops->recorded || !as->ops->stats)
 			continue;
-		as->ops->stats(as->s, &st);
-		source_block(extra, as->ops->name, st.state_key, st.state, st.figures, st.n_figures,
-			     st.counters, st.n_counters);
+		in->recorded_names[in->n_recorded] = as->ops->name;
+		as->ops->stats(as->s, &in->recorded_stats[in->n_recorded++]);
 	}
-	app_tasks_extra(a, r, extra);
+	struct ev_counters feed;
+	bool fed;
+	in->tasks = r && app_tasks_fed(a, r, &feed, &fed);
+	in->tasks_feed = in->tasks && fed ? &feed : NULL;
+	extra = metrics_extra_json(in, r);
+out:
+	free(served);
+	free(in);
 	return extra;
 }
 
