@@ -112,6 +112,7 @@ struct app {
 	 * whether the input's end has had its tick */
 	double tick_next;
 	bool end_ticked;
+	double refreshed_at; /* t_latest at the view's last refresh (app_refresh) */
 	/* what the frame draws: the shown run's metrics as the tick measured
 	 * them, valid while the session's runs are those of frame_key */
 	struct metrics frame_m;
@@ -906,13 +907,30 @@ static void app_refresh_figures(struct app *a, const struct metrics *newest_m)
  * shown run's metrics for the frames, the quiet alert. What it writes
  * depends on the events only, never on when frames are drawn, so a replay
  * headless and one drawn in a terminal write the same files. */
+static void app_refresh(struct app *a, const struct metrics *newest_m);
+
 static void app_tick(struct app *a)
 {
 	struct metrics m;
 	app_measure(a, session_newest(&a->ses), &m);
 	app_note_warnings(a, &m);
-	app_refresh_figures(a, &m);
-	app_frame_measure(a, &m);
+	app_refresh(a, &m);
+}
+
+/* The view's figures: the rows' going on, the shown run's metrics, the
+ * quiet alert. At each tick, and before a frame when events came since
+ * the last (a replay waiting for input shows what it has read): what no
+ * file reads, so its times do not matter. newest_m: NULL, measured here. */
+static void app_refresh(struct app *a, const struct metrics *newest_m)
+{
+	struct metrics m;
+	if (!newest_m) {
+		app_measure(a, session_newest(&a->ses), &m);
+		newest_m = &m;
+	}
+	a->refreshed_at = a->t_latest;
+	app_refresh_figures(a, newest_m);
+	app_frame_measure(a, newest_m);
 	bool was = a->quiet_alert[0][0] != '\0';
 	app_note_quiet(a, a->frame_run, &a->frame_m);
 	if (a->headless && !was && a->quiet_alert[0][0])
@@ -1147,6 +1165,8 @@ static void app_loop(struct app *a)
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);
+			if (a->t_latest != a->refreshed_at)
+				app_refresh(a, NULL);
 			app_ui_draw(a);
 		}
 		if (n > 0 && (pfd[FD_UI].revents & (POLLIN | POLLHUP)))
