@@ -429,6 +429,47 @@ static int run_apply_task(struct run *r, const struct ev_task *t)
 	return rc;
 }
 
+/* A sample counts as the emitter's heartbeats' when they made it; it feeds
+ * the cluster's state and the task model's view of the route. */
+static void run_apply_sample_event(struct run *r, const struct event *ev, bool late)
+{
+	if (ev->u.sample.source && strcmp(ev->u.sample.source, BEATS_SAMPLE_SOURCE) == 0)
+		r->n_beat_samples++;
+	if (late) {
+		run_apply_sample_late(r, ev->t, &ev->u.sample);
+		return;
+	}
+	run_apply_sample(r, ev->t, &ev->u.sample);
+	/* the route's failed and running tasks; once the run ended, only
+	 * its own install's (not the next run's) */
+	if (!r->ended || tasks_route_own(&r->tasks, &ev->u.sample))
+		tasks_apply_sample(&r->tasks, &ev->u.sample);
+}
+
+/* The event kinds on the run's clock, each to its apply function; non-zero:
+ * ignored. */
+static int run_apply_kind(struct run *r, const struct event *ev, bool late)
+{
+	switch (ev->type) {
+	case EV_SAMPLE: run_apply_sample_event(r, ev, late); return 0;
+	case EV_CHUNK:
+		run_client_seen(r, ev->t);
+		run_apply_chunk(r, ev->t, &ev->u.chunk, late);
+		return 0;
+	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start, late); return 0;
+	case EV_RUN_END: return apply_run_end(r, ev->t, &ev->u.run_end);
+	case EV_REPORT:
+		run_client_seen(r, ev->t);
+		apply_report(r, ev->t, &ev->u.report);
+		return 0;
+	case EV_FINE: run_apply_fine(r, ev->t, &ev->u.fine); return 0;
+	case EV_CHUNK_START: return apply_chunk_start(r, ev->t, &ev->u.chunk);
+	case EV_STATUS: return apply_status(r, ev->t, &ev->u.status);
+	case EV_HEARTBEAT: return 0; /* counted: the session's beats table draws them */
+	default: return 1;
+	}
+}
+
 int run_apply(struct run *r, const struct event *ev)
 {
 	if (ev->type <= EV_NONE || ev->type >= EV__COUNT || !isfinite(ev->t)) {
@@ -447,37 +488,7 @@ int run_apply(struct run *r, const struct event *ev)
 	if (late)
 		run_time_regression(r, ev);
 	run_clock(r, ev->t);
-	int rc = 0;
-	switch (ev->type) {
-	case EV_SAMPLE:
-		if (ev->u.sample.source && strcmp(ev->u.sample.source, BEATS_SAMPLE_SOURCE) == 0)
-			r->n_beat_samples++;
-		if (late) {
-			run_apply_sample_late(r, ev->t, &ev->u.sample);
-			break;
-		}
-		run_apply_sample(r, ev->t, &ev->u.sample);
-		/* the route's failed and running tasks; once the run ended, only
-		 * its own install's (not the next run's) */
-		if (!r->ended || tasks_route_own(&r->tasks, &ev->u.sample))
-			tasks_apply_sample(&r->tasks, &ev->u.sample);
-		break;
-	case EV_CHUNK:
-		run_client_seen(r, ev->t);
-		run_apply_chunk(r, ev->t, &ev->u.chunk, late);
-		break;
-	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start, late); break;
-	case EV_RUN_END: rc = apply_run_end(r, ev->t, &ev->u.run_end); break;
-	case EV_REPORT:
-		run_client_seen(r, ev->t);
-		apply_report(r, ev->t, &ev->u.report);
-		break;
-	case EV_FINE: run_apply_fine(r, ev->t, &ev->u.fine); break;
-	case EV_CHUNK_START: rc = apply_chunk_start(r, ev->t, &ev->u.chunk); break;
-	case EV_STATUS: rc = apply_status(r, ev->t, &ev->u.status); break;
-	case EV_HEARTBEAT: break; /* counted: the session's beats table draws them */
-	default: rc = 1; break;
-	}
+	int rc = run_apply_kind(r, ev, late);
 	if (rc)
 		r->ignored++;
 	else
