@@ -16,7 +16,7 @@ WORDS = re.compile(r"udp|dask|replay|scheduler", re.I)
 # the run's own field (the cluster's version its samples carry, metrics.json's
 # dask_version), shown beside the sources.
 KNOWN = {
-    "src/ui/views/main.c": {"dask_version"},
+    "src/ui/views/main_header.c": {"dask_version"},
 }
 KNOWN_INCLUDES = set()
 
