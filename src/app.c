@@ -22,7 +22,7 @@
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
-#include "roastop/metrics_tasks.h"
+#include "roastop/metrics_extra.h"
 #include "roastop/metrics.h"
 #include "roastop/record.h"
 #include "roastop/report_text.h"
@@ -108,6 +108,16 @@ struct app {
 	/* metrics already said null in the event log (their warning's key) */
 	const char *warned[METRICS_MAX_WARNINGS];
 	size_t n_warned;
+	/* the tick (app_tick): the events' clock's next whole second, and
+	 * whether the input's end has had its tick */
+	double tick_next;
+	bool end_ticked;
+	double refreshed_at; /* t_latest at the view's last refresh (app_refresh) */
+	/* what the frame draws: the shown run's metrics as the tick measured
+	 * them, valid while the session's runs are those of frame_key */
+	struct metrics frame_m;
+	const struct run *frame_run;
+	uint64_t frame_key[3];
 };
 
 /* "now" for the metrics: the recorded events' clock when they are
@@ -213,16 +223,12 @@ static void app_record_flush(struct app *a)
 
 static void app_counters(struct app *a, bool all);
 
-static void app_deliver(struct app *a, const struct event *ev)
+static void app_tick(struct app *a);
+static void app_tick_due(struct app *a, double t);
+
+/* An event applied to the session; app_deliver records it first. */
+static void app_apply(struct app *a, const struct event *ev)
 {
-	/* an event whose time closes a run: the sources' counters first, so the
-	 * run is written with the counts of what it applied (and a replay,
-	 * which reads them from the recording, writes the same) */
-	if (ev->type != EV_COUNTERS && isfinite(ev->t) && session_due(&a->ses, ev->t))
-		app_counters(a, true);
-	app_note_status(a, ev);
-	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
-		app_record_failed(a, errno);
 	if (ev->type == EV_TASK) { /* to the runs that ran it; not the metrics' clock */
 		session_apply(&a->ses, ev);
 		return;
@@ -241,6 +247,23 @@ static void app_deliver(struct app *a, const struct event *ev)
 	a->ending = true; /* datagrams of the last chunks may still be in flight */
 	a->ending_deadline = clock_mono() + RUN_END_FLUSH_MAX;
 	timer_set_periodic(a->fds[FD_GRACE], RUN_END_GRACE, 0);
+}
+
+static void app_deliver(struct app *a, const struct event *ev)
+{
+	/* the tick first, on the state before this event: when it runs depends
+	 * on the events alone (app_tick) */
+	if (ev->type != EV_TASK && isfinite(ev->t))
+		app_tick_due(a, ev->t);
+	/* an event whose time closes a run: the sources' counters first, so the
+	 * run is written with the counts of what it applied (and a replay,
+	 * which reads them from the recording, writes the same) */
+	if (ev->type != EV_COUNTERS && isfinite(ev->t) && session_due(&a->ses, ev->t))
+		app_counters(a, true);
+	app_note_status(a, ev);
+	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
+		app_record_failed(a, errno);
+	app_apply(a, ev);
 }
 
 static void deliver_cb(void *ctx, const struct event *ev)
@@ -366,6 +389,10 @@ static const struct source_end *app_sources_ended(const struct app *a)
 static void app_stop_at_end(struct app *a)
 {
 	const struct source_end *end = app_sources_ended(a);
+	if (end && !a->end_ticked) { /* the last figures, for a screen that stays */
+		a->end_ticked = true;
+		app_tick(a);
+	}
 	if (end && (end->failed || (a->headless && !a->stop))) {
 		a->stop = true;
 		a->stop_reason = end->reason;
@@ -400,17 +427,6 @@ static void app_measure(const struct app *a, const struct run *r, struct metrics
 {
 	struct metrics_options opt = { .processor_prefix = a->cfg->processor_prefix };
 	metrics_compute(r, app_now(a), &opt, m);
-}
-
-struct counter {
-	const char *name;
-	uint64_t value;
-};
-
-static void add_counters(cJSON *o, const struct counter *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
 }
 
 static void app_ui_draw(struct app *a);
@@ -491,21 +507,6 @@ static void app_note_quiet(struct app *a, const struct run *r, const struct metr
 		 "%s tasks run, no chunk came: process() decorated? ROASTOP_* exported?", n);
 }
 
-/* Headless, the same decision on the run that would be shown, looked at on
- * the idle timer (at least once a second): one line on stderr as it starts. */
-static void app_note_quiet_headless(struct app *a)
-{
-	if (!a->headless || !app_hint(a))
-		return;
-	struct metrics m;
-	const struct run *r = session_newest(&a->ses);
-	app_measure(a, r, &m);
-	bool was = a->quiet_alert[0][0] != '\0';
-	app_note_quiet(a, r, &m);
-	if (!was && a->quiet_alert[0][0])
-		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
-}
-
 /* A step of the system clock moves no live time (clock.h): the log says
  * when the session's times part from the system's by a second or more,
  * looked at once a second. */
@@ -526,84 +527,6 @@ static void app_note_clock_step(struct app *a)
 	app_log(a, LOG_WARN, text);
 	if (a->headless)
 		fprintf(stderr, "roastop: %s\n", text);
-}
-
-/* A source's block under its name: its state, figures and counters
- * (source.h). */
-static void source_block(cJSON *extra, const char *name, const char *state_key, const char *state,
-			 const struct source_figure *fg, size_t n_fg, const struct source_counter *c,
-			 size_t n_c)
-{
-	cJSON *o = cJSON_AddObjectToObject(extra, name);
-	if (!o)
-		return;
-	if (state_key)
-		cJSON_AddStringToObject(o, state_key, state);
-	for (size_t i = 0; i < n_fg; i++) {
-		if (isnan(fg[i].value))
-			cJSON_AddNullToObject(o, fg[i].name);
-		else
-			cJSON_AddNumberToObject(o, fg[i].name, fg[i].value);
-	}
-	for (size_t i = 0; i < n_c; i++) {
-		cJSON *into = o;
-		if (c[i].group) {
-			into = cJSON_GetObjectItemCaseSensitive(o, c[i].group);
-			if (!into)
-				into = cJSON_AddObjectToObject(o, c[i].group);
-			if (!into || (!c[i].value && strcmp(c[i].name, "total") != 0))
-				continue;
-		}
-		cJSON_AddNumberToObject(into, c[i].name, (double)c[i].value);
-	}
-}
-
-/* The session's own counters (session.h): runs kept and lost. */
-static void session_extra(cJSON *extra, const struct session *s)
-{
-	cJSON *o = cJSON_AddObjectToObject(extra, "session");
-	if (!o)
-		return;
-	const struct counter c[] = {
-		{ "runs", s->runs_total },
-		{ "runs_summarised", s->runs_summarised },
-		{ "runs_dropped", s->rows_dropped },
-		{ "runs_refused", s->runs_refused },
-		{ "late_chunks_lost", s->late_lost },
-		{ "events_unrouted", s->unrouted },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-}
-
-/* The HTTP server's counters; its failure to start, when it did not. */
-static void serve_extra(cJSON *extra, const struct app *a)
-{
-	cJSON *o = cJSON_AddObjectToObject(extra, "serve");
-	if (!o)
-		return;
-	if (!a->srv) {
-		cJSON_AddNullToObject(o, "listen");
-		cJSON_AddStringToObject(o, "error", a->serve_error);
-		cJSON_AddNumberToObject(o, "open_failures", (double)a->serve_failures);
-		return;
-	}
-	struct serve_stats st;
-	serve_get_stats(a->srv, &st);
-	cJSON_AddStringToObject(o, "listen", serve_address(a->srv));
-	const struct counter c[] = {
-		{ "connections", st.connections },
-		{ "requests", st.requests },
-		{ "connections_without_request", st.connections_without_request },
-	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
-	cJSON *rej = cJSON_AddObjectToObject(o, "rejected");
-	uint64_t total = 0;
-	for (int r = 0; rej && r < SERVE_REJ__COUNT; r++) {
-		total += st.rejected[r];
-		cJSON_AddNumberToObject(rej, serve_route_reject_name(r), (double)st.rejected[r]);
-	}
-	if (rej)
-		cJSON_AddNumberToObject(rej, "total", (double)total);
 }
 
 /* Every source's statistics, in the registry's order. */
@@ -656,40 +579,39 @@ static bool app_tasks_fed(const struct app *a, const struct run *r, struct ev_co
 	return *fed || (r && r->tasks.count);
 }
 
-/* roastop.tasks: run r's task model with its feed's counters. */
-static void app_tasks_extra(const struct app *a, const struct run *r, cJSON *extra)
-{
-	struct ev_counters feed;
-	bool fed;
-	if (extra && r && app_tasks_fed(a, r, &feed, &fed))
-		metrics_tasks_json(extra, &r->tasks, fed ? &feed : NULL);
-}
-
-/* metrics.json's roastop block of run r: the session's, and r's tasks. */
+/* metrics.json's roastop block of run r (metrics_extra.h): what the
+ * session, the server and the sources of recorded events say. */
 static cJSON *app_extra(const struct app *a, const struct run *r)
 {
-	cJSON *extra = cJSON_CreateObject();
-	if (extra)
-		session_extra(extra, &a->ses);
-	if (extra && (a->srv || a->serve_failures))
-		serve_extra(extra, a);
-	/* the live sources' blocks: the model's copies of their counters */
-	for (size_t i = 0; extra && i < a->ses.counters.n; i++) {
-		struct ev_counters c;
-		counters_view(&a->ses.counters, i, &c);
-		source_block(extra, c.source, c.state_key, c.state, NULL, 0, c.counters,
-			     c.n_counters);
+	struct metrics_extra_input *in = calloc(1, sizeof(*in));
+	struct source_stats *served = calloc(1, sizeof(*served));
+	cJSON *extra = NULL;
+	if (!in || !served)
+		goto out;
+	*in = (struct metrics_extra_input){ .ses = &a->ses, .serve_error = a->serve_error,
+					    .serve_failures = a->serve_failures };
+	if (a->srv) {
+		struct serve_stats st;
+		serve_get_stats(a->srv, &st);
+		serve_stats_counters(&st, served);
+		in->serve_listen = serve_address(a->srv);
+		in->serve_counters = served;
 	}
-	for (size_t i = 0; extra && i < a->n_src; i++) {
+	for (size_t i = 0; i < a->n_src && in->n_recorded < METRICS_EXTRA_RECORDED; i++) {
 		const struct app_source *as = &a->src[i];
-		struct source_stats st = { 0 };
 		if (!as->ops->recorded || !as->ops->stats)
 			continue;
-		as->ops->stats(as->s, &st);
-		source_block(extra, as->ops->name, st.state_key, st.state, st.figures, st.n_figures,
-			     st.counters, st.n_counters);
+		in->recorded_names[in->n_recorded] = as->ops->name;
+		as->ops->stats(as->s, &in->recorded_stats[in->n_recorded++]);
 	}
-	app_tasks_extra(a, r, extra);
+	struct ev_counters feed;
+	bool fed;
+	in->tasks = r && app_tasks_fed(a, r, &feed, &fed);
+	in->tasks_feed = in->tasks && fed ? &feed : NULL;
+	extra = metrics_extra_json(in, r);
+out:
+	free(served);
+	free(in);
 	return extra;
 }
 
@@ -843,7 +765,12 @@ static void app_note_warnings(struct app *a, const struct metrics *m)
 		a->warned[a->n_warned++] = w->key;
 		char text[RUN_LOG_TEXT];
 		snprintf(text, sizeof(text), "%s n/a: %s", w->key, w->reason);
-		app_tell(a, LOG_WARN, text);
+		fprintf(stderr, "roastop: %s\n", text);
+		/* applied as a log event, not recorded: a replay derives it again
+		 * from the same events, at the same tick */
+		struct event ev = { .type = EV_LOG, .t = app_now(a) };
+		ev.u.log = (struct ev_log){ .level = LOG_WARN, .text = text };
+		app_apply(a, &ev);
 	}
 }
 
@@ -862,7 +789,6 @@ static void app_checkpoint(struct app *a)
 	char err[512] = "";
 	struct metrics m;
 	app_measure(a, session_newest(&a->ses), &m);
-	app_note_warnings(a, &m);
 	if (a->headless)
 		app_progress(&m);
 	int rc = app_write_open(a, err, sizeof(err));
@@ -936,37 +862,119 @@ static void app_end_after_flush(struct app *a)
 	a->stop_reason = "run ended";
 }
 
-/* ---- the dashboard: one call each from the loop ---- */
+/* ---- the tick: what the frames read, once a second of the events' clock ---- */
 
-/* The run list's rows still going get their figures now; the shown run's
- * metrics (shown_m) are computed already. */
-static void app_refresh_figures(struct app *a, const struct run *shown,
-				const struct metrics *shown_m)
+/* The session's runs are those the frame's metrics were measured among:
+ * no run opened, summarised or dropped since (a run's pointer is then
+ * still its own). */
+static void app_frame_key(const struct app *a, uint64_t key[3])
 {
+	key[0] = a->ses.runs_total;
+	key[1] = a->ses.runs_summarised;
+	key[2] = a->ses.rows_dropped;
+}
+
+/* The shown run's metrics for the frame; m: newest's, measured already. */
+static void app_frame_measure(struct app *a, const struct metrics *newest_m)
+{
+	const struct run *shown = app_shown(a);
+	if (shown == session_newest(&a->ses))
+		a->frame_m = *newest_m;
+	else
+		app_measure(a, shown, &a->frame_m);
+	a->frame_run = shown;
+	app_frame_key(a, a->frame_key);
+}
+
+/* The run list's rows still going get their figures (session.h); newest's
+ * metrics (newest_m) are computed already. */
+static void app_refresh_figures(struct app *a, const struct metrics *newest_m)
+{
+	const struct run *newest = session_newest(&a->ses);
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
 		struct session_run *row = &a->ses.rows[i];
 		if (!row->run || row->closed)
 			continue;
 		struct metrics m;
-		if (row->run != shown)
+		if (row->run != newest)
 			app_measure(a, row->run, &m);
-		app_figures(row, row->run == shown ? shown_m : &m);
+		app_figures(row, row->run == newest ? newest_m : &m);
 	}
 }
 
-static void app_ui_draw(struct app *a)
+/* Once a second of the events' clock (app_tick_due) and at the input's end:
+ * the newest run's metric warnings into its log, the rows' figures, the
+ * shown run's metrics for the frames, the quiet alert. What it writes
+ * depends on the events only, never on when frames are drawn, so a replay
+ * headless and one drawn in a terminal write the same files. */
+static void app_refresh(struct app *a, const struct metrics *newest_m);
+
+static void app_tick(struct app *a)
 {
 	struct metrics m;
-	const struct run *shown = app_shown(a);
-	app_measure(a, shown, &m);
-	app_refresh_figures(a, shown, &m);
+	app_measure(a, session_newest(&a->ses), &m);
 	app_note_warnings(a, &m);
-	app_note_quiet(a, shown, &m);
+	app_refresh(a, &m);
+}
+
+/* The view's figures: the rows' going on, the shown run's metrics, the
+ * quiet alert. At each tick, and before a frame when events came since
+ * the last (a replay waiting for input shows what it has read): what no
+ * file reads, so its times do not matter. newest_m: NULL, measured here. */
+static void app_refresh(struct app *a, const struct metrics *newest_m)
+{
+	struct metrics m;
+	if (!newest_m) {
+		app_measure(a, session_newest(&a->ses), &m);
+		newest_m = &m;
+	}
+	a->refreshed_at = a->t_latest;
+	app_refresh_figures(a, newest_m);
+	app_frame_measure(a, newest_m);
+	bool was = a->quiet_alert[0][0] != '\0';
+	app_note_quiet(a, a->frame_run, &a->frame_m);
+	if (a->headless && !was && a->quiet_alert[0][0])
+		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
+}
+
+/* The tick is due at each whole second of the events' clock t: called
+ * before an event at or past it is applied, and by the loop with "now". */
+static void app_tick_due(struct app *a, double t)
+{
+	if (t < a->tick_next)
+		return;
+	a->tick_next = floor(fmax(t, a->t_latest)) + 1.0;
+	app_tick(a);
+}
+
+/* ---- the dashboard: one call each from the loop ---- */
+
+/* A frame between ticks may show another run than the tick measured (a
+ * run picked, a run opened): that one's metrics, measured now. Pure: no
+ * state of the session changes. */
+static const struct metrics *app_frame_metrics(struct app *a)
+{
+	uint64_t key[3];
+	app_frame_key(a, key);
+	const struct run *shown = app_shown(a);
+	if (shown != a->frame_run || memcmp(key, a->frame_key, sizeof(key)) != 0) {
+		app_measure(a, shown, &a->frame_m);
+		a->frame_run = shown;
+		memcpy(a->frame_key, key, sizeof(key));
+	}
+	return &a->frame_m;
+}
+
+/* Draws what the tick computed; changes nothing of the session. */
+static void app_ui_draw(struct app *a)
+{
+	const struct metrics *m = app_frame_metrics(a);
+	const struct run *shown = a->frame_run;
 	struct app_stats *st = app_stats(a);
 	struct ui_frame f = {
 		.run = shown,
 		.session = &a->ses,
-		.m = &m,
+		.m = m,
 		.sources = st ? st->ui : NULL,
 		.n_sources = st ? st->n : 0,
 		.out_dir = a->out_dir,
@@ -1154,10 +1162,11 @@ static void app_loop(struct app *a)
 			timer_drain(a->fds[FD_IDLE]);
 			app_idle_check(a, app_now(a));
 			app_close_settled(a);
-			app_note_quiet_headless(a);
 		}
 		if (n > 0 && (pfd[FD_FRAME].revents & POLLIN)) {
 			timer_drain(a->fds[FD_FRAME]);
+			if (a->t_latest != a->refreshed_at)
+				app_refresh(a, NULL);
 			app_ui_draw(a);
 		}
 		if (n > 0 && (pfd[FD_UI].revents & (POLLIN | POLLHUP)))
@@ -1168,6 +1177,7 @@ static void app_loop(struct app *a)
 			serve_run(a->srv);
 		app_sources_tick(a);
 		app_note_clock_step(a);
+		app_tick_due(a, app_now(a));
 	}
 }
 

@@ -583,7 +583,9 @@ enum cli_result cli_parse(int argc, char *const argv[], const char *env_schedule
 	return check_combination(&p);
 }
 
-void cli_usage(FILE *f)
+/* The help in the order printed: what roastop reads (the scheduler, the
+ * emitter's datagrams), what it serves, records and writes, how it runs. */
+static void usage_inputs(FILE *f)
 {
 	fputs("Usage: roastop [OPTION]...\n"
 	      "Watch a coffea analysis on a Dask cluster; write the roastcoffea-style\n"
@@ -607,8 +609,13 @@ void cli_usage(FILE *f)
 	      "  --new-key                replace the key file with a fresh key\n"
 	      "  --no-auth                accept unsigned datagrams\n"
 	      "  --rcvbuf BYTES           socket receive buffer, 4096 to 1073741824\n"
-	      "\n"
-	      "HTTP (runs, metrics.json, OpenMetrics; bearer token = ROASTOP_KEY):\n"
+	      "\n",
+	      f);
+}
+
+static void usage_outputs(FILE *f)
+{
+	fputs("HTTP (runs, metrics.json, OpenMetrics; bearer token = ROASTOP_KEY):\n"
 	      "  --serve HOST:PORT|off    serve over TCP (default: the --listen address;\n"
 	      "                           in a replay only when given)\n"
 	      "  --serve-metrics-open     /metrics without the token (the rest keeps it)\n"
@@ -625,8 +632,13 @@ void cli_usage(FILE *f)
 	      "  --checkpoint SECONDS     rewrite it every SECONDS: 0 = never, or 1 to 3600\n"
 	      "                           (default 10)\n"
 	      "  --processor-prefix PATTERN  task prefixes counted as processor work\n"
-	      "\n"
-	      "Running:\n"
+	      "\n",
+	      f);
+}
+
+static void usage_running(FILE *f)
+{
+	fputs("Running:\n"
 	      "  --headless               no screen; print progress lines\n"
 	      "  --duration SECONDS       stop after SECONDS (up to 1e7; default: never)\n"
 	      "  --exit-on-run-end        stop when the analysis reports its end (and the\n"
@@ -643,4 +655,11 @@ void cli_usage(FILE *f)
 	      "'--opt value' and '--opt=value' both work; a repeated option keeps its last\n"
 	      "value. Exit status: 0 done, 1 runtime error, 2 bad arguments. See roastop(1).\n",
 	      f);
+}
+
+void cli_usage(FILE *f)
+{
+	usage_inputs(f);
+	usage_outputs(f);
+	usage_running(f);
 }

@@ -87,6 +87,16 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c);
 /* A chunk_start's: entry_start <= entry_stop. */
 enum decode_error event_field_check_start(const struct ev_chunk *c);
 
+/* What a decoder saw of the fields whose presence a check needs (their
+ * value in the event cannot say: 0 and "lost" are values). */
+struct field_seen {
+	bool count, rows, state; /* worker_count, a fine event's rows, a status's state */
+};
+
+/* Every check across an event's fields once all are read: required
+ * fields, contradictions, a status's default gap. Both decoders end with it. */
+enum decode_error event_field_check(struct event *ev, const struct field_seen *seen);
+
 /* The lookup is inline: the JSON decoder makes one per member. */
 static inline uint64_t field_load64(const char *p)
 {

@@ -210,82 +210,32 @@ def encode(msg):
     return text.encode("utf-8", "replace")
 
 
-def _builtin_sha256():
-    """The interpreter's own SHA-256 constructor (CPython's _sha256, _sha2
-    from 3.12), or None where it was built without it."""
-    for name in ("_sha2", "_sha256"):
-        try:
-            return getattr(__import__(name), "sha256")
-        except (ImportError, AttributeError):
-            pass
-    return None
+class _Mac:
+    """HMAC-SHA256 under one key, for frame and frame_v2 (``tag(body)``):
+    the standard library's one-shot hmac.digest (OpenSSL's HMAC). A
+    hand-rolled one on the interpreter's private SHA-256 saved microseconds
+    of a chunk's milliseconds (bench/RESULTS.md, 2026-11-28): no user saw
+    them, and a second RFC 2104 was one more thing to get right."""
 
-
-class _PadMac:
-    """HMAC-SHA256 (RFC 2104) on two SHA-256 states keyed once, the key's
-    inner and outer padded blocks already hashed: a tag is two copies, two
-    updates and two digests. On the interpreter's own SHA-256, whose code is
-    small: cold after a process() body a tag took 11 us against 24 through
-    OpenSSL's HMAC copy (1.5 against 0.8 us warm; bench/RESULTS.md)."""
-
-    __slots__ = ("inner", "outer")
-
-    def __init__(self, sha256, key):
-        if len(key) > 64:
-            key = sha256(key).digest()
-        key = key.ljust(64, b"\0")
-        self.inner = sha256(bytes(b ^ 0x36 for b in key))
-        self.outer = sha256(bytes(b ^ 0x5C for b in key))
-
-    def tag(self, body):
-        inner = self.inner.copy()
-        inner.update(body)
-        outer = self.outer.copy()
-        outer.update(inner.digest())
-        return outer.digest()
-
-
-class _HmacMac:
-    """HMAC-SHA256 through hmac, keyed once: each tag starts from a copy."""
-
-    __slots__ = ("mac",)
+    __slots__ = ("key",)
 
     def __init__(self, key):
-        self.mac = hmac.new(key, digestmod="sha256")
+        self.key = bytes(key)
 
     def tag(self, body):
-        mac = self.mac.copy()
-        mac.update(body)
-        return mac.digest()
+        return hmac.digest(self.key, body, "sha256")
 
 
 def keyed_mac(key):
-    """HMAC-SHA256 keyed once, for frame and frame_v2 (``tag(body)``): the
-    key's two padded blocks are not hashed again per message. On the
-    interpreter's own SHA-256 when it has one and it agrees with hmac,
-    else through hmac. None without a key."""
-    if not key:
-        return None
-    sha256 = _builtin_sha256()
-    if sha256 is not None:
-        try:
-            mac = _PadMac(sha256, key)
-            if mac.tag(b"roastop") == hmac.digest(key, b"roastop", "sha256"):
-                return mac
-        except Exception:  # noqa: BLE001 - an odd build: hmac's way
-            pass
-    return _HmacMac(key)
-
-
-def _tag(mac, body):
-    return mac.tag(body)
+    """The tagger of frame and frame_v2 for key; None without a key."""
+    return _Mac(key) if key else None
 
 
 def frame(body, mac):
     """``RTP1 <tag> <body>``: the tag is HMAC-SHA256(key, body) in lowercase
     hex (``mac`` from keyed_mac), or ``-`` without a key."""
     if mac is not None:
-        return b"RTP1 " + _tag(mac, body).hex().encode() + b" " + body
+        return b"RTP1 " + mac.tag(body).hex().encode() + b" " + body
     return b"RTP1 - " + body
 
 
@@ -298,7 +248,7 @@ def ack_ok(data, mac, nonce):
     if mac is None:
         tagged = head == b"RTP1 -"
     else:
-        tagged = hmac.compare_digest(head, b"RTP1 " + _tag(mac, body).hex().encode())
+        tagged = hmac.compare_digest(head, b"RTP1 " + mac.tag(body).hex().encode())
     try:
         msg = json.loads(body) if tagged else None
     except ValueError:

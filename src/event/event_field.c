@@ -309,6 +309,112 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c)
 	return DEC_OK;
 }
 
+static enum decode_error check_sample(struct ev_sample *s, bool count_given)
+{
+	if (!count_given && !s->workers)
+		return DEC_MISSING_FIELD;
+	if (!count_given)
+		s->worker_count = (uint32_t)s->n_workers;
+	else if (s->workers && s->worker_count != s->n_workers)
+		return DEC_INCONSISTENT;
+	if (!event_sample_progress_ok(s))
+		return DEC_INCONSISTENT; /* progress comes as a pair, done <= total */
+	return event_sample_tasks_ok(s) ? DEC_OK : DEC_OUT_OF_RANGE;
+}
+
+/* A status roastop does not know would leave the run's end unexplained:
+ * rejected whole, like any other value out of range. */
+static enum decode_error check_run_end(const struct ev_run_end *e)
+{
+	if (!e->status)
+		return DEC_OK;
+	enum run_status s = run_status_from_name(e->status);
+	return s == RUN_STATUS__COUNT ? DEC_OUT_OF_RANGE : DEC_OK;
+}
+
+/* A recording older than gaps_timelines: only the scheduler's loss made a
+ * gap then. */
+static enum decode_error check_status(struct ev_status *st, bool saw_state)
+{
+	if (!st->source || !saw_state)
+		return DEC_MISSING_FIELD;
+	if (!st->gaps_timelines.valid)
+		st->gaps_timelines = (optnum){ strcmp(st->source, "scheduler") == 0, true };
+	return DEC_OK;
+}
+
+/* A name: absent is an error only when required; given, 1 to max bytes. */
+static enum decode_error check_name(const char *s, size_t max, bool required)
+{
+	if (!s)
+		return required ? DEC_MISSING_FIELD : DEC_OK;
+	size_t n = strlen(s);
+	if (n == 0)
+		return DEC_OUT_OF_RANGE;
+	return n > max ? DEC_STRING_TOO_LONG : DEC_OK;
+}
+
+static bool same_group(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* A name given twice in one group: it would be a JSON object's key twice. */
+static bool counters_repeat(const struct ev_counters *c)
+{
+	for (size_t i = 0; i < c->n_counters; i++)
+		for (size_t k = 0; k < i; k++)
+			if (same_group(c->counters[i].group, c->counters[k].group) &&
+			    strcmp(c->counters[i].name, c->counters[k].name) == 0)
+				return true;
+	return false;
+}
+
+/* Names bounded and once each per group, the state with its key. */
+static enum decode_error check_counters(const struct ev_counters *c)
+{
+	enum decode_error e = check_name(c->source, EVENT_COUNTER_NAME_MAX, true);
+	if (!e)
+		e = check_name(c->state_key, EVENT_COUNTER_NAME_MAX, false);
+	if (!e && c->state && strlen(c->state) > EVENT_COUNTER_STATE_MAX)
+		e = DEC_STRING_TOO_LONG;
+	if (!e && !c->state_key != !c->state)
+		e = DEC_INCONSISTENT;
+	for (size_t i = 0; !e && i < c->n_counters; i++) {
+		e = check_name(c->counters[i].group, EVENT_COUNTER_NAME_MAX, false);
+		if (!e)
+			e = check_name(c->counters[i].name, EVENT_COUNTER_NAME_MAX, true);
+	}
+	return !e && counters_repeat(c) ? DEC_INCONSISTENT : e;
+}
+
+enum decode_error event_field_check(struct event *ev, const struct field_seen *seen)
+{
+	switch (ev->type) {
+	case EV_CHUNK: return event_field_check_chunk(&ev->u.chunk);
+	case EV_CHUNK_START: return event_field_check_start(&ev->u.chunk);
+	case EV_SAMPLE: return check_sample(&ev->u.sample, seen->count);
+	case EV_RUN_START: return ev->u.run_start.run_id ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_RUN_END: return check_run_end(&ev->u.run_end);
+	case EV_FINE: return seen->rows ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_STATUS: return check_status(&ev->u.status, seen->state);
+	case EV_HEARTBEAT:
+		return ev->u.heartbeat.host && ev->u.heartbeat.pid.valid ? DEC_OK : DEC_MISSING_FIELD;
+	case EV_TASK:
+		if (!ev->u.task.key || !ev->u.task.prefix || !ev->u.task.action)
+			return DEC_MISSING_FIELD;
+		if (!ev->u.task.start.valid || !ev->u.task.stop.valid)
+			return DEC_MISSING_FIELD;
+		return event_task_times_ok(&ev->u.task) ? DEC_OK : DEC_OUT_OF_RANGE;
+	case EV_LOG:
+		if (!ev->u.log.text)
+			return DEC_MISSING_FIELD;
+		return strlen(ev->u.log.text) > EVENT_LOG_TEXT_MAX ? DEC_STRING_TOO_LONG : DEC_OK;
+	case EV_COUNTERS: return check_counters(&ev->u.counters);
+	default: return DEC_OK;
+	}
+}
+
 static const struct field_table *const all_tables[] = {
 	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
 	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],

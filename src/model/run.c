@@ -1,7 +1,10 @@
 /* The run model. run_apply() is the only entry point that changes state;
- * each event kind has one apply function. Everything is bounded: maps have
- * caps (overflow is counted), timelines have fixed capacity. */
+ * each event kind has one apply function: chunks in run_chunk.c, scheduler
+ * samples in run_sample.c, fine metrics in run_fine.c, the run's markers,
+ * reports and statuses here. Everything is bounded: maps have caps
+ * (overflow is counted), timelines have fixed capacity. */
 #include "roastop/run.h"
+#include "runpriv.h"
 #include "roastop/beats.h"
 #include "roastop/strutil.h"
 
@@ -11,12 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FINE_SEP '\x1f'
-
-static void run_log(struct run *r, double t, enum log_kind kind, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void run_log(struct run *r, double t, enum log_kind kind, const char *fmt, ...)
+void run_log(struct run *r, double t, enum log_kind kind, const char *fmt, ...)
 {
 	struct log_line *l = &r->log[r->log_count % RUN_LOG_LINES];
 	va_list ap;
@@ -48,7 +46,7 @@ const struct log_line *run_log_get(const struct run *r, size_t i)
  * bytes (cut on a UTF-8 boundary), "~" and its 64-bit hash, so that distinct
  * long names stay distinct keys and each costs a bounded amount. buf holds
  * max + 1 bytes. */
-static const char *run_key(struct run *r, double t, const char *name, size_t max, char *buf)
+const char *run_key(struct run *r, double t, const char *name, size_t max, char *buf)
 {
 	if (!name || strnlen(name, max + 1) <= max)
 		return name;
@@ -63,7 +61,7 @@ static const char *run_key(struct run *r, double t, const char *name, size_t max
 }
 
 /* A table at its cap: counted, and said once in the log. */
-static void run_overflow(struct run *r, double t, uint64_t *count, const char *what, size_t cap)
+void run_overflow(struct run *r, double t, uint64_t *count, const char *what, size_t cap)
 {
 	if ((*count)++ == 0)
 		run_log(r, t, LOG_WARN, "%s table full at %zu: more are counted in "
@@ -150,804 +148,6 @@ void run_destroy(struct run *r)
 		timeline_free(timeline_at(r, i));
 }
 
-/* ---- chunks ---------------------------------------------------------- */
-
-static optnum chunk_mem_delta(const struct ev_chunk *c)
-{
-	if (c->mem_delta_mb.valid)
-		return c->mem_delta_mb;
-	if (c->mem_before_mb.valid && c->mem_after_mb.valid)
-		return optnum_of(c->mem_after_mb.value - c->mem_before_mb.value);
-	return optnum_none();
-}
-
-static struct dataset_agg *dataset_get(struct run *r, double t, const char *name)
-{
-	bool added = false;
-	char buf[RUN_KEY_MAX + 1];
-	const char *key = run_key(r, t, name ? name : "unknown", RUN_KEY_MAX, buf);
-	struct dataset_agg *d = strmap_upsert_hint(&r->datasets, key, &added, &r->hint_dataset);
-	if (!d)
-		run_overflow(r, t, &r->overflow_datasets, "datasets", RUN_MAX_DATASETS);
-	return d;
-}
-
-/* Error types past the cap add up under "(other)". */
-static void error_count(struct run *r, double t, const char *type)
-{
-	bool added = false;
-	char buf[RUN_KEY_MAX + 1];
-	const char *key = run_key(r, t, type, RUN_KEY_MAX, buf);
-	if (r->errors.count >= RUN_MAX_SECTIONS && !strmap_get(&r->errors, key)) {
-		run_overflow(r, t, &r->overflow_errors, "errors", RUN_MAX_SECTIONS);
-		key = "(other)";
-	}
-	uint64_t *n = strmap_upsert(&r->errors, key, &added);
-	if (n)
-		(*n)++;
-}
-
-static void chunk_failed(struct run *r, double t, const struct ev_chunk *c)
-{
-	r->n_failed++;
-	struct dataset_agg *d = dataset_get(r, t, c->dataset);
-	if (d)
-		d->n_failed++;
-	error_count(r, t, c->error);
-	failed_add(&r->failed, t, c);
-	run_log(r, t, LOG_ERROR, "chunk failed: %s on %s (%s)", c->error,
-		c->worker ? c->worker : "?", c->file ? c->file : "?");
-}
-
-static void dataset_add(struct run *r, double t, const struct ev_chunk *c, double dur)
-{
-	struct dataset_agg *d = dataset_get(r, t, c->dataset);
-	if (!d)
-		return;
-	d->n_chunks++;
-	d->total_duration += dur;
-	if (c->num_events.valid)
-		d->total_events += c->num_events.value;
-	if (c->bytes_read.valid)
-		d->total_bytes_read += c->bytes_read.value;
-	stats_add(&d->duration, dur);
-	if (!d->duration_hist) {
-		d->duration_hist = malloc(sizeof(*d->duration_hist));
-		if (d->duration_hist)
-			hist_init(d->duration_hist);
-	}
-	if (d->duration_hist)
-		hist_add(d->duration_hist, dur);
-}
-
-static struct file_agg *file_get(struct run *r, double t, const char *name)
-{
-	bool added = false;
-	char buf[RUN_KEY_MAX + 1];
-	struct file_agg *f = strmap_upsert(&r->files, run_key(r, t, name, RUN_KEY_MAX, buf), &added);
-	if (!f)
-		run_overflow(r, t, &r->overflow_files, "files", RUN_MAX_FILES);
-	return f;
-}
-
-/* Per-file read metrics come from the first chunk of each file; file
- * metadata from the first chunk that carries it (roastcoffea dedups both). */
-static void file_add(struct run *r, double t, const struct ev_chunk *c, double dur)
-{
-	if (c->has_file_metadata && c->file_metadata.filename) {
-		struct file_agg *m = file_get(r, t, c->file_metadata.filename);
-		if (m && !m->has_meta) {
-			m->has_meta = true;
-			m->compression_ratio = c->file_metadata.compression_ratio;
-			m->total_branches = c->file_metadata.total_branches;
-			m->total_tree_bytes = c->file_metadata.total_tree_bytes;
-		}
-	}
-	if (!c->file)
-		return;
-	struct file_agg *f = file_get(r, t, c->file);
-	if (!f)
-		return;
-	f->n_chunks++;
-	f->total_duration += dur;
-	if (c->num_events.valid)
-		f->total_events += c->num_events.value;
-	if (!f->dataset[0])
-		strutil_copy(f->dataset, sizeof(f->dataset), c->dataset);
-	if (!f->has_first) {
-		f->has_first = true;
-		f->accessed_bytes = c->accessed_bytes;
-		f->bytes_read_percent = c->bytes_read_percent;
-		f->num_branches_accessed = c->num_branches_accessed;
-		f->branches_read_percent = c->branches_read_percent;
-	}
-}
-
-static void sections_add(struct run *r, double t, struct strmap *m, const struct kv_num *kv,
-			 size_t n, size_t hints[RUN_SECTION_HINTS])
-{
-	for (size_t i = 0; i < n; i++) {
-		bool added = false;
-		char buf[RUN_KEY_MAX + 1];
-		const char *key = run_key(r, t, kv[i].key, RUN_KEY_MAX, buf);
-		struct section_agg *s = strmap_upsert_hint(m, key, &added, &hints[i % RUN_SECTION_HINTS]);
-		if (!s) {
-			run_overflow(r, t, &r->overflow_sections, "sections", RUN_MAX_SECTIONS);
-			continue;
-		}
-		if (added)
-			stats_init(&s->s);
-		stats_add(&s->s, kv[i].value);
-	}
-}
-
-/* The names' strmap hashes folded in order: strmap hashes a word at a time,
- * where a byte loop here was a tenth of applying a chunk. */
-static uint64_t branch_list_hash(const struct ev_chunk *c)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < c->n_branches; i++) {
-		const char *name = c->accessed_branches[i];
-		h = (h ^ strmap_hash(name, strlen(name))) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	return h ^ c->n_branches;
-}
-
-/* Chunks of one analysis nearly always read the same branch list: remember
- * the last few lists by fingerprint and skip the per-branch inserts. */
-static void branches_add(struct run *r, double t, const struct ev_chunk *c)
-{
-	if (c->n_branches == 0)
-		return;
-	uint64_t h = branch_list_hash(c);
-	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(r->branch_lists_seen); i++)
-		if (r->branch_lists_seen[i] == h)
-			return;
-	bool full = false;
-	for (size_t i = 0; i < c->n_branches; i++) {
-		bool added = false;
-		char buf[RUN_KEY_MAX + 1];
-		const char *key = run_key(r, t, c->accessed_branches[i], RUN_KEY_MAX, buf);
-		if (!strmap_upsert(&r->branches, key, &added)) {
-			run_overflow(r, t, &r->overflow_branches, "branches", RUN_MAX_BRANCHES);
-			full = true;
-		}
-	}
-	if (!full)
-		r->branch_lists_seen[r->branch_lists_next++ % ROASTOP_ARRAY_LEN(r->branch_lists_seen)] = h;
-}
-
-/* What of this chunk lies outside the run window known at its arrival,
- * [run start, run end] (a bound not yet known is open): its time outside
- * it, and all of it when it arrived outside (its events were not delivered
- * within the window). */
-static void chunk_window(struct run *r, double t, const struct ev_chunk *c, double dur)
-{
-	double d = isfinite(dur) && dur > 0 ? dur : 0;
-	bool first = r->n_chunks - r->n_failed == 1; /* apply_chunk counted it */
-	r->t_chunk_first = first ? t - d : fmin(r->t_chunk_first, t - d);
-	r->t_chunk_last = first ? t : fmax(r->t_chunk_last, t);
-	double start = r->started ? r->t_run_start : -INFINITY;
-	double end = r->ended ? r->t_run_end : INFINITY;
-	double overlap = fmax(0, fmin(t, end) - fmax(t - d, start));
-	r->outside_time += d - fmin(d, overlap);
-	if (t >= start && t <= end)
-		return;
-	r->n_outside++;
-	r->outside_events += c->num_events.valid ? c->num_events.value : 0;
-	r->outside_bytes += c->bytes_read.valid ? c->bytes_read.value : 0;
-	if (r->ended && t > end)
-		run_log(r, t, LOG_WARN, "chunk finished %.1f s after the run ended: counted, "
-			"its events left out of the rates", t - end);
-}
-
-/* Chunks before the run-start marker belong to no window of this run. */
-static void chunk_window_open(struct run *r)
-{
-	r->n_outside = r->n_chunks - r->n_failed;
-	r->outside_events = r->chunk_events.sum;
-	r->outside_bytes = r->chunk_bytes_read.sum;
-	r->outside_time = r->chunk_duration.sum;
-}
-
-static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, bool late)
-{
-	double dur = event_chunk_duration(c);
-	stats_add(&r->chunk_duration, dur);
-	hist_add(&r->duration_hist, dur);
-	chunk_window(r, t, c, dur);
-	if (c->num_events.valid) {
-		stats_add(&r->chunk_events, c->num_events.value);
-		hist_add(&r->events_hist, c->num_events.value);
-	}
-	optnum md = chunk_mem_delta(c);
-	if (md.valid)
-		stats_add(&r->chunk_mem_delta, md.value);
-	if (c->cpu_time.valid)
-		stats_add(&r->chunk_cpu_time, c->cpu_time.value);
-	if (c->bytes_read.valid)
-		stats_add(&r->chunk_bytes_read, c->bytes_read.value);
-	topk_offer(&r->slowest, dur, c->file, c->dataset, c->worker, c->entry_start, c->entry_stop,
-		   c->num_events);
-	dataset_add(r, t, c, dur);
-	file_add(r, t, c, dur);
-	sections_add(r, t, &r->sec_time, c->timing, c->n_timing, r->hint_sections[0]);
-	sections_add(r, t, &r->sec_mem, c->memory, c->n_memory, r->hint_sections[1]);
-	sections_add(r, t, &r->sec_bytes, c->bytes, c->n_bytes, r->hint_sections[2]);
-	branches_add(r, t, c);
-	rawchunks_add(&r->raw, c);
-	if (c->custom_json)
-		r->chunks_with_custom++;
-	if (late)
-		return;
-	timeline_push(&r->tl_events, t, r->chunk_events.sum);
-	timeline_push(&r->tl_bytes, t, r->chunk_bytes_read.sum);
-}
-
-static void apply_chunk(struct run *r, double t, const struct ev_chunk *c, bool late)
-{
-	inflight_end(&r->inflight, c);
-	r->n_chunks++;
-	if (c->error)
-		chunk_failed(r, t, c);
-	else
-		chunk_succeeded(r, t, c, late);
-}
-
-/* ---- scheduler samples ------------------------------------------------ */
-
-/* Trapezoid over this worker's own samples: roastcoffea's per-worker
- * time-weighted memory average. mem_t_last < 0 marks a broken chain. */
-static void worker_mem_add(struct worker_agg *w, double t, double v)
-{
-	if (w->mem_samples == 0)
-		w->mem_first = v;
-	else if (w->mem_t_last >= 0 && t > w->mem_t_last) {
-		w->mem_integral += 0.5 * (w->mem_v_last + v) * (t - w->mem_t_last);
-		w->mem_covered += t - w->mem_t_last;
-	}
-	w->mem_samples++;
-	w->mem_t_last = t;
-	w->mem_v_last = v;
-	if (v > w->mem_peak)
-		w->mem_peak = v;
-}
-
-static uint16_t worker_hist_count(double v)
-{
-	return isfinite(v) && v >= 0 ? (uint16_t)fmin(v, WORKER_NA - 1) : WORKER_NA;
-}
-
-static uint16_t worker_hist_max16(uint16_t a, uint16_t b)
-{
-	return a == WORKER_NA ? b : (b == WORKER_NA ? a : (a > b ? a : b));
-}
-
-static void worker_hist_merge(struct worker_point *into, const struct worker_point *p)
-{
-	into->mem = isnan(into->mem) ? p->mem : (isnan(p->mem) ? into->mem : fmaxf(into->mem, p->mem));
-	into->cpu = worker_hist_max16(into->cpu, p->cpu);
-	into->exec = worker_hist_max16(into->exec, p->exec);
-	into->proc = worker_hist_max16(into->proc, p->proc);
-}
-
-/* Full: neighbours merge in pairs, halving the points in use. */
-static void worker_hist_halve(struct worker_hist *h)
-{
-	for (uint32_t i = 0; i < h->len / 2; i++) {
-		struct worker_point p = h->pts[2 * i];
-		worker_hist_merge(&p, &h->pts[2 * i + 1]);
-		h->pts[i] = p;
-	}
-	h->len /= 2;
-	h->per_point *= 2;
-	h->in_last = h->per_point; /* the newest is full: the next sample opens one */
-}
-
-void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec,
-			 double proc)
-{
-	struct worker_point p = { .mem = isfinite(mem) ? (float)mem : NAN,
-				  .cpu = worker_hist_count(cpu), .exec = worker_hist_count(exec),
-				  .proc = worker_hist_count(proc) };
-	if (h->len == 0) {
-		h->t0 = t;
-		h->per_point = 1;
-	}
-	p.t = (float)(t - h->t0);
-	if (h->len && h->in_last < h->per_point) {
-		worker_hist_merge(&h->pts[h->len - 1], &p);
-		h->in_last++;
-		return;
-	}
-	if (h->len == RUN_WORKER_HISTORY)
-		worker_hist_halve(h);
-	h->pts[h->len++] = p;
-	h->in_last = 1;
-}
-
-static void worker_copy(struct worker_agg *w, const struct worker_sample *s)
-{
-	if (s->name)
-		strutil_copy(w->name, sizeof(w->name), s->name);
-	if (s->host)
-		strutil_copy(w->host, sizeof(w->host), s->host);
-	if (s->status)
-		strutil_copy(w->status, sizeof(w->status), s->status);
-	w->nthreads = s->nthreads;
-	w->memory_bytes = s->memory_bytes;
-	w->memory_limit = s->memory_limit;
-	w->cpu_percent = s->cpu_percent;
-	w->executing = s->executing;
-	w->processing = s->processing;
-	w->managed_bytes = s->managed_bytes;
-	w->spilled_bytes = s->spilled_bytes;
-	w->pid = s->pid;
-}
-
-/* Cluster-wide sums of one sample, for the timelines. */
-struct sample_sums {
-	double threads, mem, limit, worst_pct, cpu, executing;
-	size_t n_threads, n_mem, n_limit, n_pct, n_cpu, n_exec;
-};
-
-static void sums_add(struct sample_sums *a, const struct worker_sample *s)
-{
-	if (s->nthreads.valid) {
-		a->threads += s->nthreads.value;
-		a->n_threads++;
-	}
-	if (s->memory_bytes.valid) {
-		a->mem += s->memory_bytes.value;
-		a->n_mem++;
-	}
-	if (s->memory_limit.valid && s->memory_limit.value > 0) {
-		a->limit += s->memory_limit.value;
-		a->n_limit++;
-	}
-	optnum pct = run_memory_percent(s->memory_bytes, s->memory_limit);
-	if (pct.valid) {
-		a->worst_pct = a->n_pct ? fmax(a->worst_pct, pct.value) : pct.value;
-		a->n_pct++;
-	}
-	if (s->cpu_percent.valid) {
-		a->cpu += s->cpu_percent.value;
-		a->n_cpu++;
-	}
-	/* the scheduler's copy of a worker's running keys (its last heartbeat)
-	 * can hold a task that seceded or was cancelled beside the one that took
-	 * its thread: a worker runs at most nthreads at once */
-	if (s->executing.valid) {
-		a->executing += s->nthreads.valid ? fmin(s->executing.value, s->nthreads.value)
-						  : s->executing.value;
-		a->n_exec++;
-	}
-}
-
-/* The worker's entry, made (and its joining told) on its first sample. */
-static struct worker_agg *worker_get(struct run *r, double t, const struct worker_sample *s,
-				     bool *added)
-{
-	char buf[RUN_KEY_MAX + 1];
-	struct worker_agg *w =
-		strmap_upsert(&r->workers, run_key(r, t, s->id, RUN_KEY_MAX, buf), added);
-	if (!w) {
-		run_overflow(r, t, &r->overflow_workers, "workers", RUN_MAX_WORKERS);
-		return NULL;
-	}
-	if (*added) {
-		w->t_first_seen = t;
-		w->mem_t_last = -1;
-		strutil_copy(w->name, sizeof(w->name), s->id);
-		run_log(r, t, LOG_INFO, "worker joined: %s", s->name ? s->name : s->id);
-	}
-	return w;
-}
-
-/* The order-free totals of worker samples: peaks and means. */
-static void worker_stats_add(struct run *r, const struct worker_sample *s)
-{
-	if (s->memory_bytes.valid)
-		stats_add(&r->worker_mem_bytes, s->memory_bytes.value);
-	optnum pct = run_memory_percent(s->memory_bytes, s->memory_limit);
-	if (pct.valid)
-		stats_add(&r->worker_mem_pct, pct.value);
-	if (s->cpu_percent.valid)
-		stats_add(&r->worker_cpu_pct, s->cpu_percent.value);
-}
-
-static void worker_sample_apply(struct run *r, double t, const struct worker_sample *s)
-{
-	bool added = false;
-	struct worker_agg *w = worker_get(r, t, s, &added);
-	if (!w)
-		return;
-	if (!added && !w->was_present && !w->present)
-		run_log(r, t, LOG_INFO, "worker back: %s", s->name ? s->name : s->id);
-	worker_copy(w, s);
-	w->present = true;
-	w->t_last_seen = t;
-	run_worker_hist_add(&w->hist, t, s->memory_bytes.valid ? s->memory_bytes.value : NAN,
-			    s->cpu_percent.valid ? s->cpu_percent.value : NAN,
-			    s->executing.valid ? s->executing.value : NAN,
-			    s->processing.valid ? s->processing.value : NAN);
-	if (r->ended) /* after the run: drawn, not counted (as roastcoffea's window) */
-		return;
-	if (s->memory_bytes.valid)
-		worker_mem_add(w, t, s->memory_bytes.value);
-	worker_stats_add(r, s);
-}
-
-/* A late sample's worker (run_apply): a new one enters the table with these
- * values; a known one keeps those of its latest sample and its series. */
-static void worker_sample_late(struct run *r, double t, const struct worker_sample *s,
-			       bool counted)
-{
-	bool added = false;
-	struct worker_agg *w = worker_get(r, t, s, &added);
-	if (!w)
-		return;
-	if (added) {
-		worker_copy(w, s);
-		w->t_last_seen = t;
-	}
-	w->t_first_seen = fmin(w->t_first_seen, t);
-	if (counted)
-		worker_stats_add(r, s);
-}
-
-/* The per-worker metrics' share of one worker: its last nthreads and its
- * time-weighted memory average (or its one sample). */
-static void departed_add(struct departed_agg *d, const struct worker_agg *w)
-{
-	if (w->nthreads.valid) {
-		d->nthreads_sum += w->nthreads.value;
-		d->n_nthreads++;
-	}
-	if (w->mem_samples) {
-		d->mem_avg_sum += w->mem_covered > 0 ? w->mem_integral / w->mem_covered : w->mem_v_last;
-		d->n_mem++;
-	}
-}
-
-static bool worker_keep(void *val, void *ctx)
-{
-	struct worker_agg *w = val;
-	if (w->present)
-		return true;
-	departed_add(ctx, w);
-	return false;
-}
-
-/* Room for a sample's workers: those absent from the latest sample leave
- * the live table, their history folded into r->departed. A departed worker
- * that comes back later starts a new entry (and counts as a second worker
- * in the per-worker means). */
-static void workers_evict(struct run *r, double t, size_t incoming)
-{
-	if (r->workers.count + incoming <= RUN_MAX_WORKERS)
-		return;
-	size_t gone = strmap_retain(&r->workers, worker_keep, &r->departed);
-	if (!gone)
-		return;
-	r->workers_evicted += gone;
-	run_log(r, t, LOG_INFO, "%zu departed workers left the live table (%zu kept): their "
-		"totals stay", gone, r->workers.count);
-}
-
-optnum run_memory_percent(optnum bytes, optnum limit)
-{
-	bool ok = bytes.valid && limit.valid && limit.value > 0;
-	return ok ? optnum_of(100.0 * bytes.value / limit.value) : optnum_none();
-}
-
-optnum run_cores_per_worker(const struct run *r)
-{
-	struct departed_agg a = r->departed;
-	a.mem_avg_sum = 0;
-	for (size_t i = 0; i < r->workers.count; i++)
-		departed_add(&a, strmap_val_at(&r->workers, i));
-	return a.n_nthreads ? optnum_of(a.nthreads_sum / (double)a.n_nthreads) : optnum_none();
-}
-
-optnum run_avg_memory_per_worker(const struct run *r)
-{
-	struct departed_agg a = r->departed;
-	for (size_t i = 0; i < r->workers.count; i++)
-		departed_add(&a, strmap_val_at(&r->workers, i));
-	return a.n_mem ? optnum_of(a.mem_avg_sum / (double)a.n_mem) : optnum_none();
-}
-
-static void workers_mark_absent(struct run *r)
-{
-	for (size_t i = 0; i < r->workers.count; i++) {
-		struct worker_agg *w = strmap_val_at(&r->workers, i);
-		w->was_present = w->present;
-		w->present = false;
-	}
-}
-
-struct run_at {
-	struct run *r;
-	double t;
-};
-
-static void chunk_lost_told(void *ctx, const struct inflight_chunk *c)
-{
-	const struct run_at *at = ctx;
-	char range[64] = "";
-	if (c->entry_start.valid && c->entry_stop.valid)
-		snprintf(range, sizeof(range), " %.0f-%.0f", c->entry_start.value, c->entry_stop.value);
-	run_log(at->r, at->t, LOG_ERROR, "chunk lost with worker %s: %s%s, running %.1f s",
-		c->worker, c->file[0] ? c->file : "(no file)", range, at->t - c->t_seen);
-}
-
-/* A worker that left takes its chunks in flight with it: they are lost. */
-static void workers_log_departures(struct run *r, double t)
-{
-	struct run_at at = { r, t };
-	for (size_t i = 0; i < r->workers.count; i++) {
-		const struct worker_agg *w = strmap_val_at(&r->workers, i);
-		if (!w->was_present || w->present)
-			continue;
-		run_log(r, t, LOG_WARN, "worker left: %s", w->name);
-		inflight_lose_worker(&r->inflight, t, w->name, strmap_key_at(&r->workers, i), w->pid,
-				     chunk_lost_told, &at);
-	}
-}
-
-static void fine_carry(struct strmap *m)
-{
-	for (size_t i = 0; i < m->count; i++) {
-		struct fine_agg *f = strmap_val_at(m, i);
-		f->carried += f->last - f->base;
-		f->base = f->last = 0.0;
-	}
-}
-
-/* A new scheduler counts from 0: what the old one counted is carried, and
- * the new counters are not mistaken for a baseline (the decreasing-value
- * check alone misses a counter that is already past its old value). */
-static void fine_restart(struct run *r)
-{
-	fine_carry(&r->fine_cluster);
-	fine_carry(&r->fine_span);
-}
-
-/* The counters' base: their value when the run began (or, first seen
- * after that, at the first sample); a new scheduler counts from 0. */
-static void progress_base(struct run *r, const struct ev_sample *s)
-{
-	double done = s->tasks_done_cumulative.value, total = s->tasks_total_cumulative.value;
-	if (r->tasks_base_set && done >= r->tasks_base_done && total >= r->tasks_base_total)
-		return;
-	bool restarted = r->tasks_base_set;
-	r->tasks_base_done = restarted ? 0 : done;
-	r->tasks_base_total = restarted ? 0 : total;
-	r->tasks_base_set = true;
-}
-
-/* Task progress: the span's once a run has started (the collector names
- * the span as it starts the run; without a run-start the route may still
- * serve an earlier run's span), else the cumulative counters' growth. */
-static void sample_progress(struct run *r, const struct ev_sample *s)
-{
-	bool counters = s->tasks_done_cumulative.valid;
-	if (counters) {
-		r->tasks_cum_done = s->tasks_done_cumulative;
-		r->tasks_cum_total = s->tasks_total_cumulative;
-		progress_base(r, s);
-	}
-	if (r->started && s->tasks_done.valid) {
-		r->tasks_done = s->tasks_done;
-		r->tasks_total = s->tasks_total;
-	} else if (counters) {
-		r->tasks_done = optnum_of(s->tasks_done_cumulative.value - r->tasks_base_done);
-		r->tasks_total = optnum_of(s->tasks_total_cumulative.value - r->tasks_base_total);
-	}
-}
-
-/* A run begins: its progress counts from the counters' latest value. */
-static void progress_restart(struct run *r)
-{
-	r->tasks_done = r->tasks_total = optnum_none();
-	timeline_gap(&r->tl_tasks_done);
-	r->tasks_base_set = r->tasks_cum_done.valid;
-	r->tasks_base_done = r->tasks_cum_done.valid ? r->tasks_cum_done.value : 0;
-	r->tasks_base_total = r->tasks_cum_total.valid ? r->tasks_cum_total.value : 0;
-}
-
-static void scheduler_identity(struct run *r, double t, const struct ev_sample *s)
-{
-	if (s->dask_version)
-		strutil_copy(r->dask_version, sizeof(r->dask_version), s->dask_version);
-	if (!s->scheduler_id)
-		return;
-	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {
-		r->scheduler_restarts++;
-		fine_restart(r);
-		run_log(r, t, LOG_WARN, "scheduler restarted (new id %s)", s->scheduler_id);
-	}
-	strutil_copy(r->scheduler_id, sizeof(r->scheduler_id), s->scheduler_id);
-}
-
-/* A late sample (run_apply) adds to a series' order-free totals only. */
-static void sample_put(struct timeline *tl, double t, double v, bool late)
-{
-	if (late)
-		timeline_add_unordered(tl, v);
-	else
-		timeline_push(tl, t, v);
-}
-
-/* The sample's total threads: the source's, else its workers' sum. */
-static optnum sample_threads(const struct ev_sample *s, const struct sample_sums *a)
-{
-	if (s->total_threads.valid)
-		return s->total_threads;
-	if (s->n_workers && a->n_threads == s->n_workers)
-		return optnum_of(a->threads);
-	return s->worker_count == 0 ? optnum_of(0) : optnum_none();
-}
-
-/* Tasks executing: the workers' own counts; else the scheduler's count of
- * tasks "processing", which also holds those queued on a worker behind a
- * busy thread (worker-saturation: two one-thread workers show 4), so at
- * most the threads there are. */
-static optnum sample_executing(const struct ev_sample *s, const struct sample_sums *a,
-			       optnum threads)
-{
-	if (a->n_exec)
-		return optnum_of(a->executing);
-	if (!s->tasks_processing.valid)
-		return optnum_none();
-	double p = s->tasks_processing.value;
-	return optnum_of(threads.valid ? fmin(p, threads.value) : p);
-}
-
-static void sample_timelines(struct run *r, double t, const struct ev_sample *s,
-			     const struct sample_sums *a, bool late)
-{
-	sample_put(&r->tl_workers, t, s->worker_count, late);
-	optnum threads = sample_threads(s, a);
-	if (threads.valid)
-		sample_put(&r->tl_threads, t, threads.value, late);
-	if (a->n_mem)
-		sample_put(&r->tl_mem_used, t, a->mem, late);
-	if (a->n_limit)
-		sample_put(&r->tl_mem_limit, t, a->limit, late);
-	if (a->n_pct)
-		sample_put(&r->tl_mem_worst_pct, t, a->worst_pct, late);
-	if (a->n_cpu)
-		sample_put(&r->tl_cpu, t, a->cpu / (double)a->n_cpu, late);
-	optnum ex = sample_executing(s, a, threads);
-	if (ex.valid)
-		sample_put(&r->tl_executing, t, ex.value, late);
-}
-
-static void apply_sample(struct run *r, double t, const struct ev_sample *s)
-{
-	scheduler_identity(r, t, s);
-	sample_progress(r, s);
-	if (r->tasks_done.valid)
-		timeline_push(&r->tl_tasks_done, t, r->tasks_done.value);
-	r->n_samples++;
-	r->workers_now = s->worker_count;
-	struct sample_sums sums = { 0 };
-	bool detailed = s->n_workers > 0 || s->worker_count == 0;
-	if (detailed) {
-		workers_evict(r, t, s->n_workers);
-		workers_mark_absent(r);
-		for (size_t i = 0; i < s->n_workers; i++) {
-			worker_sample_apply(r, t, &s->workers[i]);
-			sums_add(&sums, &s->workers[i]);
-		}
-		workers_log_departures(r, t);
-	}
-	sample_timelines(r, t, s, &sums, false);
-}
-
-/* Inside the run by its own time: what a late event is judged by, since
- * the markers may have come before or after it. */
-static bool run_in_window(const struct run *r, double t)
-{
-	return !(r->started && t < r->t_run_start) && !(r->ended && t > r->t_run_end);
-}
-
-/* A sample timed before the latest event (docs/recording.md, "Time going
- * back"): new workers enter the table and, when it is inside the run, the
- * order-free totals (peaks, means) take it; no series gets a point or a
- * trapezoid, and what is "now" stays the latest sample's. */
-static void apply_sample_late(struct run *r, double t, const struct ev_sample *s)
-{
-	r->n_samples++;
-	bool counted = run_in_window(r, t);
-	struct sample_sums sums = { 0 };
-	workers_evict(r, t, s->n_workers);
-	for (size_t i = 0; i < s->n_workers; i++) {
-		worker_sample_late(r, t, &s->workers[i], counted);
-		sums_add(&sums, &s->workers[i]);
-	}
-	if (counted)
-		sample_timelines(r, t, s, &sums, true);
-}
-
-/* ---- fine metrics ----------------------------------------------------- */
-
-size_t run_fine_key(char *buf, size_t size, const char *context, const char *prefix,
-		    const char *activity, const char *unit)
-{
-	int n = snprintf(buf, size, "%s%c%s%c%s%c%s", context ? context : "", FINE_SEP,
-			 prefix ? prefix : "", FINE_SEP, activity ? activity : "", FINE_SEP,
-			 unit ? unit : "");
-	if (n < 0)
-		return 0;
-	return (size_t)n < size ? (size_t)n : size - 1;
-}
-
-bool run_fine_split(char *buf, const char *parts[4])
-{
-	parts[0] = buf;
-	for (int i = 1; i < 4; i++) {
-		char *sep = strchr(parts[i - 1], FINE_SEP);
-		if (!sep)
-			return false;
-		*sep = '\0';
-		parts[i] = sep + 1;
-	}
-	return true;
-}
-
-double run_fine_value(const struct fine_agg *f)
-{
-	return f->carried + f->last - f->base;
-}
-
-/* Cluster counters include activity from before roastop started: rows in
- * the first cluster snapshot become the baseline; rows that appear later
- * start from 0. A counter that goes down means the scheduler restarted:
- * what the old one counted is carried and the new one counts from 0. */
-static void fine_row_apply(struct run *r, double t, struct strmap *m, const struct fine_row *row,
-			   bool baseline)
-{
-	char key[4 * (RUN_FINE_PART_MAX + 1)], part[4][RUN_FINE_PART_MAX + 1];
-	const char *in[4] = { row->context, row->prefix, row->activity, row->unit };
-	for (int i = 0; i < 4; i++)
-		in[i] = run_key(r, t, in[i], RUN_FINE_PART_MAX, part[i]);
-	run_fine_key(key, sizeof(key), in[0], in[1], in[2], in[3]);
-	bool added = false;
-	struct fine_agg *f = strmap_upsert(m, key, &added);
-	if (!f) {
-		run_overflow(r, t, &r->overflow_fine, "fine_rows", RUN_MAX_FINE_ROWS);
-		return;
-	}
-	if (added) {
-		f->base = baseline ? row->value : 0.0;
-		f->last = row->value;
-		f->span = m == &r->fine_span;
-		return;
-	}
-	if (row->value < f->last) {
-		f->carried += f->last - f->base;
-		f->base = 0.0;
-	}
-	f->last = row->value;
-}
-
-static void apply_fine(struct run *r, double t, const struct ev_fine *f)
-{
-	bool span = f->scope == FINE_SPAN;
-	struct strmap *m = span ? &r->fine_span : &r->fine_cluster;
-	bool baseline = !span && r->n_fine_cluster == 0;
-	for (size_t i = 0; i < f->n_rows; i++)
-		fine_row_apply(r, t, m, &f->rows[i], baseline);
-	if (span)
-		r->n_fine_span++;
-	else
-		r->n_fine_cluster++;
-}
-
 /* ---- run markers, report, status -------------------------------------- */
 
 #define N_SAMPLE_TIMELINES 7
@@ -1006,7 +206,7 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 			s->run_id ? s->run_id : "?");
 		r->ended = false;
 		if (!late)
-			progress_restart(r); /* its tasks, not the first run's */
+			run_progress_restart(r); /* its tasks, not the first run's */
 	} else {
 		r->started = true;
 		r->t_run_start = t;
@@ -1014,8 +214,8 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		 * totals, and the chunks applied before it are taken as inside */
 		if (!late) {
 			sample_totals_restart(r, t);
-			chunk_window_open(r);
-			progress_restart(r);
+			run_chunk_window_open(r);
+			run_progress_restart(r);
 			tasks_clear(&r->tasks); /* the watch's tasks ran before the run */
 		}
 	}
@@ -1090,8 +290,8 @@ void run_begin(struct run *r, double t, bool restart)
 	if (!restart)
 		return;
 	sample_totals_restart(r, t);
-	chunk_window_open(r);
-	progress_restart(r);
+	run_chunk_window_open(r);
+	run_progress_restart(r);
 }
 
 /* A datagram of a run marked incomplete: the client was slow, not gone. */
@@ -1229,6 +429,47 @@ static int run_apply_task(struct run *r, const struct ev_task *t)
 	return rc;
 }
 
+/* A sample counts as the emitter's heartbeats' when they made it; it feeds
+ * the cluster's state and the task model's view of the route. */
+static void run_apply_sample_event(struct run *r, const struct event *ev, bool late)
+{
+	if (ev->u.sample.source && strcmp(ev->u.sample.source, BEATS_SAMPLE_SOURCE) == 0)
+		r->n_beat_samples++;
+	if (late) {
+		run_apply_sample_late(r, ev->t, &ev->u.sample);
+		return;
+	}
+	run_apply_sample(r, ev->t, &ev->u.sample);
+	/* the route's failed and running tasks; once the run ended, only
+	 * its own install's (not the next run's) */
+	if (!r->ended || tasks_route_own(&r->tasks, &ev->u.sample))
+		tasks_apply_sample(&r->tasks, &ev->u.sample);
+}
+
+/* The event kinds on the run's clock, each to its apply function; non-zero:
+ * ignored. */
+static int run_apply_kind(struct run *r, const struct event *ev, bool late)
+{
+	switch (ev->type) {
+	case EV_SAMPLE: run_apply_sample_event(r, ev, late); return 0;
+	case EV_CHUNK:
+		run_client_seen(r, ev->t);
+		run_apply_chunk(r, ev->t, &ev->u.chunk, late);
+		return 0;
+	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start, late); return 0;
+	case EV_RUN_END: return apply_run_end(r, ev->t, &ev->u.run_end);
+	case EV_REPORT:
+		run_client_seen(r, ev->t);
+		apply_report(r, ev->t, &ev->u.report);
+		return 0;
+	case EV_FINE: run_apply_fine(r, ev->t, &ev->u.fine); return 0;
+	case EV_CHUNK_START: return apply_chunk_start(r, ev->t, &ev->u.chunk);
+	case EV_STATUS: return apply_status(r, ev->t, &ev->u.status);
+	case EV_HEARTBEAT: return 0; /* counted: the session's beats table draws them */
+	default: return 1;
+	}
+}
+
 int run_apply(struct run *r, const struct event *ev)
 {
 	if (ev->type <= EV_NONE || ev->type >= EV__COUNT || !isfinite(ev->t)) {
@@ -1247,37 +488,7 @@ int run_apply(struct run *r, const struct event *ev)
 	if (late)
 		run_time_regression(r, ev);
 	run_clock(r, ev->t);
-	int rc = 0;
-	switch (ev->type) {
-	case EV_SAMPLE:
-		if (ev->u.sample.source && strcmp(ev->u.sample.source, BEATS_SAMPLE_SOURCE) == 0)
-			r->n_beat_samples++;
-		if (late) {
-			apply_sample_late(r, ev->t, &ev->u.sample);
-			break;
-		}
-		apply_sample(r, ev->t, &ev->u.sample);
-		/* the route's failed and running tasks; once the run ended, only
-		 * its own install's (not the next run's) */
-		if (!r->ended || tasks_route_own(&r->tasks, &ev->u.sample))
-			tasks_apply_sample(&r->tasks, &ev->u.sample);
-		break;
-	case EV_CHUNK:
-		run_client_seen(r, ev->t);
-		apply_chunk(r, ev->t, &ev->u.chunk, late);
-		break;
-	case EV_RUN_START: apply_run_start(r, ev->t, &ev->u.run_start, late); break;
-	case EV_RUN_END: rc = apply_run_end(r, ev->t, &ev->u.run_end); break;
-	case EV_REPORT:
-		run_client_seen(r, ev->t);
-		apply_report(r, ev->t, &ev->u.report);
-		break;
-	case EV_FINE: apply_fine(r, ev->t, &ev->u.fine); break;
-	case EV_CHUNK_START: rc = apply_chunk_start(r, ev->t, &ev->u.chunk); break;
-	case EV_STATUS: rc = apply_status(r, ev->t, &ev->u.status); break;
-	case EV_HEARTBEAT: break; /* counted: the session's beats table draws them */
-	default: rc = 1; break;
-	}
+	int rc = run_apply_kind(r, ev, late);
 	if (rc)
 		r->ignored++;
 	else

@@ -2,7 +2,10 @@
  *
  * The transfers go through the shared HTTP client (httpc.h: libcurl multi
  * in the app's poll loop); a timerfd of its own paces the rounds and the
- * backoff. It is a source (source.h): dask_source at the end. */
+ * backoff. It is a source (source.h): dask_source at the end. Here the
+ * round, its transfers, redirects and status; each route's answer and the
+ * fallback it picks are dask_routes.c's, the per-worker fallback
+ * dask_workers.c's (daskpriv.h, their private header). */
 #include "roastop/clock.h"
 #include "roastop/dask.h"
 #include "roastop/source.h"
@@ -13,101 +16,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "roastop/dask_json.h"
 #include "roastop/httpc.h"
-#include "roastop/range.h"
 #include "roastop/strbuf.h"
 #include "roastop/strutil.h"
 #include "roastop/timer.h"
 
-#define URL_MAX 2304
+#include "daskpriv.h"
+
 #define CONNECT_TIMEOUT_MS 3000L
-#define STATE_RETRY 5.0 /* seconds before asking again for an absent route */
-#define WK_URL 160 /* http://[v6 host]:port/metrics */
 #define BODY_KEEP (1u << 20) /* a body buffer grown past this is freed after use */
 #define HTTP_TOO_LARGE 413 /* what a body cut at its route's cap counts as */
 /* the round's timer, curl's, and every socket curl may ask for */
 _Static_assert(2 + HTTPC_MAX_SOCKS <= SOURCE_MAX_FDS, "the poller's descriptors fit a source's");
 
-enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
-
-static const char *const ROUTE_PATH[] = {
+const char *const DASK_ROUTE_PATH[] = {
 	[R_SITEMAP] = "sitemap.json",
 	[R_STATE] = "roastop/v1/state.json",
 	[R_IDENTITY] = "json/identity.json",
 	[R_PROM] = "metrics",
 	[R_COUNTS] = "json/counts.json",
-};
-
-struct xfer {
-	CURL *easy;
-	enum route route;
-	bool busy;
-	size_t worker; /* R_WORKER: index into d->wk */
-	struct strbuf body;
-	size_t max_body; /* the route's cap */
-	bool too_large;
-	unsigned hops; /* same-origin redirects followed for this request */
-};
-
-/* What the last good identity.json said about a worker, for the fallback. */
-struct wk {
-	char id[256], name[128], host[64], url[WK_URL];
-	optnum nthreads, memory_limit;
-	struct dask_worker_prom now;
-	bool fresh; /* answered in this round */
-	double cpu_s, cpu_t; /* previous process_cpu_seconds_total and when */
-	optnum cpu_percent;
-};
-
-struct endpoint {
-	char id[256];
-	char url[WK_URL];
-};
-
-struct dask {
-	struct dask_config cfg;
-	event_deliver_fn deliver;
-	void *ctx;
-	struct httpc *http;
-	struct curl_slist *headers;
-	int tick_tfd;
-	struct xfer sched; /* the scheduler routes, one after another */
-	struct xfer workers[DASK_WORKER_CONCURRENCY];
-	struct event ev, ev_fine, ev_span, ev_status;
-	struct dask_facts facts; /* the route's workers' facts, named by ?have= */
-	/* dashboards named by the identity.json being decoded */
-	struct endpoint *ep;
-	size_t n_ep, cap_ep;
-	double round_t0; /* monotonic start of the round */
-	/* the round */
-	bool in_round;
-	double now;
-	bool want_sitemap;
-	bool has_state, has_identity, has_prom, has_counts; /* /sitemap.json's; true if unknown */
-	double state_retry_at;
-	bool fallback; /* identity answered 500: prom + workers this round */
-	optnum prom_workers, prom_tasks;
-	long prom_code; /* HTTP status of this round's /metrics */
-	optnum counts_workers, counts_threads, counts_tasks; /* this round's counts.json */
-	char identity_why[200]; /* why identity.json did not do this round */
-	char state_why[200]; /* why the roastop route did not, when it last answered */
-	char redirect_why[200]; /* the redirect this request did not follow */
-	char redirected[URL_MAX]; /* the redirect this round followed */
-	size_t wk_next, wk_pending;
-	unsigned failures; /* consecutive rounds the scheduler could not be reached */
-	enum { FLUSH_NONE, FLUSH_WANTED, FLUSH_RUNNING, FLUSH_DONE } flush;
-	/* workers from the last good identity */
-	struct wk *wk;
-	size_t n_wk;
-	/* status as last delivered */
-	enum source_state state;
-	char reason[320];
-	bool status_sent;
-	struct dask_stats st;
 };
 
 /* ---- small pure helpers ------------------------------------------------- */
@@ -139,14 +69,10 @@ double dask_backoff(unsigned failures)
 	return s < DASK_BACKOFF_MAX ? s : DASK_BACKOFF_MAX;
 }
 
-static void round_end(struct dask *d, bool reached);
-static void workers_begin(struct dask *d);
-static void counts_or_workers(struct dask *d);
-
 /* ---- status ------------------------------------------------------------- */
 
 /* A redirect followed this round is named in whatever the status says. */
-static void status_set(struct dask *d, enum source_state state, const char *reason)
+void dask_status_set(struct dask *d, enum source_state state, const char *reason)
 {
 	char full[sizeof(d->reason)];
 	if (d->redirected[0])
@@ -236,7 +162,7 @@ static void xfer_shrink(struct xfer *x)
 		strbuf_reset(&x->body);
 }
 
-static void xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url)
+void dask_xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url)
 {
 	x->route = r;
 	x->busy = true;
@@ -262,29 +188,29 @@ static bool state_have(const struct dask *d, enum route r, char *url, size_t siz
 	return (size_t)snprintf(url + n, size - n, "?have=%s", d->facts.token) < size - n;
 }
 
-static void sched_start(struct dask *d, enum route r)
+void dask_sched_start(struct dask *d, enum route r)
 {
 	char url[URL_MAX];
-	if (!dask_url_join(url, sizeof(url), d->cfg.url, d->cfg.prefix, ROUTE_PATH[r]) ||
+	if (!dask_url_join(url, sizeof(url), d->cfg.url, d->cfg.prefix, DASK_ROUTE_PATH[r]) ||
 	    !state_have(d, r, url, sizeof(url))) {
-		status_set(d, SRC_LOST, "scheduler URL too long");
-		round_end(d, false);
+		dask_status_set(d, SRC_LOST, "scheduler URL too long");
+		dask_round_end(d, false);
 		return;
 	}
 	d->sched.hops = 0;
 	d->redirect_why[0] = '\0';
 	if (r == R_STATE)
 		d->state_why[0] = '\0'; /* kept until the route is asked again */
-	xfer_start(d, &d->sched, r, url);
+	dask_xfer_start(d, &d->sched, r, url);
 	if (!d->sched.busy) {
-		status_set(d, SRC_LOST, "cannot start an HTTP transfer");
-		round_end(d, false);
+		dask_status_set(d, SRC_LOST, "cannot start an HTTP transfer");
+		dask_round_end(d, false);
 	}
 }
 
 /* ---- the round ---------------------------------------------------------- */
 
-static void round_begin(struct dask *d)
+void dask_round_begin(struct dask *d)
 {
 	if (d->in_round)
 		return;
@@ -300,14 +226,14 @@ static void round_begin(struct dask *d)
 	snprintf(d->identity_why, sizeof(d->identity_why), "identity.json not offered");
 	d->redirected[0] = '\0';
 	if (d->want_sitemap)
-		sched_start(d, R_SITEMAP);
+		dask_sched_start(d, R_SITEMAP);
 	else if (d->has_state && d->now >= d->state_retry_at)
-		sched_start(d, R_STATE);
+		dask_sched_start(d, R_STATE);
 	else
-		sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
+		dask_sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
 }
 
-static void round_end(struct dask *d, bool reached)
+void dask_round_end(struct dask *d, bool reached)
 {
 	d->in_round = false;
 	if (d->flush == FLUSH_RUNNING)
@@ -328,208 +254,12 @@ static void round_end(struct dask *d, bool reached)
 	timer_set(d->tick_tfd, next);
 }
 
-static void deliver(struct dask *d, struct event *ev)
+void dask_deliver(struct dask *d, struct event *ev)
 {
 	if (ev->type != EV_NONE)
 		d->deliver(d->ctx, ev);
 }
 
-/* identity.json's services.dashboard of each worker, while it is decoded. */
-static void ep_add(void *ctx, const char *worker, const char *host, int port)
-{
-	struct dask *d = ctx;
-	if (d->n_ep == d->cap_ep) {
-		size_t cap = d->cap_ep ? 2 * d->cap_ep : 16;
-		struct endpoint *ep = cap <= DASK_WORKER_POLL_MAX ? realloc(d->ep, cap * sizeof(*ep)) : NULL;
-		if (!ep)
-			return;
-		d->ep = ep;
-		d->cap_ep = cap;
-	}
-	struct endpoint *e = &d->ep[d->n_ep];
-	bool v6 = strchr(host, ':') != NULL;
-	int n = snprintf(e->url, sizeof(e->url), "http://%s%s%s:%d/metrics", v6 ? "[" : "", host,
-			 v6 ? "]" : "", port);
-	if (n < 0 || (size_t)n >= sizeof(e->url) || strlen(worker) >= sizeof(e->id))
-		return;
-	strutil_copy(e->id, sizeof(e->id), worker);
-	d->n_ep++;
-}
-
-/* Keeps what a good identity said, for rounds in which it answers 500. */
-static void wk_cache(struct dask *d, const struct ev_sample *s);
-
-static void reject_count(struct dask *d, enum dask_error e)
-{
-	d->st.rejected++;
-	d->st.rejected_by[e]++;
-	d->st.out_of_range += e == DASK_OUT_OF_RANGE;
-}
-
-/* Why a route that answered did not do: a cut body, a refused redirect,
- * an HTTP status; "" when there is nothing to say. */
-static void route_why(const struct dask *d, const struct xfer *x, long code, char *buf,
-		      size_t size)
-{
-	const char *name = x->route == R_STATE ? "roastop route" : ROUTE_PATH[x->route];
-	if (x->too_large)
-		snprintf(buf, size, "%s: response over the size limit (%zu MiB)", name,
-			 x->max_body >> 20);
-	else if (d->redirect_why[0])
-		snprintf(buf, size, "%s: %.170s", name, d->redirect_why);
-	else if (code == 500 && x->route == R_IDENTITY)
-		snprintf(buf, size, "identity.json 500 while tasks run (dask#8370)");
-	else if (x->route != R_STATE || code != 404) /* 404: not installed yet */
-		snprintf(buf, size, "%s HTTP %ld", name, code);
-}
-
-static void on_state(struct dask *d, long code, const struct xfer *x)
-{
-	char err[160];
-	if (code == 200) {
-		enum dask_error e = dask_parse_state_facts(x->body.data, x->body.len, d->now,
-							   &d->ev, &d->ev_fine, &d->ev_span,
-							   &d->facts, err, sizeof(err));
-		if (e == DASK_STALE_FACTS && d->facts.token) {
-			/* another token, scheduler or worker count: never old facts
-			 * against new numbers; ask again for the whole body */
-			dask_facts_drop(&d->facts);
-			d->st.facts_refetched++;
-			sched_start(d, R_STATE);
-			return;
-		}
-		if (e == DASK_OK) {
-			status_set(d, SRC_CONNECTED, "roastop route: workers and fine metrics");
-			deliver(d, &d->ev);
-			deliver(d, &d->ev_fine);
-			deliver(d, &d->ev_span);
-			d->st.mode = "state";
-			round_end(d, true);
-			return;
-		}
-		reject_count(d, e);
-		snprintf(d->state_why, sizeof(d->state_why), "roastop route rejected (%s: %.120s)",
-			 dask_error_name(e), err);
-	} else {
-		route_why(d, x, code, d->state_why, sizeof(d->state_why));
-	}
-	d->state_retry_at = d->now + STATE_RETRY; /* absent until the collector installs it */
-	sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
-}
-
-/* identity.json did: connected, unless the route answered and was refused. */
-static void identity_status(struct dask *d)
-{
-	char why[sizeof(d->reason)];
-	if (!d->state_why[0]) {
-		status_set(d, SRC_CONNECTED, "identity.json (no roastop route: no fine metrics)");
-		return;
-	}
-	snprintf(why, sizeof(why), "identity.json (no fine metrics); %s", d->state_why);
-	status_set(d, SRC_DEGRADED, why);
-}
-
-static void on_identity(struct dask *d, long code, const struct xfer *x)
-{
-	char err[160];
-	if (code == 200) {
-		d->n_ep = 0;
-		enum dask_error e = dask_parse_identity(x->body.data, x->body.len, d->now, &d->ev,
-							ep_add, d, err, sizeof(err));
-		if (e == DASK_OK) {
-			identity_status(d);
-			wk_cache(d, &d->ev.u.sample);
-			deliver(d, &d->ev);
-			d->st.mode = "identity";
-			round_end(d, true);
-			return;
-		}
-		d->n_ep = 0; /* what the rejected body had named: nothing of it is kept */
-		reject_count(d, e);
-		snprintf(d->identity_why, sizeof(d->identity_why),
-			 "identity.json rejected (%s: %.120s)", dask_error_name(e), err);
-	} else {
-		d->st.http_500 += code == 500; /* dask#8370: tuple keys while tasks run */
-		route_why(d, x, code, d->identity_why, sizeof(d->identity_why));
-	}
-	d->fallback = true;
-	if (d->has_prom)
-		sched_start(d, R_PROM);
-	else
-		counts_or_workers(d);
-}
-
-static void workers_next(struct dask *d);
-static void fallback_finish(struct dask *d);
-
-/* Without a sample from /metrics (no prometheus_client on the scheduler:
- * 200 and no samples) the counts come from counts.json, which every Dask
- * serves; then each known worker's /metrics. */
-static void counts_or_workers(struct dask *d)
-{
-	if (!d->prom_workers.valid && d->has_counts)
-		sched_start(d, R_COUNTS);
-	else
-		workers_begin(d);
-}
-
-static void workers_begin(struct dask *d)
-{
-	d->wk_next = 0;
-	d->wk_pending = 0;
-	for (size_t i = 0; i < d->n_wk; i++)
-		d->wk[i].fresh = false;
-	workers_next(d);
-}
-
-static void on_prom(struct dask *d, long code, const struct xfer *x)
-{
-	struct prom_stats ps = { 0 };
-	d->prom_code = code;
-	enum dask_error e = code != 200 ? DASK_BAD_SHAPE
-		: dask_parse_scheduler_prom(x->body.data, x->body.len, d->now, &d->ev, &ps);
-	if (e == DASK_OK) {
-		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
-		d->prom_tasks = d->ev.u.sample.tasks_processing;
-	} else if (code == 200 && ps.samples > 0) {
-		reject_count(d, e); /* no sample at all: a Dask without prometheus_client */
-	}
-	counts_or_workers(d);
-}
-
-static void on_counts(struct dask *d, long code, const struct xfer *x)
-{
-	char err[160];
-	if (code == 200) {
-		enum dask_error e = dask_parse_counts(x->body.data, x->body.len, d->now, &d->ev,
-						      err, sizeof(err));
-		if (e == DASK_OK) {
-			const struct ev_sample *s = &d->ev.u.sample;
-			d->counts_workers = optnum_of(s->worker_count);
-			d->counts_threads = s->total_threads;
-			d->counts_tasks = s->tasks_processing;
-		} else {
-			reject_count(d, e);
-		}
-	}
-	workers_begin(d);
-}
-
-static void on_sitemap(struct dask *d, long code, const struct xfer *x)
-{
-	d->want_sitemap = false;
-	int id = -1, prom = -1, counts = -1;
-	if (code == 200)
-		dask_parse_sitemap(x->body.data, x->body.len, &id, &prom, &counts);
-	d->has_identity = id != 0; /* unknown: try it */
-	d->has_prom = prom != 0;
-	d->has_counts = counts != 0;
-	d->has_state = true; /* installed at run time, so never in an old sitemap */
-	d->in_round = false;
-	round_begin(d);
-}
-
-/* scheme://host:port of url, the port filled in when implied. */
 static bool url_origin(const char *url, char *buf, size_t size)
 {
 	CURLU *u = curl_url();
@@ -580,7 +310,7 @@ static bool sched_redirect(struct dask *d, struct xfer *x)
 		x->hops++;
 		d->st.redirects++;
 		strutil_copy(d->redirected, sizeof(d->redirected), target);
-		xfer_start(d, x, x->route, d->redirected);
+		dask_xfer_start(d, x, x->route, d->redirected);
 		if (x->busy)
 			return true;
 		why = "cannot start an HTTP transfer";
@@ -604,9 +334,10 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	} else if (rc != CURLE_OK || code == 0) {
 		d->st.failures++;
 		char why[200];
-		snprintf(why, sizeof(why), "%s: %s", ROUTE_PATH[x->route], curl_easy_strerror(rc));
-		status_set(d, SRC_LOST, why);
-		round_end(d, false);
+		snprintf(why, sizeof(why), "%s: %s", DASK_ROUTE_PATH[x->route],
+			 curl_easy_strerror(rc));
+		dask_status_set(d, SRC_LOST, why);
+		dask_round_end(d, false);
 		return;
 	} else if (http_redirect(code) && sched_redirect(d, x)) {
 		return;
@@ -615,175 +346,15 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	if (code != 200)
 		d->st.failures++;
 	switch (x->route) {
-	case R_SITEMAP: on_sitemap(d, code, x); break;
-	case R_STATE: on_state(d, code, x); break;
-	case R_IDENTITY: on_identity(d, code, x); break;
-	case R_PROM: on_prom(d, code, x); break;
-	case R_COUNTS: on_counts(d, code, x); break;
+	case R_SITEMAP: dask_on_sitemap(d, code, x); break;
+	case R_STATE: dask_on_state(d, code, x); break;
+	case R_IDENTITY: dask_on_identity(d, code, x); break;
+	case R_PROM: dask_on_prom(d, code, x); break;
+	case R_COUNTS: dask_on_counts(d, code, x); break;
 	case R_WORKER: break;
 	}
 }
 
-/* ---- the per-worker fallback -------------------------------------------- */
-
-static const char *ep_find(const struct dask *d, const char *id)
-{
-	for (size_t i = 0; i < d->n_ep; i++)
-		if (strcmp(d->ep[i].id, id) == 0)
-			return d->ep[i].url;
-	return "";
-}
-
-static void wk_cache(struct dask *d, const struct ev_sample *s)
-{
-	if (s->n_workers > DASK_WORKER_POLL_MAX) {
-		d->n_wk = 0;
-		return;
-	}
-	struct wk *nw = s->n_workers ? calloc(s->n_workers, sizeof(*nw)) : NULL;
-	if (s->n_workers && !nw)
-		return;
-	for (size_t i = 0; i < s->n_workers; i++) {
-		const struct worker_sample *w = &s->workers[i];
-		strutil_copy(nw[i].id, sizeof(nw[i].id), w->id);
-		strutil_copy(nw[i].name, sizeof(nw[i].name), w->name);
-		strutil_copy(nw[i].host, sizeof(nw[i].host), w->host);
-		nw[i].nthreads = w->nthreads;
-		nw[i].memory_limit = w->memory_limit;
-		strutil_copy(nw[i].url, sizeof(nw[i].url), ep_find(d, w->id));
-		for (size_t j = 0; j < d->n_wk; j++) /* keep the CPU baseline */
-			if (strcmp(d->wk[j].id, nw[i].id) == 0) {
-				nw[i].cpu_s = d->wk[j].cpu_s;
-				nw[i].cpu_t = d->wk[j].cpu_t;
-			}
-	}
-	free(d->wk);
-	d->wk = nw;
-	d->n_wk = s->n_workers;
-}
-
-static void workers_next(struct dask *d)
-{
-	for (size_t k = 0; k < DASK_WORKER_CONCURRENCY && d->wk_next < d->n_wk; k++) {
-		struct xfer *x = &d->workers[k];
-		if (x->busy)
-			continue;
-		while (d->wk_next < d->n_wk && !d->wk[d->wk_next].url[0])
-			d->wk_next++;
-		if (d->wk_next == d->n_wk)
-			break;
-		x->worker = d->wk_next++;
-		xfer_start(d, x, R_WORKER, d->wk[x->worker].url);
-		if (x->busy)
-			d->wk_pending++;
-	}
-	if (d->wk_pending == 0 && d->wk_next >= d->n_wk)
-		fallback_finish(d);
-}
-
-/* CPU % from two readings of the counter; a rate outside range.h's table
- * (a counter that leapt) is not measured, and counted. */
-static optnum worker_cpu_rate(struct dask *d, const struct wk *w)
-{
-	double pct = 100.0 * (w->now.cpu_seconds.value - w->cpu_s) / (d->now - w->cpu_t);
-	if (range_ok(RANGE_CPU_PERCENT, pct))
-		return optnum_of(pct);
-	d->st.out_of_range++;
-	return optnum_none();
-}
-
-static void worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
-{
-	d->wk_pending--;
-	struct wk *w = &d->wk[x->worker];
-	struct prom_stats ps = { 0 };
-	d->st.bytes += x->body.len;
-	enum dask_error e = rc != CURLE_OK || code != 200
-		? DASK_BAD_SHAPE : dask_parse_worker_prom(x->body.data, x->body.len, &w->now, &ps);
-	if (e == DASK_OUT_OF_RANGE) {
-		d->st.rejected++;
-		d->st.out_of_range++;
-	}
-	if (e != DASK_OK) {
-		d->st.failures++;
-	} else {
-		w->fresh = true;
-		w->cpu_percent = optnum_none();
-		if (w->now.cpu_seconds.valid && w->cpu_t > 0 && d->now > w->cpu_t &&
-		    w->now.cpu_seconds.value >= w->cpu_s)
-			w->cpu_percent = worker_cpu_rate(d, w);
-		if (w->now.cpu_seconds.valid) {
-			w->cpu_s = w->now.cpu_seconds.value;
-			w->cpu_t = d->now;
-		}
-	}
-	workers_next(d);
-}
-
-/* Where this round's fallback numbers came from, for the status line:
- * the scheduler's /metrics, counts.json, or the workers' rows. */
-static void fallback_why(const struct dask *d, const struct ev_sample *s, char *buf, size_t size)
-{
-	char metrics[48] = "";
-	if (!d->prom_workers.valid && d->has_prom)
-		snprintf(metrics, sizeof(metrics), ", /metrics HTTP %ld: no sample", d->prom_code);
-	const char *counts = d->prom_workers.valid ? "workers and processing from /metrics"
-			     : d->counts_workers.valid ? "workers, threads and processing from counts.json"
-						       : "workers from their /metrics";
-	snprintf(buf, size, "%.110s%s: %s%s%s%.60s", d->identity_why, metrics, counts,
-		 s->n_workers ? "; memory and CPU from workers' /metrics" : "",
-		 d->state_why[0] ? "; " : "", d->state_why);
-}
-
-/* identity.json answered 500: a sample from the scheduler's counts
- * (/metrics, else counts.json) and what each known worker's /metrics said. */
-static void fallback_finish(struct dask *d)
-{
-	if (!d->in_round)
-		return;
-	event_reset(&d->ev);
-	d->ev.type = EV_SAMPLE;
-	d->ev.t = d->now;
-	struct ev_sample *s = &d->ev.u.sample;
-	s->source = d->prom_workers.valid || !d->counts_workers.valid ? "prometheus" : "counts";
-	s->tasks_processing = d->prom_tasks.valid ? d->prom_tasks : d->counts_tasks;
-	s->total_threads = d->counts_threads;
-	size_t n = 0;
-	for (size_t i = 0; i < d->n_wk; i++)
-		n += d->wk[i].fresh;
-	s->workers = n ? arena_alloc(&d->ev.mem, n * sizeof(*s->workers)) : NULL;
-	for (size_t i = 0; s->workers && i < d->n_wk; i++) {
-		const struct wk *w = &d->wk[i];
-		if (!w->fresh)
-			continue;
-		s->workers[s->n_workers++] = (struct worker_sample){
-			.id = w->id, .name = w->name[0] ? w->name : NULL, .host = w->host,
-			.nthreads = w->now.threads.valid ? w->now.threads : w->nthreads,
-			.memory_bytes = w->now.memory_bytes, .memory_limit = w->memory_limit,
-			.cpu_percent = w->cpu_percent, .managed_bytes = w->now.managed_bytes,
-			.spilled_bytes = w->now.spilled_bytes,
-		};
-	}
-	optnum count = d->prom_workers.valid ? d->prom_workers : d->counts_workers;
-	char why[sizeof(d->reason)];
-	if (!count.valid && s->n_workers == 0) {
-		snprintf(why, sizeof(why), "%.170s, /metrics HTTP %ld: no sample%s%.110s",
-			 d->identity_why, d->prom_code, d->state_why[0] ? "; " : "", d->state_why);
-		status_set(d, SRC_DEGRADED, why);
-		round_end(d, true);
-		return;
-	}
-	s->worker_count = count.valid ? (uint32_t)count.value : (uint32_t)s->n_workers;
-	if (s->n_workers != s->worker_count)
-		s->n_workers = 0; /* a partial list would read as departures */
-	fallback_why(d, s, why, sizeof(why));
-	status_set(d, SRC_DEGRADED, why);
-	d->st.mode = s->source;
-	deliver(d, &d->ev);
-	round_end(d, true);
-}
-
-/* A transfer finished (httpc.h). */
 static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
 {
 	struct dask *d = ctx;
@@ -792,7 +363,7 @@ static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
 	x->busy = false;
 	strbuf_append(&x->body, "", 0); /* NUL-terminated even when empty */
 	if (x->route == R_WORKER)
-		worker_done(d, x, rc, code);
+		dask_worker_done(d, x, rc, code);
 	else
 		sched_done(d, rc, code);
 	if (!x->busy)
@@ -899,7 +470,7 @@ void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double no
 		httpc_dispatch(d->http, pfd + 1, n - 1);
 	if (n > 0 && (pfd[0].revents & POLLIN)) {
 		timer_drain(d->tick_tfd);
-		round_begin(d); /* round_end arms the next one */
+		dask_round_begin(d); /* dask_round_end arms the next one */
 	}
 }
 

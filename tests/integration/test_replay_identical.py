@@ -15,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import Listener, no_nan, roastop, run_dirs
+import pytest
+
+from conftest import Listener, generate, no_nan, roastop, run_dirs
 from test_emitter_roundtrip import PYTHON_DIR, SCRIPT
 
 # docs/recording.md, "What a replay reproduces": the blocks only one side has
@@ -146,3 +148,65 @@ def replay_header_counts(tmp_path, rec, udp):
     assert got, text
     assert got.group(1) == udp["listen"], text
     assert int(got.group(2)) == udp["missing"] + udp.get("kernel_drops", 0) == 2, udp
+
+
+
+def contradicting(src: Path, dst: Path):
+    """src's events with every chunk 50 times longer (its cpu time too):
+    the chunks' time then exceeds the threads times the window all along,
+    and core_efficiency, speedup_factor and efficiency_ratio are n/a with a
+    warning (docs/metrics.md, "Invariants") from the first chunks to the
+    end."""
+    lines = src.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if '"type":"chunk"' in line:
+            e = json.loads(line)
+            e["duration"] *= 50
+            e["cpu_time"] *= 50
+            lines[i] = json.dumps(e, separators=(",", ":"))
+    dst.write_text("\n".join(lines) + "\n")
+
+
+def written(out: Path):
+    """{run directory: (metrics.json, summary.txt)} as bytes."""
+    return {d.name: ((d / "metrics.json").read_bytes(), (d / "summary.txt").read_bytes())
+            for d in run_dirs(out)}
+
+
+def test_drawing_changes_nothing_written(tmp_path):
+    """The issue's done-when ("One owner for state"): a replay of the same
+    recording, headless and with the dashboard drawing in tmux, writes
+    byte-identical metrics.json and summary.txt, on a run with metric
+    warnings: the loop's tick notes them in the event log at event times,
+    never a frame (before, the frames noted them, and a headless replay had
+    them on stderr only)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux not installed")
+    from test_screen import Screen
+    gen = tmp_path / "gen.jsonl"
+    generate(gen, tmp_path / "truth.json", chunks=300, workers=4, hours=0.02,
+             sample_interval=2, datasets=2, files=6, seed=7)
+    rec = tmp_path / "warned.jsonl"
+    contradicting(gen, rec)
+    speed = ["--speed", "20"]  # ~4 s: frames are drawn while the run goes on
+
+    headless = tmp_path / "headless"
+    r = roastop("--replay", rec, *speed, "--headless", "--output", headless)
+    assert r.returncode == 0, r.stderr
+
+    drawn = tmp_path / "drawn"
+    s = Screen(tmp_path, ["--replay", rec, *speed], cols=200, rows=60, out=drawn)
+    try:
+        s.wait_for("end reached", timeout=120)
+        s.keys("q")
+        s.wait_for("roastop-exit=0", timeout=60)
+    finally:
+        s.close()
+
+    want, got = written(headless), written(drawn)
+    assert len(want) == 1 and sorted(got) == sorted(want)
+    for name in want:
+        assert got[name][0] == want[name][0], (name, "metrics.json")
+        assert got[name][1] == want[name][1], (name, "summary.txt")
+    log = no_nan(next(iter(want.values()))[0])["roastop"]["log"]
+    assert any(line["text"].startswith("core_efficiency n/a: ") for line in log), log

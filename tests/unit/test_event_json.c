@@ -331,7 +331,7 @@ static void reversed_members_decode_alike(void **state)
 	}
 }
 
-/* Keys of every length around the 16-byte single-load key path, plain or
+/* Keys of every length (0 to 20 bytes), plain or
  * with an escape, a UTF-8 byte or a raw control byte at each position, and
  * with the closing quote right at the end of the text. */
 static void keys_of_every_length(void **state)
@@ -371,7 +371,7 @@ static void keys_of_every_length(void **state)
 			assert_int_equal(decode(text, &ev), DEC_NOT_JSON);
 		}
 		/* the key's closing quote is the text's last bytes but one: no
-		 * 16-byte load may reach past the end (ASan checks) */
+		 * read may reach past the end (ASan checks) */
 		char *tail = malloc(len + 64);
 		assert_non_null(tail);
 		int n = snprintf(tail, len + 64, "{\"type\":\"run_end\",\"t\":5,\"%.*s\":1}", (int)len,
@@ -819,7 +819,7 @@ static void numbers_exact(void **state)
 			fail_msg("%s: %s %.17g, want %.17g", num, decode_error_name(e),
 				 e ? 0 : ev.u.chunk.timing[0].value, want);
 	}
-	/* a mantissa of 2^53 + 1 does not fit the fast path; strtod rounds it */
+	/* a mantissa of 2^53 + 1 is not exact in a double; strtod rounds it */
 	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"timing\":"
 				"{\"x\":9007199254740993e-5}}", &ev), DEC_OK);
 	assert_true(ev.u.chunk.timing[0].value == strtod("9007199254740993e-5", NULL));
@@ -831,7 +831,7 @@ static void numbers_exact(void **state)
 	assert_true(ev.u.chunk.timing[2].value == 2.5);
 }
 
-/* Edge cases of the number grammar and of the exact fast path, bit for bit
+/* Edge cases of the number grammar and of exact conversion, bit for bit
  * against strtod (the sign of zero included), and the malformed ones
  * rejected as not JSON. */
 static void numbers_edge_cases_bitwise(void **state)
@@ -884,6 +884,45 @@ static void numbers_edge_cases_bitwise(void **state)
 	assert_true(ev.u.chunk.num_events.value == 1000 && ev.u.chunk.entry_start.value == 1000);
 	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,"
 				"\"num_events\":1000.5}", &ev), DEC_OUT_OF_RANGE);
+}
+
+/* What cJSON alone would take and a line may not hold: json_check refuses
+ * it before the tree is built. */
+static void strict_where_cjson_is_lax(void **state)
+{
+	(void)state;
+	static const struct bad cases[] = {
+		{ "\xef\xbb\xbf{\"type\":\"chunk\",\"t\":5,\"duration\":1}", DEC_NOT_JSON },
+		{ "{\"type\":\"chunk\",\"t\":5,\x01\"duration\":1}", DEC_NOT_JSON },
+		{ "{\"type\":\"chunk\",\"t\":5,\"duration\":1}\x00", DEC_NOT_JSON },
+		{ "{\"type\":\"chunk\",\"t\":5,\"duration\":1}{}", DEC_NOT_JSON },
+		{ "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"x\":\"a\tb\"}", DEC_NOT_JSON },
+		{ "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"x\":\"\\ud800\"}", DEC_BAD_UTF8 },
+		/* a number cJSON cannot read whole, even in an unknown field */
+		{ "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"x\":"
+		  "1000000000000000000000000000000000000000000000000000000000000000}", DEC_OUT_OF_RANGE },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = strlen(cases[i].text) + (i == 2); /* the third ends in a NUL */
+		enum decode_error e = event_decode_json(cases[i].text, len, &ev);
+		if (e != cases[i].want)
+			fail_msg("case %zu: %s, want %s", i, decode_error_name(e),
+				 decode_error_name(cases[i].want));
+		assert_int_equal(ev.type, EV_NONE);
+	}
+	/* far deeper than cJSON's own limit (1,000): still too deep, not unparsable */
+	static char deep[4100];
+	int n = snprintf(deep, sizeof(deep), "{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"x\":");
+	for (int i = 0; i < 2000; i++)
+		deep[n++] = '[';
+	for (int i = 0; i < 2000; i++)
+		deep[n++] = ']';
+	deep[n++] = '}';
+	assert_int_equal(event_decode_json(deep, (size_t)n, &ev), DEC_TOO_DEEP);
+	/* 63 characters are read */
+	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1,\"x\":"
+				"100000000000000000000000000000000000000000000000000000000000000}", &ev),
+			 DEC_OK);
 }
 
 /* Random doubles in each field's range encode and decode to the same bits. */
@@ -1102,6 +1141,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(custom_fields_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_edge_cases_bitwise, setup, teardown),
+		cmocka_unit_test_setup_teardown(strict_where_cjson_is_lax, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(datagram_instance, setup, teardown),
 		cmocka_unit_test_setup_teardown(heartbeat_decodes, setup, teardown),

@@ -1,0 +1,113 @@
+/* Shared by the files of the scheduler poller only: dask.c (the round, its
+ * transfers, redirects and status: the registry source), dask_routes.c (each
+ * route's answer and the fallback it chooses) and dask_workers.c (the
+ * per-worker fallback). Not a public header: the app sees the poller through
+ * source.h, tests through dask.h. */
+#ifndef ROASTOP_DASKPRIV_H
+#define ROASTOP_DASKPRIV_H
+
+#include <curl/curl.h>
+
+#include "roastop/dask.h"
+#include "roastop/httpc.h"
+#include "roastop/source.h"
+#include "roastop/strbuf.h"
+
+#define URL_MAX 2304
+#define WK_URL 160 /* http://[v6 host]:port/metrics */
+
+enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
+
+/* Each scheduler route's path, after the dashboard's prefix. */
+extern const char *const DASK_ROUTE_PATH[];
+
+struct xfer {
+	CURL *easy;
+	enum route route;
+	bool busy;
+	size_t worker; /* R_WORKER: index into d->wk */
+	struct strbuf body;
+	size_t max_body; /* the route's cap */
+	bool too_large;
+	unsigned hops; /* same-origin redirects followed for this request */
+};
+
+/* What the last good identity.json said about a worker, for the fallback. */
+struct wk {
+	char id[256], name[128], host[64], url[WK_URL];
+	optnum nthreads, memory_limit;
+	struct dask_worker_prom now;
+	bool fresh; /* answered in this round */
+	double cpu_s, cpu_t; /* previous process_cpu_seconds_total and when */
+	optnum cpu_percent;
+};
+
+struct endpoint {
+	char id[256];
+	char url[WK_URL];
+};
+
+struct dask {
+	struct dask_config cfg;
+	event_deliver_fn deliver;
+	void *ctx;
+	struct httpc *http;
+	struct curl_slist *headers;
+	int tick_tfd;
+	struct xfer sched; /* the scheduler routes, one after another */
+	struct xfer workers[DASK_WORKER_CONCURRENCY];
+	struct event ev, ev_fine, ev_span, ev_status;
+	struct dask_facts facts; /* the route's workers' facts, named by ?have= */
+	/* dashboards named by the identity.json being decoded */
+	struct endpoint *ep;
+	size_t n_ep, cap_ep;
+	double round_t0; /* monotonic start of the round */
+	/* the round */
+	bool in_round;
+	double now;
+	bool want_sitemap;
+	bool has_state, has_identity, has_prom, has_counts; /* /sitemap.json's; true if unknown */
+	double state_retry_at;
+	bool fallback; /* identity answered 500: prom + workers this round */
+	optnum prom_workers, prom_tasks;
+	long prom_code; /* HTTP status of this round's /metrics */
+	optnum counts_workers, counts_threads, counts_tasks; /* this round's counts.json */
+	char identity_why[200]; /* why identity.json did not do this round */
+	char state_why[200]; /* why the roastop route did not, when it last answered */
+	char redirect_why[200]; /* the redirect this request did not follow */
+	char redirected[URL_MAX]; /* the redirect this round followed */
+	size_t wk_next, wk_pending;
+	unsigned failures; /* consecutive rounds the scheduler could not be reached */
+	enum { FLUSH_NONE, FLUSH_WANTED, FLUSH_RUNNING, FLUSH_DONE } flush;
+	/* workers from the last good identity */
+	struct wk *wk;
+	size_t n_wk;
+	/* status as last delivered */
+	enum source_state state;
+	char reason[320];
+	bool status_sent;
+	struct dask_stats st;
+};
+
+/* dask.c: the round and its transfers */
+void dask_status_set(struct dask *d, enum source_state state, const char *reason);
+void dask_xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url);
+void dask_sched_start(struct dask *d, enum route r);
+void dask_round_begin(struct dask *d);
+void dask_round_end(struct dask *d, bool reached);
+void dask_deliver(struct dask *d, struct event *ev);
+
+/* dask_routes.c: a scheduler route's answer */
+void dask_on_sitemap(struct dask *d, long code, const struct xfer *x);
+void dask_on_state(struct dask *d, long code, const struct xfer *x);
+void dask_on_identity(struct dask *d, long code, const struct xfer *x);
+void dask_on_prom(struct dask *d, long code, const struct xfer *x);
+void dask_on_counts(struct dask *d, long code, const struct xfer *x);
+
+/* dask_workers.c: the per-worker fallback */
+void dask_wk_cache(struct dask *d, const struct ev_sample *s);
+void dask_workers_next(struct dask *d);
+void dask_worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code);
+void dask_fallback_finish(struct dask *d);
+
+#endif
