@@ -277,7 +277,8 @@ static enum decode_error counter_el(struct dec *d, const cJSON *el, void *slot)
 	double x = 0;
 	const struct tuple t = { { &c->group, &c->name }, 2, true, counter_ok, &x };
 	enum decode_error e = tuple_in(d, el, &t);
-	c->value = (uint64_t)x;
+	if (!e) /* x is a whole count in range only then (counter_ok) */
+		c->value = (uint64_t)x;
 	return e;
 }
 
