@@ -145,7 +145,7 @@ def test_an_answer_ends_the_wait_at_once(roastop_like):
     r = roastop_like()
     took, warned, mc = enter(r.addr)
     assert mc.roastop_answered is True and warned == []
-    assert took < HELLO_TIMEOUT / 2, took
+    assert took < HELLO_TIMEOUT * 0.9, took  # unanswered, it waits the whole timeout
 
 
 @pytest.mark.parametrize("mode", ["silent", "wrong_tag", "wrong_nonce", "other_address",

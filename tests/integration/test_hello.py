@@ -89,7 +89,9 @@ def test_right_key(tmp_path):
     finally:
         _, m = lst.stop()
     assert out["answered"] is True and out["warnings"] == [], out
-    assert out["enter"] < HELLO_TIMEOUT / 2, out  # the answer ends the wait
+    # the answer ends the wait: without it the client waits the whole timeout
+    # (no_answer); how soon within it is make bench's business, not a test's
+    assert out["enter"] < HELLO_TIMEOUT * 0.9, out
     u = m["roastop"]["udp"]
     assert u["hellos"] == u["acks_sent"] == 1, u
     assert u["acks_refused"] == u["acks_failed"] == 0, u
@@ -106,6 +108,6 @@ def test_no_auth_answers_a_client_without_a_key(tmp_path):
     finally:
         _, m = lst.stop()
     assert out["answered"] is True and out["warnings"] == [], out
-    assert out["enter"] < HELLO_TIMEOUT / 2, out
+    assert out["enter"] < HELLO_TIMEOUT * 0.9, out  # the answer ended the wait
     u = m["roastop"]["udp"]
     assert u["hellos"] == u["acks_sent"] == 1 and u["applied"] == 2, u
