@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHUNKSIZE, Listener, no_nan, roastop, run_dirs, start_roastop_live
+from conftest import (CHUNKSIZE, Listener, no_nan, recorded_events, roastop, run_dirs,
+                      start_roastop_live)
 from dask_cluster import EXAMPLES, client_env, run_example, wait_for
 from test_metrics_invariants import assert_invariants
 from test_screen import screen  # noqa: F401 - the fixture, used by name
@@ -108,21 +109,6 @@ def stop(proc, timeout=DEADLINE):
     stdout, _ = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, proc.returncode
     return stdout
-
-
-def recorded(rec: Path):
-    """The whole lines of a recording so far, as JSON."""
-    out = []
-    try:
-        text = rec.read_text()
-    except OSError:
-        return out
-    for line in text.splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass  # the line being written
-    return out
 
 
 # The third run: the example's processor on the same files, one chunk raising
@@ -221,7 +207,7 @@ def session(tmp_path_factory, dask_cluster, dimuon_files):
         wait_runs(root, ["completed", "completed", "failed"])
         # the straggler's chunk reached roastop (the recording shows it)
         wait_for(lambda: any(e.get("type") == "chunk" and e.get("duration", 0) >= STRAGGLE
-                             for e in recorded(rec)), timeout=DEADLINE, step=0.2)
+                             for e in recorded_events(rec)), timeout=DEADLINE, step=0.2)
         stdout = stop(proc)
     finally:
         if proc.poll() is None:
@@ -298,7 +284,7 @@ def test_failed_run_holds_what_its_workers_did(session):
     assert m["roastop"]["chunk_errors"] == {"ValueError": 1}
     # the straggler ran past the run's end (the recording has it after run_end):
     # in the totals, not in the rates, whose window is the run's own
-    events = recorded(session["rec"])
+    events = recorded_events(session["rec"])
     end3 = max(i for i, e in enumerate(events) if e.get("type") == "run_end")
     assert any(e.get("type") == "chunk" and e.get("duration", 0) >= STRAGGLE
                for e in events[end3:])
@@ -406,7 +392,7 @@ def test_watching_only_writes_one_measurement(tmp_path, dask_cluster):
                                  tmp_path / "m", "--record", rec)
     try:
         wait_for(lambda: sum(e.get("type") == "sample" and e.get("worker_count") == 2
-                             for e in recorded(rec)) >= 3, timeout=DEADLINE, step=0.2)
+                             for e in recorded_events(rec)) >= 3, timeout=DEADLINE, step=0.2)
         stdout = stop(proc)
     finally:
         if proc.poll() is None:
