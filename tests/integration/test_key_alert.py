@@ -72,7 +72,7 @@ def test_wrong_key_then_no_key_alert_within_a_second(screen, tmp_path):
     print(f"no key: alert {took:.2f} s after the send")
     assert took < SEND_TO_SCREEN, f"no-key alert after {took:.2f} s"
     # accepted datagrams turn "all" into "N of M"; the alert goes once
-    # rejections stop coming (10 s, README)
+    # rejections stop coming (10 s, docs/dashboard.md, "Alerts in the header")
     send(port, 10, key=key, seq0=66)
     s.wait_for(f"66 of 76 {NONE}", timeout=30)
     # the alert gone, and the count read on that same capture, whole

@@ -193,7 +193,7 @@ static const char *title_fit(struct rect r, char v[][TITLE_LEN], int n)
 }
 
 /* Dropped in this order as the panel narrows: the word "chunk", p90, p99,
- * max, p50 (README, "The dashboard"). */
+ * max, p50 (docs/dashboard.md, "Narrow terminals"). */
 static void runtime_hist(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct metrics *m = f->m;

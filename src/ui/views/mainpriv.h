@@ -10,7 +10,7 @@
 /* A running line of segments placed left to right, each whole or not at
  * all: after one that does not fit nothing more is drawn, so a line never
  * ends mid-word and what goes first is what comes last (each line is built
- * in its order of priority; README, "The dashboard"). Only a line's first
+ * in its order of priority; docs/dashboard.md, "Narrow terminals"). Only a line's first
  * segment, an alert, may be cut: at a space, with an ellipsis. */
 struct line {
 	struct ui *ui;

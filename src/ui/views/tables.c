@@ -41,7 +41,7 @@ static void dataset_row(struct ui *ui, const struct ui_frame *f, int row, char c
 void view_datasets(struct ui *ui, const struct ui_frame *f)
 {
 	/* FAILED stays at 80 columns (a failure is what one looks for); P99,
-	 * then MEAN, go first (README, "The dashboard") */
+	 * then MEAN, go first (docs/dashboard.md, "Narrow terminals") */
 	static const struct table_col cols[] = {
 		{ "DATASET", 0, false, false, false },
 		{ "CHUNKS", 8, true, false, false },
