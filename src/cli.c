@@ -442,6 +442,7 @@ static enum cli_result set_value(struct parser *p, const struct option_def *d, c
 	case O_LISTEN:
 		if ((why = listen_problem(v, p->o->listen_host, &p->o->listen_port)))
 			return fail(p, "--listen: '%s' %s", shown(v, SIZE_MAX, q), why);
+		p->o->listen_explicit = true;
 		return CLI_RUN;
 	case O_SERVE:
 		/* the last --serve wins: "off" forgets an address given before */
@@ -602,8 +603,9 @@ static void usage_inputs(FILE *f)
 	      "  --header 'Name: value'   extra HTTP header (repeatable, at most 16)\n"
 	      "\n"
 	      "Chunk events (UDP from the Python emitter):\n"
-	      "  --listen HOST:PORT       listen address (default 127.0.0.1:8790; [IPv6]:PORT;\n"
-	      "                           port 0 picks a free port)\n"
+	      "  --listen HOST:PORT       listen address (default 127.0.0.1:8790, or the port\n"
+	      "                           last used, or another free one, remembered;\n"
+	      "                           [IPv6]:PORT; port 0 picks a free port)\n"
 	      "  --key-file FILE          HMAC key the datagrams are signed with (default\n"
 	      "                           ~/.config/roastop/key, made on first use)\n"
 	      "  --new-key                replace the key file with a fresh key\n"

@@ -28,6 +28,9 @@ struct app_config {
 	/* the UDP listener (live mode) */
 	char listen_host[APP_MAX_HOST + 1]; /* IPv4, hostname or IPv6 without brackets */
 	int listen_port; /* 0..65535, 0 = pick a free port */
+	/* --listen given: that address or a loud failure; else a taken default
+	 * port gives way to another, remembered beside the key (portfile.h) */
+	bool listen_explicit;
 	const char *key_file; /* NULL: the per-user key file */
 	bool new_key; /* replace the key file with a fresh key */
 	bool no_auth;

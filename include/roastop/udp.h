@@ -77,7 +77,8 @@ struct udp_stats {
 
 struct udp;
 /* A listener bound to host:port (port 0 = any free port). key NULL accepts
- * untagged datagrams (--no-auth). rcvbuf 0 = 8 MiB. */
+ * untagged datagrams (--no-auth). rcvbuf 0 = 8 MiB. NULL with
+ * err and errno (EADDRINUSE: the port is taken) when it cannot. */
 struct udp *udp_open(const char *host, int port, const struct auth_key *key, int rcvbuf,
 		     char *err, size_t errsz);
 /* The same state without a socket: for udp_process in tests and fuzzing. */

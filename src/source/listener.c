@@ -3,11 +3,15 @@
  * emitters must export, and watches its losses and key rejections for the
  * log and the header. Its block in metrics.json is "udp". */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "roastop/clock.h"
+#include "roastop/portfile.h"
 #include "roastop/source.h"
 #include "roastop/udp.h"
 
@@ -23,6 +27,13 @@
 #define KEY_ALERT_CHECK 0.2
 #define LOSS_NOTE_EVERY 1.0 /* seconds between two loss lines at most */
 #define HINT_MAX 4200 /* "export ROASTOP_ADDR=... ROASTOP_KEY=$(cat PATH)" */
+/* Without --listen, a taken default port gives way to one of PORT_TRIES in
+ * a range of the user's own, starting at PORT_BASE + a hash of the uid
+ * modulo PORT_SPREAD (below Linux's ephemeral ports, 32768 on), so that two
+ * users rarely try the same; then to one the kernel picks. */
+#define PORT_BASE 10000
+#define PORT_SPREAD 20000
+#define PORT_TRIES 16
 
 struct listener {
 	struct udp *u;
@@ -47,15 +58,99 @@ static bool listener_wanted(const struct app_config *c)
 	return !c->replay_path;
 }
 
-static void *listener_open(const struct source_env *env, char *err, size_t errsz)
+/* The ports to try without --listen, in order (PORT_TRIES above): the one
+ * remembered beside the key, the default, the user's own, the kernel's. */
+static size_t listener_ports(const struct source_env *env, int remembered, int *out)
+{
+	size_t n = 0;
+	if (remembered)
+		out[n++] = remembered;
+	if (env->cfg->listen_port != remembered)
+		out[n++] = env->cfg->listen_port;
+	unsigned start = ((unsigned)getuid() * 2654435761u) % PORT_SPREAD;
+	for (unsigned k = 0; k < PORT_TRIES; k++)
+		out[n++] = PORT_BASE + (int)((start + k) % PORT_SPREAD);
+	out[n++] = 0;
+	return n;
+}
+
+/* Is the TCP port of the UDP socket's address free too? The HTTP server
+ * takes it by default (serve.h): a port is only taken whole. */
+static bool listener_tcp_free(const struct udp *u)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getsockname(udp_fd(u), (struct sockaddr *)&ss, &len) != 0)
+		return false;
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), on = 1;
+	if (fd < 0)
+		return false;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	bool free_ = bind(fd, (struct sockaddr *)&ss, len) == 0;
+	close(fd);
+	return free_;
+}
+
+static struct udp *listener_try(const struct source_env *env, int port, char *err, size_t errsz)
 {
 	const struct app_config *c = env->cfg;
+	struct udp *u = udp_open(c->listen_host, port, env->key, c->rcvbuf, err, errsz);
+	bool serves_here = !c->serve_off && !c->serve_host[0];
+	if (u && port && serves_here && !listener_tcp_free(u)) {
+		udp_close(u);
+		snprintf(err, errsz, "cannot listen on tcp %s:%d: %s", c->listen_host, port,
+			 strerror(EADDRINUSE));
+		errno = EADDRINUSE;
+		return NULL;
+	}
+	return u;
+}
+
+/* The port got is remembered (when it changed), and said in one line when
+ * the first choice was taken. */
+static void listener_settle(const struct source_env *env, const struct udp *u, int remembered,
+			    int first, bool moved)
+{
+	const char *addr = udp_address(u);
+	const char *colon = strrchr(addr, ':');
+	int port = colon ? atoi(colon + 1) : 0;
+	bool kept = env->key && (port == remembered || portfile_write(env->key->path, port) == 0);
+	if (moved)
+		fprintf(stderr, "roastop: port %d is taken; listening on udp %s instead%s%s%s\n",
+			first, addr, kept ? " (kept for your next sessions in " : "",
+			kept ? env->key->path : "", kept ? PORTFILE_SUFFIX ")" : "");
+}
+
+/* --listen's address, or a loud failure; without it, the first free port
+ * of listener_ports. */
+static struct udp *listener_bind(const struct source_env *env, char *err, size_t errsz)
+{
+	const struct app_config *c = env->cfg;
+	if (c->listen_explicit)
+		return udp_open(c->listen_host, c->listen_port, env->key, c->rcvbuf, err, errsz);
+	int ports[PORT_TRIES + 3];
+	int remembered = env->key ? portfile_read(env->key->path) : 0;
+	size_t n = listener_ports(env, remembered, ports);
+	for (size_t i = 0; i < n; i++) {
+		struct udp *u = listener_try(env, ports[i], err, errsz);
+		if (u) {
+			listener_settle(env, u, remembered, ports[0], i > 0);
+			return u;
+		}
+		if (errno != EADDRINUSE)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void *listener_open(const struct source_env *env, char *err, size_t errsz)
+{
 	struct listener *l = calloc(1, sizeof(*l));
 	if (!l) {
 		snprintf(err, errsz, "out of memory");
 		return NULL;
 	}
-	l->u = udp_open(c->listen_host, c->listen_port, env->key, c->rcvbuf, err, errsz);
+	l->u = listener_bind(env, err, errsz);
 	if (!l->u) {
 		free(l);
 		return NULL;

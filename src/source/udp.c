@@ -632,6 +632,7 @@ static int bind_first(struct udp *u, const char *host, int port, char *err, size
 	int rc = getaddrinfo(host[0] ? host : NULL, service, &hints, &res);
 	if (rc != 0) {
 		snprintf(err, errsz, "--listen %s:%d: %s", host, port, gai_strerror(rc));
+		errno = EINVAL;
 		return -1;
 	}
 	int saved = 0;
@@ -648,6 +649,7 @@ static int bind_first(struct udp *u, const char *host, int port, char *err, size
 	freeaddrinfo(res);
 	if (u->fd < 0) {
 		snprintf(err, errsz, "cannot listen on udp %s:%d: %s", host, port, strerror(saved));
+		errno = saved;
 		return -1;
 	}
 	return 0;
@@ -662,10 +664,13 @@ struct udp *udp_open(const char *host, int port, const struct auth_key *key, int
 	if (!u || !u->bufs) {
 		snprintf(err, errsz, "udp: out of memory");
 		udp_close(u);
+		errno = ENOMEM;
 		return NULL;
 	}
 	if (bind_first(u, host, port, err, errsz) != 0) {
+		int saved = errno; /* the caller may try another port (listener.c) */
 		udp_close(u);
+		errno = saved;
 		return NULL;
 	}
 	buffer_size(u->fd, rcvbuf);

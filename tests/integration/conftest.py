@@ -189,10 +189,12 @@ class Listener:
     it prints for emitters."""
 
     def __init__(self, tmp_path, *extra, listen="127.0.0.1:0", env=None):
+        """listen=None: no --listen (roastop's own choice of port)."""
         self.out = tmp_path / "measurement"
         self.err_path = tmp_path / "stderr.txt"
+        where = ["--listen", listen] if listen else []
         self.proc = subprocess.Popen(
-            [ROASTOP, "--headless", "--listen", listen, "--output", str(self.out),
+            [ROASTOP, "--headless", *where, "--output", str(self.out),
              "--duration", "60", *extra],
             stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), text=True, env=env)
         # the emitter line whole (to its newline): the address and the key's path
@@ -207,6 +209,7 @@ class Listener:
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 raise AssertionError("roastop printed no emitter line: " + text)
             time.sleep(0.05)
+        self.emitter_line = m.group(0)
         host, port = m.group(1).rsplit(":", 1)
         self.addr = (host.strip("[]"), int(port))
         k = re.search(r"ROASTOP_KEY=\$\(cat (\S+)\)", text)

@@ -63,6 +63,7 @@ static void defaults(void **state)
 	assert_string_equal(o.scheduler_url, "http://localhost:8787");
 	assert_string_equal(o.listen_host, "127.0.0.1");
 	assert_int_equal(o.listen_port, 8790);
+	assert_false(o.listen_explicit); /* a taken port gives way (listener.c) */
 	assert_near(o.interval, 1.0, 0);
 	assert_near(o.speed, 1.0, 0);
 	assert_near(o.checkpoint_interval, 10.0, 0);
@@ -131,6 +132,7 @@ static void every_option_separate(void **state)
 	assert_string_equal(o.scheduler_url, "https://s.example:443/x");
 	assert_string_equal(o.listen_host, "0.0.0.0");
 	assert_int_equal(o.listen_port, 9000);
+	assert_true(o.listen_explicit);
 	assert_string_equal(o.key_file, "k.key");
 	assert_true(o.no_auth);
 	assert_near(o.interval, 2.5, 0);
