@@ -385,9 +385,6 @@ static int app_open_key(struct app *a)
 	return 0;
 }
 
-/* A source's note: an event, recorded, so a replay shows it (app_log); a
- * replay's own notes (its time jumps) are about the replay, not the
- * recording's, and not counted as applied events. */
 /* A source's note: about the input, recorded, so a replay shows it; a
  * replay's own notes (its time jumps) are about the replay, not the
  * recording's: not recorded, not counted as applied events. */
