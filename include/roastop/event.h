@@ -24,7 +24,14 @@ enum event_type {
 	EV_TASK, /* one startstop of a finished Dask task, from /eventstream */
 	EV_LOG, /* a line for the event log: a source's or roastop's own note */
 	EV_COUNTERS, /* a source's statistics (metrics.json's roastop.<source>) */
-	EV__COUNT
+	EV__COUNT,
+	/* Internal kinds: roastop's own changes to a run's row in the session
+	 * (session.h), which session_apply() alone applies, at once (no clock,
+	 * no settling). Never recorded, decoded or counted: a run's applied[]
+	 * and the codecs' tables stop at EV__COUNT, and run_apply() ignores
+	 * them. */
+	EV_ROW_FIGURES = EV__COUNT, /* the run list's figures of a run (u.row_figures) */
+	EV_ROW_WRITE, /* a run's measurement written, or not (u.row_write) */
 };
 
 /* One worker in a scheduler sample. id (the worker address) is required. */
@@ -226,6 +233,11 @@ enum log_kind { LOG_INFO = 0, LOG_WARN, LOG_ERROR, LOG__COUNT };
 struct ev_log {
 	enum log_kind level;
 	const char *text; /* required */
+	/* roastop's own note about its output or a replay itself (a checkpoint
+	 * failed, a replay's time jump): never recorded nor decoded; into the
+	 * log only, at once, not counted as applied, marking no closed run to
+	 * be written again */
+	bool own;
 };
 
 /* A source's statistics: one counter, as metrics.json writes it. */
@@ -253,6 +265,24 @@ struct ev_counters {
 	const struct source_counter *counters;
 };
 
+struct run;
+
+/* EV_ROW_FIGURES: a run's line in the run list (session_figures), from
+ * its metrics; the row takes the run's status with them. */
+struct ev_row_figures {
+	const struct run *run; /* the row's run */
+	double t_start; /* wall seconds; NAN when unknown */
+	optnum elapsed, chunks, failed, events, event_rate_hz;
+};
+
+/* EV_ROW_WRITE: how writing a run's measurement directory went. */
+struct ev_row_write {
+	const struct run *run; /* the row's run */
+	const char *dir; /* the directory's name at its first write; NULL: as it is */
+	int write_errno; /* the measurement's: 0 when written */
+	bool failed; /* it, or the `latest` link: a closed run is written again */
+};
+
 struct event {
 	enum event_type type;
 	double t; /* receive time, seconds since the epoch (roastop's clock) */
@@ -268,6 +298,8 @@ struct event {
 		struct ev_task task;
 		struct ev_log log;
 		struct ev_counters counters;
+		struct ev_row_figures row_figures; /* internal */
+		struct ev_row_write row_write; /* internal */
 	} u;
 	struct arena mem; /* owns every string and array above */
 };

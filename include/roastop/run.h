@@ -176,6 +176,9 @@ struct run {
 	double t_first, t_last; /* first and latest event receive time */
 	bool any_event;
 	uint64_t applied[EV__COUNT];
+	/* every run_apply but a log line's, and run_begin: the metrics read no
+	 * log, so the app keeps a run's metrics while this stays (app_metrics) */
+	uint64_t changes;
 	uint64_t ignored; /* events that were valid but not applicable */
 	/* events timed before t_last, applied in part (docs/recording.md,
 	 * "Time going back") */
@@ -299,9 +302,6 @@ size_t run_fine_key(char *buf, size_t size, const char *context, const char *pre
 bool run_fine_split(char *buf, const char *parts[4]);
 /* Cumulative value of a fine row over the run (carried + last - base). */
 double run_fine_value(const struct fine_agg *f);
-/* A line in the event log from outside the events: what a source notices
- * about itself (the listener's lost and rejected datagrams). */
-void run_note(struct run *r, double t, enum log_kind kind, const char *text);
 /* Mean over workers ever seen (live and evicted) of their last nthreads,
  * and of their time-weighted memory averages; invalid with none. */
 optnum run_cores_per_worker(const struct run *r);

@@ -27,9 +27,9 @@
 #define SESSION_SETTLE 1.0
 #define SESSION_DIR_LEN 192
 
-/* A run's line in the run list, from the metrics module (the app's
- * app_figures fills it from struct metrics at each refresh and at the
- * close); all that is left of a summarised run. */
+/* A run's line in the run list, from the metrics module (the app sends
+ * it as an EV_ROW_FIGURES at each refresh and each write); all that is
+ * left of a summarised run. */
 struct session_figures {
 	double t_start; /* wall seconds; NAN when unknown */
 	optnum elapsed, chunks, failed, events, event_rate_hz;
@@ -39,11 +39,12 @@ struct session_run {
 	char run_id[64]; /* the collector's; roastop's "implicit-N" when it has none */
 	bool own_id; /* run_id is roastop's */
 	char name[RUN_NAME_LEN];
-	char dir[SESSION_DIR_LEN]; /* its measurement directory's name; "" until written */
+	char dir[SESSION_DIR_LEN]; /* its measurement directory's name; "" until written
+				    * (EV_ROW_WRITE) */
 	bool implicit; /* no run_start: no collector */
 	bool closed; /* ended and settled */
 	bool dirty; /* changed after its close (a late chunk): written again */
-	int write_errno; /* why its last write failed (the app's); 0 after a success */
+	int write_errno; /* why its last write failed (EV_ROW_WRITE); 0 after a success */
 	enum run_status status;
 	struct run *run; /* NULL once only this row is kept */
 	struct session_figures fig;
@@ -51,8 +52,8 @@ struct session_run {
 };
 
 /* Called as a run closes (ended and settled, or at session_close_all),
- * before anything of it can be dropped: the app writes its measurement
- * and fills row->fig. */
+ * before anything of it can be dropped: the app writes its measurement and
+ * says how it went (EV_ROW_FIGURES, EV_ROW_WRITE through session_apply). */
 typedef void (*session_close_fn)(void *ctx, struct session_run *row);
 
 struct session {
@@ -73,7 +74,10 @@ int session_init(struct session *s, session_close_fn on_close, void *ctx);
 void session_destroy(struct session *s);
 /* Routes ev to its run(s): 0 when some run applied it, 1 when none did. A
  * log line goes to the newest run's log (session_newest), a source's
- * counters to the session's (s->counters). */
+ * counters to the session's (s->counters), the app's own changes to a row
+ * (EV_ROW_FIGURES, EV_ROW_WRITE) to the row of their run. The only way the
+ * session and its runs change after session_init, but for session_tick,
+ * session_adopt_watch and session_close_all. */
 int session_apply(struct session *s, const struct event *ev);
 /* Closes the runs ended at least SESSION_SETTLE before now. */
 void session_tick(struct session *s, double now);
@@ -89,8 +93,6 @@ void session_adopt_watch(struct session *s);
 void session_close_all(struct session *s);
 /* The run the dashboard follows: the newest row's, else the watch. */
 const struct run *session_newest(const struct session *s);
-/* Where the app's own notes go (the listener's losses, the clock). */
-void session_note(struct session *s, double t, enum log_kind kind, const char *text);
 /* What a row is called in lists: its name, else its run_id (every row has
  * one: the collector's, or roastop's implicit-N). */
 const char *session_run_label(const struct session_run *row);

@@ -26,11 +26,6 @@ void run_log(struct run *r, double t, enum log_kind kind, const char *fmt, ...)
 	r->log_count++;
 }
 
-void run_note(struct run *r, double t, enum log_kind kind, const char *text)
-{
-	run_log(r, t, kind, "%s", text);
-}
-
 const struct log_line *run_log_get(const struct run *r, size_t i)
 {
 	if (i >= r->log_count || i >= RUN_LOG_LINES)
@@ -284,6 +279,7 @@ static int apply_run_end(struct run *r, double t, const struct ev_run_end *e)
 
 void run_begin(struct run *r, double t, bool restart)
 {
+	r->changes++;
 	r->begun = true;
 	r->t_begin = t;
 	r->t_last_client = t;
@@ -474,13 +470,15 @@ int run_apply(struct run *r, const struct event *ev)
 {
 	if (ev->type <= EV_NONE || ev->type >= EV__COUNT || !isfinite(ev->t)) {
 		r->ignored++;
+		r->changes++;
 		return 1;
 	}
 	if (ev->type == EV_LOG) { /* a note: the run's clock and figures are not its business */
-		run_note(r, ev->t, ev->u.log.level, ev->u.log.text ? ev->u.log.text : "");
-		r->applied[EV_LOG]++;
+		run_log(r, ev->t, ev->u.log.level, "%s", ev->u.log.text ? ev->u.log.text : "");
+		r->applied[EV_LOG] += !ev->u.log.own;
 		return 0;
 	}
+	r->changes++;
 	if (ev->type == EV_TASK) /* the task model's own times; not the run's clock */
 		return run_apply_task(r, &ev->u.task);
 	/* the run's clock never goes back: an earlier time is a regression */

@@ -88,11 +88,6 @@ struct session_run *session_row_of(struct session *s, const struct run *r)
 	return NULL;
 }
 
-void session_note(struct session *s, double t, enum log_kind kind, const char *text)
-{
-	run_note((struct run *)session_newest(s), t, kind, text);
-}
-
 /* ---- room for a new run --------------------------------------------- */
 
 static size_t session_detailed(const struct session *s)
@@ -423,15 +418,59 @@ static int session_beats(struct session *s, const struct event *ev)
 }
 
 /* A note: where the notes have always gone, the newest run (a closed one
- * is written again: its log is in its metrics.json); no clock, no
- * heartbeat. */
+ * is written again, its log is in its metrics.json, unless the note is
+ * roastop's own: ev_log.own); no clock, no heartbeat. */
 static int session_log(struct session *s, const struct event *ev)
 {
-	struct run *newest = (struct run *)session_newest(s);
-	struct session_run *row = session_row_of(s, newest);
-	if (row && row->closed)
+	struct session_run *row = s->n_rows && s->rows[s->n_rows - 1].run ? &s->rows[s->n_rows - 1]
+									  : NULL;
+	struct run *newest = row ? row->run : s->watch;
+	if (row && row->closed && !ev->u.log.own)
 		row->dirty = true;
 	return newest ? run_apply(newest, ev) : 1;
+}
+
+/* The app's figures of a run, for its line in the run list. */
+static int session_row_figures(struct session *s, const struct ev_row_figures *f)
+{
+	struct session_run *row = session_row_of(s, f->run);
+	if (!row)
+		return 1;
+	row->fig = (struct session_figures){ .t_start = f->t_start, .elapsed = f->elapsed,
+					     .chunks = f->chunks, .failed = f->failed,
+					     .events = f->events, .event_rate_hz = f->event_rate_hz };
+	row->status = row->run->status;
+	return 0;
+}
+
+/* How the app's write of a run went: its directory's name, its errno, and
+ * whether a closed run is to be written again. */
+static int session_row_write(struct session *s, const struct ev_row_write *w)
+{
+	struct session_run *row = session_row_of(s, w->run);
+	if (!row)
+		return 1;
+	if (w->dir)
+		strutil_copy(row->dir, sizeof(row->dir), w->dir);
+	row->write_errno = w->write_errno;
+	if (row->closed)
+		row->dirty = w->failed;
+	return 0;
+}
+
+/* Roastop's own changes (a row's, its own notes) apply at once: no clock,
+ * no settling (they come from the close callback too). Whether ev is one. */
+static bool session_own(struct session *s, const struct event *ev, int *rc)
+{
+	if (ev->type == EV_ROW_FIGURES)
+		*rc = session_row_figures(s, &ev->u.row_figures);
+	else if (ev->type == EV_ROW_WRITE)
+		*rc = session_row_write(s, &ev->u.row_write);
+	else if (ev->type == EV_LOG && ev->u.log.own)
+		*rc = session_log(s, ev);
+	else
+		return false;
+	return true;
 }
 
 int session_apply(struct session *s, const struct event *ev)
@@ -441,11 +480,13 @@ int session_apply(struct session *s, const struct event *ev)
 	 * run is written with the counts of what it applied */
 	if (ev->type == EV_COUNTERS)
 		return counters_apply(&s->counters, &ev->u.counters);
+	int rc;
+	if (session_own(s, ev, &rc))
+		return rc;
 	/* first: a run that has settled closes before a next run_start, which
 	 * then takes the watch, as live */
 	if (isfinite(ev->t))
 		session_tick(s, ev->t);
-	int rc;
 	switch (ev->type) {
 	case EV_CHUNK:
 	case EV_CHUNK_START: rc = session_client_event(s, ev, ev->u.chunk.run_id); break;

@@ -19,7 +19,7 @@ from test_screen import COLOUR_SGR, SGR, pytestmark, screen  # noqa: F401 (tmux 
 LONG = ("scheduler runs 2 tasks, no chunk arrived: is process() decorated and "
         "ROASTOP_ADDR/KEY exported to this roastop?")
 SHORT = "2 tasks run, no chunk came: process() decorated? ROASTOP_* exported?"
-QUIET_AFTER = 15.0  # src/app.c: tasks executing this long with no chunk
+QUIET_AFTER = 15.0  # src/app_alerts.c: tasks executing this long with no chunk
 
 
 @pytest.fixture(scope="module")

@@ -697,6 +697,32 @@ static void memory_percent(void **state)
 	assert_false(run_memory_percent(optnum_of(512), optnum_of(0)).valid);
 }
 
+/* run.changes moves with every apply (an ignored one included) and at
+ * run_begin, never for a log line: the metrics read no log, and the app
+ * keeps a run's metrics while it stays (app_metrics). Internal kinds are
+ * ignored by the run. */
+static void changes_count_what_the_metrics_read(void **state)
+{
+	struct run *r = *state;
+	uint64_t c0 = r->changes;
+	struct event a = chunk(100, 2.0, 1000, "ttbar", "f1.root");
+	assert_int_equal(run_apply(r, &a), 0);
+	assert_true(r->changes == c0 + 1);
+	struct event note = test_event(EV_LOG, 101);
+	note.u.log = (struct ev_log){ .level = LOG_INFO, .text = "a note" };
+	assert_int_equal(run_apply(r, &note), 0);
+	note.u.log.own = true;
+	assert_int_equal(run_apply(r, &note), 0);
+	assert_true(r->changes == c0 + 1);
+	assert_int_equal(r->applied[EV_LOG], 1); /* roastop's own note is not counted */
+	assert_int_equal(r->log_count, 2);
+	struct event row = test_event(EV_ROW_WRITE, 102);
+	assert_int_equal(run_apply(r, &row), 1);
+	assert_true(r->changes == c0 + 2 && r->ignored == 1);
+	run_begin(r, 90, false);
+	assert_true(r->changes == c0 + 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +751,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(error_types_past_the_cap_fold_into_other, setup, teardown),
 		cmocka_unit_test_setup_teardown(departed_workers_are_evicted_with_their_totals_kept, setup, teardown),
 		cmocka_unit_test(memory_percent),
+		cmocka_unit_test_setup_teardown(changes_count_what_the_metrics_read, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("run", tests, NULL, NULL);
 }

@@ -427,7 +427,7 @@ static void task_model_is_charged_to_the_pool(void **state)
 static struct event note(double t, const char *text)
 {
 	struct event ev = test_event(EV_LOG, t);
-	ev.u.log = (struct ev_log){ LOG_WARN, text };
+	ev.u.log = (struct ev_log){ .level = LOG_WARN, .text = text };
 	return ev;
 }
 
@@ -457,6 +457,65 @@ static void log_lines_go_to_the_newest_run(void **state)
 	apply(s, note(171, "late"));
 	assert_true(s->rows[0].dirty);
 	assert_string_equal(run_log_get(a, 0)->text, "late");
+}
+
+/* Roastop's own note (a checkpoint failed) goes into the newest run's
+ * log at once: not counted as applied, no closed run written again for it,
+ * and no run settles at its time (it comes from the close callback too). */
+static void own_notes_go_into_the_log_only(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, start(100, "a"));
+	apply(s, end(160, "a", "completed"));
+	struct event own = note(200, "checkpoint failed: disk full");
+	own.u.log.own = true;
+	apply(s, own);
+	const struct run *a = s->rows[0].run;
+	assert_false(s->rows[0].closed); /* 200 is past the settle: no tick */
+	assert_string_equal(run_log_get(a, 0)->text, "checkpoint failed: disk full");
+	assert_int_equal(a->applied[EV_LOG], 0);
+	apply(s, sample(170, 2)); /* settled: a closes */
+	assert_true(s->rows[0].closed && !s->rows[0].dirty);
+	apply(s, own);
+	assert_false(s->rows[0].dirty);
+}
+
+/* The app's figures and a write's outcome are events to the row of
+ * their run: the figures with the run's status; the directory's name
+ * when given; a closed run's row dirty exactly when the write failed. */
+static void row_events_change_the_row_of_their_run(void **state)
+{
+	struct fixture *f = *state;
+	struct session *s = &f->s;
+	apply(s, start(100, "a"));
+	const struct run *a = s->rows[0].run;
+	struct event fig = test_event(EV_ROW_FIGURES, 101);
+	fig.u.row_figures = (struct ev_row_figures){ .run = a, .t_start = 100,
+						     .chunks = optnum_of(3),
+						     .events = optnum_none() };
+	apply(s, fig);
+	assert_true(s->rows[0].fig.t_start == 100 && s->rows[0].fig.chunks.value == 3);
+	assert_false(s->rows[0].fig.events.valid);
+	struct event w = test_event(EV_ROW_WRITE, 102);
+	w.u.row_write = (struct ev_row_write){ .run = a, .dir = "2026-a", .write_errno = 28,
+					       .failed = true };
+	apply(s, w);
+	assert_string_equal(s->rows[0].dir, "2026-a");
+	assert_int_equal(s->rows[0].write_errno, 28);
+	assert_false(s->rows[0].dirty); /* not closed: written at each checkpoint anyway */
+	apply(s, end(160, "a", "completed"));
+	apply(s, sample(170, 2));
+	w.u.row_write = (struct ev_row_write){ .run = a, .write_errno = 28, .failed = true };
+	apply(s, w);
+	assert_true(s->rows[0].dirty);
+	assert_string_equal(s->rows[0].dir, "2026-a");
+	w.u.row_write = (struct ev_row_write){ .run = a };
+	apply(s, w);
+	assert_true(!s->rows[0].dirty && s->rows[0].write_errno == 0);
+	w.u.row_write.run = s->watch; /* no row: nothing applied */
+	assert_int_equal(session_apply(s, &w), 1);
+	assert_int_equal(a->applied[EV_LOG] + a->ignored, 0);
 }
 
 static struct event counters(double t, const char *source, const struct source_counter *c,
@@ -551,6 +610,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(runs_open_at_once_both_take_a_task, setup, teardown),
 		cmocka_unit_test_setup_teardown(an_implicit_run_keeps_its_watchs_tasks, setup, teardown),
 		cmocka_unit_test_setup_teardown(task_model_is_charged_to_the_pool, setup, teardown),
+		cmocka_unit_test_setup_teardown(own_notes_go_into_the_log_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(row_events_change_the_row_of_their_run, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(counters_come_before_the_close_they_precede, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(counters_keep_the_latest_of_each_source, setup,
