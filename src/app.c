@@ -96,7 +96,7 @@ struct app {
 	int checkpoint_errno, record_errno;
 	uint64_t checkpoints_failing; /* in a row, up to now */
 	char out_alert[128];
-	bool alert_shown; /* a source's alert (source_ops.alert) was up at the last look */
+	bool alert_shown; /* a source's alert (source_senders.alert) was up at the last look */
 	/* chunks that do not come while the scheduler runs tasks (app_note_quiet):
 	 * the run looked at, since when (monotonic; NAN: not quiet), the alert */
 	const struct run *quiet_run;
@@ -159,15 +159,14 @@ static void app_note_status(const struct app *a, const struct event *ev)
 static void app_tell_sources(struct app *a, const struct event *ev)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->on_event)
-			a->src[i].ops->on_event(a->src[i].s, ev);
+		source_on_event(a->src[i].ops, a->src[i].s, ev);
 }
 
 /* A source still doing what a run's end asked of it. */
 static bool app_sources_busy(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->busy && a->src[i].ops->busy(a->src[i].s))
+		if (source_busy(a->src[i].ops, a->src[i].s))
 			return true;
 	return false;
 }
@@ -372,13 +371,12 @@ static void app_idle_check(struct app *a, double now)
 	}
 }
 
-/* How the first source whose input has ended ended (source_ops.ended), or
- * NULL. */
+/* How the first source whose input has ended ended (source_recorded.ended),
+ * or NULL. */
 static const struct source_end *app_sources_ended(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++) {
-		const struct source_ops *ops = a->src[i].ops;
-		const struct source_end *end = ops->ended ? ops->ended(a->src[i].s) : NULL;
+		const struct source_end *end = source_ended(a->src[i].ops, a->src[i].s);
 		if (end)
 			return end;
 	}
@@ -431,23 +429,23 @@ static void app_measure(const struct app *a, const struct run *r, struct metrics
 
 static void app_ui_draw(struct app *a);
 
-/* The first source's alert (source_ops.alert), or NULL. */
+/* The first source's alert (source_senders.alert), or NULL. */
 static const char *app_alert(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++) {
-		const char *t = a->src[i].ops->alert ? a->src[i].ops->alert(a->src[i].s) : NULL;
+		const char *t = source_alert(a->src[i].ops, a->src[i].s);
 		if (t)
 			return t;
 	}
 	return NULL;
 }
 
-/* The first source's line for its senders (source_ops.hint), or NULL: no
+/* The first source's line for its senders (source_senders.hint), or NULL: no
  * source has senders (a replay). */
 static const char *app_hint(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++) {
-		const char *t = a->src[i].ops->hint ? a->src[i].ops->hint(a->src[i].s) : NULL;
+		const char *t = source_hint(a->src[i].ops, a->src[i].s);
 		if (t)
 			return t;
 	}
@@ -460,7 +458,7 @@ static void app_sources_tick(struct app *a)
 {
 	bool redraw = false;
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->tick && a->src[i].ops->tick(a->src[i].s))
+		if (source_tick(a->src[i].ops, a->src[i].s))
 			redraw = true;
 	app_counters(a, false);
 	const char *alert = app_alert(a);
@@ -823,8 +821,7 @@ static void app_signal(struct app *a)
 static void app_sources_finish(struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->finish)
-			a->src[i].ops->finish(a->src[i].s, clock_session());
+		source_finish(a->src[i].ops, a->src[i].s, clock_session());
 }
 
 /* Still waiting for the collector to fetch the ended run (LINGER_IDLE)?
@@ -1244,12 +1241,12 @@ static void app_measure_cb(void *ctx, const struct run *r, struct metrics *m)
 	app_measure(ctx, r, m);
 }
 
-/* The first source's listening address (source_ops.address). */
+/* The first source's listening address (source_senders.address). */
 static bool app_listen_address(const struct app *a, struct sockaddr_storage *addr,
 			       socklen_t *len)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->address && a->src[i].ops->address(a->src[i].s, addr, len))
+		if (source_address(a->src[i].ops, a->src[i].s, addr, len))
 			return true;
 	return false;
 }
@@ -1263,7 +1260,7 @@ static bool app_listener_stats(void *ctx, const char **name, struct source_stats
 	socklen_t len;
 	for (size_t i = 0; i < a->n_src; i++) {
 		const struct source_ops *ops = a->src[i].ops;
-		if (ops->address && ops->stats && ops->address(a->src[i].s, &addr, &len)) {
+		if (ops->stats && source_address(ops, a->src[i].s, &addr, &len)) {
 			*name = ops->name;
 			ops->stats(a->src[i].s, out);
 			return true;
