@@ -14,49 +14,48 @@
 void app_tell_sources(struct app *a, const struct event *ev)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->on_event)
-			a->src[i].ops->on_event(a->src[i].s, ev);
+		source_on_event(a->src[i].ops, a->src[i].s, ev);
 }
 
 /* A source still doing what a run's end asked of it. */
 bool app_sources_busy(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->busy && a->src[i].ops->busy(a->src[i].s))
+		if (source_busy(a->src[i].ops, a->src[i].s))
 			return true;
 	return false;
 }
 
-/* How the first source whose input has ended ended (source_ops.ended), or
- * NULL. */
+/* How the first source whose input has ended ended (source_recorded.ended),
+ * or NULL. */
 const struct source_end *app_sources_ended(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++) {
 		const struct source_ops *ops = a->src[i].ops;
-		const struct source_end *end = ops->ended ? ops->ended(a->src[i].s) : NULL;
+		const struct source_end *end = source_ended(ops, a->src[i].s);
 		if (end)
 			return end;
 	}
 	return NULL;
 }
 
-/* The first source's alert (source_ops.alert), or NULL. */
+/* The first source's alert (source_senders.alert), or NULL. */
 const char *app_alert(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++) {
-		const char *t = a->src[i].ops->alert ? a->src[i].ops->alert(a->src[i].s) : NULL;
+		const char *t = source_alert(a->src[i].ops, a->src[i].s);
 		if (t)
 			return t;
 	}
 	return NULL;
 }
 
-/* The first source's line for its senders (source_ops.hint), or NULL: no
+/* The first source's line for its senders (source_senders.hint), or NULL: no
  * source has senders (a replay). */
 const char *app_hint(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++) {
-		const char *t = a->src[i].ops->hint ? a->src[i].ops->hint(a->src[i].s) : NULL;
+		const char *t = source_hint(a->src[i].ops, a->src[i].s);
 		if (t)
 			return t;
 	}
@@ -113,8 +112,7 @@ void app_sources_dispatch(struct app *a, const struct pollfd *pfd, const size_t 
 void app_sources_finish(struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->finish)
-			a->src[i].ops->finish(a->src[i].s, clock_session());
+		source_finish(a->src[i].ops, a->src[i].s, clock_session());
 }
 
 /* The sources look at what they watch over time: whether an alert began
@@ -123,7 +121,7 @@ bool app_sources_ticked(struct app *a)
 {
 	bool redraw = false;
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->tick && a->src[i].ops->tick(a->src[i].s))
+		if (source_tick(a->src[i].ops, a->src[i].s))
 			redraw = true;
 	return redraw;
 }
@@ -153,11 +151,11 @@ void app_counters(struct app *a, bool all)
 	}
 }
 
-/* The first source's listening address (source_ops.address). */
+/* The first source's listening address (source_senders.address). */
 bool app_listen_address(const struct app *a, struct sockaddr_storage *addr, socklen_t *len)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (a->src[i].ops->address && a->src[i].ops->address(a->src[i].s, addr, len))
+		if (source_address(a->src[i].ops, a->src[i].s, addr, len))
 			return true;
 	return false;
 }
@@ -171,7 +169,7 @@ bool app_listener_stats(void *ctx, const char **name, struct source_stats *out)
 	socklen_t len;
 	for (size_t i = 0; i < a->n_src; i++) {
 		const struct source_ops *ops = a->src[i].ops;
-		if (ops->address && ops->stats && ops->address(a->src[i].s, &addr, &len)) {
+		if (ops->stats && source_address(ops, a->src[i].s, &addr, &len)) {
 			*name = ops->name;
 			ops->stats(a->src[i].s, out);
 			return true;

@@ -1,11 +1,16 @@
 /* A data source: something that turns the outside world into events
  * (docs/architecture.md, "Adding a source"). The app knows sources only
  * through this table of operations and the registry below, as nvtop knows
- * its GPU vendors: it opens each source the configuration asks for, polls
- * the descriptors it names, calls it back on readiness or when its timeout
- * is due, tells it of run starts and ends, and writes its statistics (the
- * dashboard's header and metrics.json's "roastop" block). Events go to the
- * deliver callback and nowhere else: the model never knows their source. */
+ * its GPU vendors: a small core every source fills (it opens each source
+ * the configuration asks for, polls the descriptors it names, calls it back
+ * on readiness or when its timeout is due, and writes its statistics: the
+ * dashboard's header and metrics.json's "roastop" block), and capabilities
+ * only some sources have, each a table of its own the core points to, NULL
+ * when absent: senders (a listener's hint, address, alert), run hooks (told
+ * of run starts and ends, and of the stop), recorded events replayed.
+ * The app asks for a capability through source_hint, source_busy, ...,
+ * which answer for a source without it. Events go to the deliver callback
+ * and nowhere else: the model never knows their source. */
 #ifndef ROASTOP_SOURCE_H
 #define ROASTOP_SOURCE_H
 
@@ -60,7 +65,7 @@ struct source_stats {
 	size_t n_counters;
 };
 
-/* How a source's input ended (source_ops.ended). Headless, the session
+/* How a source's input ended (source_recorded.ended). Headless, the session
  * stops (a failure stops it always, with exit status 1); a run still going
  * at the exit is then incomplete. */
 struct source_end {
@@ -69,16 +74,58 @@ struct source_end {
 	bool failed; /* the input could not be read: exit status 1 */
 };
 
+/* A source with senders that send to it (the UDP listener): what the
+ * header and the user are told about them. Every slot is filled. */
+struct source_senders {
+	/* The line the senders need ("export ROASTOP_ADDR=..."), shown by ?
+	 * and written by w, or NULL. */
+	const char *(*hint)(const void *src);
+	/* The address the source listens on: where the HTTP server serves by
+	 * default (TCP on the same host and port), and whose counters /metrics
+	 * gives. False: none (yet). */
+	bool (*address)(const void *src, struct sockaddr_storage *addr, socklen_t *len);
+	/* What the header says is wrong with the input now ("all 33 datagrams
+	 * rejected: wrong key ..."), or NULL. */
+	const char *(*alert)(const void *src);
+	/* Called after every wake-up of the loop, for what the source watches
+	 * over time (its losses, written with env->note). True: the header
+	 * should be drawn now (its alert began or changed). */
+	bool (*tick)(void *src);
+};
+
+/* A source that takes part in the session's course. A NULL slot: none. */
+struct source_run_hooks {
+	/* Every event applied, for the few a source reacts to (run start and
+	 * end: the Dask poller looks for the collector's route, and takes the
+	 * scheduler's last word). */
+	void (*on_event)(void *src, const struct event *ev);
+	/* Still doing what on_event asked at a run's end: the app waits for
+	 * it (up to a deadline) before it stops. */
+	bool (*busy)(const void *src);
+	/* At the stop: take in what is already queued (the listener's socket,
+	 * the task stream's last messages), briefly and never waiting (a flood
+	 * must not hold the exit). */
+	void (*finish)(void *src, double now);
+};
+
+/* A source that replays recorded events. The session's "now" is then the
+ * latest event's time, not the wall clock; roastop takes no decision of
+ * its own (a run's idle end, a system clock step: the recording has its
+ * decisions in it), and makes no key (no senders: --serve reads it). Its
+ * statistics describe the replay itself. Every slot is filled. */
+struct source_recorded {
+	/* Has the input ended for good (a recording read to its end, or
+	 * unreadable)? NULL while it goes on. */
+	const struct source_end *(*ended)(const void *src);
+};
+
+/* A source: the core every source fills (only timeout and target may be
+ * NULL), then the capabilities it has, each NULL when it has not. */
 struct source_ops {
 	const char *name; /* the metrics.json block and the log's prefix */
 	/* Does this configuration ask for the source? (a replay asks for no
 	 * live source, a live session for no replay) */
 	bool (*wanted)(const struct app_config *cfg);
-	/* Replays recorded events: the session's "now" is then the latest
-	 * event's time, not the wall clock; roastop takes no decision of its
-	 * own (a run's idle end, a system clock step: the recording has its
-	 * decisions in it), and makes no key (no senders: --serve reads it). */
-	bool recorded;
 	/* NULL with err filled when the source cannot start: the app stops.
 	 * Says what it does on stderr (the address it listens on, ...). */
 	void *(*open)(const struct source_env *env, char *err, size_t errsz);
@@ -94,42 +141,31 @@ struct source_ops {
 	 * at most that long (rounded up to a millisecond) and then calls
 	 * dispatch when this says 0. */
 	double (*timeout)(const void *src);
-	/* Every event applied, for the few a source reacts to (run start and
-	 * end: the Dask poller looks for the collector's route, and takes the
-	 * scheduler's last word). NULL: none. */
-	void (*on_event)(void *src, const struct event *ev);
-	/* Still doing what on_event asked at a run's end: the app waits for
-	 * it (up to a deadline) before it stops. NULL: never. */
-	bool (*busy)(const void *src);
-	/* Delivers task events (EV_TASK): the task view is offered while it is
-	 * open. */
-	bool tasks;
 	void (*stats)(const void *src, struct source_stats *out);
-	/* Called after every wake-up of the loop, for what a source watches
-	 * over time (its losses, written with env->note). True: the header
-	 * should be drawn now (its alert began or changed). NULL: nothing. */
-	bool (*tick)(void *src);
 	/* What the source reads, for the header ("http://host:8787"), or
 	 * NULL. NULL op: nothing to show. */
 	const char *(*target)(const void *src);
-	/* What the header says is wrong with the input now ("all 33 datagrams
-	 * rejected: wrong key ..."), or NULL. NULL op: never anything. */
-	const char *(*alert)(const void *src);
-	/* The line the senders need ("export ROASTOP_ADDR=..."), shown by ?
-	 * and written by w, or NULL. NULL op: the source has no senders. */
-	const char *(*hint)(const void *src);
-	/* The address the source listens on: where the HTTP server serves by
-	 * default (TCP on the same host and port). NULL op, or false: none. */
-	bool (*address)(const void *src, struct sockaddr_storage *addr, socklen_t *len);
-	/* At the stop: take in what is already queued (the listener's socket,
-	 * the task stream's last messages), briefly and never waiting (a flood
-	 * must not hold the exit). NULL: nothing. */
-	void (*finish)(void *src, double now);
-	/* Has the input ended for good (a recording read to its end, or
-	 * unreadable)? NULL while it goes on; NULL op: never. */
-	const struct source_end *(*ended)(const void *src);
 	void (*close)(void *src);
+	/* Delivers task events (EV_TASK): the task view is offered while it is
+	 * open. A flag, as it has no operation. */
+	bool tasks;
+	const struct source_senders *senders;
+	const struct source_run_hooks *run_hooks;
+	const struct source_recorded *recorded;
 };
+
+/* The capabilities asked of a source, for any source: what one that has
+ * not the capability (or the slot) answers is what the loop does without
+ * it (no hint, no address, not busy, not ended, ...). */
+const char *source_hint(const struct source_ops *ops, const void *src);
+bool source_address(const struct source_ops *ops, const void *src,
+		    struct sockaddr_storage *addr, socklen_t *len);
+const char *source_alert(const struct source_ops *ops, const void *src);
+bool source_tick(const struct source_ops *ops, void *src);
+void source_on_event(const struct source_ops *ops, void *src, const struct event *ev);
+bool source_busy(const struct source_ops *ops, const void *src);
+void source_finish(const struct source_ops *ops, void *src, double now);
+const struct source_end *source_ended(const struct source_ops *ops, const void *src);
 
 /* Appends a counter to st (dropped past SOURCE_COUNTERS_MAX); group as in
  * struct source_counter. */

@@ -577,15 +577,19 @@ static void dask_source_close(void *d)
 	dask_close(d);
 }
 
+static const struct source_run_hooks dask_hooks = {
+	.on_event = dask_on_event,
+	.busy = dask_busy,
+};
+
 const struct source_ops dask_source = {
 	.name = "scheduler",
 	.wanted = dask_wanted,
 	.open = dask_source_open,
 	.pollfds = dask_source_pollfds,
 	.dispatch = dask_source_dispatch,
-	.on_event = dask_on_event,
-	.busy = dask_busy,
 	.stats = dask_source_stats,
 	.target = dask_source_target,
 	.close = dask_source_close,
+	.run_hooks = &dask_hooks,
 };

@@ -328,6 +328,17 @@ static void listener_close(void *src)
 	free(l);
 }
 
+static const struct source_senders listener_senders = {
+	.hint = listener_hint,
+	.address = listener_address,
+	.alert = listener_alert,
+	.tick = listener_tick,
+};
+
+static const struct source_run_hooks listener_hooks = {
+	.finish = listener_finish,
+};
+
 const struct source_ops listener_source = {
 	.name = "udp",
 	.wanted = listener_wanted,
@@ -336,10 +347,7 @@ const struct source_ops listener_source = {
 	.dispatch = listener_dispatch,
 	.timeout = listener_timeout,
 	.stats = listener_stats,
-	.tick = listener_tick,
-	.alert = listener_alert,
-	.hint = listener_hint,
-	.address = listener_address,
-	.finish = listener_finish,
 	.close = listener_close,
+	.senders = &listener_senders,
+	.run_hooks = &listener_hooks,
 };

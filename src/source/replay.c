@@ -580,16 +580,19 @@ static void replay_source_close(void *p)
 	free(rs);
 }
 
+static const struct source_recorded replay_recorded = {
+	.ended = replay_source_ended,
+};
+
 const struct source_ops replay_source = {
 	.name = "replay",
 	.wanted = replay_wanted,
-	.recorded = true,
 	.open = replay_source_open,
 	.pollfds = replay_source_pollfds,
 	.dispatch = replay_source_dispatch,
 	.timeout = replay_source_timeout,
 	.stats = replay_source_stats,
 	.target = replay_source_target,
-	.ended = replay_source_ended,
 	.close = replay_source_close,
+	.recorded = &replay_recorded,
 };

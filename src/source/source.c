@@ -1,7 +1,8 @@
 /* The source interface (source.h): the registry of the sources roastop
  * has, one line each in SOURCES (docs/architecture.md, "Adding a source"),
  * and the helpers a source fills its statistics with. The registry's order
- * is the order the sources are opened, polled and written in metrics.json. */
+ * is the order the sources are opened, polled and written in metrics.json;
+ * then what the app asks of a capability a source may lack (source.h). */
 #include "roastop/source.h"
 
 #include <stdio.h>
@@ -47,4 +48,47 @@ void source_stats_of(const struct ev_counters *c, struct source_stats *out)
 		snprintf(out->state, sizeof(out->state), "%s", c->state);
 	for (size_t i = 0; i < c->n_counters; i++)
 		source_count(out, c->counters[i].group, c->counters[i].name, c->counters[i].value);
+}
+
+const char *source_hint(const struct source_ops *ops, const void *src)
+{
+	return ops->senders ? ops->senders->hint(src) : NULL;
+}
+
+bool source_address(const struct source_ops *ops, const void *src,
+		    struct sockaddr_storage *addr, socklen_t *len)
+{
+	return ops->senders && ops->senders->address(src, addr, len);
+}
+
+const char *source_alert(const struct source_ops *ops, const void *src)
+{
+	return ops->senders ? ops->senders->alert(src) : NULL;
+}
+
+bool source_tick(const struct source_ops *ops, void *src)
+{
+	return ops->senders && ops->senders->tick(src);
+}
+
+void source_on_event(const struct source_ops *ops, void *src, const struct event *ev)
+{
+	if (ops->run_hooks && ops->run_hooks->on_event)
+		ops->run_hooks->on_event(src, ev);
+}
+
+bool source_busy(const struct source_ops *ops, const void *src)
+{
+	return ops->run_hooks && ops->run_hooks->busy && ops->run_hooks->busy(src);
+}
+
+void source_finish(const struct source_ops *ops, void *src, double now)
+{
+	if (ops->run_hooks && ops->run_hooks->finish)
+		ops->run_hooks->finish(src, now);
+}
+
+const struct source_end *source_ended(const struct source_ops *ops, const void *src)
+{
+	return ops->recorded ? ops->recorded->ended(src) : NULL;
 }

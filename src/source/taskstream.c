@@ -575,6 +575,10 @@ static void tss_close(void *src)
 	free(s);
 }
 
+static const struct source_run_hooks tss_hooks = {
+	.finish = tss_drain,
+};
+
 const struct source_ops taskstream_source = {
 	.name = "task_stream",
 	.wanted = tss_wanted,
@@ -582,8 +586,8 @@ const struct source_ops taskstream_source = {
 	.pollfds = tss_pollfds,
 	.dispatch = tss_dispatch,
 	.timeout = tss_timeout,
-	.finish = tss_drain,
 	.stats = tss_stats,
 	.close = tss_close,
 	.tasks = true,
+	.run_hooks = &tss_hooks,
 };

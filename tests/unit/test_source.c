@@ -1,0 +1,144 @@
+/* The source interface's shape (source.h): every registry source fills
+ * the core and every slot its capabilities require, and the app's questions
+ * about a capability get the loop's "without it" answer from a source that
+ * lacks it and the source's own answer from one that has it. */
+#include "test_util.h"
+
+#include "roastop/source.h"
+
+static int calls;
+
+static const char *fake_text(const void *src)
+{
+	(void)src;
+	calls++;
+	return "said";
+}
+
+static bool fake_yes(const void *src)
+{
+	(void)src;
+	calls++;
+	return true;
+}
+
+static bool fake_tick(void *src)
+{
+	(void)src;
+	calls++;
+	return true;
+}
+
+static bool fake_address(const void *src, struct sockaddr_storage *addr, socklen_t *len)
+{
+	(void)src;
+	(void)addr;
+	*len = 1;
+	calls++;
+	return true;
+}
+
+static void fake_on_event(void *src, const struct event *ev)
+{
+	(void)src;
+	(void)ev;
+	calls++;
+}
+
+static void fake_finish(void *src, double now)
+{
+	(void)src;
+	(void)now;
+	calls++;
+}
+
+static const struct source_end fake_end = { "end of recording", "cut", false };
+
+static const struct source_end *fake_ended(const void *src)
+{
+	(void)src;
+	calls++;
+	return &fake_end;
+}
+
+static void registry_fills_the_core_and_its_capabilities(void **state)
+{
+	(void)state;
+	size_t n = 0, recorded = 0;
+	for (const struct source_ops *const *ops = source_registry; *ops; ops++, n++) {
+		const struct source_ops *o = *ops;
+		assert_non_null(o->name);
+		assert_true(o->wanted && o->open && o->pollfds && o->dispatch && o->stats &&
+			    o->close);
+		if (o->senders)
+			assert_true(o->senders->hint && o->senders->address &&
+				    o->senders->alert && o->senders->tick);
+		if (o->recorded) {
+			assert_non_null(o->recorded->ended);
+			recorded++;
+		}
+		if (o->run_hooks)
+			assert_true(o->run_hooks->on_event || o->run_hooks->busy ||
+				    o->run_hooks->finish);
+	}
+	assert_true(n >= 4);
+	assert_int_equal(recorded, 1);
+}
+
+static void without_a_capability_the_loop_goes_without(void **state)
+{
+	(void)state;
+	static const struct source_run_hooks no_hooks = { 0 };
+	const struct source_ops bare = { .name = "bare" }, empty = { .run_hooks = &no_hooks };
+	struct sockaddr_storage addr;
+	socklen_t len = 0;
+	struct event ev = test_event(EV_LOG, 1.0);
+	calls = 0;
+	for (const struct source_ops *o = &bare; o; o = o == &bare ? &empty : NULL) {
+		assert_null(source_hint(o, NULL));
+		assert_false(source_address(o, NULL, &addr, &len));
+		assert_null(source_alert(o, NULL));
+		assert_false(source_tick(o, NULL));
+		source_on_event(o, NULL, &ev);
+		assert_false(source_busy(o, NULL));
+		source_finish(o, NULL, 1.0);
+		assert_null(source_ended(o, NULL));
+	}
+	assert_int_equal(len, 0);
+	assert_int_equal(calls, 0);
+}
+
+static void with_a_capability_its_slots_answer(void **state)
+{
+	(void)state;
+	static const struct source_senders senders = { fake_text, fake_address, fake_text,
+						       fake_tick };
+	static const struct source_run_hooks hooks = { fake_on_event, fake_yes, fake_finish };
+	static const struct source_recorded recorded = { fake_ended };
+	const struct source_ops o = { .name = "full", .senders = &senders, .run_hooks = &hooks,
+				      .recorded = &recorded };
+	struct sockaddr_storage addr;
+	socklen_t len = 0;
+	struct event ev = test_event(EV_LOG, 1.0);
+	calls = 0;
+	assert_string_equal(source_hint(&o, NULL), "said");
+	assert_true(source_address(&o, NULL, &addr, &len));
+	assert_int_equal(len, 1);
+	assert_string_equal(source_alert(&o, NULL), "said");
+	assert_true(source_tick(&o, NULL));
+	source_on_event(&o, NULL, &ev);
+	assert_true(source_busy(&o, NULL));
+	source_finish(&o, NULL, 1.0);
+	assert_ptr_equal(source_ended(&o, NULL), &fake_end);
+	assert_int_equal(calls, 8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(registry_fills_the_core_and_its_capabilities),
+		cmocka_unit_test(without_a_capability_the_loop_goes_without),
+		cmocka_unit_test(with_a_capability_its_slots_answer),
+	};
+	return cmocka_run_group_tests_name("source", tests, NULL, NULL);
+}
