@@ -34,8 +34,9 @@ SOURCE_OWN = {
     # daskpriv.h: the poller's own parts (dask_routes.c, dask_workers.c)
     "dask": {"roastop/dask.h", "roastop/dask_json.h", "daskpriv.h"},
     # the listener's transport is the datagram engine (udp.c: framing, key,
-    # sequence), tested apart from the socket through udp_process
-    "listener": {"roastop/udp.h"}}
+    # sequence), tested apart from the socket through udp_process; the port
+    # remembered beside the key is its own (portfile.c)
+    "listener": {"roastop/udp.h", "roastop/portfile.h"}}
 
 
 def strip(text):
