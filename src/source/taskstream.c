@@ -494,7 +494,7 @@ struct taskstream_source {
 
 static bool tss_wanted(const struct app_config *cfg)
 {
-	return !cfg->replay_path && !cfg->no_task_stream && cfg->scheduler_url;
+	return !cfg->replay_path && cfg->task_stream && cfg->scheduler_url;
 }
 
 static void *tss_open(const struct source_env *env, char *err, size_t errsz)
