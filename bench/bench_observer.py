@@ -24,7 +24,7 @@ route, alternating; then `unwatched` and `roastop_route`, alternating. Each
 arm's ratio is to the `unwatched` median of its own phase.
 
 Run with the test venv's python: `make bench`. BENCH_OBSERVER_TASKS and
-BENCH_OBSERVER_ROUNDS change the defaults (2,000 tasks, 3 rounds).
+BENCH_OBSERVER_ROUNDS change the defaults (4,000 tasks, 4 rounds).
 BENCH_SMOKE=1: 40 tasks, 1 round, short settles: every line printed, no
 figure meaning anything."""
 import os
@@ -45,8 +45,8 @@ sys.path.insert(0, str(REPO / "tests" / "integration"))
 from dask_cluster import Cluster, wait_for  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
-TASKS = int(os.environ.get("BENCH_OBSERVER_TASKS", "40" if SMOKE else "2000"))
-ROUNDS = int(os.environ.get("BENCH_OBSERVER_ROUNDS", "1" if SMOKE else "3"))
+TASKS = int(os.environ.get("BENCH_OBSERVER_TASKS", "40" if SMOKE else "4000"))
+ROUNDS = int(os.environ.get("BENCH_OBSERVER_ROUNDS", "1" if SMOKE else "4"))
 # a watcher's start before the work: roastop's first polls; Chromium's page load
 SETTLE = {"bokeh": 4 if SMOKE else 12, "other": 0.5 if SMOKE else 2}
 ROASTOP = Path(os.environ.get("ROASTOP", REPO / os.environ.get("BUILD", "build") / "roastop"))

@@ -34,7 +34,9 @@ SOURCE_OWN = {
     "dask": {"roastop/dask.h", "roastop/dask_json.h", "daskpriv.h"},
     # the listener's transport is the datagram engine (udp.c: framing, key,
     # sequence), tested apart from the socket through udp_process
-    "listener": {"roastop/udp.h"}}
+    "listener": {"roastop/udp.h"},
+    # the stream's check against the scheduler's count (taskcheck.c)
+    "taskstream": {"roastop/taskstream.h", "roastop/taskcheck.h"}}
 
 
 def strip(text):

@@ -1,0 +1,90 @@
+#include "test_util.h"
+
+#include <string.h>
+
+#include "roastop/taskcheck.h"
+
+static const char *const BODY =
+	"# TYPE dask_scheduler_prefix_state_totals counter\n"
+	"dask_scheduler_prefix_state_totals_total{state=\"memory\",task_prefix_name=\"inc\"} 30.0\n"
+	"dask_scheduler_prefix_state_totals_total{state=\"waiting\",task_prefix_name=\"inc\"} 31.0\n"
+	"dask_scheduler_prefix_state_totals_total{state=\"memory\",task_prefix_name=\"sum\"} 2.0\n"
+	"dask_scheduler_prefix_state_totals_total{state=\"erred\",task_prefix_name=\"boom\"} 3.0\n"
+	"dask_scheduler_workers{state=\"idle\"} 2.0\n";
+
+static void total_sums_memory_over_prefixes(void **state)
+{
+	(void)state;
+	struct prom_stats st;
+	double t = -1;
+	assert_true(taskcheck_total(BODY, strlen(BODY), &t, &st));
+	assert_near(t, 32, 0);
+}
+
+/* No family (no prometheus_client, an old Dask) or a value that is not a
+ * count: nothing to check against, never a total of 0. */
+static void total_refuses_what_is_not_a_count(void **state)
+{
+	(void)state;
+	struct prom_stats st;
+	double t = -1;
+	const char *none = "dask_scheduler_workers{state=\"idle\"} 2.0\n";
+	assert_false(taskcheck_total(none, strlen(none), &t, &st));
+	const char *neg = "dask_scheduler_prefix_state_totals_total{state=\"memory\"} -1\n";
+	assert_false(taskcheck_total(neg, strlen(neg), &t, &st));
+	const char *nan = "dask_scheduler_prefix_state_totals_total{state=\"memory\"} NaN\n";
+	assert_false(taskcheck_total(nan, strlen(nan), &t, &st));
+	assert_false(taskcheck_total("", 0, &t, &st));
+	assert_near(t, -1, 0);
+}
+
+/* A stream that keeps up, one poll late: the tasks the scheduler counted at
+ * the check before have been brought by this one. */
+static void keeping_up_is_never_behind(void **state)
+{
+	(void)state;
+	struct taskcheck c;
+	taskcheck_reset(&c);
+	assert_int_equal(taskcheck_observe(&c, 100, 7), 0); /* the base */
+	assert_int_equal(taskcheck_observe(&c, 130, 7), 0); /* 30 done, on their way */
+	assert_int_equal(taskcheck_observe(&c, 160, 37), 0);
+	assert_int_equal(taskcheck_observe(&c, 160, 67), 0);
+	assert_int_equal(taskcheck_observe(&c, 160, 70), 0); /* more than counted: transfers */
+}
+
+/* The plugin replaced: the scheduler counts, the stream brings nothing. */
+static void a_silent_stream_is_behind(void **state)
+{
+	(void)state;
+	struct taskcheck c;
+	taskcheck_reset(&c);
+	assert_int_equal(taskcheck_observe(&c, 0, 0), 0);
+	assert_int_equal(taskcheck_observe(&c, 30, 10), 0);
+	assert_int_equal(taskcheck_observe(&c, 60, 10), 20); /* 30 due, 10 brought */
+	assert_false(c.based); /* dropped: the next check begins again */
+	assert_int_equal(taskcheck_observe(&c, 90, 10), 0);
+}
+
+/* A new scheduler counts from 0: a base again, no alarm. */
+static void a_count_that_falls_begins_again(void **state)
+{
+	(void)state;
+	struct taskcheck c;
+	taskcheck_reset(&c);
+	assert_int_equal(taskcheck_observe(&c, 500, 40), 0);
+	assert_int_equal(taskcheck_observe(&c, 3, 40), 0);
+	assert_int_equal(taskcheck_observe(&c, 10, 40), 0);
+	assert_int_equal(taskcheck_observe(&c, 10, 47), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(total_sums_memory_over_prefixes),
+		cmocka_unit_test(total_refuses_what_is_not_a_count),
+		cmocka_unit_test(keeping_up_is_never_behind),
+		cmocka_unit_test(a_silent_stream_is_behind),
+		cmocka_unit_test(a_count_that_falls_begins_again),
+	};
+	return cmocka_run_group_tests_name("taskcheck", tests, NULL, NULL);
+}
