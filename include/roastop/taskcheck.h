@@ -31,9 +31,10 @@ struct taskcheck {
 	uint64_t base_stream; /* the stream's compute tasks at the base */
 };
 
-/* The scheduler's count of tasks into "memory", summed over its prefixes;
- * false when the body has no sample of the family (no prometheus_client on
- * the scheduler, an older Dask) or a value that is not a count. */
+/* The scheduler's count of tasks into "memory", summed over its prefixes (0
+ * when the family is declared without a sample: no prefix yet); false when
+ * the body does not have the family (no prometheus_client on the
+ * scheduler, an older Dask) or a value that is not a count. */
 bool taskcheck_total(const char *body, size_t len, double *total, struct prom_stats *st);
 /* One check: total as above, stream the compute tasks the stream has
  * brought so far. 0 while it keeps up; else the tasks the scheduler

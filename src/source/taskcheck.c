@@ -32,6 +32,10 @@ bool taskcheck_total(const char *body, size_t len, double *total, struct prom_st
 {
 	struct tc_sum a = { 0 };
 	prom_parse(body, len, tc_sample, &a, st);
+	/* a scheduler without a prefix yet serves the family's TYPE line alone:
+	 * 0 tasks, not "no such family" */
+	static const char type[] = "# TYPE " TASKCHECK_FAMILY " counter";
+	a.seen |= len >= sizeof(type) && memmem(body, len, type, sizeof(type) - 1);
 	if (!a.seen || a.bad || a.total > 1e15)
 		return false;
 	*total = a.total;

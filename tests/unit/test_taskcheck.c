@@ -38,6 +38,20 @@ static void total_refuses_what_is_not_a_count(void **state)
 	assert_near(t, -1, 0);
 }
 
+/* A scheduler that has run no task yet declares the family without a
+ * sample: 0 tasks, a base to count from. */
+static void total_of_a_declared_family_without_samples_is_0(void **state)
+{
+	(void)state;
+	struct prom_stats st;
+	double t = -1;
+	const char *empty = "# HELP dask_scheduler_prefix_state_totals_total Accumulated count\n"
+			    "# TYPE dask_scheduler_prefix_state_totals_total counter\n"
+			    "dask_scheduler_workers{state=\"idle\"} 2.0\n";
+	assert_true(taskcheck_total(empty, strlen(empty), &t, &st));
+	assert_near(t, 0, 0);
+}
+
 /* A stream that keeps up, one poll late: the tasks the scheduler counted at
  * the check before have been brought by this one. */
 static void keeping_up_is_never_behind(void **state)
@@ -82,6 +96,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(total_sums_memory_over_prefixes),
 		cmocka_unit_test(total_refuses_what_is_not_a_count),
+		cmocka_unit_test(total_of_a_declared_family_without_samples_is_0),
 		cmocka_unit_test(keeping_up_is_never_behind),
 		cmocka_unit_test(a_silent_stream_is_behind),
 		cmocka_unit_test(a_count_that_falls_begins_again),
