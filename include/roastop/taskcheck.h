@@ -24,11 +24,24 @@
 
 #define TASKCHECK_FAMILY "dask_scheduler_prefix_state_totals_total"
 
-struct taskcheck {
-	bool based; /* a base was taken (the first check after a connect) */
+/* Counting from a base: the scheduler's count and the stream's from one
+ * check on. */
+struct taskcheck_window {
+	bool based; /* a base was taken */
 	double base_total; /* the scheduler's count at the base */
 	double prev_total; /* ... at the check before */
 	uint64_t base_stream; /* the stream's compute tasks at the base */
+};
+
+struct taskcheck {
+	/* from the first check of this connection: whether to reconnect */
+	struct taskcheck_window conn;
+	/* from the first check of the session (of this scheduler): the
+	 * shortfall written beside the counts, whichever connection it fell in
+	 * (a stream lost for a while misses tasks too) */
+	struct taskcheck_window session;
+	uint64_t missed; /* the largest shortfall seen from session's base */
+	uint64_t missed_before; /* shortfalls of the schedulers before (restarts) */
 };
 
 /* The scheduler's count of tasks into "memory", summed over its prefixes (0
@@ -37,12 +50,15 @@ struct taskcheck {
  * scheduler, an older Dask) or a value that is not a count. */
 bool taskcheck_total(const char *body, size_t len, double *total, struct prom_stats *st);
 /* One check: total as above, stream the compute tasks the stream has
- * brought so far. 0 while it keeps up; else the tasks the scheduler
- * finished that it did not bring, and the base is dropped (the stream is
- * to reconnect; the next check begins again). A count that fell (a new
+ * brought so far (over the whole session, across reconnects). 0 while this
+ * connection keeps up; else the tasks the scheduler finished since its
+ * base that it did not bring, and its base is dropped (the stream is to
+ * reconnect; the next check begins again). A count that fell (a new
  * scheduler) begins again too. */
 uint64_t taskcheck_observe(struct taskcheck *c, double total, uint64_t stream);
-/* Forget the base: the stream (re)connected. */
+/* Finished tasks the stream did not bring in the session, at least. */
+uint64_t taskcheck_missed(const struct taskcheck *c);
+/* Forget this connection's base: the stream (re)connected. */
 void taskcheck_reset(struct taskcheck *c);
 
 /* The scheduler's /metrics, fetched for the check through the shared HTTP

@@ -44,24 +44,46 @@ bool taskcheck_total(const char *body, size_t len, double *total, struct prom_st
 
 void taskcheck_reset(struct taskcheck *c)
 {
-	memset(c, 0, sizeof(*c));
+	memset(&c->conn, 0, sizeof(c->conn));
+}
+
+uint64_t taskcheck_missed(const struct taskcheck *c)
+{
+	return c->missed_before + c->missed;
+}
+
+/* The window's shortfall at this check (0 when none); *rebased when this
+ * check took its base (the first, or the count fell: a new scheduler). */
+static double tc_shortfall(struct taskcheck_window *w, double total, uint64_t stream,
+			   bool *rebased)
+{
+	*rebased = !w->based || total < w->prev_total || stream < w->base_stream;
+	if (*rebased) {
+		*w = (struct taskcheck_window){ .based = true, .base_total = total,
+						.prev_total = total, .base_stream = stream };
+		return 0;
+	}
+	double due = w->prev_total - w->base_total; /* counted by the check before */
+	double brought = (double)(stream - w->base_stream);
+	w->prev_total = total;
+	return brought < due ? due - brought : 0;
 }
 
 uint64_t taskcheck_observe(struct taskcheck *c, double total, uint64_t stream)
 {
-	if (!c->based || total < c->prev_total || stream < c->base_stream) {
-		c->based = true;
-		c->base_total = c->prev_total = total;
-		c->base_stream = stream;
-		return 0;
+	bool rebased;
+	double s = tc_shortfall(&c->session, total, stream, &rebased);
+	if (rebased) {
+		c->missed_before += c->missed;
+		c->missed = 0;
 	}
-	double due = c->prev_total - c->base_total; /* counted by the check before */
-	double brought = (double)(stream - c->base_stream);
-	c->prev_total = total;
-	if (brought >= due)
+	if (s > (double)c->missed)
+		c->missed = (uint64_t)s;
+	double d = tc_shortfall(&c->conn, total, stream, &rebased);
+	if (d <= 0)
 		return 0;
 	taskcheck_reset(c);
-	return (uint64_t)(due - brought);
+	return (uint64_t)d;
 }
 
 /* ---- the fetch ----------------------------------------------------------- */

@@ -301,7 +301,7 @@ static int ts_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
 		ts->connected = true;
 		ts->failures = 0;
-		taskcheck_reset(&ts->check); /* a new plugin: count from here */
+		taskcheck_reset(&ts->check); /* a new plugin: this connection counts from here */
 		ts->st.connects++;
 		ts->st.state = "connected";
 		break;
@@ -489,15 +489,15 @@ uint64_t taskstream_check(struct taskstream *ts, double total)
 	if (!taskstream_connected(ts))
 		return 0;
 	ts->st.checks++;
-	bool brought = ts->check.based && ts->computes > ts->check.base_stream;
+	bool brought = ts->check.conn.based && ts->computes > ts->check.conn.base_stream;
 	uint64_t missed = taskcheck_observe(&ts->check, total, ts->computes);
+	ts->st.missed = taskcheck_missed(&ts->check);
 	if (!missed) {
 		if (brought)
 			ts->behind_streak = 0;
 		return 0;
 	}
 	ts->st.behind++;
-	ts->st.missed += missed;
 	ts->behind_streak++;
 	/* closed at its next service: CLIENT_CLOSED, then ts_lost's backoff */
 	lws_set_timeout(ts->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
@@ -593,8 +593,10 @@ static void tss_check(struct taskstream_source *s, const struct pollfd *pfd, siz
 		uint64_t missed = taskstream_check(s->ts, total);
 		if (missed)
 			tss_behind(s, missed);
-	} else if (failed) {
-		s->ts->st.unchecked++;
+	} else if (failed && s->ts->st.unchecked++ == 0 && !s->ts->st.checks) {
+		/* said once: a stream another client silences would go unnoticed */
+		s->note(s->ctx, "task stream unchecked: the scheduler's /metrics gave no "
+				"dask_scheduler_prefix_state_totals (prometheus_client missing?)");
 	}
 	double t = ts_mono();
 	if (taskstream_connected(s->ts) && t >= s->check_at) {

@@ -58,12 +58,13 @@ static void keeping_up_is_never_behind(void **state)
 {
 	(void)state;
 	struct taskcheck c;
-	taskcheck_reset(&c);
+	memset(&c, 0, sizeof(c));
 	assert_int_equal(taskcheck_observe(&c, 100, 7), 0); /* the base */
 	assert_int_equal(taskcheck_observe(&c, 130, 7), 0); /* 30 done, on their way */
 	assert_int_equal(taskcheck_observe(&c, 160, 37), 0);
 	assert_int_equal(taskcheck_observe(&c, 160, 67), 0);
 	assert_int_equal(taskcheck_observe(&c, 160, 70), 0); /* more than counted: transfers */
+	assert_int_equal(taskcheck_missed(&c), 0);
 }
 
 /* The plugin replaced: the scheduler counts, the stream brings nothing. */
@@ -71,12 +72,22 @@ static void a_silent_stream_is_behind(void **state)
 {
 	(void)state;
 	struct taskcheck c;
-	taskcheck_reset(&c);
+	memset(&c, 0, sizeof(c));
 	assert_int_equal(taskcheck_observe(&c, 0, 0), 0);
 	assert_int_equal(taskcheck_observe(&c, 30, 10), 0);
 	assert_int_equal(taskcheck_observe(&c, 60, 10), 20); /* 30 due, 10 brought */
-	assert_false(c.based); /* dropped: the next check begins again */
+	assert_int_equal(taskcheck_missed(&c), 20);
+	assert_false(c.conn.based); /* dropped: the connection's next check begins again */
+	taskcheck_reset(&c); /* reconnected */
 	assert_int_equal(taskcheck_observe(&c, 90, 10), 0);
+	/* the session counts on across the reconnect: 60 due, 10 brought */
+	assert_int_equal(taskcheck_missed(&c), 50);
+	assert_int_equal(taskcheck_observe(&c, 95, 15), 0); /* the new plugin brings */
+	assert_int_equal(taskcheck_missed(&c), 75); /* 90 due, 15 brought */
+	assert_int_equal(taskcheck_observe(&c, 95, 15), 0);
+	assert_int_equal(taskcheck_missed(&c), 80); /* 95 due, 15 brought */
+	assert_int_equal(taskcheck_observe(&c, 95, 20), 0);
+	assert_int_equal(taskcheck_missed(&c), 80); /* the largest shortfall, kept */
 }
 
 /* A new scheduler counts from 0: a base again, no alarm. */
@@ -84,11 +95,15 @@ static void a_count_that_falls_begins_again(void **state)
 {
 	(void)state;
 	struct taskcheck c;
-	taskcheck_reset(&c);
+	memset(&c, 0, sizeof(c));
 	assert_int_equal(taskcheck_observe(&c, 500, 40), 0);
-	assert_int_equal(taskcheck_observe(&c, 3, 40), 0);
-	assert_int_equal(taskcheck_observe(&c, 10, 40), 0);
-	assert_int_equal(taskcheck_observe(&c, 10, 47), 0);
+	assert_int_equal(taskcheck_observe(&c, 520, 50), 0);
+	assert_int_equal(taskcheck_observe(&c, 520, 50), 10);
+	assert_int_equal(taskcheck_missed(&c), 10);
+	assert_int_equal(taskcheck_observe(&c, 3, 50), 0);
+	assert_int_equal(taskcheck_observe(&c, 10, 50), 0);
+	assert_int_equal(taskcheck_observe(&c, 10, 57), 0);
+	assert_int_equal(taskcheck_missed(&c), 10); /* the old scheduler's, kept */
 }
 
 int main(void)
