@@ -39,7 +39,7 @@ const struct source_end *app_sources_ended(const struct app *a)
 	return NULL;
 }
 
-/* The first source's alert (source_senders.alert), or NULL. */
+/* The first source's alert (source_watch.alert), or NULL. */
 const char *app_alert(const struct app *a)
 {
 	for (size_t i = 0; i < a->n_src; i++) {

@@ -84,7 +84,7 @@ struct app {
 	int checkpoint_errno, record_errno;
 	uint64_t checkpoints_failing; /* in a row, up to now */
 	char out_alert[128];
-	bool alert_shown; /* a source's alert (source_senders.alert) was up at the last look */
+	bool alert_shown; /* a source's alert (source_watch.alert) was up at the last look */
 	/* chunks that do not come while the scheduler runs tasks (app_note_quiet):
 	 * the run looked at, since when (monotonic; NAN: not quiet), the alert */
 	const struct run *quiet_run;

@@ -50,7 +50,7 @@ static const struct option_def options[] = {
 	{ "key-file", 0, O_STR, OFF(key_file), 0, 0, R_CLOSED },
 	{ "new-key", 0, O_FLAG, OFF(new_key), 0, 0, R_CLOSED },
 	{ "no-auth", 0, O_FLAG, OFF(no_auth), 0, 0, R_CLOSED },
-	{ "no-task-stream", 0, O_FLAG, OFF(no_task_stream), 0, 0, R_CLOSED },
+	{ "task-stream", 0, O_FLAG, OFF(task_stream), 0, 0, R_CLOSED },
 	{ "serve", 0, O_SERVE, 0, 0, 0, R_CLOSED },
 	{ "serve-metrics-open", 0, O_FLAG, OFF(serve_metrics_open), 0, 0, R_CLOSED },
 	{ "interval", 0, O_REAL, OFF(interval), 0.1, 3600, R_CLOSED },
@@ -599,7 +599,9 @@ static void usage_inputs(FILE *f)
 	      "  --dashboard-prefix PATH  the scheduler's --dashboard-prefix\n"
 	      "  --cacert FILE            CA bundle for an https scheduler\n"
 	      "  --insecure               do not verify the scheduler's certificate\n"
-	      "  --no-task-stream         do not follow the scheduler's /eventstream\n"
+	      "  --task-stream            follow the scheduler's /eventstream: per-task\n"
+	      "                           detail at a cost to the scheduler per task\n"
+	      "                           (docs/scheduler.md)\n"
 	      "  --header 'Name: value'   extra HTTP header (repeatable, at most 16)\n"
 	      "\n"
 	      "Chunk events (UDP from the Python emitter):\n"

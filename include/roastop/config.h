@@ -34,7 +34,7 @@ struct app_config {
 	const char *key_file; /* NULL: the per-user key file */
 	bool new_key; /* replace the key file with a fresh key */
 	bool no_auth;
-	bool no_task_stream; /* --no-task-stream: no /eventstream subscription */
+	bool task_stream; /* --task-stream: follow /eventstream (costs the scheduler per task) */
 	int rcvbuf; /* SO_RCVBUF bytes, 0 = 8 MiB */
 	/* the HTTP server (serve.h): off, or at serve_host:serve_port; with no
 	 * serve_host (""), live at the listener's address and not in a replay */

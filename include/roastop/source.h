@@ -75,7 +75,7 @@ struct source_end {
 };
 
 /* A source with senders that send to it (the UDP listener): what the
- * header and the user are told about them. Every slot is filled. */
+ * user is told about them. Every slot is filled. */
 struct source_senders {
 	/* The line the senders need ("export ROASTOP_ADDR=..."), shown by ?
 	 * and written by w, or NULL. */
@@ -84,12 +84,18 @@ struct source_senders {
 	 * default (TCP on the same host and port), and whose counters /metrics
 	 * gives. False: none (yet). */
 	bool (*address)(const void *src, struct sockaddr_storage *addr, socklen_t *len);
+};
+
+/* A source that watches its input over time and says in the header what
+ * is wrong with it (the listener's rejected keys, the task stream that fell
+ * behind the scheduler's count). */
+struct source_watch {
 	/* What the header says is wrong with the input now ("all 33 datagrams
-	 * rejected: wrong key ..."), or NULL. */
+	 * rejected: wrong key ..."), or NULL. Filled. */
 	const char *(*alert)(const void *src);
 	/* Called after every wake-up of the loop, for what the source watches
 	 * over time (its losses, written with env->note). True: the header
-	 * should be drawn now (its alert began or changed). */
+	 * should be drawn now (its alert began or changed). NULL: nothing. */
 	bool (*tick)(void *src);
 };
 
@@ -150,6 +156,7 @@ struct source_ops {
 	 * open. A flag, as it has no operation. */
 	bool tasks;
 	const struct source_senders *senders;
+	const struct source_watch *watch;
 	const struct source_run_hooks *run_hooks;
 	const struct source_recorded *recorded;
 };

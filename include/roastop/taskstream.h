@@ -40,6 +40,10 @@ struct taskstream_stats {
 	uint64_t tasks; /* transitions delivered as events */
 	uint64_t too_large; /* messages over TASKSTREAM_MAX_MESSAGE, dropped */
 	uint64_t rejected_by[TSP__COUNT]; /* refused by the parser, by reason */
+	uint64_t checks; /* checks against the scheduler's count (taskcheck.h) */
+	uint64_t behind; /* checks that found the stream behind: each reconnects */
+	uint64_t missed; /* finished tasks it did not bring, at least: the counts' shortfall */
+	uint64_t unchecked; /* /metrics fetches that gave nothing to check against */
 	const char *state; /* "connecting", "connected", "lost" */
 };
 
@@ -57,6 +61,12 @@ int taskstream_timeout_ms(struct taskstream *ts);
 /* At the stop: applies what is already in the socket, in a few passes that
  * never wait, so that a busy stream cannot hold the exit. */
 void taskstream_drain(struct taskstream *ts, double now);
+/* The scheduler's count of finished tasks (taskcheck_total), checked
+ * against the stream while it is connected: the tasks it missed (0 while it
+ * keeps up); when some, it is dropped and reconnects after a backoff that
+ * grows while it keeps falling behind. */
+uint64_t taskstream_check(struct taskstream *ts, double total);
+bool taskstream_connected(const struct taskstream *ts);
 
 /* One message into an EV_TASK event (strings in ev's arena). */
 enum taskstream_result taskstream_parse(const char *buf, size_t len, struct event *ev);

@@ -1,6 +1,7 @@
 #include "roastop/metrics_tasks.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "roastop/format.h"
@@ -109,13 +110,33 @@ static void mt_erred(cJSON *o, const struct tasks *t)
 					"nothing for a task that raised");
 }
 
-/* The feed's "connects" counter: 0 while it never reached the scheduler. */
-static uint64_t mt_connects(const struct ev_counters *feed)
+/* One of the feed's own counters ("connects": 0 while it never reached the
+ * scheduler); 0 when the feed has no such counter. */
+static uint64_t mt_feed_count(const struct ev_counters *feed, const char *name)
 {
-	for (size_t i = 0; i < feed->n_counters; i++)
-		if (!feed->counters[i].group && !strcmp(feed->counters[i].name, "connects"))
+	for (size_t i = 0; feed && i < feed->n_counters; i++)
+		if (!feed->counters[i].group && !strcmp(feed->counters[i].name, name))
 			return feed->counters[i].value;
 	return 0;
+}
+
+/* The stream fell behind the scheduler's own count (its plugin replaced or
+ * removed by another /eventstream client, taskcheck.h): the counts are
+ * what it received, a lower bound, and say so. */
+static void mt_lower_bound(cJSON *o, const struct ev_counters *feed)
+{
+	uint64_t missed = mt_feed_count(feed, "missed");
+	if (!missed)
+		return;
+	char why[320];
+	snprintf(why, sizeof(why),
+		 "the task stream fell behind the scheduler %llu times (another /eventstream "
+		 "client replaced or removed its plugin): at least %llu finished tasks were not "
+		 "received, so count and the per-prefix figures are a lower bound",
+		 (unsigned long long)mt_feed_count(feed, "behind"), (unsigned long long)missed);
+	cJSON_AddBoolToObject(o, "count_lower_bound", true);
+	cJSON_AddNumberToObject(o, "missed_at_least", (double)missed);
+	cJSON_AddStringToObject(o, "count_reason", why);
 }
 
 void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct ev_counters *feed)
@@ -124,8 +145,9 @@ void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct ev_co
 	if (!o)
 		return;
 	/* a stream never reached measured nothing: null, not 0 */
-	bool measured = t->count || !feed || mt_connects(feed);
+	bool measured = t->count || !feed || mt_feed_count(feed, "connects");
 	mt_num(o, "count", measured ? optnum_of((double)t->count) : optnum_none());
+	mt_lower_bound(o, feed);
 	mt_erred(o, t);
 	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
 	cJSON_AddNumberToObject(o, "pool_refused", (double)t->pool_refused);
@@ -180,9 +202,15 @@ void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
 	}
 	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(tasks, "in_flight");
 	char e[FMT_LEN], f[FMT_LEN];
-	strbuf_appendf(sb, "\nDask tasks (/eventstream): %.0f tasks, %s erred, %s in flight, "
-		       "%.0f stragglers\n", n.value, format_num(e, mt_get(tasks, "erred"), "%.0f"),
+	bool partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tasks, "count_lower_bound"));
+	strbuf_appendf(sb, "\nDask tasks (/eventstream): %s%.0f tasks, %s erred, %s in flight, "
+		       "%.0f stragglers\n", partial ? "at least " : "", n.value,
+		       format_num(e, mt_get(tasks, "erred"), "%.0f"),
 		       format_num(f, mt_get(fl, "count"), "%.0f"), mt_get(tasks, "straggler_count").value);
+	if (partial)
+		strbuf_appendf(sb, "  a lower bound: the stream missed at least %.0f finished tasks "
+			       "(another /eventstream client replaced or removed its plugin)\n",
+			       mt_get(tasks, "missed_at_least").value);
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tasks, "prefixes");
 	if (cJSON_GetArraySize(arr) > 0)
 		strbuf_appendf(sb, "  %-32s %10s %6s %6s %9s %9s %5s\n", "prefix", "tasks", "erred",

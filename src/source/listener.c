@@ -331,6 +331,9 @@ static void listener_close(void *src)
 static const struct source_senders listener_senders = {
 	.hint = listener_hint,
 	.address = listener_address,
+};
+
+static const struct source_watch listener_watch = {
 	.alert = listener_alert,
 	.tick = listener_tick,
 };
@@ -349,5 +352,6 @@ const struct source_ops listener_source = {
 	.stats = listener_stats,
 	.close = listener_close,
 	.senders = &listener_senders,
+	.watch = &listener_watch,
 	.run_hooks = &listener_hooks,
 };

@@ -63,12 +63,12 @@ bool source_address(const struct source_ops *ops, const void *src,
 
 const char *source_alert(const struct source_ops *ops, const void *src)
 {
-	return ops->senders ? ops->senders->alert(src) : NULL;
+	return ops->watch ? ops->watch->alert(src) : NULL;
 }
 
 bool source_tick(const struct source_ops *ops, void *src)
 {
-	return ops->senders && ops->senders->tick(src);
+	return ops->watch && ops->watch->tick && ops->watch->tick(src);
 }
 
 void source_on_event(const struct source_ops *ops, void *src, const struct event *ev)

@@ -1,6 +1,7 @@
 #include "roastop/taskstream.h"
 
 #include "roastop/source.h"
+#include "roastop/taskcheck.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -32,6 +33,9 @@ struct taskstream {
 	bool behind; /* the last dispatch's reads stopped at their bound: more is buffered */
 	struct event ev;
 	struct taskstream_stats st;
+	uint64_t computes; /* compute startstops delivered: what the check counts */
+	struct taskcheck check;
+	unsigned behind_streak; /* checks in a row that found it behind: the backoff */
 };
 
 static const char *const result_names[TSP__COUNT] = {
@@ -220,6 +224,7 @@ static void ts_deliver(struct taskstream *ts)
 	if (r == TSP_TASK) {
 		ts->ev.t = ts->now;
 		ts->st.tasks++;
+		ts->computes += ts->ev.u.task.action && !strcmp(ts->ev.u.task.action, "compute");
 		ts->fn(ts->fn_ctx, &ts->ev);
 	} else if (r != TSP_OTHER) {
 		ts->st.rejected_by[r]++;
@@ -260,7 +265,8 @@ static void ts_lost(struct taskstream *ts)
 	ts->connected = false;
 	ts->wsi = NULL;
 	ts->failures++;
-	ts->retry_at = ts_mono() + ts_backoff(ts->failures);
+	unsigned n = ts->failures > ts->behind_streak ? ts->failures : ts->behind_streak;
+	ts->retry_at = ts_mono() + ts_backoff(n);
 	ts->st.state = "lost";
 }
 
@@ -295,6 +301,7 @@ static int ts_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
 		ts->connected = true;
 		ts->failures = 0;
+		taskcheck_reset(&ts->check); /* a new plugin: this connection counts from here */
 		ts->st.connects++;
 		ts->st.state = "connected";
 		break;
@@ -472,6 +479,31 @@ void taskstream_drain(struct taskstream *ts, double now)
 	ts_pump(ts, 256); /* up to 1 MiB */
 }
 
+bool taskstream_connected(const struct taskstream *ts)
+{
+	return ts->connected && ts->wsi;
+}
+
+uint64_t taskstream_check(struct taskstream *ts, double total)
+{
+	if (!taskstream_connected(ts))
+		return 0;
+	ts->st.checks++;
+	bool brought = ts->check.conn.based && ts->computes > ts->check.conn.base_stream;
+	uint64_t missed = taskcheck_observe(&ts->check, total, ts->computes);
+	ts->st.missed = taskcheck_missed(&ts->check);
+	if (!missed) {
+		if (brought)
+			ts->behind_streak = 0;
+		return 0;
+	}
+	ts->st.behind++;
+	ts->behind_streak++;
+	/* closed at its next service: CLIENT_CLOSED, then ts_lost's backoff */
+	lws_set_timeout(ts->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	return missed;
+}
+
 int taskstream_timeout_ms(struct taskstream *ts)
 {
 	int ms = ts->behind ? 0 : lws_service_adjust_timeout(ts->ctx, 1000, 0);
@@ -487,14 +519,20 @@ int taskstream_timeout_ms(struct taskstream *ts)
 
 struct taskstream_source {
 	struct taskstream *ts;
+	struct taskcheck_fetch *check; /* NULL: curl could not start, nothing checked */
 	bool headless;
 	const char *told; /* the state last said on stderr */
 	double due_at; /* monotonic: libwebsockets' next service (its timers, a retry) */
+	double check_at; /* monotonic: the next check's fetch */
+	double interval; /* --interval: a check a poll */
+	void (*note)(void *ctx, const char *text);
+	void *ctx;
+	char alert[192]; /* "" while the stream never fell behind */
 };
 
 static bool tss_wanted(const struct app_config *cfg)
 {
-	return !cfg->replay_path && !cfg->no_task_stream && cfg->scheduler_url;
+	return !cfg->replay_path && cfg->task_stream && cfg->scheduler_url;
 }
 
 static void *tss_open(const struct source_env *env, char *err, size_t errsz)
@@ -511,15 +549,60 @@ static void *tss_open(const struct source_env *env, char *err, size_t errsz)
 		free(s);
 		return NULL;
 	}
+	s->check = taskcheck_fetch_open(env->cfg);
 	s->headless = env->cfg->headless;
-	s->due_at = ts_mono(); /* the first connect */
+	s->due_at = s->check_at = ts_mono(); /* the first connect */
+	s->interval = env->cfg->interval;
+	s->note = env->note;
+	s->ctx = env->ctx;
 	return s;
 }
 
+/* The check's HTTP descriptors first, then the stream's. */
 static size_t tss_pollfds(const void *src, struct pollfd *out, size_t max)
 {
 	const struct taskstream_source *s = src;
-	return taskstream_pollfds(s->ts, out, max);
+	size_t n = s->check ? taskcheck_fetch_pollfds(s->check, out, max) : 0;
+	return n + taskstream_pollfds(s->ts, out + n, max - n);
+}
+
+/* Behind: said in the log (and on stderr headless), and in the header from
+ * then on, since the counts stay a lower bound. */
+static void tss_behind(struct taskstream_source *s, uint64_t missed)
+{
+	const struct taskstream_stats *st = &s->ts->st;
+	char text[256];
+	snprintf(text, sizeof(text),
+		 "task stream behind the scheduler: %llu finished tasks not received (another "
+		 "/eventstream client replaced or removed its plugin); reconnecting; task counts "
+		 "are a lower bound (at least %llu missed)",
+		 (unsigned long long)missed, (unsigned long long)st->missed);
+	s->note(s->ctx, text);
+	if (s->headless)
+		fprintf(stderr, "roastop: %s\n", text);
+	snprintf(s->alert, sizeof(s->alert),
+		 "task stream missed %llu tasks (another /eventstream client): counts a lower bound",
+		 (unsigned long long)st->missed);
+}
+
+static void tss_check(struct taskstream_source *s, const struct pollfd *pfd, size_t n)
+{
+	double total;
+	bool failed;
+	if (taskcheck_fetch_dispatch(s->check, pfd, n, &total, &failed)) {
+		uint64_t missed = taskstream_check(s->ts, total);
+		if (missed)
+			tss_behind(s, missed);
+	} else if (failed && s->ts->st.unchecked++ == 0 && !s->ts->st.checks) {
+		/* said once: a stream another client silences would go unnoticed */
+		s->note(s->ctx, "task stream unchecked: the scheduler's /metrics gave no "
+				"dask_scheduler_prefix_state_totals (prometheus_client missing?)");
+	}
+	double t = ts_mono();
+	if (taskstream_connected(s->ts) && t >= s->check_at) {
+		taskcheck_fetch_start(s->check);
+		s->check_at = t + s->interval;
+	}
 }
 
 /* Headless, the stream's changes go to stderr as the scheduler's do:
@@ -527,7 +610,12 @@ static size_t tss_pollfds(const void *src, struct pollfd *out, size_t max)
 static void tss_dispatch(void *src, const struct pollfd *pfd, size_t n, double now)
 {
 	struct taskstream_source *s = src;
-	taskstream_dispatch(s->ts, pfd, n, now);
+	struct pollfd mine[SOURCE_MAX_FDS];
+	size_t nc = s->check ? taskcheck_fetch_pollfds(s->check, mine, SOURCE_MAX_FDS) : 0;
+	nc = nc < n ? nc : n;
+	if (s->check)
+		tss_check(s, pfd, nc);
+	taskstream_dispatch(s->ts, pfd + nc, n - nc, now);
 	s->due_at = ts_mono() + taskstream_timeout_ms(s->ts) / 1e3;
 	const char *state = s->ts->st.state;
 	if (!strcmp(state, "connecting") || state == s->told)
@@ -539,12 +627,22 @@ static void tss_dispatch(void *src, const struct pollfd *pfd, size_t n, double n
 }
 
 /* libwebsockets says how long until it wants service, counted from the
- * last dispatch: the loop asks again after it slept. */
+ * last dispatch: the loop asks again after it slept; a connected stream's
+ * next check too. */
 static double tss_timeout(const void *src)
 {
 	const struct taskstream_source *s = src;
-	double left = s->due_at - ts_mono();
+	double at = s->due_at;
+	if (s->check && taskstream_connected(s->ts) && s->check_at < at)
+		at = s->check_at;
+	double left = at - ts_mono();
 	return left > 0 ? left : 0;
+}
+
+static const char *tss_alert(const void *src)
+{
+	const struct taskstream_source *s = src;
+	return s->alert[0] ? s->alert : NULL;
 }
 
 static void tss_drain(void *src, double now)
@@ -564,6 +662,10 @@ static void tss_stats(const void *src, struct source_stats *out)
 	source_count(out, NULL, "bytes", st->bytes);
 	source_count(out, NULL, "tasks", st->tasks);
 	source_count(out, NULL, "too_large", st->too_large);
+	source_count(out, NULL, "checks", st->checks);
+	source_count(out, NULL, "behind", st->behind);
+	source_count(out, NULL, "missed", st->missed);
+	source_count(out, NULL, "unchecked", st->unchecked);
 	for (int r = TSP_ERR_JSON; r < TSP__COUNT; r++)
 		source_count(out, "rejected_by", taskstream_result_name(r), st->rejected_by[r]);
 }
@@ -571,12 +673,17 @@ static void tss_stats(const void *src, struct source_stats *out)
 static void tss_close(void *src)
 {
 	struct taskstream_source *s = src;
+	taskcheck_fetch_close(s->check);
 	taskstream_close(s->ts);
 	free(s);
 }
 
 static const struct source_run_hooks tss_hooks = {
 	.finish = tss_drain,
+};
+
+static const struct source_watch tss_watch = {
+	.alert = tss_alert,
 };
 
 const struct source_ops taskstream_source = {
@@ -589,5 +696,6 @@ const struct source_ops taskstream_source = {
 	.stats = tss_stats,
 	.close = tss_close,
 	.tasks = true,
+	.watch = &tss_watch,
 	.run_hooks = &tss_hooks,
 };

@@ -36,7 +36,9 @@ SOURCE_OWN = {
     # the listener's transport is the datagram engine (udp.c: framing, key,
     # sequence), tested apart from the socket through udp_process; the port
     # remembered beside the key is its own (portfile.c)
-    "listener": {"roastop/udp.h", "roastop/portfile.h"}}
+    "listener": {"roastop/udp.h", "roastop/portfile.h"},
+    # the stream's check against the scheduler's count (taskcheck.c)
+    "taskstream": {"roastop/taskstream.h", "roastop/taskcheck.h"}}
 
 
 def strip(text):

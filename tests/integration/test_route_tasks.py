@@ -30,7 +30,7 @@ def cluster(tmp_path):
 
 def start(tmp_path, cluster, *extra):
     proc = subprocess.Popen([ROASTOP, *map(str, [
-        "--headless", "--listen", "127.0.0.1:0", "--no-auth", "--scheduler",
+        "--headless", "--listen", "127.0.0.1:0", "--no-auth", "--task-stream", "--scheduler",
         cluster.dashboard_url, "--interval", 0.5, "--output", tmp_path / "out",
         "--duration", 600, *extra])], stdout=open(tmp_path / "roastop.stdout", "w"),
         stderr=open(tmp_path / "roastop.stderr", "w"), stdin=subprocess.DEVNULL)
@@ -198,7 +198,7 @@ def test_view_shows_erred_and_the_stuck_task(tmp_path, cluster):
     from test_screen import Screen
     client = cluster.client()
     route.install_on(client)
-    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
+    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--task-stream", "--listen", "127.0.0.1:0",
                           "--no-auth", "--interval", 0.5, "--checkpoint", 0], cols=200, rows=60)
     try:
         s.wait_for("0 Tasks", timeout=60)

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 def start(tmp_path, cluster, *extra):
     err = tmp_path / "roastop.stderr"
     proc = subprocess.Popen([ROASTOP, *map(str, ["--headless", "--listen", "127.0.0.1:0", "--no-auth",
-                             "--scheduler", cluster.dashboard_url, "--output",
+                             "--scheduler", cluster.dashboard_url, "--task-stream", "--output",
                              tmp_path / "out", "--checkpoint", 0, "--duration", 600, *extra])],
                             stdout=open(tmp_path / "roastop.stdout", "w"), stderr=open(err, "w"),
                             stdin=subprocess.DEVNULL)
@@ -238,7 +238,7 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
     if shutil.which("tmux") is None:
         pytest.skip("tmux not installed")
     from test_screen import DURATION, Screen
-    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--listen", "127.0.0.1:0",
+    s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--task-stream", "--listen", "127.0.0.1:0",
                           "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
     try:
         s.wait_for("0 Tasks", timeout=60)  # the stream connected: its view offered

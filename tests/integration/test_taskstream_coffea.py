@@ -144,7 +144,8 @@ def test_apply_to_fileset_in_tmux(tmp_path, dak_cluster, dimuon_files, cols, row
         pytest.skip("tmux not installed")
     from test_screen import DURATION, Screen
     files, _ = dimuon_files
-    s = Screen(tmp_path, ["--scheduler", dak_cluster.dashboard_url, "--listen", "127.0.0.1:0",
+    s = Screen(tmp_path, ["--scheduler", dak_cluster.dashboard_url, "--task-stream",
+                          "--listen", "127.0.0.1:0",
                           "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
     try:
         s.wait_for("0 Tasks", timeout=60)  # roastop up, its keys read: then the key

@@ -643,7 +643,7 @@ static void usage_lists_every_option(void **state)
 	cli_usage(f);
 	fclose(f);
 	const char *names[] = { "--scheduler URL", "--listen HOST:PORT", "--key-file FILE",
-				"--new-key", "--no-auth", "--interval SECONDS", "--output DIR",
+				"--new-key", "--no-auth", "--task-stream", "--interval SECONDS", "--output DIR",
 				"--headless", "--duration SECONDS", "--exit-on-run-end", "--record FILE",
 				"--replay FILE", "--speed X", "--theme NAME|PATH", "--no-color",
 				"--ascii", "--checkpoint SECONDS", "--processor-prefix PATTERN",

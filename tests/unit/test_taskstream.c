@@ -5,7 +5,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "roastop/metrics_tasks.h"
 #include "roastop/tasks.h"
 #include "roastop/taskstream.h"
 
@@ -271,6 +273,49 @@ static void model_running_from_the_route(void **state)
 	tasks_free(&t);
 }
 
+/* The feed's counters say the stream fell behind the scheduler's count:
+ * the block and the summary give the count as a lower bound, with why;
+ * without them, nothing of it. */
+static void behind_stream_writes_a_lower_bound(void **state)
+{
+	(void)state;
+	struct tasks t;
+	tasks_init(&t);
+	for (int i = 0; i < 12; i++) {
+		struct ev_task a = task("inc", "compute", 0.01, "OK");
+		tasks_apply(&t, &a, 0);
+	}
+	struct source_counter c[] = { { NULL, "connects", 2 }, { NULL, "behind", 1 },
+				      { NULL, "missed", 30 } };
+	struct ev_counters feed = { .source = "task_stream", .n_counters = 3, .counters = c };
+	for (int behind = 0; behind < 2; behind++) {
+		feed.n_counters = behind ? 3 : 1;
+		cJSON *root = cJSON_CreateObject();
+		metrics_tasks_json(root, &t, &feed);
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "tasks");
+		assert_near(cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble, 12, 0);
+		const cJSON *lb = cJSON_GetObjectItemCaseSensitive(o, "count_lower_bound");
+		struct strbuf sb;
+		strbuf_init(&sb);
+		metrics_tasks_text(o, &sb);
+		if (behind) {
+			assert_true(cJSON_IsTrue(lb));
+			assert_near(cJSON_GetObjectItemCaseSensitive(o, "missed_at_least")->valuedouble,
+				    30, 0);
+			assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(o, "count_reason")
+						       ->valuestring, "replaced or removed its plugin"));
+			assert_non_null(strstr(sb.data, "(/eventstream): at least 12 tasks"));
+			assert_non_null(strstr(sb.data, "missed at least 30 finished tasks"));
+		} else {
+			assert_null(lb);
+			assert_null(strstr(sb.data, "at least"));
+		}
+		strbuf_free(&sb);
+		cJSON_Delete(root);
+	}
+	tasks_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +327,7 @@ int main(void)
 		cmocka_unit_test(model_erred_from_the_route),
 		cmocka_unit_test(model_erred_across_a_clear),
 		cmocka_unit_test(model_running_from_the_route),
+		cmocka_unit_test(behind_stream_writes_a_lower_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

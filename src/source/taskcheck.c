@@ -1,0 +1,220 @@
+#include "roastop/taskcheck.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roastop/httpc.h"
+#include "roastop/strbuf.h"
+
+struct tc_sum {
+	bool seen, bad;
+	double total;
+};
+
+static void tc_sample(void *ctx, const struct prom_sample *s)
+{
+	struct tc_sum *a = ctx;
+	if (strcmp(s->name, TASKCHECK_FAMILY) != 0)
+		return;
+	const char *state = prom_label(s, "state");
+	if (!state || strcmp(state, "memory") != 0)
+		return;
+	a->seen = true;
+	if (!isfinite(s->value) || s->value < 0 || s->value > 1e15)
+		a->bad = true;
+	else
+		a->total += s->value;
+}
+
+bool taskcheck_total(const char *body, size_t len, double *total, struct prom_stats *st)
+{
+	struct tc_sum a = { 0 };
+	prom_parse(body, len, tc_sample, &a, st);
+	/* a scheduler without a prefix yet serves the family's TYPE line alone:
+	 * 0 tasks, not "no such family" */
+	static const char type[] = "# TYPE " TASKCHECK_FAMILY " counter";
+	a.seen |= len >= sizeof(type) && memmem(body, len, type, sizeof(type) - 1);
+	if (!a.seen || a.bad || a.total > 1e15)
+		return false;
+	*total = a.total;
+	return true;
+}
+
+void taskcheck_reset(struct taskcheck *c)
+{
+	memset(&c->conn, 0, sizeof(c->conn));
+}
+
+uint64_t taskcheck_missed(const struct taskcheck *c)
+{
+	return c->missed_before + c->missed;
+}
+
+/* The window's shortfall at this check (0 when none); *rebased when this
+ * check took its base (the first, or the count fell: a new scheduler). */
+static double tc_shortfall(struct taskcheck_window *w, double total, uint64_t stream,
+			   bool *rebased)
+{
+	*rebased = !w->based || total < w->prev_total || stream < w->base_stream;
+	if (*rebased) {
+		*w = (struct taskcheck_window){ .based = true, .base_total = total,
+						.prev_total = total, .base_stream = stream };
+		return 0;
+	}
+	double due = w->prev_total - w->base_total; /* counted by the check before */
+	double brought = (double)(stream - w->base_stream);
+	w->prev_total = total;
+	return brought < due ? due - brought : 0;
+}
+
+uint64_t taskcheck_observe(struct taskcheck *c, double total, uint64_t stream)
+{
+	bool rebased;
+	double s = tc_shortfall(&c->session, total, stream, &rebased);
+	if (rebased) {
+		c->missed_before += c->missed;
+		c->missed = 0;
+	}
+	if (s > (double)c->missed)
+		c->missed = (uint64_t)s;
+	double d = tc_shortfall(&c->conn, total, stream, &rebased);
+	if (d <= 0)
+		return 0;
+	taskcheck_reset(c);
+	return (uint64_t)d;
+}
+
+/* ---- the fetch ----------------------------------------------------------- */
+
+struct taskcheck_fetch {
+	struct httpc *http;
+	CURL *easy;
+	struct curl_slist *headers;
+	struct strbuf body;
+	bool busy, done, ok;
+	double total;
+};
+
+static size_t tc_write(char *ptr, size_t size, size_t nmemb, void *userp)
+{
+	struct taskcheck_fetch *f = userp;
+	size_t n = size * nmemb;
+	if (f->body.len + n > TASKCHECK_MAX_BODY)
+		return 0; /* aborts the transfer */
+	strbuf_append(&f->body, ptr, n);
+	return f->body.failed ? 0 : n;
+}
+
+static void tc_done(void *ctx, CURL *easy, CURLcode result, long code)
+{
+	(void)easy;
+	struct taskcheck_fetch *f = ctx;
+	struct prom_stats st = { 0 };
+	f->busy = false;
+	f->done = true;
+	f->ok = result == CURLE_OK && code == 200 && f->body.len > 0 &&
+		taskcheck_total(f->body.data, f->body.len, &f->total, &st);
+}
+
+static bool tc_url(CURL *e, const struct app_config *cfg)
+{
+	char url[2048];
+	const char *pre = cfg->dashboard_prefix ? cfg->dashboard_prefix : "";
+	size_t ul = strlen(cfg->scheduler_url), pl = strlen(pre);
+	while (ul && cfg->scheduler_url[ul - 1] == '/')
+		ul--;
+	while (pl && pre[pl - 1] == '/')
+		pl--;
+	int n = snprintf(url, sizeof(url), "%.*s%s%.*s/metrics", (int)ul, cfg->scheduler_url,
+			 pl && pre[0] != '/' ? "/" : "", (int)pl, pre);
+	return n > 0 && (size_t)n < sizeof(url) && curl_easy_setopt(e, CURLOPT_URL, url) == CURLE_OK;
+}
+
+static bool tc_setup(struct taskcheck_fetch *f, const struct app_config *cfg)
+{
+	CURL *e = f->easy;
+	double timeout = cfg->interval * 2 < 10 ? 10 : cfg->interval * 2;
+	for (size_t i = 0; i < cfg->n_headers; i++) {
+		struct curl_slist *h = curl_slist_append(f->headers, cfg->headers[i]);
+		if (!h)
+			return false;
+		f->headers = h;
+	}
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, tc_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
+	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)TASKCHECK_MAX_BODY);
+	if (f->headers)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->headers);
+	if (cfg->cacert)
+		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->cacert);
+	if (cfg->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	return tc_url(e, cfg);
+}
+
+struct taskcheck_fetch *taskcheck_fetch_open(const struct app_config *cfg)
+{
+	struct taskcheck_fetch *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	strbuf_init(&f->body);
+	f->easy = curl_easy_init();
+	f->http = f->easy ? httpc_open(tc_done, f) : NULL;
+	if (!f->http || !tc_setup(f, cfg)) {
+		taskcheck_fetch_close(f);
+		return NULL;
+	}
+	return f;
+}
+
+void taskcheck_fetch_close(struct taskcheck_fetch *f)
+{
+	if (!f)
+		return;
+	if (f->http)
+		httpc_close(f->http);
+	if (f->easy)
+		curl_easy_cleanup(f->easy);
+	curl_slist_free_all(f->headers);
+	strbuf_free(&f->body);
+	free(f);
+}
+
+void taskcheck_fetch_start(struct taskcheck_fetch *f)
+{
+	if (f->busy)
+		return;
+	strbuf_reset(&f->body);
+	f->busy = httpc_add(f->http, f->easy) == 0;
+	f->done = !f->busy;
+	f->ok = false;
+}
+
+size_t taskcheck_fetch_pollfds(const struct taskcheck_fetch *f, struct pollfd *out, size_t max)
+{
+	return httpc_pollfds(f->http, out, max);
+}
+
+bool taskcheck_fetch_dispatch(struct taskcheck_fetch *f, const struct pollfd *pfd, size_t n,
+			      double *total, bool *failed)
+{
+	if (n)
+		httpc_dispatch(f->http, pfd, n);
+	*failed = f->done && !f->ok;
+	bool got = f->done && f->ok;
+	if (got)
+		*total = f->total;
+	f->done = false;
+	return got;
+}
