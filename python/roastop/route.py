@@ -21,7 +21,9 @@ docs/scheduler.md ("The route").
 import sys
 
 ROUTE = "/roastop/v1/state.json"
-ROUTE_VERSION = 4
+TASKS_ROUTE = "/roastop/v1/tasks.json"  # the finished tasks' records (version 5)
+ROUTE_VERSION = 5
+TASKS_MAX = 4000  # task records a tasks.json answer carries; the rest the next
 ERRED_MAX = 64  # prefixes with failed tasks listed; the rest counted
 RUNNING_MAX = 16  # tasks executing now listed, the oldest first
 
@@ -30,6 +32,7 @@ def install(dask_scheduler=None, span_id=None):
     """Runs ON the scheduler (client.run_on_scheduler). Returns the routes now
     served, for the client to log."""
     import binascii
+    import itertools
     import json
     import math
     import os
@@ -41,6 +44,22 @@ def install(dask_scheduler=None, span_id=None):
     from tornado import web
 
     sched = dask_scheduler
+
+    def task_plugin():
+        """distributed's TaskStreamPlugin ("task-stream"): the one the
+        dashboard added when it is there, else one added now (idempotent,
+        so never a second: every reader shares its buffer)."""
+        from distributed.diagnostics.task_stream import TaskStreamPlugin
+        name = TaskStreamPlugin.name
+        if name not in sched.plugins:
+            sched.add_plugin(TaskStreamPlugin(sched), name=name, idempotent=True)
+        return sched.plugins[name]
+
+    def task_base():
+        """(the plugin, its index now): where a reader with no cursor of
+        this plugin starts (the latest install: the run's start)."""
+        plugin = task_plugin()
+        return plugin, plugin.index
 
     def erred_counts():
         """{prefix: its tasks gone into erred since the scheduler started}
@@ -58,6 +77,7 @@ def install(dask_scheduler=None, span_id=None):
         # invalidates the encoded members)
         old["span_id"], old["erred_base"], old["erred_since"] = span_id, erred_counts(), time.time()
         old["erred_gen"] += 1
+        old["tasks_base"] = task_base()
         return old["routes"]
 
     def num(v):
@@ -310,6 +330,48 @@ def install(dask_scheduler=None, span_id=None):
             parts[-1:] = [b',"worker_status":', names, b',"workers":', facts, b"}"]
         return b"".join(parts)
 
+    def task_rows(records):
+        """Each finished task's record as a row: [key, worker, status, then
+        action, start, stop of each of its startstops]. A task that raised
+        is left out, as /eventstream leaves it: the state body counts the
+        failures by prefix."""
+        rows = []
+        for rec in records:
+            if rec.get("status") == "error":
+                continue
+            row = [rec.get("key"), rec.get("worker"), rec.get("status")]
+            for ss in rec.get("startstops") or ():
+                row += (ss.get("action"), num(ss.get("start")), num(ss.get("stop")))
+            rows.append(row)
+        return rows
+
+    def tasks_body(since):
+        """The records since the reader's cursor "<stream>.<index>" (bytes),
+        TASKS_MAX at most. Each reader holds its own cursor: nothing is
+        taken out of the plugin's buffer. Without a cursor of this plugin
+        (a reader's first ask, a plugin replaced): from the latest
+        install (the run's start) when the plugin is the one it saw, else
+        from its oldest record. What the bounded buffer dropped before the
+        reader came back is counted as lost."""
+        plugin = task_plugin()
+        buf, index = plugin.buffer, plugin.index
+        stream = "%s-%x" % (token_prefix, id(plugin))
+        head, _, at = (since or "").partition(".")
+        base_plugin, base = state["tasks_base"]
+        if head == stream and at.isdigit() and int(at) <= index:
+            start = int(at)
+        else:
+            start = base if base_plugin is plugin else index - len(buf)
+        lost = max(0, index - len(buf) - start)
+        start += lost
+        n = min(index - start, TASKS_MAX)
+        # the newest are at the deque's right end: read from there
+        recs = list(itertools.islice(reversed(buf), index - start))
+        recs.reverse()
+        return dumps({"stream": stream, "next": start + n, "lost": lost,
+                      "left": index - start - n, "time": time.time(),
+                      "tasks": task_rows(recs[:n])}).encode()
+
     class StateHandler(web.RequestHandler):
         def get(self):
             self.set_header("Content-Type", "application/json")
@@ -317,18 +379,27 @@ def install(dask_scheduler=None, span_id=None):
             have = self.request.query_arguments.get("have")
             self.write(body(have[-1] if have else None))
 
-    if old is not None:  # an earlier collector's handler: serve this version instead
-        routes = old["routes"]
-        for rule in handler_rules(sched.http_application.default_router, ROUTE):
-            rule.target = StateHandler
-    else:
-        routes = [ROUTE]
-        prefix = dashboard_prefix(sched.http_application)
-        if prefix:
-            routes.append(prefix + ROUTE)
-        sched.http_application.add_handlers(r".*", [(r, StateHandler) for r in routes])
+    class TasksHandler(web.RequestHandler):
+        def get(self):
+            self.set_header("Content-Type", "application/json")
+            self.set_header("Cache-Control", "no-store")
+            since = self.request.query_arguments.get("since")
+            self.write(tasks_body(since[-1].decode("ascii", "replace") if since else None))
+
+    # an earlier collector's handler serves this version instead; a route
+    # not served yet is added
+    prefix = dashboard_prefix(sched.http_application)
+    for suffix, handler in ((ROUTE, StateHandler), (TASKS_ROUTE, TasksHandler)):
+        rules = list(handler_rules(sched.http_application.default_router, suffix))
+        for rule in rules:
+            rule.target = handler
+        if not rules:
+            paths = [suffix, prefix + suffix] if prefix else [suffix]
+            sched.http_application.add_handlers(r".*", [(r, handler) for r in paths])
+    routes = old["routes"] if old is not None else [ROUTE, prefix + ROUTE] if prefix else [ROUTE]
     state = {"span_id": span_id, "routes": routes, "version": ROUTE_VERSION,
-             "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time()}
+             "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time(),
+             "tasks_base": task_base()}
     sched._roastop_route = state
     return routes
 
