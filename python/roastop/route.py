@@ -87,19 +87,45 @@ def install(dask_scheduler=None, span_id=None):
 
     nan = math.nan
 
-    def fine_rows(metrics):
+    def fine_json(metrics, cache):
+        """Scheduler.cumulative_worker_metrics as the JSON (bytes) of its rows
+        [context, prefix, activity, unit, value]. 200 prefixes make ~2,500
+        keys: a row built and JSON-encoded each poll cost ~10 ms a poll. So
+        a key's part of its row is encoded once, and the row again only
+        when its value changed (cache: {key: (value, row, head)}, one dict
+        read a key; most keys are still between two polls). Plain-string
+        keys are heartbeat digests, not fine metrics; non-finite values are
+        left out."""
         rows = []
         for key, value in metrics.items():
-            if not isinstance(key, tuple) or len(key) < 3:
-                continue  # plain-string keys are heartbeat digests, not fine metrics
-            value = num(value)
-            if value is None:
+            hit = cache.get(key)
+            if hit is None:
+                hit = (None, b"", fine_head(key))
+            elif hit[0] == value and type(hit[0]) is type(value):
+                if hit[1]:
+                    rows.append(hit[1])
                 continue
-            parts = [str(k) for k in key]
-            if len(parts) == 3:
-                parts.insert(1, "")  # (context, activity, unit): no task prefix
-            rows.append([parts[0], parts[1], parts[2], parts[-1], value])
-        return rows
+            v = num(value)
+            row = hit[2] + float_text(v) + b"]" if hit[2] and v is not None else b""
+            cache[key] = (value, row, hit[2])
+            if row:
+                rows.append(row)
+        return b"[" + b",".join(rows) + b"]"
+
+    def fine_head(key):
+        """b'["context","prefix","activity","unit",' of a fine-metric key,
+        b"" for a key that is not one."""
+        if not isinstance(key, tuple) or len(key) < 3:
+            return b""
+        parts = [str(k) for k in key]
+        if len(parts) == 3:
+            parts.insert(1, "")  # (context, activity, unit): no task prefix
+        return dumps([parts[0], parts[1], parts[2], parts[-1]]).encode()[:-1] + b","
+
+    def float_text(v):
+        """A finite number as the JSON encoder writes it (a subclass, such
+        as numpy's, as its base type)."""
+        return (float.__repr__(v) if isinstance(v, float) else int.__repr__(v)).encode()
 
     def worker_facts(ws):
         """The facts fixed for a WorkerState's life (a worker that registers
@@ -193,10 +219,13 @@ def install(dask_scheduler=None, span_id=None):
         ext = sched.extensions.get("spans")
         return ext.spans.get(span_id) if (ext is not None and span_id) else None
 
-    def span_rows(span, span_id):
+    def span_json(span, span_id):
+        """The run's span with its fine metrics (bytes); null when none."""
         if span is None:
-            return None
-        return {"id": span_id, "name": list(span.name), "fine": fine_rows(span.cumulative_worker_metrics)}
+            return b"null"
+        return b'{"id":%s,"name":%s,"fine":%s}' % (
+            dumps(span_id).encode(), dumps(list(span.name)).encode(),
+            fine_json(span.cumulative_worker_metrics, state["fine_span"]))
 
     PENDING = ("waiting", "no-worker", "queued", "processing")
 
@@ -315,14 +344,13 @@ def install(dask_scheduler=None, span_id=None):
         facts, names = facts_json(wss), statuses_json(statuses)
         span_id = state["span_id"]
         span = span_of(span_id)
-        fine = fine_rows(sched.cumulative_worker_metrics)
+        fine = fine_json(sched.cumulative_worker_metrics, state["fine_cluster"])
         # the scalars by %-format (a dict through the JSON encoder cost
         # more than all of them); bytes throughout: tornado writes them as
         # they are
         now = time.time()
         head = HEAD % (now, len(wss), sched.total_nthreads, sum(processing),
-                       progress_json(span, span_id), dumps(fine).encode() if fine else b"[]",
-                       dumps(span_rows(span, span_id)).encode() if span else b"null",
+                       progress_json(span, span_id), fine, span_json(span, span_id),
                        state["token_bytes"])
         parts = [ident, head, b",", running_json(wss, executing, now),
                  b',"worker_state":"', pack(vals), b'"', b"}"]
@@ -399,7 +427,7 @@ def install(dask_scheduler=None, span_id=None):
     routes = old["routes"] if old is not None else [ROUTE, prefix + ROUTE] if prefix else [ROUTE]
     state = {"span_id": span_id, "routes": routes, "version": ROUTE_VERSION,
              "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time(),
-             "tasks_base": task_base()}
+             "tasks_base": task_base(), "fine_cluster": {}, "fine_span": {}}
     sched._roastop_route = state
     return routes
 
