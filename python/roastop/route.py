@@ -55,12 +55,6 @@ def install(dask_scheduler=None, span_id=None):
             sched.add_plugin(TaskStreamPlugin(sched), name=name, idempotent=True)
         return sched.plugins[name]
 
-    def task_base():
-        """(the plugin, its index now): where a reader with no cursor of
-        this plugin starts (the latest install: the run's start)."""
-        plugin = task_plugin()
-        return plugin, plugin.index
-
     def erred_counts():
         """{prefix: its tasks gone into erred since the scheduler started}
         (TaskPrefix.state_counts counts transitions, so it never decreases)."""
@@ -77,7 +71,7 @@ def install(dask_scheduler=None, span_id=None):
         # invalidates the encoded members)
         old["span_id"], old["erred_base"], old["erred_since"] = span_id, erred_counts(), time.time()
         old["erred_gen"] += 1
-        old["tasks_base"] = task_base()
+        task_plugin()
         return old["routes"]
 
     def num(v):
@@ -376,20 +370,20 @@ def install(dask_scheduler=None, span_id=None):
     def tasks_body(since):
         """The records since the reader's cursor "<stream>.<index>" (bytes),
         TASKS_MAX at most. Each reader holds its own cursor: nothing is
-        taken out of the plugin's buffer. Without a cursor of this plugin
-        (a reader's first ask, a plugin replaced): from the latest
-        install (the run's start) when the plugin is the one it saw, else
-        from its oldest record. What the bounded buffer dropped before the
-        reader came back is counted as lost."""
+        taken out of the plugin's buffer. Without a cursor (a reader's first
+        ask) none, and the cursor of now: as /eventstream, the tasks from
+        the reader's start (one that read the stream until now has its
+        earlier ones). A cursor of another plugin (one put in this one's
+        place): from its oldest record. What the bounded buffer dropped
+        before the reader came back is counted as lost."""
         plugin = task_plugin()
         buf, index = plugin.buffer, plugin.index
         stream = "%s-%x" % (token_prefix, id(plugin))
         head, _, at = (since or "").partition(".")
-        base_plugin, base = state["tasks_base"]
         if head == stream and at.isdigit() and int(at) <= index:
             start = int(at)
         else:
-            start = base if base_plugin is plugin else index - len(buf)
+            start = index - len(buf) if since else index
         lost = max(0, index - len(buf) - start)
         start += lost
         n = min(index - start, TASKS_MAX)
@@ -427,7 +421,8 @@ def install(dask_scheduler=None, span_id=None):
     routes = old["routes"] if old is not None else [ROUTE, prefix + ROUTE] if prefix else [ROUTE]
     state = {"span_id": span_id, "routes": routes, "version": ROUTE_VERSION,
              "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time(),
-             "tasks_base": task_base(), "fine_cluster": {}, "fine_span": {}}
+             "fine_cluster": {}, "fine_span": {}}
+    task_plugin()
     sched._roastop_route = state
     return routes
 

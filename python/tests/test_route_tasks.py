@@ -2,7 +2,9 @@
 with distributed's own TaskStreamPlugin: the plugin the dashboard added is
 reused and one is added only when absent; each reader's cursor is its own
 (two readers both get every record, none taken from the other); a reader
-without a cursor starts at the latest install (the run's start); an answer
+without a cursor gets none and the cursor of now (as /eventstream: the
+tasks from its start); a cursor of a plugin put in the first's place reads
+the new one from its oldest record; an answer
 carries at most TASKS_MAX records and says how many are left; what the
 bounded buffer dropped before a reader came back is counted as lost; a task
 that raised is left out, as /eventstream leaves it."""
@@ -53,11 +55,14 @@ class RouteTasks(testing.AsyncHTTPTestCase):
     def test_two_readers_each_get_every_record(self):
         plugin = TaskStreamPlugin(self.sched)
         self.sched.plugins["task-stream"] = plugin
-        finish(plugin, "before-install")  # not this run's
+        finish(plugin, "before-install")
         route.install(self.sched)
+        first, cur_a = self.tasks()
+        assert first["tasks"] == [] and first["next"] == 1  # from now on
+        _, cur_b = self.tasks()
         finish(plugin, ("inc-0123456789abcdef0123456789abcdef", 0))
-        a, cur_a = self.tasks()
-        b, cur_b = self.tasks()
+        a, cur_a = self.tasks(cur_a)
+        b, cur_b = self.tasks(cur_b)
         assert a["tasks"] == b["tasks"] == [[
             ["inc-0123456789abcdef0123456789abcdef", 0], "tcp://127.0.0.1:4000", "OK",
             "transfer", 100.0, 100.5, "compute", 100.5, 102.0]]

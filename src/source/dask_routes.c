@@ -79,7 +79,10 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x)
 		}
 		if (e == DASK_OK) {
 			bool tasks = dask_tasks_offered(x->body.data, x->body.len);
-			if (tasks) /* before the status: the stream is not opened */
+			/* the poller's first answer: told before its status, the
+			 * stream is never opened; one already open is closed at the
+			 * route's first answer (dask_on_tasks), the cursor then */
+			if (tasks && !d->status_sent)
 				dask_tasks_tell(d, true);
 			dask_status_set(d, SRC_CONNECTED,
 					"roastop route: workers and fine metrics");

@@ -141,6 +141,7 @@ void dask_on_tasks(struct dask *d, long code, const struct xfer *x)
 	cJSON *o = code == 200 ? cJSON_ParseWithLength(x->body.data, x->body.len) : NULL;
 	double sched_now;
 	if (cJSON_IsObject(o) && tasks_head(d, o, &sched_now)) {
+		dask_tasks_tell(d, true);
 		tasks_rows(d, cJSON_GetObjectItemCaseSensitive(o, "tasks"), sched_now);
 	} else {
 		d->st.tasks_rejected++; /* the cursor stays: asked again next round */

@@ -508,6 +508,7 @@ struct taskstream_source {
 	void *ctx;
 	bool headless;
 	bool routed, heard; /* the route brings the tasks; the poller has answered */
+	double now; /* the latest event's time: stamps what a closing stream drains */
 	/* times the route took the tasks over: counted with the stream's
 	 * connects, as the task feed reached the scheduler each time (a feed
 	 * never connected measured nothing: its counts are null) */
@@ -554,6 +555,8 @@ static void tss_want(struct taskstream_source *s)
 		s->ts = taskstream_open(&s->tc, s->deliver, s->ctx, err, sizeof(err));
 		s->due_at = ts_mono(); /* the first connect */
 	} else if (!want && s->ts) {
+		/* what the scheduler wrote before the route's cursor was taken */
+		taskstream_drain(s->ts, s->now);
 		taskstream_close(s->ts);
 		s->ts = NULL;
 		s->due_at = -1;
@@ -564,6 +567,7 @@ static void tss_want(struct taskstream_source *s)
 static void tss_on_event(void *src, const struct event *ev)
 {
 	struct taskstream_source *s = src;
+	s->now = ev->t;
 	if (ev->type != EV_STATUS || !ev->u.status.source)
 		return;
 	if (!strcmp(ev->u.status.source, "scheduler"))
