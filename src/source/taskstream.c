@@ -570,12 +570,15 @@ static void tss_on_event(void *src, const struct event *ev)
 	s->now = ev->t;
 	if (ev->type != EV_STATUS || !ev->u.status.source)
 		return;
-	if (!strcmp(ev->u.status.source, "scheduler"))
-		s->heard = true;
-	else if (!strcmp(ev->u.status.source, "task_stream"))
-		s->handovers += (s->routed = ev->u.status.state == SRC_CONNECTED);
-	else
+	bool poller = !strcmp(ev->u.status.source, "scheduler");
+	bool route = !strcmp(ev->u.status.source, "task_stream");
+	if (!poller && !route)
 		return;
+	s->heard |= poller;
+	if (route) {
+		s->routed = ev->u.status.state == SRC_CONNECTED;
+		s->handovers += s->routed;
+	}
 	tss_want(s);
 }
 
