@@ -48,6 +48,11 @@ struct dask_stats {
 	uint64_t redirects, redirects_refused; /* followed (same origin); not followed */
 	uint64_t bytes; /* body bytes received */
 	uint64_t facts_refetched; /* route bodies asked again whole: kept facts not theirs */
+	/* the route's task records (docs/scheduler.md, "Task records"):
+	 * startstops delivered; records the scheduler's buffer dropped before
+	 * they were read; answers cut at the route's cap (the rest read at
+	 * once after); rows or answers refused */
+	uint64_t tasks, tasks_lost, tasks_capped, tasks_rejected;
 	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 

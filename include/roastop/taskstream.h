@@ -68,6 +68,17 @@ void taskstream_drain(struct taskstream *ts, double now);
 uint64_t taskstream_check(struct taskstream *ts, double total);
 bool taskstream_connected(const struct taskstream *ts);
 
+/* A finished task's startstop as its JSON values (NULL: absent), from
+ * /eventstream or the collector's route (docs/scheduler.md): key (a string
+ * or a tuple's array), action, start, stop, worker, status. */
+struct cJSON;
+struct taskstream_fields {
+	const struct cJSON *key, *action, *start, *stop, *worker, *status;
+};
+
+/* The fields into an EV_TASK event (strings in ev's arena; the event reset
+ * before): TSP_TASK, or why not. Every task source builds its events so. */
+enum taskstream_result taskstream_task(struct event *ev, const struct taskstream_fields *f);
 /* One message into an EV_TASK event (strings in ev's arena). */
 enum taskstream_result taskstream_parse(const char *buf, size_t len, struct event *ev);
 /* dask.utils.key_split of a key's first string: the task prefix. */

@@ -21,7 +21,9 @@ docs/scheduler.md ("The route").
 import sys
 
 ROUTE = "/roastop/v1/state.json"
-ROUTE_VERSION = 4
+TASKS_ROUTE = "/roastop/v1/tasks.json"  # the finished tasks' records (version 5)
+ROUTE_VERSION = 5
+TASKS_MAX = 4000  # task records a tasks.json answer carries; the rest the next
 ERRED_MAX = 64  # prefixes with failed tasks listed; the rest counted
 RUNNING_MAX = 16  # tasks executing now listed, the oldest first
 
@@ -30,6 +32,7 @@ def install(dask_scheduler=None, span_id=None):
     """Runs ON the scheduler (client.run_on_scheduler). Returns the routes now
     served, for the client to log."""
     import binascii
+    import itertools
     import json
     import math
     import os
@@ -41,6 +44,16 @@ def install(dask_scheduler=None, span_id=None):
     from tornado import web
 
     sched = dask_scheduler
+
+    def task_plugin():
+        """distributed's TaskStreamPlugin ("task-stream"): the one the
+        dashboard added when it is there, else one added now (idempotent,
+        so never a second: every reader shares its buffer)."""
+        from distributed.diagnostics.task_stream import TaskStreamPlugin
+        name = TaskStreamPlugin.name
+        if name not in sched.plugins:
+            sched.add_plugin(TaskStreamPlugin(sched), name=name, idempotent=True)
+        return sched.plugins[name]
 
     def erred_counts():
         """{prefix: its tasks gone into erred since the scheduler started}
@@ -58,6 +71,7 @@ def install(dask_scheduler=None, span_id=None):
         # invalidates the encoded members)
         old["span_id"], old["erred_base"], old["erred_since"] = span_id, erred_counts(), time.time()
         old["erred_gen"] += 1
+        task_plugin()
         return old["routes"]
 
     def num(v):
@@ -67,19 +81,45 @@ def install(dask_scheduler=None, span_id=None):
 
     nan = math.nan
 
-    def fine_rows(metrics):
+    def fine_json(metrics, cache):
+        """Scheduler.cumulative_worker_metrics as the JSON (bytes) of its rows
+        [context, prefix, activity, unit, value]. 200 prefixes make ~2,500
+        keys: a row built and JSON-encoded each poll cost ~10 ms a poll. So
+        a key's part of its row is encoded once, and the row again only
+        when its value changed (cache: {key: (value, row, head)}, one dict
+        read a key; most keys are still between two polls). Plain-string
+        keys are heartbeat digests, not fine metrics; non-finite values are
+        left out."""
         rows = []
         for key, value in metrics.items():
-            if not isinstance(key, tuple) or len(key) < 3:
-                continue  # plain-string keys are heartbeat digests, not fine metrics
-            value = num(value)
-            if value is None:
+            hit = cache.get(key)
+            if hit is None:
+                hit = (None, b"", fine_head(key))
+            elif hit[0] == value and type(hit[0]) is type(value):
+                if hit[1]:
+                    rows.append(hit[1])
                 continue
-            parts = [str(k) for k in key]
-            if len(parts) == 3:
-                parts.insert(1, "")  # (context, activity, unit): no task prefix
-            rows.append([parts[0], parts[1], parts[2], parts[-1], value])
-        return rows
+            v = num(value)
+            row = hit[2] + float_text(v) + b"]" if hit[2] and v is not None else b""
+            cache[key] = (value, row, hit[2])
+            if row:
+                rows.append(row)
+        return b"[" + b",".join(rows) + b"]"
+
+    def fine_head(key):
+        """b'["context","prefix","activity","unit",' of a fine-metric key,
+        b"" for a key that is not one."""
+        if not isinstance(key, tuple) or len(key) < 3:
+            return b""
+        parts = [str(k) for k in key]
+        if len(parts) == 3:
+            parts.insert(1, "")  # (context, activity, unit): no task prefix
+        return dumps([parts[0], parts[1], parts[2], parts[-1]]).encode()[:-1] + b","
+
+    def float_text(v):
+        """A finite number as the JSON encoder writes it (a subclass, such
+        as numpy's, as its base type)."""
+        return (float.__repr__(v) if isinstance(v, float) else int.__repr__(v)).encode()
 
     def worker_facts(ws):
         """The facts fixed for a WorkerState's life (a worker that registers
@@ -173,10 +213,13 @@ def install(dask_scheduler=None, span_id=None):
         ext = sched.extensions.get("spans")
         return ext.spans.get(span_id) if (ext is not None and span_id) else None
 
-    def span_rows(span, span_id):
+    def span_json(span, span_id):
+        """The run's span with its fine metrics (bytes); null when none."""
         if span is None:
-            return None
-        return {"id": span_id, "name": list(span.name), "fine": fine_rows(span.cumulative_worker_metrics)}
+            return b"null"
+        return b'{"id":%s,"name":%s,"fine":%s}' % (
+            dumps(span_id).encode(), dumps(list(span.name)).encode(),
+            fine_json(span.cumulative_worker_metrics, state["fine_span"]))
 
     PENDING = ("waiting", "no-worker", "queued", "processing")
 
@@ -295,20 +338,61 @@ def install(dask_scheduler=None, span_id=None):
         facts, names = facts_json(wss), statuses_json(statuses)
         span_id = state["span_id"]
         span = span_of(span_id)
-        fine = fine_rows(sched.cumulative_worker_metrics)
+        fine = fine_json(sched.cumulative_worker_metrics, state["fine_cluster"])
         # the scalars by %-format (a dict through the JSON encoder cost
         # more than all of them); bytes throughout: tornado writes them as
         # they are
         now = time.time()
         head = HEAD % (now, len(wss), sched.total_nthreads, sum(processing),
-                       progress_json(span, span_id), dumps(fine).encode() if fine else b"[]",
-                       dumps(span_rows(span, span_id)).encode() if span else b"null",
+                       progress_json(span, span_id), fine, span_json(span, span_id),
                        state["token_bytes"])
         parts = [ident, head, b",", running_json(wss, executing, now),
                  b',"worker_state":"', pack(vals), b'"', b"}"]
         if have != state["token_bytes"]:
             parts[-1:] = [b',"worker_status":', names, b',"workers":', facts, b"}"]
         return b"".join(parts)
+
+    def task_rows(records):
+        """Each finished task's record as a row: [key, worker, status, then
+        action, start, stop of each of its startstops]. A task that raised
+        is left out, as /eventstream leaves it: the state body counts the
+        failures by prefix."""
+        rows = []
+        for rec in records:
+            if rec.get("status") == "error":
+                continue
+            row = [rec.get("key"), rec.get("worker"), rec.get("status")]
+            for ss in rec.get("startstops") or ():
+                row += (ss.get("action"), num(ss.get("start")), num(ss.get("stop")))
+            rows.append(row)
+        return rows
+
+    def tasks_body(since):
+        """The records since the reader's cursor "<stream>.<index>" (bytes),
+        TASKS_MAX at most. Each reader holds its own cursor: nothing is
+        taken out of the plugin's buffer. Without a cursor (a reader's first
+        ask) none, and the cursor of now: as /eventstream, the tasks from
+        the reader's start (one that read the stream until now has its
+        earlier ones). A cursor of another plugin (one put in this one's
+        place): from its oldest record. What the bounded buffer dropped
+        before the reader came back is counted as lost."""
+        plugin = task_plugin()
+        buf, index = plugin.buffer, plugin.index
+        stream = "%s-%x" % (token_prefix, id(plugin))
+        head, _, at = (since or "").partition(".")
+        if head == stream and at.isdigit() and int(at) <= index:
+            start = int(at)
+        else:
+            start = index - len(buf) if since else index
+        lost = max(0, index - len(buf) - start)
+        start += lost
+        n = min(index - start, TASKS_MAX)
+        # the newest are at the deque's right end: read from there
+        recs = list(itertools.islice(reversed(buf), index - start))
+        recs.reverse()
+        return dumps({"stream": stream, "next": start + n, "lost": lost,
+                      "left": index - start - n, "time": time.time(),
+                      "tasks": task_rows(recs[:n])}).encode()
 
     class StateHandler(web.RequestHandler):
         def get(self):
@@ -317,18 +401,28 @@ def install(dask_scheduler=None, span_id=None):
             have = self.request.query_arguments.get("have")
             self.write(body(have[-1] if have else None))
 
-    if old is not None:  # an earlier collector's handler: serve this version instead
-        routes = old["routes"]
-        for rule in handler_rules(sched.http_application.default_router, ROUTE):
-            rule.target = StateHandler
-    else:
-        routes = [ROUTE]
-        prefix = dashboard_prefix(sched.http_application)
-        if prefix:
-            routes.append(prefix + ROUTE)
-        sched.http_application.add_handlers(r".*", [(r, StateHandler) for r in routes])
+    class TasksHandler(web.RequestHandler):
+        def get(self):
+            self.set_header("Content-Type", "application/json")
+            self.set_header("Cache-Control", "no-store")
+            since = self.request.query_arguments.get("since")
+            self.write(tasks_body(since[-1].decode("ascii", "replace") if since else None))
+
+    # an earlier collector's handler serves this version instead; a route
+    # not served yet is added
+    prefix = dashboard_prefix(sched.http_application)
+    for suffix, handler in ((ROUTE, StateHandler), (TASKS_ROUTE, TasksHandler)):
+        rules = list(handler_rules(sched.http_application.default_router, suffix))
+        for rule in rules:
+            rule.target = handler
+        if not rules:
+            paths = [suffix, prefix + suffix] if prefix else [suffix]
+            sched.http_application.add_handlers(r".*", [(r, handler) for r in paths])
+    routes = old["routes"] if old is not None else [ROUTE, prefix + ROUTE] if prefix else [ROUTE]
     state = {"span_id": span_id, "routes": routes, "version": ROUTE_VERSION,
-             "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time()}
+             "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time(),
+             "fine_cluster": {}, "fine_span": {}}
+    task_plugin()
     sched._roastop_route = state
     return routes
 

@@ -39,10 +39,16 @@ class Task:
 
 
 def scheduler(workers):
-    return types.SimpleNamespace(
+    s = types.SimpleNamespace(
         http_application=web.Application(), workers={w.address: w for w in workers},
         extensions={}, task_prefixes={}, cumulative_worker_metrics={}, transition_counter=0,
-        total_nthreads=2 * len(workers), id="Scheduler-test")
+        total_nthreads=2 * len(workers), id="Scheduler-test", plugins={})
+
+    def add_plugin(plugin, *, name, idempotent=False):
+        if not (idempotent and name in s.plugins):
+            s.plugins[name] = plugin
+    s.add_plugin = add_plugin
+    return s
 
 
 class RouteBody(testing.AsyncHTTPTestCase):
@@ -58,7 +64,7 @@ class RouteBody(testing.AsyncHTTPTestCase):
     def test_unmeasured_heartbeat_values(self):
         route.install(self.sched)
         b = self.body()
-        assert b["roastop_route"] == 4 and b["n_workers"] == 2 and b["tasks_processing"] == 4
+        assert b["roastop_route"] == 5 and b["n_workers"] == 2 and b["tasks_processing"] == 4
         assert b["workers"] == [["tcp://127.0.0.1:4000", "0", "127.0.0.1", 2, 2 ** 31, 100],
                                 ["tcp://127.0.0.1:4001", "1", "127.0.0.1", 2, 2 ** 31, 101]]
         assert b["worker_status"] == ["running", "running"]

@@ -193,12 +193,43 @@ static void om_server(struct strbuf *o, const struct source_stats *st)
 	}
 }
 
+/* The Dask poller's task records from the collector's route (its counters
+ * as the session keeps them, docs/scheduler.md "Task records"): none
+ * before the poller delivered its counters. */
+static const struct {
+	const char *counter, *family, *help;
+} task_record_defs[] = {
+	{ "tasks", "roastop_scheduler_task_records",
+	  "Task startstops read from the collector's route." },
+	{ "tasks_lost", "roastop_scheduler_task_records_lost",
+	  "Finished tasks the scheduler's TaskStreamPlugin buffer dropped before roastop read them." },
+	{ "tasks_capped", "roastop_scheduler_task_answers_capped",
+	  "Route answers cut at their cap, the rest read at once after." },
+	{ "tasks_rejected", "roastop_scheduler_task_records_rejected",
+	  "Task rows or answers from the route refused." },
+};
+
+static void om_task_records(struct strbuf *o, const struct session *ses)
+{
+	struct ev_counters c;
+	if (!counters_find(&ses->counters, "scheduler", &c))
+		return;
+	for (size_t d = 0; d < ROASTOP_ARRAY_LEN(task_record_defs); d++)
+		for (size_t i = 0; i < c.n_counters; i++)
+			if (!c.counters[i].group &&
+			    strcmp(c.counters[i].name, task_record_defs[d].counter) == 0)
+				om_counter(o, task_record_defs[d].family, task_record_defs[d].help,
+					   c.counters[i].value);
+}
+
 void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
 {
 	if (in->m)
 		om_run(out, in->row, in->m);
-	if (in->ses)
+	if (in->ses) {
 		om_counter(out, "roastop_runs", "Runs seen by this roastop.", in->ses->runs_total);
+		om_task_records(out, in->ses);
+	}
 	if (in->listener)
 		om_listener(out, in->listener_name, in->listener);
 	if (in->server)

@@ -35,6 +35,7 @@ _Static_assert(2 + HTTPC_MAX_SOCKS <= SOURCE_MAX_FDS, "the poller's descriptors 
 const char *const DASK_ROUTE_PATH[] = {
 	[R_SITEMAP] = "sitemap.json",
 	[R_STATE] = "roastop/v1/state.json",
+	[R_TASKS] = "roastop/v1/tasks.json",
 	[R_IDENTITY] = "json/identity.json",
 	[R_PROM] = "metrics",
 	[R_COUNTS] = "json/counts.json",
@@ -182,6 +183,8 @@ void dask_xfer_start(struct dask *d, struct xfer *x, enum route r, const char *u
  * dask_json.h), so the body leaves them out while they hold. */
 static bool state_have(const struct dask *d, enum route r, char *url, size_t size)
 {
+	if (r == R_TASKS)
+		return dask_tasks_query(d, url, size);
 	if (r != R_STATE || !d->facts.token)
 		return true;
 	size_t n = strlen(url);
@@ -245,8 +248,8 @@ void dask_round_end(struct dask *d, bool reached)
 		d->st.overruns++; /* slower than the interval: the next round starts now */
 		next = 0;
 	}
-	if (d->flush == FLUSH_WANTED)
-		next = 0; /* asked for during this round: the last one begins now */
+	if (d->flush == FLUSH_WANTED || (reached && d->tasks_more))
+		next = 0; /* asked for during this round, or task records left: now */
 	if (!reached) {
 		d->want_sitemap = true; /* it may come back as another Dask */
 		d->st.mode = "lost";
@@ -348,6 +351,7 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	switch (x->route) {
 	case R_SITEMAP: dask_on_sitemap(d, code, x); break;
 	case R_STATE: dask_on_state(d, code, x); break;
+	case R_TASKS: dask_on_tasks(d, code, x); break;
 	case R_IDENTITY: dask_on_identity(d, code, x); break;
 	case R_PROM: dask_on_prom(d, code, x); break;
 	case R_COUNTS: dask_on_counts(d, code, x); break;
@@ -414,6 +418,7 @@ struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void 
 	event_init(&d->ev_fine);
 	event_init(&d->ev_span);
 	event_init(&d->ev_status);
+	event_init(&d->ev_task);
 	dask_facts_init(&d->facts);
 	snprintf(err, errsz, "scheduler poller: out of memory");
 	if (!dask_setup(d, err, errsz)) {
@@ -450,6 +455,7 @@ void dask_close(struct dask *d)
 	dask_facts_free(&d->facts);
 	event_free(&d->ev_span);
 	event_free(&d->ev_status);
+	event_free(&d->ev_task);
 	free(d->ep);
 	free(d->wk);
 	free(d);
@@ -568,6 +574,10 @@ static void dask_source_stats(const void *d, struct source_stats *out)
 	source_count(out, NULL, "redirects", st.redirects);
 	source_count(out, NULL, "redirects_refused", st.redirects_refused);
 	source_count(out, NULL, "facts_refetched", st.facts_refetched);
+	source_count(out, NULL, "tasks", st.tasks);
+	source_count(out, NULL, "tasks_lost", st.tasks_lost);
+	source_count(out, NULL, "tasks_capped", st.tasks_capped);
+	source_count(out, NULL, "tasks_rejected", st.tasks_rejected);
 	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
 		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
 }

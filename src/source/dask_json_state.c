@@ -504,13 +504,15 @@ static void state_read(struct dec *d, const cJSON *root, struct event *const evs
 	struct event *sample = evs[0], *fine = evs[1], *span = evs[2];
 	/* version 1: the handler an earlier collector left on a scheduler */
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "roastop_route");
-	if (!cJSON_IsNumber(ver) || !(ver->valuedouble == 1.0 || ver->valuedouble == 2.0 ||
-				      ver->valuedouble == 3.0 || ver->valuedouble == 4.0)) {
-		dask_dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1 to 4");
+	/* version 5: version 4's body, and tasks.json beside it (dask_tasks.c) */
+	if (!cJSON_IsNumber(ver) || ver->valuedouble != (int)ver->valuedouble ||
+	    ver->valuedouble < 1.0 || ver->valuedouble > 5.0) {
+		dask_dec_fail(d, DASK_BAD_SHAPE, "roastop_route: not version 1 to 5");
 		return;
 	}
 	sample->type = EV_SAMPLE;
-	state_sample(d, root, (int)ver->valuedouble, ctx, &sample->u.sample);
+	state_sample(d, root, ver->valuedouble > 4.0 ? 4 : (int)ver->valuedouble, ctx,
+		     &sample->u.sample);
 	d->mem = &fine->mem;
 	fine->type = EV_FINE;
 	fine_rows(d, cJSON_GetObjectItemCaseSensitive(root, "fine"), fine, FINE_CLUSTER);

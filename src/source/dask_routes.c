@@ -78,13 +78,22 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x)
 			return;
 		}
 		if (e == DASK_OK) {
+			bool tasks = dask_tasks_offered(x->body.data, x->body.len);
+			/* the poller's first answer: told before its status, the
+			 * stream is never opened; one already open is closed at the
+			 * route's first answer (dask_on_tasks), the cursor then */
+			if (tasks && !d->status_sent)
+				dask_tasks_tell(d, true);
 			dask_status_set(d, SRC_CONNECTED,
 					"roastop route: workers and fine metrics");
 			dask_deliver(d, &d->ev);
 			dask_deliver(d, &d->ev_fine);
 			dask_deliver(d, &d->ev_span);
 			d->st.mode = "state";
-			dask_round_end(d, true);
+			if (tasks)
+				dask_sched_start(d, R_TASKS);
+			else
+				dask_round_end(d, true);
 			return;
 		}
 		reject_count(d, e);
@@ -93,6 +102,7 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x)
 	} else {
 		route_why(d, x, code, d->state_why, sizeof(d->state_why));
 	}
+	dask_tasks_gone(d);
 	d->state_retry_at = d->now + STATE_RETRY; /* absent until the collector installs it */
 	dask_sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
 }

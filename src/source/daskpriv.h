@@ -16,7 +16,7 @@
 #define URL_MAX 2304
 #define WK_URL 160 /* http://[v6 host]:port/metrics */
 
-enum route { R_SITEMAP, R_STATE, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
+enum route { R_SITEMAP, R_STATE, R_TASKS, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
 
 /* Each scheduler route's path, after the dashboard's prefix. */
 extern const char *const DASK_ROUTE_PATH[];
@@ -58,6 +58,12 @@ struct dask {
 	struct xfer workers[DASK_WORKER_CONCURRENCY];
 	struct event ev, ev_fine, ev_span, ev_status;
 	struct dask_facts facts; /* the route's workers' facts, named by ?have= */
+	/* the route's task records (dask_tasks.c): its cursor, "<stream>.<index>"
+	 * ("" before the first answer), whether task_stream was told they come
+	 * from here, and whether the last answer left records for the next */
+	char tasks_since[96];
+	bool tasks_told, tasks_more;
+	struct event ev_task;
 	/* dashboards named by the identity.json being decoded */
 	struct endpoint *ep;
 	size_t n_ep, cap_ep;
@@ -103,6 +109,13 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x);
 void dask_on_identity(struct dask *d, long code, const struct xfer *x);
 void dask_on_prom(struct dask *d, long code, const struct xfer *x);
 void dask_on_counts(struct dask *d, long code, const struct xfer *x);
+
+/* dask_tasks.c: the route's task records */
+bool dask_tasks_offered(const char *body, size_t len);
+void dask_on_tasks(struct dask *d, long code, const struct xfer *x);
+void dask_tasks_gone(struct dask *d);
+void dask_tasks_tell(struct dask *d, bool routed);
+bool dask_tasks_query(const struct dask *d, char *url, size_t size);
 
 /* dask_workers.c: the per-worker fallback */
 void dask_wk_cache(struct dask *d, const struct ev_sample *s);

@@ -147,9 +147,8 @@ void taskstream_key_split(const char *key, char *out, size_t outsz)
 		snprintf(out, outsz, "Other"); /* dask: an IndexError -> "Other" */
 }
 
-static const char *ts_str(struct event *ev, const cJSON *o, const char *name)
+static const char *ts_str(struct event *ev, const cJSON *v)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 	if (!cJSON_IsString(v) || strlen(v->valuestring) > EVENT_MAX_STRING)
 		return NULL;
 	return arena_strdup(&ev->mem, v->valuestring);
@@ -172,28 +171,39 @@ static bool ts_key(struct event *ev, const cJSON *k, struct ev_task *t)
 	return t->key && t->prefix;
 }
 
-static bool ts_time(const cJSON *o, const char *name, optnum *out)
+static bool ts_time(const cJSON *v, optnum *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 	*out = cJSON_IsNumber(v) ? optnum_of(v->valuedouble) : optnum_none();
 	return cJSON_IsNumber(v);
 }
 
-static enum taskstream_result ts_transition(const cJSON *o, struct event *ev)
+enum taskstream_result taskstream_task(struct event *ev, const struct taskstream_fields *f)
 {
 	struct ev_task *t = &ev->u.task;
-	const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
-	t->action = ts_str(ev, o, "action");
-	if (!key || !t->action || !ts_key(ev, key, t))
+	t->action = ts_str(ev, f->action);
+	if (!f->key || !t->action || !ts_key(ev, f->key, t))
 		return TSP_ERR_SHAPE;
-	if (!ts_time(o, "start", &t->start) || !ts_time(o, "stop", &t->stop))
+	if (!ts_time(f->start, &t->start) || !ts_time(f->stop, &t->stop))
 		return TSP_ERR_SHAPE;
 	if (!event_task_times_ok(t))
 		return TSP_ERR_RANGE;
-	t->worker = ts_str(ev, o, "worker");
-	t->status = ts_str(ev, o, "status");
+	t->worker = ts_str(ev, f->worker);
+	t->status = ts_str(ev, f->status);
 	ev->type = EV_TASK;
 	return TSP_TASK;
+}
+
+static enum taskstream_result ts_transition(const cJSON *o, struct event *ev)
+{
+	const struct taskstream_fields f = {
+		.key = cJSON_GetObjectItemCaseSensitive(o, "key"),
+		.action = cJSON_GetObjectItemCaseSensitive(o, "action"),
+		.start = cJSON_GetObjectItemCaseSensitive(o, "start"),
+		.stop = cJSON_GetObjectItemCaseSensitive(o, "stop"),
+		.worker = cJSON_GetObjectItemCaseSensitive(o, "worker"),
+		.status = cJSON_GetObjectItemCaseSensitive(o, "status"),
+	};
+	return taskstream_task(ev, &f);
 }
 
 enum taskstream_result taskstream_parse(const char *buf, size_t len, struct event *ev)
@@ -517,10 +527,24 @@ int taskstream_timeout_ms(struct taskstream *ts)
 
 /* ---- the source (source.h) ---- */
 
+/* /eventstream is opened only once the scheduler poller has answered
+ * without the collector's route (its first status), and closed while the
+ * route brings the task records (a "task_stream" status from the poller,
+ * dask_tasks.c): the route reads the scheduler's TaskStreamPlugin buffer,
+ * which costs the scheduler nothing per task that it does not pay anyway,
+ * and a second reader takes nothing from the first. */
 struct taskstream_source {
-	struct taskstream *ts;
+	struct taskstream *ts; /* NULL while the stream is not wanted */
+	struct taskstream_config tc;
+	event_deliver_fn deliver;
 	struct taskcheck_fetch *check; /* NULL: curl could not start, nothing checked */
 	bool headless;
+	bool routed, heard; /* the route brings the tasks; the poller has answered */
+	double now; /* the latest event's time: stamps what a closing stream drains */
+	/* times the route took the tasks over: counted with the stream's
+	 * connects, as the task feed reached the scheduler each time (a feed
+	 * never connected measured nothing: its counts are null) */
+	uint64_t handovers;
 	const char *told; /* the state last said on stderr */
 	double due_at; /* monotonic: libwebsockets' next service (its timers, a retry) */
 	double check_at; /* monotonic: the next check's fetch */
@@ -542,20 +566,61 @@ static void *tss_open(const struct source_env *env, char *err, size_t errsz)
 		snprintf(err, errsz, "task stream: out of memory");
 		return NULL;
 	}
-	struct taskstream_config tc = { .url = env->cfg->scheduler_url,
-					.prefix = env->cfg->dashboard_prefix };
-	s->ts = taskstream_open(&tc, env->deliver, env->ctx, err, errsz);
-	if (!s->ts) {
+	s->tc = (struct taskstream_config){ .url = env->cfg->scheduler_url,
+					    .prefix = env->cfg->dashboard_prefix };
+	s->deliver = env->deliver;
+	s->ctx = env->ctx;
+	/* the address checked now: a bad one stops roastop at its start */
+	struct taskstream *probe = taskstream_open(&s->tc, s->deliver, s->ctx, err, errsz);
+	if (!probe) {
 		free(s);
 		return NULL;
 	}
+	taskstream_close(probe);
 	s->check = taskcheck_fetch_open(env->cfg);
 	s->headless = env->cfg->headless;
-	s->due_at = s->check_at = ts_mono(); /* the first connect */
+	s->due_at = -1;
+	s->check_at = ts_mono();
 	s->interval = env->cfg->interval;
 	s->note = env->note;
-	s->ctx = env->ctx;
 	return s;
+}
+
+/* Opens the stream when the poller has answered and the route does not
+ * bring the tasks; closes it when the route does. */
+static void tss_want(struct taskstream_source *s)
+{
+	bool want = s->heard && !s->routed;
+	if (want && !s->ts) {
+		char err[200];
+		s->ts = taskstream_open(&s->tc, s->deliver, s->ctx, err, sizeof(err));
+		s->due_at = s->check_at = ts_mono(); /* the first connect */
+	} else if (!want && s->ts) {
+		/* what the scheduler wrote before the route's cursor was taken */
+		taskstream_drain(s->ts, s->now);
+		taskstream_close(s->ts);
+		s->ts = NULL;
+		s->due_at = -1;
+		s->told = NULL;
+	}
+}
+
+static void tss_on_event(void *src, const struct event *ev)
+{
+	struct taskstream_source *s = src;
+	s->now = ev->t;
+	if (ev->type != EV_STATUS || !ev->u.status.source)
+		return;
+	bool poller = !strcmp(ev->u.status.source, "scheduler");
+	bool route = !strcmp(ev->u.status.source, "task_stream");
+	if (!poller && !route)
+		return;
+	s->heard |= poller;
+	if (route) {
+		s->routed = ev->u.status.state == SRC_CONNECTED;
+		s->handovers += s->routed;
+	}
+	tss_want(s);
 }
 
 /* The check's HTTP descriptors first, then the stream's. */
@@ -563,7 +628,7 @@ static size_t tss_pollfds(const void *src, struct pollfd *out, size_t max)
 {
 	const struct taskstream_source *s = src;
 	size_t n = s->check ? taskcheck_fetch_pollfds(s->check, out, max) : 0;
-	return n + taskstream_pollfds(s->ts, out + n, max - n);
+	return n + (s->ts ? taskstream_pollfds(s->ts, out + n, max - n) : 0);
 }
 
 /* Behind: said in the log (and on stderr headless), and in the header from
@@ -585,11 +650,16 @@ static void tss_behind(struct taskstream_source *s, uint64_t missed)
 		 (unsigned long long)st->missed);
 }
 
+/* A check's answer, while the stream is open (the route's records need
+ * none: nothing takes them from another reader); the next check's fetch. */
 static void tss_check(struct taskstream_source *s, const struct pollfd *pfd, size_t n)
 {
 	double total;
 	bool failed;
-	if (taskcheck_fetch_dispatch(s->check, pfd, n, &total, &failed)) {
+	bool answered = taskcheck_fetch_dispatch(s->check, pfd, n, &total, &failed);
+	if (!s->ts)
+		return;
+	if (answered) {
 		uint64_t missed = taskstream_check(s->ts, total);
 		if (missed)
 			tss_behind(s, missed);
@@ -615,6 +685,8 @@ static void tss_dispatch(void *src, const struct pollfd *pfd, size_t n, double n
 	nc = nc < n ? nc : n;
 	if (s->check)
 		tss_check(s, pfd, nc);
+	if (!s->ts)
+		return;
 	taskstream_dispatch(s->ts, pfd + nc, n - nc, now);
 	s->due_at = ts_mono() + taskstream_timeout_ms(s->ts) / 1e3;
 	const char *state = s->ts->st.state;
@@ -632,6 +704,8 @@ static void tss_dispatch(void *src, const struct pollfd *pfd, size_t n, double n
 static double tss_timeout(const void *src)
 {
 	const struct taskstream_source *s = src;
+	if (!s->ts)
+		return -1;
 	double at = s->due_at;
 	if (s->check && taskstream_connected(s->ts) && s->check_at < at)
 		at = s->check_at;
@@ -648,15 +722,19 @@ static const char *tss_alert(const void *src)
 static void tss_drain(void *src, double now)
 {
 	struct taskstream_source *s = src;
-	taskstream_drain(s->ts, now);
+	if (s->ts)
+		taskstream_drain(s->ts, now);
 }
 
 static void tss_stats(const void *src, struct source_stats *out)
 {
-	const struct taskstream_stats *st = &((const struct taskstream_source *)src)->ts->st;
+	const struct taskstream_source *s = src;
+	static const struct taskstream_stats none;
+	const struct taskstream_stats *st = s->ts ? &s->ts->st : &none;
 	out->state_key = "state";
-	snprintf(out->state, sizeof(out->state), "%s", st->state);
-	source_count(out, NULL, "connects", st->connects);
+	snprintf(out->state, sizeof(out->state), "%s",
+		 s->ts ? st->state : s->routed ? "route" : "waiting");
+	source_count(out, NULL, "connects", st->connects + s->handovers);
 	source_count(out, NULL, "disconnects", st->disconnects);
 	source_count(out, NULL, "messages", st->messages);
 	source_count(out, NULL, "bytes", st->bytes);
@@ -674,11 +752,13 @@ static void tss_close(void *src)
 {
 	struct taskstream_source *s = src;
 	taskcheck_fetch_close(s->check);
-	taskstream_close(s->ts);
+	if (s->ts)
+		taskstream_close(s->ts);
 	free(s);
 }
 
 static const struct source_run_hooks tss_hooks = {
+	.on_event = tss_on_event,
 	.finish = tss_drain,
 };
 

@@ -1,8 +1,9 @@
-"""The collector's scheduler route, version 4, on a real `dask scheduler` with
+"""The collector's scheduler route, version 5 (version 4's body and
+tasks.json beside it), on a real `dask scheduler` with
 two `dask worker` processes: the body carries the scheduler's own worker facts
 and numbers (docs/scheduler.md, "The route"), leaves the facts out for a
 client that names their token, and a scheduler that already serves an earlier
-collector's version-1, 2 or 3 handler is moved to version 4 in place
+collector's version-1, 2 or 3 handler is moved to version 5 in place
 (tornado cannot remove a handler; the route's path stays). roastop asks with
 the token and still records every worker's facts in every sample."""
 import base64
@@ -43,13 +44,20 @@ def numbers(body, n):
     return [vals[i::n] for i in range(n)]
 
 
-def test_version_4_carries_the_schedulers_own_numbers(cluster):
+def tasks(cluster, since=None):
+    query = f"?since={since}" if since else ""
+    with urllib.request.urlopen(cluster.dashboard_url + route.TASKS_ROUTE + query,
+                                timeout=10) as r:
+        return json.load(r)
+
+
+def test_version_5_carries_the_schedulers_own_numbers(cluster):
     client = cluster.client()
     routes, why = route.install_on(client)
     assert why is None and route.ROUTE in routes
     body = state(cluster)
     want = client.run_on_scheduler(worker_truth)
-    assert body["roastop_route"] == 4 and body["n_workers"] == 2
+    assert body["roastop_route"] == 5 and body["n_workers"] == 2
     # nothing failed, nothing running: measured, empty
     assert (body["erred"], body["erred_left_out"]) == ([], 0)
     assert (body["running"], body["running_left_out"]) == ([], 0)
@@ -71,17 +79,25 @@ def test_version_4_carries_the_schedulers_own_numbers(cluster):
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
-def test_an_earlier_collectors_handler_is_moved_to_version_4(cluster, version):
+def test_an_earlier_collectors_handler_is_moved_to_version_5(cluster, version):
     client = cluster.client()
     client.run_on_scheduler(install_route_old, version=version)
     assert state(cluster)["roastop_route"] == version
     routes, why = route.install_on(client)
     assert why is None and routes == [route.ROUTE]
-    wait_for(lambda: state(cluster)["roastop_route"] == 4, timeout=60)
+    wait_for(lambda: state(cluster)["roastop_route"] == 5, timeout=60)
     assert len(state(cluster)["workers"]) == 2
+    # tasks.json added beside it: a real task's record through a cursor
+    first = tasks(cluster)
+    assert first["tasks"] == [] and first["lost"] == 0
+    assert client.submit(sum, [1, 2], key="total-1").result() == 3
+    client.run_on_scheduler(lambda: None)
+    rows = tasks(cluster, f'{first["stream"]}.{first["next"]}')["tasks"]
+    assert [r[0] for r in rows] == ["total-1"] and rows[0][2] == "OK", rows
+    assert "compute" in rows[0][3::3]
     routes, why = route.install_on(client)  # a second run: the span only
     client.close()
-    assert routes == [route.ROUTE] and state(cluster)["roastop_route"] == 4
+    assert routes == [route.ROUTE] and state(cluster)["roastop_route"] == 5
 
 
 def recorded_samples(rec):

@@ -445,7 +445,7 @@ static void state_rejects(void **state)
 		{ "", DASK_BAD_JSON },
 		{ "{\"roastop_route\":1,", DASK_BAD_JSON },
 		{ "[1,2]", DASK_BAD_SHAPE },
-		{ "{\"roastop_route\":5,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
+		{ "{\"roastop_route\":6,\"workers\":[],\"fine\":[]}", DASK_BAD_SHAPE },
 		/* version 3's token: missing, not URL-safe, too long; the short
 		 * body with statuses, or with columns of no whole worker */
 		{ "{\"roastop_route\":3,\"workers\":[],\"worker_status\":[],\"worker_state\":\"\","

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "roastop/metrics_tasks.h"
 #include "roastop/tasks.h"
 #include "roastop/taskstream.h"
@@ -43,6 +45,42 @@ static enum taskstream_result parse(const char *s)
 		assert_int_equal(ev.type, EV_NONE); /* nothing left half-filled */
 	event_free(&ev);
 	return r;
+}
+
+/* The route's row ([key, worker, status, action, start, stop]) makes the
+ * event the stream's message makes: one construction for both sources. */
+static void route_row_as_the_stream(void **state)
+{
+	(void)state;
+	struct event a, b;
+	event_init(&a);
+	event_init(&b);
+	assert_int_equal(taskstream_parse(COMPUTE, sizeof(COMPUTE) - 1, &a), TSP_TASK);
+	cJSON *row = cJSON_Parse("[[\"sum-082f3fca5b79e16de971fafa73b5ddf1\",0,1],"
+				 "\"tcp://127.0.0.1:40877\",\"OK\",\"compute\","
+				 "1795561108.2310672,1795561108.2317767]");
+	assert_non_null(row);
+	const cJSON *k = row->child;
+	const struct taskstream_fields f = { .key = k, .worker = k->next,
+					     .status = k->next->next,
+					     .action = k->next->next->next,
+					     .start = k->next->next->next->next,
+					     .stop = k->next->next->next->next->next };
+	assert_int_equal(taskstream_task(&b, &f), TSP_TASK);
+	assert_string_equal(a.u.task.key, b.u.task.key);
+	assert_string_equal(a.u.task.prefix, b.u.task.prefix);
+	assert_string_equal(a.u.task.worker, b.u.task.worker);
+	assert_string_equal(a.u.task.action, b.u.task.action);
+	assert_string_equal(a.u.task.status, b.u.task.status);
+	assert_true(a.u.task.start.value == b.u.task.start.value);
+	assert_true(a.u.task.stop.value == b.u.task.stop.value);
+	event_reset(&b); /* stop before start: refused as the stream's would be */
+	const struct taskstream_fields back = { .key = k, .action = f.action, .start = f.stop,
+						.stop = f.start };
+	assert_int_equal(taskstream_task(&b, &back), TSP_ERR_RANGE);
+	cJSON_Delete(row);
+	event_free(&a);
+	event_free(&b);
 }
 
 static void rejects_bad_shapes(void **state)
@@ -320,6 +358,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_a_compute),
+		cmocka_unit_test(route_row_as_the_stream),
 		cmocka_unit_test(rejects_bad_shapes),
 		cmocka_unit_test(key_split_as_dask),
 		cmocka_unit_test(model_counts_and_straggler),
