@@ -1,12 +1,22 @@
 #include "roastop/jsonw.h"
 
+#include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 void jsonw_init(struct jsonw *w, struct strbuf *out)
 {
 	w->out = out;
 	w->depth = 0;
+	w->flat = 0;
 	w->has_items[0] = false;
+}
+
+static bool is_flat(const struct jsonw *w)
+{
+	return w->flat && w->depth >= w->flat;
 }
 
 static void indent(struct jsonw *w)
@@ -16,18 +26,84 @@ static void indent(struct jsonw *w)
 		strbuf_puts(w->out, "  ");
 }
 
-/* Comma, newline and indentation, then "key": when inside an object. */
+/* A flat container's string: the control characters with a short escape
+ * take it (\b, \f too), the others \u00XX. */
+static void flat_string(struct strbuf *sb, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	strbuf_puts(sb, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		char e[7] = { '\\', (char)*p, '\0' };
+		switch (*p) {
+		case '"': case '\\': break;
+		case '\b': e[1] = 'b'; break;
+		case '\f': e[1] = 'f'; break;
+		case '\n': e[1] = 'n'; break;
+		case '\r': e[1] = 'r'; break;
+		case '\t': e[1] = 't'; break;
+		default:
+			if (*p >= 0x20) {
+				strbuf_append(sb, (const char *)p, 1);
+				continue;
+			}
+			snprintf(e + 1, sizeof(e) - 1, "u00%c%c", hex[*p >> 4], hex[*p & 15]);
+		}
+		strbuf_puts(sb, e);
+	}
+	strbuf_puts(sb, "\"");
+}
+
+static void string(struct jsonw *w, const char *s)
+{
+	if (is_flat(w))
+		flat_string(w->out, s);
+	else
+		strbuf_json_string(w->out, s);
+}
+
+/* A flat container's number: an integer in int's range as such, else 15
+ * significant digits when they read back within a relative DBL_EPSILON of
+ * v, 17 otherwise (the text cJSON's compact printer gives). */
+static void flat_number(struct strbuf *sb, double v)
+{
+	char buf[40];
+	if (!isfinite(v)) {
+		strbuf_puts(sb, "null");
+		return;
+	}
+	if (v >= INT_MIN && v <= INT_MAX && v == (double)(int)v) {
+		snprintf(buf, sizeof(buf), "%d", (int)v);
+	} else {
+		snprintf(buf, sizeof(buf), "%1.15g", v);
+		double back = strtod(buf, NULL);
+		if (fabs(back - v) > fmax(fabs(back), fabs(v)) * DBL_EPSILON)
+			snprintf(buf, sizeof(buf), "%1.17g", v);
+	}
+	strbuf_puts(sb, buf);
+}
+
+static void number(struct jsonw *w, double v)
+{
+	if (is_flat(w))
+		flat_number(w->out, v);
+	else
+		strbuf_json_number(w->out, v);
+}
+
+/* Comma, newline and indentation (none inside a flat container), then
+ * "key": when inside an object. */
 static void item(struct jsonw *w, const char *key)
 {
 	if (w->depth > 0) {
 		if (w->has_items[w->depth])
 			strbuf_puts(w->out, ",");
 		w->has_items[w->depth] = true;
-		indent(w);
+		if (!is_flat(w))
+			indent(w);
 	}
 	if (key) {
-		strbuf_json_string(w->out, key);
-		strbuf_puts(w->out, ": ");
+		string(w, key);
+		strbuf_puts(w->out, is_flat(w) ? ":" : ": ");
 	}
 }
 
@@ -50,12 +126,21 @@ void jsonw_array(struct jsonw *w, const char *key)
 	container_open(w, key, "[");
 }
 
+void jsonw_object_flat(struct jsonw *w, const char *key)
+{
+	container_open(w, key, "{");
+	if (!w->flat)
+		w->flat = w->depth;
+}
+
 void jsonw_end(struct jsonw *w, char close)
 {
-	bool had = w->has_items[w->depth];
+	bool had = w->has_items[w->depth], flat = is_flat(w);
 	if (w->depth > 0)
 		w->depth--;
-	if (had)
+	if (w->flat && w->depth < w->flat)
+		w->flat = 0;
+	if (had && !flat)
 		indent(w);
 	char c[2] = { close, '\0' };
 	strbuf_puts(w->out, c);
@@ -66,14 +151,14 @@ void jsonw_end(struct jsonw *w, char close)
 void jsonw_num(struct jsonw *w, const char *key, double v)
 {
 	item(w, key);
-	strbuf_json_number(w->out, v);
+	number(w, v);
 }
 
 void jsonw_opt(struct jsonw *w, const char *key, optnum v)
 {
 	item(w, key);
 	if (v.valid && isfinite(v.value))
-		strbuf_json_number(w->out, v.value);
+		number(w, v.value);
 	else
 		strbuf_puts(w->out, "null");
 }
@@ -82,7 +167,7 @@ void jsonw_str(struct jsonw *w, const char *key, const char *s)
 {
 	item(w, key);
 	if (s)
-		strbuf_json_string(w->out, s);
+		string(w, s);
 	else
 		strbuf_puts(w->out, "null");
 }
