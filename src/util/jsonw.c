@@ -1,7 +1,6 @@
 #include "roastop/jsonw.h"
 
 #include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +60,9 @@ static void string(struct jsonw *w, const char *s)
 		strbuf_json_string(w->out, s);
 }
 
-/* A flat container's number: an integer in int's range as such, else 15
- * significant digits when they read back within a relative DBL_EPSILON of
- * v, 17 otherwise (the text cJSON's compact printer gives). */
+/* A flat container's number: 15 significant digits when they read back
+ * within a relative DBL_EPSILON of v, 17 otherwise (the text cJSON's
+ * compact printer gives). */
 static void flat_number(struct strbuf *sb, double v)
 {
 	char buf[40];
@@ -71,14 +70,10 @@ static void flat_number(struct strbuf *sb, double v)
 		strbuf_puts(sb, "null");
 		return;
 	}
-	if (v >= INT_MIN && v <= INT_MAX && v == (double)(int)v) {
-		snprintf(buf, sizeof(buf), "%d", (int)v);
-	} else {
-		snprintf(buf, sizeof(buf), "%1.15g", v);
-		double back = strtod(buf, NULL);
-		if (fabs(back - v) > fmax(fabs(back), fabs(v)) * DBL_EPSILON)
-			snprintf(buf, sizeof(buf), "%1.17g", v);
-	}
+	snprintf(buf, sizeof(buf), "%1.15g", v);
+	double back = strtod(buf, NULL);
+	if (fabs(back - v) > fmax(fabs(back), fabs(v)) * DBL_EPSILON)
+		snprintf(buf, sizeof(buf), "%1.17g", v);
 	strbuf_puts(sb, buf);
 }
 
