@@ -1,6 +1,6 @@
 /* metrics.json's roastop extras: the session's, the server's and the
  * sources' blocks and the run's tasks, from data the app gathered. Each
- * block is one flat object (jsonw.h). */
+ * block is one object on one line, in cJSON's compact text (jsonw.h). */
 #include "roastop/metrics_extra.h"
 
 #include <math.h>
@@ -42,7 +42,7 @@ static void source_block(struct jsonw *w, const char *name, const char *state_ke
 			 const char *state, const struct source_figure *fg, size_t n_fg,
 			 const struct source_counter *c, size_t n_c)
 {
-	jsonw_object_flat(w, name);
+	jsonw_object_as(w, name, JSONW_CJSON);
 	if (state_key)
 		jsonw_str(w, state_key, state);
 	for (size_t i = 0; i < n_fg; i++)
@@ -67,7 +67,7 @@ static void session_extra(struct jsonw *w, const struct session *s)
 		{ "late_chunks_lost", s->late_lost },
 		{ "events_unrouted", s->unrouted },
 	};
-	jsonw_object_flat(w, "session");
+	jsonw_object_as(w, "session", JSONW_CJSON);
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(c); i++)
 		jsonw_num(w, c[i].name, (double)c[i].value);
 	jsonw_end(w, '}');
@@ -94,7 +94,7 @@ static void serve_rejections(struct jsonw *w, const struct source_stats *st, siz
  * when it did not. */
 static void serve_extra(struct jsonw *w, const struct metrics_extra_input *in)
 {
-	jsonw_object_flat(w, "serve");
+	jsonw_object_as(w, "serve", JSONW_CJSON);
 	if (!in->serve_listen) {
 		jsonw_opt(w, "listen", optnum_none());
 		jsonw_str(w, "error", in->serve_error ? in->serve_error : "");

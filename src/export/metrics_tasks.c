@@ -106,7 +106,7 @@ static void mt_erred(struct jsonw *w, const struct tasks *t, const struct task_f
 void metrics_tasks_json(struct jsonw *w, const struct tasks *t, const struct task_figures *fig,
 			const struct ev_counters *feed)
 {
-	jsonw_object_flat(w, "tasks");
+	jsonw_object_as(w, "tasks", JSONW_CJSON);
 	jsonw_opt(w, "count", mt_measured(t, feed, t->count));
 	mt_erred(w, t, fig);
 	jsonw_num(w, "prefix_overflow", (double)t->prefix_overflow);

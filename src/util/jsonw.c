@@ -5,17 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void jsonw_init(struct jsonw *w, struct strbuf *out)
+void jsonw_init_as(struct jsonw *w, struct strbuf *out, enum jsonw_style style)
 {
 	w->out = out;
 	w->depth = 0;
-	w->flat = 0;
+	w->style[0] = style;
 	w->has_items[0] = false;
 }
 
-static bool is_flat(const struct jsonw *w)
+void jsonw_init(struct jsonw *w, struct strbuf *out)
 {
-	return w->flat && w->depth >= w->flat;
+	jsonw_init_as(w, out, JSONW_INDENT);
+}
+
+static enum jsonw_style style_of(const struct jsonw *w)
+{
+	return w->style[w->depth];
 }
 
 static void indent(struct jsonw *w)
@@ -25,9 +30,9 @@ static void indent(struct jsonw *w)
 		strbuf_puts(w->out, "  ");
 }
 
-/* A flat container's string: the control characters with a short escape
+/* A string in JSONW_CJSON: the control characters with a short escape
  * take it (\b, \f too), the others \u00XX. */
-static void flat_string(struct strbuf *sb, const char *s)
+static void cjson_string(struct strbuf *sb, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	strbuf_puts(sb, "\"");
@@ -54,16 +59,16 @@ static void flat_string(struct strbuf *sb, const char *s)
 
 static void string(struct jsonw *w, const char *s)
 {
-	if (is_flat(w))
-		flat_string(w->out, s);
+	if (style_of(w) == JSONW_CJSON)
+		cjson_string(w->out, s);
 	else
 		strbuf_json_string(w->out, s);
 }
 
-/* A flat container's number: 15 significant digits when they read back
+/* A number in JSONW_CJSON: 15 significant digits when they read back
  * within a relative DBL_EPSILON of v, 17 otherwise (the text cJSON's
  * compact printer gives). */
-static void flat_number(struct strbuf *sb, double v)
+static void cjson_number(struct strbuf *sb, double v)
 {
 	char buf[40];
 	if (!isfinite(v)) {
@@ -79,63 +84,68 @@ static void flat_number(struct strbuf *sb, double v)
 
 static void number(struct jsonw *w, double v)
 {
-	if (is_flat(w))
-		flat_number(w->out, v);
+	if (style_of(w) == JSONW_CJSON)
+		cjson_number(w->out, v);
 	else
 		strbuf_json_number(w->out, v);
 }
 
-/* Comma, newline and indentation (none inside a flat container), then
- * "key": when inside an object. */
+/* The separator after the item before (the style's), then "key": when
+ * inside an object. */
 static void item(struct jsonw *w, const char *key)
 {
+	enum jsonw_style st = style_of(w);
 	if (w->depth > 0) {
 		if (w->has_items[w->depth])
-			strbuf_puts(w->out, ",");
+			strbuf_puts(w->out, st == JSONW_LINE ? ", " : ",");
 		w->has_items[w->depth] = true;
-		if (!is_flat(w))
+		if (st == JSONW_INDENT)
 			indent(w);
 	}
 	if (key) {
 		string(w, key);
-		strbuf_puts(w->out, is_flat(w) ? ":" : ": ");
+		strbuf_puts(w->out, st == JSONW_INDENT || st == JSONW_LINE ? ": " : ":");
 	}
 }
 
-static void container_open(struct jsonw *w, const char *key, const char *bracket)
+static void container_open(struct jsonw *w, const char *key, const char *bracket,
+			   enum jsonw_style style)
 {
 	item(w, key);
 	strbuf_puts(w->out, bracket);
+	enum jsonw_style outer = style_of(w);
 	if (w->depth + 1 < JSONW_MAX_DEPTH)
 		w->depth++;
+	w->style[w->depth] = outer == JSONW_INDENT ? style : outer;
 	w->has_items[w->depth] = false;
 }
 
 void jsonw_object(struct jsonw *w, const char *key)
 {
-	container_open(w, key, "{");
+	container_open(w, key, "{", style_of(w));
 }
 
 void jsonw_array(struct jsonw *w, const char *key)
 {
-	container_open(w, key, "[");
+	container_open(w, key, "[", style_of(w));
 }
 
-void jsonw_object_flat(struct jsonw *w, const char *key)
+void jsonw_object_as(struct jsonw *w, const char *key, enum jsonw_style style)
 {
-	container_open(w, key, "{");
-	if (!w->flat)
-		w->flat = w->depth;
+	container_open(w, key, "{", style);
+}
+
+void jsonw_array_as(struct jsonw *w, const char *key, enum jsonw_style style)
+{
+	container_open(w, key, "[", style);
 }
 
 void jsonw_end(struct jsonw *w, char close)
 {
-	bool had = w->has_items[w->depth], flat = is_flat(w);
+	bool broken = w->has_items[w->depth] && style_of(w) == JSONW_INDENT;
 	if (w->depth > 0)
 		w->depth--;
-	if (w->flat && w->depth < w->flat)
-		w->flat = 0;
-	if (had && !flat)
+	if (broken)
 		indent(w);
 	char c[2] = { close, '\0' };
 	strbuf_puts(w->out, c);
@@ -171,10 +181,4 @@ void jsonw_bool(struct jsonw *w, const char *key, bool b)
 {
 	item(w, key);
 	strbuf_puts(w->out, b ? "true" : "false");
-}
-
-void jsonw_raw(struct jsonw *w, const char *key, const char *json)
-{
-	item(w, key);
-	strbuf_puts(w->out, json);
 }

@@ -1,6 +1,6 @@
-/* The JSON writer: the indented form, and the flat form that must be the
- * very text cJSON's compact printer gave for metrics.json's roastop blocks
- * (their bytes did not change when jsonw took them over). */
+/* The JSON writer's styles: indented, on one line, and JSONW_CJSON, which
+ * must be the very text cJSON's compact printer gave for metrics.json's
+ * roastop blocks (their bytes did not change when jsonw took them over). */
 #include "test_util.h"
 
 #include <cjson/cJSON.h>
@@ -26,7 +26,7 @@ static void flat_is_cjsons_compact_text(void **state)
 	strbuf_init(&sb);
 	struct jsonw w;
 	jsonw_init(&w, &sb);
-	jsonw_object_flat(&w, NULL);
+	jsonw_object_as(&w, NULL, JSONW_CJSON);
 	cJSON *arr = cJSON_AddArrayToObject(o, "n");
 	jsonw_array(&w, "n");
 	for (size_t i = 0; i < sizeof(NUMS) / sizeof(NUMS[0]); i++) {
@@ -56,9 +56,10 @@ static void flat_is_cjsons_compact_text(void **state)
 	strbuf_free(&sb);
 }
 
-/* A flat block inside an indented object: the block on its key's line,
- * the indentation back after it. */
-static void flat_inside_indented(void **state)
+/* A one-line block inside an indented object: the block on its key's
+ * line, a container inside it on that line too, the indentation back
+ * after it. */
+static void line_styles_inside_indented(void **state)
 {
 	(void)state;
 	struct strbuf sb;
@@ -67,17 +68,32 @@ static void flat_inside_indented(void **state)
 	jsonw_init(&w, &sb);
 	jsonw_object(&w, NULL);
 	jsonw_object(&w, "roastop");
-	jsonw_object_flat(&w, "session");
+	jsonw_object_as(&w, "session", JSONW_CJSON);
 	jsonw_num(&w, "runs", 1);
 	jsonw_object(&w, "rejected");
 	jsonw_num(&w, "total", 0);
 	jsonw_end(&w, '}');
 	jsonw_end(&w, '}');
 	jsonw_num(&w, "after", 0.25);
+	jsonw_array(&w, "records");
+	jsonw_object_as(&w, NULL, JSONW_LINE);
+	jsonw_num(&w, "seq", 0.1 + 0.2); /* exact, not cJSON's 15 digits */
+	jsonw_array(&w, "pair");
+	jsonw_str(&w, NULL, "\b");
+	jsonw_opt(&w, NULL, optnum_none());
+	jsonw_end(&w, ']');
+	jsonw_end(&w, '}');
+	jsonw_array_as(&w, NULL, JSONW_COMPACT);
+	jsonw_num(&w, NULL, 1);
+	jsonw_num(&w, NULL, 2);
+	jsonw_end(&w, ']');
+	jsonw_end(&w, ']');
 	jsonw_end(&w, '}');
 	jsonw_end(&w, '}');
 	assert_string_equal(sb.data, "{\n  \"roastop\": {\n    \"session\": {\"runs\":1,"
-				     "\"rejected\":{\"total\":0}},\n    \"after\": 0.25\n  }\n}\n");
+				     "\"rejected\":{\"total\":0}},\n    \"after\": 0.25,\n"
+				     "    \"records\": [\n      {\"seq\": 0.30000000000000004, "
+				     "\"pair\": [\"\\u0008\", null]},\n      [1,2]\n    ]\n  }\n}\n");
 	strbuf_free(&sb);
 }
 
@@ -85,7 +101,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flat_is_cjsons_compact_text),
-		cmocka_unit_test(flat_inside_indented),
+		cmocka_unit_test(line_styles_inside_indented),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
