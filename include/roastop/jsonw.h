@@ -23,6 +23,7 @@ struct jsonw {
 	int depth;
 	enum jsonw_style style[JSONW_MAX_DEPTH];
 	bool has_items[JSONW_MAX_DEPTH];
+	bool end_line; /* the top level's end writes a newline (jsonw_init: true) */
 };
 
 /* The top level in style (JSONW_INDENT: jsonw_init). A container ending
@@ -41,5 +42,8 @@ void jsonw_num(struct jsonw *w, const char *key, double v); /* non-finite -> nul
 void jsonw_opt(struct jsonw *w, const char *key, optnum v); /* invalid -> null */
 void jsonw_str(struct jsonw *w, const char *key, const char *s); /* NULL -> null */
 void jsonw_bool(struct jsonw *w, const char *key, bool b);
+/* The members of object, a JSON object's compact text ("{...}", as a
+ * decoder kept it), as members of the JSONW_COMPACT object w is in. */
+void jsonw_members(struct jsonw *w, const char *object);
 
 #endif

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void jsonw_init_as(struct jsonw *w, struct strbuf *out, enum jsonw_style style)
 {
@@ -11,6 +12,7 @@ void jsonw_init_as(struct jsonw *w, struct strbuf *out, enum jsonw_style style)
 	w->depth = 0;
 	w->style[0] = style;
 	w->has_items[0] = false;
+	w->end_line = true;
 }
 
 void jsonw_init(struct jsonw *w, struct strbuf *out)
@@ -97,14 +99,14 @@ static void item(struct jsonw *w, const char *key)
 	enum jsonw_style st = style_of(w);
 	if (w->depth > 0) {
 		if (w->has_items[w->depth])
-			strbuf_puts(w->out, st == JSONW_LINE ? ", " : ",");
+			strbuf_append(w->out, ", ", st == JSONW_LINE ? 2 : 1);
 		w->has_items[w->depth] = true;
 		if (st == JSONW_INDENT)
 			indent(w);
 	}
 	if (key) {
 		string(w, key);
-		strbuf_puts(w->out, st == JSONW_INDENT || st == JSONW_LINE ? ": " : ":");
+		strbuf_append(w->out, ": ", st == JSONW_INDENT || st == JSONW_LINE ? 2 : 1);
 	}
 }
 
@@ -112,7 +114,7 @@ static void container_open(struct jsonw *w, const char *key, const char *bracket
 			   enum jsonw_style style)
 {
 	item(w, key);
-	strbuf_puts(w->out, bracket);
+	strbuf_append(w->out, bracket, 1);
 	enum jsonw_style outer = style_of(w);
 	if (w->depth + 1 < JSONW_MAX_DEPTH)
 		w->depth++;
@@ -147,9 +149,8 @@ void jsonw_end(struct jsonw *w, char close)
 		w->depth--;
 	if (broken)
 		indent(w);
-	char c[2] = { close, '\0' };
-	strbuf_puts(w->out, c);
-	if (w->depth == 0)
+	strbuf_append(w->out, &close, 1);
+	if (w->depth == 0 && w->end_line)
 		strbuf_puts(w->out, "\n");
 }
 
@@ -181,4 +182,15 @@ void jsonw_bool(struct jsonw *w, const char *key, bool b)
 {
 	item(w, key);
 	strbuf_puts(w->out, b ? "true" : "false");
+}
+
+void jsonw_members(struct jsonw *w, const char *object)
+{
+	size_t n = strlen(object);
+	if (n <= 2 || object[0] != '{' || object[n - 1] != '}')
+		return; /* {} or no object: no member */
+	if (w->has_items[w->depth])
+		strbuf_puts(w->out, ",");
+	w->has_items[w->depth] = true;
+	strbuf_append(w->out, object + 1, n - 2);
 }
