@@ -19,6 +19,7 @@
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
 #include "roastop/metrics_extra.h"
+#include "roastop/metrics_tasks.h"
 #include "roastop/report_text.h"
 #include "roastop/serve.h"
 #include "roastop/strbuf.h"
@@ -31,28 +32,34 @@ bool app_tasks_fed(const struct app *a, const struct run *r, struct ev_counters 
 		   bool *fed)
 {
 	*fed = false;
-	for (const struct source_ops *const *ops = source_registry; *ops && !*fed; ops++)
-		*fed = (*ops)->tasks && counters_find(&a->ses.counters, (*ops)->name, feed);
+	struct ev_counters c;
+	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
+		if (!(*ops)->tasks || !counters_find(&a->ses.counters, (*ops)->name, &c))
+			continue;
+		if (!*fed || metrics_tasks_feed_measured(&c)) /* the one that measured */
+			*feed = c;
+		*fed = true;
+		if (metrics_tasks_feed_measured(&c))
+			break;
+	}
 	return *fed || (r && r->tasks.count);
 }
 
 /* metrics.json's roastop block of run r (metrics_extra.h): what the
- * session, the server and the sources of recorded events say. */
-static cJSON *app_extra(const struct app *a, const struct run *r)
+ * session, the server and the sources of recorded events say; the
+ * caller frees it. NULL when out of memory (no block is written). */
+static struct metrics_extra_input *app_extra(const struct app *a, const struct run *r)
 {
 	struct metrics_extra_input *in = calloc(1, sizeof(*in));
-	struct source_stats *served = calloc(1, sizeof(*served));
-	cJSON *extra = NULL;
-	if (!in || !served)
-		goto out;
+	if (!in)
+		return NULL;
 	*in = (struct metrics_extra_input){ .ses = &a->ses, .serve_error = a->serve_error,
 					    .serve_failures = a->serve_failures };
 	if (a->srv) {
 		struct serve_stats st;
 		serve_get_stats(a->srv, &st);
-		serve_stats_counters(&st, served);
+		serve_stats_counters(&st, &in->serve_counters);
 		in->serve_listen = serve_address(a->srv);
-		in->serve_counters = served;
 	}
 	for (size_t i = 0; i < a->n_src && in->n_recorded < METRICS_EXTRA_RECORDED; i++) {
 		const struct app_source *as = &a->src[i];
@@ -61,15 +68,8 @@ static cJSON *app_extra(const struct app *a, const struct run *r)
 		in->recorded_names[in->n_recorded] = as->ops->name;
 		as->ops->stats(as->s, &in->recorded_stats[in->n_recorded++]);
 	}
-	struct ev_counters feed;
-	bool fed;
-	in->tasks = r && app_tasks_fed(a, r, &feed, &fed);
-	in->tasks_feed = in->tasks && fed ? &feed : NULL;
-	extra = metrics_extra_json(in, r);
-out:
-	free(served);
-	free(in);
-	return extra;
+	in->tasks = r && app_tasks_fed(a, r, &in->tasks_feed, &in->tasks_fed);
+	return in;
 }
 
 /* Is name taken by another run of the session, or by anything on disk? */
@@ -134,10 +134,10 @@ static int app_write_run(struct app *a, const struct session_run *row, char *err
 		snprintf(dir, sizeof(dir), "%s", row->dir);
 	char path[PATH_MAX + SESSION_DIR_LEN + 2];
 	snprintf(path, sizeof(path), "%s/%s", a->out_dir, dir);
-	cJSON *extra = app_extra(a, r);
+	struct metrics_extra_input *extra = app_extra(a, r);
 	int rc = measurement_write(path, m, r, extra, err, errsz);
 	int saved = errno, write_errno = rc ? saved : 0;
-	cJSON_Delete(extra);
+	free(extra);
 	if (rc == 0 && fresh)
 		a->n_written++;
 	if (rc == 0 && app_link_latest(a, row, dir, err, errsz) != 0) {
@@ -212,9 +212,9 @@ int app_print_summary(const struct app *a, const struct metrics *m)
 	text_runs(&a->ses, &sb);
 	strbuf_puts(&sb, "\n");
 	const struct run *newest = session_newest(&a->ses);
-	cJSON *extra = app_extra(a, newest); /* its summary.txt, Dask tasks included */
+	struct metrics_extra_input *extra = app_extra(a, newest); /* its summary.txt, tasks too */
 	text_run_summary(m, newest, extra, &sb);
-	cJSON_Delete(extra);
+	free(extra);
 	const struct session_run *last = a->ses.n_rows ? &a->ses.rows[a->ses.n_rows - 1] : NULL;
 	if (a->n_written)
 		strbuf_appendf(&sb, "\nroastop: stopped (%s); %zu measurement%s written under %s "

@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <cjson/cJSON.h>
 
 #include "roastop/app.h"
 #include "roastop/auth.h"

@@ -51,8 +51,9 @@ struct dask_stats {
 	/* the route's task records (docs/scheduler.md, "Task records"):
 	 * startstops delivered; records the scheduler's buffer dropped before
 	 * they were read; answers cut at the route's cap (the rest read at
-	 * once after); rows or answers refused */
-	uint64_t tasks, tasks_lost, tasks_capped, tasks_rejected;
+	 * once after); rows or answers refused; answers read (the feed
+	 * measured from the first: its count is then a number, not n/a) */
+	uint64_t tasks, tasks_lost, tasks_capped, tasks_rejected, task_answers;
 	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 

@@ -8,18 +8,18 @@
 #ifndef ROASTOP_MEASUREMENT_H
 #define ROASTOP_MEASUREMENT_H
 
-#include <cjson/cJSON.h>
-
 #include "roastop/metrics.h"
+#include "roastop/metrics_extra.h"
 
 /* Creates dir (and parents, 0755) when missing. The interval written to
  * start_end_time.txt and metadata.json is m->t_start..m->t_end, the one
  * elapsed_time_seconds measures ("nan,nan" when that is unknown).
- * extra: merged into metrics.json's "roastop" object (may be NULL; not
- * consumed). 0 on success; -1 with one line naming the file in err and
- * the cause in errno (ELOOP: dir is a symbolic link). */
+ * extra: what metrics.json's "roastop" object and summary.txt's task
+ * section add from the session (metrics_extra.h; may be NULL). 0 on
+ * success; -1 with one line naming the file in err and the cause in errno
+ * (ELOOP: dir is a symbolic link). */
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
-		      const cJSON *extra, char *err, size_t errsz);
+		      const struct metrics_extra_input *extra, char *err, size_t errsz);
 /* Before a run: -1 with a line in err (errno ELOOP) when dir is a symbolic
  * link, so that the refusal comes at once rather than at the first write;
  * 0 otherwise, missing dir included. */

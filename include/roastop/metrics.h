@@ -6,6 +6,7 @@
 #define ROASTOP_METRICS_H
 
 #include "roastop/run.h"
+#include "roastop/task_figures.h"
 
 struct metrics_options {
 	/* fnmatch(3) glob for the fine-metrics task prefixes that are processor
@@ -107,6 +108,7 @@ struct metrics {
 	optnum straggler_after;
 	size_t n_warnings;
 	struct metrics_warning warnings[METRICS_MAX_WARNINGS];
+	struct task_figures tasks; /* the run's Dask tasks (task_figures.h) */
 };
 
 /* Per-dataset numbers, as roastcoffea's per_dataset plus roastop's p99. */

@@ -3,18 +3,17 @@
 #ifndef ROASTOP_REPORT_TEXT_H
 #define ROASTOP_REPORT_TEXT_H
 
-#include <cjson/cJSON.h>
-
 #include "roastop/metrics.h"
+#include "roastop/metrics_extra.h"
 #include "roastop/session.h"
 #include "roastop/strbuf.h"
 
 void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out);
 /* A run's summary.txt (and the stdout summary, the newest run's): its
- * tables, then its Dask tasks from extra's "tasks" block (metrics_tasks.h;
- * nothing without it). */
-void text_run_summary(const struct metrics *m, const struct run *r, const cJSON *extra,
-		      struct strbuf *out);
+ * tables, then its Dask tasks when extra says they are written
+ * (metrics_tasks.h; nothing when extra is NULL). */
+void text_run_summary(const struct metrics *m, const struct run *r,
+		      const struct metrics_extra_input *extra, struct strbuf *out);
 /* The session's runs, a line each (session.h's figures). */
 void text_runs(const struct session *s, struct strbuf *out);
 

@@ -11,7 +11,8 @@
  * pool_refused, never a crash; the straggler list is a ring of
  * TASKS_STRAGGLERS_KEPT.
  * /eventstream speaks only when a task has finished, so tasks in flight are
- * not known from it (docs/metrics.md, "Dask tasks"). */
+ * not known from it (docs/metrics.md, "Dask tasks"). The figures reported
+ * from this state are computed in task_figures.h. */
 #ifndef ROASTOP_TASKS_H
 #define ROASTOP_TASKS_H
 
@@ -128,18 +129,14 @@ void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s);
 /* The scheduler is lost: the tasks in flight are not measured until the
  * route's next sample (the failed tasks stay: a count that grew did). */
 void tasks_route_lost(struct tasks *ts);
-/* Failed tasks of prefix p (NULL: all): the route's growth, or the
- * stream's count when larger; invalid without the route. */
-optnum tasks_erred(const struct tasks *ts, const struct tasks_prefix *p);
-/* Tasks of prefix p executing now among those the route listed; invalid
- * without the route. *partial (may be NULL): some executing tasks were not
- * listed, so the count is a lower bound. */
-optnum tasks_running_of(const struct tasks *ts, const struct tasks_prefix *p, bool *partial);
-/* Is running task r past its prefix's straggler threshold? */
-bool tasks_running_straggler(const struct tasks *ts, const struct tasks_running *r);
 /* Straggler threshold for prefix p (NULL: all): max(3 x p90, p99), invalid
  * until TASKS_STRAGGLER_MIN have finished. */
 optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *p);
+/* The threshold a task of p (NULL: none) is judged against: its prefix's
+ * when known, else that of all tasks. */
+optnum tasks_judged_after(const struct tasks *ts, const struct tasks_prefix *p);
+/* The prefix named name, or NULL. */
+const struct tasks_prefix *tasks_prefix_find(const struct tasks *ts, const char *name);
 const struct tasks_straggler *tasks_straggler_at(const struct tasks *ts, size_t i);
 size_t tasks_straggler_count(const struct tasks *ts);
 /* The i-th latest task of a lane (i = 0: the latest), or NULL. */

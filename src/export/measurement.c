@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "roastop/fsutil.h"
+#include "roastop/jsonw.h"
 #include "roastop/metrics_json.h"
 #include "roastop/report_html.h"
 #include "roastop/report_text.h"
@@ -159,7 +160,7 @@ static int write_buf(const struct outdir *o, const char *name, const struct strb
 }
 
 static int write_metrics(const struct outdir *o, const struct metrics *m, const struct run *r,
-			 const cJSON *extra)
+			 const struct metrics_extra_input *extra)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
@@ -187,14 +188,13 @@ static int write_metadata(const struct outdir *o, const struct metrics *m)
 	iso_now(stamp, sizeof(stamp));
 	struct strbuf sb;
 	strbuf_init(&sb);
-	strbuf_puts(&sb, "{\n  \"timestamp\": ");
-	strbuf_json_string(&sb, stamp);
-	strbuf_puts(&sb, ",\n  \"elapsed_time_seconds\": ");
-	if (m->elapsed_time_seconds.valid)
-		strbuf_json_number(&sb, m->elapsed_time_seconds.value);
-	else
-		strbuf_puts(&sb, "null");
-	strbuf_puts(&sb, ",\n  \"format\": \"roastcoffea_measurement_v1\"\n}\n");
+	struct jsonw w;
+	jsonw_init(&w, &sb);
+	jsonw_object(&w, NULL);
+	jsonw_str(&w, "timestamp", stamp);
+	jsonw_opt(&w, "elapsed_time_seconds", m->elapsed_time_seconds);
+	jsonw_str(&w, "format", "roastcoffea_measurement_v1");
+	jsonw_end(&w, '}');
 	int rc = write_buf(o, "metadata.json", &sb);
 	strbuf_free(&sb);
 	return rc;
@@ -214,7 +214,7 @@ static int write_times(const struct outdir *o, const struct metrics *m)
 }
 
 static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r,
-			 const cJSON *extra)
+			 const struct metrics_extra_input *extra)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
@@ -235,7 +235,7 @@ static int write_report(const struct outdir *o, const struct metrics *m, const s
 }
 
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
-		      const cJSON *extra, char *err, size_t errsz)
+		      const struct metrics_extra_input *extra, char *err, size_t errsz)
 {
 	struct outdir o = { .fd = -1, .dir = dir, .err = err, .errsz = errsz };
 	if (make_dirs(dir) != 0 || (o.fd = dir_open(dir)) < 0) {

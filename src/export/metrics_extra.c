@@ -1,5 +1,6 @@
 /* metrics.json's roastop extras: the session's, the server's and the
- * sources' blocks and the run's tasks, from data the app gathered. */
+ * sources' blocks and the run's tasks, from data the app gathered. Each
+ * block is one object on one line, in cJSON's compact text (jsonw.h). */
 #include "roastop/metrics_extra.h"
 
 #include <math.h>
@@ -14,48 +15,50 @@ struct counter {
 	uint64_t value;
 };
 
-static void add_counters(cJSON *o, const struct counter *c, size_t n)
+/* Has a counter before c[i] its group? */
+static bool group_seen(const struct source_counter *c, size_t i)
 {
-	for (size_t i = 0; i < n; i++)
-		cJSON_AddNumberToObject(o, c[i].name, (double)c[i].value);
+	for (size_t j = 0; j < i; j++)
+		if (c[j].group && !strcmp(c[j].group, c[i].group))
+			return true;
+	return false;
+}
+
+/* The group of c[i], where it first appears, with every member: written
+ * when non-zero, "total" always (event.h). */
+static void group_block(struct jsonw *w, const struct source_counter *c, size_t n, size_t i)
+{
+	jsonw_object(w, c[i].group);
+	for (size_t j = i; j < n; j++)
+		if (c[j].group && !strcmp(c[j].group, c[i].group) &&
+		    (c[j].value || !strcmp(c[j].name, "total")))
+			jsonw_num(w, c[j].name, (double)c[j].value);
+	jsonw_end(w, '}');
 }
 
 /* A source's block under its name: its state, figures and counters
  * (source.h). */
-static void source_block(cJSON *extra, const char *name, const char *state_key, const char *state,
-			 const struct source_figure *fg, size_t n_fg, const struct source_counter *c,
-			 size_t n_c)
+static void source_block(struct jsonw *w, const char *name, const char *state_key,
+			 const char *state, const struct source_figure *fg, size_t n_fg,
+			 const struct source_counter *c, size_t n_c)
 {
-	cJSON *o = cJSON_AddObjectToObject(extra, name);
-	if (!o)
-		return;
+	jsonw_object_as(w, name, JSONW_CJSON);
 	if (state_key)
-		cJSON_AddStringToObject(o, state_key, state);
-	for (size_t i = 0; i < n_fg; i++) {
-		if (isnan(fg[i].value))
-			cJSON_AddNullToObject(o, fg[i].name);
-		else
-			cJSON_AddNumberToObject(o, fg[i].name, fg[i].value);
-	}
+		jsonw_str(w, state_key, state);
+	for (size_t i = 0; i < n_fg; i++)
+		jsonw_opt(w, fg[i].name, isnan(fg[i].value) ? optnum_none() : optnum_of(fg[i].value));
 	for (size_t i = 0; i < n_c; i++) {
-		cJSON *into = o;
-		if (c[i].group) {
-			into = cJSON_GetObjectItemCaseSensitive(o, c[i].group);
-			if (!into)
-				into = cJSON_AddObjectToObject(o, c[i].group);
-			if (!into || (!c[i].value && strcmp(c[i].name, "total") != 0))
-				continue;
-		}
-		cJSON_AddNumberToObject(into, c[i].name, (double)c[i].value);
+		if (!c[i].group)
+			jsonw_num(w, c[i].name, (double)c[i].value);
+		else if (!group_seen(c, i))
+			group_block(w, c, n_c, i);
 	}
+	jsonw_end(w, '}');
 }
 
 /* The session's own counters (session.h): runs kept and lost. */
-static void session_extra(cJSON *extra, const struct session *s)
+static void session_extra(struct jsonw *w, const struct session *s)
 {
-	cJSON *o = cJSON_AddObjectToObject(extra, "session");
-	if (!o)
-		return;
 	const struct counter c[] = {
 		{ "runs", s->runs_total },
 		{ "runs_summarised", s->runs_summarised },
@@ -64,62 +67,72 @@ static void session_extra(cJSON *extra, const struct session *s)
 		{ "late_chunks_lost", s->late_lost },
 		{ "events_unrouted", s->unrouted },
 	};
-	add_counters(o, c, ROASTOP_ARRAY_LEN(c));
+	jsonw_object_as(w, "session", JSONW_CJSON);
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(c); i++)
+		jsonw_num(w, c[i].name, (double)c[i].value);
+	jsonw_end(w, '}');
 }
 
-/* The HTTP server's counters, every rejection's (0 included) and their
- * total; its failure to start, when it did not. */
-static void serve_extra(cJSON *extra, const struct metrics_extra_input *in)
+/* Every rejection (0 included) in one object, named after the first's
+ * group, with their total. */
+static void serve_rejections(struct jsonw *w, const struct source_stats *st, size_t first)
 {
-	cJSON *o = cJSON_AddObjectToObject(extra, "serve");
-	if (!o)
-		return;
-	if (!in->serve_listen) {
-		cJSON_AddNullToObject(o, "listen");
-		cJSON_AddStringToObject(o, "error", in->serve_error ? in->serve_error : "");
-		cJSON_AddNumberToObject(o, "open_failures", (double)in->serve_failures);
-		return;
-	}
-	cJSON_AddStringToObject(o, "listen", in->serve_listen);
-	const struct source_stats *st = in->serve_counters;
-	cJSON *rej = NULL;
 	uint64_t total = 0;
-	for (size_t i = 0; st && i < st->n_counters; i++) {
+	jsonw_object(w, st->counters[first].group);
+	for (size_t i = first; i < st->n_counters; i++) {
 		const struct source_counter *c = &st->counters[i];
-		if (!c->group) {
-			cJSON_AddNumberToObject(o, c->name, (double)c->value);
+		if (!c->group)
 			continue;
-		}
-		if (!rej)
-			rej = cJSON_AddObjectToObject(o, c->group);
 		total += c->value;
-		if (rej)
-			cJSON_AddNumberToObject(rej, c->name, (double)c->value);
+		jsonw_num(w, c->name, (double)c->value);
 	}
-	if (rej)
-		cJSON_AddNumberToObject(rej, "total", (double)total);
+	jsonw_num(w, "total", (double)total);
+	jsonw_end(w, '}');
 }
 
-cJSON *metrics_extra_json(const struct metrics_extra_input *in, const struct run *r)
+/* The HTTP server's counters and its rejections; its failure to start,
+ * when it did not. */
+static void serve_extra(struct jsonw *w, const struct metrics_extra_input *in)
 {
-	cJSON *extra = cJSON_CreateObject();
-	if (extra)
-		session_extra(extra, in->ses);
-	if (extra && (in->serve_listen || in->serve_failures))
-		serve_extra(extra, in);
+	jsonw_object_as(w, "serve", JSONW_CJSON);
+	if (!in->serve_listen) {
+		jsonw_opt(w, "listen", optnum_none());
+		jsonw_str(w, "error", in->serve_error ? in->serve_error : "");
+		jsonw_num(w, "open_failures", (double)in->serve_failures);
+		jsonw_end(w, '}');
+		return;
+	}
+	jsonw_str(w, "listen", in->serve_listen);
+	const struct source_stats *st = &in->serve_counters;
+	bool grouped = false;
+	for (size_t i = 0; i < st->n_counters; i++) {
+		const struct source_counter *c = &st->counters[i];
+		if (!c->group)
+			jsonw_num(w, c->name, (double)c->value);
+		else if (!grouped)
+			serve_rejections(w, st, i);
+		grouped = grouped || c->group;
+	}
+	jsonw_end(w, '}');
+}
+
+void metrics_extra_write(struct jsonw *w, const struct metrics_extra_input *in,
+			 const struct run *r, const struct metrics *m)
+{
+	session_extra(w, in->ses);
+	if (in->serve_listen || in->serve_failures)
+		serve_extra(w, in);
 	/* the live sources' blocks: the model's copies of their counters */
-	for (size_t i = 0; extra && i < in->ses->counters.n; i++) {
+	for (size_t i = 0; i < in->ses->counters.n; i++) {
 		struct ev_counters c;
 		counters_view(&in->ses->counters, i, &c);
-		source_block(extra, c.source, c.state_key, c.state, NULL, 0, c.counters,
-			     c.n_counters);
+		source_block(w, c.source, c.state_key, c.state, NULL, 0, c.counters, c.n_counters);
 	}
-	for (size_t i = 0; extra && i < in->n_recorded; i++) {
+	for (size_t i = 0; i < in->n_recorded; i++) {
 		const struct source_stats *st = &in->recorded_stats[i];
-		source_block(extra, in->recorded_names[i], st->state_key, st->state, st->figures,
+		source_block(w, in->recorded_names[i], st->state_key, st->state, st->figures,
 			     st->n_figures, st->counters, st->n_counters);
 	}
-	if (extra && r && in->tasks)
-		metrics_tasks_json(extra, &r->tasks, in->tasks_feed);
-	return extra;
+	if (r && in->tasks)
+		metrics_tasks_json(w, &r->tasks, &m->tasks, in->tasks_fed ? &in->tasks_feed : NULL);
 }

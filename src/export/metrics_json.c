@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "roastop/jsonw.h"
+#include "roastop/metrics_extra.h"
 #include "roastop/metrics_json.h"
 #include "roastop/metrics_raw.h"
 
@@ -359,17 +360,6 @@ static void add_failed(struct jsonw *w, const struct run *r)
 	jsonw_end(w, '}');
 }
 
-/* The caller's own counters (e.g. replay rejections), already JSON. */
-static void add_extra(struct jsonw *w, const cJSON *extra)
-{
-	for (const cJSON *e = extra ? extra->child : NULL; e; e = e->next) {
-		char *text = cJSON_PrintUnformatted(e);
-		if (text && e->string)
-			jsonw_raw(w, e->string, text);
-		cJSON_free(text);
-	}
-}
-
 /* roastop's own keys (docs/metrics.md): which run (the collector's id, or
  * roastop's implicit-N) and how it ended and why; null before any run. */
 static void add_run_status(struct jsonw *w, const struct run *r)
@@ -415,7 +405,7 @@ static void add_log(struct jsonw *w, const struct run *r)
 }
 
 static void add_roastop(struct jsonw *w, const struct metrics *m, const struct run *r,
-			const cJSON *extra)
+			const struct metrics_extra_input *extra)
 {
 	jsonw_object(w, "roastop");
 	jsonw_str(w, "version", ROASTOP_VERSION);
@@ -433,12 +423,13 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_failed(w, r);
 	add_log(w, r);
 	metrics_raw_roastop(w, r);
-	add_extra(w, extra);
+	if (extra)
+		metrics_extra_write(w, extra, r, m);
 	jsonw_end(w, '}');
 }
 
-int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON *extra,
-		       struct strbuf *out)
+int metrics_write_json(const struct metrics *m, const struct run *r,
+		       const struct metrics_extra_input *extra, struct strbuf *out)
 {
 	struct jsonw w;
 	jsonw_init(&w, out);

@@ -40,17 +40,14 @@ static void raw_iso(char *buf, size_t size, double t)
 }
 
 /* One [time, value] pair, on one line. */
-static void raw_pair(struct jsonw *w, struct strbuf *line, double t, double v)
+static void raw_pair(struct jsonw *w, double t, double v)
 {
 	char iso[40];
 	raw_iso(iso, sizeof(iso), t);
-	strbuf_reset(line);
-	strbuf_puts(line, "[");
-	strbuf_json_string(line, iso);
-	strbuf_puts(line, ", ");
-	strbuf_json_number(line, v);
-	strbuf_puts(line, "]");
-	jsonw_raw(w, NULL, line->data);
+	jsonw_array_as(w, NULL, JSONW_LINE);
+	jsonw_str(w, NULL, iso);
+	jsonw_num(w, NULL, v);
+	jsonw_end(w, ']');
 }
 
 static void raw_worker_counts(struct jsonw *w, const struct run *r)
@@ -102,8 +99,7 @@ static double raw_point_value(const struct worker_agg *a, const struct worker_po
 	}
 }
 
-static void raw_series(struct jsonw *w, struct strbuf *line, const struct run *r,
-		       enum raw_series s)
+static void raw_series(struct jsonw *w, const struct run *r, enum raw_series s)
 {
 	jsonw_object(w, series_names[s]);
 	for (size_t i = 0; i < r->workers.count && i < TRACKING_WORKERS; i++) {
@@ -118,7 +114,7 @@ static void raw_series(struct jsonw *w, struct strbuf *line, const struct run *r
 		for (uint32_t k = 0; k < h->len; k++) {
 			double v = raw_point_value(a, &h->pts[k], s);
 			if (isfinite(v))
-				raw_pair(w, line, h->t0 + h->pts[k].t, v);
+				raw_pair(w, h->t0 + h->pts[k].t, v);
 		}
 		jsonw_end(w, ']');
 	}
@@ -128,17 +124,14 @@ static void raw_series(struct jsonw *w, struct strbuf *line, const struct run *r
 void metrics_raw_tracking(struct jsonw *w, const struct run *r)
 {
 	if (r->n_samples == 0) {
-		jsonw_raw(w, "tracking_data", "null"); /* no scheduler: roastcoffea's None */
+		jsonw_opt(w, "tracking_data", optnum_none()); /* no scheduler: roastcoffea's None */
 		return;
 	}
-	struct strbuf line;
-	strbuf_init(&line);
 	jsonw_object(w, "tracking_data");
 	raw_worker_counts(w, r);
 	for (int s = 0; s < RS__COUNT; s++)
-		raw_series(w, &line, r, (enum raw_series)s);
+		raw_series(w, r, (enum raw_series)s);
 	jsonw_end(w, '}');
-	strbuf_free(&line);
 }
 
 /* The kept records in arrival order; NULL when none (or out of memory). */
@@ -152,37 +145,26 @@ static const struct rawchunk **raw_ordered(const struct rawchunks *s)
 	return o;
 }
 
-static void raw_str_field(struct strbuf *line, const char *key, const char *v)
+static void raw_str_field(struct jsonw *w, const char *key, const char *v)
 {
-	if (!v[0])
-		return;
-	strbuf_puts(line, ", ");
-	strbuf_json_string(line, key);
-	strbuf_puts(line, ": ");
-	strbuf_json_string(line, v);
+	if (v[0])
+		jsonw_str(w, key, v);
 }
 
 /* A field not given is left out, not null: roastcoffea's plots read
- * chunk.get(key, 0) and do arithmetic on it. */
-static void raw_record(struct jsonw *w, struct strbuf *line, const struct rawchunk *c)
+ * chunk.get(key, 0) and do arithmetic on it. On one line. */
+static void raw_record(struct jsonw *w, const struct rawchunk *c)
 {
-	strbuf_reset(line);
-	strbuf_puts(line, "{\"roastop_seq\": ");
-	strbuf_json_number(line, (double)c->seq);
-	for (int f = 0; f < RC__COUNT; f++) {
-		if (isnan(c->v[f]))
-			continue;
-		strbuf_puts(line, ", ");
-		strbuf_json_string(line, rawchunks_field_name((enum rawchunk_field)f));
-		strbuf_puts(line, ": ");
-		strbuf_json_number(line, c->v[f]);
-	}
-	raw_str_field(line, "dataset", c->dataset);
-	raw_str_field(line, "file", c->file);
-	raw_str_field(line, "uuid", c->uuid);
-	raw_str_field(line, "worker", c->worker);
-	strbuf_puts(line, "}");
-	jsonw_raw(w, NULL, line->data);
+	jsonw_object_as(w, NULL, JSONW_LINE);
+	jsonw_num(w, "roastop_seq", (double)c->seq);
+	for (int f = 0; f < RC__COUNT; f++)
+		if (!isnan(c->v[f]))
+			jsonw_num(w, rawchunks_field_name((enum rawchunk_field)f), c->v[f]);
+	raw_str_field(w, "dataset", c->dataset);
+	raw_str_field(w, "file", c->file);
+	raw_str_field(w, "uuid", c->uuid);
+	raw_str_field(w, "worker", c->worker);
+	jsonw_end(w, '}');
 }
 
 /* Python's str() of a string without quotes, backslashes or control
@@ -220,15 +202,11 @@ static void raw_chunk_info(struct jsonw *w, struct strbuf *line, const struct ra
 		char key[RAWCHUNKS_FILE_LEN + 64];
 		strutil_copy(key, sizeof(key), line->data);
 		double bytes = isnan(v[RC_BYTES_READ]) ? 0 : v[RC_BYTES_READ] * weight;
-		strbuf_reset(line);
-		strbuf_puts(line, "[");
-		strbuf_json_number(line, v[RC_T_START]);
-		strbuf_puts(line, ", ");
-		strbuf_json_number(line, v[RC_T_END]);
-		strbuf_puts(line, ", ");
-		strbuf_json_number(line, bytes);
-		strbuf_puts(line, "]");
-		jsonw_raw(w, key, line->data);
+		jsonw_array_as(w, key, JSONW_LINE);
+		jsonw_num(w, NULL, v[RC_T_START]);
+		jsonw_num(w, NULL, v[RC_T_END]);
+		jsonw_num(w, NULL, bytes);
+		jsonw_end(w, ']');
 	}
 	jsonw_end(w, '}');
 }
@@ -248,7 +226,7 @@ void metrics_raw_chunks(struct jsonw *w, const struct run *r)
 	raw_chunk_info(w, &line, &r->raw, o);
 	jsonw_array(w, "raw_chunk_metrics");
 	for (size_t i = 0; i < r->raw.n; i++)
-		raw_record(w, &line, o[i]);
+		raw_record(w, o[i]);
 	jsonw_end(w, ']');
 	strbuf_free(&line);
 	free(o);

@@ -1,117 +1,11 @@
 #include "roastop/metrics_tasks.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "roastop/format.h"
 
-static void mt_num(cJSON *o, const char *name, optnum v)
-{
-	if (v.valid)
-		cJSON_AddNumberToObject(o, name, v.value);
-	else
-		cJSON_AddNullToObject(o, name);
-}
-
-static void mt_prefix(cJSON *arr, const struct tasks *t, const struct tasks_prefix *p)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o || !cJSON_AddItemToArray(arr, o)) {
-		cJSON_Delete(o);
-		return;
-	}
-	cJSON_AddStringToObject(o, "prefix", p->name);
-	cJSON_AddNumberToObject(o, "count", (double)p->count);
-	mt_num(o, "erred", tasks_erred(t, p));
-	bool partial;
-	optnum flight = tasks_running_of(t, p, &partial);
-	mt_num(o, "in_flight", partial ? optnum_none() : flight); /* a lower bound is not it */
-	const double q[] = { 0.5, 0.9, 0.99 };
-	const char *qn[] = { "compute_p50_seconds", "compute_p90_seconds", "compute_p99_seconds" };
-	for (int i = 0; i < 3; i++)
-		mt_num(o, qn[i], hist_quantile(&p->compute, q[i]));
-	mt_num(o, "compute_max_seconds", p->count ? optnum_of(p->compute.max) : optnum_none());
-	cJSON_AddNumberToObject(o, "transfers", (double)p->transfers);
-	mt_num(o, "transfer_seconds", p->transfers ? optnum_of(p->transfer_s) : optnum_none());
-	cJSON_AddNumberToObject(o, "disk_reads", (double)p->disk_reads);
-	mt_num(o, "disk_read_seconds", p->disk_reads ? optnum_of(p->disk_read_s) : optnum_none());
-	cJSON_AddNumberToObject(o, "stragglers", (double)p->stragglers);
-	mt_num(o, "straggler_after_seconds", tasks_straggler_after(t, p));
-}
-
-static void mt_stragglers(cJSON *o, const struct tasks *t)
-{
-	cJSON *arr = cJSON_AddArrayToObject(o, "stragglers");
-	for (size_t i = 0; arr && i < tasks_straggler_count(t); i++) {
-		const struct tasks_straggler *s = tasks_straggler_at(t, i);
-		cJSON *e = cJSON_CreateObject();
-		if (!e || !cJSON_AddItemToArray(arr, e)) {
-			cJSON_Delete(e);
-			return;
-		}
-		cJSON_AddStringToObject(e, "key", s->key);
-		cJSON_AddStringToObject(e, "prefix", s->prefix);
-		cJSON_AddStringToObject(e, "worker", s->worker);
-		cJSON_AddNumberToObject(e, "seconds", s->seconds);
-		cJSON_AddNumberToObject(e, "threshold_seconds", s->threshold);
-	}
-}
-
-static void mt_running(cJSON *arr, const struct tasks *t, const struct tasks_running *r)
-{
-	cJSON *e = cJSON_CreateObject();
-	if (!e || !cJSON_AddItemToArray(arr, e)) {
-		cJSON_Delete(e);
-		return;
-	}
-	cJSON_AddStringToObject(e, "key", r->key);
-	cJSON_AddStringToObject(e, "prefix", r->prefix);
-	cJSON_AddStringToObject(e, "worker", r->worker);
-	cJSON_AddNumberToObject(e, "seconds", r->seconds);
-	cJSON_AddBoolToObject(e, "straggler", tasks_running_straggler(t, r));
-}
-
-/* in_flight: the route's tasks executing now, null without it. */
-static void mt_in_flight(cJSON *o, const struct tasks *t)
-{
-	const struct tasks_route *r = &t->route;
-	if (!r->running_measured) {
-		cJSON_AddNullToObject(o, "in_flight");
-		cJSON_AddStringToObject(o, "in_flight_reason",
-					"no answer from the collector's route (not installed, or the "
-					"scheduler lost): /eventstream tells finished tasks only");
-		return;
-	}
-	cJSON *f = cJSON_AddObjectToObject(o, "in_flight");
-	if (!f)
-		return;
-	cJSON_AddNumberToObject(f, "count", (double)r->running_count);
-	cJSON *arr = cJSON_AddArrayToObject(f, "oldest");
-	size_t stragglers = 0;
-	for (size_t i = 0; i < r->n_running; i++) {
-		stragglers += tasks_running_straggler(t, &r->running[i]);
-		if (arr)
-			mt_running(arr, t, &r->running[i]);
-	}
-	cJSON_AddNumberToObject(f, "stragglers", (double)stragglers);
-}
-
-/* erred: the route's failed tasks, null without it. */
-static void mt_erred(cJSON *o, const struct tasks *t)
-{
-	mt_num(o, "erred", tasks_erred(t, NULL));
-	if (t->route.erred_measured)
-		cJSON_AddNumberToObject(o, "erred_prefixes_left_out",
-					(double)t->route.erred_left_out);
-	else
-		cJSON_AddStringToObject(o, "erred_reason",
-					"the collector's route never answered: /eventstream sends "
-					"nothing for a task that raised");
-}
-
-/* One of the feed's own counters ("connects": 0 while it never reached the
- * scheduler); 0 when the feed has no such counter. */
+/* One of the feed's own counters; 0 when the feed has no such counter. */
 static uint64_t mt_feed_count(const struct ev_counters *feed, const char *name)
 {
 	for (size_t i = 0; feed && i < feed->n_counters; i++)
@@ -120,10 +14,31 @@ static uint64_t mt_feed_count(const struct ev_counters *feed, const char *name)
 	return 0;
 }
 
+bool metrics_tasks_feed_measured(const struct ev_counters *feed)
+{
+	return mt_feed_count(feed, "connects") || mt_feed_count(feed, "task_answers");
+}
+
+/* A feed that never reached the scheduler measured nothing: null, not 0. */
+static optnum mt_measured(const struct tasks *t, const struct ev_counters *feed, uint64_t n)
+{
+	bool measured = t->count || !feed || metrics_tasks_feed_measured(feed);
+	return measured ? optnum_of((double)n) : optnum_none();
+}
+
+/* Where the tasks came from, for summary.txt. */
+static const char *mt_label(const struct ev_counters *feed)
+{
+	if (!feed)
+		return "Dask tasks";
+	return strcmp(feed->source, "task_stream") ? "Dask tasks (route)"
+						   : "Dask tasks (/eventstream)";
+}
+
 /* The stream fell behind the scheduler's own count (its plugin replaced or
  * removed by another /eventstream client, taskcheck.h): the counts are
  * what it received, a lower bound, and say so. */
-static void mt_lower_bound(cJSON *o, const struct ev_counters *feed)
+static void mt_lower_bound(struct jsonw *w, const struct ev_counters *feed)
 {
 	uint64_t missed = mt_feed_count(feed, "missed");
 	if (!missed)
@@ -134,99 +49,170 @@ static void mt_lower_bound(cJSON *o, const struct ev_counters *feed)
 		 "client replaced or removed its plugin): at least %llu finished tasks were not "
 		 "received, so count and the per-prefix figures are a lower bound",
 		 (unsigned long long)mt_feed_count(feed, "behind"), (unsigned long long)missed);
-	cJSON_AddBoolToObject(o, "count_lower_bound", true);
-	cJSON_AddNumberToObject(o, "missed_at_least", (double)missed);
-	cJSON_AddStringToObject(o, "count_reason", why);
+	jsonw_bool(w, "count_lower_bound", true);
+	jsonw_num(w, "missed_at_least", (double)missed);
+	jsonw_str(w, "count_reason", why);
 }
 
-void metrics_tasks_json(cJSON *parent, const struct tasks *t, const struct ev_counters *feed)
+/* A lower bound is not the count. */
+static optnum mt_in_flight(const struct task_prefix_figures *f)
 {
-	cJSON *o = cJSON_AddObjectToObject(parent, "tasks");
-	if (!o)
-		return;
-	/* a stream never reached measured nothing: null, not 0 */
-	bool measured = t->count || !feed || mt_feed_count(feed, "connects");
-	mt_num(o, "count", measured ? optnum_of((double)t->count) : optnum_none());
-	mt_lower_bound(o, feed);
-	mt_erred(o, t);
-	cJSON_AddNumberToObject(o, "prefix_overflow", (double)t->prefix_overflow);
-	cJSON_AddNumberToObject(o, "pool_refused", (double)t->pool_refused);
-	mt_in_flight(o, t);
-	mt_num(o, "straggler_count", measured ? optnum_of((double)t->stragglers) : optnum_none());
-	cJSON *arr = cJSON_AddArrayToObject(o, "prefixes");
-	for (size_t i = 0; arr && i < t->n; i++)
-		mt_prefix(arr, t, &t->prefixes[i]);
-	mt_stragglers(o, t);
+	return f->in_flight_partial ? optnum_none() : f->in_flight;
 }
 
-static optnum mt_get(const cJSON *o, const char *name)
+static void mt_prefix(struct jsonw *w, const struct tasks_prefix *p,
+		      const struct task_prefix_figures *f)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(v) ? optnum_of(v->valuedouble) : optnum_none();
+	jsonw_object(w, NULL);
+	jsonw_str(w, "prefix", p->name);
+	jsonw_num(w, "count", (double)p->count);
+	jsonw_opt(w, "erred", f->erred);
+	jsonw_opt(w, "in_flight", mt_in_flight(f));
+	jsonw_opt(w, "compute_p50_seconds", f->compute_p50);
+	jsonw_opt(w, "compute_p90_seconds", f->compute_p90);
+	jsonw_opt(w, "compute_p99_seconds", f->compute_p99);
+	jsonw_opt(w, "compute_max_seconds", f->compute_max);
+	jsonw_num(w, "transfers", (double)p->transfers);
+	jsonw_opt(w, "transfer_seconds", f->transfer_seconds);
+	jsonw_num(w, "disk_reads", (double)p->disk_reads);
+	jsonw_opt(w, "disk_read_seconds", f->disk_read_seconds);
+	jsonw_num(w, "stragglers", (double)p->stragglers);
+	jsonw_opt(w, "straggler_after_seconds", f->straggler_after);
+	jsonw_end(w, '}');
 }
 
-static void mt_text_prefix(const cJSON *p, struct strbuf *sb)
+static void mt_stragglers(struct jsonw *w, const struct tasks *t)
 {
-	char a[FMT_LEN], b[FMT_LEN], e[FMT_LEN], f[FMT_LEN];
-	const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "prefix");
-	strbuf_appendf(sb, "  %-32.32s %10.0f %6s %6s %9s %9s %5.0f\n",
-		       cJSON_IsString(name) ? name->valuestring : "?", mt_get(p, "count").value,
-		       format_num(e, mt_get(p, "erred"), "%.0f"),
-		       format_num(f, mt_get(p, "in_flight"), "%.0f"),
-		       format_duration(a, mt_get(p, "compute_p50_seconds")),
-		       format_duration(b, mt_get(p, "compute_p90_seconds")),
-		       mt_get(p, "stragglers").value);
+	jsonw_array(w, "stragglers");
+	for (size_t i = 0; i < tasks_straggler_count(t); i++) {
+		const struct tasks_straggler *s = tasks_straggler_at(t, i);
+		jsonw_object(w, NULL);
+		jsonw_str(w, "key", s->key);
+		jsonw_str(w, "prefix", s->prefix);
+		jsonw_str(w, "worker", s->worker);
+		jsonw_num(w, "seconds", s->seconds);
+		jsonw_num(w, "threshold_seconds", s->threshold);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, ']');
 }
 
-static void mt_text_oldest(const cJSON *r, struct strbuf *sb)
+/* in_flight: the route's tasks executing now, null without it. */
+static void mt_running(struct jsonw *w, const struct tasks *t, const struct task_figures *fig)
 {
-	char a[FMT_LEN];
-	const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "key");
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "worker");
-	if (cJSON_IsString(key) && cJSON_IsString(w))
-		strbuf_appendf(sb, "  oldest in flight: %s on %s, %s%s\n", key->valuestring,
-			       w->valuestring, format_duration(a, mt_get(r, "seconds")),
-			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "straggler"))
-				       ? " (straggler)" : "");
-}
-
-void metrics_tasks_text(const cJSON *tasks, struct strbuf *sb)
-{
-	if (!cJSON_IsObject(tasks))
-		return;
-	optnum n = mt_get(tasks, "count");
-	char a[FMT_LEN];
-	if (!n.valid) {
-		strbuf_puts(sb, "\nDask tasks (/eventstream): n/a (the stream never connected)\n");
+	const struct tasks_route *r = &t->route;
+	if (!fig->in_flight.valid) {
+		jsonw_opt(w, "in_flight", optnum_none());
+		jsonw_str(w, "in_flight_reason",
+			  "no answer from the collector's route (not installed, or the "
+			  "scheduler lost): /eventstream tells finished tasks only");
 		return;
 	}
-	const cJSON *fl = cJSON_GetObjectItemCaseSensitive(tasks, "in_flight");
+	jsonw_object(w, "in_flight");
+	jsonw_opt(w, "count", fig->in_flight);
+	jsonw_array(w, "oldest");
+	for (size_t i = 0; i < r->n_running; i++) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "key", r->running[i].key);
+		jsonw_str(w, "prefix", r->running[i].prefix);
+		jsonw_str(w, "worker", r->running[i].worker);
+		jsonw_num(w, "seconds", r->running[i].seconds);
+		jsonw_bool(w, "straggler", fig->running_straggler[i]);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, ']');
+	jsonw_num(w, "stragglers", (double)fig->running_stragglers);
+	jsonw_end(w, '}');
+}
+
+/* erred: the route's failed tasks, null without it. */
+static void mt_erred(struct jsonw *w, const struct tasks *t, const struct task_figures *fig)
+{
+	jsonw_opt(w, "erred", fig->erred);
+	if (t->route.erred_measured)
+		jsonw_num(w, "erred_prefixes_left_out", (double)t->route.erred_left_out);
+	else
+		jsonw_str(w, "erred_reason",
+			  "the collector's route never answered: /eventstream sends "
+			  "nothing for a task that raised");
+}
+
+void metrics_tasks_json(struct jsonw *w, const struct tasks *t, const struct task_figures *fig,
+			const struct ev_counters *feed)
+{
+	jsonw_object_as(w, "tasks", JSONW_CJSON);
+	jsonw_opt(w, "count", mt_measured(t, feed, t->count));
+	mt_lower_bound(w, feed);
+	mt_erred(w, t, fig);
+	jsonw_num(w, "prefix_overflow", (double)t->prefix_overflow);
+	jsonw_num(w, "pool_refused", (double)t->pool_refused);
+	mt_running(w, t, fig);
+	jsonw_opt(w, "straggler_count", mt_measured(t, feed, t->stragglers));
+	jsonw_array(w, "prefixes");
+	for (size_t i = 0; i < t->n && i < fig->n; i++)
+		mt_prefix(w, &t->prefixes[i], &fig->prefix[i]);
+	jsonw_end(w, ']');
+	mt_stragglers(w, t);
+	jsonw_end(w, '}');
+}
+
+#define MT_TEXT_PREFIXES 10
+
+static void mt_text_prefix(const struct tasks_prefix *p, const struct task_prefix_figures *f,
+			   struct strbuf *sb)
+{
+	char a[FMT_LEN], b[FMT_LEN], e[FMT_LEN], fl[FMT_LEN];
+	strbuf_appendf(sb, "  %-32.32s %10.0f %6s %6s %9s %9s %5.0f\n", p->name, (double)p->count,
+		       format_num(e, f->erred, "%.0f"), format_num(fl, mt_in_flight(f), "%.0f"),
+		       format_duration(a, f->compute_p50), format_duration(b, f->compute_p90),
+		       (double)p->stragglers);
+}
+
+/* The latest straggler and the oldest task in flight, when there are. */
+static void mt_text_latest(const struct tasks *t, const struct task_figures *fig,
+			   struct strbuf *sb)
+{
+	char a[FMT_LEN];
+	const struct tasks_straggler *s = tasks_straggler_at(t, 0);
+	if (s)
+		strbuf_appendf(sb, "  latest straggler: %s on %s, %s\n", s->key, s->worker,
+			       format_duration(a, optnum_of(s->seconds)));
+	const struct tasks_running *r = &t->route.running[0];
+	if (fig->in_flight.valid && t->route.n_running)
+		strbuf_appendf(sb, "  oldest in flight: %s on %s, %s%s\n", r->key, r->worker,
+			       format_duration(a, optnum_of(r->seconds)),
+			       fig->running_straggler[0] ? " (straggler)" : "");
+}
+
+void metrics_tasks_text(const struct tasks *t, const struct task_figures *fig,
+			const struct ev_counters *feed, struct strbuf *sb)
+{
+	optnum n = mt_measured(t, feed, t->count);
+	if (!n.valid) {
+		strbuf_appendf(sb, "\n%s: n/a (%s)\n", mt_label(feed),
+			       strcmp(feed->source, "task_stream")
+				       ? "no collector route answered; --task-stream reads /eventstream"
+				       : "the stream never connected");
+		return;
+	}
 	char e[FMT_LEN], f[FMT_LEN];
-	bool partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tasks, "count_lower_bound"));
-	strbuf_appendf(sb, "\nDask tasks (/eventstream): %s%.0f tasks, %s erred, %s in flight, "
-		       "%.0f stragglers\n", partial ? "at least " : "", n.value,
-		       format_num(e, mt_get(tasks, "erred"), "%.0f"),
-		       format_num(f, mt_get(fl, "count"), "%.0f"), mt_get(tasks, "straggler_count").value);
-	if (partial)
-		strbuf_appendf(sb, "  a lower bound: the stream missed at least %.0f finished tasks "
+	uint64_t missed = mt_feed_count(feed, "missed");
+	strbuf_appendf(sb, "\n%s: %s%.0f tasks, %s erred, %s in flight, %.0f stragglers\n",
+		       mt_label(feed), missed ? "at least " : "", n.value,
+		       format_num(e, fig->erred, "%.0f"), format_num(f, fig->in_flight, "%.0f"),
+		       (double)t->stragglers);
+	if (missed)
+		strbuf_appendf(sb, "  a lower bound: the stream missed at least %llu finished tasks "
 			       "(another /eventstream client replaced or removed its plugin)\n",
-			       mt_get(tasks, "missed_at_least").value);
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(tasks, "prefixes");
-	if (cJSON_GetArraySize(arr) > 0)
+			       (unsigned long long)missed);
+	size_t shown = t->n < fig->n ? t->n : fig->n; /* in the model's order: first seen first */
+	if (shown > 0)
 		strbuf_appendf(sb, "  %-32s %10s %6s %6s %9s %9s %5s\n", "prefix", "tasks", "erred",
 			       "flight", "p50", "p90", "strag");
-	int shown = 0; /* in the model's order: first seen first */
-	const cJSON *p;
-	cJSON_ArrayForEach(p, arr)
-		if (shown++ < 10)
-			mt_text_prefix(p, sb);
-	if (shown > 10)
-		strbuf_appendf(sb, "  ... %d more prefixes in metrics.json\n", shown - 10);
-	const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(tasks, "stragglers"), 0);
-	const cJSON *key = cJSON_GetObjectItemCaseSensitive(s, "key");
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(s, "worker");
-	if (cJSON_IsString(key) && cJSON_IsString(w))
-		strbuf_appendf(sb, "  latest straggler: %s on %s, %s\n", key->valuestring,
-			       w->valuestring, format_duration(a, mt_get(s, "seconds")));
-	mt_text_oldest(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(fl, "oldest"), 0), sb);
+	for (size_t i = 0; i < shown && i < MT_TEXT_PREFIXES; i++)
+		mt_text_prefix(&t->prefixes[i], &fig->prefix[i], sb);
+	if (shown > MT_TEXT_PREFIXES)
+		strbuf_appendf(sb, "  ... %d more prefixes in metrics.json\n",
+			       (int)(shown - MT_TEXT_PREFIXES));
+	mt_text_latest(t, fig, sb);
 }

@@ -20,6 +20,7 @@
 
 #include "roastop/event_json.h"
 #include "roastop/fsutil.h"
+#include "roastop/jsonw.h"
 #include "roastop/strbuf.h"
 
 #define FLUSH_AT (64u * 1024u)
@@ -54,6 +55,20 @@ static int recorder_open_file(const char *path, char *err, size_t errsz)
 	return -1;
 }
 
+/* The recording's first line (docs/recording.md). */
+static void recorder_header(struct strbuf *sb)
+{
+	struct jsonw w;
+	jsonw_init_as(&w, sb, JSONW_COMPACT);
+	jsonw_object(&w, NULL);
+	jsonw_str(&w, "type", "recording");
+	jsonw_str(&w, "format", EVENT_JSON_FORMAT);
+	jsonw_num(&w, "version", EVENT_JSON_VERSION);
+	jsonw_str(&w, "roastop", ROASTOP_VERSION);
+	jsonw_num(&w, "created", (double)time(NULL));
+	jsonw_end(&w, '}');
+}
+
 struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 {
 	struct recorder *rec = calloc(1, sizeof(*rec));
@@ -67,10 +82,7 @@ struct recorder *recorder_open(const char *path, char *err, size_t errsz)
 		return NULL;
 	}
 	strbuf_init(&rec->buf);
-	strbuf_appendf(&rec->buf,
-		       "{\"type\":\"recording\",\"format\":\"%s\",\"version\":%d,"
-		       "\"roastop\":\"%s\",\"created\":%lld}\n",
-		       EVENT_JSON_FORMAT, EVENT_JSON_VERSION, ROASTOP_VERSION, (long long)time(NULL));
+	recorder_header(&rec->buf);
 	if (recorder_flush(rec) != 0) { /* a full disk is said now, not after the run */
 		snprintf(err, errsz, "cannot write recording %s: %s", path, strerror(errno));
 		close(rec->fd);

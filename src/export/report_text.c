@@ -318,11 +318,13 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 			 " 1 Gbps = 10^9 bits/s).\n");
 }
 
-void text_run_summary(const struct metrics *m, const struct run *r, const cJSON *extra,
-		      struct strbuf *out)
+void text_run_summary(const struct metrics *m, const struct run *r,
+		      const struct metrics_extra_input *extra, struct strbuf *out)
 {
 	text_summary(m, r, out);
-	metrics_tasks_text(cJSON_GetObjectItemCaseSensitive(extra, "tasks"), out);
+	if (r && extra && extra->tasks)
+		metrics_tasks_text(&r->tasks, &m->tasks, extra->tasks_fed ? &extra->tasks_feed : NULL,
+				   out);
 }
 
 static void run_line(struct strbuf *o, size_t i, const struct session_run *row)

@@ -566,6 +566,7 @@ void metrics_compute(const struct run *r, double now, const struct metrics_optio
 	compute_branches(r, m);
 	compute_progress(r, m);
 	compute_inflight(r, m);
+	task_figures_compute(&r->tasks, &m->tasks);
 }
 
 /* mean_duration = total_duration / num_chunks; mean_events_per_chunk only

@@ -91,19 +91,26 @@ static bool tasks_prefix_room(struct tasks *ts)
 	return true;
 }
 
-static struct tasks_prefix *tasks_prefix_find(const struct tasks *ts, const char *name)
+/* The index of the prefix named name, or ts->n. */
+static size_t tasks_prefix_index(const struct tasks *ts, const char *name)
 {
-	for (size_t i = 0; i < ts->n; i++)
-		if (!strncmp(ts->prefixes[i].name, name, TASKS_NAME_LEN - 1))
-			return &ts->prefixes[i];
-	return NULL;
+	size_t i = 0;
+	while (i < ts->n && strncmp(ts->prefixes[i].name, name, TASKS_NAME_LEN - 1))
+		i++;
+	return i;
+}
+
+const struct tasks_prefix *tasks_prefix_find(const struct tasks *ts, const char *name)
+{
+	size_t i = tasks_prefix_index(ts, name);
+	return i < ts->n ? &ts->prefixes[i] : NULL;
 }
 
 static struct tasks_prefix *tasks_prefix(struct tasks *ts, const char *name)
 {
-	struct tasks_prefix *found = tasks_prefix_find(ts, name);
-	if (found)
-		return found;
+	size_t i = tasks_prefix_index(ts, name);
+	if (i < ts->n)
+		return &ts->prefixes[i];
 	if (!tasks_prefix_room(ts))
 		return NULL;
 	struct tasks_prefix *p = &ts->prefixes[ts->n++];
@@ -126,7 +133,7 @@ optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *
 
 /* The threshold a task of p is judged against: its prefix's finished
  * tasks, else (a prefix of few, such as one slow delayed call) all tasks. */
-static optnum tasks_threshold(const struct tasks *ts, const struct tasks_prefix *p)
+optnum tasks_judged_after(const struct tasks *ts, const struct tasks_prefix *p)
 {
 	optnum after = p ? tasks_straggler_after(ts, p) : optnum_none();
 	return after.valid ? after : tasks_straggler_after(ts, NULL);
@@ -136,7 +143,7 @@ static optnum tasks_threshold(const struct tasks *ts, const struct tasks_prefix 
 static void tasks_judge(struct tasks *ts, struct tasks_prefix *p, const struct ev_task *t,
 			double sec)
 {
-	optnum after = tasks_threshold(ts, p);
+	optnum after = tasks_judged_after(ts, p);
 	if (!after.valid || sec <= after.value)
 		return;
 	struct tasks_straggler *s = &ts->straggler[ts->stragglers++ % TASKS_STRAGGLERS_KEPT];
@@ -316,44 +323,7 @@ void tasks_route_lost(struct tasks *ts)
 	ts->route.n_running = 0;
 }
 
-static double tasks_erred_of(const struct tasks_prefix *p)
-{
-	return fmax(p->erred_route, (double)p->erred);
-}
-
-/* The stream's erred are tasks the route counts too: the larger, not the sum. */
-optnum tasks_erred(const struct tasks *ts, const struct tasks_prefix *p)
-{
-	if (!ts->route.erred_measured)
-		return optnum_none();
-	if (p)
-		return optnum_of(tasks_erred_of(p));
-	double n = 0;
-	for (size_t i = 0; i < ts->n; i++)
-		n += tasks_erred_of(&ts->prefixes[i]);
-	return optnum_of(n);
-}
-
 bool tasks_route_own(const struct tasks *ts, const struct ev_sample *s)
 {
 	return s->erred_since.valid && s->erred_since.value == ts->route.seen_since;
-}
-
-bool tasks_running_straggler(const struct tasks *ts, const struct tasks_running *r)
-{
-	optnum after = tasks_threshold(ts, tasks_prefix_find(ts, r->prefix));
-	return after.valid && r->seconds > after.value;
-}
-
-optnum tasks_running_of(const struct tasks *ts, const struct tasks_prefix *p, bool *partial)
-{
-	const struct tasks_route *r = &ts->route;
-	if (partial)
-		*partial = r->running_count > r->n_running;
-	if (!r->running_measured)
-		return optnum_none();
-	size_t n = 0;
-	for (size_t i = 0; i < r->n_running; i++)
-		n += !strncmp(r->running[i].prefix, p->name, TASKS_NAME_LEN - 1);
-	return optnum_of((double)n);
 }

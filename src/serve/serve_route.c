@@ -14,6 +14,8 @@
 
 #include <openssl/crypto.h>
 
+#include "roastop/jsonw.h"
+
 static const char *const reject_names[SERVE_REJ__COUNT] = {
 	[SERVE_REJ_METHOD] = "method",	       [SERVE_REJ_BODY] = "body",
 	[SERVE_REJ_AUTH] = "auth",	       [SERVE_REJ_NOT_FOUND] = "not_found",
@@ -41,13 +43,13 @@ static void route_error(struct serve_response *rs, unsigned code, enum serve_rej
 	rs->reject = why;
 	rs->content_type = SERVE_TYPE_JSON;
 	strbuf_reset(&rs->body);
-	strbuf_puts(&rs->body, "{\"error\": ");
-	strbuf_json_string(&rs->body, text);
-	if (status) {
-		strbuf_puts(&rs->body, ", \"status\": ");
-		strbuf_json_string(&rs->body, status);
-	}
-	strbuf_puts(&rs->body, "}\n");
+	struct jsonw w;
+	jsonw_init_as(&w, &rs->body, JSONW_LINE);
+	jsonw_object(&w, NULL);
+	jsonw_str(&w, "error", text);
+	if (status)
+		jsonw_str(&w, "status", status);
+	jsonw_end(&w, '}');
 }
 
 bool serve_route_authorized(const char *key_hex, const char *authorization)
@@ -75,23 +77,16 @@ static const char *row_status(const struct session_run *row)
 	return run_status_name(row->run ? row->run->status : row->status);
 }
 
-static void route_row_json(struct strbuf *b, const struct session_run *row)
+/* A row, on one line. */
+static void route_row_json(struct jsonw *w, const struct session_run *row)
 {
-	strbuf_puts(b, "{\"run_id\": ");
-	strbuf_json_string(b, row->run_id);
-	strbuf_puts(b, ", \"name\": ");
-	if (row->name[0])
-		strbuf_json_string(b, row->name);
-	else
-		strbuf_puts(b, "null");
-	strbuf_puts(b, ", \"status\": ");
-	strbuf_json_string(b, row_status(row));
-	strbuf_appendf(b, ", \"closed\": %s, \"dir\": ", row->closed ? "true" : "false");
-	if (row->dir[0])
-		strbuf_json_string(b, row->dir);
-	else
-		strbuf_puts(b, "null");
-	strbuf_puts(b, "}");
+	jsonw_object_as(w, NULL, JSONW_LINE);
+	jsonw_str(w, "run_id", row->run_id);
+	jsonw_str(w, "name", row->name[0] ? row->name : NULL);
+	jsonw_str(w, "status", row_status(row));
+	jsonw_bool(w, "closed", row->closed);
+	jsonw_str(w, "dir", row->dir[0] ? row->dir : NULL);
+	jsonw_end(w, '}');
 }
 
 static void route_ok(struct serve_response *rs, const char *type)
@@ -104,12 +99,14 @@ static void route_ok(struct serve_response *rs, const char *type)
 static void route_runs(const struct session *s, struct serve_response *rs)
 {
 	route_ok(rs, SERVE_TYPE_JSON);
-	strbuf_puts(&rs->body, "{\"runs\": [");
-	for (size_t i = 0; i < s->n_rows; i++) {
-		strbuf_puts(&rs->body, i ? ",\n  " : "\n  ");
-		route_row_json(&rs->body, &s->rows[i]);
-	}
-	strbuf_puts(&rs->body, s->n_rows ? "\n]}\n" : "]}\n");
+	struct jsonw w;
+	jsonw_init(&w, &rs->body);
+	jsonw_object(&w, NULL);
+	jsonw_array(&w, "runs");
+	for (size_t i = 0; i < s->n_rows; i++)
+		route_row_json(&w, &s->rows[i]);
+	jsonw_end(&w, ']');
+	jsonw_end(&w, '}');
 }
 
 /* "latest" is the newest row; else the newest row with that run_id. */
@@ -173,8 +170,9 @@ static void route_run(const struct serve_site *site, const char *rest, struct se
 	const char *file = slash ? slash + 1 : NULL;
 	if (!file) {
 		route_ok(rs, SERVE_TYPE_JSON);
-		route_row_json(&rs->body, row);
-		strbuf_puts(&rs->body, "\n");
+		struct jsonw w;
+		jsonw_init_as(&w, &rs->body, JSONW_LINE);
+		route_row_json(&w, row); /* the top level's: its line ends */
 	} else if (strcmp(file, "metrics.json") == 0) {
 		route_file(site, row, file, SERVE_TYPE_JSON, true, rs);
 		rs->measurement = rs->status == 200;

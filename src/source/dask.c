@@ -578,6 +578,7 @@ static void dask_source_stats(const void *d, struct source_stats *out)
 	source_count(out, NULL, "tasks_lost", st.tasks_lost);
 	source_count(out, NULL, "tasks_capped", st.tasks_capped);
 	source_count(out, NULL, "tasks_rejected", st.tasks_rejected);
+	source_count(out, NULL, "task_answers", st.task_answers);
 	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
 		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
 }
@@ -601,5 +602,6 @@ const struct source_ops dask_source = {
 	.stats = dask_source_stats,
 	.target = dask_source_target,
 	.close = dask_source_close,
+	.tasks = true, /* the route's task records (dask_tasks.c) */
 	.run_hooks = &dask_hooks,
 };

@@ -133,6 +133,7 @@ static bool tasks_head(struct dask *d, const cJSON *o, double *sched_now)
 	d->st.tasks_lost += (uint64_t)lost;
 	d->tasks_more = left > 0;
 	d->st.tasks_capped += left > 0;
+	d->st.task_answers++;
 	return true;
 }
 

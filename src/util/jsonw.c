@@ -1,12 +1,28 @@
 #include "roastop/jsonw.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-void jsonw_init(struct jsonw *w, struct strbuf *out)
+void jsonw_init_as(struct jsonw *w, struct strbuf *out, enum jsonw_style style)
 {
 	w->out = out;
 	w->depth = 0;
+	w->style[0] = style;
 	w->has_items[0] = false;
+	w->end_line = true;
+}
+
+void jsonw_init(struct jsonw *w, struct strbuf *out)
+{
+	jsonw_init_as(w, out, JSONW_INDENT);
+}
+
+static enum jsonw_style style_of(const struct jsonw *w)
+{
+	return w->style[w->depth];
 }
 
 static void indent(struct jsonw *w)
@@ -16,64 +32,139 @@ static void indent(struct jsonw *w)
 		strbuf_puts(w->out, "  ");
 }
 
-/* Comma, newline and indentation, then "key": when inside an object. */
+/* A string in JSONW_CJSON: the control characters with a short escape
+ * take it (\b, \f too), the others \u00XX. */
+static void cjson_string(struct strbuf *sb, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	strbuf_puts(sb, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		char e[7] = { '\\', (char)*p, '\0' };
+		switch (*p) {
+		case '"': case '\\': break;
+		case '\b': e[1] = 'b'; break;
+		case '\f': e[1] = 'f'; break;
+		case '\n': e[1] = 'n'; break;
+		case '\r': e[1] = 'r'; break;
+		case '\t': e[1] = 't'; break;
+		default:
+			if (*p >= 0x20) {
+				strbuf_append(sb, (const char *)p, 1);
+				continue;
+			}
+			snprintf(e + 1, sizeof(e) - 1, "u00%c%c", hex[*p >> 4], hex[*p & 15]);
+		}
+		strbuf_puts(sb, e);
+	}
+	strbuf_puts(sb, "\"");
+}
+
+static void string(struct jsonw *w, const char *s)
+{
+	if (style_of(w) == JSONW_CJSON)
+		cjson_string(w->out, s);
+	else
+		strbuf_json_string(w->out, s);
+}
+
+/* A number in JSONW_CJSON: 15 significant digits when they read back
+ * within a relative DBL_EPSILON of v, 17 otherwise (the text cJSON's
+ * compact printer gives). */
+static void cjson_number(struct strbuf *sb, double v)
+{
+	char buf[40];
+	if (!isfinite(v)) {
+		strbuf_puts(sb, "null");
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%1.15g", v);
+	double back = strtod(buf, NULL);
+	if (fabs(back - v) > fmax(fabs(back), fabs(v)) * DBL_EPSILON)
+		snprintf(buf, sizeof(buf), "%1.17g", v);
+	strbuf_puts(sb, buf);
+}
+
+static void number(struct jsonw *w, double v)
+{
+	if (style_of(w) == JSONW_CJSON)
+		cjson_number(w->out, v);
+	else
+		strbuf_json_number(w->out, v);
+}
+
+/* The separator after the item before (the style's), then "key": when
+ * inside an object. */
 static void item(struct jsonw *w, const char *key)
 {
+	enum jsonw_style st = style_of(w);
 	if (w->depth > 0) {
 		if (w->has_items[w->depth])
-			strbuf_puts(w->out, ",");
+			strbuf_append(w->out, ", ", st == JSONW_LINE ? 2 : 1);
 		w->has_items[w->depth] = true;
-		indent(w);
+		if (st == JSONW_INDENT)
+			indent(w);
 	}
 	if (key) {
-		strbuf_json_string(w->out, key);
-		strbuf_puts(w->out, ": ");
+		string(w, key);
+		strbuf_append(w->out, ": ", st == JSONW_INDENT || st == JSONW_LINE ? 2 : 1);
 	}
 }
 
-static void container_open(struct jsonw *w, const char *key, const char *bracket)
+static void container_open(struct jsonw *w, const char *key, const char *bracket,
+			   enum jsonw_style style)
 {
 	item(w, key);
-	strbuf_puts(w->out, bracket);
+	strbuf_append(w->out, bracket, 1);
+	enum jsonw_style outer = style_of(w);
 	if (w->depth + 1 < JSONW_MAX_DEPTH)
 		w->depth++;
+	w->style[w->depth] = outer == JSONW_INDENT ? style : outer;
 	w->has_items[w->depth] = false;
 }
 
 void jsonw_object(struct jsonw *w, const char *key)
 {
-	container_open(w, key, "{");
+	container_open(w, key, "{", style_of(w));
 }
 
 void jsonw_array(struct jsonw *w, const char *key)
 {
-	container_open(w, key, "[");
+	container_open(w, key, "[", style_of(w));
+}
+
+void jsonw_object_as(struct jsonw *w, const char *key, enum jsonw_style style)
+{
+	container_open(w, key, "{", style);
+}
+
+void jsonw_array_as(struct jsonw *w, const char *key, enum jsonw_style style)
+{
+	container_open(w, key, "[", style);
 }
 
 void jsonw_end(struct jsonw *w, char close)
 {
-	bool had = w->has_items[w->depth];
+	bool broken = w->has_items[w->depth] && style_of(w) == JSONW_INDENT;
 	if (w->depth > 0)
 		w->depth--;
-	if (had)
+	if (broken)
 		indent(w);
-	char c[2] = { close, '\0' };
-	strbuf_puts(w->out, c);
-	if (w->depth == 0)
+	strbuf_append(w->out, &close, 1);
+	if (w->depth == 0 && w->end_line)
 		strbuf_puts(w->out, "\n");
 }
 
 void jsonw_num(struct jsonw *w, const char *key, double v)
 {
 	item(w, key);
-	strbuf_json_number(w->out, v);
+	number(w, v);
 }
 
 void jsonw_opt(struct jsonw *w, const char *key, optnum v)
 {
 	item(w, key);
 	if (v.valid && isfinite(v.value))
-		strbuf_json_number(w->out, v.value);
+		number(w, v.value);
 	else
 		strbuf_puts(w->out, "null");
 }
@@ -82,7 +173,7 @@ void jsonw_str(struct jsonw *w, const char *key, const char *s)
 {
 	item(w, key);
 	if (s)
-		strbuf_json_string(w->out, s);
+		string(w, s);
 	else
 		strbuf_puts(w->out, "null");
 }
@@ -93,8 +184,13 @@ void jsonw_bool(struct jsonw *w, const char *key, bool b)
 	strbuf_puts(w->out, b ? "true" : "false");
 }
 
-void jsonw_raw(struct jsonw *w, const char *key, const char *json)
+void jsonw_members(struct jsonw *w, const char *object)
 {
-	item(w, key);
-	strbuf_puts(w->out, json);
+	size_t n = strlen(object);
+	if (n <= 2 || object[0] != '{' || object[n - 1] != '}')
+		return; /* {} or no object: no member */
+	if (w->has_items[w->depth])
+		strbuf_puts(w->out, ",");
+	w->has_items[w->depth] = true;
+	strbuf_append(w->out, object + 1, n - 2);
 }

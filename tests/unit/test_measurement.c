@@ -108,19 +108,20 @@ static void writes_roastcoffea_layout(void **state)
 	build_run();
 	struct metrics m;
 	metrics_compute(&R, 1020, NULL, &m);
-	cJSON *extra = cJSON_CreateObject();
-	cJSON_AddNumberToObject(extra, "an_extra_key", 42);
+	static struct session ses;
+	ses.runs_total = 42;
+	struct metrics_extra_input extra = { .ses = &ses };
 	char err[256] = "", sub[128];
 	snprintf(sub, sizeof(sub), "%s/a/b", dir); /* parents created */
-	assert_int_equal(measurement_write(sub, &m, &R, extra, err, sizeof(err)), 0);
-	cJSON_Delete(extra);
+	assert_int_equal(measurement_write(sub, &m, &R, &extra, err, sizeof(err)), 0);
 
 	cJSON *metrics = read_json(sub, "metrics.json");
 	assert_non_null(metrics);
 	assert_near(cJSON_GetObjectItem(metrics, "total_events")->valuedouble, 500, 0);
 	assert_near(cJSON_GetObjectItem(metrics, "elapsed_time_seconds")->valuedouble, 20, 0);
 	cJSON *ro = cJSON_GetObjectItem(metrics, "roastop");
-	assert_near(cJSON_GetObjectItem(ro, "an_extra_key")->valuedouble, 42, 0);
+	assert_near(cJSON_GetObjectItem(cJSON_GetObjectItem(ro, "session"), "runs")->valuedouble, 42,
+		    0);
 
 	cJSON *meta = read_json(sub, "metadata.json");
 	assert_non_null(meta);

@@ -3,6 +3,7 @@
  * expected values are worked out in the comments. */
 #include "test_util.h"
 
+#include <cjson/cJSON.h>
 #include <string.h>
 #include <time.h>
 
@@ -1028,14 +1029,20 @@ static void roastop_block_and_extra(void **state)
 	compute(&m, 1);
 	struct strbuf sb;
 	strbuf_init(&sb);
-	cJSON *extra = cJSON_CreateObject();
-	cJSON_AddNumberToObject(extra, "an_extra_key", 7);
-	assert_int_equal(metrics_write_json(&m, &R, extra, &sb), 0);
+	static struct session ses; /* no run, no source: its counters all 0 */
+	ses.runs_total = 7;
+	struct metrics_extra_input extra = { .ses = &ses, .serve_error = "address in use",
+					     .serve_failures = 1 };
+	assert_int_equal(metrics_write_json(&m, &R, &extra, &sb), 0);
 	cJSON *j = cJSON_Parse(sb.data);
 	const cJSON *ro = cJSON_GetObjectItem(j, "roastop");
 	assert_string_equal(jstr(ro, "version"), ROASTOP_VERSION);
 	assert_string_equal(jstr(ro, "processor"), "P");
-	assert_near(jnum(ro, "an_extra_key"), 7, 0);
+	/* the extras, rendered at the write, each block on one line */
+	assert_near(jnum(cJSON_GetObjectItem(ro, "session"), "runs"), 7, 0);
+	assert_string_equal(jstr(cJSON_GetObjectItem(ro, "serve"), "error"), "address in use");
+	assert_non_null(strstr(sb.data, "\"session\": {\"runs\":7,\"runs_summarised\":0,"));
+	assert_null(cJSON_GetObjectItem(ro, "tasks")); /* not asked for */
 	assert_near(jnum(ro, "events_ignored"), 1, 0);
 	const cJSON *applied = cJSON_GetObjectItem(ro, "events_applied");
 	assert_near(jnum(applied, "chunk"), 1, 0);
@@ -1048,7 +1055,6 @@ static void roastop_block_and_extra(void **state)
 	assert_near(jnum(raw, "kept"), 1, 0);
 	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(raw, "sampled")));
 	cJSON_Delete(j);
-	cJSON_Delete(extra);
 	strbuf_free(&sb);
 }
 

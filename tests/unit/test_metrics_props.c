@@ -6,6 +6,7 @@
  * its seed and step, and is the same on every machine. */
 #include "test_util.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 

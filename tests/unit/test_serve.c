@@ -202,6 +202,8 @@ static void runs_lists_every_row_oldest_first(void **state)
 	struct fixture *f = *state;
 	struct serve_response rs = get(f, "GET", "/runs", BEARER);
 	assert_int_equal(rs.status, 200);
+	/* indented, a row a line (jsonw's) */
+	assert_true(strncmp(rs.body.data, "{\n  \"runs\": [\n    {\"run_id\": \"", 23) == 0);
 	const char *a = strstr(rs.body.data, "\"run_id\": \"a\"");
 	const char *b = strstr(rs.body.data, "\"run_id\": \"b\"");
 	const char *c = strstr(rs.body.data, "\"run_id\": \"c\"");

@@ -10,8 +10,17 @@
 #include <cjson/cJSON.h>
 
 #include "roastop/metrics_tasks.h"
+#include "roastop/task_figures.h"
 #include "roastop/tasks.h"
 #include "roastop/taskstream.h"
+
+/* The figures every output reads (task_figures.h), from the model. */
+static const struct task_figures *figs(const struct tasks *t)
+{
+	static struct task_figures f;
+	task_figures_compute(t, &f);
+	return &f;
+}
 
 static const char COMPUTE[] =
 	"{\"key\": [\"sum-082f3fca5b79e16de971fafa73b5ddf1\", 0, 1], \"name\": \"transition\", "
@@ -204,30 +213,30 @@ static void model_erred_from_the_route(void **state)
 	tasks_init(&t);
 	struct ev_sample s = { 0 };
 	tasks_apply_sample(&t, &s); /* another source's sample: nothing measured */
-	assert_false(tasks_erred(&t, NULL).valid);
+	assert_false(figs(&t)->erred.valid);
 	assert_false(t.route.running_measured);
 	sample_with(&s, NULL, 0, 0);
 	tasks_apply_sample(&t, &s);
-	assert_true(tasks_erred(&t, NULL).valid);
-	assert_near(tasks_erred(&t, NULL).value, 0, 0); /* measured: none failed */
+	assert_true(figs(&t)->erred.valid);
+	assert_near(figs(&t)->erred.value, 0, 0); /* measured: none failed */
 	assert_int_equal(t.n, 0);
 	struct kv_num first[] = { { "old", 5 } };
 	sample_with(&s, first, 1, 0);
 	tasks_apply_sample(&t, &s);
-	assert_near(tasks_erred(&t, NULL).value, 5, 0);
+	assert_near(figs(&t)->erred.value, 5, 0);
 	struct kv_num later[] = { { "old", 7 }, { "boom", 3 } };
 	sample_with(&s, later, 2, 0);
 	tasks_apply_sample(&t, &s);
 	assert_string_equal(t.prefixes[0].name, "old");
-	assert_near(tasks_erred(&t, &t.prefixes[0]).value, 7, 0);
+	assert_near(figs(&t)->prefix[0].erred.value, 7, 0);
 	assert_string_equal(t.prefixes[1].name, "boom");
-	assert_near(tasks_erred(&t, &t.prefixes[1]).value, 3, 0);
-	assert_near(tasks_erred(&t, NULL).value, 10, 0);
+	assert_near(figs(&t)->prefix[1].erred.value, 3, 0);
+	assert_near(figs(&t)->erred.value, 10, 0);
 	struct kv_num again[] = { { "boom", 1 } };
 	sample_with(&s, again, 1, 0); /* started again: a next install */
 	tasks_apply_sample(&t, &s);
-	assert_near(tasks_erred(&t, &t.prefixes[1]).value, 4, 0);
-	assert_near(tasks_erred(&t, &t.prefixes[0]).value, 7, 0);
+	assert_near(figs(&t)->prefix[1].erred.value, 4, 0);
+	assert_near(figs(&t)->prefix[0].erred.value, 7, 0);
 	struct kv_num many[TASKS_ERRED_SEEN + 2];
 	char names[TASKS_ERRED_SEEN + 2][8];
 	for (size_t i = 0; i < TASKS_ERRED_SEEN + 2; i++) {
@@ -238,7 +247,7 @@ static void model_erred_from_the_route(void **state)
 		sample_with(&s, many, TASKS_ERRED_SEEN + 2, 0);
 		tasks_apply_sample(&t, &s);
 	}
-	assert_near(tasks_erred(&t, NULL).value, 11 + TASKS_ERRED_SEEN, 0);
+	assert_near(figs(&t)->erred.value, 11 + TASKS_ERRED_SEEN, 0);
 	assert_int_equal(t.route.erred_left_out, 2);
 	tasks_free(&t);
 }
@@ -258,12 +267,12 @@ static void model_erred_across_a_clear(void **state)
 	sample_with(&s, before, 1, 0);
 	tasks_apply_sample(&t, &s);
 	tasks_clear(&t);
-	assert_false(tasks_erred(&t, NULL).valid); /* the run's: none polled yet */
+	assert_false(figs(&t)->erred.valid); /* the run's: none polled yet */
 	assert_int_equal(t.n, 0);
 	struct kv_num first_poll[] = { { "earlier", 4 }, { "process", 3 } };
 	sample_with(&s, first_poll, 2, 0);
 	tasks_apply_sample(&t, &s);
-	assert_near(tasks_erred(&t, NULL).value, 3, 0);
+	assert_near(figs(&t)->erred.value, 3, 0);
 	assert_int_equal(t.n, 1);
 	assert_string_equal(t.prefixes[0].name, "process");
 	struct kv_num installed[] = { { "process", 1 } };
@@ -272,7 +281,7 @@ static void model_erred_across_a_clear(void **state)
 	assert_false(tasks_route_own(&t, &s));
 	tasks_apply_sample(&t, &s);
 	assert_true(tasks_route_own(&t, &s));
-	assert_near(tasks_erred(&t, NULL).value, 4, 0);
+	assert_near(figs(&t)->erred.value, 4, 0);
 	tasks_free(&t);
 }
 
@@ -295,19 +304,18 @@ static void model_running_from_the_route(void **state)
 	assert_int_equal(t.route.running_count, 5);
 	assert_int_equal(t.route.n_running, 2);
 	assert_string_equal(t.route.running[0].worker, "tcp://a:1");
-	assert_true(tasks_running_straggler(&t, &t.route.running[0]));
-	assert_false(tasks_running_straggler(&t, &t.route.running[1]));
-	bool partial;
-	optnum n = tasks_running_of(&t, &t.prefixes[0], &partial);
-	assert_true(n.valid && n.value == 2 && partial);
+	assert_true(figs(&t)->running_straggler[0]);
+	assert_false(figs(&t)->running_straggler[1]);
+	optnum n = figs(&t)->prefix[0].in_flight;
+	assert_true(n.valid && n.value == 2 && figs(&t)->prefix[0].in_flight_partial);
 	tasks_route_lost(&t); /* the scheduler lost: not the last list seen */
-	assert_false(tasks_running_of(&t, &t.prefixes[0], NULL).valid);
+	assert_false(figs(&t)->prefix[0].in_flight.valid);
 	tasks_apply_sample(&t, &s);
 	assert_true(t.route.running_measured);
 	memset(&s, 0, sizeof(s));
 	tasks_apply_sample(&t, &s);
 	assert_false(t.route.running_measured);
-	assert_false(tasks_running_of(&t, &t.prefixes[0], NULL).valid);
+	assert_false(figs(&t)->prefix[0].in_flight.valid);
 	tasks_free(&t);
 }
 
@@ -328,14 +336,21 @@ static void behind_stream_writes_a_lower_bound(void **state)
 	struct ev_counters feed = { .source = "task_stream", .n_counters = 3, .counters = c };
 	for (int behind = 0; behind < 2; behind++) {
 		feed.n_counters = behind ? 3 : 1;
-		cJSON *root = cJSON_CreateObject();
-		metrics_tasks_json(root, &t, &feed);
+		struct strbuf js;
+		strbuf_init(&js);
+		struct jsonw w;
+		jsonw_init(&w, &js);
+		jsonw_object(&w, NULL);
+		metrics_tasks_json(&w, &t, figs(&t), &feed);
+		jsonw_end(&w, '}');
+		cJSON *root = cJSON_Parse(js.data);
+		strbuf_free(&js);
 		const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "tasks");
 		assert_near(cJSON_GetObjectItemCaseSensitive(o, "count")->valuedouble, 12, 0);
 		const cJSON *lb = cJSON_GetObjectItemCaseSensitive(o, "count_lower_bound");
 		struct strbuf sb;
 		strbuf_init(&sb);
-		metrics_tasks_text(o, &sb);
+		metrics_tasks_text(&t, figs(&t), &feed, &sb);
 		if (behind) {
 			assert_true(cJSON_IsTrue(lb));
 			assert_near(cJSON_GetObjectItemCaseSensitive(o, "missed_at_least")->valuedouble,

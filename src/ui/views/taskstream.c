@@ -59,13 +59,11 @@ static void lanes_draw(struct ui *ui, const struct ui_frame *f, struct rect r)
 	char a[FMT_LEN], e[FMT_LEN], fl[FMT_LEN];
 	double lo, hi;
 	lanes_window(t, &lo, &hi);
-	optnum flight = t->route.running_measured ? optnum_of((double)t->route.running_count)
-						  : optnum_none();
 	scr_printf(ui, r.y, r.x, r.w, TH_TITLE,
 		   "task stream (%s): %llu tasks, %s erred, %s in flight; lanes: the latest %s "
 		   "per worker", f->tasks_state ? f->tasks_state : "?",
-		   (unsigned long long)t->count, format_num(e, tasks_erred(t, NULL), "%.0f"),
-		   format_num(fl, flight, "%.0f"),
+		   (unsigned long long)t->count, format_num(e, f->m->tasks.erred, "%.0f"),
+		   format_num(fl, f->m->tasks.in_flight, "%.0f"),
 		   t->count ? format_duration(a, optnum_of(hi - lo)) : "n/a");
 	int w = r.w - LANE_LABEL;
 	for (size_t i = 0; w > 0 && i < t->n_lanes && (int)i + 1 < r.h; i++)
@@ -74,14 +72,12 @@ static void lanes_draw(struct ui *ui, const struct ui_frame *f, struct rect r)
 
 /* ERRED and FLIGHT: the collector's route measures them, n/a without it;
  * "+" when some running tasks were not listed (a lower bound). */
-static void prefix_counts(const struct tasks *t, const struct tasks_prefix *p,
-			  char c[][FMT_CELL])
+static void prefix_counts(const struct task_prefix_figures *pf, char c[][FMT_CELL])
 {
 	char a[FMT_LEN];
-	bool partial;
-	optnum flight = tasks_running_of(t, p, &partial);
-	snprintf(c[2], FMT_CELL, "%s", format_num(a, tasks_erred(t, p), "%.0f"));
-	snprintf(c[5], FMT_CELL, "%s", format_num(a, flight, partial ? "%.0f+" : "%.0f"));
+	snprintf(c[2], FMT_CELL, "%s", format_num(a, pf->erred, "%.0f"));
+	snprintf(c[5], FMT_CELL, "%s",
+		 format_num(a, pf->in_flight, pf->in_flight_partial ? "%.0f+" : "%.0f"));
 }
 
 static void prefix_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
@@ -89,16 +85,18 @@ static void prefix_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 {
 	(void)ui;
 	const struct tasks_prefix *p = &f->tasks->prefixes[row];
+	static const struct task_prefix_figures none; /* figures of a prefix newer than them */
+	const struct task_prefix_figures *pf =
+		(size_t)row < f->m->tasks.n ? &f->m->tasks.prefix[row] : &none;
 	char a[FMT_LEN];
 	snprintf(c[0], FMT_CELL, "%c %s", prefix_letter((size_t)row), p->name);
 	snprintf(c[1], FMT_CELL, "%llu", (unsigned long long)p->count);
-	prefix_counts(f->tasks, p, c);
-	snprintf(c[3], FMT_CELL, "%s", format_duration(a, hist_quantile(&p->compute, 0.5)));
-	snprintf(c[4], FMT_CELL, "%s", format_duration(a, hist_quantile(&p->compute, 0.9)));
+	prefix_counts(pf, c);
+	snprintf(c[3], FMT_CELL, "%s", format_duration(a, pf->compute_p50));
+	snprintf(c[4], FMT_CELL, "%s", format_duration(a, pf->compute_p90));
 	snprintf(c[6], FMT_CELL, "%llu", (unsigned long long)p->stragglers);
-	snprintf(c[7], FMT_CELL, "%s",
-		 format_duration(a, p->transfers ? optnum_of(p->transfer_s) : optnum_none()));
-	if (tasks_erred(f->tasks, p).value > 0 || p->erred || p->stragglers)
+	snprintf(c[7], FMT_CELL, "%s", format_duration(a, pf->transfer_seconds));
+	if (pf->erred.value > 0 || p->erred || p->stragglers)
 		*elem = TH_CRITICAL;
 }
 
@@ -129,7 +127,7 @@ void view_tasks(struct ui *ui, const struct ui_frame *f)
 		snprintf(title + k, sizeof(title) - (size_t)k, "; oldest in flight: %s on %s, %s%s",
 			 r->running[0].key, r->running[0].worker,
 			 format_duration(a, optnum_of(r->running[0].seconds)),
-			 tasks_running_straggler(f->tasks, &r->running[0]) ? " (straggler)" : "");
+			 f->m->tasks.running_straggler[0] ? " (straggler)" : "");
 	table_draw(ui, f, down, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)f->tasks->n,
 		   prefix_row);
 }
