@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "roastop/fsutil.h"
+#include "roastop/metrics_tasks.h"
 #include "roastop/strbuf.h"
 #include "roastop/timer.h"
 
@@ -160,7 +161,7 @@ void app_ui_draw(struct app *a)
 	bool fed;
 	if (app_tasks_fed(a, shown, &feed, &fed)) { /* the task view, with its feed's state */
 		f.tasks = &shown->tasks;
-		f.tasks_state = fed ? feed.state : NULL;
+		f.tasks_state = fed ? metrics_tasks_feed_state(&feed) : NULL;
 	}
 	ui_draw(a->ui, &f);
 	free(st);

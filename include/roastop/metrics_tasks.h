@@ -12,6 +12,9 @@
 /* Has the feed (a task source's counters: the route's poller, "scheduler",
  * or /eventstream's, "task_stream") ever measured: connected, or answered? */
 bool metrics_tasks_feed_measured(const struct ev_counters *feed);
+/* The feed's state for the task view: /eventstream's own ("connected",
+ * "lost", ...), or "route" for the poller's records. */
+const char *metrics_tasks_feed_state(const struct ev_counters *feed);
 /* feed: the latest statistics of the source delivering the tasks (its
  * counters are its own block), NULL when none came. */
 void metrics_tasks_json(struct jsonw *w, const struct tasks *t, const struct task_figures *fig,

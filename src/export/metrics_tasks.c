@@ -19,6 +19,11 @@ bool metrics_tasks_feed_measured(const struct ev_counters *feed)
 	return mt_feed_count(feed, "connects") || mt_feed_count(feed, "task_answers");
 }
 
+const char *metrics_tasks_feed_state(const struct ev_counters *feed)
+{
+	return strcmp(feed->source, "task_stream") ? "route" : feed->state;
+}
+
 /* A feed that never reached the scheduler measured nothing: null, not 0. */
 static optnum mt_measured(const struct tasks *t, const struct ev_counters *feed, uint64_t n)
 {

@@ -129,10 +129,9 @@ def test_two_watchers_each_count_every_task(tmp_path, cluster):
         assert got["tasks"]["count"] == want, got["tasks"]
         sched = got["scheduler"]
         assert sched["tasks_lost"] == 0 and sched["tasks_rejected"] == 0, sched
-        stream = got["task_stream"]
-        # /eventstream never opened: its one "connect" is the hand-over to the route
-        assert stream["state"] == "route" and stream["connects"] == 1, stream
-        assert stream["messages"] == 0, stream
+        assert sched["task_answers"] > 0, sched
+        # /eventstream never opened: without --task-stream there is no such source
+        assert "task_stream" not in got, got["task_stream"]
     assert {p["prefix"]: p["count"] for p in got_a["tasks"]["prefixes"]} == {
         "alpha": BATCH, "beta": BATCH}
     assert {p["prefix"]: p["count"] for p in got_b["tasks"]["prefixes"]} == {"alpha": BATCH}
