@@ -27,7 +27,6 @@ META = dict(dataset="DY", filename="f.root", entrystart=100, entrystop=1334, uui
 @pytest.fixture(autouse=True)
 def switch_unset(monkeypatch):
     monkeypatch.delenv("ROASTOP_CHUNK_START", raising=False)
-    monkeypatch.delenv("ROASTOP_PROTOCOL", raising=False)
 
 
 def num(fid, value):
