@@ -68,6 +68,11 @@ struct wire_slot {
 };
 
 static struct wire_slot slots[KINDS][IDS];
+/* Per kind, the envelope rows its event holds, with the event's row. */
+static struct {
+	unsigned n;
+	const struct event_field *env[N_ENV], *ev[N_ENV];
+} held[KINDS];
 static const struct event_field *meta_by_id[META_IDS];
 static bool wire_ok; /* every id in range, used once per kind, with an encoding */
 static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
@@ -81,6 +86,18 @@ static bool wire_row(struct wire_slot *s, const struct event_field *f, bool env)
 		return env && strcmp(s[id].f->name, f->name) == 0 && !s[id].env;
 	s[id] = (struct wire_slot){ f, env };
 	return true;
+}
+
+/* Where the kind's event holds an envelope row, the envelope reads it. */
+static void wire_held(int k)
+{
+	for (size_t i = 0; i < N_ENV; i++) {
+		const struct wire_slot *s = &slots[k][envelope_fields[i].wire];
+		if ((kinds[k].env >> i & 1) && s->f && !s->env) {
+			held[k].env[held[k].n] = &envelope_fields[i];
+			held[k].ev[held[k].n++] = s->f;
+		}
+	}
 }
 
 static bool wire_kind(int k)
@@ -99,8 +116,10 @@ static void wire_init(void)
 {
 	event_field_init();
 	bool ok = true;
-	for (int k = EVENT_DATAGRAM_CHUNK; k < KINDS; k++)
+	for (int k = EVENT_DATAGRAM_CHUNK; k < KINDS; k++) {
 		ok = wire_kind(k) && ok;
+		wire_held(k);
+	}
 	const struct field_table *m = event_field_filemeta();
 	for (size_t i = 0; i < m->n; i++) {
 		unsigned id = m->f[i].wire;
@@ -352,12 +371,10 @@ static enum decode_error rd_fields(struct rd *r, const struct wire_slot *by_id, 
  * seq) copied into the envelope: strings and optnums, as the rows say. */
 static void env_from_event(int k, const char *ev_base, struct wire_env *w)
 {
-	for (size_t i = 0; i < N_ENV; i++) {
-		const struct event_field *e = &envelope_fields[i];
-		const struct wire_slot *s = &slots[k][e->wire];
-		if ((kinds[k].env >> i & 1) && !s->env)
-			memcpy((char *)w + e->off, ev_base + s->f->off,
-			       e->kind == FK_STR ? sizeof(const char *) : sizeof(optnum));
+	for (unsigned i = 0; i < held[k].n; i++) {
+		const struct event_field *e = held[k].env[i], *f = held[k].ev[i];
+		memcpy((char *)w + e->off, ev_base + f->off,
+		       e->kind == FK_STR ? sizeof(const char *) : sizeof(optnum));
 	}
 }
 
@@ -383,9 +400,9 @@ static enum decode_error env_out(int k, const struct wire_env *w, struct event_e
 	if ((kinds[k].env & ENV_NONCE) && !(w->nonce && nonce_ok(w->nonce)))
 		return DEC_MISSING_FIELD;
 	enum decode_error e = env_string(w->host, env->host, sizeof(env->host));
-	if (!e)
+	if (!e && w->report_id)
 		e = env_string(w->report_id, env->report_id, sizeof(env->report_id));
-	if (!e)
+	if (!e && w->nonce)
 		e = env_string(w->nonce, env->nonce, sizeof(env->nonce));
 	env->has_pid = w->pid.valid;
 	env->pid = w->pid.value;

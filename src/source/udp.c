@@ -367,16 +367,14 @@ static void report_part(struct udp *u, const struct event_envelope *env, double 
 /* "RTP2" <flags> [<32-byte tag>] <body>: the body, or NULL. */
 static const char *frame_open(struct udp *u, const char *buf, size_t len, size_t *body_len)
 {
-	if (len >= sizeof(MAGIC_OLD) - 1 && memcmp(buf, MAGIC_OLD, sizeof(MAGIC_OLD) - 1) == 0) {
-		u->st.rejected[UDP_VERSION]++;
-		return NULL;
-	}
 	unsigned char flags = len > MAGIC_LEN && memcmp(buf, MAGIC, MAGIC_LEN) == 0
 				      ? (unsigned char)buf[MAGIC_LEN]
 				      : 0xff;
 	size_t header = MAGIC_LEN + 1 + (flags == 1 ? AUTH_TAG_LEN : 0);
 	if (flags > 1 || len < header) {
-		u->st.rejected[UDP_BAD_MAGIC]++;
+		bool old = len >= sizeof(MAGIC_OLD) - 1 &&
+			   memcmp(buf, MAGIC_OLD, sizeof(MAGIC_OLD) - 1) == 0;
+		u->st.rejected[old ? UDP_VERSION : UDP_BAD_MAGIC]++;
 		return NULL;
 	}
 	if (u->auth && flags == 0) {
