@@ -10,10 +10,8 @@
  * drained. The buffer (the kernel grants twice the 64 MiB asked) holds about
  * 115,000 version-2 datagrams, a quarter of a second at these rates: steps
  * of one second passed rates ~10 % above what the listener sustains, steps
- * of three leave less room for that. The datagrams are version 2 (binary,
- * 334 bytes: what the Python emitter sends for a chunk); the same record as
- * version 1 (JSON padded to 700 bytes) is measured after it, names ending
- * in _v1.
+ * of three leave less room for that. The datagrams are binary chunk
+ * bodies (334 bytes: what the Python emitter sends for a chunk).
  *   bench udp_ingest_capacity  datagrams per second of the receiving
  *                            process's own CPU time (user + system, from
  *                            CLOCK_PROCESS_CPUTIME_ID) over the loss-free
@@ -45,7 +43,7 @@
 
 #include "roastop/auth.h"
 #include "roastop/clock.h"
-#include "roastop/event_bin.h"
+#include "roastop/event_datagram.h"
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
 #include "roastop/udp.h"
@@ -74,20 +72,17 @@ static uint64_t step_total(double rate)
  * shows every try. */
 #define STEP_TRIES 2
 
-#define SLOT_V1 700 /* bytes per prebuilt version-1 datagram: every one padded to this */
+/* Every prebuilt datagram of a run has the same size, so that 64 of them
+ * go as one GSO send. */
+static size_t slot;
 
-/* The wire form under test and its datagram size: every prebuilt datagram
- * of a run has the same size, so that 64 of them go as one GSO send. */
-static int wire = 2;
-static size_t slot = SLOT_V1;
-
-/* A roastcoffea-sized chunk record with its sequence number as the JSON
- * body of a version-1 datagram. */
+/* A roastcoffea-sized chunk record with its sequence number, as a
+ * recording's line: the bench writes it as text for the reader. */
 static int chunk_json(char *body, size_t size, uint64_t seq)
 {
 	return snprintf(body, size,
-			"{\"type\":\"chunk\",\"run_id\":\"bench\",\"host\":\"bench\",\"pid\":1,"
-			"\"seq\":%llu,\"sent\":1767225600.5,\"t_start\":1767225599.25,"
+			"{\"type\":\"chunk\",\"t\":1767225600.5,\"run_id\":\"bench\",\"host\":\"bench\","
+			"\"pid\":1,\"seq\":%llu,\"t_start\":1767225599.25,"
 			"\"t_end\":1767225600.5,\"duration\":1.25,\"mem_before_mb\":1012.5,"
 			"\"mem_after_mb\":1030.25,\"mem_delta_mb\":17.75,\"bytes_read\":15468008,"
 			"\"timestamp\":1767225600.5,\"num_events\":134190,\"dataset\":\"DYJetsToLL\","
@@ -99,36 +94,18 @@ static int chunk_json(char *body, size_t size, uint64_t seq)
 			(unsigned long long)seq, (unsigned long long)(seq % 500));
 }
 
-/* Version 1: the record padded with JSON whitespace to exactly SLOT_V1
- * bytes on the wire, then signed. */
-static size_t build_v1(char *out, const struct auth_key *k, uint64_t seq)
-{
-	char body[1400], tag[AUTH_TAG_HEX + 1];
-	int n = chunk_json(body, sizeof(body), seq);
-	size_t want = SLOT_V1 - (sizeof("RTP1 ") - 1) - AUTH_TAG_HEX - 1;
-	while ((size_t)n < want)
-		body[n++] = ' ';
-	auth_tag_hex(k, body, (size_t)n, tag);
-	memcpy(out, "RTP1 ", 5);
-	memcpy(out + 5, tag, AUTH_TAG_HEX);
-	out[5 + AUTH_TAG_HEX] = ' ';
-	memcpy(out + 6 + AUTH_TAG_HEX, body, (size_t)n);
-	return SLOT_V1;
-}
-
-/* Version 2: the same record (decoded from that JSON) in binary, with its
- * raw tag: what the Python emitter sends. Its size does not depend on seq. */
-static size_t build_v2(char *out, const struct auth_key *k, uint64_t seq)
+/* The record (decoded from that text) as a datagram body with its raw
+ * tag: what the Python emitter sends. Its size does not depend on seq. */
+static size_t build_body(char *out, const struct auth_key *k, uint64_t seq)
 {
 	char json[1400];
 	int n = chunk_json(json, sizeof(json), seq);
 	struct event ev;
-	struct event_envelope env;
 	struct strbuf body;
 	event_init(&ev);
 	strbuf_init(&body);
-	if (event_decode_datagram(json, (size_t)n, 1767225600.0, &ev, &env) != DEC_OK ||
-	    event_encode_binary(&ev, &body) != 0)
+	if (event_decode_json(json, (size_t)n, &ev) != DEC_OK ||
+	    event_datagram_encode(&ev, NULL, &body) != 0)
 		exit(1);
 	memcpy(out, "RTP2\x01", 5);
 	auth_tag_raw(k, body.data, body.len, (uint8_t *)out + 5);
@@ -141,7 +118,7 @@ static size_t build_v2(char *out, const struct auth_key *k, uint64_t seq)
 
 static size_t build(char *out, const struct auth_key *k, uint64_t seq)
 {
-	size_t n = wire == 2 ? build_v2(out, k, seq) : build_v1(out, k, seq);
+	size_t n = build_body(out, k, seq);
 	if (n != slot)
 		exit(1); /* the same size for every datagram of a run */
 	return n;
@@ -279,10 +256,8 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 	return total > got ? total - got : 0;
 }
 
-/* The ladder of offered rates for one wire form; prints its four figures
- * with `suffix` after each name. */
-static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint64_t *seq,
-		   const char *suffix)
+/* The ladder of offered rates; prints its four figures. */
+static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint64_t *seq)
 {
 	const double rates[] = { 50000,	 100000, 200000, 300000, 400000, 450000, 500000,
 				 550000, 600000, 700000, 800000, 900000, 1000000 };
@@ -292,10 +267,10 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
 		uint64_t lost = 0;
 		for (int try = 1; try <= STEP_TRIES; try++) {
 			lost = step(u, k, rates[i], seq, s, &offered);
-			fprintf(stderr, "bench: v%d %zu-byte datagrams: asked %.0f msg/s (try %d), "
+			fprintf(stderr, "bench: %zu-byte datagrams: asked %.0f msg/s (try %d), "
 					"sender achieved %.0f, lost %llu, receiver CPU %.3f s "
 					"(%.2f us/msg)\n",
-				wire, slot, rates[i], try, offered, (unsigned long long)lost, s->cpu,
+				slot, rates[i], try, offered, (unsigned long long)lost, s->cpu,
 				s->cpu / (double)step_total(rates[i]) * 1e6);
 			if (lost == 0 || offered < 0.95 * rates[i])
 				break;
@@ -315,28 +290,26 @@ static void ladder(struct udp *u, const struct auth_key *k, struct sink *s, uint
 		}
 		best = rates[i];
 	}
-	printf("bench udp_ingest_rate%s: %.0f msg/s (target >= 500000)\n", suffix, best);
+	printf("bench udp_ingest_rate: %.0f msg/s (target >= 500000)\n", best);
 	if (onset > 0)
-		printf("bench udp_drop_onset%s: %.0f msg/s (target >= 500000)\n", suffix, onset);
+		printf("bench udp_drop_onset: %.0f msg/s (target >= 500000)\n", onset);
 	else { /* not measured: the load generator never got roastop to drop */
 		fprintf(stderr, "bench: no drops up to the %.0f msg/s offered\n", best);
-		printf("bench udp_drop_onset%s: n/a msg/s (target >= 500000)\n", suffix);
+		printf("bench udp_drop_onset: n/a msg/s (target >= 500000)\n");
 	}
 	if (clean_cpu > 0)
-		printf("bench udp_ingest_capacity%s: %.0f msg/s (target >= 500000)\n", suffix,
+		printf("bench udp_ingest_capacity: %.0f msg/s (target >= 500000)\n",
 		       clean_msgs / clean_cpu);
 	else
-		printf("bench udp_ingest_capacity%s: n/a msg/s (target >= 500000)\n", suffix);
+		printf("bench udp_ingest_capacity: n/a msg/s (target >= 500000)\n");
 	double pr = process_rate(k, *seq, s);
 	*seq += process_n;
 	if (pr > 0)
-		printf("bench udp_process_rate%s: %.0f msg/s (target >= 500000)\n", suffix, pr);
+		printf("bench udp_process_rate: %.0f msg/s (target >= 500000)\n", pr);
 	else
-		printf("bench udp_process_rate%s: n/a msg/s (target >= 500000)\n", suffix);
+		printf("bench udp_process_rate: n/a msg/s (target >= 500000)\n");
 }
 
-/* Version 2 (what the emitter sends for chunks) gives the issue's figures;
- * version 1 (JSON) is measured beside it under names ending in _v1. */
 int main(void)
 {
 	if (bench_smoke()) {
@@ -357,12 +330,8 @@ int main(void)
 	run_init(s.run);
 	uint64_t seq = 0;
 	char probe[1400];
-	wire = 2;
-	slot = build_v2(probe, &k, 0);
-	ladder(u, &k, &s, &seq, "");
-	wire = 1;
-	slot = SLOT_V1;
-	ladder(u, &k, &s, &seq, "_v1");
+	slot = build_body(probe, &k, 0);
+	ladder(u, &k, &s, &seq);
 	udp_close(u);
 	run_destroy(s.run);
 	free(s.run);

@@ -7,8 +7,7 @@
 #include "roastop/common.h"
 
 #define AUTH_KEY_LEN 32
-#define AUTH_TAG_HEX 64
-#define AUTH_TAG_LEN 32 /* raw bytes (protocol version 2) */
+#define AUTH_TAG_LEN 32 /* raw bytes */
 #define AUTH_PATH_MAX 512
 
 struct auth_key {
@@ -24,8 +23,7 @@ struct auth_key {
 struct auth_mac;
 struct auth_mac *auth_mac_new(const struct auth_key *k);
 void auth_mac_free(struct auth_mac *m);
-bool auth_mac_ok(struct auth_mac *m, const char *body, size_t len, const char *hex_tag);
-/* The same check against a raw 32-byte tag. */
+/* Is tag the HMAC-SHA256 of body under the key? */
 bool auth_mac_ok_raw(struct auth_mac *m, const char *body, size_t len,
 		     const uint8_t tag[AUTH_TAG_LEN]);
 
@@ -39,12 +37,8 @@ bool auth_mac_ok_raw(struct auth_mac *m, const char *body, size_t len,
  * file appears whole or not at all; when two roastops make it at once, both
  * use the one made first. */
 int auth_key_setup(struct auth_key *k, const char *path, bool renew, char *err, size_t errsz);
-/* Is hex_tag (AUTH_TAG_HEX hex digits) the HMAC-SHA256 of body under key? */
-bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const char *hex_tag);
-/* Writes the raw tag of body (protocol version 2) into out. */
+/* Writes the raw tag of body into out. */
 void auth_tag_raw(const struct auth_key *k, const char *body, size_t len,
 		  uint8_t out[AUTH_TAG_LEN]);
-/* Writes the lowercase hex tag of body into out (AUTH_TAG_HEX + 1 bytes). */
-void auth_tag_hex(const struct auth_key *k, const char *body, size_t len, char *out);
 
 #endif

@@ -1,40 +1,80 @@
-/* The codec half of a UDP datagram (docs/protocol.md): the envelope a body
- * carries besides its event (sender, sequence, split report) and the
- * version-1 body decoder. The listener (udp.c) owns the framing, the tag,
- * the sequencing and the counters; the recorder and the replay never see
- * an envelope, so they include event_json.h alone. */
+/* The UDP datagram codec (docs/protocol.md): one binary body for every
+ * message an emitter sends and for roastop's ack, `<kind> (<id> <value>)*`,
+ * little-endian. A kind names an event type (or hello, ack); an id names a
+ * field of that type's table in event_field.c (its wire column: id, kind,
+ * bounds, where it lands in the event) or of the envelope table in
+ * event_datagram.c (sender, sequence, split report, nonce). Decoding is
+ * all-or-nothing like event_json's and works on a byte buffer: the listener
+ * (udp.c) owns the framing, the tag, the sequencing and the counters. */
 #ifndef ROASTOP_EVENT_DATAGRAM_H
 #define ROASTOP_EVENT_DATAGRAM_H
 
 #include "roastop/event.h"
 #include "roastop/event_json.h"
+#include "roastop/strbuf.h"
 
-/* What a UDP datagram carries besides the event (docs/protocol.md). */
+enum event_datagram_kind {
+	EVENT_DATAGRAM_CHUNK = 0x01,
+	EVENT_DATAGRAM_START = 0x02, /* chunk_start */
+	EVENT_DATAGRAM_HEARTBEAT = 0x03,
+	EVENT_DATAGRAM_RUN_START = 0x04,
+	EVENT_DATAGRAM_RUN_END = 0x05,
+	EVENT_DATAGRAM_REPORT = 0x06, /* whole, or one part of a split one */
+	EVENT_DATAGRAM_HELLO = 0x07, /* no event: envelope and nonce */
+	EVENT_DATAGRAM_ACK = 0x08, /* roastop's answer: the nonce only */
+};
+
+/* The envelope's ids (every kind's table leaves them free). */
+#define EVENT_DATAGRAM_HOST 16
+#define EVENT_DATAGRAM_PID 23
+#define EVENT_DATAGRAM_SEQ 24
+#define EVENT_DATAGRAM_RUN_ID 64 /* not the envelope's: every run-routed kind's run_id */
+#define EVENT_DATAGRAM_SENT 65
+#define EVENT_DATAGRAM_INSTANCE 66 /* num, integer in [0, 2^53 - 1] */
+#define EVENT_DATAGRAM_START_SEQ 67 /* the chunk's start_seq */
+#define EVENT_DATAGRAM_REPORT_ID 68
+#define EVENT_DATAGRAM_PART 69
+#define EVENT_DATAGRAM_PARTS 70
+#define EVENT_DATAGRAM_NONCE 71
+#define EVENT_DATAGRAM_NONCE_MIN 16 /* lowercase hex digits */
+#define EVENT_DATAGRAM_NONCE_MAX 64
+
+/* What a datagram carries besides the event (docs/protocol.md). */
 struct event_envelope {
+	enum event_datagram_kind kind;
 	char host[256];
 	bool has_pid, has_seq;
 	double pid, seq;
 	/* the sending process's random id, so a restart with the same host and
-	 * pid is a new sender; 0 when not given (an older emitter) */
+	 * pid is a new sender; 0 when not given */
 	double instance;
 	char report_id[64]; /* split reports: "" when whole */
 	int part, parts;
+	char nonce[EVENT_DATAGRAM_NONCE_MAX + 1]; /* hello and ack: "" otherwise */
 };
 
-/* Empties an envelope: both strings and every field, without clearing the
- * unused tails of the strings (a decoder does this once per datagram). */
-static inline void event_envelope_clear(struct event_envelope *env)
-{
-	env->host[0] = '\0';
-	env->report_id[0] = '\0';
-	env->has_pid = env->has_seq = false;
-	env->pid = env->seq = env->instance = 0;
-	env->part = env->parts = 0;
-}
-
-/* A datagram body: like event_decode_json, but the receive time is `now`
- * (a "t" in the body is ignored) and the envelope fields are returned. */
-enum decode_error event_decode_datagram(const char *text, size_t len, double now,
+/* A body into *ev (an event of the kind's type stamped `now`; EV_NONE for a
+ * hello or an ack) and *env. DEC_BAD_BINARY for a body that ends inside a
+ * value, an unknown kind or id, an id twice, a NaN; the other reasons are
+ * the JSON codec's checks on the same fields. */
+enum decode_error event_datagram_decode(const unsigned char *body, size_t len, double now,
 					struct event *ev, struct event_envelope *env);
+
+/* Appends the body of ev (a chunk, chunk_start, heartbeat, run_start,
+ * run_end or report: every field it holds except custom_json) and of env's
+ * fields that ev does not hold itself (NULL: none; a hello or an ack is
+ * env alone, ev NULL). 0, or -1 when there is no such kind or a value the
+ * encoding cannot carry (a string over 65,535 bytes). */
+int event_datagram_encode(const struct event *ev, const struct event_envelope *env,
+			  struct strbuf *out);
+
+/* The row an id names in a kind's body (NULL: none), and in
+ * file_metadata's: the table itself, for build/tools/wire_table. */
+struct event_field;
+const struct event_field *event_datagram_field(enum event_datagram_kind kind, unsigned id);
+const struct event_field *event_datagram_meta_field(unsigned id);
+
+/* Empties an envelope. */
+void event_envelope_clear(struct event_envelope *env);
 
 #endif

@@ -1,7 +1,8 @@
 /* The field tables behind the event codecs: one row per field of each
- * event type (name, kind, where it lives in the event, its range). The JSON
- * codec (event_json.c) and the binary chunk decoder (event_bin.c) both read
- * them, so a field has one name and one range whatever its wire form. */
+ * event type (name, kind, where it lives in the event, its range, its
+ * datagram id). The JSON codec (event_json.c) and the datagram codec
+ * (event_datagram.c) both read them, so a field has one name and one range
+ * whatever its wire form. */
 #ifndef ROASTOP_EVENT_FIELD_H
 #define ROASTOP_EVENT_FIELD_H
 
@@ -38,8 +39,9 @@ struct event_field {
 	enum field_kind kind;
 	size_t off, off2;
 	double lo, hi;
-	/* version 2's id (docs/protocol.md) in the chunk and file_metadata
-	 * tables; 0: none. A chunk_start's ids are its chunk's, by name. */
+	/* the datagram id (docs/protocol.md) in the tables of the types a
+	 * datagram carries and in file_metadata's; 0: none. A name two of them
+	 * share has one id (a chunk_start's are its chunk's). */
 	unsigned char wire;
 };
 
@@ -64,8 +66,8 @@ const struct field_table *event_field_filemeta(void);
 bool event_field_tables_sorted(void);
 bool event_field_findable(void);
 
-/* The field's version-2 encoding as docs/protocol.md names it ("num",
- * "int", "str", "strlist", "kv", "meta"); NULL for a kind version 2 lacks. */
+/* The field's datagram encoding as docs/protocol.md names it ("num",
+ * "int", "str", "strlist", "kv", "meta"); NULL for a kind datagrams lack. */
 const char *event_field_encoding(const struct event_field *f);
 
 /* Within the field's bounds, and whole for FK_INT? NaN is not. */

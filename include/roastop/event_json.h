@@ -1,5 +1,5 @@
-/* The one JSON codec for events: recording lines and UDP datagram bodies
- * (docs/recording.md has every field). Decoding is strict (types, ranges,
+/* The JSON codec for events: recording lines (docs/recording.md has every
+ * field; datagrams are event_datagram.h's). Decoding is strict (types, ranges,
  * UTF-8, sizes, nesting) and all-or-nothing: a rejected event leaves
  * ev->type == EV_NONE and the reason is returned, to be counted by the
  * source. Unknown fields are ignored, except at the top of a chunk, where
@@ -35,7 +35,7 @@ enum decode_error {
 	DEC_LIST_TOO_LONG,
 	DEC_INCONSISTENT, /* fields that contradict each other */
 	DEC_NO_MEMORY,
-	DEC_BAD_BINARY, /* protocol v2: truncated, unknown or repeated id, NaN, ... */
+	DEC_BAD_BINARY, /* a datagram body: truncated, unknown kind or id, an id twice, NaN */
 	DEC__COUNT
 };
 

@@ -41,9 +41,6 @@
  * beyond it is counted (acks_refused) and not answered. */
 #define UDP_ACK_RATE 100.0
 #define UDP_ACK_BURST 100.0
-/* A hello's nonce: lowercase hex digits, this many at least and at most. */
-#define UDP_NONCE_MIN 16
-#define UDP_NONCE_MAX 64
 
 enum udp_reason {
 	UDP_BAD_MAGIC = 0,
@@ -55,6 +52,7 @@ enum udp_reason {
 	UDP_NO_SENDER,
 	UDP_SENDERS_FULL, /* a new sender past UDP_MAX_SENDERS */
 	UDP_SEQ_JUMP, /* more than UDP_SEQ_JUMP_MAX above the sender's highest */
+	UDP_VERSION, /* "RTP1 ": an emitter older than this roastop */
 	UDP__COUNT
 };
 

@@ -250,8 +250,7 @@ class MetricsCollector:
         msg = {"type": "run_start", "run_id": self.run_id,
                "name": self.run_name or self.processor_name or "coffea run",
                "datasets": list(self.datasets),
-               "client_host": socket.gethostname(), "client_pid": os.getpid(),
-               "protocol": self.emitter.protocol}
+               "client_host": socket.gethostname(), "client_pid": os.getpid()}
         if self.processor_name is not None:
             msg["processor"] = self.processor_name
         if self.expected_events is not None:

@@ -7,25 +7,21 @@ are processed: MetricsCollector resolves the address once on the client
 (resolve) and ships the number; an Emitter given a host name looks it up in
 a background thread and drops its datagrams until that answers.
 
-Chunks, sent thousands of times a second, go as protocol version 2 (binary
-fields, ``RTP2``): no floats printed here, no JSON parsed in roastop; so do
-their chunk_start datagrams (kind 0x02: which chunk is in flight, sent by
-the process's heartbeat at its first beat after the chunk began, so none for
-a chunk shorter than that, or just before process() runs when the heartbeat
+Every message is one binary datagram (``RTP2``, docs/protocol.md): a kind
+byte, then ``<id><value>`` fields from the kind's table below, a copy of
+roastop's. No floats are printed here and no JSON is parsed in roastop.
+chunk_start datagrams (kind 0x02: which chunk is in flight) are sent by the
+process's heartbeat at its first beat after the chunk began, so none for a
+chunk shorter than that, or just before process() runs when the heartbeat
 is off; ``ROASTOP_CHUNK_START=0`` or ``Emitter(..., chunk_start=False)``
-switches them off, and chunks then carry no ``start_seq``). A chunk that
-version 2 cannot express (a custom field, a value of another type than the
-field's) and every other message go as version 1 (JSON, ``RTP1``).
-A roastop older than version 2 drops ``RTP2`` datagrams: set
-``ROASTOP_PROTOCOL=1`` (read when an Emitter is made, so in every process
-that sends, Dask workers included) or pass ``Emitter(..., protocol=1)`` to
-send everything as version 1.
+switches them off, and chunks then carry no ``start_seq``. A field the
+table lacks (a custom field) or a value it cannot carry (a list where a
+number belongs, a NaN inside ``timing``) is left out of its message and
+counted in the Emitter's ``dropped``.
 """
 import atexit
 import hmac
 import itertools
-import json
-import math
 import operator
 import os
 import re
@@ -42,13 +38,10 @@ from roastop.instrumentation import MB, process_memory_mb
 MAX_DATAGRAM = 65507       # the largest UDP payload; the listener accepts up to this
 SOFT_LIMIT = 1400          # keep under a typical MTU: no IP fragmentation
 MAX_REPORT_PARTS = 64
-PROTOCOL = 2               # the highest version sent (run_start's "protocol")
 RESOLVE_TIMEOUT = 1.0      # seconds MetricsCollector waits for its one name lookup
 RESOLVE_RETRY = 30.0       # seconds before a failed background lookup is tried again
 KEY_BYTES = 32             # roastop's session key (HMAC-SHA256)
 HELLO_TIMEOUT = 0.5        # seconds MetricsCollector waits for roastop's ack of its hello
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
 
 
 def parse_addr(addr):
@@ -173,45 +166,8 @@ def _key_fault(text):
     return f"has a character that is not a hex digit at position {digits + 1}"
 
 
-def _finite(value):
-    """JSON has no NaN/Infinity: such numbers become null. Numbers and
-    containers of foreign types (numpy scalars, sets, tuples) become plain ones."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _default(obj):
-    """Objects json cannot encode: numpy scalars and arrays through .item() /
-    .tolist(), anything else as its text."""
-    for method in ("item", "tolist"):
-        fn = getattr(obj, method, None)
-        if fn is not None:
-            try:
-                return _finite(fn())
-            except Exception:  # noqa: BLE001
-                pass
-    if isinstance(obj, (set, frozenset)):
-        return _finite(list(obj))
-    return str(obj)
-
-
-def encode(msg):
-    """The JSON body of a message, compact UTF-8 (a lone surrogate becomes '?')."""
-    try:
-        text = _ENCODER.encode(msg)
-    except (ValueError, TypeError, OverflowError):
-        text = json.dumps(_finite(msg), separators=(",", ":"), allow_nan=False,
-                          ensure_ascii=False, default=_default)
-    return text.encode("utf-8", "replace")
-
-
 class _Mac:
-    """HMAC-SHA256 under one key, for frame and frame_v2 (``tag(body)``):
+    """HMAC-SHA256 under one key, for frame (``tag(body)``):
     the standard library's one-shot hmac.digest (OpenSSL's HMAC). A
     hand-rolled one on the interpreter's private SHA-256 saved microseconds
     of a chunk's milliseconds (bench/RESULTS.md, 2026-11-28): no user saw
@@ -227,48 +183,25 @@ class _Mac:
 
 
 def keyed_mac(key):
-    """The tagger of frame and frame_v2 for key; None without a key."""
+    """The tagger of frame for key; None without a key."""
     return _Mac(key) if key else None
 
 
-def frame(body, mac):
-    """``RTP1 <tag> <body>``: the tag is HMAC-SHA256(key, body) in lowercase
-    hex (``mac`` from keyed_mac), or ``-`` without a key."""
-    if mac is not None:
-        return b"RTP1 " + mac.tag(body).hex().encode() + b" " + body
-    return b"RTP1 - " + body
-
-
-def ack_ok(data, mac, nonce):
-    """Is data roastop's ack of nonce (docs/protocol.md, "Hello and
-    acknowledgement"): ``RTP1 <tag> {"type":"ack","nonce":...}`` with the tag
-    of its body under mac, or ``RTP1 -`` only when there is no key?"""
-    head, _, body = bytes(data).partition(b" {")
-    body = b"{" + body
-    if mac is None:
-        tagged = head == b"RTP1 -"
-    else:
-        tagged = hmac.compare_digest(head, b"RTP1 " + mac.tag(body).hex().encode())
-    try:
-        msg = json.loads(body) if tagged else None
-    except ValueError:
-        return False
-    return isinstance(msg, dict) and msg.get("type") == "ack" and msg.get("nonce") == nonce
-
-
-# Version 2 (docs/protocol.md, "Version 2: binary chunk datagrams").
+# The datagram (docs/protocol.md).
 
 V2_MAX_STRING = 4096       # bytes of UTF-8 in one str
 V2_MAX_LIST = 65535        # items of a strlist (its count is a u16)
 V2_MAX_KV = 256            # entries of a kv
 
-_SKIP, _NUM, _STR, _STRLIST, _KV, _META = range(6)
+_NUM, _STR, _STRLIST, _KV, _META = range(5)
 
-# name -> (id, encoding); integer fields are plain nums (roastop checks them);
-# "type" is the kind byte. roastop's field table (src/event/event_field.c) is
-# where the ids are defined: tests/integration/test_wire_table.py compares.
+# Per kind, name -> (id, encoding); integer fields are plain nums (roastop
+# checks them). roastop's tables (src/event/event_field.c for the events'
+# fields, src/event/event_datagram.c for the envelope's) are where the ids
+# are defined: tests/integration/test_wire_table.py compares.
+_ENVELOPE = {"host": (16, _STR), "pid": (23, _NUM), "seq": (24, _NUM), "sent": (65, _NUM),
+             "instance": (66, _NUM)}
 _CHUNK_FIELDS = {
-    "type": (0, _SKIP),
     "accessed_branches": (1, _STRLIST), "accessed_bytes": (2, _NUM),
     "accessed_uncompressed_bytes": (3, _NUM), "branches_read_percent": (4, _NUM),
     "bytes": (5, _KV), "bytes_read": (6, _NUM), "bytes_read_percent": (7, _NUM),
@@ -283,12 +216,43 @@ _CHUNK_FIELDS = {
 }
 _META_FIELDS = {"compression_ratio": (1, _NUM), "filename": (2, _STR),
                 "total_branches": (3, _NUM), "total_tree_bytes": (4, _NUM)}
-_KIND_CHUNK = b"\x01"
-_KIND_CHUNK_START = b"\x02"
 # The fields of a chunk's Static that its chunk_start carries too; with the
 # entry range, worker, t_start and the envelope, the only ones a kind-2 body
 # may hold (any other id there is bad_binary).
 _START_STATIC = frozenset(("run_id", "dataset", "file", "uuid"))
+_START_FIELDS = {name: _CHUNK_FIELDS[name] for name in sorted(_START_STATIC) + [
+    "entry_start", "entry_stop", "worker", "t_start", "host", "pid", "seq", "sent", "instance"]}
+# A heartbeat's fields (kind 0x03): the chunk's ids for the names they share.
+_HEARTBEAT_FIELDS = {
+    "cpu_time": (8, _NUM), "worker": (30, _STR), "rss_bytes": (31, _NUM),
+    "chunks_in_flight": (32, _NUM), "interval": (33, _NUM), **_ENVELOPE,
+}
+_RUN_START_FIELDS = {
+    "client_host": (1, _STR), "client_pid": (2, _NUM), "datasets": (3, _STRLIST),
+    "expected_events": (4, _NUM), "name": (5, _STR), "processor": (6, _STR),
+    "run_id": (64, _STR), **_ENVELOPE,
+}
+_RUN_END_FIELDS = {
+    "error_message": (1, _STR), "error_type": (2, _STR), "reason": (3, _STR),
+    "status": (4, _STR), "run_id": (64, _STR), **_ENVELOPE,
+}
+_REPORT_FIELDS = {
+    "bytesread": (1, _NUM), "chunks": (2, _NUM), "columns": (3, _STRLIST), "entries": (4, _NUM),
+    "processtime": (5, _NUM), "run_id": (64, _STR), "report_id": (68, _STR), "part": (69, _NUM),
+    "parts": (70, _NUM), **_ENVELOPE,
+}
+_HELLO_FIELDS = {"host": (16, _STR), "pid": (23, _NUM), "sent": (65, _NUM),
+                 "instance": (66, _NUM), "nonce": (71, _STR)}
+_ACK_FIELDS = {"nonce": (71, _STR)}
+# "type" -> (kind byte, table)
+KINDS = {
+    "chunk": (b"\x01", _CHUNK_FIELDS), "chunk_start": (b"\x02", _START_FIELDS),
+    "heartbeat": (b"\x03", _HEARTBEAT_FIELDS), "run_start": (b"\x04", _RUN_START_FIELDS),
+    "run_end": (b"\x05", _RUN_END_FIELDS), "report": (b"\x06", _REPORT_FIELDS),
+    "hello": (b"\x07", _HELLO_FIELDS), "ack": (b"\x08", _ACK_FIELDS),
+}
+_KIND_CHUNK = KINDS["chunk"][0]
+_KIND_CHUNK_START = KINDS["chunk_start"][0]
 
 
 class _Struct(struct.Struct):
@@ -309,47 +273,47 @@ _pack_num = _Struct("<d").pack
 _U16 = tuple(struct.pack("<H", n) for n in range(256))   # short lengths: a lookup, not a pack
 
 
-class _NotV2(Exception):
-    """A value version 2 cannot carry: the chunk goes as version 1."""
+class _Unsendable(Exception):
+    """A value the field's encoding cannot carry: the field is left out."""
 
 
 def _u16(n):
-    """A string's u16 length beyond _U16; over V2_MAX_STRING is not v2."""
+    """A string's u16 length beyond _U16; over V2_MAX_STRING cannot be sent."""
     if n > V2_MAX_STRING:
-        raise _NotV2
+        raise _Unsendable
     return _pack_u16(n)
 
 
 def _as_float(value):
-    """A num value that is not a float, as version 1 would print it: an int
-    (not a bool: JSON true/false), or an object whose .item() is an int or a
-    float (numpy scalars, as _default does); anything else is not a num."""
+    """A num value that is not a float: an int (not a bool), or an object
+    whose .item() is an int or a float (numpy scalars); anything else is
+    not a num."""
     if isinstance(value, int) and not isinstance(value, bool):
         return float(value)               # OverflowError beyond a double
     item = getattr(value, "item", None)
     if item is None:
-        raise _NotV2
+        raise _Unsendable
     try:
         value = item()
     except Exception:  # noqa: BLE001
-        raise _NotV2 from None
+        raise _Unsendable from None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    raise _NotV2
+    raise _Unsendable
 
 
 def _utf8(value):
-    """A str's bytes; a lone surrogate becomes '?' as in version 1 (the
-    strict encoder is the fast one, and raises only for those). Longer ones
-    than roastop takes go as version 1, rejected there as before."""
+    """A str's bytes; a lone surrogate becomes '?' (the strict encoder is
+    the fast one, and raises only for those). Longer ones than roastop takes
+    cannot be sent."""
     if not isinstance(value, str):
-        raise _NotV2
+        raise _Unsendable
     try:
         data = value.encode()
     except UnicodeEncodeError:
         data = value.encode("utf-8", "replace")
     if len(data) > V2_MAX_STRING:
-        raise _NotV2
+        raise _Unsendable
     return data
 
 
@@ -357,11 +321,11 @@ def _strlist(fid, value, append):
     """Appends a list of str (hundreds of branch names are common: the loop
     is inline)."""
     if not isinstance(value, (list, tuple)) or len(value) > V2_MAX_LIST:
-        raise _NotV2
+        raise _Unsendable
     append(_pack_id_u16(fid, len(value)))
     for item in value:
         if not isinstance(item, str):
-            raise _NotV2
+            raise _Unsendable
         try:
             data = item.encode()
         except UnicodeEncodeError:
@@ -372,18 +336,17 @@ def _strlist(fid, value, append):
 
 
 def _kv(fid, value, append):
-    """Appends a name -> number section. A NaN or None value goes as version
-    1: its null there makes roastop reject the chunk, and version 2 must not
-    quietly turn that into an accepted chunk without the entry."""
+    """Appends a name -> number section. A NaN or None value cannot be sent:
+    the section is left out whole rather than sent without the entry."""
     if not isinstance(value, dict) or len(value) > V2_MAX_KV:
-        raise _NotV2
+        raise _Unsendable
     append(_pack_id_u16(fid, len(value)))
     for name, number in value.items():
         data = _utf8(name)                         # a few names: no need to inline
         if not isinstance(number, float):
             number = _as_float(number)
         if number - number != 0.0:                 # inf - inf and nan - nan are nan
-            raise _NotV2
+            raise _Unsendable
         n = len(data)
         append(_U16[n] if n < 256 else _u16(n))
         append(data)
@@ -391,10 +354,10 @@ def _kv(fid, value, append):
 
 
 def _meta(fid, value, append):
-    """Appends file_metadata: a None or non-finite member is left out (null in
-    version 1 means not given); no filename, or an unknown member, is not v2."""
+    """Appends file_metadata: a None or non-finite member is left out (not
+    given); no filename, or an unknown member, cannot be sent."""
     if not isinstance(value, dict) or value.get("filename") is None:
-        raise _NotV2
+        raise _Unsendable
     parts = []
     for name, member in value.items():
         mid, kind = _META_FIELDS[name]             # KeyError: an unknown member
@@ -414,40 +377,6 @@ def _meta(fid, value, append):
 _ENCODERS = {_STRLIST: _strlist, _KV: _kv, _META: _meta}
 
 
-def encode_chunk_v2(msg):
-    """The version 2 body of a chunk message: kind 0x01, then ``<id><value>``
-    for each field in msg's own order; ``type`` is the kind and is not
-    written, a None or non-finite number is left out (null in version 1).
-    None when a field or value has no version 2 form: send version 1."""
-    out = [_KIND_CHUNK]
-    try:
-        _append_fields(msg, out.append)
-    except (KeyError, _NotV2, OverflowError, struct.error):
-        return None
-    return b"".join(out)
-
-
-# A heartbeat's fields (kind 0x03): the chunk's ids for the names they share.
-_HEARTBEAT_FIELDS = {
-    "cpu_time": (8, _NUM), "host": (16, _STR), "pid": (23, _NUM), "seq": (24, _NUM),
-    "worker": (30, _STR), "rss_bytes": (31, _NUM), "chunks_in_flight": (32, _NUM),
-    "interval": (33, _NUM), "sent": (65, _NUM), "instance": (66, _NUM),
-}
-_KIND_HEARTBEAT = b"\x03"
-
-
-def encode_heartbeat_v2(msg):
-    """The version 2 body of a heartbeat message (kind 0x03), or None when a
-    value has no version 2 form (then it goes as version 1)."""
-    out = [_KIND_HEARTBEAT]
-    try:
-        _append_fields({k: v for k, v in msg.items() if k != "type"}, out.append,
-                       _HEARTBEAT_FIELDS)
-    except (KeyError, _NotV2, OverflowError, struct.error):
-        return None
-    return b"".join(out)
-
-
 def _fields_v2(msg):
     """The ``<id><value>`` bytes of msg's fields (as _append_fields)."""
     out = []
@@ -455,10 +384,33 @@ def _fields_v2(msg):
     return b"".join(out)
 
 
+_UNSENDABLE = (KeyError, _Unsendable, OverflowError, struct.error, TypeError, ValueError)
+
+
+def encode(msg):
+    """The body of a message (its "type" names the kind): ``<id><value>``
+    for each field in msg's own order; a None or non-finite number is left
+    out (not given). (body, dropped): the fields left out because the
+    kind's table lacks them or cannot carry their value are counted."""
+    kind, fields = KINDS[msg["type"]]
+    out, dropped = [kind], 0
+    for name, value in msg.items():
+        if name == "type":
+            continue
+        part = []
+        try:
+            _append_fields({name: value}, part.append, fields)
+        except _UNSENDABLE:
+            dropped += 1
+            continue
+        out.extend(part)
+    return b"".join(out), dropped
+
+
 def _append_fields(msg, append, fields=None):
     """Appends ``<id><value>`` for each field of msg (ids and encodings from
     ``fields``, the chunk's when None). Raises KeyError (a custom field),
-    _NotV2, OverflowError or struct.error for what version 2 cannot carry.
+    _Unsendable, OverflowError or struct.error for what the table cannot carry.
     Written for speed (the decorator's budget per chunk is 50 us): the
     common cases, a float, an int, a str, are handled inline."""
     fields = fields or _CHUNK_FIELDS
@@ -479,17 +431,14 @@ def _append_fields(msg, append, fields=None):
             if isinstance(value, str):
                 try:
                     data = value.encode()
-                except UnicodeEncodeError:       # a lone surrogate: '?' as in version 1
+                except UnicodeEncodeError:       # a lone surrogate: '?'
                     data = value.encode("utf-8", "replace")
                 if len(data) > V2_MAX_STRING:
-                    raise _NotV2
+                    raise _Unsendable
                 append(_pack_id_u16(fid, len(data)))
                 append(data)
             elif value is not None:
-                raise _NotV2
-        elif kind == _SKIP:
-            if value != "chunk":                 # "type": the kind byte says chunk
-                raise _NotV2
+                raise _Unsendable
         elif value is not None:
             _ENCODERS[kind](fid, value, append)
 
@@ -499,7 +448,7 @@ _V2_OF = operator.attrgetter("v2")   # C calls, no comprehension's frame per chu
 
 class Static:
     """Chunk fields that repeat from chunk to chunk (a file's run, dataset
-    and name; the branches its chunks read), encoded once as version 2
+    and name; the branches its chunks read), encoded once as datagram
     fields (``v2``, None when they have none) and kept by the decorator for
     the chunks that follow: Emitter.send_chunk(..., static=(...))."""
 
@@ -509,7 +458,7 @@ class Static:
         self.fields = fields
         try:
             self.v2 = _fields_v2(fields) if _OWN_FIELDS.isdisjoint(fields) else None
-        except (KeyError, _NotV2, OverflowError, struct.error, TypeError, ValueError):
+        except _UNSENDABLE:
             self.v2 = None
 
 
@@ -590,7 +539,7 @@ _pack_memory = _Struct("<" + "Bd" * 3).pack
 
 def _measured_v2(measured, pid, instance, seq, sent):
     """chunk_message's numbers and the envelope's pid, instance, seq and sent
-    as version 2 fields, in one or two packs."""
+    as datagram fields, in one or two packs."""
     t_start, t_end, timestamp, cpu_time, mem_before, mem_after = measured
     times = _pack_times(_ID_T_START, t_start, _ID_T_END, t_end, _ID_DURATION, t_end - t_start,
                         _ID_TIMESTAMP, timestamp, _ID_CPU_TIME, cpu_time,
@@ -601,7 +550,7 @@ def _measured_v2(measured, pid, instance, seq, sent):
                                 _ID_MEM_DELTA, mem_after - mem_before)
 
 
-def frame_v2(body, mac):
+def frame(body, mac):
     """``RTP2``, flags 0x01 and the raw 32-byte HMAC-SHA256(key, body) before
     the body (``mac`` from keyed_mac); flags 0x00 and no tag without a key."""
     if mac is not None:
@@ -609,16 +558,13 @@ def frame_v2(body, mac):
     return b"RTP2\x00" + body
 
 
-def parse_protocol(protocol=None):
-    """The highest version an Emitter sends: ``protocol`` (1 or 2), else
-    ROASTOP_PROTOCOL, else PROTOCOL. ValueError for anything else, so that a
-    typo fails on the client (MetricsCollector) rather than being guessed."""
-    if protocol is None:
-        protocol = os.environ.get("ROASTOP_PROTOCOL", "").strip() or PROTOCOL
-    text = "" if isinstance(protocol, bool) else str(protocol).strip()
-    if text not in ("1", "2"):
-        raise ValueError(f"roastop protocol {protocol!r} is not 1 or 2 (ROASTOP_PROTOCOL)")
-    return int(text)
+def ack_ok(data, mac, nonce):
+    """Is data roastop's ack of nonce (docs/protocol.md, "Hello and
+    acknowledgement"): kind 0x08 and the nonce, tagged under mac, or
+    untagged only when there is no key?"""
+    body, _ = encode({"type": "ack", "nonce": nonce})
+    want = frame(body, mac)
+    return hmac.compare_digest(bytes(data), want)
 
 
 _SWITCHED_OFF = ("0", "false", "no", "off")
@@ -745,7 +691,7 @@ def _start_static(static):
 
 
 def _start_rest(entry_start, entry_stop, worker):
-    """The version 2 bytes of a chunk_start's entry range and worker: the
+    """The datagram bytes of a chunk_start's entry range and worker: the
     common case (two ints) in one pack. Raises as _append_fields."""
     if (type(entry_start) is int and type(entry_stop) is int
             and -_ENTRY_MAX < entry_start < _ENTRY_MAX and -_ENTRY_MAX < entry_stop < _ENTRY_MAX):
@@ -774,21 +720,20 @@ class Emitter:
     """A non-blocking UDP socket and a sequence counter, one of each per process.
 
     ``send`` adds the envelope (host, pid, instance, seq, sent); ``sent`` and ``lost``
-    count datagrams handed to the kernel and datagrams that were not.
-    ``protocol`` is the highest version sent (see parse_protocol): 2 sends
-    chunks as version 2, 1 sends everything as version 1."""
+    count datagrams handed to the kernel and datagrams that were not;
+    ``dropped`` the fields left out of messages (see encode)."""
 
     TAKES_STATIC = True     # send_chunk's static: the decorator asks (older ones lack it)
 
-    def __init__(self, addr, key=None, protocol=None, chunk_start=None, heartbeat=None):
+    def __init__(self, addr, key=None, chunk_start=None, heartbeat=None):
         self.addr = addr
         self.key = parse_key(key)
-        self.protocol = parse_protocol(protocol)
         self.chunk_start = parse_chunk_start(chunk_start)
         self.heartbeat = parse_heartbeat(heartbeat)
         self._beat = None         # this process's Heartbeat, made on its first chunk
         self.sent = 0
         self.lost = 0
+        self.dropped = 0
         self._host = socket.gethostname()
         self._pid = None
         self._instance = None
@@ -870,61 +815,52 @@ class Emitter:
         return msg
 
     def datagram(self, msg):
-        """The framed bytes for one message (envelope included): a chunk as
-        version 2 when it can be, anything else as version 1."""
-        msg = self.envelope(msg)
-        kind = msg.get("type")
-        if self.protocol >= 2 and kind in ("chunk", "heartbeat"):
-            try:
-                body = encode_chunk_v2(msg) if kind == "chunk" else encode_heartbeat_v2(msg)
-            except Exception:  # noqa: BLE001 - an odd value: version 1 copes with anything
-                body = None
-            if body is not None:
-                return frame_v2(body, self._mac)
-        return frame(encode(msg), self._mac)
+        """The framed bytes for one message (envelope included)."""
+        body, dropped = encode(self.envelope(msg))
+        self.dropped += dropped
+        return frame(body, self._mac)
 
     def chunk_datagram(self, measured, fields, static=()):
         """The framed bytes of chunk_message(measured, fields + each of
         static's fields), the same message as datagram() would make of it,
         built without that dict: the decorator's numbers and the envelope in
         one pack, the host's field made once, static's fields (Static, the
-        ones that repeat from chunk to chunk) already encoded. Version 1
-        when the fields have no version 2 form."""
-        if self.protocol >= 2 and _OWN_FIELDS.isdisjoint(fields):
+        ones that repeat from chunk to chunk) already encoded; through
+        datagram() when a field is one the table lacks or cannot carry."""
+        if _OWN_FIELDS.isdisjoint(fields):
             out = list(map(_V2_OF, static))      # a None (not v2): join raises TypeError
             try:
                 _append_fields(fields, out.append)
                 body = b"".join(out)
-            except Exception:  # noqa: BLE001 - an odd value: version 1 copes with anything
+            except Exception:  # noqa: BLE001 - an odd value: datagram() leaves it out
                 body = None
             if body is not None:          # the sequence number is taken only now: no gap
                 head = _measured_v2(measured, self._pid, self._instance, next(self._seq),
                                     time.time())
-                return frame_v2(b"".join((_KIND_CHUNK, self._host_v2, head, body)), self._mac)
+                return frame(b"".join((_KIND_CHUNK, self._host_v2, head, body)), self._mac)
         for part in static:
             fields = dict(part.fields, **fields)
         return self.datagram(chunk_message(measured, fields))
 
     def chunk_start_datagram(self, t_start, static=None, entry_start=None, entry_stop=None,
                              worker=None):
-        """(framed bytes, seq) of a chunk_start: kind 0x02 in version 2,
-        with static's (a chunk's Static of run_id, dataset, file, uuid)
-        bytes as they are; version 1 JSON when a value has no version 2
-        form or the protocol is 1."""
-        if self.protocol >= 2:
-            try:
-                prefix = self._start_prefix.get(static) or self._start_prefix_of(static)
-                rest = _start_rest(entry_start, entry_stop, worker)
-                t = t_start if isinstance(t_start, float) else _as_float(t_start)
-                if t - t != 0.0:                 # NaN or infinite: null in version 1
-                    raise _NotV2
-            except (KeyError, _NotV2, OverflowError, struct.error, TypeError, ValueError):
-                pass
-            else:
-                seq = next(self._seq)            # taken only now: no gap
-                head = _pack_start_head(_ID_T_START, t, _ID_PID, self._pid, _ID_INSTANCE,
-                                        self._instance, _ID_SEQ, seq, _ID_SENT, time.time())
-                return frame_v2(b"".join((prefix, head, rest)), self._mac), seq
+        """(framed bytes, seq) of a chunk_start (kind 0x02), with static's
+        (a chunk's Static of run_id, dataset, file, uuid) bytes as they
+        are; field by field (encode) when a value is one the table cannot
+        carry."""
+        try:
+            prefix = self._start_prefix.get(static) or self._start_prefix_of(static)
+            rest = _start_rest(entry_start, entry_stop, worker)
+            t = t_start if isinstance(t_start, float) else _as_float(t_start)
+            if t - t != 0.0:                 # NaN or infinite: not given
+                raise _Unsendable
+        except _UNSENDABLE:
+            pass
+        else:
+            seq = next(self._seq)            # taken only now: no gap
+            head = _pack_start_head(_ID_T_START, t, _ID_PID, self._pid, _ID_INSTANCE,
+                                    self._instance, _ID_SEQ, seq, _ID_SENT, time.time())
+            return frame(b"".join((prefix, head, rest)), self._mac), seq
         msg = {"type": "chunk_start", **_start_static(static)}
         for name, value in (("entry_start", entry_start), ("entry_stop", entry_stop),
                             ("worker", worker)):
@@ -932,13 +868,15 @@ class Emitter:
                 msg[name] = value
         msg["t_start"] = t_start
         msg = self.envelope(msg)
-        return frame(encode(msg), self._mac), msg["seq"]
+        body, dropped = encode(msg)
+        self.dropped += dropped
+        return frame(body, self._mac), msg["seq"]
 
     def _start_prefix_of(self, static):
         """The kind byte, host and static's fields of a chunk_start, encoded
         once per Static (a file's chunks share one): its v2 bytes as they are
         when it holds only fields a kind-2 body allows. Raises as
-        _append_fields when they have no version 2 form."""
+        _append_fields when the table cannot carry them."""
         if static is not None and static.v2 is not None and _START_STATIC.issuperset(
                 static.fields):
             prefix = b"".join((_KIND_CHUNK_START, self._host_v2, static.v2))
@@ -1077,7 +1015,7 @@ class Emitter:
             nonce = os.urandom(16).hex()
             msg = {"type": "hello", "nonce": nonce, "host": self._host, "pid": self._pid,
                    "instance": self._instance, "sent": time.time()}
-            data = frame(encode(msg), self._mac)
+            data = frame(encode(msg)[0], self._mac)
             try:
                 sock.send(data)
             except ConnectionRefusedError:   # an earlier datagram's refusal (see _put)
@@ -1157,30 +1095,31 @@ class Emitter:
                    "status": "completed" if exc_type is None else "failed"}
         return self.send(msg)
 
-    _ENVELOPE_SLACK = 48   # seq and sent grow between the estimate and the send
-
     def _size(self, msg):
-        """Bytes of msg framed with a worst-case envelope."""
-        body = encode(dict(msg, host=self._host, pid=os.getpid(), instance=INSTANCE_MAX,
-                           seq=10 ** 15, sent=time.time()))
-        return len(body) + 70 + self._ENVELOPE_SLACK
+        """Bytes of msg framed, with its envelope (whose fields' sizes do not
+        depend on their values)."""
+        body, _ = encode(dict(msg, host=self._host, pid=os.getpid(), instance=INSTANCE_MAX,
+                              seq=0, sent=time.time()))
+        return len(body) + _FRAME_TAGGED
 
     def _fits(self, msg, extra):
         return self._size(msg) + extra <= SOFT_LIMIT
 
 
+_FRAME_TAGGED = 5 + KEY_BYTES   # "RTP2", the flags and the tag
+
+
 def _split(columns, room0, room, max_parts):
-    """Greedy slices of columns: the first one's JSON within room0 bytes, the
+    """Greedy slices of columns: the first one's bytes within room0, the
     others within room; at most max_parts slices (the rest is cut off)."""
     parts, cur, size, limit = [], [], 0, room0
     for c in columns:
-        n = len(encode(c)) + (1 if cur else 0)
+        n = 2 + len(c.encode("utf-8", "replace"))   # a str: u16 length, UTF-8
         if cur and size + n > limit:
             parts.append(cur)
             if len(parts) == max_parts:
                 return parts
             cur, size, limit = [], 0, room
-            n -= 1
         cur.append(c)
         size += n
     parts.append(cur)

@@ -1,11 +1,10 @@
 """Shared test helpers (not a conftest.py: tests/integration has one, and the two
 are collected together): a local UDP sink and a receiver that checks every
-datagram's framing and re-derives its HMAC tag independently, for both
-protocol versions. The version 2 decoder here is a reference written from
-docs/protocol.md alone: it shares nothing with roastop.emitter."""
+datagram's framing and re-derives its HMAC tag independently. The decoder
+here is a reference written from docs/protocol.md alone: it shares nothing
+with roastop.emitter."""
 import hashlib
 import hmac
-import json
 import math
 import socket
 import struct
@@ -35,7 +34,7 @@ def addr_of(sock):
     return "127.0.0.1:%d" % sock.getsockname()[1]
 
 
-# docs/protocol.md, "Version 2: binary chunk datagrams": id -> (field, encoding),
+# docs/protocol.md, "The datagram": id -> (field, encoding),
 # typed in from the tables there ("int" is num (integer)); kept apart from the
 # emitter's on purpose, and checked against roastop's field table by
 # tests/integration/test_wire_table.py
@@ -60,8 +59,27 @@ V2_HEARTBEAT_FIELDS = {8: ("cpu_time", "num"), 16: ("host", "str"), 23: ("pid", 
                        24: ("seq", "int"), 30: ("worker", "str"), 31: ("rss_bytes", "num"),
                        32: ("chunks_in_flight", "int"), 33: ("interval", "num"),
                        65: ("sent", "num"), 66: ("instance", "int")}
-V2_KINDS = {0x01: ("chunk", frozenset(V2_CHUNK_FIELDS)), 0x02: ("chunk_start", V2_START_IDS),
-            0x03: ("heartbeat", frozenset(V2_HEARTBEAT_FIELDS))}
+V2_ENVELOPE = {16: ("host", "str"), 23: ("pid", "int"), 24: ("seq", "int"), 65: ("sent", "num"),
+               66: ("instance", "int")}
+V2_RUN_START_FIELDS = {1: ("client_host", "str"), 2: ("client_pid", "int"),
+                       3: ("datasets", "strlist"), 4: ("expected_events", "int"),
+                       5: ("name", "str"), 6: ("processor", "str"), 64: ("run_id", "str"),
+                       **V2_ENVELOPE}
+V2_RUN_END_FIELDS = {1: ("error_message", "str"), 2: ("error_type", "str"), 3: ("reason", "str"),
+                     4: ("status", "str"), 64: ("run_id", "str"), **V2_ENVELOPE}
+V2_REPORT_FIELDS = {1: ("bytesread", "num"), 2: ("chunks", "int"), 3: ("columns", "strlist"),
+                    4: ("entries", "int"), 5: ("processtime", "num"), 64: ("run_id", "str"),
+                    68: ("report_id", "str"), 69: ("part", "int"), 70: ("parts", "int"),
+                    **V2_ENVELOPE}
+V2_HELLO_FIELDS = {16: ("host", "str"), 23: ("pid", "int"), 65: ("sent", "num"),
+                   66: ("instance", "int"), 71: ("nonce", "str")}
+V2_ACK_FIELDS = {71: ("nonce", "str")}
+# kind -> (type, id -> (field, encoding))
+V2_KINDS = {0x01: ("chunk", V2_CHUNK_FIELDS),
+            0x02: ("chunk_start", {i: V2_CHUNK_FIELDS[i] for i in V2_START_IDS}),
+            0x03: ("heartbeat", V2_HEARTBEAT_FIELDS), 0x04: ("run_start", V2_RUN_START_FIELDS),
+            0x05: ("run_end", V2_RUN_END_FIELDS), 0x06: ("report", V2_REPORT_FIELDS),
+            0x07: ("hello", V2_HELLO_FIELDS), 0x08: ("ack", V2_ACK_FIELDS)}
 V2_META_FIELDS = {1: ("compression_ratio", "num"), 2: ("filename", "str"),
                   3: ("total_branches", "int"), 4: ("total_tree_bytes", "num")}
 
@@ -137,22 +155,22 @@ class _Body:
 
 
 def decode_v2_body(body, ids=None):
-    """A version 2 body as the dict its version 1 JSON would be: "type"
-    first ("chunk", kind 1, or "chunk_start", kind 2), then the fields in the
-    order sent; a whole number in an integer field comes back as an int.
+    """A datagram body as a dict: "type" first (the kind's name), then the
+    fields in the order sent; a whole number in an integer field comes back
+    as an int.
     ``ids``, a list, receives the field ids in order. BadBinary for anything
     roastop would reject."""
     b = _Body(body)
     kind = b.read_u8()
     if kind not in V2_KINDS:
         raise BadBinary("unknown kind")
-    msg_type, allowed = V2_KINDS[kind]
+    msg_type, table = V2_KINDS[kind]
     msg = {"type": msg_type}
     while b.pos < len(b.body):
         fid = b.read_u8()
-        if fid not in allowed:
+        if fid not in table:
             raise BadBinary(f"unknown id {fid}")
-        name, kind = (V2_HEARTBEAT_FIELDS if msg_type == "heartbeat" else V2_CHUNK_FIELDS)[fid]
+        name, kind = table[fid]
         if name in msg:
             raise BadBinary(f"id {fid} twice")
         msg[name] = getattr(b, "read_" + kind)()
@@ -176,21 +194,9 @@ def split_v2(data, key=KEY):
 
 
 def split_datagram(data, key=KEY):
-    """The message of one datagram after checking magic and tag by hand: an
-    RTP1 datagram's JSON, or an RTP2 chunk decoded to the dict its JSON
-    would be (decode_v2_body)."""
-    if data[:4] == b"RTP2":
-        return decode_v2_body(split_v2(data, key)[2])
-    assert data[:5] == b"RTP1 "
-    sp = data.index(b" ", 5)
-    tag, body = data[5:sp], data[sp + 1:]
-    if key is None:
-        assert tag == b"-"
-    else:
-        assert len(tag) == 64 and tag == tag.lower()
-        assert hmac.compare_digest(tag, hmac.new(key, body, hashlib.sha256).hexdigest().encode())
-    body.decode("utf-8")  # valid UTF-8
-    return json.loads(body)
+    """The message of one datagram after checking magic and tag by hand,
+    decoded to a dict (decode_v2_body)."""
+    return decode_v2_body(split_v2(data, key)[2])
 
 
 def receive(sock, key=KEY):
@@ -216,7 +222,7 @@ def check_start_of(start, chunk):
     assert chunk["t_start"] == start["t_start"]
     for name in ("host", "pid", "instance"):
         assert chunk[name] == start[name], name
-    assert set(start) - set(chunk) == set()      # nothing the chunk lacks (v1 too)
+    assert set(start) - set(chunk) == set()      # nothing the chunk lacks
     for name in START_COPIED:
         assert start.get(name) == chunk.get(name), name
     assert set(start) <= set(START_COPIED) | {"type", "t_start", "host", "pid", "instance",

@@ -1,7 +1,5 @@
 """chunk_start (issue 19 item 2, docs/protocol.md "chunk_start"): the datagram
-the decorator sends just before process() runs, in both versions, decoded
-here field by field; the chunk's start_seq; the switch; failures."""
-import json
+the decorator sends just before process() runs, decoded here field by field; the chunk's start_seq; the switch; failures."""
 import os
 import socket
 import struct
@@ -29,7 +27,6 @@ META = dict(dataset="DY", filename="f.root", entrystart=100, entrystop=1334, uui
 @pytest.fixture(autouse=True)
 def switch_unset(monkeypatch):
     monkeypatch.delenv("ROASTOP_CHUNK_START", raising=False)
-    monkeypatch.delenv("ROASTOP_PROTOCOL", raising=False)
 
 
 def num(fid, value):
@@ -84,36 +81,18 @@ def test_v2_without_key_and_with_fields_left_out(sink):
     assert ids == [16, 26, 23, 66, 24, 65] and msg["t_start"] == T
 
 
-def test_v1_json_field_by_field(sink):
-    e = Emitter(addr_of(sink), KEY, protocol=1)
-    assert e.send_chunk_start(T, Static(dict(STATIC)), 0, 134190, "w3") == 0
-    data = sink.recv(70000)
-    assert data[:5] == b"RTP1 "
-    msg = split_datagram(data)                           # the hex tag checked by hand
-    assert list(msg) == ["type", "run_id", "dataset", "file", "uuid", "entry_start",
-                         "entry_stop", "worker", "t_start", "host", "pid", "instance", "seq",
-                         "sent"]
-    assert msg["type"] == "chunk_start" and msg["t_start"] == T and msg["seq"] == 0
-    assert {k: msg[k] for k in STATIC} == STATIC
-    assert (msg["entry_start"], msg["entry_stop"], msg["worker"]) == (0, 134190, "w3")
-    assert msg["host"] == socket.gethostname() and msg["pid"] == os.getpid()
-    assert type(msg["entry_stop"]) is int                # JSON integers, not 134190.0
-    body = data[data.index(b" ", 5) + 1:]
-    assert json.loads(body) == msg
-
-
-def test_a_value_without_a_v2_form_goes_as_v1_without_a_gap(sink):
+def test_a_value_the_table_cannot_carry_is_left_out_without_a_gap(sink):
     e = Emitter(addr_of(sink), KEY)
     assert e.send_chunk_start(T, None, "100", None, None) == 0     # a str entry: not a num
     msg = receive(sink)
-    assert msg["type"] == "chunk_start" and msg["entry_start"] == "100"
+    assert msg["type"] == "chunk_start" and "entry_start" not in msg and e.dropped == 1
     assert e.send_chunk_start(T, None, 2 ** 60, 2 ** 60 + 1) == 1  # not exact in a double:
     msg = decode_v2_body(split_v2(sink.recv(70000))[2])           # as the chunk sends it
     assert msg["entry_start"] == float(2 ** 60)
-    assert e.send_chunk_start(T, None, 10 ** 400) == 2             # beyond a double: v1
-    assert receive(sink)["entry_start"] == 10 ** 400
-    assert e.send_chunk_start(float("nan")) == 3                   # NaN: null in version 1
-    assert receive(sink)["t_start"] is None
+    assert e.send_chunk_start(T, None, 10 ** 400) == 2             # beyond a double
+    assert "entry_start" not in receive(sink) and e.dropped == 2
+    assert e.send_chunk_start(float("nan")) == 3                   # NaN: not given
+    assert "t_start" not in receive(sink)
     assert e.send_chunk_start(T) == 4                              # no number skipped
     assert split_v2(sink.recv(70000))[2][0] == 0x02
 
@@ -129,7 +108,7 @@ def test_a_static_with_other_fields_sends_only_the_allowed_ones(sink):
 
 
 def test_start_seq_is_field_67_of_the_chunk():
-    body = em.encode_chunk_v2({"type": "chunk", "start_seq": 41, "duration": 1.0})
+    body, _ = em.encode({"type": "chunk", "start_seq": 41, "duration": 1.0})
     assert body == b"\x01" + num(67, 41) + num(10, 1.0)
     assert decode_v2_body(body) == {"type": "chunk", "start_seq": 41, "duration": 1.0}
 
@@ -153,9 +132,7 @@ def collecting(sink, cls=Proc):
     return p
 
 
-@pytest.mark.parametrize("protocol", ["1", "2"])
-def test_decorator_sends_start_then_chunk(sink, monkeypatch, protocol):
-    monkeypatch.setenv("ROASTOP_PROTOCOL", protocol)
+def test_decorator_sends_start_then_chunk(sink, monkeypatch):
     fake = types.ModuleType("distributed")
     fake.get_worker = lambda: types.SimpleNamespace(name="w3")
     monkeypatch.setitem(sys.modules, "distributed", fake)

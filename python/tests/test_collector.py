@@ -31,7 +31,7 @@ def test_run_start_chunks_report_run_end(sink):
         assert start == {**start, "type": "run_start", "run_id": mc.run_id,
                          "name": "dimuon test", "processor": "DimuonProcessor",
                          "datasets": ["DY", "TT"], "client_host": socket.gethostname(),
-                         "client_pid": os.getpid(), "protocol": 2}
+                         "client_pid": os.getpid()}
         assert len(mc.run_id) == 32
         assert p._roastcoffea_collect_metrics is True
         assert DimuonProcessor._roastcoffea_collect_metrics is True

@@ -5,8 +5,8 @@ collector waits at most HELLO_TIMEOUT, warns once without an authentic
 answer, and never raises."""
 import hashlib
 import hmac
-import json
 import socket
+import struct
 import threading
 import time
 import warnings
@@ -22,11 +22,15 @@ NONCE = "0123456789abcdef0123456789abcdef"
 SLACK = 2.0     # a loaded 2-core machine may be this late to give the client back
 
 
-def signed(body, key=KEY):
-    """An RTP1 datagram of body, tagged by hand (not with the emitter's code)."""
-    body = json.dumps(body, separators=(",", ":")).encode()
-    tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode() if key else b"-"
-    return b"RTP1 " + tag + b" " + body
+def signed(msg, key=KEY):
+    """The datagram of an ack (or a hello) holding only its nonce, encoded
+    and tagged by hand from docs/protocol.md (not with the emitter's code):
+    the kind, then id 71 and the nonce as a str."""
+    nonce = msg["nonce"].encode()
+    body = bytes([{"ack": 8, "hello": 7}[msg["type"]], 71]) + struct.pack("<H", len(nonce)) + nonce
+    if key is None:
+        return b"RTP2\x00" + body
+    return b"RTP2\x01" + hmac.new(key, body, hashlib.sha256).digest() + body
 
 
 class Roastop:
@@ -119,7 +123,7 @@ def test_ack_ok_takes_only_the_tagged_ack_of_the_nonce():
     assert not ack_ok(signed(ack, None), mac, NONCE)                  # untagged, we have a key
     assert not ack_ok(signed({"type": "hello", "nonce": NONCE}), mac, NONCE)
     assert not ack_ok(signed(ack)[:-1], mac, NONCE)                   # cut: the tag fails
-    for junk in (b"", b"RTP1 ", b"RTP1 - {", b"RTP2\x01" + bytes(40), b"\xff" * 100):
+    for junk in (b"", b"RTP2", b"RTP1 - {", b"RTP2\x01" + bytes(40), b"\xff" * 100):
         assert not ack_ok(junk, mac, NONCE)
     assert ack_ok(signed(ack, None), None, NONCE)                     # no key: untagged only
     assert not ack_ok(signed(ack), None, NONCE)

@@ -366,10 +366,8 @@ def test_tree_sizes_read_once_per_file_and_process(sink):
     assert receive_chunk(sink)["file_metadata"]["filename"] == "g.root" and reads
 
 
-@pytest.mark.parametrize("protocol", ["1", "2"])
-def test_repeated_fields_in_both_versions(sink, monkeypatch, protocol):
-    """The fields a file's chunks repeat reach roastop in both versions."""
-    monkeypatch.setenv("ROASTOP_PROTOCOL", protocol)
+def test_repeated_fields_reach_roastop(sink):
+    """The fields a file's chunks repeat reach roastop with every chunk."""
     p = collecting(sink)
     recs = []
     for _ in range(2):

@@ -136,28 +136,21 @@ def test_threads_share_one_beat(sink):
     got[0].stop()
 
 
-def test_heartbeat_v2_and_v1(sink):
-    """Version 2 (kind 3) by default, every field as version 1 would carry it;
-    ROASTOP_PROTOCOL=1's emitter sends the same message as JSON."""
-    for protocol, magic in ((2, b"RTP2"), (1, b"RTP1")):
-        e = Emitter(addr_of(sink), KEY, protocol=protocol, heartbeat=True)
-        beat = e.chunk_began(worker="w-7")
-        data = b""
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            data = sink.recv(70000)
-            if data[:4] == magic:
-                break
-        beat.stop()
-        from roastop_testutil import split_datagram
-        msg = split_datagram(data)
-        assert msg["type"] == "heartbeat" and msg["worker"] == "w-7"
-        assert msg["pid"] == os.getpid() and msg["interval"] == 1.0
-        assert isinstance(msg["chunks_in_flight"], int) and msg["rss_bytes"] > 10 << 20
-        assert set(msg) == {"type", "host", "pid", "instance", "seq", "sent", "cpu_time",
-                            "chunks_in_flight", "interval", "rss_bytes", "worker"}
-        while not nothing_arrives(sink, 1.5):
-            pass
+def test_heartbeat_datagram(sink):
+    """Kind 3, every field of the heartbeat's table."""
+    e = Emitter(addr_of(sink), KEY, heartbeat=True)
+    beat = e.chunk_began(worker="w-7")
+    data = sink.recv(70000)
+    beat.stop()
+    from roastop_testutil import split_datagram
+    msg = split_datagram(data)
+    assert data[:4] == b"RTP2" and msg["type"] == "heartbeat" and msg["worker"] == "w-7"
+    assert msg["pid"] == os.getpid() and msg["interval"] == 1.0
+    assert isinstance(msg["chunks_in_flight"], int) and msg["rss_bytes"] > 10 << 20
+    assert set(msg) == {"type", "host", "pid", "instance", "seq", "sent", "cpu_time",
+                        "chunks_in_flight", "interval", "rss_bytes", "worker"}
+    while not nothing_arrives(sink, 1.5):
+        pass
 
 
 def test_beat_and_chunk_threads_share_one_sender(sink):

@@ -9,8 +9,8 @@
 #include "roastop/range.h"
 
 #define NAME(f) #f, sizeof(#f) - 1
-/* The _W forms take the field's version-2 wire id (docs/protocol.md): the
- * one place it is written; the emitter's copy is checked against
+/* The _W forms take the field's datagram id (docs/protocol.md): the one
+ * place it is written; the emitter's copy is checked against
  * build/tools/wire_table by tests/integration/test_wire_table.py. */
 #define NUM_W(w, s, f, l, h) { NAME(f), FK_NUM, offsetof(struct s, f), 0, l, h, w }
 #define INT_W(w, s, f, l, h) { NAME(f), FK_INT, offsetof(struct s, f), 0, l, h, w }
@@ -64,17 +64,17 @@ static const struct event_field chunk_fields[] = {
 /* A chunk_start: the chunk's fields known when it begins (its envelope,
  * run, file and entry range), in the same struct as the chunk's. */
 static const struct event_field chunk_start_fields[] = {
-	STR(ev_chunk, dataset),
-	INT(ev_chunk, entry_start, 0, EVENT_BIG),
-	INT(ev_chunk, entry_stop, 0, EVENT_BIG),
-	STR(ev_chunk, file),
-	STR(ev_chunk, host),
-	INT(ev_chunk, pid, 0, 1e9),
-	STR(ev_chunk, run_id),
-	INT(ev_chunk, seq, 0, 9007199254740991.0),
-	NUM(ev_chunk, t_start, 0, EVENT_T_MAX),
-	STR(ev_chunk, uuid),
-	STR(ev_chunk, worker),
+	STR_W(9, ev_chunk, dataset),
+	INT_W(11, ev_chunk, entry_start, 0, EVENT_BIG),
+	INT_W(12, ev_chunk, entry_stop, 0, EVENT_BIG),
+	STR_W(14, ev_chunk, file),
+	STR_W(16, ev_chunk, host),
+	INT_W(23, ev_chunk, pid, 0, 1e9),
+	STR_W(64, ev_chunk, run_id),
+	INT_W(24, ev_chunk, seq, 0, 9007199254740991.0),
+	NUM_W(26, ev_chunk, t_start, 0, EVENT_T_MAX),
+	STR_W(29, ev_chunk, uuid),
+	STR_W(30, ev_chunk, worker),
 };
 
 static const struct event_field worker_fields[] = {
@@ -114,30 +114,30 @@ static const struct event_field sample_fields[] = {
 };
 
 static const struct event_field run_start_fields[] = {
-	STR(ev_run_start, client_host),
-	INT(ev_run_start, client_pid, 0, 1e9),
-	LIST(ev_run_start, datasets, n_datasets, FK_STRLIST),
-	INT(ev_run_start, expected_events, 0, EVENT_BIG),
-	STR(ev_run_start, name),
-	STR(ev_run_start, processor),
-	STR(ev_run_start, run_id),
+	STR_W(1, ev_run_start, client_host),
+	INT_W(2, ev_run_start, client_pid, 0, 1e9),
+	LIST_W(3, ev_run_start, datasets, n_datasets, FK_STRLIST),
+	INT_W(4, ev_run_start, expected_events, 0, EVENT_BIG),
+	STR_W(5, ev_run_start, name),
+	STR_W(6, ev_run_start, processor),
+	STR_W(64, ev_run_start, run_id),
 };
 
 static const struct event_field run_end_fields[] = {
-	STR(ev_run_end, error_message),
-	STR(ev_run_end, error_type),
-	STR(ev_run_end, reason),
-	STR(ev_run_end, run_id),
-	STR(ev_run_end, status),
+	STR_W(1, ev_run_end, error_message),
+	STR_W(2, ev_run_end, error_type),
+	STR_W(3, ev_run_end, reason),
+	STR_W(64, ev_run_end, run_id),
+	STR_W(4, ev_run_end, status),
 };
 
 static const struct event_field report_fields[] = {
-	NUM(ev_report, bytesread, 0, EVENT_BIG),
-	INT(ev_report, chunks, 0, EVENT_BIG),
-	LIST(ev_report, columns, n_columns, FK_STRLIST),
-	INT(ev_report, entries, 0, EVENT_BIG),
-	NUM(ev_report, processtime, 0, EVENT_BIG),
-	STR(ev_report, run_id),
+	NUM_W(1, ev_report, bytesread, 0, EVENT_BIG),
+	INT_W(2, ev_report, chunks, 0, EVENT_BIG),
+	LIST_W(3, ev_report, columns, n_columns, FK_STRLIST),
+	INT_W(4, ev_report, entries, 0, EVENT_BIG),
+	NUM_W(5, ev_report, processtime, 0, EVENT_BIG),
+	STR_W(64, ev_report, run_id),
 };
 
 static const struct event_field fine_fields[] = {
@@ -259,7 +259,7 @@ const char *event_field_encoding(const struct event_field *f)
 	case FK_STRLIST: return "strlist";
 	case FK_KV: return "kv";
 	case FK_FILEMETA: return "meta";
-	default: return NULL; /* no version-2 form */
+	default: return NULL; /* no datagram form */
 	}
 }
 

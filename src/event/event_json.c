@@ -6,7 +6,6 @@
  * walk of the tree against event_field's tables into the event's arena.
  * A recording's replay is bounded by its reading of the file and its
  * apply, not by this (bench/RESULTS.md, replay_decode_apply_rate). */
-#include "roastop/event_datagram.h"
 #include "roastop/event_field.h"
 #include "roastop/json_check.h"
 #include "roastop/range.h"
@@ -116,7 +115,6 @@ struct dec {
 	struct strbuf custom; /* unknown chunk fields, compact JSON members */
 	bool custom_used;
 	struct field_seen seen; /* fields whose presence the checks need */
-	bool datagram; /* envelope-only keys are not custom chunk fields */
 	const char *text; /* the custom fields' values are kept as written */
 	size_t len;
 	struct json_members members;
@@ -460,21 +458,6 @@ static enum decode_error custom_keep(struct dec *d, const char *key, size_t inde
 	return DEC_OK;
 }
 
-static bool is_envelope_key(const char *key, size_t klen)
-{
-	return KEY_IS(key, klen, "host") || KEY_IS(key, klen, "instance") ||
-	       KEY_IS(key, klen, "pid") || KEY_IS(key, klen, "part") ||
-	       KEY_IS(key, klen, "parts") || KEY_IS(key, klen, "seq") ||
-	       KEY_IS(key, klen, "report_id");
-}
-
-/* Datagram keys that are no event field: not custom chunk fields either.
- * (run_id is a field of every type that carries it.) */
-static bool envelope_only(const char *key, size_t klen)
-{
-	return is_envelope_key(key, klen) || KEY_IS(key, klen, "sent");
-}
-
 static enum decode_error top_member(struct dec *d, const cJSON *m, size_t index)
 {
 	size_t klen = strlen(m->string);
@@ -482,8 +465,6 @@ static enum decode_error top_member(struct dec *d, const cJSON *m, size_t index)
 		return DEC_OK; /* read by the header */
 	const struct event_field *f =
 		event_field_find(event_field_table(d->ev->type), m->string, klen);
-	if (!f && d->datagram && envelope_only(m->string, klen))
-		return DEC_OK;
 	if (!f)
 		return d->ev->type == EV_CHUNK ? custom_keep(d, m->string, index) : DEC_OK;
 	if (cJSON_IsNull(m))
@@ -491,81 +472,10 @@ static enum decode_error top_member(struct dec *d, const cJSON *m, size_t index)
 	return value_field(d, f, m, (char *)&d->ev->u);
 }
 
-/* ---- the header and the envelope -------------------------------------- */
-
-/* A string value into a fixed buffer (envelope fields). */
-static enum decode_error fixed_string(const cJSON *v, char *buf, size_t size)
-{
-	if (!cJSON_IsString(v))
-		return DEC_BAD_TYPE;
-	size_t n = strlen(v->valuestring);
-	if (n >= size)
-		return DEC_STRING_TOO_LONG;
-	if (!strutil_utf8_ok((const unsigned char *)v->valuestring))
-		return DEC_BAD_UTF8;
-	memcpy(buf, v->valuestring, n + 1);
-	return DEC_OK;
-}
-
-static enum decode_error envelope_number(const cJSON *v, double lo, double hi, double *out,
-					 bool *has)
-{
-	double x;
-	enum decode_error e = num_in(v, &x);
-	if (e)
-		return e;
-	if (x < lo || x > hi || x != floor(x))
-		return DEC_OUT_OF_RANGE;
-	*out = x;
-	if (has)
-		*has = true;
-	return DEC_OK;
-}
-
-static enum decode_error envelope_member(const cJSON *m, struct event_envelope *env)
-{
-	const char *key = m->string;
-	size_t klen = strlen(key);
-	double part = 0;
-	if (cJSON_IsNull(m) || !is_envelope_key(key, klen))
-		return DEC_OK;
-	if (KEY_IS(key, klen, "host"))
-		return fixed_string(m, env->host, sizeof(env->host));
-	if (KEY_IS(key, klen, "pid"))
-		return envelope_number(m, 0, 1e9, &env->pid, &env->has_pid);
-	if (KEY_IS(key, klen, "seq"))
-		return envelope_number(m, 0, 9007199254740991.0, &env->seq, &env->has_seq);
-	if (KEY_IS(key, klen, "instance"))
-		return envelope_number(m, 0, 9007199254740991.0, &env->instance, NULL);
-	if (KEY_IS(key, klen, "report_id"))
-		return fixed_string(m, env->report_id, sizeof(env->report_id));
-	enum decode_error e = envelope_number(m, 0, 64, &part, NULL);
-	if (!e)
-		*(klen == 5 ? &env->parts : &env->part) = (int)part;
-	return e;
-}
-
-/* The types an analysis process sends. The rest are roastop's own (log
- * lines, counters) or its scheduler sources' (samples, fine metrics,
- * statuses, tasks): a sender holding the key may not forge them. */
-static bool sent_by_emitter(enum event_type t)
-{
-	switch (t) {
-	case EV_RUN_START:
-	case EV_RUN_END:
-	case EV_REPORT:
-	case EV_CHUNK:
-	case EV_CHUNK_START:
-	case EV_HEARTBEAT: return true;
-	default: return false;
-	}
-}
-
 /* "type": the first member's when it names a type (roastop's writers put
  * it first), else the last member "type" that is a string. *first says
  * which: a first "type" is read with the fields, "t" after them. */
-static enum decode_error head_type(const cJSON *root, struct event *ev, bool datagram,
-				   bool *first)
+static enum decode_error head_type(const cJSON *root, struct event *ev, bool *first)
 {
 	const cJSON *head = root->child, *type = NULL;
 	*first = head && strcmp(head->string, "type") == 0 && cJSON_IsString(head) &&
@@ -579,8 +489,6 @@ static enum decode_error head_type(const cJSON *root, struct event *ev, bool dat
 		return DEC_NO_TYPE;
 	ev->type = strlen(type->valuestring) < 32 ? event_type_from_name(type->valuestring)
 						  : EV_NONE;
-	if (datagram && !sent_by_emitter(ev->type))
-		ev->type = EV_NONE;
 	return ev->type == EV_NONE ? DEC_UNKNOWN_TYPE : DEC_OK;
 }
 
@@ -615,8 +523,7 @@ static enum decode_error custom_finish(struct dec *d)
 /* The header, then every member against the type's table, then the checks
  * across fields. As before the tree: a line whose "type" comes first has its
  * fields read before its "t", any other its "t" first. */
-static enum decode_error decode_tree(struct dec *d, const cJSON *root,
-				     struct event_envelope *env, double now)
+static enum decode_error decode_tree(struct dec *d, const cJSON *root)
 {
 	struct event *ev = d->ev;
 	enum decode_error e = keys_ok(root);
@@ -624,25 +531,20 @@ static enum decode_error decode_tree(struct dec *d, const cJSON *root,
 		e = DEC_NOT_OBJECT;
 	bool first = false;
 	if (!e)
-		e = head_type(root, ev, env != NULL, &first);
-	for (const cJSON *m = root->child; !e && env && m; m = m->next)
-		e = envelope_member(m, env);
-	if (!e && !env && !first)
+		e = head_type(root, ev, &first);
+	if (!e && !first)
 		e = head_time(root, ev);
 	size_t i = 0;
 	for (const cJSON *m = root->child; !e && m; m = m->next)
 		e = top_member(d, m, i++);
-	if (!e && !env && first)
+	if (!e && first)
 		e = head_time(root, ev);
-	if (!e && env)
-		ev->t = now; /* roastop's own clock stamps datagrams */
 	if (!e)
 		e = event_field_check(ev, &d->seen);
 	return e ? e : custom_finish(d);
 }
 
-static enum decode_error decode(const char *text, size_t len, struct event *ev,
-				struct event_envelope *env, double now)
+enum decode_error event_decode_json(const char *text, size_t len, struct event *ev)
 {
 	event_reset(ev);
 	event_field_init();
@@ -651,28 +553,13 @@ static enum decode_error decode(const char *text, size_t len, struct event *ev,
 	enum decode_error e = json_check(text, len, EVENT_JSON_MAX_DEPTH);
 	cJSON *root = e ? NULL : tree_parse(text, len, &e);
 	if (!e) {
-		struct dec d = { .ev = ev, .datagram = env != NULL, .text = text, .len = len };
+		struct dec d = { .ev = ev, .text = text, .len = len };
 		strbuf_init(&d.custom);
-		e = decode_tree(&d, root, env, now);
+		e = decode_tree(&d, root);
 		strbuf_free(&d.custom);
 	}
 	tree_release();
 	if (e)
 		event_reset(ev); /* all or nothing */
-	return e;
-}
-
-enum decode_error event_decode_json(const char *text, size_t len, struct event *ev)
-{
-	return decode(text, len, ev, NULL, 0);
-}
-
-enum decode_error event_decode_datagram(const char *text, size_t len, double now,
-					struct event *ev, struct event_envelope *env)
-{
-	event_envelope_clear(env);
-	enum decode_error e = decode(text, len, ev, env, now);
-	if (e)
-		event_envelope_clear(env);
 	return e;
 }

@@ -374,13 +374,6 @@ void auth_tag_raw(const struct auth_key *k, const char *body, size_t len,
 	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, out, &n);
 }
 
-void auth_tag_hex(const struct auth_key *k, const char *body, size_t len, char *out)
-{
-	uint8_t mac[AUTH_TAG_LEN];
-	auth_tag_raw(k, body, len, mac);
-	to_hex(mac, sizeof(mac), out);
-}
-
 /* Constant time: every byte is compared whatever the first difference. A
  * word at a time, where CRYPTO_memcmp goes byte by byte. */
 static bool tag_equal(const uint8_t a[AUTH_TAG_LEN], const uint8_t b[AUTH_TAG_LEN])
@@ -392,16 +385,6 @@ static bool tag_equal(const uint8_t a[AUTH_TAG_LEN], const uint8_t b[AUTH_TAG_LE
 		diff |= x ^ y;
 	}
 	return diff == 0;
-}
-
-bool auth_tag_ok(const struct auth_key *k, const char *body, size_t len, const char *hex_tag)
-{
-	uint8_t want[32], mac[EVP_MAX_MD_SIZE];
-	if (!from_hex(hex_tag, want, sizeof(want)))
-		return false;
-	unsigned int n = 0;
-	HMAC(EVP_sha256(), k->key, AUTH_KEY_LEN, (const uint8_t *)body, len, mac, &n);
-	return n == sizeof(want) && tag_equal(mac, want);
 }
 
 struct auth_mac {
@@ -450,10 +433,4 @@ bool auth_mac_ok_raw(struct auth_mac *m, const char *body, size_t len,
 	bool done = SHA256_Update(&work, inner, sizeof(inner)) == 1 && SHA256_Final(mac, &work) == 1;
 	OPENSSL_cleanse(&work, sizeof(work)); /* keyed state: not left on the stack */
 	return done && tag_equal(mac, tag);
-}
-
-bool auth_mac_ok(struct auth_mac *m, const char *body, size_t len, const char *hex_tag)
-{
-	uint8_t want[AUTH_TAG_LEN];
-	return from_hex(hex_tag, want, sizeof(want)) && auth_mac_ok_raw(m, body, len, want);
 }

@@ -44,6 +44,7 @@ struct listener {
 	char hint[HINT_MAX];
 	/* the losses as last written to the log */
 	uint64_t lost_noted, rejected_noted, unanswered_noted;
+	bool old_emitter_noted; /* the one line about version-1 datagrams */
 	double loss_noted_at; /* monotonic */
 	/* tag rejections: the counts last seen, the reason that grew last,
 	 * when, and the alert */
@@ -231,6 +232,11 @@ static void listener_note_loss(struct listener *l, const struct udp_stats *st, d
 			 (ull)(unanswered - l->unanswered_noted), (ull)unanswered, (ull)st->hellos,
 			 (ull)st->acks_refused, (ull)st->acks_failed);
 		l->note(l->ctx, text);
+	}
+	if (st->rejected[UDP_VERSION] && !l->old_emitter_noted) {
+		l->note(l->ctx, "an emitter older than this roastop sends version-1 datagrams "
+				"(rejected.version): install this roastop's Python package");
+		l->old_emitter_noted = true;
 	}
 	if (lost != l->lost_noted || bad != l->rejected_noted || unanswered != l->unanswered_noted)
 		l->loss_noted_at = now;

@@ -12,27 +12,25 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
 #include <openssl/crypto.h>
 
-#include "roastop/event_bin.h"
+#include "roastop/event_datagram.h"
 #include "roastop/strbuf.h"
 #include "roastop/strmap.h"
 
 #define BATCH 64
 #define BATCHES_PER_DRAIN (UDP_DRAIN_MAX / BATCH) /* then back to the loop: the screen stays live */
-#define MAGIC "RTP1 "
-#define MAGIC_LEN 5
-#define MAGIC2 "RTP2" /* protocol version 2: binary chunks */
-#define MAGIC2_LEN 4
-#define HEADER_LEN (MAGIC_LEN + AUTH_TAG_HEX + 1)
+#define MAGIC "RTP2"
+#define MAGIC_LEN 4
+#define MAGIC_OLD "RTP1 " /* the JSON datagrams of an older emitter */
+#define HEADER_MAX (MAGIC_LEN + 1 + AUTH_TAG_LEN)
 #define REPORT_COLUMNS_MAX (256u * 1024u) /* bytes of column names kept per report */
 
 static const char *const reason_names[UDP__COUNT] = {
 	[UDP_BAD_MAGIC] = "bad_magic", [UDP_NO_TAG] = "no_tag",	    [UDP_BAD_TAG] = "bad_tag",
 	[UDP_DUPLICATE] = "duplicate", [UDP_STALE] = "stale",	    [UDP_TOO_LARGE] = "too_large",
 	[UDP_NO_SENDER] = "no_sender", [UDP_SENDERS_FULL] = "senders_full",
-	[UDP_SEQ_JUMP] = "seq_jump",
+	[UDP_SEQ_JUMP] = "seq_jump",   [UDP_VERSION] = "version",
 };
 
 /* Missing is counted from base: 0, or where the sender's numbers started
@@ -366,41 +364,17 @@ static void report_part(struct udp *u, const struct event_envelope *env, double 
 
 /* ---- one datagram -------------------------------------------------------- */
 
-/* "RTP1 <64 hex> <json>" or "RTP1 - <json>": the body, or NULL. */
-static const char *frame_v1(struct udp *u, const char *buf, size_t len, size_t *body_len)
+/* "RTP2" <flags> [<32-byte tag>] <body>: the body, or NULL. */
+static const char *frame_open(struct udp *u, const char *buf, size_t len, size_t *body_len)
 {
-	if (len < MAGIC_LEN + 2 || memcmp(buf, MAGIC, MAGIC_LEN) != 0) {
-		u->st.rejected[UDP_BAD_MAGIC]++;
-		return NULL;
-	}
-	if (buf[MAGIC_LEN] == '-' && buf[MAGIC_LEN + 1] == ' ') {
-		if (u->auth) {
-			u->st.rejected[UDP_NO_TAG]++;
-			return NULL;
-		}
-		*body_len = len - MAGIC_LEN - 2;
-		return buf + MAGIC_LEN + 2;
-	}
-	if (len < HEADER_LEN || buf[HEADER_LEN - 1] != ' ') {
-		u->st.rejected[UDP_BAD_MAGIC]++;
-		return NULL;
-	}
-	const char *body = buf + HEADER_LEN;
-	*body_len = len - HEADER_LEN;
-	if (u->auth && !auth_mac_ok(u->mac, body, *body_len, buf + MAGIC_LEN)) {
-		u->st.rejected[UDP_BAD_TAG]++;
-		return NULL;
-	}
-	return body; /* tagged but no key (--no-auth): the tag is not checked */
-}
-
-/* "RTP2" <flags> [<32-byte tag>] <binary body>: the body, or NULL. */
-static const char *frame_v2(struct udp *u, const char *buf, size_t len, size_t *body_len)
-{
-	unsigned char flags = len > MAGIC2_LEN ? (unsigned char)buf[MAGIC2_LEN] : 0xff;
-	size_t header = MAGIC2_LEN + 1 + (flags == 1 ? AUTH_TAG_LEN : 0);
+	unsigned char flags = len > MAGIC_LEN && memcmp(buf, MAGIC, MAGIC_LEN) == 0
+				      ? (unsigned char)buf[MAGIC_LEN]
+				      : 0xff;
+	size_t header = MAGIC_LEN + 1 + (flags == 1 ? AUTH_TAG_LEN : 0);
 	if (flags > 1 || len < header) {
-		u->st.rejected[UDP_BAD_MAGIC]++;
+		bool old = len >= sizeof(MAGIC_OLD) - 1 &&
+			   memcmp(buf, MAGIC_OLD, sizeof(MAGIC_OLD) - 1) == 0;
+		u->st.rejected[old ? UDP_VERSION : UDP_BAD_MAGIC]++;
 		return NULL;
 	}
 	if (u->auth && flags == 0) {
@@ -410,7 +384,7 @@ static const char *frame_v2(struct udp *u, const char *buf, size_t len, size_t *
 	const char *body = buf + header;
 	*body_len = len - header;
 	if (u->auth && !auth_mac_ok_raw(u->mac, body, *body_len,
-					(const uint8_t *)buf + MAGIC2_LEN + 1)) {
+					(const uint8_t *)buf + MAGIC_LEN + 1)) {
 		u->st.rejected[UDP_BAD_TAG]++;
 		return NULL;
 	}
@@ -418,56 +392,6 @@ static const char *frame_v2(struct udp *u, const char *buf, size_t len, size_t *
 }
 
 /* ---- hello and acknowledgement ----------------------------------------- */
-
-static bool hello_number(const cJSON *o, const char *name, double hi, double *out)
-{
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, name);
-	if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0 && n->valuedouble <= hi))
-		return false;
-	*out = n->valuedouble;
-	return true;
-}
-
-static bool nonce_ok(const char *s)
-{
-	size_t n = strspn(s, "0123456789abcdef");
-	return s[n] == '\0' && n >= UDP_NONCE_MIN && n <= UDP_NONCE_MAX;
-}
-
-static enum decode_error hello_fields(const cJSON *o, struct event_envelope *env, char *nonce)
-{
-	const cJSON *host = cJSON_GetObjectItemCaseSensitive(o, "host");
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "nonce");
-	if (!cJSON_IsString(n) || !nonce_ok(n->valuestring))
-		return DEC_MISSING_FIELD;
-	if (cJSON_IsString(host) && strlen(host->valuestring) < sizeof(env->host))
-		snprintf(env->host, sizeof(env->host), "%s", host->valuestring);
-	env->has_pid = hello_number(o, "pid", 1e9, &env->pid);
-	if (cJSON_GetObjectItemCaseSensitive(o, "instance") &&
-	    !hello_number(o, "instance", 9007199254740991.0, &env->instance))
-		return DEC_OUT_OF_RANGE;
-	snprintf(nonce, UDP_NONCE_MAX + 1, "%s", n->valuestring);
-	return DEC_OK;
-}
-
-/* A hello's fields (docs/protocol.md, "Hello and acknowledgement"): host,
- * pid, instance and a nonce; no sequence number (a hello is outside the
- * sequence: a replayed one only gets another ack of a nonce nobody waits
- * for, rate-limited and never larger). Read with cJSON: hellos are rare,
- * and the body has passed the event decoder's strict syntax check already
- * (which found its type unknown). DEC_UNKNOWN_TYPE when it is no hello. */
-static enum decode_error hello_decode(const char *body, size_t len, struct event_envelope *env,
-				      char *nonce)
-{
-	cJSON *o = cJSON_ParseWithLength(body, len);
-	const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
-	enum decode_error e = DEC_UNKNOWN_TYPE;
-	event_envelope_clear(env);
-	if (cJSON_IsString(type) && strcmp(type->valuestring, "hello") == 0)
-		e = hello_fields(o, env, nonce);
-	cJSON_Delete(o);
-	return e;
-}
 
 /* A token, when the bucket has one: UDP_ACK_RATE a second, UDP_ACK_BURST
  * at most. A clock going back refills nothing. */
@@ -483,17 +407,28 @@ static bool ack_token(struct udp *u, double now)
 	return true;
 }
 
-/* "RTP1 <tag> {"type":"ack","nonce":"..."}" under the listener's key
- * ("RTP1 - ..." with --no-auth): its length. */
+/* "RTP2" <flags> [<tag>] and an ack body (kind and nonce) under the
+ * listener's key (untagged with --no-auth): its length, 0 when it cannot
+ * be made. */
 static size_t ack_frame(const struct udp *u, const char *nonce, char *out, size_t size)
 {
-	char body[UDP_NONCE_MAX + 40];
-	int n = snprintf(body, sizeof(body), "{\"type\":\"ack\",\"nonce\":\"%s\"}", nonce);
-	if (!u->auth)
-		return (size_t)snprintf(out, size, MAGIC "- %s", body);
-	char tag[AUTH_TAG_HEX + 1];
-	auth_tag_hex(&u->key, body, (size_t)n, tag);
-	return (size_t)snprintf(out, size, MAGIC "%s %s", tag, body);
+	struct event_envelope env;
+	struct strbuf body;
+	event_envelope_clear(&env);
+	env.kind = EVENT_DATAGRAM_ACK;
+	snprintf(env.nonce, sizeof(env.nonce), "%s", nonce);
+	strbuf_init(&body);
+	size_t header = MAGIC_LEN + 1 + (u->auth ? AUTH_TAG_LEN : 0), n = 0;
+	if (event_datagram_encode(NULL, &env, &body) == 0 && header + body.len <= size) {
+		memcpy(out, MAGIC, MAGIC_LEN);
+		out[MAGIC_LEN] = u->auth ? 1 : 0;
+		if (u->auth)
+			auth_tag_raw(&u->key, body.data, body.len, (uint8_t *)out + MAGIC_LEN + 1);
+		memcpy(out + header, body.data, body.len);
+		n = header + body.len;
+	}
+	strbuf_free(&body);
+	return n;
 }
 
 /* The ack goes to the hello's source, never larger than the hello (no
@@ -503,9 +438,9 @@ static void hello_answer(struct udp *u, const char *nonce, size_t hello_len, dou
 			 const struct sockaddr *src, socklen_t srclen)
 {
 	u->st.hellos++;
-	char ack[HEADER_LEN + UDP_NONCE_MAX + 40];
+	char ack[HEADER_MAX + EVENT_DATAGRAM_NONCE_MAX + 8];
 	size_t n = ack_frame(u, nonce, ack, sizeof(ack));
-	if (n > hello_len || !ack_token(u, now)) {
+	if (!n || n > hello_len || !ack_token(u, now)) {
 		u->st.acks_refused++;
 		return;
 	}
@@ -521,29 +456,24 @@ static void hello_answer(struct udp *u, const char *nonce, size_t hello_len, dou
 
 enum datagram_kind { DG_REJECTED, DG_EVENT, DG_HELLO };
 
-/* The event (or a hello's nonce) and envelope of one datagram of either
- * version; DG_REJECTED is counted. */
+/* The event (or a hello's nonce) and envelope of one datagram;
+ * DG_REJECTED is counted. An ack (roastop's own answer) is no message. */
 static enum datagram_kind datagram_decode(struct udp *u, const char *buf, size_t len, double now,
-					  struct event_envelope *env, char *nonce)
+					  struct event_envelope *env)
 {
-	bool v2 = len >= MAGIC2_LEN && memcmp(buf, MAGIC2, MAGIC2_LEN) == 0;
 	size_t body_len = 0;
-	const char *body = v2 ? frame_v2(u, buf, len, &body_len) : frame_v1(u, buf, len, &body_len);
+	const char *body = frame_open(u, buf, len, &body_len);
 	if (!body)
 		return DG_REJECTED;
-	enum decode_error e =
-		v2 ? event_decode_binary((const unsigned char *)body, body_len, now, &u->ev, env)
-		   : event_decode_datagram(body, body_len, now, &u->ev, env);
-	if (e == DEC_UNKNOWN_TYPE && !v2) {
-		e = hello_decode(body, body_len, env, nonce);
-		if (!e)
-			return DG_HELLO;
-	}
+	enum decode_error e = event_datagram_decode((const unsigned char *)body, body_len, now,
+						    &u->ev, env);
+	if (!e && env->kind == EVENT_DATAGRAM_ACK)
+		e = DEC_UNKNOWN_TYPE;
 	if (e) {
 		reject_count(&u->st.json, e);
 		return DG_REJECTED;
 	}
-	return DG_EVENT;
+	return env->kind == EVENT_DATAGRAM_HELLO ? DG_HELLO : DG_EVENT;
 }
 
 void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
@@ -556,8 +486,7 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 		return;
 	}
 	struct event_envelope env;
-	char nonce[UDP_NONCE_MAX + 1];
-	enum datagram_kind kind = datagram_decode(u, buf, len, now, &env, nonce);
+	enum datagram_kind kind = datagram_decode(u, buf, len, now, &env);
 	if (kind == DG_REJECTED)
 		return;
 	if (!env.host[0] || !env.has_pid || (!env.has_seq && kind != DG_HELLO)) {
@@ -565,7 +494,7 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 		return;
 	}
 	if (kind == DG_HELLO) { /* outside the sequence: it takes no number */
-		hello_answer(u, nonce, len, now, src, srclen);
+		hello_answer(u, env.nonce, len, now, src, srclen);
 		return;
 	}
 	if (!sequence_ok(u, &env))

@@ -128,11 +128,11 @@ def test_an_absurd_sequence_jump_is_counted_not_followed(tmp_path):
     0 (it was 9,007,199,254,740,990, and the next 10 chunks were stale)."""
     lst = start(tmp_path)
     for seq in range(100):
-        lst.send_v2(chunk(seq))
-    lst.send_v2(chunk(SEQ_MAX))
-    lst.send(chunk(SEQ_MAX - 5))                     # another, as version 1
+        lst.send(chunk(seq))
+    lst.send(chunk(SEQ_MAX))
+    lst.send(chunk(SEQ_MAX - 5))                     # another
     for seq in range(100, 110):
-        lst.send_v2(chunk(seq))
+        lst.send(chunk(seq))
     wait_read(lst, 112)
     _, m = lst.stop()
     u = m["roastop"]["udp"]

@@ -161,26 +161,52 @@ def memory_env():
     return env
 
 
-# docs/protocol.md, version 2: the ids of the fields these tests send
-V2_NUM = {"duration": 10, "num_events": 22, "pid": 23, "seq": 24, "sent": 65,
-          "instance": 66, "entry_start": 11, "entry_stop": 12, "cpu_time": 8,
-          "t_start": 26, "t_end": 25, "start_seq": 67}
-V2_STR = {"dataset": 9, "file": 14, "host": 16, "worker": 30, "run_id": 64, "uuid": 29}
-V2_KIND = {"chunk": b"\x01", "chunk_start": b"\x02"}
+def _wire_tables():
+    """{type: (kind, {name: (id, encoding)})}: the reference decoder's tables
+    (python/tests/roastop_testutil.py, typed in from docs/protocol.md and
+    checked against roastop's by test_wire_table.py), turned round."""
+    import sys
+    sys.path.insert(0, str(REPO_ROOT / "python" / "tests"))
+    import roastop_testutil
+    return ({name: (kind, {field: (fid, enc) for fid, (field, enc) in table.items()})
+             for kind, (name, table) in roastop_testutil.V2_KINDS.items()},
+            roastop_testutil.V2_META_FIELDS)
+
+
+WIRE, META = _wire_tables()
+
+
+def _str(value):
+    data = value.encode()
+    return struct.pack("<H", len(data)) + data
+
+
+def _value(encoding, value):
+    if encoding in ("num", "int"):
+        return struct.pack("<d", value)
+    if encoding == "str":
+        return _str(value)
+    if encoding == "strlist":
+        return struct.pack("<H", len(value)) + b"".join(_str(v) for v in value)
+    if encoding == "kv":
+        return struct.pack("<H", len(value)) + b"".join(
+            _str(k) + struct.pack("<d", v) for k, v in value.items())
+    ids = {name: (mid, enc) for mid, (name, enc) in META.items()}   # file_metadata
+    return bytes([len(value)]) + b"".join(
+        bytes([ids[k][0]]) + _value(ids[k][1], v) for k, v in value.items())
 
 
 def v2_body(msg):
-    """Kind 0x01 (chunk; 0x02 for "type": "chunk_start"), then <id><value>:
-    f64 numbers, u16-length strings."""
-    out = [V2_KIND[msg.get("type", "chunk")]]
+    """The datagram body of msg (its "type", chunk when none, names the kind),
+    encoded here from docs/protocol.md, not by roastop's emitter: the kind,
+    then <id><value> per field in msg's order. A field the kind's table
+    lacks is a KeyError: the test meant something the wire cannot say."""
+    kind, table = WIRE[msg.get("type", "chunk")]
+    out = [bytes([kind])]
     for name, value in msg.items():
-        if name == "type":
-            continue
-        if name in V2_NUM:
-            out.append(struct.pack("<Bd", V2_NUM[name], value))
-        else:
-            text = value.encode()
-            out.append(struct.pack("<BH", V2_STR[name], len(text)) + text)
+        if name != "type" and value is not None:
+            fid, encoding = table[name]
+            out.append(bytes([fid]) + _value(encoding, value))
     return b"".join(out)
 
 
@@ -218,16 +244,10 @@ class Listener:
         family = socket.AF_INET6 if ":" in self.addr[0] else socket.AF_INET
         self.sock = socket.socket(family, socket.SOCK_DGRAM)
 
-    def send(self, msg, key="session", tagged=True):
-        body = json.dumps(msg, separators=(",", ":")).encode()
-        k = self.key if key == "session" else key
-        tag = hmac.new(k, body, hashlib.sha256).hexdigest().encode() if tagged else b"-"
-        self.sock.sendto(b"RTP1 " + tag + b" " + body, self.addr)
-
-    def send_v2(self, msg, key="session", tagged=True, cut=0):
-        """The chunk msg as a protocol-version-2 datagram, encoded here from
-        docs/protocol.md (not by roastop's emitter); ``cut`` drops that many
-        bytes from the end of the body."""
+    def send(self, msg, key="session", tagged=True, cut=0):
+        """msg as a datagram (v2_body), tagged under key (the session's
+        unless given) unless not ``tagged``; ``cut`` drops that many bytes
+        from the end of the body."""
         body = v2_body(msg)
         body = body[:len(body) - cut]
         k = self.key if key == "session" else key

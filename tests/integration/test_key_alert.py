@@ -5,13 +5,12 @@ in one line on stderr. The real roastop binary in a tmux pane (the Screen of
 test_screen.py), datagrams sent from here over loopback."""
 import hashlib
 import hmac
-import json
 import os
 import re
 import socket
 import time
 
-from conftest import Listener
+from conftest import Listener, v2_body
 from test_screen import (COLOUR_SGR, SGR, elapsed_shown, pytestmark,  # noqa: F401 (tmux or skip)
                          screen)
 
@@ -24,11 +23,10 @@ def send(port, n, key=None, seq0=0):
     """n chunk datagrams, tagged with key (bytes) or untagged (None)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     for seq in range(seq0, seq0 + n):
-        body = json.dumps({"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": seq,
-                           "duration": 0.5, "num_events": 1000, "dataset": "ds"},
-                          separators=(",", ":")).encode()
-        tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode() if key else b"-"
-        sock.sendto(b"RTP1 " + tag + b" " + body, ("127.0.0.1", port))
+        body = v2_body({"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": seq,
+                        "duration": 0.5, "num_events": 1000, "dataset": "ds"})
+        head = b"RTP2\x01" + hmac.new(key, body, hashlib.sha256).digest() if key else b"RTP2\x00"
+        sock.sendto(head + body, ("127.0.0.1", port))
     sock.close()
     return time.monotonic()
 

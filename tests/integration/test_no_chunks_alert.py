@@ -6,14 +6,13 @@ count again, and a chunk of it ends the alert. Headless, one line on stderr.
 The real roastop binary in a tmux pane (the Screen of test_screen.py)."""
 import hashlib
 import hmac
-import json
 import re
 import socket
 import time
 
 import pytest
 
-from conftest import Listener
+from conftest import Listener, v2_body
 from test_screen import COLOUR_SGR, SGR, pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
 
 LONG = ("scheduler runs 2 tasks, no chunk arrived: is process() decorated and "
@@ -39,10 +38,10 @@ def busy_cluster(tmp_path_factory):
 
 
 def send(port, key, msg):
-    body = json.dumps(dict(msg, host="h", pid=7), separators=(",", ":")).encode()
-    tag = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    body = v2_body(dict(msg, host="h", pid=7))
+    tag = hmac.new(key, body, hashlib.sha256).digest()
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.sendto(b"RTP1 " + tag + b" " + body, ("127.0.0.1", port))
+        s.sendto(b"RTP2\x01" + tag + body, ("127.0.0.1", port))
 
 
 def gone(s, head):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, run_dir, run_metrics, sigterm_seconds, wait_polled
+from conftest import (ROASTOP, load_metrics, run_dir, run_metrics, sigterm_seconds, v2_body,
+                      wait_polled)
 from dask_cluster import Cluster, wait_for
 from roastop import route
 
@@ -45,12 +46,12 @@ def listening_port(tmp_path):
 
 
 def begin_run(port):
-    """A run_start datagram (--no-auth: the plain JSON): a run whose
-    directory the checkpoints rewrite (the task model is the session's)."""
-    body = json.dumps({"type": "run_start", "run_id": "r1", "name": "tasks", "seq": 0,
-                       "host": "h", "pid": 7}).encode()
+    """A run_start datagram (--no-auth: untagged): a run whose directory the
+    checkpoints rewrite (the task model is the session's)."""
+    body = v2_body({"type": "run_start", "run_id": "r1", "name": "tasks", "seq": 0,
+                    "host": "h", "pid": 7})
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.sendto(b"RTP1 - " + body, ("127.0.0.1", port))
+        s.sendto(b"RTP2\x00" + body, ("127.0.0.1", port))
 
 
 def checkpoint(tmp_path):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROASTOP, load_metrics, run_dir, sigterm_seconds
+from conftest import ROASTOP, load_metrics, run_dir, sigterm_seconds, v2_body
 from dask_cluster import Cluster, wait_for
 from roastop import route
 
@@ -52,10 +52,10 @@ class Watcher:
             stdin=subprocess.DEVNULL)
         line = re.compile(r"listening for chunk datagrams on udp 127\.0\.0\.1:(\d+)[ \n]")
         self.port = port = int(wait_for(lambda: line.search(self.err.read_text()), timeout=60).group(1))
-        body = json.dumps({"type": "run_start", "run_id": name, "name": name, "seq": 0,
-                           "host": "h", "pid": 7}).encode()
+        body = v2_body({"type": "run_start", "run_id": name, "name": name, "seq": 0,
+                        "host": "h", "pid": 7})
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.sendto(b"RTP1 - " + body, ("127.0.0.1", port))
+            s.sendto(b"RTP2\x00" + body, ("127.0.0.1", port))  # untagged: --no-auth
         # the tasks come from the route: it answered and the run is there
         wait_for(lambda: "task_stream connected" in self.err.read_text()
                  and self.counts() is not None, timeout=90, step=0.5)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, ROASTOP, TOOLS, generate, load_metrics, run_dir, run_dirs
+from conftest import (REPO_ROOT, ROASTOP, TOOLS, generate, load_metrics, run_dir, run_dirs,
+                      v2_body)
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
@@ -543,7 +544,6 @@ def test_dumb_terminal_runs_headless(screen, recording):
 def test_live_header_shows_listener_and_loss(screen):
     """Live: the header names the listener, counts datagrams and losses; the
     footer points to the help, which says what the emitters must export."""
-    import json
     import socket
     s = screen(["--listen", "127.0.0.1:0", "--no-auth"], cols=140, rows=30)
     text = s.wait_for(re.compile(r"udp 127\.0\.0\.1:(\d+) rx 0 lost 0"))
@@ -557,7 +557,7 @@ def test_live_header_shows_listener_and_loss(screen):
         if seq % 10 != 3:  # four never sent
             body = {"type": "chunk", "run_id": "r", "host": "h", "pid": 7, "seq": seq,
                     "duration": 0.5 + seq / 100, "num_events": 1000, "dataset": "ds"}
-            sock.sendto(b"RTP1 - " + json.dumps(body).encode(), ("127.0.0.1", port))
+            sock.sendto(b"RTP2\x00" + v2_body(body), ("127.0.0.1", port))
     # the scheduler's segment is drawn after the counts, on the same line
     text = s.wait_for(["rx 36 lost 4", "scheduler http://localhost:8787"])
     assert "scheduler http://localhost:8787" in text

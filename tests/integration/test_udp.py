@@ -1,5 +1,6 @@
 """The UDP listener of the real roastop binary, fed by a raw sender that
 frames and signs datagrams independently of roastop's own emitter."""
+import json
 import os
 import subprocess
 import time
@@ -47,25 +48,23 @@ def test_good_datagrams_applied_once_bad_ones_counted(tmp_path):
     assert os.path.exists(lst.key_path)  # the per-user key outlives the session (test_stable_key)
 
 
-def test_version_2_beside_version_1_each_good_one_applied_once(tmp_path):
-    """Binary chunks (protocol version 2) and JSON ones from one sender share
-    its sequence numbers; every bad version-2 datagram is counted by reason."""
+def test_each_good_datagram_applied_once_each_bad_one_counted(tmp_path):
+    """Every bad datagram is counted by reason; a version-1 (JSON) one, from
+    an emitter older than roastop, under its own, with one line in the log."""
     lst = Listener(tmp_path)
     good = 0
     for seq in range(0, 1000):
-        if seq % 2:
-            lst.send_v2(chunk(seq))
-        else:
-            lst.send(chunk(seq))
+        lst.send(chunk(seq))
         good += 1
         if seq % 50 == 1:
-            lst.send_v2(chunk(seq))                               # replayed
-            lst.send(chunk(seq))                                  # replayed as v1
-            lst.send_v2(chunk(seq + 100000), key=b"k" * 32)       # forged
-            lst.send_v2(chunk(seq + 200000), tagged=False)        # untagged
-            lst.send_v2(chunk(seq + 300000), cut=3)               # ends inside a value
-            lst.send_v2(chunk(seq + 400000, duration=-1.0))       # out of range
-            lst.send_v2(chunk(seq + 500000, duration=float("nan")))  # not a number
+            lst.send(chunk(seq))                               # replayed
+            old = json.dumps(chunk(seq + 600000)).encode()
+            lst.sock.sendto(b"RTP1 - " + old, lst.addr)       # an older emitter's
+            lst.send(chunk(seq + 100000), key=b"k" * 32)       # forged
+            lst.send(chunk(seq + 200000), tagged=False)        # untagged
+            lst.send(chunk(seq + 300000), cut=3)               # ends inside a value
+            lst.send(chunk(seq + 400000, duration=-1.0))       # out of range
+            lst.send(chunk(seq + 500000, duration=float("nan")))  # not a number
             lst.sock.sendto(b"RTP2\x07" + b"x" * 40, lst.addr)     # unknown flags
         if seq % 250 == 0:
             time.sleep(0.01)
@@ -75,7 +74,11 @@ def test_version_2_beside_version_1_each_good_one_applied_once(tmp_path):
     assert m["total_events"] == good * 1000
     udp = m["roastop"]["udp"]
     rej = udp["rejected"]
-    assert rej["duplicate"] == 40
+    assert rej["duplicate"] == 20
+    assert rej["version"] == 20
+    said = [line["text"] for line in m["roastop"]["log"] if "older than" in line["text"]]
+    assert said == ["an emitter older than this roastop sends version-1 datagrams "
+                    "(rejected.version): install this roastop's Python package"]
     assert rej["bad_tag"] == 20
     assert rej["no_tag"] == 20
     assert rej["bad_binary"] == 40

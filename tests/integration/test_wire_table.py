@@ -1,6 +1,7 @@
-"""Version 2's wire ids are written once, in roastop's field table
-(src/event/event_field.c); build/tools/wire_table prints it. The emitter's
-copy (python/roastop/emitter.py) and the test decoder's
+"""The datagram ids are written once, in roastop's tables (the events'
+fields in src/event/event_field.c, the envelope's in
+src/event/event_datagram.c); build/tools/wire_table prints them per kind.
+The emitter's copy (python/roastop/emitter.py) and the test decoder's
 (python/tests/roastop_testutil.py, kept apart from the emitter on purpose:
 it reads what the emitter sends, as roastop does) must say the same, so a
 field added in one place and not the others fails here."""
@@ -20,6 +21,10 @@ from roastop import emitter  # noqa: E402
 EMITTER_ENCODING = {emitter._NUM: {"num", "int"}, emitter._STR: {"str"},
                     emitter._STRLIST: {"strlist"}, emitter._KV: {"kv"},
                     emitter._META: {"meta"}}
+# wire_table's names for the kinds, and the emitter's ("type")
+KIND_NAMES = {"chunk": "chunk", "start": "chunk_start", "heartbeat": "heartbeat",
+              "run_start": "run_start", "run_end": "run_end", "report": "report",
+              "hello": "hello", "ack": "ack"}
 
 
 def wire_table():
@@ -50,32 +55,36 @@ def emitter_mismatches(c_rows, py_fields):
     return diff
 
 
-def test_the_table_has_every_v2_field():
+def test_the_table_has_every_kind_and_field():
     t = wire_table()
-    assert set(t) == {"chunk", "start", "heartbeat", "meta"}
+    assert set(t) == set(KIND_NAMES) | {"meta"}
     assert set(t["chunk"]) == set(range(1, 31)) | {64, 65, 66, 67}
     assert set(t["start"]) < set(t["chunk"])
     assert all(t["start"][i] == t["chunk"][i] for i in t["start"])
     assert set(t["meta"]) == {1, 2, 3, 4}
-    # a heartbeat shares the chunk's ids for the names they share
-    shared = {wid for wid, (name, _) in t["heartbeat"].items()
-              if name in {n for n, _ in t["chunk"].values()}}
-    assert shared and all(t["heartbeat"][i] == t["chunk"][i] for i in shared)
+    # a name two kinds share has one id: the chunk's, the envelope's
+    chunk_ids = {name: wid for wid, (name, _) in t["chunk"].items()}
+    for kind in KIND_NAMES:
+        for wid, (name, _) in t[kind].items():
+            assert name not in chunk_ids or chunk_ids[name] == wid, (kind, name)
+    assert {name for name, _ in t["hello"].values()} == {"host", "pid", "sent", "instance",
+                                                           "nonce"}
+    assert t["ack"] == {71: ("nonce", "str")}
 
 
 def test_the_emitter_has_roastops_ids():
     t = wire_table()
-    chunk = {k: v for k, v in emitter._CHUNK_FIELDS.items() if k != "type"}
-    assert emitter_mismatches(t["chunk"], chunk) == []
+    for label, kind in KIND_NAMES.items():
+        assert emitter_mismatches(t[label], emitter.KINDS[kind][1]) == [], kind
+        assert emitter.KINDS[kind][0][0] == list(KIND_NAMES).index(label) + 1
     assert emitter_mismatches(t["meta"], emitter._META_FIELDS) == []
     start_names = {name for name, _ in t["start"].values()}
     assert emitter._START_STATIC <= start_names
-    assert emitter_mismatches(t["heartbeat"], emitter._HEARTBEAT_FIELDS) == []
 
 
 def test_a_field_in_one_place_only_is_caught():
     t = wire_table()
-    chunk = {k: v for k, v in emitter._CHUNK_FIELDS.items() if k != "type"}
+    chunk = dict(emitter._CHUNK_FIELDS)
     chunk["new_field"] = (31, emitter._NUM)
     assert [d[0] for d in emitter_mismatches(t["chunk"], chunk)] == ["new_field"]
     chunk = dict(chunk, worker=(31, emitter._STR))
@@ -85,7 +94,8 @@ def test_a_field_in_one_place_only_is_caught():
 
 def test_the_test_decoder_has_roastops_ids():
     t = wire_table()
-    assert roastop_testutil.V2_CHUNK_FIELDS == t["chunk"]
+    for label, kind in KIND_NAMES.items():
+        code = list(KIND_NAMES).index(label) + 1
+        assert roastop_testutil.V2_KINDS[code] == (kind, t[label]), kind
     assert roastop_testutil.V2_START_IDS == frozenset(t["start"])
     assert roastop_testutil.V2_META_FIELDS == t["meta"]
-    assert roastop_testutil.V2_HEARTBEAT_FIELDS == t["heartbeat"]

@@ -12,24 +12,41 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "roastop/clock.h"
 #include "roastop/auth.h"
+#include "roastop/clock.h"
+#include "roastop/event_datagram.h"
 
 #define SLOT 640
 #define TAIL 50
 
+/* One chunk datagram: its body from a recording's line (read as roastop
+ * reads one), framed and tagged as the emitter frames it. */
 static size_t build(char *out, const struct auth_key *k, unsigned long long seq)
 {
-	char body[512], tag[AUTH_TAG_HEX + 1];
-	int n = snprintf(body, sizeof(body),
-			 "{\"type\":\"chunk\",\"run_id\":\"flood\",\"host\":\"flood\",\"pid\":%d,"
-			 "\"seq\":%llu,\"duration\":0.25,\"num_events\":1000,\"dataset\":\"ds\","
-			 "\"file\":\"f%llu.root\",\"entry_start\":0,\"entry_stop\":1000}",
+	char json[512];
+	int n = snprintf(json, sizeof(json),
+			 "{\"type\":\"chunk\",\"t\":1,\"run_id\":\"flood\",\"host\":\"flood\","
+			 "\"pid\":%d,\"seq\":%llu,\"duration\":0.25,\"num_events\":1000,"
+			 "\"dataset\":\"ds\",\"file\":\"f%llu.root\",\"entry_start\":0,"
+			 "\"entry_stop\":1000}",
 			 (int)getpid(), seq, seq % 97); /* one sender per process, as emitters are */
-	if (!k)
-		return (size_t)snprintf(out, SLOT, "RTP1 - %s", body);
-	auth_tag_hex(k, body, (size_t)n, tag);
-	return (size_t)snprintf(out, SLOT, "RTP1 %s %s", tag, body);
+	struct event ev;
+	struct strbuf body;
+	event_init(&ev);
+	strbuf_init(&body);
+	if (event_decode_json(json, (size_t)n, &ev) != DEC_OK ||
+	    event_datagram_encode(&ev, NULL, &body) != 0 ||
+	    5 + AUTH_TAG_LEN + body.len > SLOT)
+		exit(1);
+	size_t header = k ? 5 + AUTH_TAG_LEN : 5;
+	memcpy(out, k ? "RTP2\x01" : "RTP2\x00", 5);
+	if (k)
+		auth_tag_raw(k, body.data, body.len, (uint8_t *)out + 5);
+	memcpy(out + header, body.data, body.len);
+	size_t len = header + body.len;
+	strbuf_free(&body);
+	event_free(&ev);
+	return len;
 }
 
 static void send_batch(int fd, const struct sockaddr_in *sa, char *bufs, const size_t *lens,

@@ -1,38 +1,32 @@
-/* Prints the version-2 wire table (docs/protocol.md) from the C field
- * tables, where the ids are written once: one line per id,
- * `<table> <id> <name> <encoding>`, table being chunk, start (the ids a
- * chunk_start body may carry), heartbeat or meta (inside file_metadata).
- * The envelope-only ids (sent, instance) are listed under chunk, start and
- * heartbeat.
- * tests/integration/test_wire_table.py compares the emitter's copy and
- * the test decoder's with it. */
+/* Prints the datagram table (docs/protocol.md) from the codec, where the
+ * ids are written once: one line per id, `<table> <id> <name> <encoding>`,
+ * table being a kind (chunk, start, heartbeat, run_start, run_end, report,
+ * hello, ack: its event's fields and its envelope's) or meta (inside
+ * file_metadata). tests/integration/test_wire_table.py compares the
+ * emitter's copy and the test decoder's with it. */
 #include <stdio.h>
 
-#include "roastop/event_bin.h"
+#include "roastop/event_datagram.h"
 #include "roastop/event_field.h"
-
-static void print_table(const char *label, const struct field_table *t,
-			const struct field_table *only)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		const struct event_field *f = &t->f[i];
-		if (f->wire && (!only || event_field_find(only, f->name, f->len)))
-			printf("%s %u %s %s\n", label, f->wire, f->name, event_field_encoding(f));
-	}
-	printf("%s %d sent num\n%s %d instance int\n", label, EVENT_BIN_SENT, label,
-	       EVENT_BIN_INSTANCE);
-}
 
 int main(void)
 {
-	event_field_init();
-	const struct field_table *chunk = event_field_table(EV_CHUNK);
-	print_table("chunk", chunk, NULL);
-	print_table("start", chunk, event_field_table(EV_CHUNK_START));
-	print_table("heartbeat", event_field_table(EV_HEARTBEAT), NULL);
-	const struct field_table *meta = event_field_filemeta();
-	for (size_t i = 0; i < meta->n; i++)
-		printf("meta %u %s %s\n", meta->f[i].wire, meta->f[i].name,
-		       event_field_encoding(&meta->f[i]));
+	static const char *const kinds[] = {
+		[EVENT_DATAGRAM_CHUNK] = "chunk",	  [EVENT_DATAGRAM_START] = "start",
+		[EVENT_DATAGRAM_HEARTBEAT] = "heartbeat", [EVENT_DATAGRAM_RUN_START] = "run_start",
+		[EVENT_DATAGRAM_RUN_END] = "run_end",	  [EVENT_DATAGRAM_REPORT] = "report",
+		[EVENT_DATAGRAM_HELLO] = "hello",	  [EVENT_DATAGRAM_ACK] = "ack",
+	};
+	for (int k = EVENT_DATAGRAM_CHUNK; k <= EVENT_DATAGRAM_ACK; k++)
+		for (unsigned id = 1; id < 256; id++) {
+			const struct event_field *f = event_datagram_field(k, id);
+			if (f)
+				printf("%s %u %s %s\n", kinds[k], id, f->name, event_field_encoding(f));
+		}
+	for (unsigned id = 1; id < 256; id++) {
+		const struct event_field *f = event_datagram_meta_field(id);
+		if (f)
+			printf("meta %u %s %s\n", id, f->name, event_field_encoding(f));
+	}
 	return 0;
 }

@@ -8,7 +8,6 @@
 
 #include "event_fixtures.h"
 #include "roastop/event_field.h"
-#include "roastop/event_datagram.h"
 
 static enum decode_error decode(const char *text, struct event *ev)
 {
@@ -597,8 +596,8 @@ static void rejections_by_reason(void **state)
 }
 
 /* Chunks and reports carry the collector's run_id (the session routes them
- * by it) in recordings and datagrams alike, whether "type" comes first or
- * last; without it, or null, it is NULL, and never a custom field. */
+ * by it), whether "type" comes first or last; without it, or null, it is
+ * NULL, and never a custom field. */
 static void chunk_and_report_keep_run_id(void **state)
 {
 	(void)state;
@@ -608,19 +607,13 @@ static void chunk_and_report_keep_run_id(void **state)
 		"{\"type\":\"report\",\"t\":5,\"run_id\":\"r-1\",\"chunks\":3}",
 		"{\"chunks\":3,\"t\":5,\"run_id\":\"r-1\",\"type\":\"report\"}",
 	};
-	struct event_envelope env;
 	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++) {
-		for (int dg = 0; dg <= 1; dg++) {
-			size_t n = strlen(with[i]);
-			assert_int_equal(dg ? event_decode_datagram(with[i], n, 5, &ev, &env)
-					    : decode(with[i], &ev),
-					 DEC_OK);
-			const char *id = ev.type == EV_CHUNK ? ev.u.chunk.run_id : ev.u.report.run_id;
-			if (!id || strcmp(id, "r-1") != 0)
-				fail_msg("%s (datagram %d): run_id %s", with[i], dg, id ? id : "NULL");
-			if (ev.type == EV_CHUNK)
-				assert_null(ev.u.chunk.custom_json);
-		}
+		assert_int_equal(decode(with[i], &ev), DEC_OK);
+		const char *id = ev.type == EV_CHUNK ? ev.u.chunk.run_id : ev.u.report.run_id;
+		if (!id || strcmp(id, "r-1") != 0)
+			fail_msg("%s: run_id %s", with[i], id ? id : "NULL");
+		if (ev.type == EV_CHUNK)
+			assert_null(ev.u.chunk.custom_json);
 	}
 	assert_int_equal(decode("{\"type\":\"chunk\",\"t\":5,\"duration\":1}", &ev), DEC_OK);
 	assert_null(ev.u.chunk.run_id);
@@ -953,25 +946,20 @@ static void numbers_round_trip(void **state)
 	strbuf_free(&sb);
 }
 
-/* A datagram's "instance" (the sender's id) is envelope only, in one pass
- * (type first) and two: read exactly, never a custom chunk field; an
- * envelope without it says 0. */
-/* docs/protocol.md "heartbeat": host and pid from the envelope are its
- * fields; without either, or out of range, it is rejected whole. */
+/* docs/protocol.md "heartbeat": host and pid are its fields; without
+ * either, or out of range, it is rejected whole. */
 static void heartbeat_decodes(void **state)
 {
 	(void)state;
-	const char *text = "{\"type\":\"heartbeat\",\"cpu_time\":12.5,\"chunks_in_flight\":2,"
-			   "\"interval\":1,\"rss_bytes\":104857600,\"worker\":\"w-0\","
-			   "\"host\":\"node1\",\"pid\":4242,\"instance\":7,\"seq\":3,\"sent\":1.5}";
-	struct event_envelope env;
-	assert_int_equal(event_decode_datagram(text, strlen(text), 5, &ev, &env), DEC_OK);
+	const char *text = "{\"type\":\"heartbeat\",\"t\":5,\"cpu_time\":12.5,"
+			   "\"chunks_in_flight\":2,\"interval\":1,\"rss_bytes\":104857600,"
+			   "\"worker\":\"w-0\",\"host\":\"node1\",\"pid\":4242,\"seq\":3}";
+	assert_int_equal(decode(text, &ev), DEC_OK);
 	const struct ev_heartbeat *h = &ev.u.heartbeat;
 	assert_int_equal(ev.type, EV_HEARTBEAT);
 	assert_string_equal(h->host, "node1");
-	assert_string_equal(env.host, "node1");
 	assert_string_equal(h->worker, "w-0");
-	assert_true(h->pid.valid && h->pid.value == 4242 && env.pid == 4242);
+	assert_true(h->pid.valid && h->pid.value == 4242);
 	assert_true(h->cpu_time.value == 12.5 && h->chunks_in_flight.value == 2);
 	assert_true(h->rss_bytes.value == 104857600 && h->interval.value == 1);
 	struct strbuf sb;
@@ -1002,40 +990,8 @@ static void heartbeat_decodes(void **state)
 	}
 }
 
-static void datagram_instance(void **state)
-{
-	(void)state;
-	const char *texts[] = {
-		"{\"type\":\"chunk\",\"host\":\"h\",\"pid\":1,\"instance\":9007199254740991,"
-		"\"seq\":0,\"duration\":1}",
-		"{\"host\":\"h\",\"pid\":1,\"instance\":9007199254740991,\"seq\":0,"
-		"\"duration\":1,\"type\":\"chunk\"}",
-	};
-	struct event_envelope env;
-	for (size_t i = 0; i < 2; i++) {
-		assert_int_equal(event_decode_datagram(texts[i], strlen(texts[i]), 5, &ev, &env),
-				 DEC_OK);
-		assert_true(env.instance == 9007199254740991.0);
-		assert_null(ev.u.chunk.custom_json);
-	}
-	const char *plain = "{\"type\":\"run_end\",\"host\":\"h\",\"pid\":1,\"seq\":0}";
-	assert_int_equal(event_decode_datagram(plain, strlen(plain), 5, &ev, &env), DEC_OK);
-	assert_true(env.instance == 0);
-	const char *bad[] = {
-		"{\"type\":\"run_end\",\"instance\":-1}",
-		"{\"type\":\"run_end\",\"instance\":0.5}",
-		"{\"type\":\"run_end\",\"instance\":9007199254740992}",
-		"{\"instance\":1e300,\"type\":\"run_end\"}",
-	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(event_decode_datagram(bad[i], strlen(bad[i]), 5, &ev, &env),
-				 DEC_OUT_OF_RANGE);
-	const char *text = "{\"type\":\"run_end\",\"instance\":\"x\"}";
-	assert_int_not_equal(event_decode_datagram(text, strlen(text), 5, &ev, &env), DEC_OK);
-}
-
 /* Log lines and counters: old recordings lack them; a line of either is
- * bounded and checked, and no datagram may carry one. */
+ * bounded and checked (no datagram kind carries one: event_datagram.c). */
 static void log_and_counters_decode(void **state)
 {
 	(void)state;
@@ -1096,23 +1052,6 @@ static void log_and_counters_decode(void **state)
 		{ many, DEC_LIST_TOO_LONG },
 	};
 	check_bad(cases, sizeof(cases) / sizeof(cases[0]));
-	/* roastop's own lines and its scheduler sources' events: no datagram
-	 * sender may write them, though each decodes from a recording */
-	const char *forged[] = {
-		"{\"type\":\"log\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"text\":\"x\"}",
-		"{\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"udp\",\"type\":\"counters\"}",
-		"{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0}",
-		("{\"type\":\"sample\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"worker_count\":0,"
-		 "\"erred_since\":1.7e9,\"erred_left_out\":0,\"erred\":{\"a\":9}}"),
-		"{\"type\":\"fine\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"scope\":\"cluster\"}",
-		("{\"type\":\"status\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"source\":\"s\","
-		 "\"state\":\"lost\"}"),
-		"{\"type\":\"task\",\"host\":\"h\",\"pid\":1,\"seq\":0,\"prefix\":\"p\"}",
-	};
-	struct event_envelope env;
-	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(forged); i++)
-		assert_int_equal(event_decode_datagram(forged[i], strlen(forged[i]), 5, &ev, &env),
-				 DEC_UNKNOWN_TYPE);
 }
 
 int main(void)
@@ -1143,7 +1082,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(numbers_edge_cases_bitwise, setup, teardown),
 		cmocka_unit_test_setup_teardown(strict_where_cjson_is_lax, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbers_round_trip, setup, teardown),
-		cmocka_unit_test_setup_teardown(datagram_instance, setup, teardown),
 		cmocka_unit_test_setup_teardown(heartbeat_decodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(log_and_counters_decode, setup, teardown),
 	};

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "datagram_util.h"
 #include "roastop/udp.h"
 
 #define NONCE "0123456789abcdef0123456789abcdef"
@@ -58,15 +59,21 @@ static struct peer peer_open(void)
 static size_t hello(struct udp *u, const struct auth_key *k, const struct peer *p,
 		    const char *nonce, int seq, double now)
 {
-	char body[512], tag[AUTH_TAG_HEX + 1] = "-", buf[640];
-	snprintf(body, sizeof(body), HELLO, nonce, seq);
-	if (k)
-		auth_tag_hex(k, body, strlen(body), tag);
-	int n = snprintf(buf, sizeof(buf), "RTP1 %s %s", tag, body);
-	udp_process_from(u, buf, (size_t)n, now, (const struct sockaddr *)&p->addr,
+	char json[512];
+	snprintf(json, sizeof(json), HELLO, nonce, seq);
+	struct strbuf dg;
+	strbuf_init(&dg);
+	assert_true(dg_datagram(k, json, &dg));
+	udp_process_from(u, dg.data, dg.len, now, (const struct sockaddr *)&p->addr,
 			 sizeof(p->addr), deliver, NULL);
-	return (size_t)n;
+	size_t n = dg.len;
+	strbuf_free(&dg);
+	return n;
 }
+
+/* An ack's body: kind 8, then the nonce under id 71. */
+#define ACK_BODY "\x08\x47\x20\x00" NONCE
+#define ACK_BODY_LEN (4 + sizeof(NONCE) - 1)
 
 /* The next datagram waiting for p within a few seconds, or "" (length 0). */
 static ssize_t ack_read(const struct peer *p, char *out, size_t size, int wait_ms)
@@ -96,10 +103,12 @@ static void ack_binds_the_nonce_under_the_key(void **state)
 	char ack[1024];
 	ssize_t n = ack_read(&p, ack, sizeof(ack), 5000);
 	assert_true(n > 0 && (size_t)n <= sent); /* never larger than the hello */
-	const char *body = "{\"type\":\"ack\",\"nonce\":\"" NONCE "\"}";
-	assert_string_equal(ack + 5 + AUTH_TAG_HEX + 1, body);
-	assert_memory_equal(ack, "RTP1 ", 5);
-	assert_true(auth_tag_ok(&KEY, body, strlen(body), ack + 5));
+	assert_int_equal(n, 5 + AUTH_TAG_LEN + ACK_BODY_LEN);
+	assert_memory_equal(ack, "RTP2\x01", 5);
+	assert_memory_equal(ack + 5 + AUTH_TAG_LEN, ACK_BODY, ACK_BODY_LEN);
+	uint8_t tag[AUTH_TAG_LEN];
+	auth_tag_raw(&KEY, ACK_BODY, ACK_BODY_LEN, tag);
+	assert_memory_equal(ack + 5, tag, AUTH_TAG_LEN);
 	struct udp_stats st;
 	udp_get_stats(u, &st);
 	assert_int_equal(st.hellos, 1);
@@ -179,8 +188,8 @@ static void untagged_ack_without_a_key(void **state)
 	struct peer p = peer_open();
 	hello(u, NULL, &p, NONCE, 0, 1.0);
 	char ack[1024];
-	assert_true(ack_read(&p, ack, sizeof(ack), 5000) > 0);
-	assert_string_equal(ack, "RTP1 - {\"type\":\"ack\",\"nonce\":\"" NONCE "\"}");
+	assert_int_equal(ack_read(&p, ack, sizeof(ack), 5000), 5 + ACK_BODY_LEN);
+	assert_memory_equal(ack, "RTP2\x00" ACK_BODY, 5 + ACK_BODY_LEN);
 	close(p.fd);
 	udp_close(u);
 }

@@ -1,8 +1,7 @@
-"""Protocol version 2 on the sending side (docs/protocol.md, "Version 2: binary
-chunk datagrams"), checked against the reference decoder in roastop_testutil,
-which was written from the document alone: field ids and encodings, the
-frame, what is left out, every case that falls back to version 1, and the
-switch back to version 1 for an older roastop."""
+"""The datagram on the sending side (docs/protocol.md), checked against the
+reference decoder in roastop_testutil, which was written from the document
+alone: field ids and encodings, the frame, every kind, and what is left out
+(and counted) because the table cannot carry it."""
 import hashlib
 import hmac
 import json
@@ -19,7 +18,7 @@ from roastop_fakes import Events, Factory
 
 from roastop import MetricsCollector, track_metrics, track_time
 from roastop import emitter as em
-from roastop.emitter import Emitter, encode_chunk_v2, frame_v2, keyed_mac
+from roastop.emitter import Emitter, frame, keyed_mac
 
 FILE = "root://eos.example.org//store/DYJetsToLL_M-50/nano_0000.root"
 
@@ -49,14 +48,20 @@ FULL = {
 }
 
 
+def encode_chunk(msg):
+    """msg's body, every field of it carried."""
+    body, dropped = em.encode(dict(msg, type="chunk"))
+    assert dropped == 0
+    return body
+
+
 def decoded(body, ids=None):
-    assert body is not None, "expected a version 2 body"
     return decode_v2_body(body, ids)
 
 
 def test_every_field_round_trips_with_its_id():
     ids = []
-    msg = decoded(encode_chunk_v2(FULL), ids)
+    msg = decoded(encode_chunk(FULL), ids)
     assert msg == FULL
     assert list(msg) == list(FULL)                     # the message's own key order
     assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65, 66, 67}
@@ -70,7 +75,7 @@ def test_every_field_round_trips_with_its_id():
 
 def test_bytes_on_the_wire_by_hand():
     """A few fields spelled out byte by byte: kind, id, little-endian values."""
-    body = encode_chunk_v2({"type": "chunk", "duration": 2.25, "dataset": "DY",
+    body = encode_chunk({"type": "chunk", "duration": 2.25, "dataset": "DY",
                             "timing": {"a": 1.0}, "accessed_branches": ["x", "yz"],
                             "file_metadata": {"filename": "f", "total_branches": 3}})
     d = struct.pack("<d", 2.25)
@@ -112,13 +117,13 @@ def test_decorator_record_round_trips(sink):
 
 
 def test_frame_with_and_without_key():
-    body = encode_chunk_v2(FULL)
-    tagged = frame_v2(body, keyed_mac(KEY))
+    body = encode_chunk(FULL)
+    tagged = frame(body, keyed_mac(KEY))
     assert tagged[:4] == b"RTP2" and tagged[4] == 0x01
     assert tagged[5:37] == hmac.new(KEY, body, hashlib.sha256).digest()
     assert tagged[37:] == body
-    assert frame_v2(body, None) == b"RTP2\x00" + body
-    assert split_v2(tagged)[2] == body and split_v2(frame_v2(body, None), None)[2] == body
+    assert frame(body, None) == b"RTP2\x00" + body
+    assert split_v2(tagged)[2] == body and split_v2(frame(body, None), None)[2] == body
 
 
 def test_emitter_sends_chunks_as_v2_with_envelope(sink):
@@ -142,11 +147,8 @@ def test_non_finite_and_none_are_left_out():
            "file_metadata": {"filename": "f", "compression_ratio": math.nan,
                              "total_branches": None, "total_tree_bytes": math.inf},
            "num_events": 5}
-    assert decoded(encode_chunk_v2(msg)) == {"type": "chunk", "file_metadata": {"filename": "f"},
-                                             "num_events": 5}
-    # version 1 says the same with nulls
-    v1 = json.loads(em.encode(msg))
-    assert v1["duration"] is None and v1["cpu_time"] is None
+    assert decoded(encode_chunk(msg)) == {"type": "chunk", "file_metadata": {"filename": "f"},
+                                          "num_events": 5}
 
 
 def test_foreign_numbers_and_odd_strings():
@@ -163,14 +165,13 @@ def test_foreign_numbers_and_odd_strings():
     msg = {"type": "chunk", "num_events": NumpyLike(7), "duration": NumpyLike(2.5),
            "cpu_time": Flt(0.25), "mem_delta_mb": NumpyLike(math.nan),
            "dataset": "a\ud800b", "timing": {"x": NumpyLike(1), "y\udfff": 2}}
-    got = decoded(encode_chunk_v2(msg))
+    got = decoded(encode_chunk(msg))
     assert got == {"type": "chunk", "num_events": 7, "duration": 2.5, "cpu_time": 0.25,
                    "dataset": "a?b", "timing": {"x": 1.0, "y?": 2.0}}
-    assert json.loads(em.encode(msg))["dataset"] == "a?b"        # as version 1 does
 
 
 def test_integer_field_holding_a_fraction_is_sent_as_is():
-    got = decoded(encode_chunk_v2({"type": "chunk", "entry_start": 3.5, "num_events": 10.0}))
+    got = decoded(encode_chunk({"type": "chunk", "entry_start": 3.5, "num_events": 10.0}))
     assert got["entry_start"] == 3.5 and got["num_events"] == 10
 
 
@@ -178,10 +179,10 @@ def test_limits_are_inclusive():
     msg = {"type": "chunk", "dataset": "x" * 4096, "file": "é" * 2048,
            "timing": {"s%d" % i: float(i) for i in range(256)},
            "accessed_branches": ["b"] * 65535}
-    got = decoded(encode_chunk_v2(msg))
+    got = decoded(encode_chunk(msg))
     assert got["dataset"] == msg["dataset"] and got["file"] == msg["file"]
     assert got["timing"] == msg["timing"] and len(got["accessed_branches"]) == 65535
-    assert decoded(encode_chunk_v2({"accessed_branches": [], "timing": {}})) == {
+    assert decoded(encode_chunk({"accessed_branches": [], "timing": {}})) == {
         "type": "chunk", "accessed_branches": [], "timing": {}}
 
 
@@ -193,9 +194,8 @@ class Evil:
         return "evil"
 
 
-FALLBACKS = {
+LEFT_OUT = {
     "custom field": {"my_metric": 3},
-    "not a chunk": {"type": "report"},
     "bool for a number": {"num_events": True},
     "str for a number": {"duration": "1.5"},
     "list for a number": {"duration": [1.5]},
@@ -230,107 +230,74 @@ FALLBACKS = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(FALLBACKS))
-def test_fallback_to_version_1(case, sink):
-    extra = FALLBACKS[case]
+@pytest.mark.parametrize("case", sorted(LEFT_OUT))
+def test_what_the_table_cannot_carry_is_left_out_and_counted(case, sink):
+    extra = LEFT_OUT[case]
     msg = dict(FULL, **extra)
-    assert encode_chunk_v2(msg) is None
+    body, dropped = em.encode(msg)
+    assert dropped == len(extra)
+    got = decoded(body)
+    for k in set(FULL) - set(extra):
+        assert got[k] == FULL[k], k
+    assert set(extra).isdisjoint(got)
     e = Emitter(addr_of(sink), KEY)
     e._socket()
-    data = e.datagram(msg)
-    assert data.startswith(b"RTP1 ")
-    sent = split_datagram(data)
-    for k, v in extra.items():                     # the data is still there, as JSON has it
-        assert sent[k] == json.loads(em.encode({k: v}))[k]
-    for k in set(FULL) - set(extra) - {"host", "pid", "instance", "seq", "sent"}:
-        assert sent[k] == FULL[k], k
+    sent = split_datagram(e.datagram(msg))
+    assert e.dropped == len(extra) and set(extra).isdisjoint(sent)
     assert sent["host"] == socket.gethostname() and sent["seq"] == 0
 
 
-def test_encoder_that_raises_falls_back(sink, monkeypatch):
+def test_an_encoder_that_raises_costs_the_message(sink, monkeypatch):
     def broken(msg):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(em, "encode_chunk_v2", broken)
+    monkeypatch.setattr(em, "encode", broken)
     e = Emitter(addr_of(sink), KEY)
-    assert e.send({"type": "chunk", "duration": 1.0})
-    assert receive(sink)["duration"] == 1.0
+    assert not e.send({"type": "chunk", "duration": 1.0})
+    assert e.lost == 1 and e.sent == 0
 
 
-def test_other_messages_stay_version_1():
+def test_every_message_is_binary(sink):
+    e = Emitter(addr_of(sink), KEY)
+    for msg in ({"type": "run_start", "run_id": "r", "name": "n", "datasets": ["DY"],
+                 "client_host": "c", "client_pid": 7, "processor": "P", "expected_events": 9},
+                {"type": "run_end", "run_id": "r", "status": "failed", "error_type": "E",
+                 "error_message": "m"},
+                {"type": "report", "run_id": "r", "entries": 3, "columns": ["a"],
+                 "bytesread": 1.5, "processtime": 2.5, "chunks": 4},
+                {"type": "report", "report_id": "x", "part": 1, "parts": 2, "columns": []},
+                {"type": "heartbeat", "cpu_time": 1.5, "chunks_in_flight": 0, "interval": 1.0},
+                {"type": "chunk", "duration": 1.0}):
+        assert e.send(msg)
+        got = receive(sink)
+        for k in ("host", "pid", "instance", "seq", "sent"):
+            assert got.pop(k) is not None
+        assert got == msg
+    assert not e.send({"duration": 1.0})          # no type: no kind to send it as
+    assert e.lost == 1
+
+
+def test_run_start_carries_the_collectors_fields(sink):
+    with MetricsCollector(None, addr=addr_of(sink), key=KEY, run_name="mine"):
+        msg = receive(sink)
+        assert msg["type"] == "run_start" and msg["name"] == "mine"
+        assert msg["client_pid"] == os.getpid() and "protocol" not in msg
+    assert receive(sink)["type"] == "run_end"
+
+
+def test_datagram_is_smaller_than_the_json_record():
     e = Emitter("127.0.0.1:9", KEY)
     e._socket()
-    for msg in ({"type": "run_start", "run_id": "r", "protocol": 2}, {"type": "run_end"},
-                {"type": "report", "entries": 3, "columns": []}, {"duration": 1.0}):
-        data = e.datagram(msg)
-        assert data.startswith(b"RTP1 "), msg
-    assert e.datagram({"type": "chunk", "duration": 1.0}).startswith(b"RTP2")
-
-
-def test_protocol_1_from_environment_or_argument(monkeypatch):
-    chunk = {"type": "chunk", "duration": 1.0}
-    monkeypatch.setenv("ROASTOP_PROTOCOL", "1")
-    e = Emitter("127.0.0.1:9", KEY)
-    e._socket()
-    assert e.protocol == 1
-    data = e.datagram(chunk)
-    assert data.startswith(b"RTP1 ") and split_datagram(data)["duration"] == 1.0
-    two = Emitter("127.0.0.1:9", KEY, protocol=2)    # the argument wins over the environment
-    two._socket()
-    assert two.datagram(chunk).startswith(b"RTP2")
-    monkeypatch.delenv("ROASTOP_PROTOCOL")
-    one = Emitter("127.0.0.1:9", KEY, protocol=1)
-    one._socket()
-    assert one.datagram(chunk).startswith(b"RTP1 ")
-    assert Emitter("127.0.0.1:9", KEY).protocol == 2 == em.PROTOCOL
-    monkeypatch.setenv("ROASTOP_PROTOCOL", " 2 ")
-    assert Emitter("127.0.0.1:9", KEY).protocol == 2
-    monkeypatch.setenv("ROASTOP_PROTOCOL", "")
-    assert Emitter("127.0.0.1:9", KEY).protocol == 2
-
-
-@pytest.mark.parametrize("bad", ["3", "0", "v1", "1.0", 3, 2.0, True])
-def test_bad_protocol_is_refused(bad, monkeypatch):
-    monkeypatch.delenv("ROASTOP_PROTOCOL", raising=False)
-    with pytest.raises(ValueError):
-        Emitter("127.0.0.1:9", KEY, protocol=bad)
-    if isinstance(bad, str):
-        monkeypatch.setenv("ROASTOP_PROTOCOL", bad)
-        with pytest.raises(ValueError):
-            Emitter("127.0.0.1:9", KEY)
-
-
-def test_run_start_names_the_version_sent(sink, monkeypatch):
-    monkeypatch.delenv("ROASTOP_PROTOCOL", raising=False)
-    with MetricsCollector(None, addr=addr_of(sink), key=KEY):
-        assert receive(sink)["protocol"] == 2
-    receive(sink)
-    em._cache.clear()
-    monkeypatch.setenv("ROASTOP_PROTOCOL", "1")
-    with MetricsCollector(None, addr=addr_of(sink), key=KEY):
-        assert receive(sink)["protocol"] == 1
-    receive(sink)
-
-
-def test_v2_datagram_is_smaller():
-    e = Emitter("127.0.0.1:9", KEY)
-    e._socket()
-    v2 = e.datagram(FULL)
-    v1 = Emitter("127.0.0.1:9", KEY, protocol=1)
-    v1._socket()
-    v1 = v1.datagram(FULL)
-    assert v2.startswith(b"RTP2") and v1.startswith(b"RTP1")
-    assert len(v2) < len(v1) * 0.7
-    a, b = split_datagram(v2), split_datagram(v1)
-    assert a.pop("sent") <= b.pop("sent")
-    assert a.pop("instance") != b.pop("instance") and a == b   # two emitters, two senders
+    data = e.datagram(FULL)
+    assert data.startswith(b"RTP2\x01")
+    assert len(data) < len(json.dumps(FULL, separators=(",", ":"))) * 0.7
 
 
 def test_reference_decoder_rejects_what_roastop_rejects():
     """The decoder the tests rely on is strict, so a sloppy encoding shows."""
-    good = encode_chunk_v2({"type": "chunk", "duration": 1.0, "dataset": "d"})
+    good = encode_chunk({"type": "chunk", "duration": 1.0, "dataset": "d"})
     for bad in (good[:-1],                                  # ends inside a value
-                b"\x02" + good[1:],                         # unknown kind
+                b"\x09" + good[1:],                         # unknown kind
                 good + b"\x0a" + struct.pack("<d", 2.0),    # an id twice
                 good + b"\x1f",                             # unknown id 31
                 b"\x01\x0a" + struct.pack("<d", math.nan),  # NaN
@@ -350,9 +317,9 @@ MEASURED = (FULL["t_start"], FULL["t_end"], FULL["timestamp"], FULL["cpu_time"],
             FULL["mem_before_mb"], FULL["mem_after_mb"])
 
 
-def both_paths(sink, measured, fields, protocol=2):
+def both_paths(sink, measured, fields):
     """(fast, generic) decoded messages from two emitters of one process."""
-    fast, generic = Emitter(addr_of(sink), KEY, protocol), Emitter(addr_of(sink), KEY, protocol)
+    fast, generic = Emitter(addr_of(sink), KEY), Emitter(addr_of(sink), KEY)
     fast._socket()
     generic._socket()
     a = split_datagram(fast.chunk_datagram(measured, fields))
@@ -392,22 +359,19 @@ def test_chunk_datagram_memory_only_when_both_read(sink):
     assert fast["mem_delta_mb"] == -0.5 and fast["duration"] == FULL["t_end"] - FULL["t_start"]
 
 
-def test_chunk_datagram_falls_back_without_a_sequence_gap(sink):
+def test_chunk_datagram_leaves_out_without_a_sequence_gap(sink):
     e = Emitter(addr_of(sink), KEY)
     e._socket()
     seqs = []
     for fields in (FIELDS, dict(FIELDS, my_metric=3), dict(FIELDS, dataset=5), FIELDS):
-        data = e.chunk_datagram(MEASURED, fields)
-        assert data.startswith(b"RTP1 " if fields is not FIELDS else b"RTP2")
-        msg = split_datagram(data)
+        msg = split_datagram(e.chunk_datagram(MEASURED, fields))
         assert msg["t_start"] == FULL["t_start"] and msg["run_id"] == FULL["run_id"]
+        assert "my_metric" not in msg and ("dataset" in msg) == (fields["dataset"] != 5)
         seqs.append(msg["seq"])
-    assert seqs == [0, 1, 2, 3]
+    assert seqs == [0, 1, 2, 3] and e.dropped == 2
 
 
-def test_chunk_datagram_protocol_1_and_no_key(sink):
-    fast, generic = both_paths(sink, MEASURED, FIELDS, protocol=1)
-    assert fast == generic and fast["cpu_time"] == FULL["cpu_time"]
+def test_chunk_datagram_without_a_key(sink):
     e = Emitter(addr_of(sink), None)
     e._socket()
     data = e.chunk_datagram(MEASURED, {"dataset": "d"})
