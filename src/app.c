@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "roastop/auth.h"
+#include "roastop/diagnosis.h"
 #include "roastop/format.h"
 #include "roastop/fsutil.h"
 #include "roastop/measurement.h"
@@ -118,6 +119,9 @@ struct app {
 	struct metrics frame_m;
 	const struct run *frame_run;
 	uint64_t frame_key[3];
+	/* the shown run's findings (app_diagnose), of findings_run */
+	struct findings findings;
+	const struct run *findings_run;
 };
 
 /* "now" for the metrics: the recorded events' clock when they are
@@ -430,6 +434,35 @@ static void app_measure(const struct app *a, const struct run *r, struct metrics
 }
 
 static void app_ui_draw(struct app *a);
+static const char *app_alert(const struct app *a);
+static const char *app_hint(const struct app *a);
+
+/* ---- findings (docs/diagnosis.md): app_diagnose at the tick, and
+ * app_frame_findings for a frame that shows another run ---- */
+
+static void app_diagnose_run(struct app *a, const struct run *r, const struct metrics *m)
+{
+	struct diagnosis_context ctx = { .now = app_now(a), .listening = app_hint(a) != NULL,
+					 .key_alert = app_alert(a) != NULL };
+	a->findings.n = 0;
+	if (r)
+		diagnosis_evaluate(r, m, &ctx, &a->findings);
+	a->findings_run = r;
+}
+
+/* At each tick: the findings of the run the tick measured (live). */
+static void app_diagnose(struct app *a)
+{
+	app_diagnose_run(a, a->frame_run, &a->frame_m);
+}
+
+static const struct findings *app_frame_findings(struct app *a, const struct run *shown,
+						 const struct metrics *m)
+{
+	if (shown != a->findings_run)
+		app_diagnose_run(a, shown, m);
+	return &a->findings;
+}
 
 /* The first source's alert (source_ops.alert), or NULL. */
 static const char *app_alert(const struct app *a)
@@ -935,6 +968,7 @@ static void app_refresh(struct app *a, const struct metrics *newest_m)
 	app_note_quiet(a, a->frame_run, &a->frame_m);
 	if (a->headless && !was && a->quiet_alert[0][0])
 		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
+	app_diagnose(a);
 }
 
 /* The tick is due at each whole second of the events' clock t: called
@@ -983,6 +1017,7 @@ static void app_ui_draw(struct app *a)
 		.quiet_alert = { a->quiet_alert[0][0] ? a->quiet_alert[0] : NULL, a->quiet_alert[1] },
 		.emitter_hint = app_hint(a),
 		.now = app_now(a),
+		.findings = app_frame_findings(a, shown, m),
 	};
 	struct ev_counters feed;
 	bool fed;

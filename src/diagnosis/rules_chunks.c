@@ -1,0 +1,197 @@
+/* Rules on the chunks' time: the tail, and chunks too small for the time a
+ * task spends outside process() (docs/diagnosis.md). */
+#include "diagnosispriv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The tail: idle threads after the last moment all were busy cost at least
+ * DIAG_TAIL_SHARE of the elapsed time, over a tail at least
+ * DIAG_TAIL_MEDIANS median chunks long. */
+#define DIAG_TAIL_SHARE 0.15
+#define DIAG_TAIL_MEDIANS 2.0
+
+struct edge {
+	double t;
+	int d; /* +1 a chunk begins, -1 one ends */
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return x->d - y->d; /* an end before a start at the same time */
+}
+
+/* The chunks' begin and end times, sorted; their count (0: none usable). */
+static size_t tail_edges(const struct rawchunk **c, size_t n, struct edge *e)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		double t1 = c[i]->v[RC_T_END], t0 = c[i]->v[RC_T_START];
+		if (isnan(t0))
+			t0 = t1 - c[i]->v[RC_DURATION];
+		if (!isfinite(t0) || !isfinite(t1) || t1 < t0)
+			continue;
+		e[k++] = (struct edge){ t0, +1 };
+		e[k++] = (struct edge){ t1, -1 };
+	}
+	qsort(e, k, sizeof(*e), cmp_edge);
+	return k;
+}
+
+struct tail {
+	double from, to, idle; /* the tail's span; idle thread-seconds in it */
+	bool full; /* all threads were busy at some moment */
+};
+
+/* One sweep: the last moment in-flight chunks fell below the threads, and
+ * the idle thread-seconds from then to the last chunk's end. */
+static struct tail tail_sweep(const struct edge *e, size_t k, double threads)
+{
+	struct tail t = { .from = NAN };
+	int conc = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (i > 0 && !isnan(t.from) && conc < threads)
+			t.idle += (threads - conc) * (e[i].t - e[i - 1].t);
+		bool was_full = conc >= threads;
+		conc += e[i].d;
+		if (conc >= threads)
+			t.full = true, t.from = NAN, t.idle = 0;
+		else if (was_full)
+			t.from = e[i].t;
+		t.to = e[i].t;
+	}
+	return t;
+}
+
+static const struct rawchunk *last_ended(const struct rawchunk **c, size_t n)
+{
+	const struct rawchunk *last = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!last || c[i]->v[RC_T_END] > last->v[RC_T_END])
+			last = c[i];
+	return last;
+}
+
+static void tail_write(struct finding *f, const struct tail *t, double threads,
+		       const struct rawchunk *last, double share)
+{
+	char a[FMT_LEN], b[FMT_LEN], d[FMT_LEN];
+	snprintf(f->title, sizeof(f->title), "the tail: %.0f%% of the run waited on a few chunks",
+		 100 * share);
+	snprintf(f->evidence, sizeof(f->evidence),
+		 "the last %s ran fewer chunks than the %.0f threads (%s of thread time idle, "
+		 "%.0f%% of the elapsed time); the last chunk: %s s on %s, file %s",
+		 format_duration(a, optnum_of(t->to - t->from)), threads,
+		 format_duration(b, optnum_of(t->idle)), 100 * share,
+		 format_num(d, optnum_of(last->v[RC_DURATION]), "%.3g"),
+		 last->worker[0] ? last->worker : "n/a", last->file[0] ? last->file : "n/a");
+	snprintf(f->suggestion, sizeof(f->suggestion),
+		 "smaller chunks for the long files, or the slow file or worker below");
+}
+
+/* Judged on a run that has ended, from every chunk record (not a sample). */
+static void tail_final(const struct run *r, const struct metrics *m, double threads,
+		       struct findings *out)
+{
+	size_t n;
+	const struct rawchunk **c = diag_chunks(r, &n);
+	struct edge *e = c ? malloc(2 * n * sizeof(*e)) : NULL;
+	size_t k = e ? tail_edges(c, n, e) : 0;
+	struct tail t = tail_sweep(e, k, threads);
+	double elapsed = m->elapsed_time_seconds.valid ? m->elapsed_time_seconds.value : NAN;
+	double share = t.idle / threads / elapsed;
+	if (k > 0 && t.full && !isnan(t.from) && share >= DIAG_TAIL_SHARE &&
+	    t.to - t.from >= DIAG_TAIL_MEDIANS * m->chunk_duration_p50.value) {
+		struct finding *f = diag_new(out, FIND_TAIL, SEV_WARNING, t.from, share);
+		tail_write(f, &t, threads, last_ended(c, n), share);
+	}
+	free(e);
+	free(c);
+}
+
+/* While the run goes: chunks past the straggler limit run while threads
+ * idle (metrics' in-flight figures). */
+static void tail_live(const struct metrics *m, double threads, struct findings *out)
+{
+	optnum s = m->inflight_stragglers, run = m->inflight_running;
+	if (!s.valid || s.value < 1 || !run.valid || run.value >= threads ||
+	    !m->inflight_oldest_age.valid || !m->straggler_after.valid)
+		return;
+	double since = m->inflight_at - m->inflight_oldest_age.value + m->straggler_after.value;
+	struct finding *f = diag_new(out, FIND_TAIL, SEV_WARNING, since, 0);
+	char a[FMT_LEN], b[FMT_LEN];
+	snprintf(f->title, sizeof(f->title), "the tail: %.0f straggling chunks, %.0f of %.0f threads idle",
+		 s.value, threads - run.value, threads);
+	snprintf(f->evidence, sizeof(f->evidence),
+		 "%.0f chunks in flight, %.0f older than the straggler limit %s; the oldest %s",
+		 run.value, s.value, format_duration(a, m->straggler_after),
+		 format_duration(b, m->inflight_oldest_age));
+	snprintf(f->suggestion, sizeof(f->suggestion),
+		 "view 9 names their files and workers; smaller chunks shorten the tail");
+}
+
+void diag_rule_tail(const struct run *r, const struct metrics *m, struct findings *out)
+{
+	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	if (!th.valid || th.value < 1)
+		return;
+	double threads = round(th.value);
+	if (!r->ended)
+		tail_live(m, threads, out);
+	else if (r->raw.n >= DIAG_MIN_CHUNKS && !rawchunks_sampled(&r->raw) &&
+		 m->chunk_duration_p50.valid)
+		tail_final(r, m, threads, out);
+}
+
+/* Chunks too small: time outside process() at least DIAG_OUTSIDE_SHARE of
+ * the tasks' time; the chunk size suggested brings it under
+ * DIAG_OUTSIDE_TARGET. */
+#define DIAG_OUTSIDE_SHARE 0.5
+#define DIAG_OUTSIDE_TARGET 0.2
+
+/* Seconds the run's tasks executed (fine metrics: processor and other
+ * tasks' CPU and waits); invalid when none is known. */
+static optnum task_seconds(const struct metrics *m)
+{
+	const optnum *parts[] = { &m->processor_cpu_time_seconds, &m->processor_io_wait_time_seconds,
+				  &m->overhead_cpu_time_seconds, &m->overhead_io_wait_time_seconds };
+	optnum s = optnum_none();
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i]->valid)
+			s = optnum_of((s.valid ? s.value : 0) + parts[i]->value);
+	return s;
+}
+
+void diag_rule_small_chunks(const struct metrics *m, struct findings *out)
+{
+	optnum task = task_seconds(m), n = m->num_successful_chunks, mean = m->chunk_duration_mean;
+	optnum ev = m->total_events_from_chunks;
+	if (!m->has_fine || !task.valid || !n.valid || n.value < DIAG_MIN_CHUNKS || !mean.valid ||
+	    !ev.valid || ev.value <= 0)
+		return;
+	double inside = mean.value * n.value, outside = task.value - inside;
+	double share = outside / task.value;
+	if (!(share >= DIAG_OUTSIDE_SHARE) || inside <= 0)
+		return;
+	double per_chunk = outside / n.value, per_event = inside / ev.value;
+	double s = DIAG_OUTSIDE_TARGET;
+	double size = ceil(per_chunk * (1 - s) / (s * per_event));
+	struct finding *f = diag_new(out, FIND_SMALL_CHUNKS, SEV_WARNING, m->t_window_start, share);
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], e[FMT_LEN];
+	snprintf(f->title, sizeof(f->title), "chunks too small: %.0f%% of task time outside process()",
+		 100 * share);
+	snprintf(f->evidence, sizeof(f->evidence),
+		 "tasks ran %s, process() %s over %.0f chunks: %s outside per chunk against %s "
+		 "inside; %s events per chunk",
+		 format_duration(a, task), format_duration(b, optnum_of(inside)), n.value,
+		 format_duration(c, optnum_of(per_chunk)), format_duration(d, mean),
+		 format_count(e, m->chunk_events_mean));
+	snprintf(f->suggestion, sizeof(f->suggestion),
+		 "chunksize of at least %s events would bring it under %.0f%%",
+		 format_count(a, optnum_of(size)), 100 * s);
+}
