@@ -313,11 +313,11 @@ static void findings(struct strbuf *o, const struct metrics *m, const struct run
 	diagnosis_of_record(r, m, &fs);
 	title(o, "Findings");
 	if (fs.n == 0)
-		strbuf_puts(o, "  No finding: no rule of docs/diagnosis.md holds for this run.\n");
+		strbuf_puts(o, "No finding: no rule of docs/diagnosis.md holds for this run.\n");
 	char t[DIAG_TITLE_LEN], e[DIAG_EVIDENCE_LEN], s[DIAG_SUGGESTION_LEN];
 	for (size_t i = 0; i < fs.n; i++) {
 		const struct finding *f = &fs.f[i];
-		strbuf_appendf(o, "  [%s] %s (%s)\n", diagnosis_severity_name(f->severity),
+		strbuf_appendf(o, "[%s] %s (%s)\n", diagnosis_severity_name(f->severity),
 			       clean(t, sizeof(t), f->title), diagnosis_id_name(f->id));
 		strbuf_appendf(o, "    %s\n", clean(e, sizeof(e), f->evidence));
 		strbuf_appendf(o, "    -> %s\n", clean(s, sizeof(s), f->suggestion));
