@@ -29,7 +29,7 @@ const struct rawchunk **diag_chunks(const struct run *r, size_t *n);
 void diag_rule_silent(const struct run *r, const struct metrics *m,
 		      const struct diagnosis_context *ctx, struct findings *out);
 void diag_rule_tail(const struct run *r, const struct metrics *m, struct findings *out);
-void diag_rule_small_chunks(const struct metrics *m, struct findings *out);
+void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct findings *out);
 /* Returns the slow file's name (a key of r->files) or NULL. */
 const char *diag_rule_slow_file(const struct run *r, struct findings *out);
 void diag_rule_slow_site(const struct run *r, struct findings *out);

@@ -44,7 +44,8 @@ static size_t tail_edges(const struct rawchunk **c, size_t n, struct edge *e)
 }
 
 struct tail {
-	double from, to, idle; /* the tail's span; idle thread-seconds in it */
+	double first, from, to; /* the chunks' first start; the tail's span */
+	double idle, idle_all; /* idle thread-seconds in the tail, and over the whole span */
 	bool full; /* all threads were busy at some moment */
 };
 
@@ -52,11 +53,13 @@ struct tail {
  * the idle thread-seconds from then to the last chunk's end. */
 static struct tail tail_sweep(const struct edge *e, size_t k, double threads)
 {
-	struct tail t = { .from = NAN };
+	struct tail t = { .first = k ? e[0].t : NAN, .from = NAN };
 	int conc = 0;
 	for (size_t i = 0; i < k; i++) {
-		if (i > 0 && !isnan(t.from) && conc < threads)
-			t.idle += (threads - conc) * (e[i].t - e[i - 1].t);
+		double gap = i > 0 && conc < threads ? (threads - conc) * (e[i].t - e[i - 1].t) : 0;
+		t.idle_all += gap;
+		if (!isnan(t.from))
+			t.idle += gap;
 		bool was_full = conc >= threads;
 		conc += e[i].d;
 		if (conc >= threads)
@@ -75,6 +78,22 @@ static const struct rawchunk *last_ended(const struct rawchunk **c, size_t n)
 		if (!last || c[i]->v[RC_T_END] > last->v[RC_T_END])
 			last = c[i];
 	return last;
+}
+
+/* The sweep over every chunk record of r (none when they are a sample). */
+static bool chunk_sweep(const struct run *r, double threads, struct tail *t,
+			const struct rawchunk **last)
+{
+	size_t n = 0;
+	const struct rawchunk **c = rawchunks_sampled(&r->raw) ? NULL : diag_chunks(r, &n);
+	struct edge *e = c ? malloc(2 * n * sizeof(*e)) : NULL;
+	size_t k = e ? tail_edges(c, n, e) : 0;
+	*t = tail_sweep(e, k, threads);
+	if (last)
+		*last = k ? last_ended(c, n) : NULL;
+	free(e);
+	free(c);
+	return k > 0;
 }
 
 static void tail_write(struct finding *f, const struct tail *t, double threads,
@@ -98,20 +117,14 @@ static void tail_write(struct finding *f, const struct tail *t, double threads,
 static void tail_final(const struct run *r, const struct metrics *m, double threads,
 		       struct findings *out)
 {
-	size_t n;
-	const struct rawchunk **c = diag_chunks(r, &n);
-	struct edge *e = c ? malloc(2 * n * sizeof(*e)) : NULL;
-	size_t k = e ? tail_edges(c, n, e) : 0;
-	struct tail t = tail_sweep(e, k, threads);
+	struct tail t;
+	const struct rawchunk *last;
 	double elapsed = m->elapsed_time_seconds.valid ? m->elapsed_time_seconds.value : NAN;
+	if (!chunk_sweep(r, threads, &t, &last) || !t.full || isnan(t.from))
+		return;
 	double share = t.idle / threads / elapsed;
-	if (k > 0 && t.full && !isnan(t.from) && share >= DIAG_TAIL_SHARE &&
-	    t.to - t.from >= DIAG_TAIL_MEDIANS * m->chunk_duration_p50.value) {
-		struct finding *f = diag_new(out, FIND_TAIL, SEV_WARNING, t.from, share);
-		tail_write(f, &t, threads, last_ended(c, n), share);
-	}
-	free(e);
-	free(c);
+	if (share >= DIAG_TAIL_SHARE && t.to - t.from >= DIAG_TAIL_MEDIANS * m->chunk_duration_p50.value)
+		tail_write(diag_new(out, FIND_TAIL, SEV_WARNING, t.from, share), &t, threads, last, share);
 }
 
 /* While the run goes: chunks past the straggler limit run while threads
@@ -148,50 +161,46 @@ void diag_rule_tail(const struct run *r, const struct metrics *m, struct finding
 		tail_final(r, m, threads, out);
 }
 
-/* Chunks too small: time outside process() at least DIAG_OUTSIDE_SHARE of
- * the tasks' time; the chunk size suggested brings it under
- * DIAG_OUTSIDE_TARGET. */
+/* Chunks too small: the threads idle between chunks (outside process(),
+ * before the tail) at least DIAG_OUTSIDE_SHARE of their time; the chunk size
+ * suggested brings it under DIAG_OUTSIDE_TARGET. */
 #define DIAG_OUTSIDE_SHARE 0.5
 #define DIAG_OUTSIDE_TARGET 0.2
 
-/* Seconds the run's tasks executed (fine metrics: processor and other
- * tasks' CPU and waits); invalid when none is known. */
-static optnum task_seconds(const struct metrics *m)
+static void small_write(struct finding *f, const struct metrics *m, double body, double threads,
+			double per_chunk, double share, double size)
 {
-	const optnum *parts[] = { &m->processor_cpu_time_seconds, &m->processor_io_wait_time_seconds,
-				  &m->overhead_cpu_time_seconds, &m->overhead_io_wait_time_seconds };
-	optnum s = optnum_none();
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-		if (parts[i]->valid)
-			s = optnum_of((s.valid ? s.value : 0) + parts[i]->value);
-	return s;
-}
-
-void diag_rule_small_chunks(const struct metrics *m, struct findings *out)
-{
-	optnum task = task_seconds(m), n = m->num_successful_chunks, mean = m->chunk_duration_mean;
-	optnum ev = m->total_events_from_chunks;
-	if (!m->has_fine || !task.valid || !n.valid || n.value < DIAG_MIN_CHUNKS || !mean.valid ||
-	    !ev.valid || ev.value <= 0)
-		return;
-	double inside = mean.value * n.value, outside = task.value - inside;
-	double share = outside / task.value;
-	if (!(share >= DIAG_OUTSIDE_SHARE) || inside <= 0)
-		return;
-	double per_chunk = outside / n.value, per_event = inside / ev.value;
-	double s = DIAG_OUTSIDE_TARGET;
-	double size = ceil(per_chunk * (1 - s) / (s * per_event));
-	struct finding *f = diag_new(out, FIND_SMALL_CHUNKS, SEV_WARNING, m->t_window_start, share);
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], e[FMT_LEN];
-	snprintf(f->title, sizeof(f->title), "chunks too small: %.0f%% of task time outside process()",
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN];
+	snprintf(f->title, sizeof(f->title), "chunks too small: %.0f%% of thread time outside process()",
 		 100 * share);
 	snprintf(f->evidence, sizeof(f->evidence),
-		 "tasks ran %s, process() %s over %.0f chunks: %s outside per chunk against %s "
-		 "inside; %s events per chunk",
-		 format_duration(a, task), format_duration(b, optnum_of(inside)), n.value,
-		 format_duration(c, optnum_of(per_chunk)), format_duration(d, mean),
-		 format_count(e, m->chunk_events_mean));
+		 "over %s of %.0f threads before the tail, %.0f%% between chunks: %s outside per "
+		 "chunk against %s inside; %s events per chunk",
+		 format_duration(a, optnum_of(body)), threads, 100 * share,
+		 format_duration(b, optnum_of(per_chunk)), format_duration(c, m->chunk_duration_mean),
+		 format_count(d, m->chunk_events_mean));
 	snprintf(f->suggestion, sizeof(f->suggestion),
 		 "chunksize of at least %s events would bring it under %.0f%%",
-		 format_count(a, optnum_of(size)), 100 * s);
+		 format_count(a, optnum_of(size)), 100 * DIAG_OUTSIDE_TARGET);
+}
+
+void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct findings *out)
+{
+	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	optnum n = m->num_successful_chunks, ev = m->total_events_from_chunks;
+	struct tail t;
+	if (!th.valid || th.value < 1 || !n.valid || n.value < DIAG_MIN_CHUNKS || !ev.valid ||
+	    ev.value <= 0 || !m->chunk_duration_mean.valid || !chunk_sweep(r, round(th.value), &t, NULL))
+		return;
+	double threads = round(th.value);
+	bool tail = t.full && !isnan(t.from);
+	double body = (tail ? t.from : t.to) - t.first, idle = t.idle_all - (tail ? t.idle : 0);
+	double share = idle / (threads * body);
+	if (!(share >= DIAG_OUTSIDE_SHARE))
+		return;
+	/* per chunk outside, per event inside: o / (o + p x size) <= target */
+	double per_chunk = idle / n.value, per_event = m->chunk_duration_mean.value * n.value / ev.value;
+	double s = DIAG_OUTSIDE_TARGET, size = ceil(per_chunk * (1 - s) / (s * per_event));
+	struct finding *f = diag_new(out, FIND_SMALL_CHUNKS, SEV_WARNING, t.first, share);
+	small_write(f, m, body, threads, per_chunk, share, size);
 }

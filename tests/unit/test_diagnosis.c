@@ -233,19 +233,27 @@ static void tail_is_told_once_ended(void **state)
 	assert_true(f->cost > 0.4); /* 33 idle thread-seconds of 4 threads over 19 s */
 }
 
+/* 16 waves of 4 chunks of 0.1 s, a second apart: the threads idle 0.9 s
+ * between chunks. */
 static void small_chunks_suggest_a_size(void **state)
 {
 	(void)state;
 	start();
-	double t = waves(4, NULL, NULL, 1);
-	fine(t, 80); /* 16 s of process() in 80 s of tasks */
+	double t = T0 + 1;
+	for (int w = 0; w < 16; w++, t += 1) {
+		for (int k = 0; k < 4; k++)
+			chunk((struct ck){ FILES[(w + k) % 4], k % 2 ? "w1" : "w0", t, 0.1, 1000, 0, 0 });
+		sample(t + 0.1, 2, 500, "running");
+	}
 	struct findings fs;
 	evaluate(t, true, &fs);
 	const struct finding *f = must(&fs, FIND_SMALL_CHUNKS);
-	assert_true(fabs(f->cost - 0.8) < 1e-9);
-	/* 4 s outside a chunk, 1 ms an event: (4 x 0.8) / (0.2 x 0.001) = 16,000 */
-	assert_non_null(strstr(f->suggestion, "16,000 events"));
-	/* the healthy run has 2 s outside in 34 s: no finding there */
+	/* 4 threads over 15.1 s, 6.4 s of it in chunks: 54 s idle, 89 % */
+	assert_true(fabs(f->cost - 54.0 / 60.4) < 1e-9);
+	assert_true(fabs(f->since - (T0 + 1)) < 1e-9);
+	/* 54 / 64 s outside a chunk, 0.1 ms an event: 0.84375 x 0.8 / (0.2 x 1e-4) */
+	assert_non_null(strstr(f->suggestion, "33,750 events"));
+	assert_null(find(&fs, FIND_TAIL)); /* the waves end together: no tail */
 }
 
 static void memory_growth_names_the_worker(void **state)
