@@ -161,11 +161,14 @@ void diag_rule_tail(const struct run *r, const struct metrics *m, struct finding
 		tail_final(r, m, threads, out);
 }
 
-/* Chunks too small: the threads idle between chunks (outside process(),
- * before the tail) at least DIAG_OUTSIDE_SHARE of their time; the chunk size
- * suggested brings it under DIAG_OUTSIDE_TARGET. */
+/* Chunks too small: the threads outside process() between chunks (before
+ * the tail) at least DIAG_OUTSIDE_SHARE of their time while the scheduler
+ * saw them executing tasks (its time-average at least DIAG_BUSY_TASKS of the
+ * threads: else they idled for want of work); the chunk size suggested
+ * brings it under DIAG_OUTSIDE_TARGET. */
 #define DIAG_OUTSIDE_SHARE 0.5
 #define DIAG_OUTSIDE_TARGET 0.2
+#define DIAG_BUSY_TASKS 0.75
 
 static void small_write(struct finding *f, const struct metrics *m, double body, double threads,
 			double per_chunk, double share, double size)
@@ -193,6 +196,9 @@ void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct
 	    ev.value <= 0 || !m->chunk_duration_mean.valid || !chunk_sweep(r, round(th.value), &t, NULL))
 		return;
 	double threads = round(th.value);
+	optnum busy = timeline_time_avg(&r->tl_executing);
+	if (!busy.valid || busy.value < DIAG_BUSY_TASKS * threads)
+		return;
 	bool tail = t.full && !isnan(t.from);
 	double body = (tail ? t.from : t.to) - t.first, idle = t.idle_all - (tail ? t.idle : 0);
 	double share = idle / (threads * body);
