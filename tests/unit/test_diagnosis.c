@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "roastop/diagnosis.h"
+#include "roastop/metrics_json.h"
+#include "roastop/report_text.h"
 
 #define T0 1000.0
 
@@ -337,6 +339,58 @@ static void silent_scheduler(void **state)
 	assert_null(find(&fs, FIND_SILENT_RUN));
 }
 
+/* metrics.json's roastop.findings and summary.txt's section, as written. */
+static void written_with_the_measurement(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, FILES[3], NULL, 10);
+	end(t);
+	struct metrics m;
+	metrics_compute(&R, t, NULL, &m);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	cJSON *j = cJSON_Parse(sb.data);
+	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "findings");
+	assert_true(cJSON_IsArray(fs));
+	const cJSON *slow = NULL;
+	for (const cJSON *f = fs->child; f; f = f->next)
+		if (strcmp(cJSON_GetObjectItem(f, "id")->valuestring, "slow_file") == 0)
+			slow = f;
+	assert_non_null(slow);
+	assert_string_equal(cJSON_GetObjectItem(slow, "title")->valuestring, "slow file: f3.root");
+	assert_true(cJSON_GetObjectItem(slow, "since_run_seconds")->valuedouble > 0);
+	cJSON_Delete(j);
+	strbuf_free(&sb);
+	strbuf_init(&sb);
+	text_summary(&m, &R, &sb);
+	assert_non_null(strstr(sb.data, "\nFindings\n--------\n[warning] slow file: f3.root (slow_file)\n"));
+	strbuf_free(&sb);
+}
+
+static void healthy_writes_no_finding(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	struct metrics m;
+	metrics_compute(&R, t, NULL, &m);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	cJSON *j = cJSON_Parse(sb.data);
+	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "findings");
+	assert_true(cJSON_IsArray(fs) && cJSON_GetArraySize(fs) == 0); /* [], not absent */
+	cJSON_Delete(j);
+	strbuf_free(&sb);
+	strbuf_init(&sb);
+	text_summary(&m, &R, &sb);
+	assert_non_null(strstr(sb.data, "\nFindings\n--------\nNo finding"));
+	strbuf_free(&sb);
+}
+
 static void names_are_stable(void **state)
 {
 	(void)state;
@@ -360,6 +414,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(memory_pressure_and_paused, setup, teardown),
 		cmocka_unit_test_setup_teardown(silent_run_after_15_seconds_of_tasks, setup, teardown),
 		cmocka_unit_test_setup_teardown(silent_scheduler, setup, teardown),
+		cmocka_unit_test_setup_teardown(written_with_the_measurement, setup, teardown),
+		cmocka_unit_test_setup_teardown(healthy_writes_no_finding, setup, teardown),
 		cmocka_unit_test(names_are_stable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
