@@ -18,11 +18,13 @@
 #define DIAG_WORKER_MIN_CHUNKS 3
 
 struct place {
-	char name[RUN_KEY_MAX + 1];
+	const char *name; /* the run's key, a chunk record's worker, or hosts[] */
 	double events, seconds, since;
 	uint64_t n; /* chunks (files: files, for a host) */
 	size_t idx; /* a file's entry in the run's table */
 };
+
+#define DIAG_HOST_LEN 128
 
 static double place_rate(const struct place *p)
 {
@@ -88,11 +90,11 @@ static double file_since(const struct rawchunk **c, size_t n, const char *key)
 static size_t files_collect(const struct run *r, struct place *p)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < r->files.count && k < DIAG_MAX_PLACES; i++) {
+	for (size_t i = 0; i < r->files.count; i++) {
 		const struct file_agg *fa = strmap_val_at(&r->files, i);
 		if (fa->n_chunks == 0)
 			continue;
-		snprintf(p[k].name, sizeof(p[k].name), "%s", strmap_key_at(&r->files, i));
+		p[k].name = strmap_key_at(&r->files, i);
 		p[k].events = fa->total_events;
 		p[k].seconds = fa->total_duration;
 		p[k].n = fa->n_chunks;
@@ -104,7 +106,7 @@ static size_t files_collect(const struct run *r, struct place *p)
 
 const char *diag_rule_slow_file(const struct run *r, struct findings *out)
 {
-	struct place *p = malloc(DIAG_MAX_PLACES * sizeof(*p));
+	struct place *p = malloc((r->files.count ? r->files.count : 1) * sizeof(*p));
 	size_t n = p ? files_collect(r, p) : 0;
 	double median;
 	int w = n >= DIAG_MIN_FILES ? place_slowest(p, n, DIAG_SLOW_FACTOR, &median) : -1;
@@ -125,11 +127,12 @@ const char *diag_rule_slow_file(const struct run *r, struct findings *out)
 	return name;
 }
 
-/* Per host of the files' URLs; a host of one file is that file's finding. */
-static size_t hosts_collect(const struct run *r, struct place *p)
+/* Per host of the files' URLs (names kept in hosts); a host of one file is
+ * that file's finding. */
+static size_t hosts_collect(const struct run *r, struct place *p, char (*hosts)[DIAG_HOST_LEN])
 {
 	size_t k = 0;
-	char host[RUN_KEY_MAX + 1];
+	char host[DIAG_HOST_LEN];
 	for (size_t i = 0; i < r->files.count; i++) {
 		const struct file_agg *fa = strmap_val_at(&r->files, i);
 		if (fa->n_chunks == 0 || !diag_host_of(strmap_key_at(&r->files, i), host, sizeof(host)))
@@ -139,8 +142,10 @@ static size_t hosts_collect(const struct run *r, struct place *p)
 			j++;
 		if (j == k && k == DIAG_MAX_PLACES)
 			continue;
-		if (j == k)
-			memset(&p[k++], 0, sizeof(*p)), snprintf(p[j].name, sizeof(p[j].name), "%s", host);
+		if (j == k) {
+			memcpy(hosts[k], host, sizeof(host));
+			p[k++] = (struct place){ .name = hosts[j] };
+		}
 		p[j].events += fa->total_events;
 		p[j].seconds += fa->total_duration;
 		p[j].n++;
@@ -151,7 +156,8 @@ static size_t hosts_collect(const struct run *r, struct place *p)
 void diag_rule_slow_site(const struct run *r, struct findings *out)
 {
 	struct place *p = malloc(DIAG_MAX_PLACES * sizeof(*p));
-	size_t n = p ? hosts_collect(r, p) : 0;
+	char (*hosts)[DIAG_HOST_LEN] = malloc(DIAG_MAX_PLACES * sizeof(*hosts));
+	size_t n = p && hosts ? hosts_collect(r, p, hosts) : 0;
 	double median;
 	int w = n >= 2 ? place_slowest(p, n, DIAG_SLOW_FACTOR, &median) : -1;
 	double share = w >= 0 ? place_cost(p, n, &p[w], median) : 0;
@@ -161,6 +167,7 @@ void diag_rule_slow_site(const struct run *r, struct findings *out)
 		snprintf(f->suggestion, sizeof(f->suggestion),
 			 "read these files from another site (a closer replica, a redirector)");
 	}
+	free(hosts);
 	free(p);
 }
 
@@ -179,11 +186,8 @@ static size_t workers_collect(const struct rawchunk **c, size_t nc, const char *
 			j++;
 		if (j == k && k == DIAG_MAX_PLACES)
 			continue;
-		if (j == k) {
-			memset(&p[k++], 0, sizeof(*p));
-			snprintf(p[j].name, sizeof(p[j].name), "%s", c[i]->worker);
-			p[j].since = c[i]->v[RC_T_END];
-		}
+		if (j == k)
+			p[k++] = (struct place){ .name = c[i]->worker, .since = c[i]->v[RC_T_END] };
 		p[j].events += ev;
 		p[j].seconds += s;
 		p[j].n++;
