@@ -289,8 +289,10 @@ def test_every_view_and_tab(screen, recording):
     s.keys("7")
     text = s.wait_for("run started")  # the log shows what the run did
     s.keys("8")
-    s.keys("Tab")  # from the run list to the chunks running, then round to the main view
+    s.keys("Tab")  # from the run list to the chunks running, the findings, round to the main view
     s.wait_for("chunks running: n/a")  # the recording has no chunk starts
+    s.keys("Tab")  # no task stream: no task view between them
+    s.wait_for("findings: ")
     s.keys("Tab")
     s.wait_for("runtime p50")
     s.keys("Tab")
