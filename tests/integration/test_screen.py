@@ -171,6 +171,10 @@ def _name(pattern):
 # A duration as format_duration writes it; a partial one (half drawn) never
 # matches: it ends in its unit
 DURATION = r"(?:\d+h )?(?:\d+m )?\d+(?:\.\d+)?(?: ms|s)"
+# The task view's tab, offered once the stream connected: its key, named or
+# not (at 80 columns the names from the left take the room: docs/dashboard.md,
+# "The view bar"), then the findings' tab
+TASKS_TAB = re.compile(r" 0(?: Tasks)? f(?: |$)", re.M)
 
 
 def seconds(text):
