@@ -187,26 +187,47 @@ static void small_write(struct finding *f, const struct metrics *m, double body,
 		 format_count(a, optnum_of(size)), 100 * DIAG_OUTSIDE_TARGET);
 }
 
+/* The threads' time outside process() and the span it is judged over: from
+ * the sweep, before the tail; past RAWCHUNKS_MAX chunks (the records a
+ * sample), the window's share the core efficiency leaves. since: from when. */
+static bool small_outside(const struct run *r, const struct metrics *m, double threads,
+			  double *idle, double *body, double *since)
+{
+	struct tail t;
+	if (rawchunks_sampled(&r->raw)) {
+		optnum eff = m->core_efficiency, w = m->rate_window_seconds;
+		if (!eff.valid || !w.valid)
+			return false;
+		*body = w.value;
+		*idle = (1 - eff.value) * threads * w.value;
+		*since = m->t_window_start;
+		return true;
+	}
+	if (!chunk_sweep(r, threads, &t, NULL))
+		return false;
+	bool tail = t.full && !isnan(t.from);
+	*body = (tail ? t.from : t.to) - t.first;
+	*idle = t.idle_all - (tail ? t.idle : 0);
+	*since = t.first;
+	return true;
+}
+
 void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct findings *out)
 {
 	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
 	optnum n = m->num_successful_chunks, ev = m->total_events_from_chunks;
-	struct tail t;
-	if (!th.valid || th.value < 1 || !n.valid || n.value < DIAG_MIN_CHUNKS || !ev.valid ||
-	    ev.value <= 0 || !m->chunk_duration_mean.valid || !chunk_sweep(r, round(th.value), &t, NULL))
-		return;
-	double threads = round(th.value);
 	optnum busy = timeline_time_avg(&r->tl_executing);
-	if (!busy.valid || busy.value < DIAG_BUSY_TASKS * threads)
+	double idle, body, since, threads = th.valid ? round(th.value) : 0;
+	if (threads < 1 || !n.valid || n.value < DIAG_MIN_CHUNKS || !ev.valid || ev.value <= 0 ||
+	    !m->chunk_duration_mean.valid || !busy.valid || busy.value < DIAG_BUSY_TASKS * threads ||
+	    !small_outside(r, m, threads, &idle, &body, &since))
 		return;
-	bool tail = t.full && !isnan(t.from);
-	double body = (tail ? t.from : t.to) - t.first, idle = t.idle_all - (tail ? t.idle : 0);
 	double share = idle / (threads * body);
 	if (!(share >= DIAG_OUTSIDE_SHARE))
 		return;
 	/* per chunk outside, per event inside: o / (o + p x size) <= target */
 	double per_chunk = idle / n.value, per_event = m->chunk_duration_mean.value * n.value / ev.value;
 	double s = DIAG_OUTSIDE_TARGET, size = ceil(per_chunk * (1 - s) / (s * per_event));
-	struct finding *f = diag_new(out, FIND_SMALL_CHUNKS, SEV_WARNING, t.first, share);
+	struct finding *f = diag_new(out, FIND_SMALL_CHUNKS, SEV_WARNING, since, share);
 	small_write(f, m, body, threads, per_chunk, share, size);
 }

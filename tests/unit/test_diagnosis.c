@@ -258,6 +258,26 @@ static void small_chunks_suggest_a_size(void **state)
 	assert_null(find(&fs, FIND_TAIL)); /* the waves end together: no tail */
 }
 
+/* Past the chunk records' cap (a sample): judged on the core efficiency.
+ * 5,000 chunks of 0.1 s, 4 at a time a second apart: 4 threads 10 % busy. */
+static void small_chunks_past_the_records_cap(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int w = 0; w < 1250; w++, t += 1) {
+		for (int k = 0; k < 4; k++)
+			chunk((struct ck){ FILES[(w + k) % 4], k % 2 ? "w1" : "w0", t, 0.1, 1000, 0, 0 });
+		sample(t + 0.1, 2, 500, "running");
+	}
+	assert_true(rawchunks_sampled(&R.raw));
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_SMALL_CHUNKS);
+	assert_true(f->cost > 0.85 && f->cost < 0.95);
+	assert_non_null(strstr(f->suggestion, "events would bring it under 20%"));
+}
+
 static void memory_growth_names_the_worker(void **state)
 {
 	(void)state;
@@ -409,6 +429,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bad_worker_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(tail_is_told_once_ended, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_suggest_a_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(small_chunks_past_the_records_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_growth_names_the_worker, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_plateau_is_no_growth, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_pressure_and_paused, setup, teardown),
