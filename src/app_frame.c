@@ -100,6 +100,27 @@ static const struct run *app_shown(const struct app *a)
 	return session_newest(&a->ses);
 }
 
+/* ---- findings (docs/diagnosis.md): app_diagnose at the tick, and
+ * app_frame_findings for a frame that shows another run ---- */
+
+static void app_diagnose_run(struct app *a, const struct run *r, const struct metrics *m)
+{
+	struct diagnosis_context ctx = { .now = app_now(a), .listening = app_hint(a) != NULL,
+					 .key_alert = app_alert(a) != NULL };
+	a->findings.n = 0;
+	if (r)
+		diagnosis_evaluate(r, m, &ctx, &a->findings);
+	a->findings_run = r;
+}
+
+static const struct findings *app_frame_findings(struct app *a, const struct run *shown,
+						 const struct metrics *m)
+{
+	if (shown != a->findings_run)
+		app_diagnose_run(a, shown, m);
+	return &a->findings;
+}
+
 /* The view's figures: the rows' going on, the shown run's metrics, the
  * quiet alert. At each tick, and before a frame when events came since
  * the last (a replay waiting for input shows what it has read): what no
@@ -120,6 +141,7 @@ void app_refresh(struct app *a)
 	app_note_quiet(a, a->frame_run, &a->frame_m);
 	if (a->headless && !was && a->quiet_alert[0][0])
 		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
+	app_diagnose_run(a, a->frame_run, &a->frame_m); /* the live findings, at the tick */
 }
 
 /* A frame between ticks may show another run than the tick measured (a
@@ -156,6 +178,7 @@ void app_ui_draw(struct app *a)
 		.quiet_alert = { a->quiet_alert[0][0] ? a->quiet_alert[0] : NULL, a->quiet_alert[1] },
 		.emitter_hint = app_hint(a),
 		.now = app_now(a),
+		.findings = app_frame_findings(a, shown, m),
 	};
 	struct ev_counters feed;
 	bool fed;

@@ -15,6 +15,7 @@
 
 #include "roastop/app.h"
 #include "roastop/auth.h"
+#include "roastop/diagnosis.h"
 #include "roastop/metrics.h"
 #include "roastop/session.h"
 #include "roastop/source.h"
@@ -105,6 +106,9 @@ struct app {
 	struct metrics frame_m;
 	const struct run *frame_run;
 	uint64_t frame_key[3];
+	/* the shown run's findings (app_diagnose), of findings_run */
+	struct findings findings;
+	const struct run *findings_run;
 	/* the runs' metrics, measured once for each state and "now" */
 	struct app_kept kept[APP_METRICS_KEPT];
 	uint64_t kept_uses;

@@ -7,7 +7,7 @@
 
 #define LAYOUT_MIN_COLS 60
 #define LAYOUT_MIN_ROWS 18
-#define LAYOUT_HEADER_ROWS 2
+#define LAYOUT_HEADER_ROWS 3
 #define LAYOUT_PROGRESS_ROWS 3
 
 struct rect {

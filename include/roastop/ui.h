@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "roastop/diagnosis.h"
 #include "roastop/metrics.h"
 #include "roastop/run.h"
 #include "roastop/session.h"
@@ -28,6 +29,7 @@ enum ui_view {
 	UI_VIEW_RUNS,
 	UI_VIEW_RUNNING, /* chunks in flight */
 	UI_VIEW_TASKS, /* the Dask task stream (key 0; only with the stream) */
+	UI_VIEW_FINDINGS, /* what the run's numbers mean (key f) */
 	UI_VIEW__COUNT
 };
 
@@ -73,6 +75,7 @@ struct ui_frame {
 	double now; /* the metrics clock */
 	const struct tasks *tasks; /* the shown run's task model; NULL: no stream, no task */
 	const char *tasks_state; /* the stream's state ("connected", ...) */
+	const struct findings *findings; /* the shown run's (diagnosis.h); NULL: not evaluated */
 };
 
 /* What the app must do after input (bits). */

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "roastop/findings_json.h"
 #include "roastop/jsonw.h"
 #include "roastop/metrics_extra.h"
 #include "roastop/metrics_json.h"
@@ -421,6 +422,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_counts(w, r);
 	add_inflight(w, m, r);
 	add_failed(w, r);
+	findings_json(w, m, r);
 	add_log(w, r);
 	metrics_raw_roastop(w, r);
 	if (extra)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "roastop/diagnosis.h"
 #include "roastop/event_json.h"
 
 /* One run number: its family, type, the metrics field and the factor to
@@ -222,10 +223,29 @@ static void om_task_records(struct strbuf *o, const struct session *ses)
 					   c.counters[i].value);
 }
 
+/* A gauge per finding id (docs/diagnosis.md): 1 while it holds for the
+ * newest run, else 0; every id has its sample, so an alert can wait on one. */
+static void om_findings(struct strbuf *o, const struct session_run *row, const struct metrics *m)
+{
+	struct findings fs;
+	diagnosis_of_record(row->run, m, &fs);
+	const char *n = "roastop_finding";
+	om_head(o, n, false, "1 while the finding holds for the newest run, else 0.");
+	for (int id = 0; id < FIND__COUNT; id++) {
+		bool holds = false;
+		for (size_t i = 0; i < fs.n; i++)
+			holds |= fs.f[i].id == (enum finding_id)id;
+		om_sample(o, n, false, "run_id", row->run_id, "finding",
+			  diagnosis_id_name((enum finding_id)id), holds);
+	}
+}
+
 void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
 {
 	if (in->m)
 		om_run(out, in->row, in->m);
+	if (in->m && in->row && in->row->run)
+		om_findings(out, in->row, in->m);
 	if (in->ses) {
 		om_counter(out, "roastop_runs", "Runs seen by this roastop.", in->ses->runs_total);
 		om_task_records(out, in->ses);

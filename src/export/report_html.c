@@ -311,6 +311,7 @@ void report_html_write(const struct metrics *m, const struct run *r, struct strb
 	page_head(out, r);
 	title_block(out, m, r);
 	headline(out, m);
+	report_html_findings(out, m, r);
 	report_html_timelines(out, m, r);
 	report_html_histogram(out, m, r);
 	report_html_fine(out, m);

@@ -12,6 +12,8 @@
 /* HTML text and attribute values alike: the five characters that matter,
  * and control characters (which HTML forbids) shown as '?'. */
 void html_esc(struct strbuf *o, const char *s);
+/* report_html_findings.c: the Findings section (docs/diagnosis.md) */
+void report_html_findings(struct strbuf *o, const struct metrics *m, const struct run *r);
 /* ` name="v"`: the number as metrics.json has it, "null" when not measured. */
 void html_attr_num(struct strbuf *o, const char *name, optnum v);
 void html_attr_count(struct strbuf *o, const char *name, uint64_t n);

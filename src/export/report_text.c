@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "roastop/diagnosis.h"
 #include "roastop/format.h"
 #include "roastop/metrics_tasks.h"
 #include "roastop/strutil.h"
@@ -304,9 +305,29 @@ static void header(struct strbuf *o, const struct run *r)
 					: "no run-start received: times are from roastop's first event\n");
 }
 
+/* What the numbers mean for this run (docs/diagnosis.md): each finding's
+ * title, evidence and suggestion; "No finding" when none holds. */
+static void findings(struct strbuf *o, const struct metrics *m, const struct run *r)
+{
+	struct findings fs;
+	diagnosis_of_record(r, m, &fs);
+	title(o, "Findings");
+	if (fs.n == 0)
+		strbuf_puts(o, "No finding: no rule of docs/diagnosis.md holds for this run.\n");
+	char t[DIAG_TITLE_LEN], e[DIAG_EVIDENCE_LEN], s[DIAG_SUGGESTION_LEN];
+	for (size_t i = 0; i < fs.n; i++) {
+		const struct finding *f = &fs.f[i];
+		strbuf_appendf(o, "[%s] %s (%s)\n", diagnosis_severity_name(f->severity),
+			       clean(t, sizeof(t), f->title), diagnosis_id_name(f->id));
+		strbuf_appendf(o, "    %s\n", clean(e, sizeof(e), f->evidence));
+		strbuf_appendf(o, "    -> %s\n", clean(s, sizeof(s), f->suggestion));
+	}
+}
+
 void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out)
 {
 	header(out, r);
+	findings(out, m, r);
 	throughput(out, m);
 	events(out, m);
 	resources(out, m);

@@ -97,13 +97,22 @@ static bool filter_key(struct ui *ui, int ch)
 	return true;
 }
 
-static void set_view(struct ui *ui, int v)
+/* View v, or (step +1/-1) the next one offered from v on, round. */
+static void set_view_step(struct ui *ui, int v, int step)
 {
-	int n = ui->has_tasks ? UI_VIEW__COUNT : UI_VIEW_TASKS; /* no stream: no view 10 */
-	ui->view = (enum ui_view)((v % n + n) % n);
+	int n = UI_VIEW__COUNT;
+	v = (v % n + n) % n;
+	while (!ui_view_offered(ui, v)) /* no stream: no task view */
+		v = ((v + step) % n + n) % n;
+	ui->view = (enum ui_view)v;
 	ui->help = false;
 	ui->worker_open = false;
 	ui->runs_entered = ui->view == UI_VIEW_RUNS;
+}
+
+static void set_view(struct ui *ui, int v)
+{
+	set_view_step(ui, v, 1);
 }
 
 /* The run list's selection becomes the run the views show; the newest
@@ -139,7 +148,7 @@ static unsigned view_key(struct ui *ui, int ch)
 	int page = ui->rows_shown[ui->view] > 1 ? ui->rows_shown[ui->view] - 1 : 1;
 	switch (ch) {
 	case '\t': set_view(ui, (int)ui->view + 1); break;
-	case KEY_BTAB: set_view(ui, (int)ui->view - 1); break;
+	case KEY_BTAB: set_view_step(ui, (int)ui->view - 1, -1); break;
 	case KEY_UP: case 'k': move_sel(ui, -1, false); break;
 	case KEY_DOWN: case 'j': move_sel(ui, 1, false); break;
 	case KEY_PPAGE:
@@ -175,6 +184,8 @@ static unsigned view_key(struct ui *ui, int ch)
 			set_view(ui, ch - '1');
 		else if (ch == '0' && ui->has_tasks)
 			set_view(ui, UI_VIEW_TASKS);
+		else if (ch == 'f' || ch == 'F')
+			set_view(ui, UI_VIEW_FINDINGS);
 		else
 			return UI_NONE;
 	}

@@ -9,11 +9,14 @@
 #include <string.h>
 
 #define MSG_SECONDS 5.0
-#define UI_VIEW_NAME_MAX 8 /* "Datasets", "Sections": the longest */
 
-static const char *const view_names[UI_VIEW__COUNT] = { "Main",	    "Workers", "Datasets", "Slowest",
-							"Sections", "Files",   "Log",	   "Runs",
-							"Running",  "Tasks" };
+/* The tabs, in the order drawn (docs/dashboard.md, "Views"): each view's
+ * name and the key that opens it. */
+static const char *const view_names[UI_VIEW__COUNT] = { "Main",	 "Workers", "Datasets", "Slowest",
+							"Sections", "Files",	"Log",	    "Runs",
+							"Running",  "Tasks",	"Findings" };
+static const char *const view_keys[UI_VIEW__COUNT] = { "1", "2", "3", "4", "5", "6",
+						       "7", "8", "9", "0", "f" };
 
 void ui_message(struct ui *ui, const char *fmt, ...)
 {
@@ -51,35 +54,49 @@ void ui_invalidate(struct ui *ui)
 	ui->dirty = true;
 }
 
-/* The columns the tabs take when the names of those not shown are cut to
- * at most cut characters (" 1 Main" each). */
-static int tabs_width(const struct ui *ui, int n, int cut)
+bool ui_view_offered(const struct ui *ui, int v)
+{
+	return v >= 0 && v < UI_VIEW__COUNT && (v != UI_VIEW_TASKS || ui->has_tasks);
+}
+
+/* Which tabs show their name (the others their key alone): every one when
+ * all fit; else the view shown, then the others from the left while they
+ * fit. A name is whole or absent, never cut. Returns the columns used. */
+static int tabs_named(const struct ui *ui, bool named[UI_VIEW__COUNT])
 {
 	int w = 0;
-	for (int v = 0; v < n; v++) {
-		int len = (int)strlen(view_names[v]);
-		w += 3 + (v == (int)ui->view || len < cut ? len : cut);
+	for (int v = 0; v < UI_VIEW__COUNT; v++) {
+		named[v] = false;
+		if (ui_view_offered(ui, v))
+			w += 1 + (int)strlen(view_keys[v]);
+	}
+	named[ui->view] = true;
+	w += 1 + (int)strlen(view_names[ui->view]);
+	for (int v = 0; v < UI_VIEW__COUNT; v++) {
+		if (!ui_view_offered(ui, v) || named[v])
+			continue;
+		int extra = 1 + (int)strlen(view_names[v]);
+		if (w + extra > COLS)
+			break;
+		named[v] = true;
+		w += extra;
 	}
 	return w;
 }
 
 static void draw_tabs(struct ui *ui)
 {
-	int n = ui->has_tasks ? UI_VIEW__COUNT : UI_VIEW_TASKS;
-	/* every tab's key on the line: at 80 columns with the task view, the
-	 * names of the views not shown are cut to what fits (the key is what
-	 * is typed; the view shown keeps its name whole) */
-	int cut = UI_VIEW_NAME_MAX;
-	while (cut > 1 && tabs_width(ui, n, cut) > COLS)
-		cut--;
-	/* the name goes first: every tab whole at 80 columns */
-	int x = tabs_width(ui, n, cut) + 9 <= COLS ? scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ") : 0;
-	for (int v = 0; v < n; v++) {
+	bool named[UI_VIEW__COUNT];
+	int used = tabs_named(ui, named);
+	/* the name goes first when every tab still fits beside it */
+	int x = used + 9 <= COLS ? scr_text(ui, 0, 0, COLS, TH_TITLE, " roastop ") : 0;
+	for (int v = 0; v < UI_VIEW__COUNT; v++) {
+		if (!ui_view_offered(ui, v))
+			continue;
 		bool shown = v == (int)ui->view;
 		x += scr_text(ui, 0, x, COLS - x, TH_TAB, " ");
-		x += scr_printf(ui, 0, x, COLS - x, shown ? TH_TAB_ACTIVE : TH_TAB, "%d %.*s",
-				(v + 1) % 10, shown ? UI_VIEW_NAME_MAX : cut,
-				view_names[v]); /* the tenth is key 0 */
+		x += scr_printf(ui, 0, x, COLS - x, shown ? TH_TAB_ACTIVE : TH_TAB, "%s%s%s", view_keys[v],
+				named[v] ? " " : "", named[v] ? view_names[v] : "");
 	}
 	if (ui->paused)
 		scr_text(ui, 0, COLS - 8, 8, TH_WARNING, " PAUSED ");
@@ -128,13 +145,14 @@ static void draw_hints(struct ui *ui, const struct ui_frame *f, int y)
 {
 	char v[5][160];
 	const char *help = f->emitter_hint ? "? help, emitter line" : "? help";
-	snprintf(v[0], sizeof(v[0]), " q quit  p pause  Tab/1-9 views  s sort  / filter  t theme  "
-		 "+/- refresh %gs  e write now  %s", ui->interval, help);
-	snprintf(v[1], sizeof(v[1]), " q quit  p pause  1-9 views  s sort  / filter  t theme  e write  %s",
-		 help);
-	snprintf(v[2], sizeof(v[2]), " q quit  p pause  1-9 views  / filter  e write  %s", help);
-	snprintf(v[3], sizeof(v[3]), " q quit  1-9 views  %s", f->emitter_hint ? "? for the emitter line"
-									: "? help");
+	const char *keys = ui->has_tasks ? "1-9/0/f" : "1-9/f"; /* the views' keys that exist */
+	snprintf(v[0], sizeof(v[0]), " q quit  p pause  Tab/%s views  s sort  / filter  t theme  "
+		 "+/- refresh %gs  e write now  %s", keys, ui->interval, help);
+	snprintf(v[1], sizeof(v[1]), " q quit  p pause  %s views  s sort  / filter  t theme  e write  %s",
+		 keys, help);
+	snprintf(v[2], sizeof(v[2]), " q quit  p pause  %s views  / filter  e write  %s", keys, help);
+	snprintf(v[3], sizeof(v[3]), " q quit  %s views  %s", keys,
+		 f->emitter_hint ? "? for the emitter line" : "? help");
 	snprintf(v[4], sizeof(v[4]), " q quit  ? help");
 	int i = 0;
 	while (i < 4 && (int)text_width(v[i]) > COLS)
@@ -163,6 +181,7 @@ static const char *const help_lines[] = {
 	"q          quit: write the measurement and print the summary",
 	"p          pause the display (collection goes on)",
 	"Tab, 1-9   switch view (Shift-Tab back); 9: the chunks running",
+	"0, f       the task stream (when there is one); the findings",
 	"Enter      view 2: one worker's history; view 8: show that run",
 	"arrows     move; PgUp/PgDn page; Home/End first/last",
 	"s          sort workers: memory, memory %, CPU, executing, name",
@@ -243,6 +262,7 @@ static void draw_view(struct ui *ui, const struct ui_frame *f)
 	case UI_VIEW_RUNS: view_runs(ui, f); break;
 	case UI_VIEW_RUNNING: view_running(ui, f); break;
 	case UI_VIEW_TASKS: view_tasks(ui, f); break;
+	case UI_VIEW_FINDINGS: view_findings(ui, f); break;
 	case UI_VIEW__COUNT: break;
 	}
 }

@@ -76,6 +76,9 @@ struct ui {
 	bool has_tasks; /* the last frame had a task stream: view 10 is offered */
 };
 
+/* ui.c: whether view v has a tab (the task view only with a stream) */
+bool ui_view_offered(const struct ui *ui, int v);
+
 /* keys.c */
 bool ui_sync_size(struct ui *ui);
 
@@ -105,6 +108,7 @@ void view_log(struct ui *ui, const struct ui_frame *f);
 void view_runs(struct ui *ui, const struct ui_frame *f);
 void view_running(struct ui *ui, const struct ui_frame *f);
 void view_tasks(struct ui *ui, const struct ui_frame *f);
+void view_findings(struct ui *ui, const struct ui_frame *f);
 void view_worker_history(struct ui *ui, const struct ui_frame *f);
 
 /* tables (views/table.c): a column of a table view */

@@ -105,7 +105,7 @@ def test_eta_from_expected_events_falls(screen, with_expected, cols, rows):
 def test_eta_from_tasks_without_expected_events(screen, with_tasks, cols, rows):
     s = screen(replay(with_tasks, 24), cols=cols, rows=rows)
     text = s.wait_for(re.compile(r"ETA " + DURATION + r" \(from tasks\)"), timeout=60)
-    assert "events" not in text.splitlines()[3].split(" · ")[0]  # the tasks lead the row
+    assert "events" not in text.splitlines()[4].split(" · ")[0]  # the tasks lead the row
     values = etas_until_the_end(s, TASKS_ROW, "completed")
     print(f"{cols}x{rows} ETA from tasks (s) as the replay went: {values}")
     assert len(values) >= 2, values

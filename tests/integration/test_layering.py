@@ -188,3 +188,35 @@ def test_views_compute_no_metric():
         assert "metrics_compute" not in code, f"{f.name} computes the metrics"
         hit = DENOMINATOR.search(code)
         assert not hit, f"{f.name} computes a metric: {hit.group(0)!r}"
+
+
+# The diagnosis (docs/diagnosis.md) reads the model and the metrics, as the
+# metrics read the model; nothing under it reads it back; the views show
+# findings and compute none (the app evaluates them for the frame).
+DIAGNOSIS_MAY_INCLUDE = {
+    "roastop/diagnosis.h", "roastop/metrics.h", "roastop/run.h", "roastop/format.h",
+    "roastop/common.h", "diagnosispriv.h"}
+
+
+def test_diagnosis_reads_only_model_and_metrics():
+    for p in sorted((ROOT / "src/diagnosis").glob("*.[ch]")):
+        bad = includes(p.relative_to(ROOT)) - DIAGNOSIS_MAY_INCLUDE
+        assert bad == set(), f"{p.name} includes {sorted(bad)}"
+    header = includes("include/roastop/diagnosis.h")
+    assert header <= {"roastop/metrics.h", "roastop/run.h"}, header
+
+
+def test_model_and_metrics_do_not_read_diagnosis():
+    files = sorted((ROOT / "src/model").glob("*.[ch]")) + sorted((ROOT / "src/metrics").glob("*.c"))
+    files += [ROOT / "include/roastop" / f"{p.stem}.h" for p in files if p.suffix == ".c"]
+    for p in files:
+        if p.exists():
+            assert "roastop/diagnosis.h" not in includes(p.relative_to(ROOT)), p.name
+
+
+def test_no_view_computes_a_finding():
+    views = sorted((ROOT / "src/ui").glob("*.c")) + sorted((ROOT / "src/ui/views").glob("*.c"))
+    for p in views:
+        code = strip(p.read_text())
+        for name in ("diagnosis_evaluate", "diagnosis_of_record", "diag_"):
+            assert name not in code, f"{p.name} calls {name}"

@@ -20,13 +20,17 @@ SIZES = [(80, 24), (200, 60)]
 
 # Labels each view shows at 80 columns (and so at 200); then those only a
 # wide screen has room for (dropped at 80 in the documented order).
+# The tabs whole at 80 columns on view 1 (the names from the left while they
+# fit, the rest their key alone: docs/dashboard.md, "The view bar"); at 200
+# every one.
 TABS = ["1 Main", "2 Workers", "3 Datasets", "4 Slowest", "5 Sections", "6 Files", "7 Log",
-        "8 Runs", "9 Running"]
+        "8 Runs"]
+TABS_WIDE = ["9 Running", "f Findings"]
 FOOTER = ["q quit", "p pause", "/ filter", "e write", "? help"]
 LABELS = {
     "1": (TABS + FOOTER + ["Dask", "replay", "run", "elapsed", "events", "of", "workers", "peak", "CPU", "mean", "tasks", "runtime", "p50",
                            "running", "fine", "processor", "overhead", "disk read", "write", "log scale"],
-          ["chunks", "done", "failed", "chunk runtime", "events per chunk", "fine metrics", "compression", "serialization",
+          TABS_WIDE + ["chunks", "done", "failed", "chunk runtime", "events per chunk", "fine metrics", "compression", "serialization",
            "memory", "time-average", "tasks executing", "event rate", "core efficiency",
            "chunks/s"]),
     "2": (["workers:", "present", "seen", "sorted by memory (s)", "WORKER", "STATUS", "MEMORY",
@@ -134,14 +138,14 @@ def test_header_shortens_the_output_path_not_cut(screen, recording, tmp_path):
     out = tmp_path / "build" / "demo-measurements-with-a-long-name"
     out.parent.mkdir()
     s = screen(["--replay", recording, "--speed", "0"], cols=80, rows=24, out=out)
-    header = s.wait_still("end reached").splitlines()[1:3]  # the last frame, whole
+    header = s.wait_still("end reached").splitlines()[2:4]  # the last frame, whole
     for line in header:
         m = re.search(r"· out (\S+)", line)
         if m:  # whole, or its last component
             assert m.group(1) in (str(out), "…/" + out.name), line
     s.resize(200, 60)
     text = s.wait_for(f"out {out}")
-    assert f"out {out}" in text.splitlines()[2]
+    assert f"out {out}" in text.splitlines()[3]  # under the findings line and the sources'
 
 
 def test_datasets_keep_failed_at_80_columns(screen, recording):
@@ -247,5 +251,5 @@ def test_footer_and_header_whole_when_live(screen):
     # live, a frame a second: a capture that stayed the same between two
     # frames is one drawn whole (line 1 is read, not half of it)
     text = s.wait_still([lost, hint], quiet=0.4)
-    line1 = text.splitlines()[1].rstrip()
+    line1 = text.splitlines()[2].rstrip()  # the sources' line, under the findings line
     assert re.search(r"(\)|refused|Dask n/a)$", line1), line1

@@ -172,6 +172,10 @@ def _name(pattern):
 # A duration as format_duration writes it; a partial one (half drawn) never
 # matches: it ends in its unit
 DURATION = r"(?:\d+h )?(?:\d+m )?\d+(?:\.\d+)?(?: ms|s)"
+# The task view's tab, offered once the stream connected: its key, named or
+# not (at 80 columns the names from the left take the room: docs/dashboard.md,
+# "The view bar"), then the findings' tab
+TASKS_TAB = re.compile(r" 0(?: Tasks)? f(?: |$)", re.M)
 
 
 def seconds(text):
@@ -290,8 +294,10 @@ def test_every_view_and_tab(screen, recording):
     s.keys("7")
     text = s.wait_for("run started")  # the log shows what the run did
     s.keys("8")
-    s.keys("Tab")  # from the run list to the chunks running, then round to the main view
+    s.keys("Tab")  # from the run list to the chunks running, the findings, round to the main view
     s.wait_for("chunks running: n/a")  # the recording has no chunk starts
+    s.keys("Tab")  # no task stream: no task view between them
+    s.wait_for("findings: ")
     s.keys("Tab")
     s.wait_for("runtime p50")
     s.keys("Tab")

@@ -237,11 +237,11 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
     import shutil
     if shutil.which("tmux") is None:
         pytest.skip("tmux not installed")
-    from test_screen import DURATION, Screen
+    from test_screen import DURATION, TASKS_TAB, Screen
     s = Screen(tmp_path, ["--scheduler", cluster.dashboard_url, "--task-stream", "--listen", "127.0.0.1:0",
                           "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
     try:
-        s.wait_for("0 Tasks", timeout=60)  # the stream connected: its view offered
+        s.wait_for(TASKS_TAB, timeout=60)  # the stream connected: its view offered
         s.keys("0")
         s.wait_for("task stream (connected)", timeout=60)
         worker = run_work(cluster)
@@ -255,9 +255,10 @@ def test_view_in_tmux(tmp_path, cluster, cols, rows):
         lines = text.splitlines()
         assert len(lines) == rows
         # every view's key on the tab line, the one shown named whole (at 80
-        # columns the others' names are cut to fit)
-        keys = re.findall(r"(?:^| )(\d) ", lines[0])
-        assert keys == list("1234567890") and " 0 Tasks" in lines[0], lines[0]
+        # columns the others named whole from the left while they fit, the
+        # rest their key alone), the findings' last
+        keys = re.findall(r"(?:^| )([\df])(?= |$)", lines[0])
+        assert keys == list("1234567890f") and " 0 Tasks" in lines[0], lines[0]
         assert any(line.startswith(short[:15]) for line in lines), text  # its lane
         row = [line for line in lines if line.split()[1:2] == ["sum"]]
         assert row and row[0].split()[2] == "64", text  # 8 x 8 chunks

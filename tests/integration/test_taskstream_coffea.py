@@ -142,13 +142,13 @@ def test_apply_to_fileset_headless(tmp_path, dak_cluster, dimuon_files):
 def test_apply_to_fileset_in_tmux(tmp_path, dak_cluster, dimuon_files, cols, rows):
     if shutil.which("tmux") is None:
         pytest.skip("tmux not installed")
-    from test_screen import DURATION, Screen
+    from test_screen import DURATION, TASKS_TAB, Screen
     files, _ = dimuon_files
     s = Screen(tmp_path, ["--scheduler", dak_cluster.dashboard_url, "--task-stream",
                           "--listen", "127.0.0.1:0",
                           "--no-auth", "--checkpoint", 0], cols=cols, rows=rows)
     try:
-        s.wait_for("0 Tasks", timeout=60)  # roastop up, its keys read: then the key
+        s.wait_for(TASKS_TAB, timeout=60)  # roastop up, its keys read: then the key
         s.keys("0")
         s.wait_for("task stream (connected)", timeout=60)
         facts = run_analysis(tmp_path, dak_cluster, files)

@@ -53,7 +53,8 @@ static void main_layout_proportions(void **state)
 	(void)state;
 	struct main_layout L;
 	assert_int_equal(layout_main(80, 24, &L), 0);
-	assert_int_equal(L.timeline[0].h + L.timeline[2].h, 9); /* 55 % of 17 rows */
+	/* 55 % of 17 rows, less the header's third row (the findings line) */
+	assert_int_equal(L.timeline[0].h + L.timeline[2].h, 8);
 	assert_int_equal(L.hist.h, 8);
 	assert_int_equal(L.timeline[0].w, 40);
 	assert_false(L.hist_split);

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "roastop/metrics.h"
 #include "roastop/openmetrics.h"
 #include "roastop/udp.h"
 
@@ -127,6 +128,49 @@ static void label_values_are_escaped(void **state)
 	strbuf_free(&o);
 }
 
+/* 4 files of 4 chunks of 1,000 events, 1 s each; slow_factor for the last
+ * file's. */
+static void files_run(struct run *r, double slow_factor)
+{
+	static const char *const files[4] = { "/d/a.root", "/d/b.root", "/d/c.root", "/d/d.root" };
+	assert_int_equal(run_init(r), 0);
+	double t = 100;
+	for (int i = 0; i < 16; i++) {
+		double d = i % 4 == 3 ? slow_factor : 1;
+		struct event ev = test_event(EV_CHUNK, t + d);
+		ev.u.chunk.file = files[i % 4];
+		ev.u.chunk.dataset = "ds";
+		ev.u.chunk.duration = optnum_of(d);
+		ev.u.chunk.num_events = optnum_of(1000);
+		assert_int_equal(run_apply(r, &ev), 0);
+		t += d;
+	}
+}
+
+/* A gauge per finding id, 1 while it holds for the newest run, else 0. */
+static void a_gauge_per_finding(void **state)
+{
+	(void)state;
+	for (int slow = 0; slow < 2; slow++) {
+		static struct run r;
+		static struct metrics m;
+		files_run(&r, slow ? 10 : 1);
+		metrics_compute(&r, 200, NULL, &m);
+		struct session_run row = { .run_id = "r-2", .run = &r };
+		struct openmetrics_input in = { .row = &row, .m = &m };
+		struct strbuf o;
+		strbuf_init(&o);
+		openmetrics_write(&in, &o);
+		assert_true(has_line(o.data, "# TYPE roastop_finding gauge"));
+		assert_true(has_line(o.data, slow ? "roastop_finding{run_id=\"r-2\",finding=\"slow_file\"} 1"
+						  : "roastop_finding{run_id=\"r-2\",finding=\"slow_file\"} 0"));
+		assert_true(has_line(o.data, "roastop_finding{run_id=\"r-2\",finding=\"tail\"} 0"));
+		assert_true(has_line(o.data, "roastop_finding{run_id=\"r-2\",finding=\"silent_run\"} 0"));
+		strbuf_free(&o);
+		run_destroy(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +179,7 @@ int main(void)
 		cmocka_unit_test(counters_of_the_listener_and_server),
 		cmocka_unit_test(label_values_are_escaped),
 		cmocka_unit_test(too_large_is_one_reason),
+		cmocka_unit_test(a_gauge_per_finding),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

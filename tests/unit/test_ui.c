@@ -107,6 +107,26 @@ static void draw_everything(int cols, int rows, bool ascii, bool no_color)
 		ui_set_view(ui, (enum ui_view)v);
 		ui_draw(ui, &f);
 	}
+	/* the findings line and view: none, then more than the rows hold, each
+	 * with text longer than any line */
+	static struct findings fs;
+	memset(&fs, 0, sizeof(fs));
+	f.findings = &fs;
+	for (size_t k = 0; k <= FIND__COUNT; k += FIND__COUNT) {
+		for (size_t i = 0; i < k; i++) {
+			struct finding *g = &fs.f[i];
+			*g = (struct finding){ .id = (enum finding_id)i, .severity = (enum finding_severity)(i % 3),
+					       .since = i % 2 ? NAN : R.t_last - 5 };
+			snprintf(g->title, sizeof(g->title), "slow file: %0250d", (int)i);
+			snprintf(g->evidence, sizeof(g->evidence), "%0300d words after it %0300d", 1, 2);
+			snprintf(g->suggestion, sizeof(g->suggestion), "do something %0150d", 3);
+		}
+		fs.n = k;
+		ui_set_view(ui, UI_VIEW_MAIN);
+		ui_draw(ui, &f);
+		ui_set_view(ui, UI_VIEW_FINDINGS);
+		ui_draw(ui, &f);
+	}
 	ui_message(ui, "a message longer than any line: %0400d", 7);
 	ui_draw(ui, &f);
 	test_ui_close(ui);

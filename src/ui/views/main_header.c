@@ -131,7 +131,7 @@ static void header_polled(struct line *l, const struct ui_frame *f, const struct
  * first and no address. */
 static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
-	struct line l = { .ui = ui, .y = r.y, .x = 1, .end = r.x + r.w };
+	struct line l = { .ui = ui, .y = r.y + 1, .x = 1, .end = r.x + r.w };
 	for (size_t i = 0; i < f->n_sources; i++) {
 		if (state_is(&f->sources[i], "recording")) {
 			header_recorded(&l, f, &f->sources[i]);
@@ -217,7 +217,7 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	const struct run *run = f->run;
 	const struct metrics *m = f->m;
-	struct line l = { .ui = ui, .y = r.y + 1, .x = 1, .end = r.x + r.w };
+	struct line l = { .ui = ui, .y = r.y + 2, .x = 1, .end = r.x + r.w };
 	char a[FMT_LEN];
 	if (f->out_alert) { /* first, so that 80 columns show it whole */
 		line_seg(&l, TH_CRITICAL, f->out_alert);
@@ -243,8 +243,26 @@ static void header_line2(struct ui *ui, const struct ui_frame *f, struct rect r)
 	}
 }
 
+/* The top line: the most severe finding (its title, cut at a space when
+ * long; key f lists them all), or that there is none. */
+static void header_finding(struct ui *ui, const struct ui_frame *f, struct rect r)
+{
+	struct line l = { .ui = ui, .y = r.y, .x = 1, .end = r.x + r.w };
+	const struct finding *top = diagnosis_top(f->findings);
+	if (!top) {
+		line_seg(&l, TH_DIM, f->findings ? "no finding" : "findings n/a");
+		return;
+	}
+	char t[DIAG_TITLE_LEN + 48];
+	size_t more = f->findings->n - 1;
+	snprintf(t, sizeof(t), more ? "%s: %s (f: %zu more)" : "%s: %s (f)",
+		 diagnosis_severity_name(top->severity), top->title, more);
+	line_seg(&l, top->severity == SEV_CRITICAL ? TH_CRITICAL : TH_WARNING, t);
+}
+
 void main_header_draw(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
+	header_finding(ui, f, r);
 	header_line1(ui, f, r);
 	header_line2(ui, f, r);
 }

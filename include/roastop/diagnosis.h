@@ -1,0 +1,78 @@
+/* What a run's numbers mean for it: findings, each with the numbers it
+ * rests on and what to change. Pure functions of a run and its metrics, like
+ * the metrics module: no I/O, no clocks (the caller's `now` is the end of a
+ * live run, as for metrics_compute). Evaluated at each tick while the run
+ * goes (live) and once more on its final state; the same rules either way.
+ * The catalogue (formulas, thresholds, why): docs/diagnosis.md. */
+#ifndef ROASTOP_DIAGNOSIS_H
+#define ROASTOP_DIAGNOSIS_H
+
+#include "roastop/metrics.h"
+#include "roastop/run.h"
+
+/* Most severe first when ordered. */
+enum finding_severity { SEV_INFO = 0, SEV_WARNING, SEV_CRITICAL };
+
+/* One finding per rule at most (the worst file, worker, ...): the
+ * findings of a run fit a fixed array. */
+enum finding_id {
+	FIND_SILENT_RUN = 0, /* the scheduler runs tasks, no chunk arrives */
+	FIND_SILENT_SCHEDULER, /* chunks arrive, the scheduler shows no task */
+	FIND_TAIL, /* the run's end waited on a few chunks, cores idle */
+	FIND_SLOW_FILE,
+	FIND_SLOW_SITE, /* the host of files' URLs (root://host//...) */
+	FIND_BAD_WORKER,
+	FIND_SMALL_CHUNKS, /* time outside process() large against inside */
+	FIND_MEMORY_GROWTH, /* one worker's memory grows chunk after chunk */
+	FIND_MEMORY_PRESSURE, /* a worker near its limit, spilling or paused */
+	FIND__COUNT
+};
+
+#define DIAG_TITLE_LEN 300
+#define DIAG_EVIDENCE_LEN 640
+#define DIAG_SUGGESTION_LEN 200
+
+struct finding {
+	enum finding_id id;
+	enum finding_severity severity;
+	char title[DIAG_TITLE_LEN]; /* one line, names the file/host/worker */
+	char evidence[DIAG_EVIDENCE_LEN]; /* the numbers, with units */
+	char suggestion[DIAG_SUGGESTION_LEN];
+	/* When it began to hold, epoch seconds, read off the run's own
+	 * timeline (each rule says which time: docs/diagnosis.md); NAN: not
+	 * known */
+	double since;
+	/* what it cost, for the order among equal severities: a share of the
+	 * run's time in [0, 1], or 0 when the rule has none */
+	double cost;
+};
+
+struct findings {
+	size_t n;
+	struct finding f[FIND__COUNT]; /* most severe first, then by cost */
+};
+
+/* What the run does not hold and the caller knows: whether a source has
+ * senders that should send chunks (a listener), and whether it already
+ * explains their silence (a key alert). */
+struct diagnosis_context {
+	double now; /* the end of a live run, as metrics_compute's */
+	bool listening;
+	bool key_alert;
+};
+
+/* Fills out with every rule that holds for r (measured as m). */
+void diagnosis_evaluate(const struct run *r, const struct metrics *m,
+			const struct diagnosis_context *ctx, struct findings *out);
+/* The findings the files and /metrics carry: those of r alone, with no
+ * listener (the silent run is the screen's), now the end of m's window
+ * (m->inflight_at: the run's end, else the caller's now). */
+void diagnosis_of_record(const struct run *r, const struct metrics *m, struct findings *out);
+/* The most severe finding, or NULL: a healthy run. */
+const struct finding *diagnosis_top(const struct findings *fs);
+/* "tail", "slow_file", ...: metrics.json's id, the OpenMetrics label. */
+const char *diagnosis_id_name(enum finding_id id);
+/* "info", "warning", "critical". */
+const char *diagnosis_severity_name(enum finding_severity s);
+
+#endif

@@ -1,0 +1,186 @@
+"""Findings (issue 35; docs/diagnosis.md) on real coffea runs: coffea's
+Runner with its Dask executor on the session's cluster (two 1-thread
+workers) over the example's uproot-written files, measured live by roastop
+--headless, which also records the run; the recording is then replayed in
+tmux for the screen.
+
+- a slow file: one file's chunks sleep ten times longer than the others':
+  metrics.json's roastop.findings holds slow_file naming that file, with its
+  rate and the share of the run's time it cost; summary.txt and report.html
+  (rendered in headless Chromium) a Findings section naming it; the replay's
+  top line at 80x24 and 200x60 names it, and view f lists it with evidence;
+- a healthy run (every chunk sleeps alike, one chunk per thread at a time):
+  no finding anywhere, and each place says "no finding"."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import CHUNKSIZE, load_metrics, run_dir, start_roastop_live
+from dask_cluster import EXAMPLES, client_env
+from test_screen import pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
+
+SLOW = "DYJetsToLL_1.root"
+BASE_SLEEP = 0.3  # seconds a chunk sleeps in process(); the slow file's, 10 x
+
+SLEEPY_CLIENT = textwrap.dedent("""
+    import json, os, sys, time
+    from pathlib import Path
+    examples, scheduler, files, chunksize, slow, base = sys.argv[1:7]
+    sys.path.insert(0, examples)
+    os.environ["DIMUON_METRICS"] = "roastop"
+    import cloudpickle
+    import dimuon
+    cloudpickle.register_pickle_by_value(dimuon)
+    from coffea import processor
+    from coffea.nanoevents import NanoAODSchema
+    from distributed import Client
+    from roastop import MetricsCollector, track_metrics
+
+    fileset = json.loads((Path(files) / "fileset.json").read_text())
+
+    class Sleepy(dimuon.DimuonProcessor):
+        @track_metrics
+        def process(self, events):
+            name = os.path.basename(events.metadata["filename"])
+            time.sleep(float(base) * (10 if name == slow else 1))
+            return dimuon.DimuonProcessor.process.__wrapped__(self, events)
+
+    client = Client(scheduler)
+    proc = Sleepy()
+    runner = processor.Runner(executor=processor.DaskExecutor(client=client, status=False),
+                              schema=NanoAODSchema, chunksize=int(chunksize))
+    with MetricsCollector(client, processor_instance=proc, run_name="sleepy"):
+        runner(fileset, processor_instance=proc, treename="Events")
+    print("done", flush=True)
+    client.close()
+""")
+
+
+def measured_run(d: Path, cluster, files, slow: str):
+    """A Sleepy run measured and recorded by roastop --headless: its
+    metrics.json, its measurement directory and the recording."""
+    out, rec = d / "measurement", d / "run.jsonl"
+    proc, env = start_roastop_live(d, "--scheduler", cluster.dashboard_url, "--exit-on-run-end",
+                                   "--duration", 600, "--output", out, "--checkpoint", 0,
+                                   "--record", rec)
+    script = d / "sleepy_client.py"
+    script.write_text(SLEEPY_CLIENT)
+    try:
+        p = subprocess.run([sys.executable, str(script), str(EXAMPLES), cluster.address,
+                            str(files), str(CHUNKSIZE), slow, str(BASE_SLEEP)],
+                           env=client_env(**env), capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0 and "done" in p.stdout, p.stdout + p.stderr
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
+    return {"metrics": load_metrics(out), "dir": run_dir(out), "recording": rec}
+
+
+@pytest.fixture(scope="module")
+def slow_run(tmp_path_factory, dask_cluster, dimuon_files):
+    files, _ = dimuon_files
+    return measured_run(tmp_path_factory.mktemp("slowfile"), dask_cluster, files, SLOW)
+
+
+@pytest.fixture(scope="module")
+def healthy_run(tmp_path_factory, dask_cluster, dimuon_files):
+    files, _ = dimuon_files
+    return measured_run(tmp_path_factory.mktemp("healthy"), dask_cluster, files, "none")
+
+
+def test_slow_file_named_in_metrics_json(slow_run):
+    found = slow_run["metrics"]["roastop"]["findings"]
+    slow = [f for f in found if f["id"] == "slow_file"]
+    assert len(slow) == 1, found
+    f = slow[0]
+    assert f["title"] == f"slow file: {SLOW}"
+    assert SLOW in f["evidence"] and "x slower" in f["evidence"]
+    ratio = float(re.search(r"\(([\d.]+)x slower\)", f["evidence"]).group(1))
+    assert 5 <= ratio <= 12, f  # 10 x the sleep, the processor's own time beside it
+    assert 0.3 < f["cost_share"] < 1 and f["severity"] == "warning"
+    assert f["since_run_seconds"] > 0 and f["suggestion"]
+    # no worker blamed for the file's chunks
+    assert not [g for g in found if g["id"] == "bad_worker"], found
+
+
+def test_slow_file_in_summary_and_report(slow_run):
+    text = (slow_run["dir"] / "summary.txt").read_text()
+    section = text.split("\nFindings\n--------\n", 1)[1]
+    assert section.startswith("[warning] slow file: " + SLOW) or \
+        f"slow file: {SLOW} (slow_file)" in section.split("\n\n")[0], text
+    html = (slow_run["dir"] / "report.html").read_text()
+    assert '<section id="findings"><h2>Findings</h2>' in html
+    assert f'data-id="slow_file"><b class="warn">slow file: {SLOW}</b>' in html
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium not installed")
+def test_report_findings_rendered_in_chromium(slow_run, tmp_path):
+    from test_report_html import CHROMIUM_DEADLINE
+    args = ["chromium", "--headless=new", "--disable-gpu", "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+            (slow_run["dir"] / "report.html").resolve().as_uri()]
+    if os.geteuid() == 0:
+        args.insert(1, "--no-sandbox")
+    p = subprocess.run(args, capture_output=True, text=True, timeout=CHROMIUM_DEADLINE)
+    assert p.returncode == 0, p.stderr[-3000:]
+    dom = p.stdout
+    i = dom.index('<section id="findings">')
+    section = dom[i:dom.index("</section>", i)]
+    assert "<h2>Findings</h2>" in section and f"slow file: {SLOW}" in section
+    assert "x slower" in section
+
+
+def test_healthy_run_has_no_finding(healthy_run):
+    m = healthy_run["metrics"]
+    assert m["roastop"]["findings"] == [], m["roastop"]["findings"]
+    assert m["num_failed_chunks"] == 0 and m["roastop"]["run_ended"] is True
+    text = (healthy_run["dir"] / "summary.txt").read_text()
+    assert "\nFindings\n--------\nNo finding" in text
+    assert "No finding" in (healthy_run["dir"] / "report.html").read_text()
+
+
+TAB_NAMES = {"Main", "Workers", "Datasets", "Slowest", "Sections", "Files", "Log", "Runs",
+             "Running", "Tasks", "Findings"}
+
+
+def tabs_whole(row: str):
+    """The tab bar's words: keys, whole view names, the program's name."""
+    words = row.replace("PAUSED", "").split()
+    return all(w in TAB_NAMES or re.fullmatch(r"[0-9f]", w) or w == "roastop" for w in words)
+
+
+@pytest.mark.parametrize("cols,rows", [(80, 24), (200, 60)])
+def test_slow_file_on_screen(screen, slow_run, cols, rows):  # noqa: F811 - the fixture
+    s = screen(["--replay", slow_run["recording"], "--speed", "0"], cols=cols, rows=rows)
+    top = re.compile(r"^ warning: slow file: " + re.escape(SLOW) + r" \(f(: \d+ more)?\)", re.M)
+    text = s.wait_still(top, timeout=120)
+    lines = text.splitlines()
+    assert top.match(lines[1]), text  # the line under the tabs, whole at 80 columns
+    assert tabs_whole(lines[0]) and "1 Main" in lines[0], lines[0]
+    assert re.search(r"1-9(/0)?/f views", lines[-1]) or cols == 80, lines[-1]
+    s.keys("f")
+    text = s.wait_for(["findings: ", "most severe first", f"slow file: {SLOW}",
+                       re.compile(r"\dx\s+slower"),
+                       "slow_file  since"])
+    lines = text.splitlines()
+    assert "f Findings" in lines[0] and tabs_whole(lines[0]), lines[0]
+    assert any(SLOW in ln and "ev/s" in ln for ln in lines) or cols == 80, text
+
+
+@pytest.mark.parametrize("cols,rows", [(80, 24), (200, 60)])
+def test_healthy_run_says_no_finding_on_screen(screen, healthy_run, cols, rows):  # noqa: F811
+    s = screen(["--replay", healthy_run["recording"], "--speed", "0"], cols=cols, rows=rows)
+    text = s.wait_still(re.compile(r"^ no finding\s*$", re.M), timeout=120)
+    assert text.splitlines()[1].strip() == "no finding", text
+    s.keys("f")
+    s.wait_for(["findings: no finding", "no rule of docs/diagnosis.md holds"])

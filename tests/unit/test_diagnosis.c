@@ -1,0 +1,445 @@
+/* Each rule of docs/diagnosis.md on runs built through run_apply: it fires
+ * on a run made to show it, naming the file, site or worker, and not on a
+ * healthy run (uniform files, one chunk per thread at a time). */
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "roastop/diagnosis.h"
+#include "roastop/metrics_json.h"
+#include "roastop/report_text.h"
+
+#define T0 1000.0
+
+static struct run R;
+
+static int setup(void **state)
+{
+	*state = &R;
+	return run_init(&R);
+}
+
+static int teardown(void **state)
+{
+	run_destroy(*state);
+	return 0;
+}
+
+static void apply(struct event ev)
+{
+	assert_int_equal(run_apply(&R, &ev), 0);
+}
+
+static void start(void)
+{
+	struct event ev = test_event(EV_RUN_START, T0);
+	ev.u.run_start.run_id = "r";
+	ev.u.run_start.processor = "P";
+	apply(ev);
+}
+
+static void end(double t)
+{
+	apply(test_event(EV_RUN_END, t));
+}
+
+struct ck {
+	const char *file, *worker;
+	double t0, dur, events, mem_before, mem_after;
+};
+
+static void chunk(struct ck c)
+{
+	struct event ev = test_event(EV_CHUNK, c.t0 + c.dur);
+	struct ev_chunk *e = &ev.u.chunk;
+	e->dataset = "ds";
+	e->file = c.file;
+	e->worker = c.worker;
+	e->t_start = optnum_of(c.t0);
+	e->t_end = optnum_of(c.t0 + c.dur);
+	e->duration = optnum_of(c.dur);
+	e->num_events = optnum_of(c.events);
+	e->mem_before_mb = optnum_of(c.mem_before > 0 ? c.mem_before : 500);
+	e->mem_after_mb = optnum_of(c.mem_after > 0 ? c.mem_after : 500);
+	apply(ev);
+}
+
+/* Two workers w0 and w1 of 2 threads, `executing` tasks each, memory mem
+ * of a 1000-byte limit, status st. */
+static void sample(double t, double executing, double mem, const char *st)
+{
+	struct worker_sample s[2] = {
+		{ .id = "w0", .name = "w0", .status = st },
+		{ .id = "w1", .name = "w1", .status = "running" },
+	};
+	for (int i = 0; i < 2; i++) {
+		s[i].nthreads = optnum_of(2);
+		s[i].memory_bytes = optnum_of(i == 0 ? mem : 400);
+		s[i].memory_limit = optnum_of(1000);
+		s[i].executing = optnum_of(executing);
+	}
+	struct event ev = test_event(EV_SAMPLE, t);
+	ev.u.sample = (struct ev_sample){ .worker_count = 2, .n_workers = 2, .workers = s };
+	apply(ev);
+}
+
+/* Process() time and the tasks' time in all (fine metrics, span scope). */
+static void fine(double t, double task_seconds)
+{
+	struct fine_row row = { "execute", "P", "thread-cpu", "seconds", task_seconds };
+	struct event ev = test_event(EV_FINE, t);
+	ev.u.fine = (struct ev_fine){ FINE_SPAN, 1, &row };
+	apply(ev);
+}
+
+static const char *const FILES[4] = { "/data/f0.root", "/data/f1.root", "/data/f2.root",
+				      "/data/f3.root" };
+
+/* waves x 4 chunks, one per thread at a time: 1 s and 1000 events each,
+ * the files in turn, two chunks per worker; slow_file's chunks (or every
+ * chunk of slow_worker) take `factor` times longer. */
+static double waves(int n, const char *slow_file, const char *slow_worker, double factor)
+{
+	double t = T0 + 1;
+	for (int w = 0; w < n; w++) {
+		double longest = 0;
+		for (int k = 0; k < 4; k++) {
+			const char *file = FILES[(w + k) % 4], *worker = k % 2 ? "w1" : "w0";
+			bool slow = (slow_file && strcmp(file, slow_file) == 0) ||
+				    (slow_worker && strcmp(worker, slow_worker) == 0);
+			double d = slow ? factor : 1.0;
+			chunk((struct ck){ file, worker, t, d, 1000, 0, 0 });
+			longest = fmax(longest, d);
+		}
+		sample(t + longest, 2, 500, "running");
+		t += longest;
+	}
+	return t;
+}
+
+static void evaluate(double now, bool listening, struct findings *fs)
+{
+	struct metrics m;
+	metrics_compute(&R, now, NULL, &m);
+	struct diagnosis_context ctx = { .now = now, .listening = listening };
+	diagnosis_evaluate(&R, &m, &ctx, fs);
+}
+
+static const struct finding *find(const struct findings *fs, enum finding_id id)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->f[i].id == id)
+			return &fs->f[i];
+	return NULL;
+}
+
+/* The finding id, which must be there (a blank one when not, after the
+ * failure is recorded). */
+static const struct finding *must(const struct findings *fs, enum finding_id id)
+{
+	static const struct finding blank;
+	const struct finding *f = find(fs, id);
+	if (!f)
+		print_message("no %s finding among %zu\n", diagnosis_id_name(id), fs->n);
+	assert_non_null(f);
+	return f ? f : &blank;
+}
+
+static void healthy_run_has_no_finding(void **state)
+{
+	(void)state;
+	start();
+	sample(T0 + 0.5, 0, 500, "running");
+	double t = waves(8, NULL, NULL, 1);
+	fine(t, 34); /* process() 32 s of 34 s of task time */
+	struct findings fs;
+	evaluate(t, true, &fs); /* live */
+	assert_int_equal(fs.n, 0);
+	end(t + 0.2);
+	evaluate(t + 5, true, &fs); /* final */
+	for (size_t i = 0; i < fs.n; i++)
+		print_message("fired: %s: %s\n", diagnosis_id_name(fs.f[i].id), fs.f[i].evidence);
+	assert_int_equal(fs.n, 0);
+	assert_null(diagnosis_top(&fs));
+}
+
+static void slow_file_is_named(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, FILES[3], NULL, 10);
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_SLOW_FILE);
+	assert_non_null(strstr(f->title, "f3.root"));
+	assert_non_null(strstr(f->evidence, "/data/f3.root"));
+	assert_non_null(strstr(f->evidence, "10.0x slower"));
+	assert_true(f->cost > 0.5 && f->cost < 1);
+	assert_true(f->since >= T0 + 1 && f->since < t);
+	assert_null(find(&fs, FIND_BAD_WORKER)); /* the file's chunks ran on both */
+}
+
+static void slow_site_is_named(void **state)
+{
+	(void)state;
+	static const char *const urls[5] = { "root://fast.example//a1.root", "root://fast.example//a2.root",
+					     "root://other.example:1094//a3.root",
+					     "root://u@slow.example//b1.root", "root://slow.example//b2.root" };
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 20; i++, t += 1) {
+		bool slow = i % 5 >= 3;
+		chunk((struct ck){ urls[i % 5], i % 2 ? "w1" : "w0", t, slow ? 5 : 1, 1000, 0, 0 });
+	}
+	end(t + 5);
+	struct findings fs;
+	evaluate(t + 5, true, &fs);
+	const struct finding *f = must(&fs, FIND_SLOW_SITE);
+	assert_string_equal(f->title, "slow site: slow.example");
+	assert_non_null(strstr(f->evidence, "over 2 files"));
+}
+
+static void bad_worker_is_named(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, NULL, "w1", 4);
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_BAD_WORKER);
+	assert_string_equal(f->title, "slow worker: w1");
+	assert_non_null(strstr(f->evidence, "4.0x slower"));
+	assert_null(find(&fs, FIND_SLOW_FILE)); /* every file is slowed alike */
+}
+
+/* 6 waves, then a last one whose chunk on f0 takes 12 s: 3 threads idle. */
+static void tail_is_told_once_ended(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(6, NULL, NULL, 1);
+	chunk((struct ck){ FILES[0], "w0", t, 12, 1000, 0, 0 });
+	for (int k = 1; k < 4; k++)
+		chunk((struct ck){ FILES[k], k % 2 ? "w1" : "w0", t, 1, 1000, 0, 0 });
+	struct findings fs;
+	evaluate(t + 12, true, &fs);
+	assert_null(find(&fs, FIND_TAIL)); /* live: no chunk in flight is known */
+	end(t + 12);
+	evaluate(t + 12, true, &fs);
+	const struct finding *f = must(&fs, FIND_TAIL);
+	assert_true(fabs(f->since - (t + 1)) < 1e-6); /* when the other three ended */
+	assert_non_null(strstr(f->evidence, "f0.root"));
+	assert_true(f->cost > 0.4); /* 33 idle thread-seconds of 4 threads over 19 s */
+}
+
+/* 16 waves of 4 chunks of 0.1 s, a second apart: the threads idle 0.9 s
+ * between chunks. */
+static void small_chunks_suggest_a_size(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int w = 0; w < 16; w++, t += 1) {
+		for (int k = 0; k < 4; k++)
+			chunk((struct ck){ FILES[(w + k) % 4], k % 2 ? "w1" : "w0", t, 0.1, 1000, 0, 0 });
+		sample(t + 0.1, 2, 500, "running");
+	}
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_SMALL_CHUNKS);
+	/* 4 threads over 15.1 s, 6.4 s of it in chunks: 54 s idle, 89 % */
+	assert_true(fabs(f->cost - 54.0 / 60.4) < 1e-9);
+	assert_true(fabs(f->since - (T0 + 1)) < 1e-9);
+	/* 54 / 64 s outside a chunk, 0.1 ms an event: 0.84375 x 0.8 / (0.2 x 1e-4) */
+	assert_non_null(strstr(f->suggestion, "33,750 events"));
+	assert_null(find(&fs, FIND_TAIL)); /* the waves end together: no tail */
+}
+
+/* Past the chunk records' cap (a sample): judged on the core efficiency.
+ * 5,000 chunks of 0.1 s, 4 at a time a second apart: 4 threads 10 % busy. */
+static void small_chunks_past_the_records_cap(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int w = 0; w < 1250; w++, t += 1) {
+		for (int k = 0; k < 4; k++)
+			chunk((struct ck){ FILES[(w + k) % 4], k % 2 ? "w1" : "w0", t, 0.1, 1000, 0, 0 });
+		sample(t + 0.1, 2, 500, "running");
+	}
+	assert_true(rawchunks_sampled(&R.raw));
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_SMALL_CHUNKS);
+	assert_true(f->cost > 0.85 && f->cost < 0.95);
+	assert_non_null(strstr(f->suggestion, "events would bring it under 20%"));
+}
+
+static void memory_growth_names_the_worker(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 10; i++, t += 1) { /* w0 keeps 60 MB a chunk, w1 stays */
+		chunk((struct ck){ FILES[i % 4], "w0", t, 1, 1000, 500 + 60.0 * i, 560 + 60.0 * i });
+		chunk((struct ck){ FILES[(i + 1) % 4], "w1", t, 1, 1000, 500, 500 });
+	}
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_MEMORY_GROWTH);
+	assert_string_equal(f->title, "memory grows chunk after chunk on w0");
+	assert_non_null(strstr(f->evidence, "up after 9 of them"));
+}
+
+static void memory_plateau_is_no_growth(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 10; i++, t += 1) /* a 400 MB cache filled by the first chunks */
+		chunk((struct ck){ FILES[i % 4], "w0", t, 1, 1000, i < 2 ? 500 + 200.0 * i : 900,
+				   i < 2 ? 700 + 200.0 * i : 900 });
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_null(find(&fs, FIND_MEMORY_GROWTH));
+}
+
+static void memory_pressure_and_paused(void **state)
+{
+	(void)state;
+	start();
+	sample(T0 + 1, 1, 500, "running");
+	struct findings fs;
+	evaluate(T0 + 1, true, &fs);
+	assert_null(find(&fs, FIND_MEMORY_PRESSURE));
+	sample(T0 + 2, 1, 900, "running");
+	evaluate(T0 + 2, true, &fs);
+	const struct finding *f = must(&fs, FIND_MEMORY_PRESSURE);
+	assert_int_equal(f->severity, SEV_WARNING);
+	assert_string_equal(f->title, "memory pressure on w0");
+	sample(T0 + 3, 1, 990, "paused");
+	evaluate(T0 + 3, true, &fs);
+	assert_int_equal(diagnosis_top(&fs)->id, FIND_MEMORY_PRESSURE);
+	assert_int_equal(diagnosis_top(&fs)->severity, SEV_CRITICAL);
+}
+
+static void silent_run_after_15_seconds_of_tasks(void **state)
+{
+	(void)state;
+	start();
+	for (int i = 1; i <= 20; i++)
+		sample(T0 + i, 1, 500, "running");
+	struct findings fs;
+	evaluate(T0 + 10, true, &fs);
+	assert_null(find(&fs, FIND_SILENT_RUN)); /* not yet held 15 s */
+	evaluate(T0 + 20, false, &fs);
+	assert_null(find(&fs, FIND_SILENT_RUN)); /* no listener: nothing to send to */
+	evaluate(T0 + 20, true, &fs);
+	const struct finding *f = must(&fs, FIND_SILENT_RUN);
+	assert_int_equal(f->severity, SEV_CRITICAL);
+	assert_true(fabs(f->since - (T0 + 1)) < 1e-9);
+	assert_string_equal(f->title, "2 tasks run, no chunk came");
+}
+
+static void silent_scheduler(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 12; i++, t += 1) {
+		chunk((struct ck){ FILES[i % 4], "w0", t, 1, 1000, 0, 0 });
+		sample(t + 1, 0, 500, "running");
+	}
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_non_null(find(&fs, FIND_SILENT_SCHEDULER));
+	assert_null(find(&fs, FIND_SILENT_RUN));
+}
+
+/* metrics.json's roastop.findings and summary.txt's section, as written. */
+static void written_with_the_measurement(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, FILES[3], NULL, 10);
+	end(t);
+	struct metrics m;
+	metrics_compute(&R, t, NULL, &m);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	cJSON *j = cJSON_Parse(sb.data);
+	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "findings");
+	assert_true(cJSON_IsArray(fs));
+	const cJSON *slow = NULL;
+	for (const cJSON *f = fs->child; f; f = f->next)
+		if (strcmp(cJSON_GetObjectItem(f, "id")->valuestring, "slow_file") == 0)
+			slow = f;
+	assert_non_null(slow);
+	assert_string_equal(cJSON_GetObjectItem(slow, "title")->valuestring, "slow file: f3.root");
+	assert_true(cJSON_GetObjectItem(slow, "since_run_seconds")->valuedouble > 0);
+	cJSON_Delete(j);
+	strbuf_free(&sb);
+	strbuf_init(&sb);
+	text_summary(&m, &R, &sb);
+	assert_non_null(strstr(sb.data, "\nFindings\n--------\n[warning] slow file: f3.root (slow_file)\n"));
+	strbuf_free(&sb);
+}
+
+static void healthy_writes_no_finding(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	struct metrics m;
+	metrics_compute(&R, t, NULL, &m);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	cJSON *j = cJSON_Parse(sb.data);
+	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "findings");
+	assert_true(cJSON_IsArray(fs) && cJSON_GetArraySize(fs) == 0); /* [], not absent */
+	cJSON_Delete(j);
+	strbuf_free(&sb);
+	strbuf_init(&sb);
+	text_summary(&m, &R, &sb);
+	assert_non_null(strstr(sb.data, "\nFindings\n--------\nNo finding"));
+	strbuf_free(&sb);
+}
+
+static void names_are_stable(void **state)
+{
+	(void)state;
+	assert_string_equal(diagnosis_id_name(FIND_TAIL), "tail");
+	assert_string_equal(diagnosis_id_name(FIND_SLOW_FILE), "slow_file");
+	assert_string_equal(diagnosis_id_name(FIND__COUNT), "unknown");
+	assert_string_equal(diagnosis_severity_name(SEV_CRITICAL), "critical");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(healthy_run_has_no_finding, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_file_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_site_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_worker_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(tail_is_told_once_ended, setup, teardown),
+		cmocka_unit_test_setup_teardown(small_chunks_suggest_a_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(small_chunks_past_the_records_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(memory_growth_names_the_worker, setup, teardown),
+		cmocka_unit_test_setup_teardown(memory_plateau_is_no_growth, setup, teardown),
+		cmocka_unit_test_setup_teardown(memory_pressure_and_paused, setup, teardown),
+		cmocka_unit_test_setup_teardown(silent_run_after_15_seconds_of_tasks, setup, teardown),
+		cmocka_unit_test_setup_teardown(silent_scheduler, setup, teardown),
+		cmocka_unit_test_setup_teardown(written_with_the_measurement, setup, teardown),
+		cmocka_unit_test_setup_teardown(healthy_writes_no_finding, setup, teardown),
+		cmocka_unit_test(names_are_stable),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
