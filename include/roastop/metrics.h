@@ -77,6 +77,9 @@ struct metrics {
 	optnum total_serialization_overhead_seconds;
 	/* chunks (aggregation/chunk.py) */
 	optnum num_successful_chunks, num_failed_chunks;
+	/* roastop's: failed attempts a later attempt of the same chunk followed,
+	 * and the chunks a success recovered (docs/metrics.md, "Retries") */
+	optnum chunk_retries, retried_chunks_recovered;
 	optnum chunk_duration_mean, chunk_duration_min, chunk_duration_max, chunk_duration_std;
 	optnum chunk_mem_delta_mean_mb, chunk_mem_delta_min_mb, chunk_mem_delta_max_mb;
 	optnum chunk_mem_delta_std_mb;

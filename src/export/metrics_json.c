@@ -268,9 +268,11 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_num(w, "keys_shortened", (double)r->keys_shortened);
 	jsonw_num(w, "workers_evicted", (double)r->workers_evicted);
 	jsonw_object(w, "chunk_errors");
-	for (size_t i = 0; i < r->errors.count; i++)
-		jsonw_num(w, strmap_key_at(&r->errors, i),
-			  (double)*(const uint64_t *)strmap_val_at(&r->errors, i));
+	for (size_t i = 0; i < r->errors.count; i++) {
+		uint64_t n = *(const uint64_t *)strmap_val_at(&r->errors, i);
+		if (n) /* 0: its chunks all recovered on a retry */
+			jsonw_num(w, strmap_key_at(&r->errors, i), (double)n);
+	}
 	jsonw_end(w, '}');
 	jsonw_num(w, "chunks_with_custom_fields", (double)r->chunks_with_custom);
 	jsonw_num(w, "scheduler_samples", (double)r->n_samples);
@@ -353,9 +355,27 @@ static void add_failed(struct jsonw *w, const struct run *r)
 		jsonw_opt(w, "entry_stop", c->entry_stop);
 		jsonw_opt(w, "duration", c->duration);
 		jsonw_num(w, "received_at", c->t);
+		jsonw_bool(w, "retried", c->retried);
 		jsonw_end(w, '}');
 	}
 	jsonw_end(w, ']');
+	jsonw_end(w, '}');
+}
+
+/* Retries (retries.h, docs/metrics.md "Retries"): null before any chunk. */
+static void add_retries(struct jsonw *w, const struct metrics *m, const struct run *r)
+{
+	const struct retries *rt = &r->retries;
+	jsonw_object(w, "retries");
+	jsonw_opt(w, "count", m->chunk_retries);
+	jsonw_opt(w, "recovered_chunks", m->retried_chunks_recovered);
+	jsonw_object(w, "by_type");
+	for (size_t i = 0; i < rt->by_type.count; i++)
+		jsonw_num(w, strmap_key_at(&rt->by_type, i),
+			  (double)*(const uint64_t *)strmap_val_at(&rt->by_type, i));
+	jsonw_end(w, '}');
+	jsonw_num(w, "untracked", (double)rt->untracked);
+	jsonw_num(w, "overflow", (double)rt->overflow);
 	jsonw_end(w, '}');
 }
 
@@ -431,6 +451,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_counts(w, r);
 	add_inflight(w, m, r);
 	add_failed(w, r);
+	add_retries(w, m, r);
 	add_log(w, r);
 	metrics_raw_roastop(w, r);
 	add_extra(w, extra);

@@ -404,6 +404,8 @@ static void compute_chunks(const struct run *r, struct metrics *m)
 		return;
 	m->num_successful_chunks = count_of(r->n_chunks - r->n_failed);
 	m->num_failed_chunks = count_of(r->n_failed);
+	m->chunk_retries = count_of(r->retries.count);
+	m->retried_chunks_recovered = count_of(r->retries.recovered);
 	/* successful chunks only; std is the sample std (n - 1), 0 for one chunk */
 	m->chunk_duration_mean = stats_mean(&r->chunk_duration);
 	m->chunk_duration_min = stats_min(&r->chunk_duration);
