@@ -136,5 +136,9 @@ bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 const char *metrics_source_name(enum total_source s);
 /* "events", "tasks", or NULL for PROGRESS_NONE. */
 const char *metrics_progress_name(enum progress_source s);
+/* One number of run A against run B (roastop compare): delta = b - a and
+ * percent = 100 x (b - a) / |a|; each invalid unless both are measured,
+ * percent also when a is 0. */
+void metrics_change(optnum a, optnum b, optnum *delta, optnum *percent);
 
 #endif

@@ -8,6 +8,7 @@
  * Written as a stream (no JSON tree): the per-file maps can be large. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "roastop/jsonw.h"
 #include "roastop/metrics_json.h"
@@ -485,4 +486,32 @@ int metrics_write_json(const struct metrics *m, const struct run *r, const cJSON
 	add_roastop(&w, m, r, extra);
 	jsonw_end(&w, '}');
 	return out->failed ? -1 : 0;
+}
+
+static void read_keys(const cJSON *doc, struct metrics *m, const struct key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, keys[i].name);
+		optnum *out = (optnum *)((char *)m + keys[i].off);
+		*out = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? optnum_of(v->valuedouble)
+								      : optnum_none();
+	}
+}
+
+void metrics_read_json(const cJSON *doc, struct metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	read_keys(doc, m, workflow_keys, N(workflow_keys));
+	read_keys(doc, m, fine_keys, N(fine_keys));
+	read_keys(doc, m, chunk_keys, N(chunk_keys));
+	read_keys(doc, m, branch_avg_keys, N(branch_avg_keys));
+	read_keys(doc, m, branch_total_keys, N(branch_total_keys));
+	read_keys(doc, m, extra_keys, N(extra_keys));
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(doc, "roastop"), "retries");
+	static const struct key retry_keys[] = {
+		{ "count", offsetof(struct metrics, chunk_retries) },
+		{ "recovered_chunks", offsetof(struct metrics, retried_chunks_recovered) },
+	};
+	read_keys(rt, m, retry_keys, N(retry_keys));
 }

@@ -605,3 +605,11 @@ const char *metrics_source_name(enum total_source s)
 {
 	return s == TOTAL_REPORT ? "coffea_report" : (s == TOTAL_CHUNKS ? "chunks" : NULL);
 }
+
+void metrics_change(optnum a, optnum b, optnum *delta, optnum *percent)
+{
+	bool both = a.valid && b.valid && isfinite(a.value) && isfinite(b.value);
+	*delta = both ? optnum_of(b.value - a.value) : optnum_none();
+	*percent = both && a.value != 0 ? optnum_of(100 * (b.value - a.value) / fabs(a.value))
+					: optnum_none();
+}
