@@ -136,9 +136,16 @@ static void compare_findings(struct strbuf *o, const char *name, const struct co
 void compare_write(struct strbuf *o, const struct compare_side *a, const struct compare_side *b)
 {
 	const struct compare_side *sides[] = { a, b };
-	for (size_t i = 0; i < 2; i++)
-		strbuf_appendf(o, "%c  %.70s\n   %s%s%s\n", "AB"[i], sides[i]->path,
-			       sides[i]->writer, sides[i]->run[0] ? ", " : "", sides[i]->run);
+	char path[78], who[78]; /* 80 columns; a longer path keeps its end, the run's directory */
+	for (size_t i = 0; i < 2; i++) {
+		strutil_copy_tail(path, sizeof(path), sides[i]->path);
+		strutil_copy(who, sizeof(who), sides[i]->writer);
+		if (sides[i]->run[0]) {
+			strncat(who, ", ", sizeof(who) - strlen(who) - 1);
+			strncat(who, sides[i]->run, sizeof(who) - strlen(who) - 1);
+		}
+		strbuf_appendf(o, "%c  %s\n   %s\n", "AB"[i], path, who);
+	}
 	strbuf_puts(o, "\n");
 	compare_numbers(o, a, b);
 	strbuf_puts(o, "\nFindings\n");
