@@ -36,6 +36,9 @@ struct compare_side {
 /* Reads DIR/metrics.json, or DIR/latest/metrics.json (an output root). 0,
  * or -1 with one line in err. */
 int compare_load(const char *dir, struct compare_side *s, char *err, size_t errsz);
+/* The measurement in text (a metrics.json, NUL-terminated; changed in
+ * place) into s, whose path names it in err. 0, or -1 with one line in err. */
+int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz);
 /* The comparison as text, A then B, lines of at most 80 columns. */
 void compare_write(struct strbuf *o, const struct compare_side *a, const struct compare_side *b);
 /* The command: the comparison on out, or a line on errs. Exit status: 0,

@@ -87,7 +87,7 @@ static void compare_change(char *out, size_t size, const struct compare_row *row
 							 : abs_delta, "%.1f pp");
 	else
 		compare_format(mag, row, abs_delta);
-	format_num(rel, pct, "%+.1f %%");
+	format_num(rel, pct, pct.valid && fabs(pct.value) >= 1e5 ? "%+.2e %%" : "%+.1f %%");
 	snprintf(out, size, "%s%s (%s)", delta.value < 0 ? "-" : "+", mag, rel);
 }
 
@@ -126,7 +126,11 @@ static void compare_findings(struct strbuf *o, const char *name, const struct co
 		       s->findings_total == 1 ? "" : "s");
 	for (size_t i = 0; i < s->n_findings; i++) {
 		const struct compare_finding *f = &s->findings[i];
-		strbuf_appendf(o, "     %-8.8s %s: %.60s\n", f->severity, f->id, f->title);
+		char sev[9], id[25], title[COMPARE_TEXT]; /* cut to fit 80 columns */
+		strutil_copy(sev, sizeof(sev), f->severity);
+		strutil_copy(id, sizeof(id), f->id);
+		strutil_copy(title, 80 - 5 - 9 - strlen(id) - 2 + 1, f->title);
+		strbuf_appendf(o, "     %-8s %s: %s\n", sev, id, title);
 	}
 	if (s->findings_total > s->n_findings)
 		strbuf_appendf(o, "     and %zu more (metrics.json)\n",
@@ -140,9 +144,10 @@ void compare_write(struct strbuf *o, const struct compare_side *a, const struct 
 	for (size_t i = 0; i < 2; i++) {
 		strutil_copy_tail(path, sizeof(path), sides[i]->path);
 		strutil_copy(who, sizeof(who), sides[i]->writer);
-		if (sides[i]->run[0]) {
-			strncat(who, ", ", sizeof(who) - strlen(who) - 1);
-			strncat(who, sides[i]->run, sizeof(who) - strlen(who) - 1);
+		size_t n = strlen(who);
+		if (sides[i]->run[0] && n + 2 < sizeof(who)) {
+			memcpy(who + n, ", ", 3);
+			strutil_copy(who + n + 2, sizeof(who) - n - 2, sides[i]->run);
 		}
 		strbuf_appendf(o, "%c  %s\n   %s\n", "AB"[i], path, who);
 	}
@@ -218,7 +223,6 @@ static char *compare_read(const char *path, char *err, size_t errsz)
 		return NULL;
 	}
 	text[got] = '\0';
-	compare_relax(text);
 	return text;
 }
 
@@ -270,6 +274,22 @@ static void compare_path(const char *dir, char *path, size_t size)
 		snprintf(path, size, "%s/latest/metrics.json", dir);
 }
 
+int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz)
+{
+	compare_relax(text);
+	cJSON *doc = cJSON_Parse(text);
+	if (!cJSON_IsObject(doc)) {
+		snprintf(err, errsz, "%s: not a JSON object (a measurement's metrics.json?)",
+			 s->path);
+		cJSON_Delete(doc);
+		return -1;
+	}
+	metrics_read_json(doc, &s->m);
+	compare_load_run(doc, s);
+	cJSON_Delete(doc);
+	return 0;
+}
+
 int compare_load(const char *dir, struct compare_side *s, char *err, size_t errsz)
 {
 	memset(s, 0, sizeof(*s));
@@ -279,17 +299,9 @@ int compare_load(const char *dir, struct compare_side *s, char *err, size_t errs
 	char *text = compare_read(path, err, errsz);
 	if (!text)
 		return -1;
-	cJSON *doc = cJSON_Parse(text);
+	int rc = compare_parse(text, s, err, errsz);
 	free(text);
-	if (!cJSON_IsObject(doc)) {
-		snprintf(err, errsz, "%s: not a JSON object (a measurement's metrics.json?)", path);
-		cJSON_Delete(doc);
-		return -1;
-	}
-	metrics_read_json(doc, &s->m);
-	compare_load_run(doc, s);
-	cJSON_Delete(doc);
-	return 0;
+	return rc;
 }
 
 int compare_main(const char *dir_a, const char *dir_b, FILE *out, FILE *errs)
