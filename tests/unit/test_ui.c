@@ -246,6 +246,38 @@ static void histogram_axis_marked_and_labelled(void **state)
 	run_destroy(&R);
 }
 
+static bool on_screen(int rows, const char *text)
+{
+	for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++)
+		if (strstr(shown[y], text))
+			return true;
+	return false;
+}
+
+/* A chunk that failed once and succeeded on its retry: the progress line
+ * says 0 failed, and 1 retried where there is room (issue 35, item 3). */
+static void retried_chunk_is_not_failed_on_screen(void **state)
+{
+	(void)state;
+	assert_int_equal(run_init(&R), 0);
+	for (int i = 0; i < 2; i++) {
+		struct event ev = test_event(EV_CHUNK, 1000 + i);
+		ev.u.chunk.duration = optnum_of(0.5);
+		ev.u.chunk.num_events = optnum_of(1000);
+		ev.u.chunk.dataset = "ds";
+		ev.u.chunk.file = "f.root";
+		ev.u.chunk.entry_start = optnum_of(0);
+		ev.u.chunk.entry_stop = optnum_of(1000);
+		ev.u.chunk.error = i == 0 ? "OSError" : NULL;
+		apply(ev);
+	}
+	draw_main(200, 60);
+	assert_true(on_screen(60, "chunks 1 done, 0 failed | 1 retried")); /* ascii */
+	draw_main(80, 24);
+	assert_true(on_screen(24, "0 failed"));
+	run_destroy(&R);
+}
+
 /* 0 s chunks cannot sit on a log axis: they count in the first bin, whose
  * label says "<=", and the axis starts at the data, not at 1 us. Tiny
  * durations still print as nonzero. */
@@ -345,6 +377,7 @@ int main(void)
 		cmocka_unit_test(histogram_axis_marked_and_labelled),
 		cmocka_unit_test(histogram_axis_with_zero_and_tiny_durations),
 		cmocka_unit_test(picked_run_moves_with_dropped_rows),
+		cmocka_unit_test(retried_chunk_is_not_failed_on_screen),
 	};
 	return cmocka_run_group_tests_name("ui", tests, NULL, NULL);
 }
