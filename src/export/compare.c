@@ -69,26 +69,21 @@ static const char *compare_format(char buf[FMT_LEN], const struct compare_row *r
 	return format_num(buf, optnum_none(), "%g");
 }
 
-/* The change as "+1.23 kHz (+4.5 %)": the magnitude in the number's own
- * format (a share's in percentage points), its sign in front. */
-static void compare_change(char *out, size_t size, const struct compare_row *row, optnum a,
+/* The change: its magnitude in the number's own format (a share's in
+ * percentage points), format_change for the rest. */
+static void compare_change(char out[FORMAT_CHANGE_LEN], const struct compare_row *row, optnum a,
 			   optnum b)
 {
 	optnum delta, pct;
 	metrics_change(a, b, &delta, &pct);
-	if (!delta.valid) {
-		strutil_copy(out, size, "n/a");
-		return;
-	}
-	char mag[FMT_LEN], rel[FMT_LEN];
+	char mag[FMT_LEN];
 	optnum abs_delta = optnum_of(fabs(delta.value));
 	if (row->kind == CK_FRACTION || row->kind == CK_PERCENT)
 		format_num(mag, row->kind == CK_FRACTION ? optnum_of(100 * abs_delta.value)
 							 : abs_delta, "%.1f pp");
 	else
 		compare_format(mag, row, abs_delta);
-	format_num(rel, pct, pct.valid && fabs(pct.value) >= 1e5 ? "%+.2e %%" : "%+.1f %%");
-	snprintf(out, size, "%s%s (%s)", delta.value < 0 ? "-" : "+", mag, rel);
+	format_change(out, delta, mag, pct);
 }
 
 static optnum row_value(const struct compare_side *s, const struct compare_row *row)
@@ -99,13 +94,13 @@ static optnum row_value(const struct compare_side *s, const struct compare_row *
 static void compare_numbers(struct strbuf *o, const struct compare_side *a,
 			    const struct compare_side *b)
 {
-	char va[FMT_LEN], vb[FMT_LEN], ch[2 * FMT_LEN + 8];
+	char va[FMT_LEN], vb[FMT_LEN], ch[FORMAT_CHANGE_LEN];
 	strbuf_appendf(o, "%-*s %*s %*s  %s\n", LABEL_W, "", VALUE_W, "A", VALUE_W, "B",
 		       "change (B - A)");
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(compare_rows); i++) {
 		const struct compare_row *row = &compare_rows[i];
 		optnum x = row_value(a, row), y = row_value(b, row);
-		compare_change(ch, sizeof(ch), row, x, y);
+		compare_change(ch, row, x, y);
 		strbuf_appendf(o, "%-*s %*s %*s  %s\n", LABEL_W, row->label, VALUE_W,
 			       compare_format(va, row, x), VALUE_W, compare_format(vb, row, y), ch);
 	}

@@ -367,6 +367,63 @@ static void picked_run_moves_with_dropped_rows(void **state)
 	session_destroy(&s);
 }
 
+/* View 8's side by side (issue 35, item 4): m marks a run, the selected
+ * one is compared with it under the list, the change from the rows' own
+ * figures; n/a where a run lacks one, at 80x24 and 200x60. */
+static void marked_run_compared_with_the_selected_one(void **state)
+{
+	(void)state;
+	struct session s;
+	assert_int_equal(session_init(&s, NULL, NULL), 0);
+	const char *ids[] = { "a", "b" };
+	for (int i = 0; i < 2; i++) {
+		struct event ev = test_event(EV_RUN_START, 10.0 + i);
+		ev.u.run_start.run_id = ids[i];
+		assert_int_equal(session_apply(&s, &ev), 0);
+	}
+	s.rows[0].fig = (struct session_figures){ .elapsed = optnum_of(10), .chunks = optnum_of(4),
+						   .failed = optnum_of(0), .events = optnum_of(80000),
+						   .event_rate_hz = optnum_of(8000) };
+	s.rows[1].fig = (struct session_figures){ .elapsed = optnum_of(5), .chunks = optnum_of(80),
+						   .events = optnum_of(80000),
+						   .event_rate_hz = optnum_of(16000) };
+	static const int at[][2] = { { 80, 24 }, { 200, 60 } };
+	for (size_t k = 0; k < ROASTOP_ARRAY_LEN(at); k++) {
+		int keys[2];
+		assert_int_equal(pipe(keys), 0);
+		FILE *out = fopen("/dev/null", "w"), *in = fdopen(keys[0], "r");
+		struct ui_config cfg = { .out = out, .in = in, .cols = at[k][0], .rows = at[k][1],
+					 .ascii = true, .no_color = true,
+					 .theme = "themes/high-contrast.theme" };
+		char err[256];
+		struct ui *ui = ui_open(&cfg, err, sizeof(err));
+		if (!ui)
+			fail_msg("ui_open: %s", err);
+		struct metrics m;
+		metrics_compute(session_newest(&s), 20, NULL, &m);
+		struct ui_frame f = { .run = session_newest(&s), .session = &s, .m = &m, .now = 20 };
+		ui_set_view(ui, UI_VIEW_RUNS);
+		ui_draw(ui, &f);
+		assert_int_equal(write(keys[1], "mj", 2), 2); /* mark run 1, select run 2 */
+		ui_input(ui);
+		ui_input(ui);
+		ui_draw(ui, &f);
+		int rows = at[k][1], cols = at[k][0];
+		for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++)
+			mvinnstr(y, 0, shown[y], cols < SCREEN_MAX_COLS - 1 ? cols : SCREEN_MAX_COLS - 1);
+		assert_true(on_screen(rows, "compare: A run 1 (marked, m) with B run 2 (selected)"));
+		assert_true(on_screen(rows, "m1 "));
+		assert_true(on_screen(rows, "event rate       8.00 kHz     16.0 kHz  +8.00 kHz (+100.0 %)"));
+		assert_true(on_screen(rows, "chunks                  4           80  +76 (+1900.0 %)"));
+		assert_true(on_screen(rows, "failed                  0          n/a  n/a"));
+		ui_close(ui);
+		close(keys[1]);
+		fclose(in);
+		fclose(out);
+	}
+	session_destroy(&s);
+}
+
 int main(void)
 {
 	setenv("TERM", "xterm-256color", 1);
@@ -378,6 +435,7 @@ int main(void)
 		cmocka_unit_test(histogram_axis_with_zero_and_tiny_durations),
 		cmocka_unit_test(picked_run_moves_with_dropped_rows),
 		cmocka_unit_test(retried_chunk_is_not_failed_on_screen),
+		cmocka_unit_test(marked_run_compared_with_the_selected_one),
 	};
 	return cmocka_run_group_tests_name("ui", tests, NULL, NULL);
 }
