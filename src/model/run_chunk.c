@@ -60,11 +60,14 @@ static void error_uncount(struct run *r, const char *type)
 		(*n)--;
 }
 
-static void dataset_failed(struct run *r, double t, const struct ev_chunk *c, int change)
+/* The chunk's dataset has one failed chunk more (up), or one less. */
+static void dataset_failed(struct run *r, double t, const struct ev_chunk *c, bool up)
 {
 	struct dataset_agg *d = dataset_get(r, t, c->dataset);
-	if (d && (change > 0 || d->n_failed))
-		d->n_failed += (uint64_t)(int64_t)change;
+	if (d && up)
+		d->n_failed++;
+	else if (d && d->n_failed)
+		d->n_failed--;
 }
 
 /* A failed attempt: a new failed chunk, or the same one again when it had
@@ -78,7 +81,7 @@ static void chunk_failed(struct run *r, double t, const struct ev_chunk *c)
 	} else {
 		r->n_chunks++;
 		r->n_failed++;
-		dataset_failed(r, t, c, 1);
+		dataset_failed(r, t, c, true);
 	}
 	error_count(r, t, c->error);
 	failed_add(&r->failed, t, c);
@@ -94,7 +97,7 @@ static bool chunk_recovered(struct run *r, double t, const struct ev_chunk *c)
 	if (!retries_succeeded(&r->retries, c, prev, sizeof(prev)))
 		return false;
 	r->n_failed--;
-	dataset_failed(r, t, c, -1);
+	dataset_failed(r, t, c, false);
 	error_uncount(r, prev);
 	failed_mark_retried(&r->failed, c);
 	run_log(r, t, LOG_INFO, "chunk retried: succeeded after %s on %s (%s)", prev,
