@@ -75,7 +75,11 @@ static void dataset_failed(struct run *r, double t, const struct ev_chunk *c, bo
 static void chunk_failed(struct run *r, double t, const struct ev_chunk *c)
 {
 	char prev[RETRIES_TYPE_LEN];
+	uint64_t overflow = r->retries.overflow;
 	bool again = retries_failed(&r->retries, c, prev, sizeof(prev)) == RETRY_AGAIN;
+	if (overflow == 0 && r->retries.overflow)
+		run_log(r, t, LOG_WARN, "retry table full at %zu: a chunk failing from now on stays "
+			"failed whatever follows (roastop.retries.overflow)", r->retries.chunks.count);
 	if (again) {
 		error_uncount(r, prev);
 	} else {

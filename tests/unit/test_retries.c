@@ -131,6 +131,10 @@ static void table_full_counts_overflow_and_keeps_failures(void **state)
 	}
 	assert_int_equal(r->retries.chunks.count, RETRIES_MAX_CHUNKS);
 	assert_int_equal(r->retries.overflow, 3);
+	bool logged = false; /* once */
+	for (size_t i = 0; run_log_get(r, i); i++)
+		logged = logged || strstr(run_log_get(r, i)->text, "retry table full at 16384");
+	assert_true(logged);
 	apply(r, attempt(11, name, 0, NULL)); /* the last one was not kept: a new chunk */
 	assert_int_equal(r->n_failed, RETRIES_MAX_CHUNKS + 3);
 	apply(r, attempt(11, "f0.root", 0, NULL)); /* a kept one recovers */
