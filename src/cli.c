@@ -554,6 +554,25 @@ static enum cli_result check_combination(struct parser *p)
 	return CLI_RUN;
 }
 
+/* "compare DIR_A DIR_B": two measurement directories, nothing else. */
+static enum cli_result parse_compare(struct parser *p)
+{
+	char q[SHOWN_SZ];
+	if (p->argc == 3 && p->argv[2] &&
+	    (strcmp(p->argv[2], "-h") == 0 || strcmp(p->argv[2], "--help") == 0))
+		return CLI_HELP;
+	if (p->argc != 4 || !p->argv[2] || !p->argv[3] || !p->argv[2][0] || !p->argv[3][0])
+		return fail(p, "compare takes two measurement directories: roastop compare "
+			       "DIR_A DIR_B");
+	for (int i = 2; i < 4; i++)
+		if (strnlen(p->argv[i], CLI_MAX_VALUE + 1) > CLI_MAX_VALUE)
+			return fail(p, "compare: '%s' is longer than %d bytes",
+				    shown(p->argv[i], SIZE_MAX, q), CLI_MAX_VALUE);
+	p->o->compare[0] = p->argv[2];
+	p->o->compare[1] = p->argv[3];
+	return CLI_COMPARE;
+}
+
 enum cli_result cli_parse(int argc, char *const argv[], const char *env_scheduler,
 			  struct app_config *o, char *err, size_t errsz)
 {
@@ -569,6 +588,8 @@ enum cli_result cli_parse(int argc, char *const argv[], const char *env_schedule
 	cli_defaults(o);
 	if (env_scheduler && *env_scheduler)
 		o->scheduler_url = env_scheduler;
+	if (p.argc > 1 && argv[1] && strcmp(argv[1], "compare") == 0)
+		return parse_compare(&p);
 	for (p.i = 1; p.i < p.argc && argv[p.i]; p.i++) {
 		if (strcmp(argv[p.i], "--") == 0) {
 			if (p.i + 1 < p.argc && argv[p.i + 1])
@@ -589,8 +610,10 @@ enum cli_result cli_parse(int argc, char *const argv[], const char *env_schedule
 static void usage_inputs(FILE *f)
 {
 	fputs("Usage: roastop [OPTION]...\n"
+	      "       roastop compare DIR_A DIR_B\n"
 	      "Watch a coffea analysis on a Dask cluster; write the roastcoffea-style\n"
-	      "measurement when it exits.\n"
+	      "measurement when it exits. compare: two measurements (roastop's or\n"
+	      "roastcoffea's) side by side, with the change and the findings of each.\n"
 	      "\n"
 	      "Scheduler:\n"
 	      "  --scheduler URL          Dask dashboard URL (default " CLI_DEFAULT_SCHEDULER ",\n"

@@ -5,6 +5,7 @@
 
 #include "roastop/app.h"
 #include "roastop/cli.h"
+#include "roastop/compare.h"
 
 /* NO_COLOR (no-color.org): set and not empty. */
 static bool env_no_color(void)
@@ -27,6 +28,8 @@ int main(int argc, char **argv)
 	case CLI_ERROR:
 		fprintf(stderr, "roastop: %s (try 'roastop --help')\n", err);
 		return 2;
+	case CLI_COMPARE:
+		return compare_main(o.compare[0], o.compare[1], stdout, stderr);
 	case CLI_RUN: break;
 	}
 	/* the options as parsed, and what a terminal and NO_COLOR add */

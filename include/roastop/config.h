@@ -14,6 +14,7 @@
  * NO_COLOR say, and the app reads it. Strings point into argv (or the
  * environment); NULL means "not given". */
 struct app_config {
+	const char *compare[2]; /* roastop compare DIR_A DIR_B (CLI_COMPARE), else NULL */
 	const char *replay_path; /* NULL = live; "-" = standard input */
 	double speed; /* replay factor 0..1e6, 0 = as fast as possible */
 	bool speed_given; /* --speed was given (only with --replay) */

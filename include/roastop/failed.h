@@ -21,14 +21,17 @@ struct failed_chunk {
 	char worker[FAILED_NAME_LEN];
 	char dataset[FAILED_NAME_LEN];
 	char file[FAILED_FILE_LEN];
+	bool retried; /* a later attempt of the same chunk came (retries.h) */
 };
 
 struct failed {
-	uint64_t n; /* every failed chunk of the run */
+	uint64_t n; /* every failed attempt of the run, retried ones included */
 	struct failed_chunk items[FAILED_KEPT]; /* ring: the latest min(n, FAILED_KEPT) */
 };
 
 void failed_add(struct failed *f, double t, const struct ev_chunk *c);
+/* Marks the kept attempts of c's chunk (its file and entry range) retried. */
+void failed_mark_retried(struct failed *f, const struct ev_chunk *c);
 /* The i-th latest failed chunk (0 = latest), or NULL. */
 const struct failed_chunk *failed_get(const struct failed *f, size_t i);
 

@@ -45,6 +45,15 @@ const char *format_si(char buf[FMT_LEN], optnum v, const char *unit);
  * (0.860, 1e9, "bps") -> "860 Mbps", (310977.13, 1e3, "Hz") -> "311 MHz". */
 const char *format_rate(char buf[FMT_LEN], optnum v, double scale, const char *unit);
 
+/* A change between two numbers (metrics_change's delta and percent) as
+ * "+1.23 kHz (+4.5 %)": mag is |delta| already formatted in the number's
+ * own unit, its sign in front; "n/a" when delta is not measured, and the
+ * percent "n/a" when it is not (of a zero); past 1e5 % in exponent form.
+ * buf holds FORMAT_CHANGE_LEN bytes. */
+#define FORMAT_CHANGE_LEN (2 * FMT_LEN + 8)
+const char *format_change(char buf[FORMAT_CHANGE_LEN], optnum delta, const char *mag,
+			  optnum percent);
+
 /* Wall seconds as local "14:02:11"; "n/a" when not finite. */
 const char *format_clock(char buf[FMT_LEN], double t);
 

@@ -78,6 +78,9 @@ struct metrics {
 	optnum total_serialization_overhead_seconds;
 	/* chunks (aggregation/chunk.py) */
 	optnum num_successful_chunks, num_failed_chunks;
+	/* roastop's: failed attempts a later attempt of the same chunk followed,
+	 * and the chunks a success recovered (docs/metrics.md, "Retries") */
+	optnum chunk_retries, retried_chunks_recovered;
 	optnum chunk_duration_mean, chunk_duration_min, chunk_duration_max, chunk_duration_std;
 	optnum chunk_mem_delta_mean_mb, chunk_mem_delta_min_mb, chunk_mem_delta_max_mb;
 	optnum chunk_mem_delta_std_mb;
@@ -135,5 +138,9 @@ bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 const char *metrics_source_name(enum total_source s);
 /* "events", "tasks", or NULL for PROGRESS_NONE. */
 const char *metrics_progress_name(enum progress_source s);
+/* One number of run A against run B (roastop compare): delta = b - a and
+ * percent = 100 x (b - a) / |a|; each invalid unless both are measured,
+ * percent also when a is 0. */
+void metrics_change(optnum a, optnum b, optnum *delta, optnum *percent);
 
 #endif

@@ -14,4 +14,11 @@
 int metrics_write_json(const struct metrics *m, const struct run *r,
 		       const struct metrics_extra_input *extra, struct strbuf *out);
 
+/* The other way: the run numbers of a measurement's metrics.json (roastop's
+ * or roastcoffea's, the same keys) into m, by the key tables the writer
+ * uses: a key absent, null or not a finite number is not measured. The
+ * run-dependent parts of m (warnings, sources, progress) stay empty. */
+struct cJSON;
+void metrics_read_json(const struct cJSON *doc, struct metrics *m);
+
 #endif

@@ -10,6 +10,7 @@
 #include "roastop/failed.h"
 #include "roastop/inflight.h"
 #include "roastop/rawchunks.h"
+#include "roastop/retries.h"
 #include "roastop/stats.h"
 #include "roastop/strmap.h"
 #include "roastop/tasks.h"
@@ -185,8 +186,11 @@ struct run {
 	uint64_t time_regressions;
 
 	/* chunks */
-	uint64_t n_chunks; /* every chunk record, failed included */
+	/* chunks, not attempts: a chunk's retries (retries.h) count once,
+	 * failed while its latest attempt is */
+	uint64_t n_chunks; /* every chunk, failed included */
 	uint64_t n_failed;
+	struct retries retries; /* which failed chunks a later attempt retried */
 	struct stats chunk_duration; /* successful chunks, seconds */
 	struct stats chunk_events; /* successful chunks with num_events */
 	struct stats chunk_mem_delta; /* successful chunks with mem_delta_mb, MB */

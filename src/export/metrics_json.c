@@ -8,6 +8,9 @@
  * Written as a stream (no JSON tree): the per-file maps can be large. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "roastop/findings_json.h"
 #include "roastop/jsonw.h"
@@ -270,9 +273,11 @@ static void add_counts(struct jsonw *w, const struct run *r)
 	jsonw_num(w, "keys_shortened", (double)r->keys_shortened);
 	jsonw_num(w, "workers_evicted", (double)r->workers_evicted);
 	jsonw_object(w, "chunk_errors");
-	for (size_t i = 0; i < r->errors.count; i++)
-		jsonw_num(w, strmap_key_at(&r->errors, i),
-			  (double)*(const uint64_t *)strmap_val_at(&r->errors, i));
+	for (size_t i = 0; i < r->errors.count; i++) {
+		uint64_t n = *(const uint64_t *)strmap_val_at(&r->errors, i);
+		if (n) /* 0: its chunks all recovered on a retry */
+			jsonw_num(w, strmap_key_at(&r->errors, i), (double)n);
+	}
 	jsonw_end(w, '}');
 	jsonw_num(w, "chunks_with_custom_fields", (double)r->chunks_with_custom);
 	jsonw_num(w, "scheduler_samples", (double)r->n_samples);
@@ -355,9 +360,27 @@ static void add_failed(struct jsonw *w, const struct run *r)
 		jsonw_opt(w, "entry_stop", c->entry_stop);
 		jsonw_opt(w, "duration", c->duration);
 		jsonw_num(w, "received_at", c->t);
+		jsonw_bool(w, "retried", c->retried);
 		jsonw_end(w, '}');
 	}
 	jsonw_end(w, ']');
+	jsonw_end(w, '}');
+}
+
+/* Retries (retries.h, docs/metrics.md "Retries"): null before any chunk. */
+static void add_retries(struct jsonw *w, const struct metrics *m, const struct run *r)
+{
+	const struct retries *rt = &r->retries;
+	jsonw_object(w, "retries");
+	jsonw_opt(w, "count", m->chunk_retries);
+	jsonw_opt(w, "recovered_chunks", m->retried_chunks_recovered);
+	jsonw_object(w, "by_type");
+	for (size_t i = 0; i < rt->by_type.count; i++)
+		jsonw_num(w, strmap_key_at(&rt->by_type, i),
+			  (double)*(const uint64_t *)strmap_val_at(&rt->by_type, i));
+	jsonw_end(w, '}');
+	jsonw_num(w, "untracked", (double)rt->untracked);
+	jsonw_num(w, "overflow", (double)rt->overflow);
 	jsonw_end(w, '}');
 }
 
@@ -423,6 +446,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_inflight(w, m, r);
 	add_failed(w, r);
 	findings_json(w, m, r);
+	add_retries(w, m, r);
 	add_log(w, r);
 	metrics_raw_roastop(w, r);
 	if (extra)
@@ -457,4 +481,32 @@ int metrics_write_json(const struct metrics *m, const struct run *r,
 	add_roastop(&w, m, r, extra);
 	jsonw_end(&w, '}');
 	return out->failed ? -1 : 0;
+}
+
+static void read_keys(const cJSON *doc, struct metrics *m, const struct key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, keys[i].name);
+		optnum *out = (optnum *)((char *)m + keys[i].off);
+		*out = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? optnum_of(v->valuedouble)
+								      : optnum_none();
+	}
+}
+
+void metrics_read_json(const cJSON *doc, struct metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	read_keys(doc, m, workflow_keys, N(workflow_keys));
+	read_keys(doc, m, fine_keys, N(fine_keys));
+	read_keys(doc, m, chunk_keys, N(chunk_keys));
+	read_keys(doc, m, branch_avg_keys, N(branch_avg_keys));
+	read_keys(doc, m, branch_total_keys, N(branch_total_keys));
+	read_keys(doc, m, extra_keys, N(extra_keys));
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(doc, "roastop"), "retries");
+	static const struct key retry_keys[] = {
+		{ "count", offsetof(struct metrics, chunk_retries) },
+		{ "recovered_chunks", offsetof(struct metrics, retried_chunks_recovered) },
+	};
+	read_keys(rt, m, retry_keys, N(retry_keys));
 }

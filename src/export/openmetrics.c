@@ -23,7 +23,8 @@ struct om_def {
 
 static const struct om_def run_defs[] = {
 	{ "roastop_chunks", true, M(num_chunks), 1, "Chunks processed by the run (successful and failed)." },
-	{ "roastop_chunks_failed", true, M(num_failed_chunks), 1, "Chunks that raised." },
+	{ "roastop_chunks_failed", false, M(num_failed_chunks), 1, "Chunks whose latest attempt raised." },
+	{ "roastop_chunk_retries", true, M(chunk_retries), 1, "Failed attempts a later attempt of the same chunk followed." },
 	{ "roastop_events", true, M(total_events), 1, "Events processed by the run." },
 	{ "roastop_read_bytes", true, M(total_bytes_read), 1, "Bytes the chunks read." },
 	{ "roastop_cpu_seconds", true, M(total_cpu_time), 1, "CPU time of the chunks." },

@@ -157,6 +157,8 @@ static void failed_table(struct strbuf *o, const struct run *r)
 	char a[FMT_LEN];
 	for (size_t k = 0; k < n; k++) {
 		double c = error_count(&r->errors, idx[k]);
+		if (c == 0)
+			continue; /* its chunks all recovered on a retry */
 		strbuf_puts(o, "<tr");
 		html_attr_count(o, "data-chunks", (uint64_t)c);
 		strbuf_puts(o, ">");
@@ -177,7 +179,9 @@ static void failed_latest(struct strbuf *o, const struct run *r)
 	size_t n = 0;
 	for (const struct failed_chunk *c; (c = failed_get(&r->failed, n)) != NULL; n++) {
 		strbuf_puts(o, "<tr>");
-		html_cell(o, c->error[0] ? c->error : "n/a");
+		snprintf(e, sizeof(e), "%s%s", c->error[0] ? c->error : "n/a",
+			 c->retried ? " (retried)" : "");
+		html_cell(o, e);
 		html_cell(o, c->file[0] ? c->file : "n/a");
 		strbuf_appendf(o, "<td class=\"n\">%s</td>", entries(e, c->entry_start, c->entry_stop)); /* digits only */
 		html_cell(o, c->dataset[0] ? c->dataset : "n/a");
@@ -223,6 +227,11 @@ void report_html_failed(struct strbuf *o, const struct metrics *m, const struct 
 			       (unsigned long long)r->n_failed, format_count(a, m->num_failed_chunks),
 			       format_count(b, m->num_chunks),
 			       r->n_failed ? ", by exception type:" : ".");
+	if (r->retries.count)
+		strbuf_appendf(o, "<p data-retries=\"%llu\">%s failed attempts were retried; %s "
+			       "chunks succeeded on a retry (not failed).</p>\n",
+			       (unsigned long long)r->retries.count, format_count(a, m->chunk_retries),
+			       format_count(b, m->retried_chunks_recovered));
 	if (r->errors.count)
 		failed_table(o, r);
 	if (r->failed.n) {

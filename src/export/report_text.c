@@ -213,10 +213,24 @@ static void section_table(struct strbuf *o, const struct strmap *map, const char
 static void failures(struct strbuf *o, const struct run *r)
 {
 	for (size_t i = 0; i < r->errors.count; i++) {
+		if (*(const uint64_t *)strmap_val_at(&r->errors, i) == 0)
+			continue; /* its chunks all recovered on a retry */
 		char name[LABEL_W - 3];
 		clean(name, sizeof(name), strmap_key_at(&r->errors, i));
 		strbuf_appendf(o, "      %-*s %llu\n", LABEL_W - 4, name,
 			       (unsigned long long)*(const uint64_t *)strmap_val_at(&r->errors, i));
+	}
+}
+
+/* The retried attempts by exception type (retries.h). */
+static void retries(struct strbuf *o, const struct run *r)
+{
+	const struct strmap *t = &r->retries.by_type;
+	for (size_t i = 0; i < t->count; i++) {
+		char name[LABEL_W - 3];
+		clean(name, sizeof(name), strmap_key_at(t, i));
+		strbuf_appendf(o, "      %-*s %llu\n", LABEL_W - 4, name,
+			       (unsigned long long)*(const uint64_t *)strmap_val_at(t, i));
 	}
 }
 
@@ -276,6 +290,8 @@ static void chunks(struct strbuf *o, const struct metrics *m, const struct run *
 	row(o, "  Successful", format_count(a, m->num_successful_chunks));
 	row(o, "  Failed", format_count(a, m->num_failed_chunks));
 	failures(o, r);
+	row(o, "Retries", format_count(a, m->chunk_retries));
+	retries(o, r);
 	chunk_stats(o, m);
 	datasets(o, m, r);
 	section_table(o, &r->sec_time, "Section Timing (track_time)", FORMAT_SECTION_TIME);

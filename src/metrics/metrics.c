@@ -404,6 +404,8 @@ static void compute_chunks(const struct run *r, struct metrics *m)
 		return;
 	m->num_successful_chunks = count_of(r->n_chunks - r->n_failed);
 	m->num_failed_chunks = count_of(r->n_failed);
+	m->chunk_retries = count_of(r->retries.count);
+	m->retried_chunks_recovered = count_of(r->retries.recovered);
 	/* successful chunks only; std is the sample std (n - 1), 0 for one chunk */
 	m->chunk_duration_mean = stats_mean(&r->chunk_duration);
 	m->chunk_duration_min = stats_min(&r->chunk_duration);
@@ -603,4 +605,12 @@ const char *metrics_progress_name(enum progress_source s)
 const char *metrics_source_name(enum total_source s)
 {
 	return s == TOTAL_REPORT ? "coffea_report" : (s == TOTAL_CHUNKS ? "chunks" : NULL);
+}
+
+void metrics_change(optnum a, optnum b, optnum *delta, optnum *percent)
+{
+	bool both = a.valid && b.valid && isfinite(a.value) && isfinite(b.value);
+	*delta = both ? optnum_of(b.value - a.value) : optnum_none();
+	*percent = both && a.value != 0 ? optnum_of(100 * (b.value - a.value) / fabs(a.value))
+					: optnum_none();
 }

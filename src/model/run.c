@@ -93,6 +93,7 @@ int run_init(struct run *r)
 	inflight_init(&r->inflight);
 	rawchunks_init(&r->raw);
 	tasks_init(&r->tasks);
+	retries_init(&r->retries);
 	strmap_init(&r->datasets, sizeof(struct dataset_agg), RUN_MAX_DATASETS);
 	strmap_init(&r->files, sizeof(struct file_agg), RUN_MAX_FILES);
 	strmap_init(&r->sec_time, sizeof(struct section_agg), RUN_MAX_SECTIONS);
@@ -123,6 +124,7 @@ void run_set_pool(struct run *r, struct strmap_pool *pool)
 	inflight_set_pool(&r->inflight, pool);
 	rawchunks_set_pool(&r->raw, pool);
 	tasks_set_pool(&r->tasks, pool);
+	retries_set_pool(&r->retries, pool);
 }
 
 void run_destroy(struct run *r)
@@ -130,6 +132,7 @@ void run_destroy(struct run *r)
 	inflight_free(&r->inflight);
 	rawchunks_free(&r->raw);
 	tasks_free(&r->tasks);
+	retries_free(&r->retries);
 	for (size_t i = 0; i < r->datasets.count; i++) {
 		struct dataset_agg *d = strmap_val_at(&r->datasets, i);
 		free(d->duration_hist);

@@ -44,16 +44,69 @@ static void error_count(struct run *r, double t, const char *type)
 		(*n)++;
 }
 
+/* An exception type has one failed chunk less: a later attempt of a chunk
+ * whose latest attempt raised it. The type as the retry table kept it
+ * (RETRIES_TYPE_LEN) may be a longer key's prefix, or past the table's cap
+ * under "(other)". */
+static void error_uncount(struct run *r, const char *type)
+{
+	uint64_t *n = strmap_get(&r->errors, type);
+	for (size_t i = 0; !n && i < r->errors.count; i++)
+		if (strncmp(strmap_key_at(&r->errors, i), type, RETRIES_TYPE_LEN - 1) == 0)
+			n = strmap_val_at(&r->errors, i);
+	if (!n)
+		n = strmap_get(&r->errors, "(other)");
+	if (n && *n)
+		(*n)--;
+}
+
+/* The chunk's dataset has one failed chunk more (up), or one less. */
+static void dataset_failed(struct run *r, double t, const struct ev_chunk *c, bool up)
+{
+	struct dataset_agg *d = dataset_get(r, t, c->dataset);
+	if (d && up)
+		d->n_failed++;
+	else if (d && d->n_failed)
+		d->n_failed--;
+}
+
+/* A failed attempt: a new failed chunk, or the same one again when it had
+ * failed already (its retry failed too). */
 static void chunk_failed(struct run *r, double t, const struct ev_chunk *c)
 {
-	r->n_failed++;
-	struct dataset_agg *d = dataset_get(r, t, c->dataset);
-	if (d)
-		d->n_failed++;
+	char prev[RETRIES_TYPE_LEN];
+	uint64_t overflow = r->retries.overflow;
+	bool again = retries_failed(&r->retries, c, prev, sizeof(prev)) == RETRY_AGAIN;
+	if (overflow == 0 && r->retries.overflow)
+		run_log(r, t, LOG_WARN, "retry table full at %zu: a chunk failing from now on stays "
+			"failed whatever follows (roastop.retries.overflow)", r->retries.chunks.count);
+	if (again) {
+		error_uncount(r, prev);
+	} else {
+		r->n_chunks++;
+		r->n_failed++;
+		dataset_failed(r, t, c, true);
+	}
 	error_count(r, t, c->error);
 	failed_add(&r->failed, t, c);
-	run_log(r, t, LOG_ERROR, "chunk failed: %s on %s (%s)", c->error,
+	run_log(r, t, LOG_ERROR, "chunk failed%s: %s on %s (%s)", again ? " again" : "", c->error,
 		c->worker ? c->worker : "?", c->file ? c->file : "?");
+}
+
+/* A success of a chunk whose latest attempt failed: the failure was
+ * retried, the chunk is not failed any more (and was counted already). */
+static bool chunk_recovered(struct run *r, double t, const struct ev_chunk *c)
+{
+	char prev[RETRIES_TYPE_LEN];
+	if (!retries_succeeded(&r->retries, c, prev, sizeof(prev)))
+		return false;
+	r->n_failed--;
+	dataset_failed(r, t, c, false);
+	error_uncount(r, prev);
+	failed_mark_retried(&r->failed, c);
+	run_log(r, t, LOG_INFO, "chunk retried: succeeded after %s on %s (%s)", prev,
+		c->worker ? c->worker : "?", c->file ? c->file : "?");
+	return true;
 }
 
 static void dataset_add(struct run *r, double t, const struct ev_chunk *c, double dur)
@@ -245,9 +298,11 @@ static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, b
 void run_apply_chunk(struct run *r, double t, const struct ev_chunk *c, bool late)
 {
 	inflight_end(&r->inflight, c);
-	r->n_chunks++;
-	if (c->error)
+	if (c->error) {
 		chunk_failed(r, t, c);
-	else
-		chunk_succeeded(r, t, c, late);
+		return;
+	}
+	if (!chunk_recovered(r, t, c))
+		r->n_chunks++;
+	chunk_succeeded(r, t, c, late);
 }

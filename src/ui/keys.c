@@ -132,6 +132,22 @@ static void pick_run(struct ui *ui)
 		ui_message(ui, "following the newest run");
 }
 
+/* m in view 8: the selected run is marked to compare with the one then
+ * selected (m on it again unmarks it). */
+static void mark_run(struct ui *ui)
+{
+	int sel = ui->sel[UI_VIEW_RUNS], n = ui->n_rows[UI_VIEW_RUNS];
+	if (n <= 0)
+		return;
+	bool same = ui->marked == (size_t)sel + 1 && ui->runs_dropped_marked == ui->runs_dropped_drawn;
+	ui->marked = same ? 0 : (size_t)sel + 1;
+	ui->runs_dropped_marked = ui->runs_dropped_drawn;
+	if (same)
+		ui_message(ui, "run %d unmarked", sel + 1);
+	else
+		ui_message(ui, "run %d marked: select another to compare (m unmarks)", sel + 1);
+}
+
 /* Enter in view 2: the selected worker's history (which one, the view
  * says at its next draw: the selection as it stands then), or back. */
 static void worker_toggle(struct ui *ui)
@@ -172,6 +188,11 @@ static unsigned view_key(struct ui *ui, int ch)
 			pick_run(ui);
 		else
 			return UI_NONE;
+		break;
+	case 'm':
+		if (ui->view != UI_VIEW_RUNS)
+			return UI_NONE;
+		mark_run(ui);
 		break;
 	case '/':
 		if (ui->view != UI_VIEW_WORKERS && ui->view != UI_VIEW_FILES)

@@ -183,6 +183,7 @@ static const char *const help_lines[] = {
 	"Tab, 1-9   switch view (Shift-Tab back); 9: the chunks running",
 	"0, f       the task stream (when there is one); the findings",
 	"Enter      view 2: one worker's history; view 8: show that run",
+	"m          view 8: mark a run to compare with the selected one",
 	"arrows     move; PgUp/PgDn page; Home/End first/last",
 	"s          sort workers: memory, memory %, CPU, executing, name",
 	"/          filter workers or files by name (each its own); Esc clears",

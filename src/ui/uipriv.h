@@ -54,6 +54,10 @@ struct ui {
 	 * was picked: a row dropped since moves the picked one up */
 	uint64_t runs_dropped_drawn, runs_dropped_picked;
 	bool runs_entered; /* view 8 just opened: select the run shown */
+	/* view 8's m: the run compared with the selected one (its row index +
+	 * 1 then; 0: none), and the session's rows_dropped when it was marked */
+	size_t marked;
+	uint64_t runs_dropped_marked;
 	/* view 2's Enter: one worker's history, kept by its address so that it
 	 * stays on that worker as the rows re-sort ("": the selected row's) */
 	bool worker_open;

@@ -143,6 +143,18 @@ const char *format_num(char buf[FMT_LEN], optnum v, const char *fmt)
 	return buf;
 }
 
+const char *format_change(char buf[FORMAT_CHANGE_LEN], optnum delta, const char *mag,
+			  optnum percent)
+{
+	if (!delta.valid || !isfinite(delta.value))
+		return na(buf);
+	char rel[FMT_LEN];
+	bool huge = percent.valid && fabs(percent.value) >= 1e5;
+	format_num(rel, percent, huge ? "%+.2e %%" : "%+.1f %%");
+	snprintf(buf, FORMAT_CHANGE_LEN, "%s%s (%s)", delta.value < 0 ? "-" : "+", mag, rel);
+	return buf;
+}
+
 /* "<number> <prefix><unit>", or the bare number when both are empty. */
 static const char *with_unit(char buf[FMT_LEN], const char *num, const char *prefix,
 			     const char *unit)

@@ -107,6 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(memcmp(&o, &again, sizeof(o)) == 0); /* cli_defaults zeroes the padding */
 		check_run(&o, copy, copy + size + 1);
 	}
+	else if (r == CLI_COMPARE)
+		check(o.compare[0] && o.compare[0][0] && o.compare[1] && o.compare[1][0]);
 	else if (r == CLI_ERROR)
 		check(err[0] && !strchr(err, '\n') && strlen(err) < 200);
 	free(copy);

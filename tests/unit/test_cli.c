@@ -455,6 +455,25 @@ static void arguments_and_double_dash(void **state)
 	ERR("unexpected argument ''", NULL, "");
 }
 
+/* "compare DIR_A DIR_B": exactly two non-empty directories, only first. */
+static void compare_command(void **state)
+{
+	(void)state;
+	struct app_config o;
+	char err[256];
+	assert_int_equal(parse(&o, err, NULL, "compare", "a", "b", END), CLI_COMPARE);
+	assert_string_equal(o.compare[0], "a");
+	assert_string_equal(o.compare[1], "b");
+	assert_int_equal(parse(&o, err, NULL, "compare", "--help", END), CLI_HELP);
+	assert_int_equal(parse(&o, err, NULL, "--headless", END), CLI_RUN);
+	assert_null(o.compare[0]);
+	ERR("compare takes two", NULL, "compare", END);
+	ERR("compare takes two", NULL, "compare", "a");
+	ERR("compare takes two", NULL, "compare", "a", "b", "c");
+	ERR("compare takes two", NULL, "compare", "a", "");
+	ERR("unexpected argument 'compare'", NULL, "--headless", "compare", "a", "b"); /* first only */
+}
+
 static void missing_and_forgotten_values(void **state)
 {
 	(void)state;
@@ -649,7 +668,8 @@ static void usage_lists_every_option(void **state)
 				"--ascii", "--checkpoint SECONDS", "--processor-prefix PATTERN",
 				"--dashboard-prefix PATH", "--cacert FILE", "--insecure",
 				"--header 'Name: value'", "--rcvbuf BYTES", "-h, --help",
-				"-V, --version", "127.0.0.1:8790", "http://localhost:8787" };
+				"-V, --version", "127.0.0.1:8790", "http://localhost:8787",
+				"roastop compare DIR_A DIR_B" };
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(names); i++)
 		if (!strstr(text, names[i]))
 			fail_msg("usage does not mention '%s'", names[i]);
@@ -676,6 +696,7 @@ int main(void)
 		cmocka_unit_test(last_wins_and_headers),
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(arguments_and_double_dash),
+		cmocka_unit_test(compare_command),
 		cmocka_unit_test(missing_and_forgotten_values),
 		cmocka_unit_test(string_values),
 		cmocka_unit_test(scheduler_urls),

@@ -267,6 +267,21 @@ static void shown_text_is_one_safe_line(void **state)
 	assert_true(strutil_utf8_ok((const unsigned char *)strutil_shown(b, 3, "a\xe2\x82\xac", 4)));
 }
 
+/* roastop compare's and view 8's change column: sign, magnitude, percent;
+ * n/a, never 0, when a side is not measured. */
+static void changes(void **state)
+{
+	(void)state;
+	char b[FORMAT_CHANGE_LEN];
+	assert_string_equal(format_change(b, optnum_of(-76.4), "76.4 kHz", optnum_of(-82.74)),
+			    "-76.4 kHz (-82.7 %)");
+	assert_string_equal(format_change(b, optnum_of(76), "76", optnum_of(1900)), "+76 (+1900.0 %)");
+	assert_string_equal(format_change(b, optnum_of(3), "3", optnum_none()), "+3 (n/a)");
+	assert_string_equal(format_change(b, optnum_none(), "x", optnum_none()), "n/a");
+	assert_string_equal(format_change(b, optnum_of(1e300), "1e300", optnum_of(1e302)),
+			    "+1e300 (+1.00e+302 %)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +298,7 @@ int main(void)
 		cmocka_unit_test(json_writer),
 		cmocka_unit_test(sections_in_their_unit),
 		cmocka_unit_test(shown_text_is_one_safe_line),
+		cmocka_unit_test(changes),
 	};
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@ static void write_all(const struct session_run *row, struct strbuf *out)
 	memset(&m, 0, sizeof(m));
 	m.num_chunks = optnum_of(42);
 	m.num_failed_chunks = optnum_of(0);
+	m.chunk_retries = optnum_of(4);
 	m.event_rate_elapsed_khz = optnum_of(2.5);
 	m.memory_used_now_bytes = optnum_of(3.0 * (1 << 30));
 	m.cpu_percent_now = optnum_of(50);
@@ -53,7 +54,10 @@ static void run_numbers_in_base_units_with_run_id(void **state)
 	write_all(&row, &o);
 	assert_true(has_line(o.data, "# TYPE roastop_chunks counter"));
 	assert_true(has_line(o.data, "roastop_chunks_total{run_id=\"r-1\"} 42"));
-	assert_true(has_line(o.data, "roastop_chunks_failed_total{run_id=\"r-1\"} 0"));
+	/* a gauge: a retry that succeeds takes a failed chunk off */
+	assert_true(has_line(o.data, "# TYPE roastop_chunks_failed gauge"));
+	assert_true(has_line(o.data, "roastop_chunks_failed{run_id=\"r-1\"} 0"));
+	assert_true(has_line(o.data, "roastop_chunk_retries_total{run_id=\"r-1\"} 4"));
 	assert_true(has_line(o.data, "# TYPE roastop_events_per_second gauge"));
 	assert_true(has_line(o.data, "roastop_events_per_second{run_id=\"r-1\"} 2500"));
 	assert_true(has_line(o.data, "roastop_memory_used_bytes{run_id=\"r-1\"} 3221225472"));

@@ -266,6 +266,38 @@ static void histogram_axis_marked_and_labelled(void **state)
 	run_destroy(&R);
 }
 
+static bool on_screen(int rows, const char *text)
+{
+	for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++)
+		if (strstr(shown[y], text))
+			return true;
+	return false;
+}
+
+/* A chunk that failed once and succeeded on its retry: the progress line
+ * says 0 failed, and 1 retried where there is room (issue 35, item 3). */
+static void retried_chunk_is_not_failed_on_screen(void **state)
+{
+	(void)state;
+	assert_int_equal(run_init(&R), 0);
+	for (int i = 0; i < 2; i++) {
+		struct event ev = test_event(EV_CHUNK, 1000 + i);
+		ev.u.chunk.duration = optnum_of(0.5);
+		ev.u.chunk.num_events = optnum_of(1000);
+		ev.u.chunk.dataset = "ds";
+		ev.u.chunk.file = "f.root";
+		ev.u.chunk.entry_start = optnum_of(0);
+		ev.u.chunk.entry_stop = optnum_of(1000);
+		ev.u.chunk.error = i == 0 ? "OSError" : NULL;
+		apply(ev);
+	}
+	draw_main(200, 60);
+	assert_true(on_screen(60, "chunks 1 done, 0 failed | 1 retried")); /* ascii */
+	draw_main(80, 24);
+	assert_true(on_screen(24, "0 failed"));
+	run_destroy(&R);
+}
+
 /* 0 s chunks cannot sit on a log axis: they count in the first bin, whose
  * label says "<=", and the axis starts at the data, not at 1 us. Tiny
  * durations still print as nonzero. */
@@ -355,6 +387,63 @@ static void picked_run_moves_with_dropped_rows(void **state)
 	session_destroy(&s);
 }
 
+/* View 8's side by side (issue 35, item 4): m marks a run, the selected
+ * one is compared with it under the list, the change from the rows' own
+ * figures; n/a where a run lacks one, at 80x24 and 200x60. */
+static void marked_run_compared_with_the_selected_one(void **state)
+{
+	(void)state;
+	struct session s;
+	assert_int_equal(session_init(&s, NULL, NULL), 0);
+	const char *ids[] = { "a", "b" };
+	for (int i = 0; i < 2; i++) {
+		struct event ev = test_event(EV_RUN_START, 10.0 + i);
+		ev.u.run_start.run_id = ids[i];
+		assert_int_equal(session_apply(&s, &ev), 0);
+	}
+	s.rows[0].fig = (struct session_figures){ .elapsed = optnum_of(10), .chunks = optnum_of(4),
+						   .failed = optnum_of(0), .events = optnum_of(80000),
+						   .event_rate_hz = optnum_of(8000) };
+	s.rows[1].fig = (struct session_figures){ .elapsed = optnum_of(5), .chunks = optnum_of(80),
+						   .events = optnum_of(80000),
+						   .event_rate_hz = optnum_of(16000) };
+	static const int at[][2] = { { 80, 24 }, { 200, 60 } };
+	for (size_t k = 0; k < ROASTOP_ARRAY_LEN(at); k++) {
+		int keys[2];
+		assert_int_equal(pipe(keys), 0);
+		FILE *out = fopen("/dev/null", "w"), *in = fdopen(keys[0], "r");
+		struct ui_config cfg = { .out = out, .in = in, .cols = at[k][0], .rows = at[k][1],
+					 .ascii = true, .no_color = true,
+					 .theme = "themes/high-contrast.theme" };
+		char err[256];
+		struct ui *ui = ui_open(&cfg, err, sizeof(err));
+		if (!ui)
+			fail_msg("ui_open: %s", err);
+		struct metrics m;
+		metrics_compute(session_newest(&s), 20, NULL, &m);
+		struct ui_frame f = { .run = session_newest(&s), .session = &s, .m = &m, .now = 20 };
+		ui_set_view(ui, UI_VIEW_RUNS);
+		ui_draw(ui, &f);
+		assert_int_equal(write(keys[1], "mj", 2), 2); /* mark run 1, select run 2 */
+		ui_input(ui);
+		ui_input(ui);
+		ui_draw(ui, &f);
+		int rows = at[k][1], cols = at[k][0];
+		for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++)
+			mvinnstr(y, 0, shown[y], cols < SCREEN_MAX_COLS - 1 ? cols : SCREEN_MAX_COLS - 1);
+		assert_true(on_screen(rows, "compare: A run 1 (marked, m) with B run 2 (selected)"));
+		assert_true(on_screen(rows, "m1 "));
+		assert_true(on_screen(rows, "event rate       8.00 kHz     16.0 kHz  +8.00 kHz (+100.0 %)"));
+		assert_true(on_screen(rows, "chunks                  4           80  +76 (+1900.0 %)"));
+		assert_true(on_screen(rows, "failed                  0          n/a  n/a"));
+		ui_close(ui);
+		close(keys[1]);
+		fclose(in);
+		fclose(out);
+	}
+	session_destroy(&s);
+}
+
 int main(void)
 {
 	setenv("TERM", "xterm-256color", 1);
@@ -365,6 +454,8 @@ int main(void)
 		cmocka_unit_test(histogram_axis_marked_and_labelled),
 		cmocka_unit_test(histogram_axis_with_zero_and_tiny_durations),
 		cmocka_unit_test(picked_run_moves_with_dropped_rows),
+		cmocka_unit_test(retried_chunk_is_not_failed_on_screen),
+		cmocka_unit_test(marked_run_compared_with_the_selected_one),
 	};
 	return cmocka_run_group_tests_name("ui", tests, NULL, NULL);
 }

@@ -31,7 +31,7 @@ static void progress_bar(struct ui *ui, int y, int x, int w, double frac)
  * narrow width the least important go first (highest drop rank), so no
  * word is cut. The bar takes what the kept parts leave. */
 #define PART_SEGS 6
-#define PROGRESS_PARTS 8
+#define PROGRESS_PARTS 9
 #define BAR_MIN 12 /* "[" 10 cells "]": narrower says nothing */
 
 struct part {
@@ -127,6 +127,18 @@ static void part_chunks(struct parts *ps, const struct ui *ui, const struct metr
 	part_seg(p, TH_TEXT, " failed");
 }
 
+/* "· 4 retried": failed attempts a later attempt of the same chunk followed
+ * (docs/metrics.md, "Retries"), only when there were some */
+static void part_retries(struct parts *ps, const struct ui *ui, const struct metrics *m, int drop)
+{
+	if (!m->chunk_retries.valid || m->chunk_retries.value == 0)
+		return;
+	struct part *p = part_new(ps, drop);
+	part_seg(p, TH_DIM, line_dot(ui));
+	part_seg(p, TH_VALUE, format_count(part_buf(ps), m->chunk_retries));
+	part_seg(p, TH_TEXT, " retried");
+}
+
 static void part_labelled(struct parts *ps, const struct ui *ui, int drop, const char *label,
 			  const char *value)
 {
@@ -170,6 +182,7 @@ static void progress_known(struct parts *ps, const struct ui *ui, const struct u
 	if (tasks)
 		part_seg(part_new(ps, 1), TH_DIM, " (from tasks)");
 	part_chunks(ps, ui, m, 4, false);
+	part_retries(ps, ui, m, 7);
 	if (tasks) {
 		part_labelled(ps, ui, 5, "events ", format_count(part_buf(ps), m->total_events));
 		part_labelled(ps, ui, 6, "executing ",
@@ -182,6 +195,7 @@ static void progress_unknown(struct parts *ps, const struct ui *ui, const struct
 {
 	const struct metrics *m = f->m;
 	part_chunks(ps, ui, m, 0, true);
+	part_retries(ps, ui, m, 5);
 	part_labelled(ps, ui, 2, "events ", format_count(part_buf(ps), m->total_events));
 	part_labelled(ps, ui, 4, "tasks executing ",
 		      format_num(part_buf(ps), m->tasks_executing_now, "%.0f"));

@@ -1,19 +1,76 @@
 /* View 8: the session's runs, a row each (session.h), newest last; Enter
- * shows the selected one in the other views. */
+ * shows the selected one in the other views; m marks one, and the marked
+ * run and the selected one are compared under the list. */
 #include "../uipriv.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "roastop/format.h"
+#include "roastop/metrics.h"
+
+/* The comparison's rows: a border, the heading, the figures, a border. */
+#define RUNS_COMPARE_ROWS 8
+
+/* The marked run's row now (rows dropped since move it up), or -1. */
+static int runs_marked(const struct ui *ui, const struct session *s)
+{
+	uint64_t moved = s ? s->rows_dropped - ui->runs_dropped_marked : 0;
+	if (!s || !ui->marked || moved >= ui->marked || ui->marked - 1 - moved >= s->n_rows)
+		return -1;
+	return (int)(ui->marked - 1 - moved);
+}
+
+enum runs_kind { RK_DURATION, RK_COUNT, RK_RATE };
+
+static const char *runs_format(char buf[FMT_LEN], enum runs_kind k, optnum v)
+{
+	if (k == RK_DURATION)
+		return format_duration(buf, v);
+	return k == RK_COUNT ? format_count(buf, v) : format_rate(buf, v, 1.0, "Hz");
+}
+
+/* One figure of the two rows (the figures the app took from each run's
+ * metrics) and the change from A to B. */
+static void runs_compare_row(struct ui *ui, struct rect r, int y, const char *label,
+			     enum runs_kind k, optnum a, optnum b)
+{
+	char va[FMT_LEN], vb[FMT_LEN], mag[FMT_LEN], ch[FORMAT_CHANGE_LEN];
+	optnum delta, pct;
+	metrics_change(a, b, &delta, &pct);
+	runs_format(mag, k, optnum_of(fabs(delta.value)));
+	scr_printf(ui, y, r.x + 2, r.w - 4, TH_TEXT, "%-12s %12s %12s  %s", label,
+		   runs_format(va, k, a), runs_format(vb, k, b), format_change(ch, delta, mag, pct));
+}
+
+static void runs_compare(struct ui *ui, const struct ui_frame *f, struct rect r, int a, int b)
+{
+	char title[96];
+	snprintf(title, sizeof(title), "compare: A run %d (marked, m) with B run %d (selected)",
+		 a + 1, b + 1);
+	scr_box(ui, r, title);
+	if (a == b) {
+		scr_text(ui, r.y + 1, r.x + 2, r.w - 4, TH_DIM, "select another run to compare");
+		return;
+	}
+	const struct session_figures *x = &f->session->rows[a].fig, *y = &f->session->rows[b].fig;
+	scr_printf(ui, r.y + 1, r.x + 2, r.w - 4, TH_LABEL, "%-12s %12s %12s  %s", "", "A", "B",
+		   "change (B - A)");
+	runs_compare_row(ui, r, r.y + 2, "duration", RK_DURATION, x->elapsed, y->elapsed);
+	runs_compare_row(ui, r, r.y + 3, "chunks", RK_COUNT, x->chunks, y->chunks);
+	runs_compare_row(ui, r, r.y + 4, "failed", RK_COUNT, x->failed, y->failed);
+	runs_compare_row(ui, r, r.y + 5, "events", RK_COUNT, x->events, y->events);
+	runs_compare_row(ui, r, r.y + 6, "event rate", RK_RATE, x->event_rate_hz, y->event_rate_hz);
+}
 
 static void runs_row(struct ui *ui, const struct ui_frame *f, int i, char c[][FMT_CELL],
 		     enum theme_elem *elem)
 {
-	(void)ui;
 	const struct session_run *row = &f->session->rows[i];
 	const struct session_figures *g = &row->fig;
 	char a[FMT_LEN];
-	snprintf(c[0], FMT_CELL, "%s%d", row->run && row->run == f->run ? ">" : "", i + 1);
+	snprintf(c[0], FMT_CELL, "%s%s%d", i == runs_marked(ui, f->session) ? "m" : "",
+		 row->run && row->run == f->run ? ">" : "", i + 1);
 	snprintf(c[1], FMT_CELL, "%s", session_run_label(row));
 	snprintf(c[2], FMT_CELL, "%s", format_clock(a, g->t_start));
 	snprintf(c[3], FMT_CELL, "%s", format_duration(a, g->elapsed));
@@ -45,7 +102,16 @@ void view_runs(struct ui *ui, const struct ui_frame *f)
 			ui->sel[UI_VIEW_RUNS] = (int)i; /* the list opens on the run shown */
 	ui->runs_entered = false;
 	char title[160];
-	snprintf(title, sizeof(title), "runs: %zu (Enter shows one; * = summary only, over %d kept)",
-		 n, SESSION_DETAIL_RUNS);
+	snprintf(title, sizeof(title), "runs: %zu (Enter shows one; m compares; * = summary only, "
+		 "over %d kept)", n, SESSION_DETAIL_RUNS);
+	int marked = runs_marked(ui, f->session);
+	bool compare = marked >= 0 && L.body.h >= RUNS_COMPARE_ROWS + 4;
+	if (compare)
+		L.body.h -= RUNS_COMPARE_ROWS;
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, runs_row);
+	int sel = ui->sel[UI_VIEW_RUNS];
+	if (compare && sel >= 0 && (size_t)sel < n)
+		runs_compare(ui, f,
+			     (struct rect){ L.body.x, L.body.y + L.body.h, L.body.w, RUNS_COMPARE_ROWS },
+			     marked, sel);
 }

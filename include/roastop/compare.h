@@ -1,0 +1,48 @@
+/* roastop compare DIR_A DIR_B (docs/compare.md): two measurement
+ * directories, roastop's or roastcoffea's, side by side: each headline
+ * number of A and B and the change (metrics_change), and the findings each
+ * run had. The numbers are those the measurement's metrics.json holds
+ * (metrics_read_json: the writer's key tables); nothing is computed here. */
+#ifndef ROASTOP_COMPARE_H
+#define ROASTOP_COMPARE_H
+
+#include <stdio.h>
+
+#include "roastop/metrics.h"
+#include "roastop/strbuf.h"
+
+#define COMPARE_MAX_BYTES (64u << 20) /* a larger metrics.json is refused */
+#define COMPARE_MAX_FINDINGS 32u /* listed per side; the others counted */
+#define COMPARE_TEXT 160u
+
+struct compare_finding {
+	char id[64];
+	char severity[16];
+	char title[COMPARE_TEXT];
+};
+
+/* One loaded measurement. */
+struct compare_side {
+	char path[COMPARE_TEXT]; /* the metrics.json read, as given (its end) */
+	char writer[64]; /* "roastop 0.4.0", or "roastcoffea" (no roastop block) */
+	char run[COMPARE_TEXT]; /* run name and status, or "" */
+	struct metrics m;
+	bool has_findings; /* metrics.json had roastop.findings */
+	size_t n_findings; /* kept, at most COMPARE_MAX_FINDINGS */
+	size_t findings_total; /* in the array */
+	struct compare_finding findings[COMPARE_MAX_FINDINGS];
+};
+
+/* Reads DIR/metrics.json, or DIR/latest/metrics.json (an output root). 0,
+ * or -1 with one line in err. */
+int compare_load(const char *dir, struct compare_side *s, char *err, size_t errsz);
+/* The measurement in text (a metrics.json, NUL-terminated; changed in
+ * place) into s, whose path names it in err. 0, or -1 with one line in err. */
+int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz);
+/* The comparison as text, A then B, lines of at most 80 columns. */
+void compare_write(struct strbuf *o, const struct compare_side *a, const struct compare_side *b);
+/* The command: the comparison on out, or a line on errs. Exit status: 0,
+ * or 1 when a measurement could not be read. */
+int compare_main(const char *dir_a, const char *dir_b, FILE *out, FILE *errs);
+
+#endif
