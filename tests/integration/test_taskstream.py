@@ -120,10 +120,10 @@ def test_array_and_straggler(tmp_path, cluster):
 
 
 def tasks_section(summary):
-    """The "Dask tasks (/eventstream)" section of a summary (a path or its
-    text): its lines up to the first blank one."""
+    """The "Dask tasks (<feed>)" section of a summary (a path or its text):
+    its lines up to the first blank one."""
     text = summary.read_text() if isinstance(summary, Path) else summary
-    at = text.index("Dask tasks (/eventstream)")
+    at = text.index("Dask tasks (")
     return text[at:].split("\n\n")[0].rstrip("\n")
 
 
@@ -168,7 +168,8 @@ def test_two_runs_each_hold_their_tasks(tmp_path, cluster):
         assert got == dict(want), (d.name, got, dict(want))
         assert tasks["count"] == sum(want.values())
         section = tasks_section(d / "summary.txt")
-        assert f"Dask tasks (/eventstream): {tasks['count']} tasks" in section, section
+        # the collector's route brings the tasks, and /eventstream closes
+        assert f"Dask tasks (route): {tasks['count']} tasks" in section, section
         for prefix in list(want)[:10]:
             assert re.search(rf"^  {re.escape(prefix)} +{want[prefix]} ", section, re.M), section
     # the stdout summary is the newest run's summary.txt
