@@ -113,4 +113,20 @@ struct dask_worker_prom {
 enum dask_error dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
 				       struct prom_stats *st);
 
+/* A tasks.json answer of the collector's route (dask_json_tasks.c): the
+ * cursor to ask from next, what the scheduler's buffer dropped before this
+ * reader read it, whether the answer was cut at its cap, and the rows. */
+struct dask_tasks_answer {
+	char since[96]; /* "<stream>.<next index>" */
+	uint64_t lost, tasks, rejected; /* rows refused, startstops delivered */
+	bool more;
+};
+
+/* Each startstop as an EV_TASK event in ev, handed to deliver, stamped
+ * with now less how long before the answer it stopped. False (out's cursor
+ * empty) when the body is not the route's shape; rows refused one by one
+ * are counted in out->rejected. */
+bool dask_parse_tasks(const char *body, size_t len, double now, struct event *ev,
+		      event_deliver_fn deliver, void *ctx, struct dask_tasks_answer *out);
+
 #endif

@@ -31,6 +31,8 @@ enum taskstream_result {
 	TSP_ERR_JSON, /* not JSON, or not an object */
 	TSP_ERR_SHAPE, /* a transition without key, action, start or stop */
 	TSP_ERR_RANGE, /* times not finite, or stop before start */
+	TSP_ERR_TEXT, /* a key, worker, action or status that is not UTF-8 (a
+		       * recording could not replay it) */
 	TSP__COUNT
 };
 

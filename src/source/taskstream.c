@@ -1,6 +1,7 @@
 #include "roastop/taskstream.h"
 
 #include "roastop/source.h"
+#include "roastop/strutil.h"
 #include "roastop/taskcheck.h"
 
 #include <ctype.h>
@@ -40,7 +41,7 @@ struct taskstream {
 
 static const char *const result_names[TSP__COUNT] = {
 	[TSP_TASK] = "task",	     [TSP_OTHER] = "other", [TSP_ERR_JSON] = "json",
-	[TSP_ERR_SHAPE] = "shape", [TSP_ERR_RANGE] = "range",
+	[TSP_ERR_SHAPE] = "shape", [TSP_ERR_RANGE] = "range",	[TSP_ERR_TEXT] = "text",
 };
 
 const char *taskstream_result_name(enum taskstream_result r)
@@ -177,6 +178,16 @@ static bool ts_time(const cJSON *v, optnum *out)
 	return cJSON_IsNumber(v);
 }
 
+/* Every string of the task is UTF-8, as a recording's line must be. */
+static bool ts_text_ok(const struct ev_task *t)
+{
+	const char *s[] = { t->key, t->worker, t->action, t->status };
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		if (s[i] && !strutil_utf8_ok((const unsigned char *)s[i]))
+			return false;
+	return true;
+}
+
 enum taskstream_result taskstream_task(struct event *ev, const struct taskstream_fields *f)
 {
 	struct ev_task *t = &ev->u.task;
@@ -189,6 +200,8 @@ enum taskstream_result taskstream_task(struct event *ev, const struct taskstream
 		return TSP_ERR_RANGE;
 	t->worker = ts_str(ev, f->worker);
 	t->status = ts_str(ev, f->status);
+	if (!ts_text_ok(t))
+		return TSP_ERR_TEXT;
 	ev->type = EV_TASK;
 	return TSP_TASK;
 }

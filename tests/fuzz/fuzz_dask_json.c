@@ -2,7 +2,9 @@
  * body is taken whole or not at all (no event left half-filled), and every
  * event taken live replays from its recorded line (one range table). An
  * input with a NUL byte is also two route bodies: the first's facts kept,
- * the second read against them (version 3's body without facts). */
+ * the second read against them (version 3's body without facts). Each
+ * input is also a tasks.json answer (dask_parse_tasks). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct event sample, fine, span, back;
+static struct event sample, fine, span, back, task;
 static struct dask_facts facts;
 static struct strbuf line;
 static bool ready;
@@ -42,6 +44,25 @@ static void check_sample(const struct event *ev)
 	for (size_t i = 0; i < s->n_workers; i++)
 		if (!s->workers[i].id)
 			abort();
+}
+
+/* A task record taken is a whole task event that replays from its line. */
+static void task_taken(void *ctx, const struct event *ev)
+{
+	(void)ctx;
+	if (ev->type != EV_TASK || !ev->u.task.key || !isfinite(ev->t))
+		abort();
+	check_replays(ev);
+}
+
+static void check_tasks(const char *text, size_t size)
+{
+	struct dask_tasks_answer a;
+	bool ok = dask_parse_tasks(text, size, 1e9, &task, task_taken, NULL, &a);
+	if (!ok && (a.tasks || a.since[0] || a.more))
+		abort();
+	if (ok && (!a.since[0] || strlen(a.since) >= sizeof(a.since)))
+		abort();
 }
 
 static void check_state(enum dask_error e)
@@ -79,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		event_init(&fine);
 		event_init(&span);
 		event_init(&back);
+		event_init(&task);
 		strbuf_init(&line);
 		dask_facts_init(&facts);
 		ready = true;
@@ -87,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[160];
 	check_state(dask_parse_state(text, size, 1, &sample, &fine, &span, err, sizeof(err)));
 	check_kept(text, size);
+	check_tasks(text, size);
 	enum dask_error e = dask_parse_identity(text, size, 1, &sample, endpoint, NULL, err, sizeof(err));
 	if (e != DASK_OK && sample.type)
 		abort();

@@ -1,0 +1,96 @@
+/* The collector's route's task records, tasks.json (docs/scheduler.md,
+ * "Task records"): its cursor and counts, and each startstop as the EV_TASK
+ * event /eventstream's message would have made (taskstream_task builds
+ * both). Fuzzed with the other Dask decoders (fuzz_dask_json). */
+#include "roastop/dask_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "roastop/taskstream.h"
+
+struct tasks_ctx {
+	double now, sched_now;
+	struct event *ev;
+	event_deliver_fn deliver;
+	void *ctx;
+	struct dask_tasks_answer *out;
+};
+
+/* One startstop of a row ([key, worker, status, action, start, stop, ...]
+ * from its 4th item, three a startstop). How long before the answer the
+ * scheduler's clock says it stopped is taken from now: the event's time is
+ * as if the stream had brought it then. */
+static void tasks_one(struct tasks_ctx *c, const cJSON *row, const cJSON *ss)
+{
+	struct event *ev = c->ev;
+	event_reset(ev);
+	const cJSON *key = cJSON_GetArrayItem(row, 0);
+	const struct taskstream_fields f = {
+		.key = key, .worker = key ? key->next : NULL,
+		.status = key && key->next ? key->next->next : NULL,
+		.action = ss, .start = ss->next, .stop = ss->next ? ss->next->next : NULL,
+	};
+	if (taskstream_task(ev, &f) != TSP_TASK) {
+		c->out->rejected++;
+		return;
+	}
+	double lag = c->sched_now - ev->u.task.stop.value;
+	ev->t = c->now - (lag > 0 && lag < 3600 ? lag : 0);
+	c->out->tasks++;
+	c->deliver(c->ctx, ev);
+}
+
+static void tasks_rows(struct tasks_ctx *c, const cJSON *rows)
+{
+	const cJSON *row;
+	cJSON_ArrayForEach(row, rows)
+	{
+		int n = cJSON_IsArray(row) ? cJSON_GetArraySize(row) : 0;
+		if (n < 6 || (n - 3) % 3 != 0) {
+			c->out->rejected++;
+			continue;
+		}
+		for (const cJSON *ss = cJSON_GetArrayItem(row, 3); ss; ss = ss->next->next->next)
+			tasks_one(c, row, ss);
+	}
+}
+
+static bool tasks_count(const cJSON *o, const char *name, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	*out = cJSON_IsNumber(v) ? v->valuedouble : -1;
+	return *out >= 0 && *out < 9e15;
+}
+
+/* The answer's cursor and counts; false when it is not the route's shape. */
+static bool tasks_head(const cJSON *o, struct dask_tasks_answer *out, double *sched_now)
+{
+	const cJSON *stream = cJSON_GetObjectItemCaseSensitive(o, "stream");
+	double next, lost, left;
+	if (!cJSON_IsString(stream) || strlen(stream->valuestring) > 64 ||
+	    strspn(stream->valuestring, "0123456789abcdef-") != strlen(stream->valuestring) ||
+	    !tasks_count(o, "next", &next) || !tasks_count(o, "lost", &lost) ||
+	    !tasks_count(o, "left", &left) || !tasks_count(o, "time", sched_now) ||
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "tasks")))
+		return false;
+	snprintf(out->since, sizeof(out->since), "%s.%.0f", stream->valuestring, next);
+	out->lost = (uint64_t)lost;
+	out->more = left > 0;
+	return true;
+}
+
+bool dask_parse_tasks(const char *body, size_t len, double now, struct event *ev,
+		      event_deliver_fn deliver, void *ctx, struct dask_tasks_answer *out)
+{
+	*out = (struct dask_tasks_answer){ 0 };
+	cJSON *o = cJSON_ParseWithLength(body, len);
+	struct tasks_ctx c = { .now = now, .ev = ev, .deliver = deliver, .ctx = ctx, .out = out };
+	bool ok = cJSON_IsObject(o) && tasks_head(o, out, &c.sched_now);
+	if (ok)
+		tasks_rows(&c, cJSON_GetObjectItemCaseSensitive(o, "tasks"));
+	cJSON_Delete(o);
+	return ok;
+}
