@@ -102,10 +102,7 @@ static void draw_tabs(struct ui *ui)
 		scr_text(ui, 0, COLS - 8, 8, TH_WARNING, " PAUSED ");
 }
 
-/* The end of the message's row that starts at p, at most w characters:
- * after the last space that fits, so words stay whole; where the width
- * falls when there is none (a long path). */
-static const char *msg_row_end(const char *p, int w)
+const char *ui_row_end(const char *p, int w)
 {
 	const char *end = p, *space = NULL;
 	for (int k = 0; k < w && *end; k++) {
@@ -125,7 +122,7 @@ static void draw_message(struct ui *ui)
 	const char *rows[5] = { ui->msg };
 	int w = COLS - 2, lines = 0;
 	while (lines < 4 && *rows[lines]) {
-		rows[lines + 1] = msg_row_end(rows[lines], w);
+		rows[lines + 1] = ui_row_end(rows[lines], w);
 		lines++;
 	}
 	lines = lines < 1 ? 1 : lines;

@@ -132,4 +132,9 @@ typedef void (*table_row_fn)(struct ui *ui, const struct ui_frame *f, int row, c
 void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const char *title,
 		const struct table_col *cols, int ncols, int nrows, table_row_fn fn);
 
+/* The start of the next row of text that starts at p, rows at most w
+ * characters: after the last space that fits, so words stay whole; where
+ * the width falls when there is none (a long path). (ui.c) */
+const char *ui_row_end(const char *p, int w);
+
 #endif

@@ -16,20 +16,14 @@ static int draw_wrapped(struct ui *ui, int y, int x, int w, int ymax, enum theme
 {
 	const char *p = text;
 	while (*p && y < ymax) {
-		const char *end = p, *space = NULL;
-		for (int k = 0; k < w && *end; k++) {
-			end++;
-			while ((*end & 0xC0) == 0x80)
-				end++;
-			if (*end == ' ')
-				space = end;
-		}
-		if (*end && space)
-			end = space;
+		const char *next = ui_row_end(p, w);
+		if (next == p) /* no column to draw in */
+			break;
+		int len = (int)(next - p) - (next[-1] == ' '); /* the space that ends it */
 		char row[DIAG_EVIDENCE_LEN];
-		snprintf(row, sizeof(row), "%.*s", (int)(end - p), p);
+		snprintf(row, sizeof(row), "%.*s", len, p);
 		scr_text(ui, y++, x, w, e, row);
-		p = *end == ' ' ? end + 1 : end;
+		p = next;
 	}
 	return y;
 }
