@@ -322,7 +322,8 @@ bool event_sample_tasks_ok(const struct ev_sample *s);
 /* Seconds in process(): duration, else t_end - t_start (the decoders
  * accept a chunk only with one of them). */
 double event_chunk_duration(const struct ev_chunk *c);
-/* A task's start and stop: both given, finite, not negative, in order. */
+/* A task's start and stop: both given, times a recording can hold
+ * (RANGE_EPOCH: 0 to 1e11 s), in order. */
 bool event_task_times_ok(const struct ev_task *t);
 
 /* How every source hands an event on (source.h): the app records it and

@@ -136,8 +136,8 @@ enum run_status run_status_from_name(const char *name)
 
 bool event_task_times_ok(const struct ev_task *t)
 {
-	return t->start.valid && t->stop.valid && isfinite(t->start.value) &&
-	       isfinite(t->stop.value) && t->start.value >= 0 && t->stop.value >= t->start.value;
+	return t->start.valid && t->stop.valid && range_ok(RANGE_EPOCH, t->start.value) &&
+	       range_ok(RANGE_EPOCH, t->stop.value) && t->stop.value >= t->start.value;
 }
 
 double event_chunk_duration(const struct ev_chunk *c)
