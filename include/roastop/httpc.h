@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define HTTPC_MAX_SOCKS 62 /* sockets curl may ask to watch at once */
@@ -17,6 +18,14 @@ struct httpc;
 /* A transfer finished (removed from the multi handle already): result is
  * curl's, code the HTTP status (0 when none came). */
 typedef void (*httpc_done_fn)(void *ctx, CURL *easy, CURLcode result, long code);
+
+/* The options every request to a scheduler shares (docs/scheduler.md): no
+ * signals, a 3 s connect and max(10 s, 2 x interval) whole, compressed
+ * bodies, http and https only, redirects never followed by curl (it would
+ * carry --header values to any host one names, and follow https -> http:
+ * the poller follows them by hand), the CA file or no verification. The
+ * caller sets its URL, body callback and headers. */
+void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure);
 
 /* NULL when curl or the timer cannot be set up. */
 struct httpc *httpc_open(httpc_done_fn done, void *ctx);

@@ -80,6 +80,26 @@ struct httpc *httpc_open(httpc_done_fn done, void *ctx)
 	return h;
 }
 
+#define HTTPC_CONNECT_TIMEOUT_MS 3000L
+
+void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure)
+{
+	double timeout = interval * 2 < 10 ? 10 : interval * 2;
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, HTTPC_CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
+	if (cacert)
+		curl_easy_setopt(e, CURLOPT_CAINFO, cacert);
+	if (insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+}
+
 void httpc_close(struct httpc *h)
 {
 	if (!h)

@@ -26,7 +26,6 @@
 
 #include "daskpriv.h"
 
-#define CONNECT_TIMEOUT_MS 3000L
 #define BODY_KEEP (1u << 20) /* a body buffer grown past this is freed after use */
 #define HTTP_TOO_LARGE 413 /* what a body cut at its route's cap counts as */
 /* the round's timer, curl's, and every socket curl may ask for */
@@ -117,28 +116,12 @@ static bool xfer_init(struct dask *d, struct xfer *x, bool headers)
 		return false;
 	strbuf_init(&x->body);
 	CURL *e = x->easy;
-	double timeout = d->cfg.interval * 2 < 10 ? 10 : d->cfg.interval * 2;
+	httpc_easy_defaults(e, d->cfg.interval, d->cfg.cacert, d->cfg.insecure);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-	/* curl would carry --header values to any host a redirect names (it
-	 * strips only Authorization and Cookie) and follow https -> http: the
-	 * scheduler's redirects are followed by hand (sched_redirect). */
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
 	if (headers)
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
-	if (d->cfg.cacert)
-		curl_easy_setopt(e, CURLOPT_CAINFO, d->cfg.cacert);
-	if (d->cfg.insecure) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
 	return true;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "roastop/dask.h"
 #include "roastop/httpc.h"
 #include "roastop/strbuf.h"
 
@@ -118,49 +119,25 @@ static void tc_done(void *ctx, CURL *easy, CURLcode result, long code)
 		taskcheck_total(f->body.data, f->body.len, &f->total, &st);
 }
 
-static bool tc_url(CURL *e, const struct app_config *cfg)
-{
-	char url[2048];
-	const char *pre = cfg->dashboard_prefix ? cfg->dashboard_prefix : "";
-	size_t ul = strlen(cfg->scheduler_url), pl = strlen(pre);
-	while (ul && cfg->scheduler_url[ul - 1] == '/')
-		ul--;
-	while (pl && pre[pl - 1] == '/')
-		pl--;
-	int n = snprintf(url, sizeof(url), "%.*s%s%.*s/metrics", (int)ul, cfg->scheduler_url,
-			 pl && pre[0] != '/' ? "/" : "", (int)pl, pre);
-	return n > 0 && (size_t)n < sizeof(url) && curl_easy_setopt(e, CURLOPT_URL, url) == CURLE_OK;
-}
-
 static bool tc_setup(struct taskcheck_fetch *f, const struct app_config *cfg)
 {
 	CURL *e = f->easy;
-	double timeout = cfg->interval * 2 < 10 ? 10 : cfg->interval * 2;
+	char url[2048];
 	for (size_t i = 0; i < cfg->n_headers; i++) {
 		struct curl_slist *h = curl_slist_append(f->headers, cfg->headers[i]);
 		if (!h)
 			return false;
 		f->headers = h;
 	}
+	httpc_easy_defaults(e, cfg->interval, cfg->cacert, cfg->insecure);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, tc_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)TASKCHECK_MAX_BODY);
 	if (f->headers)
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->headers);
-	if (cfg->cacert)
-		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->cacert);
-	if (cfg->insecure) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	return tc_url(e, cfg);
+	return dask_url_join(url, sizeof(url), cfg->scheduler_url, cfg->dashboard_prefix,
+			     "metrics") &&
+	       curl_easy_setopt(e, CURLOPT_URL, url) == CURLE_OK;
 }
 
 struct taskcheck_fetch *taskcheck_fetch_open(const struct app_config *cfg)
