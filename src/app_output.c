@@ -36,10 +36,11 @@ bool app_tasks_fed(const struct app *a, const struct run *r, struct ev_counters 
 	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
 		if (!(*ops)->tasks || !counters_find(&a->ses.counters, (*ops)->name, &c))
 			continue;
-		if (!*fed || metrics_tasks_feed_measured(&c)) /* the one that measured */
+		bool measured = metrics_tasks_feed_measured(&c);
+		if (!*fed || measured) /* the first feed, unless a later one measured */
 			*feed = c;
 		*fed = true;
-		if (metrics_tasks_feed_measured(&c))
+		if (measured)
 			break;
 	}
 	return *fed || (r && r->tasks.count);

@@ -19,9 +19,15 @@ bool metrics_tasks_feed_measured(const struct ev_counters *feed)
 	return mt_feed_count(feed, "connects") || mt_feed_count(feed, "task_answers");
 }
 
+/* Is the feed /eventstream's (the task stream source), not the route's? */
+static bool mt_is_stream(const struct ev_counters *feed)
+{
+	return strcmp(feed->source, "task_stream") == 0;
+}
+
 const char *metrics_tasks_feed_state(const struct ev_counters *feed)
 {
-	return strcmp(feed->source, "task_stream") ? "route" : feed->state;
+	return mt_is_stream(feed) ? feed->state : "route";
 }
 
 /* A feed that never reached the scheduler measured nothing: null, not 0. */
@@ -36,8 +42,7 @@ static const char *mt_label(const struct ev_counters *feed)
 {
 	if (!feed)
 		return "Dask tasks";
-	return strcmp(feed->source, "task_stream") ? "Dask tasks (route)"
-						   : "Dask tasks (/eventstream)";
+	return mt_is_stream(feed) ? "Dask tasks (/eventstream)" : "Dask tasks (route)";
 }
 
 /* The stream fell behind the scheduler's own count (its plugin replaced or
@@ -195,9 +200,9 @@ void metrics_tasks_text(const struct tasks *t, const struct task_figures *fig,
 	optnum n = mt_measured(t, feed, t->count);
 	if (!n.valid) {
 		strbuf_appendf(sb, "\n%s: n/a (%s)\n", mt_label(feed),
-			       strcmp(feed->source, "task_stream")
-				       ? "no collector route answered; --task-stream reads /eventstream"
-				       : "the stream never connected");
+			       mt_is_stream(feed)
+				       ? "the stream never connected"
+				       : "no collector route answered; --task-stream reads /eventstream");
 		return;
 	}
 	char e[FMT_LEN], f[FMT_LEN];
