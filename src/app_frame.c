@@ -100,8 +100,10 @@ static const struct run *app_shown(const struct app *a)
 	return session_newest(&a->ses);
 }
 
-/* ---- findings (docs/diagnosis.md): app_diagnose at the tick, and
- * app_frame_findings for a frame that shows another run ---- */
+/* ---- findings (docs/diagnosis.md): the frame's, evaluated by the first
+ * frame after each tick (app_refresh marks them stale) or after another
+ * run is picked. Only a frame reads them, so a headless replay evaluates
+ * none: the files evaluate their own at the write. ---- */
 
 static void app_diagnose_run(struct app *a, const struct run *r, const struct metrics *m)
 {
@@ -111,12 +113,13 @@ static void app_diagnose_run(struct app *a, const struct run *r, const struct me
 	if (r)
 		diagnosis_evaluate(r, m, &ctx, &a->findings);
 	a->findings_run = r;
+	a->findings_stale = false;
 }
 
 static const struct findings *app_frame_findings(struct app *a, const struct run *shown,
 						 const struct metrics *m)
 {
-	if (shown != a->findings_run)
+	if (a->findings_stale || shown != a->findings_run)
 		app_diagnose_run(a, shown, m);
 	return &a->findings;
 }
@@ -141,7 +144,7 @@ void app_refresh(struct app *a)
 	app_note_quiet(a, a->frame_run, &a->frame_m);
 	if (a->headless && !was && a->quiet_alert[0][0])
 		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
-	app_diagnose_run(a, a->frame_run, &a->frame_m); /* the live findings, at the tick */
+	a->findings_stale = true; /* the next frame evaluates the live findings */
 }
 
 /* A frame between ticks may show another run than the tick measured (a

@@ -106,9 +106,10 @@ struct app {
 	struct metrics frame_m;
 	const struct run *frame_run;
 	uint64_t frame_key[3];
-	/* the shown run's findings (app_diagnose), of findings_run */
+	/* the shown run's findings (app_diagnose_run), of findings_run */
 	struct findings findings;
 	const struct run *findings_run;
+	bool findings_stale; /* a tick came since they were evaluated */
 	/* the runs' metrics, measured once for each state and "now" */
 	struct app_kept kept[APP_METRICS_KEPT];
 	uint64_t kept_uses;
