@@ -399,6 +399,12 @@ static bool stopping_cb(void *ctx)
 	return ((const struct app *)ctx)->stop;
 }
 
+/* A datagram a source took by another path (source_env.datagram). */
+static bool datagram_cb(void *ctx, const char *buf, size_t len, double now)
+{
+	return app_sources_take(ctx, buf, len, now);
+}
+
 static void app_measure_cb(void *ctx, const struct run *r, struct metrics *m)
 {
 	*m = *app_metrics(ctx, r);
@@ -468,7 +474,7 @@ static int app_open_sources(struct app *a)
 	if (!a->recorded && app_open_key(a) != 0)
 		return -1;
 	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .note = note_cb,
-				  .stopping = stopping_cb, .ctx = a,
+				  .stopping = stopping_cb, .datagram = datagram_cb, .ctx = a,
 				  .key = a->cfg->no_auth ? NULL : &a->key };
 	if (app_open_registry(a, &env) != 0)
 		return -1;

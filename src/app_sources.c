@@ -151,6 +151,16 @@ void app_counters(struct app *a, bool all)
 	}
 }
 
+/* A datagram that came by another source's path (source_env.datagram): the
+ * first source with senders takes it. */
+bool app_sources_take(struct app *a, const char *buf, size_t len, double now)
+{
+	for (size_t i = 0; i < a->n_src; i++)
+		if (source_take(a->src[i].ops, a->src[i].s, buf, len, now))
+			return true;
+	return false;
+}
+
 /* The first source's listening address (source_senders.address). */
 bool app_listen_address(const struct app *a, struct sockaddr_storage *addr, socklen_t *len)
 {

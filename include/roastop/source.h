@@ -42,6 +42,12 @@ struct source_env {
 	/* the session's key (auth.h), NULL with --no-auth: what a source that
 	 * authenticates its input checks it with */
 	const struct auth_key *key;
+	/* A sender's datagram that came by another path than the senders'
+	 * source (the Dask poller's datagrams.json: a worker's own Dask
+	 * connection): the app hands it to the source with senders, whose
+	 * checks, sequences and counts it goes through as if it had come to
+	 * that source (source_senders.take). False: no source takes it. */
+	bool (*datagram)(void *ctx, const char *buf, size_t len, double now);
 };
 
 /* A figure rather than a count (a factor; a count not measured): NAN is
@@ -84,6 +90,9 @@ struct source_senders {
 	 * default (TCP on the same host and port), and whose counters /metrics
 	 * gives. False: none (yet). */
 	bool (*address)(const void *src, struct sockaddr_storage *addr, socklen_t *len);
+	/* A datagram of its senders that came through the scheduler (a Dask
+	 * worker's connection): the same checks and sequence as its own. */
+	void (*take)(void *src, const char *buf, size_t len, double now);
 };
 
 /* A source that watches its input over time and says in the header what
@@ -167,6 +176,9 @@ struct source_ops {
 const char *source_hint(const struct source_ops *ops, const void *src);
 bool source_address(const struct source_ops *ops, const void *src,
 		    struct sockaddr_storage *addr, socklen_t *len);
+/* False: the source has no senders to take it. */
+bool source_take(const struct source_ops *ops, void *src, const char *buf, size_t len,
+		 double now);
 const char *source_alert(const struct source_ops *ops, const void *src);
 bool source_tick(const struct source_ops *ops, void *src);
 void source_on_event(const struct source_ops *ops, void *src, const struct event *ev);

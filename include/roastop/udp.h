@@ -56,6 +56,11 @@ enum udp_reason {
 	UDP__COUNT
 };
 
+/* The path a datagram came by: the listener's socket, or a worker's Dask
+ * connection through the scheduler (the collector's route, datagrams.json).
+ * Either way it goes through the same checks and one sender's sequence. */
+enum udp_path { UDP_PATH_UDP = 0, UDP_PATH_DASK, UDP_PATH__COUNT };
+
 struct udp_stats {
 	uint64_t datagrams; /* received, good or bad */
 	uint64_t applied; /* events delivered (a split report counts once) */
@@ -71,6 +76,11 @@ struct udp_stats {
 	 * leaves them out); their acks sent, refused by the rate limit or the
 	 * size bound, and failed (sendto, or no source address to answer) */
 	uint64_t hellos, acks_sent, acks_refused, acks_failed;
+	/* senders by the path of their latest accepted datagram (a process
+	 * that switched counts once, under its new path), and datagrams by the
+	 * path they came by */
+	uint64_t senders_by_path[UDP_PATH__COUNT];
+	uint64_t datagrams_by_path[UDP_PATH__COUNT];
 };
 
 struct udp;
@@ -97,6 +107,10 @@ int udp_drain(struct udp *u, double now, event_deliver_fn fn, void *ctx);
  * socket) its ack is counted failed. now: seconds, for the ack rate limit. */
 void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 		      const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx);
+/* udp_process_from for a datagram that came by another path (a hello's
+ * ack has no address to go to: it is counted failed). */
+void udp_process_path(struct udp *u, const char *buf, size_t len, double now,
+		      enum udp_path path, event_deliver_fn fn, void *ctx);
 /* udp_process_from without a source address. */
 void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,
 		 void *ctx);
@@ -112,6 +126,8 @@ void udp_stats_to_source(const struct udp_stats *st, const char *address,
 /* Datagrams rejected, for any reason. */
 uint64_t udp_rejected_total(const struct udp_stats *st);
 const char *udp_reason_name(enum udp_reason r);
+/* "udp", "dask". */
+const char *udp_path_name(enum udp_path p);
 void udp_close(struct udp *u);
 
 #endif

@@ -18,6 +18,16 @@ switches them off, and chunks then carry no ``start_seq``. A field the
 table lacks (a custom field) or a value it cannot carry (a list where a
 number belongs, a NaN inside ``timing``) is left out of its message and
 counted in the Emitter's ``dropped``.
+
+Inside a Dask worker, a process whose UDP does not reach roastop (a batch
+node behind a firewall) sends the same datagram bytes through its own
+connection to the scheduler instead: ``Worker.log_event`` under the topic
+``roastop-datagram``, kept by the collector's route (docs/protocol.md, "The
+Dask path"). Each process chooses on its first chunk: a hello, and the Dask
+path when no ack comes within HELLO_TIMEOUT; ``ROASTOP_TRANSPORT=udp`` or
+``dask`` (``Emitter(..., transport=...)``) chooses instead, ``auto`` being
+the default (UDP when ROASTOP_HELLO=0 switched hellos off). Outside a worker's task, UDP only. distributed is never
+imported here: a worker has it imported already.
 """
 import atexit
 import hmac
@@ -28,6 +38,7 @@ import re
 import select
 import socket
 import struct
+import sys
 import threading
 import time
 import uuid
@@ -42,6 +53,8 @@ RESOLVE_TIMEOUT = 1.0      # seconds MetricsCollector waits for its one name loo
 RESOLVE_RETRY = 30.0       # seconds before a failed background lookup is tried again
 KEY_BYTES = 32             # roastop's session key (HMAC-SHA256)
 HELLO_TIMEOUT = 0.5        # seconds MetricsCollector waits for roastop's ack of its hello
+DATAGRAM_TOPIC = "roastop-datagram"   # the Dask path's topic (route.py keeps it)
+TRANSPORTS = ("auto", "udp", "dask")
 
 
 def parse_addr(addr):
@@ -580,6 +593,27 @@ def parse_chunk_start(chunk_start=None):
     return bool(chunk_start)
 
 
+def parse_transport(transport=None):
+    """"auto", "udp" or "dask": transport when given, else ROASTOP_TRANSPORT;
+    anything else (unset, a typo) is auto."""
+    if transport is None:
+        transport = os.environ.get("ROASTOP_TRANSPORT", "")
+    text = str(transport).strip().lower()
+    return text if text in TRANSPORTS else "auto"
+
+
+def dask_worker():
+    """The Dask worker running this thread's task, or None: distributed not
+    imported (not a worker), or no task of a worker on this thread."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        return distributed.get_worker()
+    except Exception:  # noqa: BLE001 - ValueError outside a task; anything else alike
+        return None
+
+
 def parse_heartbeat(heartbeat=None):
     """Whether an Emitter sends heartbeats: ``heartbeat`` when given, else
     ROASTOP_HEARTBEAT, on unless it is 0 (or false, no, off), as
@@ -725,8 +759,15 @@ class Emitter:
 
     TAKES_STATIC = True     # send_chunk's static: the decorator asks (older ones lack it)
 
-    def __init__(self, addr, key=None, chunk_start=None, heartbeat=None):
+    def __init__(self, addr, key=None, chunk_start=None, heartbeat=None, transport=None):
         self.addr = addr
+        self.transport = parse_transport(transport)
+        self.path = "udp"         # this process's path, chosen on its first chunk (choose_path)
+        self._path_pid = None     # the process that chose it
+        self._worker = None       # the Dask worker whose connection the dask path takes
+        self.sent_dask = 0        # of sent: through the worker's Dask connection
+        # ROASTOP_HELLO=0 switches hellos off: auto cannot check, and stays on UDP
+        self._check = os.environ.get("ROASTOP_HELLO", "").strip() != "0"
         self.key = parse_key(key)
         self.chunk_start = parse_chunk_start(chunk_start)
         self.heartbeat = parse_heartbeat(heartbeat)
@@ -914,6 +955,7 @@ class Emitter:
         """A chunk starts in this process: its heartbeat (started now when
         this is the process's first chunk, unless switched off) counts it in
         flight until ``add(-1)``. The Heartbeat, or None. Never raises."""
+        self.choose_path()
         beat = self._heartbeat(worker)
         if beat is not None:
             beat.add(1)
@@ -927,6 +969,7 @@ class Emitter:
         unless it ends first: a chunk shorter than a beat sends none. Without
         one (switched off, or no thread to be had), the start is sent now,
         as send_chunk_start."""
+        self.choose_path()
         beat = self._heartbeat(worker)
         start = [beat, t_start, static, entry_start, entry_stop, worker, None]
         if beat is None:
@@ -965,12 +1008,30 @@ class Emitter:
             return None
         return beat
 
+    def choose_path(self):
+        """This process's path, chosen once (on its first chunk, from the
+        task's thread, where get_worker answers): "dask" when the process is
+        a Dask worker's and ROASTOP_TRANSPORT says dask, or says auto and
+        no ack answers a hello; else "udp". Never raises."""
+        pid = current_pid()
+        if self._path_pid == pid:
+            return self.path
+        with shared("transport_locks", dict).setdefault(pid, threading.Lock()):
+            if self._path_pid != pid:
+                worker = dask_worker() if self.transport != "udp" else None
+                dask = worker is not None and (self.transport == "dask" or
+                                               (self._check and not self.hello()))
+                self._worker, self.path = (worker, "dask") if dask else (None, "udp")
+                self._path_pid = pid
+        return self.path
+
     def send(self, msg):
         """Sends one message; True when the kernel took it. Never raises."""
         return self._deliver(self.datagram, msg)
 
     def send_chunk(self, measured, fields, static=()):
         """Sends the decorator's chunk (see chunk_datagram); as send."""
+        self.choose_path()
         return self._deliver(self.chunk_datagram, measured, fields, static)
 
     def _deliver(self, make, *args):
@@ -989,6 +1050,12 @@ class Emitter:
             if len(data) > MAX_DATAGRAM:
                 self.lost += 1
                 return False
+            if self.path == "dask" and self._path_pid == current_pid():
+                # the same bytes, through the worker's own scheduler connection
+                self._worker.log_event(DATAGRAM_TOPIC, data)
+                self.sent += 1
+                self.sent_dask += 1
+                return True
             try:
                 sock.send(data)
             except ConnectionRefusedError:

@@ -26,6 +26,14 @@ ROUTE_VERSION = 5
 TASKS_MAX = 4000  # task records a tasks.json answer carries; the rest the next
 ERRED_MAX = 64  # prefixes with failed tasks listed; the rest counted
 RUNNING_MAX = 16  # tasks executing now listed, the oldest first
+# The Dask path of chunk datagrams (docs/protocol.md, "The Dask path")
+DATAGRAMS_ROUTE = "/roastop/v1/datagrams.json"
+DATAGRAM_TOPIC = "roastop-datagram"  # the topic workers log their datagrams under
+DATAGRAMS_PLUGIN = "roastop-datagrams"
+DATAGRAMS_HELD_BYTES = 64 << 20  # payload bytes the scheduler holds at most
+DATAGRAMS_HELD = 200_000  # payloads it holds at most
+DATAGRAMS_ANSWER = 4000  # payloads one datagrams.json answer carries; the rest the next
+DATAGRAM_MAX = 65507  # a payload larger than a UDP datagram is refused
 
 
 def install(dask_scheduler=None, span_id=None):
@@ -72,6 +80,7 @@ def install(dask_scheduler=None, span_id=None):
         old["span_id"], old["erred_base"], old["erred_since"] = span_id, erred_counts(), time.time()
         old["erred_gen"] += 1
         task_plugin()
+        install_datagrams(sched)
         return old["routes"]
 
     def num(v):
@@ -423,8 +432,100 @@ def install(dask_scheduler=None, span_id=None):
              "erred_base": erred_counts(), "erred_gen": 0, "erred_since": time.time(),
              "fine_cluster": {}, "fine_span": {}}
     task_plugin()
+    install_datagrams(sched)
     sched._roastop_route = state
     return routes
+
+
+# ---- the Dask path: datagrams a worker logged -------------------------------
+
+def install_datagrams(sched):
+    """Runs ON the scheduler (from install): the plugin that keeps the
+    datagrams workers log under DATAGRAM_TOPIC, and the route that serves
+    them, each added once (an earlier install's plugin and its buffer
+    stay). Travels by value with install."""
+    import json
+    import time
+
+    from distributed.diagnostics.plugin import SchedulerPlugin
+    from tornado import web
+
+    class DatagramPlugin(DatagramBuffer, SchedulerPlugin):
+        """DatagramBuffer as the scheduler's plugin: its log_event hook
+        sees every event logged."""
+
+    def plugin():
+        if DATAGRAMS_PLUGIN not in sched.plugins:
+            sched.add_plugin(DatagramPlugin(), name=DATAGRAMS_PLUGIN, idempotent=True)
+        return sched.plugins[DATAGRAMS_PLUGIN]
+
+    plugin()
+
+    class DatagramsHandler(web.RequestHandler):
+        def get(self):
+            self.set_header("Content-Type", "application/json")
+            self.set_header("Cache-Control", "no-store")
+            since = self.request.query_arguments.get("since")
+            since = since[-1].decode("ascii", "replace") if since else None
+            self.write(json.dumps(plugin().answer(since, time.time())).encode())
+
+    if not list(handler_rules(sched.http_application.default_router, DATAGRAMS_ROUTE)):
+        prefix = dashboard_prefix(sched.http_application)
+        paths = [DATAGRAMS_ROUTE, prefix + DATAGRAMS_ROUTE] if prefix else [DATAGRAMS_ROUTE]
+        sched.http_application.add_handlers(r".*", [(p, DatagramsHandler) for p in paths])
+
+
+class DatagramBuffer:
+    """The payloads in arrival order, bounded by held_max payloads and
+    bytes_max payload bytes: past either, the oldest go first, counted in
+    dropped. index counts every payload kept since the buffer began (a
+    reader's cursor). A payload under the topic that is not bytes, or is
+    empty or larger than a datagram, is counted in refused."""
+    name = DATAGRAMS_PLUGIN
+
+    def __init__(self, held_max=DATAGRAMS_HELD, bytes_max=DATAGRAMS_HELD_BYTES):
+        from collections import deque
+        self.buffer = deque()
+        self.held_max, self.bytes_max = held_max, bytes_max
+        self.index = self.held = self.dropped = self.refused = 0
+
+    def log_event(self, topic, msg):
+        if topic != DATAGRAM_TOPIC:
+            return
+        if not isinstance(msg, (bytes, bytearray)) or not 0 < len(msg) <= DATAGRAM_MAX:
+            self.refused += 1
+            return
+        self.buffer.append(bytes(msg))
+        self.index += 1
+        self.held += len(msg)
+        while len(self.buffer) > self.held_max or self.held > self.bytes_max:
+            self.held -= len(self.buffer.popleft())
+            self.dropped += 1
+
+    def answer(self, since, now):
+        """datagrams.json's body (a dict) for a reader's cursor
+        "<stream>.<index>": the payloads since it (base64), DATAGRAMS_ANSWER
+        at most. Nothing is taken out of the buffer: each reader holds its
+        own cursor. Without one (a reader's first ask), or with another
+        buffer's, from the oldest held: the chunks logged before a
+        roastop's first poll count. What the buffer dropped before the
+        reader read it is lost."""
+        from base64 import b64encode
+        from itertools import islice
+        buf, index = self.buffer, self.index
+        stream = "%x" % id(self)
+        head, _, at = (since or "").partition(".")
+        oldest = index - len(buf)
+        start = int(at) if head == stream and at.isdigit() and int(at) <= index else oldest
+        lost = max(0, oldest - start)
+        start += lost
+        n = min(index - start, DATAGRAMS_ANSWER)
+        skip = start - oldest
+        payloads = [b64encode(p).decode("ascii") for p in islice(buf, skip, skip + n)]
+        return {"stream": stream, "next": start + n, "lost": lost,
+                "left": index - start - n, "dropped": self.dropped, "refused": self.refused,
+                "held": len(buf), "held_bytes": self.held, "time": now,
+                "datagrams": payloads}
 
 
 def handler_rules(router, suffix):

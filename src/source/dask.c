@@ -35,6 +35,7 @@ const char *const DASK_ROUTE_PATH[] = {
 	[R_SITEMAP] = "sitemap.json",
 	[R_STATE] = "roastop/v1/state.json",
 	[R_TASKS] = "roastop/v1/tasks.json",
+	[R_DATAGRAMS] = "roastop/v1/datagrams.json",
 	[R_IDENTITY] = "json/identity.json",
 	[R_PROM] = "metrics",
 	[R_COUNTS] = "json/counts.json",
@@ -168,6 +169,8 @@ static bool state_have(const struct dask *d, enum route r, char *url, size_t siz
 {
 	if (r == R_TASKS)
 		return dask_tasks_query(d, url, size);
+	if (r == R_DATAGRAMS)
+		return dask_datagrams_query(d, url, size);
 	if (r != R_STATE || !d->facts.token)
 		return true;
 	size_t n = strlen(url);
@@ -231,7 +234,7 @@ void dask_round_end(struct dask *d, bool reached)
 		d->st.overruns++; /* slower than the interval: the next round starts now */
 		next = 0;
 	}
-	if (d->flush == FLUSH_WANTED || (reached && d->tasks_more))
+	if (d->flush == FLUSH_WANTED || (reached && (d->tasks_more || d->dg.more)))
 		next = 0; /* asked for during this round, or task records left: now */
 	if (!reached) {
 		d->want_sitemap = true; /* it may come back as another Dask */
@@ -335,6 +338,7 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	case R_SITEMAP: dask_on_sitemap(d, code, x); break;
 	case R_STATE: dask_on_state(d, code, x); break;
 	case R_TASKS: dask_on_tasks(d, code, x); break;
+	case R_DATAGRAMS: dask_on_datagrams(d, code, x); break;
 	case R_IDENTITY: dask_on_identity(d, code, x); break;
 	case R_PROM: dask_on_prom(d, code, x); break;
 	case R_COUNTS: dask_on_counts(d, code, x); break;
@@ -503,6 +507,8 @@ static void *dask_source_open(const struct source_env *env, char *err, size_t er
 				  .n_headers = c->n_headers };
 	struct dask *d = dask_open(&dc, env->deliver, env->ctx, err, errsz);
 	if (d)
+		d->datagram = env->datagram;
+	if (d)
 		fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n",
 			c->scheduler_url, c->interval);
 	return d;
@@ -564,6 +570,7 @@ static void dask_source_stats(const void *d, struct source_stats *out)
 	source_count(out, NULL, "task_answers", st.task_answers);
 	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
 		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
+	dask_datagrams_stats(d, out);
 }
 
 static void dask_source_close(void *d)

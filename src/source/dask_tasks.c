@@ -65,6 +65,7 @@ void dask_tasks_gone(struct dask *d)
 {
 	d->tasks_since[0] = '\0';
 	d->tasks_more = false;
+	dask_datagrams_gone(d);
 	dask_tasks_tell(d, false);
 }
 
@@ -86,5 +87,5 @@ void dask_on_tasks(struct dask *d, long code, const struct xfer *x)
 		d->st.tasks_rejected++; /* the cursor stays: asked again next round */
 		d->tasks_more = false;
 	}
-	dask_round_end(d, true);
+	dask_datagrams_next(d);
 }

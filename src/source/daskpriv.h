@@ -16,7 +16,7 @@
 #define URL_MAX 2304
 #define WK_URL 160 /* http://[v6 host]:port/metrics */
 
-enum route { R_SITEMAP, R_STATE, R_TASKS, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
+enum route { R_SITEMAP, R_STATE, R_TASKS, R_DATAGRAMS, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
 
 /* Each scheduler route's path, after the dashboard's prefix. */
 extern const char *const DASK_ROUTE_PATH[];
@@ -47,6 +47,20 @@ struct endpoint {
 	char url[WK_URL];
 };
 
+/* The route's datagrams (dask_datagrams.c): the cursor ("" before the
+ * first answer), whether the last answer left some for the next, when a
+ * route without them is asked again, the counts, and one payload decoded. */
+struct dask_dg {
+	char since[96];
+	bool more;
+	double retry_at;
+	/* payloads handed on; dropped by the scheduler before they were read;
+	 * answers cut at the route's cap; payloads refused (not base64, too
+	 * large, no source to take them); answers read and refused */
+	uint64_t datagrams, lost, capped, rejected, answers, answers_rejected;
+	unsigned char buf[65508]; /* a UDP datagram's largest, rounded up to 3 */
+};
+
 struct dask {
 	struct dask_config cfg;
 	event_deliver_fn deliver;
@@ -64,6 +78,10 @@ struct dask {
 	char tasks_since[96];
 	bool tasks_told, tasks_more;
 	struct event ev_task;
+	/* where a datagram read from the route goes (source_env.datagram), or
+	 * NULL: datagrams.json is not asked */
+	bool (*datagram)(void *ctx, const char *buf, size_t len, double now);
+	struct dask_dg dg;
 	/* dashboards named by the identity.json being decoded */
 	struct endpoint *ep;
 	size_t n_ep, cap_ep;
@@ -116,6 +134,13 @@ void dask_on_tasks(struct dask *d, long code, const struct xfer *x);
 void dask_tasks_gone(struct dask *d);
 void dask_tasks_tell(struct dask *d, bool routed);
 bool dask_tasks_query(const struct dask *d, char *url, size_t size);
+
+/* dask_datagrams.c: the route's datagrams (a worker's Dask connection) */
+bool dask_datagrams_query(const struct dask *d, char *url, size_t size);
+void dask_datagrams_next(struct dask *d);
+void dask_datagrams_gone(struct dask *d);
+void dask_on_datagrams(struct dask *d, long code, const struct xfer *x);
+void dask_datagrams_stats(const struct dask *d, struct source_stats *out);
 
 /* dask_workers.c: the per-worker fallback */
 void dask_wk_cache(struct dask *d, const struct ev_sample *s);

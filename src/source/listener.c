@@ -334,9 +334,19 @@ static void listener_close(void *src)
 	free(l);
 }
 
+/* A datagram a worker sent through its Dask connection (the poller's
+ * datagrams.json): the same engine, so one sender's numbers are one
+ * sequence whichever path each datagram took. */
+static void listener_take(void *src, const char *buf, size_t len, double now)
+{
+	struct listener *l = src;
+	udp_process_path(l->u, buf, len, now, UDP_PATH_DASK, l->deliver, l->ctx);
+}
+
 static const struct source_senders listener_senders = {
 	.hint = listener_hint,
 	.address = listener_address,
+	.take = listener_take,
 };
 
 static const struct source_watch listener_watch = {

@@ -61,6 +61,15 @@ bool source_address(const struct source_ops *ops, const void *src,
 	return ops->senders && ops->senders->address(src, addr, len);
 }
 
+bool source_take(const struct source_ops *ops, void *src, const char *buf, size_t len,
+		 double now)
+{
+	if (!ops->senders)
+		return false;
+	ops->senders->take(src, buf, len, now);
+	return true;
+}
+
 const char *source_alert(const struct source_ops *ops, const void *src)
 {
 	return ops->watch ? ops->watch->alert(src) : NULL;

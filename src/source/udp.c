@@ -42,6 +42,7 @@ struct sender {
 	uint64_t base, missing_before;
 	uint64_t jump; /* a rejected jump's seq + 1, awaiting confirmation; 0 = none */
 	uint64_t window[UDP_WINDOW / 64];
+	uint8_t path; /* enum udp_path of its latest accepted datagram */
 };
 
 struct pending_report {
@@ -78,6 +79,11 @@ struct udp {
 	char (*bufs)[UDP_MAX_DATAGRAM + 1];
 	double nap; /* after a small drain, from the buffer the kernel granted */
 };
+
+const char *udp_path_name(enum udp_path p)
+{
+	return p == UDP_PATH_DASK ? "dask" : "udp";
+}
 
 const char *udp_reason_name(enum udp_reason r)
 {
@@ -253,7 +259,7 @@ static struct sender *sender_of(struct udp *u, const struct event_envelope *env,
 	return s;
 }
 
-static bool sequence_ok(struct udp *u, const struct event_envelope *env)
+static bool sequence_ok(struct udp *u, const struct event_envelope *env, enum udp_path path)
 {
 	bool added = false;
 	struct sender *s = sender_of(u, env, &added);
@@ -263,7 +269,10 @@ static bool sequence_ok(struct udp *u, const struct event_envelope *env)
 		u->st.rejected[UDP_SENDERS_FULL]++;
 		return false;
 	}
-	switch (seq_check(s, (uint64_t)env->seq, added)) {
+	enum seq_outcome o = seq_check(s, (uint64_t)env->seq, added);
+	if (o == SEQ_NEW || o == SEQ_LATE)
+		s->path = (uint8_t)path;
+	switch (o) {
 	case SEQ_NEW: return true;
 	case SEQ_LATE: u->st.out_of_order++; return true;
 	case SEQ_DUPLICATE: u->st.rejected[UDP_DUPLICATE]++; return false;
@@ -476,10 +485,11 @@ static enum datagram_kind datagram_decode(struct udp *u, const char *buf, size_t
 	return env->kind == EVENT_DATAGRAM_HELLO ? DG_HELLO : DG_EVENT;
 }
 
-void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
-		      const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx)
+static void process(struct udp *u, const char *buf, size_t len, double now, enum udp_path path,
+		    const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx)
 {
 	u->st.datagrams++;
+	u->st.datagrams_by_path[path]++;
 	u->st.bytes += len;
 	if (len > UDP_MAX_DATAGRAM) {
 		u->st.rejected[UDP_TOO_LARGE]++;
@@ -497,7 +507,7 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 		hello_answer(u, env.nonce, len, now, src, srclen);
 		return;
 	}
-	if (!sequence_ok(u, &env))
+	if (!sequence_ok(u, &env, path))
 		return;
 	if (u->ev.type == EV_REPORT && env.report_id[0]) {
 		report_part(u, &env, now, fn, ctx);
@@ -505,6 +515,19 @@ void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 	}
 	u->st.applied++; /* before: the counters the app takes during fn count it */
 	fn(ctx, &u->ev);
+}
+
+void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
+		      const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx)
+{
+	process(u, buf, len, now, UDP_PATH_UDP, src, srclen, fn, ctx);
+}
+
+void udp_process_path(struct udp *u, const char *buf, size_t len, double now,
+		      enum udp_path path, event_deliver_fn fn, void *ctx)
+{
+	process(u, buf, len, now, path == UDP_PATH_DASK ? UDP_PATH_DASK : UDP_PATH_UDP, NULL, 0,
+		fn, ctx);
 }
 
 void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,
@@ -519,7 +542,9 @@ void udp_get_stats(const struct udp *u, struct udp_stats *out)
 	out->senders = u->senders.count;
 	out->missing = 0;
 	for (size_t i = 0; i < u->senders.count; i++) {
-		out->missing += sender_missing(strmap_val_at(&u->senders, i));
+		const struct sender *s = strmap_val_at(&u->senders, i);
+		out->missing += sender_missing(s);
+		out->senders_by_path[s->path < UDP_PATH__COUNT ? s->path : UDP_PATH_UDP]++;
 	}
 }
 
@@ -686,6 +711,10 @@ void udp_stats_to_source(const struct udp_stats *st, const char *address,
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		source_count(out, c[i].group, c[i].name, c[i].value);
+	for (int p = 0; p < UDP_PATH__COUNT; p++)
+		source_count(out, "senders_by_path", udp_path_name(p), st->senders_by_path[p]);
+	for (int p = 0; p < UDP_PATH__COUNT; p++)
+		source_count(out, "datagrams_by_path", udp_path_name(p), st->datagrams_by_path[p]);
 	/* one key per reason: a body over the decoder's bound is a datagram
 	 * too large as well (a JSON object may not hold a name twice) */
 	for (int r = 0; r < UDP__COUNT; r++)

@@ -45,6 +45,14 @@ static void fake_on_event(void *src, const struct event *ev)
 	calls++;
 }
 
+static void fake_take(void *src, const char *buf, size_t len, double now)
+{
+	(void)src;
+	(void)buf;
+	(void)now;
+	calls += len == 3;
+}
+
 static void fake_finish(void *src, double now)
 {
 	(void)src;
@@ -71,7 +79,7 @@ static void registry_fills_the_core_and_its_capabilities(void **state)
 		assert_true(o->wanted && o->open && o->pollfds && o->dispatch && o->stats &&
 			    o->close);
 		if (o->senders)
-			assert_true(o->senders->hint && o->senders->address);
+			assert_true(o->senders->hint && o->senders->address && o->senders->take);
 		if (o->watch)
 			assert_true(o->watch->alert != NULL);
 		if (o->recorded) {
@@ -98,6 +106,7 @@ static void without_a_capability_the_loop_goes_without(void **state)
 	for (const struct source_ops *o = &bare; o; o = o == &bare ? &empty : NULL) {
 		assert_null(source_hint(o, NULL));
 		assert_false(source_address(o, NULL, &addr, &len));
+		assert_false(source_take(o, NULL, "abc", 3, 1.0));
 		assert_null(source_alert(o, NULL));
 		assert_false(source_tick(o, NULL));
 		source_on_event(o, NULL, &ev);
@@ -112,7 +121,7 @@ static void without_a_capability_the_loop_goes_without(void **state)
 static void with_a_capability_its_slots_answer(void **state)
 {
 	(void)state;
-	static const struct source_senders senders = { fake_text, fake_address };
+	static const struct source_senders senders = { fake_text, fake_address, fake_take };
 	static const struct source_watch watch = { fake_text, fake_tick };
 	static const struct source_run_hooks hooks = { fake_on_event, fake_yes, fake_finish };
 	static const struct source_recorded recorded = { fake_ended };
@@ -126,13 +135,14 @@ static void with_a_capability_its_slots_answer(void **state)
 	assert_string_equal(source_hint(&o, NULL), "said");
 	assert_true(source_address(&o, NULL, &addr, &len));
 	assert_int_equal(len, 1);
+	assert_true(source_take(&o, NULL, "abc", 3, 1.0));
 	assert_string_equal(source_alert(&o, NULL), "said");
 	assert_true(source_tick(&o, NULL));
 	source_on_event(&o, NULL, &ev);
 	assert_true(source_busy(&o, NULL));
 	source_finish(&o, NULL, 1.0);
 	assert_ptr_equal(source_ended(&o, NULL), &fake_end);
-	assert_int_equal(calls, 8);
+	assert_int_equal(calls, 9);
 }
 
 int main(void)

@@ -83,6 +83,54 @@ static void tags_are_checked(void **state)
 	udp_close(u);
 }
 
+static void datagram_via(struct udp *u, enum udp_path path, const char *host, int seq)
+{
+	char json[256];
+	snprintf(json, sizeof(json),
+		 "{\"type\":\"chunk\",\"run_id\":\"r\",\"host\":\"%s\",\"pid\":1,"
+		 "\"seq\":%d,\"duration\":1}", host, seq);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_true(dg_datagram(&KEY, json, &sb));
+	udp_process_path(u, sb.data, sb.len, 1767225600.0, path, deliver, NULL);
+	strbuf_free(&sb);
+}
+
+/* The Dask path goes through the same sender and sequence: a process that
+ * switches is one sender, counted once under its latest path; a datagram
+ * seen on both paths is applied once; a gap across the switch is a loss;
+ * the tag is checked either way. */
+static void paths_share_one_sequence(void **state)
+{
+	(void)state;
+	struct udp *u = udp_new(&KEY);
+	datagram_via(u, UDP_PATH_UDP, "a", 0);
+	datagram_via(u, UDP_PATH_DASK, "a", 1);
+	datagram_via(u, UDP_PATH_UDP, "a", 1); /* the same datagram again: a duplicate */
+	datagram_via(u, UDP_PATH_DASK, "a", 3); /* 2 never came: missing */
+	datagram_via(u, UDP_PATH_UDP, "b", 0);
+	struct auth_key other = KEY;
+	other.key[0] ^= 1;
+	struct strbuf sb;
+	strbuf_init(&sb);
+	assert_true(dg_datagram(&other, "{\"type\":\"chunk\",\"host\":\"c\",\"pid\":1,"
+					"\"seq\":0,\"duration\":1}", &sb));
+	udp_process_path(u, sb.data, sb.len, 1, UDP_PATH_DASK, deliver, NULL);
+	strbuf_free(&sb);
+	struct udp_stats st;
+	udp_get_stats(u, &st);
+	assert_int_equal(applied, 4);
+	assert_int_equal(st.senders, 2);
+	assert_int_equal(st.senders_by_path[UDP_PATH_UDP], 1);
+	assert_int_equal(st.senders_by_path[UDP_PATH_DASK], 1);
+	assert_int_equal(st.datagrams_by_path[UDP_PATH_UDP], 3);
+	assert_int_equal(st.datagrams_by_path[UDP_PATH_DASK], 3);
+	assert_int_equal(st.rejected[UDP_DUPLICATE], 1);
+	assert_int_equal(st.rejected[UDP_BAD_TAG], 1);
+	assert_int_equal(st.missing, 1);
+	udp_close(u);
+}
+
 static void no_auth_accepts_untagged(void **state)
 {
 	(void)state;
@@ -460,6 +508,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(tags_are_checked, setup),
 		cmocka_unit_test_setup(no_auth_accepts_untagged, setup),
+		cmocka_unit_test_setup(paths_share_one_sequence, setup),
 		cmocka_unit_test_setup(duplicates_order_gaps_and_stale, setup),
 		cmocka_unit_test_setup(senders_counted_apart, setup),
 		cmocka_unit_test_setup(last_sender_cache_keeps_senders_apart, setup),

@@ -1,0 +1,169 @@
+"""The Dask path of chunk datagrams (docs/protocol.md, "The Dask path"): the
+emitter's choice of path per process, the same bytes on either path, and the
+route's bounded buffer of what workers logged."""
+import base64
+import sys
+import types
+
+import pytest
+from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are fixtures
+    KEY, addr_of, nothing_arrives, split_datagram, fresh_process_state, sink)
+from test_collector_hello import Roastop
+
+from roastop import route
+from roastop.emitter import DATAGRAM_TOPIC, Emitter, parse_transport
+
+
+class Worker:
+    """A stand-in for distributed's Worker: what log_event was given."""
+
+    def __init__(self):
+        self.logged = []
+
+    def log_event(self, topic, msg):
+        self.logged.append((topic, msg))
+
+
+@pytest.fixture()
+def worker(monkeypatch):
+    """A process with a Dask worker running this thread's task: a stand-in
+    distributed module whose get_worker answers."""
+    w = Worker()
+    fake = types.ModuleType("distributed")
+    fake.get_worker = lambda: w
+    monkeypatch.setitem(sys.modules, "distributed", fake)
+    return w
+
+
+@pytest.fixture()
+def no_worker(monkeypatch):
+    """distributed imported, but no task of a worker on this thread."""
+    fake = types.ModuleType("distributed")
+
+    def get_worker():
+        raise ValueError("No worker found")
+    fake.get_worker = get_worker
+    monkeypatch.setitem(sys.modules, "distributed", fake)
+
+
+def chunk(e, n):
+    e.chunk_begin(float(n))
+    # measured: t_start, t_end, timestamp, cpu_time, mem_before_mb, mem_after_mb
+    return e.send_chunk((float(n), n + 1.0, n + 1.0, 0.5, 100.0, 101.0),
+                        {"dataset": "d", "num_events": n})
+
+
+def test_parse_transport_defaults_to_auto(monkeypatch):
+    monkeypatch.delenv("ROASTOP_TRANSPORT", raising=False)
+    assert parse_transport() == "auto"
+    for text, want in (("udp", "udp"), (" DASK ", "dask"), ("auto", "auto"), ("tcp", "auto")):
+        monkeypatch.setenv("ROASTOP_TRANSPORT", text)
+        assert parse_transport() == want
+    assert parse_transport("udp") == "udp"
+
+
+def test_outside_a_worker_udp_only_and_no_hello(sink, no_worker):
+    e = Emitter(addr_of(sink), KEY, chunk_start=False, transport="dask")
+    assert chunk(e, 1)
+    assert e.path == "udp" and e.sent_dask == 0
+    assert split_datagram(sink.recv(70000))["type"] == "chunk"
+
+
+def test_auto_without_an_ack_takes_the_dask_path_with_the_same_bytes(sink, worker, monkeypatch):
+    monkeypatch.delenv("ROASTOP_HELLO")         # the check is on
+    # the sink answers no hello: as a firewall that drops the worker's UDP
+    e = Emitter(addr_of(sink), KEY, chunk_start=False, transport="auto")
+    assert chunk(e, 5) and chunk(e, 6)
+    assert e.path == "dask" and e.sent_dask == 2 and e.sent == 2
+    assert split_datagram(sink.recv(70000))["type"] == "hello"   # the check, and nothing else
+    assert nothing_arrives(sink)
+    topics = {t for t, _ in worker.logged}
+    assert topics == {DATAGRAM_TOPIC}
+    msgs = [split_datagram(m) for _, m in worker.logged]         # framed and tagged as on UDP
+    assert [m["type"] for m in msgs] == ["chunk", "chunk"]
+    assert [m["seq"] for m in msgs] == [0, 1]                     # one sequence, as by UDP
+    assert [m["num_events"] for m in msgs] == [5, 6]
+    assert all(isinstance(m, bytes) for _, m in worker.logged)   # msgpack takes bytes
+
+
+def test_auto_with_an_ack_stays_on_udp(worker, monkeypatch):
+    monkeypatch.setenv("ROASTOP_HEARTBEAT", "0")
+    monkeypatch.delenv("ROASTOP_HELLO", raising=False)
+    r = Roastop("ok")
+    try:
+        e = Emitter(r.addr, KEY, chunk_start=False, transport="auto")
+        assert chunk(e, 3)
+        assert e.path == "udp" and not worker.logged and e.sent_dask == 0
+    finally:
+        r.stop = True
+        r.thread.join()
+
+
+def test_forced_paths(sink, worker):
+    e = Emitter(addr_of(sink), KEY, chunk_start=False, transport="dask")
+    assert chunk(e, 1)
+    assert e.path == "dask" and len(worker.logged) == 1
+    assert nothing_arrives(sink)                                  # no hello either
+    u = Emitter(addr_of(sink), KEY, chunk_start=False, transport="udp")
+    assert chunk(u, 1)
+    assert u.path == "udp" and len(worker.logged) == 1
+    assert split_datagram(sink.recv(70000))["type"] == "chunk"
+
+
+def test_env_chooses_the_path(sink, worker, monkeypatch):
+    monkeypatch.setenv("ROASTOP_TRANSPORT", "dask")
+    e = Emitter(addr_of(sink), KEY, chunk_start=False)
+    assert chunk(e, 1) and e.path == "dask"
+
+
+def test_auto_without_hellos_stays_on_udp(sink, worker):
+    e = Emitter(addr_of(sink), KEY, chunk_start=False)   # the sink sets ROASTOP_HELLO=0
+    assert chunk(e, 1) and e.path == "udp" and not worker.logged
+    assert split_datagram(sink.recv(70000))["type"] == "chunk"
+
+
+# ---- the route's buffer ----------------------------------------------------
+
+def logged(buf, *payloads):
+    for p in payloads:
+        buf.log_event(DATAGRAM_TOPIC, p)
+
+
+def test_buffer_is_bounded_by_count_and_bytes():
+    buf = route.DatagramBuffer(held_max=3, bytes_max=10)
+    logged(buf, b"aaaa", b"bbbb")
+    assert buf.held == 8 and buf.dropped == 0
+    logged(buf, b"cccc")                          # 12 bytes > 10: the oldest goes
+    assert list(buf.buffer) == [b"bbbb", b"cccc"] and buf.held == 8 and buf.dropped == 1
+    logged(buf, b"d", b"e")                        # 4 payloads > 3: the oldest goes
+    assert list(buf.buffer) == [b"cccc", b"d", b"e"] and buf.dropped == 2
+    assert buf.index == 5
+
+
+def test_buffer_refuses_what_is_no_datagram_and_ignores_other_topics():
+    buf = route.DatagramBuffer()
+    buf.log_event(DATAGRAM_TOPIC, {"a": 1})
+    buf.log_event(DATAGRAM_TOPIC, b"")
+    buf.log_event(DATAGRAM_TOPIC, b"x" * (route.DATAGRAM_MAX + 1))
+    buf.log_event("other", b"abc")
+    assert buf.refused == 3 and buf.index == 0 and not buf.buffer
+
+
+def test_readers_hold_their_own_cursor_and_count_what_they_missed(monkeypatch):
+    monkeypatch.setattr(route, "DATAGRAMS_ANSWER", 2)
+    buf = route.DatagramBuffer(held_max=4)
+    logged(buf, b"1", b"2", b"3")
+    a = buf.answer(None, 0.0)                      # a first ask: from the oldest held
+    assert [base64.b64decode(p) for p in a["datagrams"]] == [b"1", b"2"]
+    assert a["left"] == 1 and a["lost"] == 0
+    cursor = "%s.%d" % (a["stream"], a["next"])
+    b = buf.answer(None, 0.0)                      # another reader: nothing taken from it
+    assert [base64.b64decode(p) for p in b["datagrams"]] == [b"1", b"2"]
+    logged(buf, b"4", b"5", b"6", b"7")            # 7 logged, 4 held: "3" is gone
+    c = buf.answer(cursor, 0.0)
+    assert c["lost"] == 1 and [base64.b64decode(p) for p in c["datagrams"]] == [b"4", b"5"]
+    assert c["left"] == 2 and c["next"] == 5
+    d = buf.answer("%s.%d" % (c["stream"], c["next"]), 0.0)
+    assert [base64.b64decode(p) for p in d["datagrams"]] == [b"6", b"7"] and d["left"] == 0
+    e = buf.answer("ffff.3", 0.0)                  # another buffer's cursor: from the oldest
+    assert e["lost"] == 0 and len(e["datagrams"]) == 2 and e["left"] == 2

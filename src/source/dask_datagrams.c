@@ -1,0 +1,123 @@
+/* The collector's route's datagrams (docs/protocol.md, "The Dask path"):
+ * GET roastop/v1/datagrams.json?since=<cursor> after each tasks.json. A
+ * worker process that cannot reach roastop by UDP hands its datagrams,
+ * byte for byte, to its own Dask connection (Worker.log_event); the
+ * route's scheduler plugin keeps them in a bounded buffer, and each
+ * roastop reads them with a cursor of its own, as tasks.json's records.
+ * Each one goes to the source with senders (source_env.datagram): the
+ * listener's engine checks its tag, its sender and its sequence number as
+ * it checks its own datagrams, so a gap is a loss on either path and a
+ * datagram is never applied twice. */
+#include "daskpriv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
+
+#define DATAGRAMS_RETRY 5.0 /* seconds before asking again a route without them */
+
+/* ?since=<cursor>, as tasks.json's; none before the first answer. */
+bool dask_datagrams_query(const struct dask *d, char *url, size_t size)
+{
+	if (!d->dg.since[0])
+		return true;
+	size_t n = strlen(url);
+	return (size_t)snprintf(url + n, size - n, "?since=%s", d->dg.since) < size - n;
+}
+
+/* After tasks.json: datagrams.json when the route offers it and a source
+ * takes datagrams, else the round's end. */
+void dask_datagrams_next(struct dask *d)
+{
+	if (d->datagram && d->now >= d->dg.retry_at)
+		dask_sched_start(d, R_DATAGRAMS);
+	else
+		dask_round_end(d, true);
+}
+
+/* The route went away: its cursor with it. */
+void dask_datagrams_gone(struct dask *d)
+{
+	d->dg.since[0] = '\0';
+	d->dg.more = false;
+}
+
+/* One payload: strict base64 (length a multiple of 4, padding only at the
+ * end: EVP_DecodeBlock refuses other characters) of at most one datagram. */
+static void datagrams_one(struct dask *d, const cJSON *item)
+{
+	const char *text = cJSON_IsString(item) ? item->valuestring : NULL;
+	size_t len = text ? strlen(text) : 0;
+	size_t pad = len >= 2 ? (text[len - 1] == '=') + (text[len - 2] == '=') : 0;
+	if (!len || len % 4 || len / 4 * 3 > sizeof(d->dg.buf) ||
+	    strcspn(text, "=") < len - pad) {
+		d->dg.rejected++;
+		return;
+	}
+	int n = EVP_DecodeBlock(d->dg.buf, (const unsigned char *)text, (int)len);
+	if (n < 0 || (size_t)n < pad) {
+		d->dg.rejected++;
+		return;
+	}
+	d->dg.datagrams++;
+	if (!d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n - pad, d->now))
+		d->dg.rejected++;
+}
+
+static bool datagrams_count(const cJSON *o, const char *name, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	*out = cJSON_IsNumber(v) ? v->valuedouble : -1;
+	return *out >= 0 && *out < 9e15;
+}
+
+/* The answer's cursor and counts; false when it is not the route's shape. */
+static bool datagrams_head(struct dask *d, const cJSON *o)
+{
+	const cJSON *stream = cJSON_GetObjectItemCaseSensitive(o, "stream");
+	double next, lost, left;
+	if (!cJSON_IsString(stream) || strlen(stream->valuestring) > 64 ||
+	    strspn(stream->valuestring, "0123456789abcdef-") != strlen(stream->valuestring) ||
+	    !datagrams_count(o, "next", &next) || !datagrams_count(o, "lost", &lost) ||
+	    !datagrams_count(o, "left", &left) ||
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "datagrams")))
+		return false;
+	snprintf(d->dg.since, sizeof(d->dg.since), "%s.%.0f", stream->valuestring, next);
+	d->dg.lost += (uint64_t)lost;
+	d->dg.more = left > 0;
+	d->dg.capped += left > 0;
+	d->dg.answers++;
+	return true;
+}
+
+void dask_on_datagrams(struct dask *d, long code, const struct xfer *x)
+{
+	cJSON *o = code == 200 ? cJSON_ParseWithLength(x->body.data, x->body.len) : NULL;
+	if (cJSON_IsObject(o) && datagrams_head(d, o)) {
+		const cJSON *item;
+		cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(o, "datagrams"))
+			datagrams_one(d, item);
+	} else {
+		/* 404: a route of an older collector, asked again later; any
+		 * other answer is refused, the cursor staying */
+		if (code == 404)
+			d->dg.retry_at = d->now + DATAGRAMS_RETRY;
+		else
+			d->dg.answers_rejected++;
+		d->dg.more = false;
+	}
+	cJSON_Delete(o);
+	dask_round_end(d, true);
+}
+
+void dask_datagrams_stats(const struct dask *d, struct source_stats *out)
+{
+	source_count(out, "datagrams", "received", d->dg.datagrams);
+	source_count(out, "datagrams", "lost", d->dg.lost);
+	source_count(out, "datagrams", "capped", d->dg.capped);
+	source_count(out, "datagrams", "rejected", d->dg.rejected);
+	source_count(out, "datagrams", "answers", d->dg.answers);
+	source_count(out, "datagrams", "answers_rejected", d->dg.answers_rejected);
+}
