@@ -28,10 +28,10 @@ BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-TOOL_SRC := $(sort $(filter-out tests/tools/clockstep.c,$(wildcard tests/tools/*.c)))
+TOOL_SRC := $(sort $(filter-out tests/tools/clockstep.c tests/tools/udpdrop.c,$(wildcard tests/tools/*.c)))
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 # An LD_PRELOAD shim, not a program: tests/integration/test_time.py.
-SHIM_BIN := $(BUILD)/tools/clockstep.so
+SHIM_BIN := $(BUILD)/tools/clockstep.so $(BUILD)/tools/udpdrop.so
 FUZZ_SECONDS ?= 60
 
 # Keep the instrumented objects between harness builds.
@@ -98,7 +98,7 @@ $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libroastop.a
 
 # Built without the sanitizers: it is preloaded into an instrumented
 # roastop under ASan and must not need a runtime of its own.
-$(SHIM_BIN): tests/tools/clockstep.c
+$(BUILD)/tools/%.so: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -o $@ $< -ldl
 

@@ -400,9 +400,9 @@ static bool stopping_cb(void *ctx)
 }
 
 /* A datagram a source took by another path (source_env.datagram). */
-static bool datagram_cb(void *ctx, const char *buf, size_t len, double now)
+static bool datagram_cb(void *ctx, const char *buf, size_t len, int port, double now)
 {
-	return app_sources_take(ctx, buf, len, now);
+	return app_sources_take(ctx, buf, len, port, now);
 }
 
 static void app_measure_cb(void *ctx, const struct run *r, struct metrics *m)

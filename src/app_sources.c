@@ -153,10 +153,10 @@ void app_counters(struct app *a, bool all)
 
 /* A datagram that came by another source's path (source_env.datagram): the
  * first source with senders takes it. */
-bool app_sources_take(struct app *a, const char *buf, size_t len, double now)
+bool app_sources_take(struct app *a, const char *buf, size_t len, int port, double now)
 {
 	for (size_t i = 0; i < a->n_src; i++)
-		if (source_take(a->src[i].ops, a->src[i].s, buf, len, now))
+		if (source_take(a->src[i].ops, a->src[i].s, buf, len, port, now))
 			return true;
 	return false;
 }

@@ -143,7 +143,7 @@ void app_sources_dispatch(struct app *a, const struct pollfd *pfd, const size_t 
 void app_sources_finish(struct app *a);
 bool app_sources_ticked(struct app *a);
 void app_counters(struct app *a, bool all);
-bool app_sources_take(struct app *a, const char *buf, size_t len, double now);
+bool app_sources_take(struct app *a, const char *buf, size_t len, int port, double now);
 bool app_listen_address(const struct app *a, struct sockaddr_storage *addr, socklen_t *len);
 bool app_listener_stats(void *ctx, const char **name, struct source_stats *out);
 int app_open_registry(struct app *a, const struct source_env *env);

@@ -44,10 +44,12 @@ struct source_env {
 	const struct auth_key *key;
 	/* A sender's datagram that came by another path than the senders'
 	 * source (the Dask poller's datagrams.json: a worker's own Dask
-	 * connection): the app hands it to the source with senders, whose
+	 * connection), addressed to port (the port of the sender's
+	 * ROASTOP_ADDR): the app hands it to the source with senders, whose
 	 * checks, sequences and counts it goes through as if it had come to
-	 * that source (source_senders.take). False: no source takes it. */
-	bool (*datagram)(void *ctx, const char *buf, size_t len, double now);
+	 * that source (source_senders.take). False: no source takes it (none
+	 * has senders, or it was addressed to another port: another roastop's). */
+	bool (*datagram)(void *ctx, const char *buf, size_t len, int port, double now);
 };
 
 /* A figure rather than a count (a factor; a count not measured): NAN is
@@ -91,8 +93,10 @@ struct source_senders {
 	 * gives. False: none (yet). */
 	bool (*address)(const void *src, struct sockaddr_storage *addr, socklen_t *len);
 	/* A datagram of its senders that came through the scheduler (a Dask
-	 * worker's connection): the same checks and sequence as its own. */
-	void (*take)(void *src, const char *buf, size_t len, double now);
+	 * worker's connection), addressed to port: the same checks and
+	 * sequence as its own when it is the source's port; false (not
+	 * counted) when it is another's. */
+	bool (*take)(void *src, const char *buf, size_t len, int port, double now);
 };
 
 /* A source that watches its input over time and says in the header what
@@ -176,8 +180,8 @@ struct source_ops {
 const char *source_hint(const struct source_ops *ops, const void *src);
 bool source_address(const struct source_ops *ops, const void *src,
 		    struct sockaddr_storage *addr, socklen_t *len);
-/* False: the source has no senders to take it. */
-bool source_take(const struct source_ops *ops, void *src, const char *buf, size_t len,
+/* False: the source has no senders, or the datagram is not for it. */
+bool source_take(const struct source_ops *ops, void *src, const char *buf, size_t len, int port,
 		 double now);
 const char *source_alert(const struct source_ops *ops, const void *src);
 bool source_tick(const struct source_ops *ops, void *src);

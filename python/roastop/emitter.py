@@ -22,7 +22,8 @@ counted in the Emitter's ``dropped``.
 Inside a Dask worker, a process whose UDP does not reach roastop (a batch
 node behind a firewall) sends the same datagram bytes through its own
 connection to the scheduler instead: ``Worker.log_event`` under the topic
-``roastop-datagram``, kept by the collector's route (docs/protocol.md, "The
+``roastop-datagram``, as ``[port, bytes]`` (the port of ROASTOP_ADDR: which
+roastop they are for), kept by the collector's route (docs/protocol.md, "The
 Dask path"). Each process chooses on its first chunk: a hello, and the Dask
 path when no ack comes within HELLO_TIMEOUT; ``ROASTOP_TRANSPORT=udp`` or
 ``dask`` (``Emitter(..., transport=...)``) chooses instead, ``auto`` being
@@ -1051,8 +1052,10 @@ class Emitter:
                 self.lost += 1
                 return False
             if self.path == "dask" and self._path_pid == current_pid():
-                # the same bytes, through the worker's own scheduler connection
-                self._worker.log_event(DATAGRAM_TOPIC, data)
+                # the same bytes, through the worker's own scheduler connection,
+                # with the port they are for: the scheduler keeps every
+                # roastop's, and each takes only its own port's
+                self._worker.log_event(DATAGRAM_TOPIC, [self._target[1], data])
                 self.sent += 1
                 self.sent_dask += 1
                 return True

@@ -19,6 +19,7 @@ a second handler. The body's format is documented in
 docs/scheduler.md ("The route").
 """
 import sys
+import time
 
 ROUTE = "/roastop/v1/state.json"
 TASKS_ROUTE = "/roastop/v1/tasks.json"  # the finished tasks' records (version 5)
@@ -467,7 +468,12 @@ def install_datagrams(sched):
             self.set_header("Cache-Control", "no-store")
             since = self.request.query_arguments.get("since")
             since = since[-1].decode("ascii", "replace") if since else None
-            self.write(json.dumps(plugin().answer(since, time.time())).encode())
+            within = self.request.query_arguments.get("within")
+            try:
+                within = float(within[-1]) if within else None
+            except ValueError:
+                within = None
+            self.write(json.dumps(plugin().answer(since, time.time(), within)).encode())
 
     if not list(handler_rules(sched.http_application.default_router, DATAGRAMS_ROUTE)):
         prefix = dashboard_prefix(sched.http_application)
@@ -479,49 +485,61 @@ class DatagramBuffer:
     """The payloads in arrival order, bounded by held_max payloads and
     bytes_max payload bytes: past either, the oldest go first, counted in
     dropped. index counts every payload kept since the buffer began (a
-    reader's cursor). A payload under the topic that is not bytes, or is
-    empty or larger than a datagram, is counted in refused."""
+    reader's cursor). A payload is [port, datagram]: the port of the
+    roastop it is for, and the datagram's bytes; one under the topic that
+    is not, or whose datagram is empty or larger than a UDP datagram, is
+    counted in refused."""
     name = DATAGRAMS_PLUGIN
 
     def __init__(self, held_max=DATAGRAMS_HELD, bytes_max=DATAGRAMS_HELD_BYTES):
         from collections import deque
-        self.buffer = deque()
+        self.buffer = deque()   # (the scheduler's time it came, the payload)
         self.held_max, self.bytes_max = held_max, bytes_max
         self.index = self.held = self.dropped = self.refused = 0
 
     def log_event(self, topic, msg):
         if topic != DATAGRAM_TOPIC:
             return
-        if not isinstance(msg, (bytes, bytearray)) or not 0 < len(msg) <= DATAGRAM_MAX:
+        port, data = msg if isinstance(msg, (list, tuple)) and len(msg) == 2 else (None, None)
+        if (not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536
+                or not isinstance(data, (bytes, bytearray)) or not 0 < len(data) <= DATAGRAM_MAX):
             self.refused += 1
             return
-        self.buffer.append(bytes(msg))
+        self.buffer.append((time.time(), port, bytes(data)))
         self.index += 1
-        self.held += len(msg)
+        self.held += len(data)
         while len(self.buffer) > self.held_max or self.held > self.bytes_max:
-            self.held -= len(self.buffer.popleft())
+            self.held -= len(self.buffer.popleft()[2])
             self.dropped += 1
 
-    def answer(self, since, now):
+    def answer(self, since, now, within=None):
         """datagrams.json's body (a dict) for a reader's cursor
-        "<stream>.<index>": the payloads since it (base64), DATAGRAMS_ANSWER
+        "<stream>.<index>": the payloads since it ([port, base64]), DATAGRAMS_ANSWER
         at most. Nothing is taken out of the buffer: each reader holds its
-        own cursor. Without one (a reader's first ask), or with another
-        buffer's, from the oldest held: the chunks logged before a
-        roastop's first poll count. What the buffer dropped before the
-        reader read it is lost."""
+        own cursor. Without one (a reader's first ask), those logged within
+        the last ``within`` seconds (the reader's age: what was logged
+        before its first poll counts, an earlier session's does not), or
+        all held when it says none; with another buffer's cursor, from the
+        oldest held. What the buffer dropped before the reader read it is
+        lost."""
         from base64 import b64encode
-        from itertools import islice
+        from itertools import islice, takewhile
         buf, index = self.buffer, self.index
         stream = "%x" % id(self)
         head, _, at = (since or "").partition(".")
         oldest = index - len(buf)
-        start = int(at) if head == stream and at.isdigit() and int(at) <= index else oldest
+        if head == stream and at.isdigit() and int(at) <= index:
+            start = int(at)
+        else:
+            young = sum(1 for _ in takewhile(lambda e: e[0] >= now - within, reversed(buf))) \
+                if not since and within is not None else len(buf)
+            start = index - young
         lost = max(0, oldest - start)
         start += lost
         n = min(index - start, DATAGRAMS_ANSWER)
         skip = start - oldest
-        payloads = [b64encode(p).decode("ascii") for p in islice(buf, skip, skip + n)]
+        payloads = [[port, b64encode(p).decode("ascii")]
+                    for _, port, p in islice(buf, skip, skip + n)]
         return {"stream": stream, "next": start + n, "lost": lost,
                 "left": index - start - n, "dropped": self.dropped, "refused": self.refused,
                 "held": len(buf), "held_bytes": self.held, "time": now,

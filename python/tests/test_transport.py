@@ -79,11 +79,13 @@ def test_auto_without_an_ack_takes_the_dask_path_with_the_same_bytes(sink, worke
     assert nothing_arrives(sink)
     topics = {t for t, _ in worker.logged}
     assert topics == {DATAGRAM_TOPIC}
-    msgs = [split_datagram(m) for _, m in worker.logged]         # framed and tagged as on UDP
+    port = sink.getsockname()[1]
+    assert [m[0] for _, m in worker.logged] == [port, port]       # which roastop they are for
+    msgs = [split_datagram(m[1]) for _, m in worker.logged]      # framed and tagged as on UDP
     assert [m["type"] for m in msgs] == ["chunk", "chunk"]
     assert [m["seq"] for m in msgs] == [0, 1]                     # one sequence, as by UDP
     assert [m["num_events"] for m in msgs] == [5, 6]
-    assert all(isinstance(m, bytes) for _, m in worker.logged)   # msgpack takes bytes
+    assert all(isinstance(m[1], bytes) for _, m in worker.logged)   # msgpack takes bytes
 
 
 def test_auto_with_an_ack_stays_on_udp(worker, monkeypatch):
@@ -126,7 +128,12 @@ def test_auto_without_hellos_stays_on_udp(sink, worker):
 
 def logged(buf, *payloads):
     for p in payloads:
-        buf.log_event(DATAGRAM_TOPIC, p)
+        buf.log_event(DATAGRAM_TOPIC, [8790, p])
+
+
+def taken(answer):
+    assert all(port == 8790 for port, _ in answer["datagrams"])
+    return [base64.b64decode(p) for _, p in answer["datagrams"]]
 
 
 def test_buffer_is_bounded_by_count_and_bytes():
@@ -134,19 +141,20 @@ def test_buffer_is_bounded_by_count_and_bytes():
     logged(buf, b"aaaa", b"bbbb")
     assert buf.held == 8 and buf.dropped == 0
     logged(buf, b"cccc")                          # 12 bytes > 10: the oldest goes
-    assert list(buf.buffer) == [b"bbbb", b"cccc"] and buf.held == 8 and buf.dropped == 1
+    assert [p for _, _, p in buf.buffer] == [b"bbbb", b"cccc"]
+    assert buf.held == 8 and buf.dropped == 1
     logged(buf, b"d", b"e")                        # 4 payloads > 3: the oldest goes
-    assert list(buf.buffer) == [b"cccc", b"d", b"e"] and buf.dropped == 2
+    assert [p for _, _, p in buf.buffer] == [b"cccc", b"d", b"e"] and buf.dropped == 2
     assert buf.index == 5
 
 
 def test_buffer_refuses_what_is_no_datagram_and_ignores_other_topics():
     buf = route.DatagramBuffer()
-    buf.log_event(DATAGRAM_TOPIC, {"a": 1})
-    buf.log_event(DATAGRAM_TOPIC, b"")
-    buf.log_event(DATAGRAM_TOPIC, b"x" * (route.DATAGRAM_MAX + 1))
-    buf.log_event("other", b"abc")
-    assert buf.refused == 3 and buf.index == 0 and not buf.buffer
+    for bad in ({"a": 1}, b"abc", [8790, b""], [8790, b"x" * (route.DATAGRAM_MAX + 1)],
+                [0, b"abc"], [True, b"abc"], [8790, "abc"], [8790, b"abc", 1]):
+        buf.log_event(DATAGRAM_TOPIC, bad)
+    buf.log_event("other", [8790, b"abc"])
+    assert buf.refused == 8 and buf.index == 0 and not buf.buffer
 
 
 def test_readers_hold_their_own_cursor_and_count_what_they_missed(monkeypatch):
@@ -154,16 +162,29 @@ def test_readers_hold_their_own_cursor_and_count_what_they_missed(monkeypatch):
     buf = route.DatagramBuffer(held_max=4)
     logged(buf, b"1", b"2", b"3")
     a = buf.answer(None, 0.0)                      # a first ask: from the oldest held
-    assert [base64.b64decode(p) for p in a["datagrams"]] == [b"1", b"2"]
+    assert taken(a) == [b"1", b"2"]
     assert a["left"] == 1 and a["lost"] == 0
     cursor = "%s.%d" % (a["stream"], a["next"])
     b = buf.answer(None, 0.0)                      # another reader: nothing taken from it
-    assert [base64.b64decode(p) for p in b["datagrams"]] == [b"1", b"2"]
+    assert taken(b) == [b"1", b"2"]
     logged(buf, b"4", b"5", b"6", b"7")            # 7 logged, 4 held: "3" is gone
     c = buf.answer(cursor, 0.0)
-    assert c["lost"] == 1 and [base64.b64decode(p) for p in c["datagrams"]] == [b"4", b"5"]
+    assert c["lost"] == 1 and taken(c) == [b"4", b"5"]
     assert c["left"] == 2 and c["next"] == 5
     d = buf.answer("%s.%d" % (c["stream"], c["next"]), 0.0)
-    assert [base64.b64decode(p) for p in d["datagrams"]] == [b"6", b"7"] and d["left"] == 0
+    assert taken(d) == [b"6", b"7"] and d["left"] == 0
     e = buf.answer("ffff.3", 0.0)                  # another buffer's cursor: from the oldest
     assert e["lost"] == 0 and len(e["datagrams"]) == 2 and e["left"] == 2
+
+
+def test_a_first_ask_takes_what_came_within_the_readers_age(monkeypatch):
+    buf = route.DatagramBuffer()
+    clock = [100.0]
+    monkeypatch.setattr(route.time, "time", lambda: clock[0])
+    logged(buf, b"old")                            # an earlier session's
+    clock[0] = 200.0
+    logged(buf, b"new1", b"new2")
+    a = buf.answer(None, 205.0, within=10.0)       # a reader started 10 s ago
+    assert taken(a) == [b"new1", b"new2"]
+    assert a["lost"] == 0 and a["next"] == 3
+    assert len(buf.answer(None, 205.0)["datagrams"]) == 3   # no age said: all held

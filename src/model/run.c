@@ -308,9 +308,14 @@ static void run_client_seen(struct run *r, double t)
 
 /* A chunk begun after its run ended is not the run's to wait for (one
  * marked incomplete is running again: run_client_seen). */
+/* A start after the run's end is refused (nothing runs in an ended run),
+ * unless the chunk began before the end: it came late, by a slower path
+ * (the scheduler's, polled after the client's run_end came by UDP), and
+ * its chunk follows it. */
 static int apply_chunk_start(struct run *r, double t, const struct ev_chunk *c)
 {
-	if (r->ended && r->status != RUN_INCOMPLETE)
+	bool began_before = c->t_start.valid && c->t_start.value <= r->t_run_end;
+	if (r->ended && r->status != RUN_INCOMPLETE && !began_before)
 		return 1;
 	run_client_seen(r, t);
 	return inflight_start(&r->inflight, t, c);

@@ -506,8 +506,10 @@ static void *dask_source_open(const struct source_env *env, char *err, size_t er
 				  .insecure = c->insecure, .headers = c->headers,
 				  .n_headers = c->n_headers };
 	struct dask *d = dask_open(&dc, env->deliver, env->ctx, err, errsz);
-	if (d)
+	if (d) {
 		d->datagram = env->datagram;
+		d->dg.opened = clock_mono();
+	}
 	if (d)
 		fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n",
 			c->scheduler_url, c->interval);

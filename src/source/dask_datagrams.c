@@ -10,6 +10,8 @@
  * datagram is never applied twice. */
 #include "daskpriv.h"
 
+#include "roastop/clock.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -18,13 +20,17 @@
 
 #define DATAGRAMS_RETRY 5.0 /* seconds before asking again a route without them */
 
-/* ?since=<cursor>, as tasks.json's; none before the first answer. */
+/* ?since=<cursor>, as tasks.json's; before the first answer, ?within=
+ * the seconds since roastop opened: what workers logged before its first
+ * poll counts, an earlier session's does not (durations on either side:
+ * no clock is compared with another host's). */
 bool dask_datagrams_query(const struct dask *d, char *url, size_t size)
 {
-	if (!d->dg.since[0])
-		return true;
 	size_t n = strlen(url);
-	return (size_t)snprintf(url + n, size - n, "?since=%s", d->dg.since) < size - n;
+	int w = d->dg.since[0]
+			? snprintf(url + n, size - n, "?since=%s", d->dg.since)
+			: snprintf(url + n, size - n, "?within=%.3f", clock_mono() - d->dg.opened);
+	return w >= 0 && (size_t)w < size - n;
 }
 
 /* After tasks.json: datagrams.json when the route offers it and a source
@@ -44,11 +50,20 @@ void dask_datagrams_gone(struct dask *d)
 	d->dg.more = false;
 }
 
-/* One payload: strict base64 (length a multiple of 4, padding only at the
- * end: EVP_DecodeBlock refuses other characters) of at most one datagram. */
+/* One payload, [port, base64]: the port the sender addressed (its
+ * ROASTOP_ADDR's), and the datagram in strict base64 (length a multiple
+ * of 4, padding only at the end: EVP_DecodeBlock refuses other
+ * characters), one datagram at most. */
 static void datagrams_one(struct dask *d, const cJSON *item)
 {
-	const char *text = cJSON_IsString(item) ? item->valuestring : NULL;
+	const cJSON *port = cJSON_IsArray(item) && cJSON_GetArraySize(item) == 2
+				    ? cJSON_GetArrayItem(item, 0)
+				    : NULL;
+	const cJSON *b64 = port ? port->next : NULL;
+	const char *text = cJSON_IsString(b64) && cJSON_IsNumber(port) &&
+					   port->valuedouble >= 1 && port->valuedouble <= 65535
+				   ? b64->valuestring
+				   : NULL;
 	size_t len = text ? strlen(text) : 0;
 	size_t pad = len >= 2 ? (text[len - 1] == '=') + (text[len - 2] == '=') : 0;
 	if (!len || len % 4 || len / 4 * 3 > sizeof(d->dg.buf) ||
@@ -61,9 +76,10 @@ static void datagrams_one(struct dask *d, const cJSON *item)
 		d->dg.rejected++;
 		return;
 	}
-	d->dg.datagrams++;
-	if (!d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n - pad, d->now))
-		d->dg.rejected++;
+	if (d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n - pad, port->valueint, d->now))
+		d->dg.datagrams++;
+	else
+		d->dg.elsewhere++;
 }
 
 static bool datagrams_count(const cJSON *o, const char *name, double *out)
@@ -115,6 +131,7 @@ void dask_on_datagrams(struct dask *d, long code, const struct xfer *x)
 void dask_datagrams_stats(const struct dask *d, struct source_stats *out)
 {
 	source_count(out, "datagrams", "received", d->dg.datagrams);
+	source_count(out, "datagrams", "elsewhere", d->dg.elsewhere);
 	source_count(out, "datagrams", "lost", d->dg.lost);
 	source_count(out, "datagrams", "capped", d->dg.capped);
 	source_count(out, "datagrams", "rejected", d->dg.rejected);

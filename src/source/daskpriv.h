@@ -54,10 +54,12 @@ struct dask_dg {
 	char since[96];
 	bool more;
 	double retry_at;
-	/* payloads handed on; dropped by the scheduler before they were read;
-	 * answers cut at the route's cap; payloads refused (not base64, too
+	double opened; /* monotonic: when the poller opened */
+	/* payloads taken by the listener; addressed to another port (another
+	 * roastop's); dropped by the scheduler before they were read; answers
+	 * cut at the route's cap; payloads refused (not [port, base64], too
 	 * large, no source to take them); answers read and refused */
-	uint64_t datagrams, lost, capped, rejected, answers, answers_rejected;
+	uint64_t datagrams, elsewhere, lost, capped, rejected, answers, answers_rejected;
 	unsigned char buf[65508]; /* a UDP datagram's largest, rounded up to 3 */
 };
 
@@ -80,7 +82,7 @@ struct dask {
 	struct event ev_task;
 	/* where a datagram read from the route goes (source_env.datagram), or
 	 * NULL: datagrams.json is not asked */
-	bool (*datagram)(void *ctx, const char *buf, size_t len, double now);
+	bool (*datagram)(void *ctx, const char *buf, size_t len, int port, double now);
 	struct dask_dg dg;
 	/* dashboards named by the identity.json being decoded */
 	struct endpoint *ep;

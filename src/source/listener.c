@@ -335,12 +335,17 @@ static void listener_close(void *src)
 }
 
 /* A datagram a worker sent through its Dask connection (the poller's
- * datagrams.json): the same engine, so one sender's numbers are one
- * sequence whichever path each datagram took. */
-static void listener_take(void *src, const char *buf, size_t len, double now)
+ * datagrams.json) to this listener's port: the same engine, so one
+ * sender's numbers are one sequence whichever path each datagram took.
+ * Another port's is another roastop's (the scheduler keeps every one). */
+static bool listener_take(void *src, const char *buf, size_t len, int port, double now)
 {
 	struct listener *l = src;
+	const char *colon = strrchr(udp_address(l->u), ':');
+	if (!colon || atoi(colon + 1) != port)
+		return false;
 	udp_process_path(l->u, buf, len, now, UDP_PATH_DASK, l->deliver, l->ctx);
+	return true;
 }
 
 static const struct source_senders listener_senders = {

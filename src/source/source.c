@@ -61,13 +61,10 @@ bool source_address(const struct source_ops *ops, const void *src,
 	return ops->senders && ops->senders->address(src, addr, len);
 }
 
-bool source_take(const struct source_ops *ops, void *src, const char *buf, size_t len,
+bool source_take(const struct source_ops *ops, void *src, const char *buf, size_t len, int port,
 		 double now)
 {
-	if (!ops->senders)
-		return false;
-	ops->senders->take(src, buf, len, now);
-	return true;
+	return ops->senders && ops->senders->take(src, buf, len, port, now);
 }
 
 const char *source_alert(const struct source_ops *ops, const void *src)

@@ -69,8 +69,10 @@ def test_client_shipped_roastop_and_lost_nothing(run):
     assert udp["missing"] == 0 and udp["kernel_drops"] == 0 and udp["out_of_order"] >= 0
     assert udp["rejected"]["total"] == 0
     assert udp["reports_incomplete"] == 0
-    # the client and the two worker processes, each one sender
+    # the client and the two worker processes, each one sender, each by UDP (their
+    # hellos acked: test_dask_path.py has the workers whose UDP is dropped)
     assert udp["senders"] == 3
+    assert udp["senders_by_path"] == {"udp": 3} and "dask" not in udp["datagrams_by_path"]
     assert m["roastop"]["run_ended"] is True
     assert m["roastop"]["run_id"] == r["run_id"]
     assert m["roastop"]["processor"] == "DimuonProcessor"

@@ -45,12 +45,13 @@ static void fake_on_event(void *src, const struct event *ev)
 	calls++;
 }
 
-static void fake_take(void *src, const char *buf, size_t len, double now)
+static bool fake_take(void *src, const char *buf, size_t len, int port, double now)
 {
 	(void)src;
 	(void)buf;
 	(void)now;
 	calls += len == 3;
+	return port == 8790;
 }
 
 static void fake_finish(void *src, double now)
@@ -106,7 +107,7 @@ static void without_a_capability_the_loop_goes_without(void **state)
 	for (const struct source_ops *o = &bare; o; o = o == &bare ? &empty : NULL) {
 		assert_null(source_hint(o, NULL));
 		assert_false(source_address(o, NULL, &addr, &len));
-		assert_false(source_take(o, NULL, "abc", 3, 1.0));
+		assert_false(source_take(o, NULL, "abc", 3, 8790, 1.0));
 		assert_null(source_alert(o, NULL));
 		assert_false(source_tick(o, NULL));
 		source_on_event(o, NULL, &ev);
@@ -135,14 +136,15 @@ static void with_a_capability_its_slots_answer(void **state)
 	assert_string_equal(source_hint(&o, NULL), "said");
 	assert_true(source_address(&o, NULL, &addr, &len));
 	assert_int_equal(len, 1);
-	assert_true(source_take(&o, NULL, "abc", 3, 1.0));
+	assert_true(source_take(&o, NULL, "abc", 3, 8790, 1.0));
+	assert_false(source_take(&o, NULL, "abc", 3, 8791, 1.0));
 	assert_string_equal(source_alert(&o, NULL), "said");
 	assert_true(source_tick(&o, NULL));
 	source_on_event(&o, NULL, &ev);
 	assert_true(source_busy(&o, NULL));
 	source_finish(&o, NULL, 1.0);
 	assert_ptr_equal(source_ended(&o, NULL), &fake_end);
-	assert_int_equal(calls, 9);
+	assert_int_equal(calls, 10);
 }
 
 int main(void)

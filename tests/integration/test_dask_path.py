@@ -1,0 +1,110 @@
+"""Chunks by the workers' own Dask connection (issue 34; docs/protocol.md,
+"The Dask path"): the real coffea example on a real `dask scheduler` and two
+`dask worker` processes whose datagrams to roastop's port are dropped, as a
+firewall between batch nodes and a login node drops them (the LD_PRELOAD
+shim tests/tools/udpdrop.c, told the port through a file per worker). The
+client's own datagrams pass: its hello is answered. Each worker process
+finds no ack to its hello and sends the same datagrams through
+Worker.log_event; the collector's route keeps them on the scheduler and
+roastop reads them at each poll. The chunks must add up to the files, as
+they do by UDP (test_coffea_e2e.py, where the senders use UDP)."""
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import CHUNKSIZE, TOOLS, load_metrics, start_roastop_live
+from dask_cluster import Cluster, client_env, run_example
+
+SHIM = Path(TOOLS).resolve() / "udpdrop.so"
+
+
+class DroppingCluster(Cluster):
+    """Workers with the shim: worker i drops its datagrams to the port
+    written in drop_file(i) (none while the file is empty)."""
+
+    def drop_file(self, i):
+        return self.logs / f"drop-worker{i}"
+
+    def _spawn(self, name, args):
+        if not name.startswith("worker"):
+            return super()._spawn(name, args)
+        self.drop_file(int(name[len("worker"):])).write_text("")
+        base = self.env
+        self.env = dict(base, LD_PRELOAD=str(SHIM),
+                        UDPDROP_FILE=str(self.drop_file(int(name[len("worker"):]))))
+        try:
+            return super()._spawn(name, args)
+        finally:
+            self.env = base
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, dimuon_files):
+    assert SHIM.exists(), "make build/tools/udpdrop.so"
+    c = DroppingCluster(tmp_path_factory.mktemp("dropping-cluster"))
+    try:
+        files, _ = dimuon_files
+        run_example(c, files, tmp_path_factory.mktemp("warmup") / "result.json",
+                    "--collector", "none", "--chunksize", CHUNKSIZE)
+        yield c
+    finally:
+        c.stop()
+
+
+def measured_run(tmp_path, cluster, files, dropped_workers):
+    """One run of the example measured by a fresh roastop, whose port the
+    workers named drop. Its metrics.json and the client's result."""
+    out = tmp_path / "measurement"
+    proc, env = start_roastop_live(tmp_path, "--scheduler", cluster.dashboard_url,
+                                   "--exit-on-run-end", "--duration", 600, "--output", out,
+                                   "--checkpoint", 0)
+    port = env["ROASTOP_ADDR"].rsplit(":", 1)[1]
+    for i in range(cluster.n_workers):
+        cluster.drop_file(i).write_text(port if i in dropped_workers else "")
+    try:
+        result = run_example(cluster, files, tmp_path / "result.json", "--collector", "roastop",
+                             "--chunksize", CHUNKSIZE, env=client_env(**env))
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, (tmp_path / "roastop.stderr").read_text()
+    return load_metrics(out), result
+
+
+def exact(m, r, truth):
+    """The chunks alone add up to the files, each chunk once."""
+    per_file = math.ceil(50000 / CHUNKSIZE)
+    assert m["num_chunks"] == r["report"]["chunks"] == per_file * truth["files"]
+    assert m["total_events_from_chunks"] == truth["total_events"] == r["report"]["entries"]
+    for ds, n in truth["events_per_dataset"].items():
+        assert m["per_dataset"][ds]["total_events"] == n
+    assert m["roastop"]["events_applied"]["chunk"] == m["num_chunks"]
+    udp = m["roastop"]["udp"]
+    assert udp["missing"] == 0 and udp["rejected"]["total"] == 0, udp
+    fl = m["roastop"]["in_flight"]      # every start sent matched by its chunk
+    assert fl["unmatched_ends"] == 0 and fl["matched"] == fl["chunk_starts"], fl
+
+
+def test_dropped_workers_send_by_dask(cluster, dimuon_files, tmp_path):
+    files, truth = dimuon_files
+    m, r = measured_run(tmp_path, cluster, files, dropped_workers={0, 1})
+    exact(m, r, truth)
+    udp = m["roastop"]["udp"]
+    # the client by UDP (its hello acked), each worker process by Dask
+    assert udp["senders_by_path"] == {"udp": 1, "dask": 2}, udp
+    assert udp["datagrams_by_path"]["dask"] >= m["num_chunks"]
+    dg = m["roastop"]["scheduler"]["datagrams"]
+    assert dg["received"] == udp["datagrams_by_path"]["dask"], dg
+    # a group's members are written when not zero (docs/metrics.md)
+    assert not {"lost", "rejected", "answers_rejected"} & set(dg), dg
+    assert m["roastop"]["run_ended"] is True
+
+
+def test_one_worker_reaches_and_one_cannot(cluster, dimuon_files, tmp_path):
+    files, truth = dimuon_files
+    m, r = measured_run(tmp_path, cluster, files, dropped_workers={1})
+    exact(m, r, truth)
+    assert m["roastop"]["udp"]["senders_by_path"] == {"udp": 2, "dask": 1}
