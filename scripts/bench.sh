@@ -1,7 +1,7 @@
 #!/bin/sh
 # Every benchmark (bench/RESULTS.md): the C ones, $BUILD/bench/bench_* (one
 # per bench/bench_*.c), then bench/bench_emitter.py, bench_scheduler_cost.py,
-# bench_eventstream.py and bench_observer.py with $VENV's python. The first that fails stops
+# bench_eventstream.py, bench_observer.py and bench_dask_path.py with $VENV's python. The first that fails stops
 # the run with its status.
 #
 #   BUILD=build VENV=build/venv sh scripts/bench.sh [--smoke]
@@ -113,7 +113,7 @@ for src in "$ROOT"/bench/bench_*.c; do
 done
 PY="$VENV/bin/python"
 [ -x "$PY" ] || fail "no $PY (sh scripts/venv.sh $VENV)"
-for py in bench_emitter.py bench_scheduler_cost.py bench_eventstream.py bench_observer.py; do
+for py in bench_emitter.py bench_scheduler_cost.py bench_eventstream.py bench_observer.py bench_dask_path.py; do
 	run "bench/$py" "$PY" "$ROOT/bench/$py"
 done
 
