@@ -12,8 +12,9 @@ logged. It is everything the scheduler does for one: the batched stream's
 decoding, distributed's broker and event log, the route's plugin.
 
 Bytes held: the route's buffer (payload bytes) after those events; its
-bound is 64 MiB (route.DATAGRAMS_HELD_BYTES), about 65 hours of 300
-chunk events a second of this size.
+bounds are 64 MiB (route.DATAGRAMS_HELD_BYTES) and 200,000 payloads
+(route.DATAGRAMS_HELD): at 300 chunk events a second of this size, about
+15 and 11 minutes of them.
 
 Latency from a chunk's end to roastop: roastop --headless --no-auth
 --scheduler ... (--interval 1, its default) receives one chunk datagram at
