@@ -72,11 +72,11 @@ static void header_listener(struct line *l, const struct ui_source *src)
 	line_pair(l, " rx ", TH_VALUE, format_count(a, optnum_of((double)counter_of(st, NULL, "datagrams"))));
 	uint64_t lost = counter_of(st, NULL, "missing") + counter_of(st, NULL, "kernel_drops");
 	line_pair(l, " lost ", lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
-	uint64_t by_dask = counter_of(st, "senders_by_path", "dask");
-	if (by_dask) { /* some send through the scheduler: how many each way */
+	uint64_t other_path = counter_of(st, "senders_by_path", "dask");
+	if (other_path) { /* some send through the scheduler: how many each way */
 		snprintf(full_s, sizeof(full_s), " senders udp %s dask %s",
 			 format_count(a, optnum_of((double)counter_of(st, "senders_by_path", "udp"))),
-			 format_count(b, optnum_of((double)by_dask)));
+			 format_count(b, optnum_of((double)other_path)));
 		line_seg(l, TH_VALUE, full_s);
 	}
 	uint64_t full = counter_of(st, "rejected", "senders_full");
