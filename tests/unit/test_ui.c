@@ -162,17 +162,50 @@ static void busy_run_every_view_every_size(void **state)
 #define SCREEN_MAX_COLS 256
 static char shown[SCREEN_MAX_ROWS][SCREEN_MAX_COLS];
 
-static void draw_main(int cols, int rows)
+static void draw_main_with(int cols, int rows, const struct ui_source *src, size_t n_src)
 {
 	struct ui *ui = test_ui_open(cols, rows, true, true);
 	struct metrics m;
 	metrics_compute(&R, R.t_last, NULL, &m);
-	struct ui_frame f = { .run = &R, .m = &m, .out_dir = "/tmp/x", .now = R.t_last };
+	struct ui_frame f = { .run = &R, .m = &m, .out_dir = "/tmp/x", .now = R.t_last,
+			      .sources = src, .n_sources = n_src };
 	ui_set_view(ui, UI_VIEW_MAIN);
 	ui_draw(ui, &f);
 	for (int y = 0; y < rows && y < SCREEN_MAX_ROWS; y++)
 		mvinnstr(y, 0, shown[y], cols < SCREEN_MAX_COLS - 1 ? cols : SCREEN_MAX_COLS - 1);
 	test_ui_close(ui);
+}
+
+static void draw_main(int cols, int rows)
+{
+	draw_main_with(cols, rows, NULL, 0);
+}
+
+/* Is text on one of the first rows (the header)? */
+static bool in_header(const char *text)
+{
+	for (int y = 0; y < 3; y++)
+		if (strstr(shown[y], text))
+			return true;
+	return false;
+}
+
+/* Issue 34: the udp line says how many senders use each path once one
+ * sends through the scheduler, and nothing of paths before. */
+static void header_says_the_senders_paths(void **state)
+{
+	(void)state;
+	assert_int_equal(run_init(&R), 0);
+	struct source_stats st = { .state_key = "listen", .state = "127.0.0.1:8790" };
+	source_count(&st, NULL, "datagrams", 40);
+	source_count(&st, "senders_by_path", "udp", 1);
+	struct ui_source src[] = { { "udp", &st, NULL } };
+	draw_main_with(200, 60, src, 1);
+	assert_false(in_header("senders udp"));
+	source_count(&st, "senders_by_path", "dask", 2);
+	draw_main_with(200, 60, src, 1);
+	assert_true(in_header("senders udp 1 dask 2"));
+	run_destroy(&R);
 }
 
 /* The runtime histogram's axis row (inside its box, which starts at column
@@ -452,6 +485,7 @@ int main(void)
 		cmocka_unit_test(busy_run_every_view_every_size),
 		cmocka_unit_test(no_cursor_addressing_is_refused),
 		cmocka_unit_test(histogram_axis_marked_and_labelled),
+		cmocka_unit_test(header_says_the_senders_paths),
 		cmocka_unit_test(histogram_axis_with_zero_and_tiny_durations),
 		cmocka_unit_test(picked_run_moves_with_dropped_rows),
 		cmocka_unit_test(retried_chunk_is_not_failed_on_screen),
