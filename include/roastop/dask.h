@@ -81,6 +81,12 @@ void dask_flush(struct dask *d);
 bool dask_flushing(const struct dask *d);
 void dask_get_stats(const struct dask *d, struct dask_stats *st);
 
+/* One datagram of the route's datagrams.json (docs/protocol.md, "The Dask
+ * path"): len bytes of strict base64 (a multiple of 4, '=' only as the
+ * last one or two, no other character outside the alphabet) decoded into
+ * out (cap bytes at least len / 4 * 3). Its length, or -1. */
+long dask_datagram_decode(const char *text, size_t len, unsigned char *out, size_t cap);
+
 /* base + prefix + route with exactly one '/' at each joint. Returns false
  * when it does not fit. */
 bool dask_url_join(char *buf, size_t size, const char *base, const char *prefix,

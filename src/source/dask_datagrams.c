@@ -12,6 +12,7 @@
 
 #include "roastop/clock.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,10 +51,34 @@ void dask_datagrams_gone(struct dask *d)
 	d->dg.more = false;
 }
 
+static bool b64_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '+' || c == '/';
+}
+
+/* Only the alphabet before the padding (EVP_DecodeBlock would skip
+ * whitespace), and the last group as the encoder writes it (unused bits
+ * zero): one text per datagram. */
+long dask_datagram_decode(const char *text, size_t len, unsigned char *out, size_t cap)
+{
+	if (!len || len % 4 || len / 4 * 3 > cap || len > INT_MAX)
+		return -1;
+	size_t pad = (text[len - 1] == '=') + (text[len - 2] == '=');
+	for (size_t i = 0; i < len - pad; i++)
+		if (!b64_char(text[i]))
+			return -1;
+	int n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)len);
+	if (n < 0 || (size_t)n < pad)
+		return -1;
+	size_t got = (size_t)n - pad;
+	unsigned char last[8];
+	int m = EVP_EncodeBlock(last, out + (len / 4 - 1) * 3, (int)(3 - pad));
+	return m == 4 && memcmp(last, text + len - 4, 4) == 0 ? (long)got : -1;
+}
+
 /* One payload, [port, base64]: the port the sender addressed (its
- * ROASTOP_ADDR's), and the datagram in strict base64 (length a multiple
- * of 4, padding only at the end: EVP_DecodeBlock refuses other
- * characters), one datagram at most. */
+ * ROASTOP_ADDR's), and the datagram (dask_datagram_decode). */
 static void datagrams_one(struct dask *d, const cJSON *item)
 {
 	const cJSON *port = cJSON_IsArray(item) && cJSON_GetArraySize(item) == 2
@@ -64,19 +89,12 @@ static void datagrams_one(struct dask *d, const cJSON *item)
 					   port->valuedouble >= 1 && port->valuedouble <= 65535
 				   ? b64->valuestring
 				   : NULL;
-	size_t len = text ? strlen(text) : 0;
-	size_t pad = len >= 2 ? (text[len - 1] == '=') + (text[len - 2] == '=') : 0;
-	if (!len || len % 4 || len / 4 * 3 > sizeof(d->dg.buf) ||
-	    strcspn(text, "=") < len - pad) {
+	long n = text ? dask_datagram_decode(text, strlen(text), d->dg.buf, sizeof(d->dg.buf)) : -1;
+	if (n < 0) {
 		d->dg.rejected++;
 		return;
 	}
-	int n = EVP_DecodeBlock(d->dg.buf, (const unsigned char *)text, (int)len);
-	if (n < 0 || (size_t)n < pad) {
-		d->dg.rejected++;
-		return;
-	}
-	if (d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n - pad, port->valueint, d->now))
+	if (d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n, port->valueint, d->now))
 		d->dg.datagrams++;
 	else
 		d->dg.elsewhere++;
