@@ -246,6 +246,9 @@ class MetricsCollector:
             proc._roastop_addr = self.emitter.addr
             proc._roastop_key = self._key_hex
             proc._roastop_run_id = self.run_id
+            # the client's choice of path for the workers (docs/protocol.md, "The Dask
+            # path"): a worker's own ROASTOP_TRANSPORT, when it has one, comes first
+            proc._roastop_transport = os.environ.get("ROASTOP_TRANSPORT")
         self._install_scheduler_route()
         msg = {"type": "run_start", "run_id": self.run_id,
                "name": self.run_name or self.processor_name or "coffea run",

@@ -7,12 +7,13 @@ Every read from a coffea object is guarded: a missing attribute leaves its
 fields out of the record, and nothing here ever raises into process()."""
 import functools
 import operator
+import os
 import sys
 import time
 import warnings
 
 from roastop._state import ship_by_value, shared
-from roastop.emitter import Static, chunk_message, emitter_for, emitter_from_env
+from roastop.emitter import Static, chunk_message, emitter_for, emitter_from_env, parse_transport
 from roastop.instrumentation import current_chunks, file_source, process_memory_mb, source_bytes
 
 FLAG = "_roastcoffea_collect_metrics"
@@ -52,13 +53,22 @@ def _emitter(processor):
             try:      # emitter_for's cache as it spells it: one lookup per chunk, not three
                 return shared("emitter_cache", dict)[(addr, key)]
             except (KeyError, TypeError):   # not made yet, or refused (never cached)
-                return _unless_refused(emitter_for, addr, key)
+                return _with_transport(_unless_refused(emitter_for, addr, key), processor)
         env = shared("env_emitter", list)
         if not env:
             env.append(_unless_refused(emitter_from_env))
         return env[0]
     except Exception:  # noqa: BLE001 - the analysis runs unmeasured
         return None
+
+
+def _with_transport(emitter, processor):
+    """emitter, taking the client's ROASTOP_TRANSPORT (pickled with the
+    processor) unless this process's environment names one."""
+    transport = _attr(processor, "_roastop_transport")
+    if emitter is not None and transport and not os.environ.get("ROASTOP_TRANSPORT"):
+        emitter.transport = parse_transport(transport)
+    return emitter
 
 
 def _unless_refused(make, *args):

@@ -10,7 +10,8 @@ from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are 
     KEY, addr_of, nothing_arrives, split_datagram, fresh_process_state, sink)
 from test_collector_hello import Roastop
 
-from roastop import route
+from roastop import route, track_metrics
+from roastop_fakes import Events, Factory
 from roastop.emitter import DATAGRAM_TOPIC, Emitter, parse_transport
 
 
@@ -188,3 +189,23 @@ def test_a_first_ask_takes_what_came_within_the_readers_age(monkeypatch):
     assert taken(a) == [b"new1", b"new2"]
     assert a["lost"] == 0 and a["next"] == 3
     assert len(buf.answer(None, 205.0)["datagrams"]) == 3   # no age said: all held
+
+
+class Proc:
+    @track_metrics
+    def process(self, events):
+        return len(events)
+
+
+def test_the_clients_transport_reaches_the_workers(sink, worker, monkeypatch):
+    """MetricsCollector pickles the client's ROASTOP_TRANSPORT with the
+    processor; a worker without its own takes it."""
+    monkeypatch.delenv("ROASTOP_TRANSPORT", raising=False)
+    p = Proc()
+    p._roastcoffea_collect_metrics = True
+    p._roastop_addr, p._roastop_key, p._roastop_run_id = addr_of(sink), KEY.hex(), "run-1"
+    p._roastop_transport = "dask"
+    assert p.process(Events(10, Factory(), dataset="DY", filename="f.root", entrystart=0,
+                            entrystop=10, uuid="u")) == 10
+    assert [split_datagram(m[1])["type"] for _, m in worker.logged][-1] == "chunk"
+    assert nothing_arrives(sink)
