@@ -25,6 +25,9 @@ enum finding_id {
 	FIND_SMALL_CHUNKS, /* time outside process() large against inside */
 	FIND_MEMORY_GROWTH, /* one worker's memory grows chunk after chunk */
 	FIND_MEMORY_PRESSURE, /* a worker near its limit, spilling or paused */
+	FIND_IO_BOUND, /* process() waits off the CPU, the cores' rate low */
+	FIND_IDLE_CLUSTER, /* threads without work: too few chunks, or queued elsewhere */
+	FIND_FAILURES, /* chunks lost or retried, and where they concentrate */
 	FIND__COUNT
 };
 

@@ -9,7 +9,8 @@
 
 static const char *const id_names[FIND__COUNT] = {
 	"silent_run",  "silent_scheduler", "tail",	    "slow_file",      "slow_site",
-	"bad_worker",  "small_chunks",	   "memory_growth", "memory_pressure",
+	"bad_worker",  "small_chunks",	   "memory_growth", "memory_pressure", "io_bound",
+	"idle_cluster", "failures",
 };
 
 const char *diagnosis_id_name(enum finding_id id)
@@ -174,6 +175,9 @@ void diagnosis_evaluate(const struct run *r, const struct metrics *m,
 	diag_rule_bad_worker(r, slow, out);
 	diag_rule_memory_growth(r, out);
 	diag_rule_memory_pressure(r, out);
+	diag_rule_io_bound(r, m, out);
+	diag_rule_idle_cluster(r, m, out);
+	diag_rule_failures(r, out);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_finding);
 }
 

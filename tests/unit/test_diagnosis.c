@@ -15,10 +15,13 @@
 #define T0 1000.0
 
 static struct run R;
+/* process()'s CPU time as a share of its duration in chunk(); 0: none sent */
+static double cpu_share;
 
 static int setup(void **state)
 {
 	*state = &R;
+	cpu_share = 0;
 	return run_init(&R);
 }
 
@@ -64,6 +67,28 @@ static void chunk(struct ck c)
 	e->num_events = optnum_of(c.events);
 	e->mem_before_mb = optnum_of(c.mem_before > 0 ? c.mem_before : 500);
 	e->mem_after_mb = optnum_of(c.mem_after > 0 ? c.mem_after : 500);
+	e->cpu_time = cpu_share > 0 ? optnum_of(cpu_share * c.dur) : optnum_none();
+	apply(ev);
+}
+
+/* An attempt at the chunk [entry, entry + 1000) of file on worker at t:
+ * failed with error, or successful (error NULL). */
+static void attempt(const char *file, const char *worker, double t, double entry,
+		    const char *error)
+{
+	struct event ev = test_event(EV_CHUNK, t + 1);
+	struct ev_chunk *e = &ev.u.chunk;
+	e->dataset = "ds";
+	e->file = file;
+	e->worker = worker;
+	e->error = error;
+	e->t_start = optnum_of(t);
+	e->t_end = optnum_of(t + 1);
+	e->duration = optnum_of(1);
+	e->entry_start = optnum_of(entry);
+	e->entry_stop = optnum_of(entry + 1000);
+	if (!error)
+		e->num_events = optnum_of(1000);
 	apply(ev);
 }
 
@@ -152,6 +177,7 @@ static void healthy_run_has_no_finding(void **state)
 {
 	(void)state;
 	start();
+	cpu_share = 0.9; /* CPU bound: the I/O rule speaks, and must stay silent */
 	sample(T0 + 0.5, 0, 500, "running");
 	double t = waves(8, NULL, NULL, 1);
 	fine(t, 34); /* process() 32 s of 34 s of task time */
@@ -413,11 +439,124 @@ static void healthy_writes_no_finding(void **state)
 	strbuf_free(&sb);
 }
 
+static void io_bound_when_process_waits(void **state)
+{
+	(void)state;
+	start();
+	cpu_share = 0.1; /* 2 threads a worker: 0.2 of a core per process */
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_IO_BOUND);
+	assert_non_null(strstr(f->title, "90% of its time off the CPU"));
+	assert_non_null(strstr(f->evidence, "of 2 threads used 0.20 cores"));
+	assert_true(fabs(f->cost - 0.9) < 1e-9);
+	assert_true(f->since >= T0 + 1 && f->since < t);
+}
+
+static void gil_contention_is_not_io(void **state)
+{
+	(void)state;
+	start();
+	cpu_share = 0.3; /* 70% off the CPU, yet 0.6 of a core per process: the GIL */
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_null(find(&fs, FIND_IO_BOUND));
+}
+
+static void idle_cluster_when_fewer_chunks_than_threads(void **state)
+{
+	(void)state;
+	start();
+	sample(T0 + 0.5, 1, 500, "running"); /* 4 threads */
+	chunk((struct ck){ FILES[0], "w0", T0 + 1, 5, 1000, 0, 0 });
+	struct findings fs;
+	evaluate(T0 + 6, true, &fs);
+	assert_null(find(&fs, FIND_IDLE_CLUSTER)); /* not known before the end */
+	end(T0 + 6);
+	evaluate(T0 + 6, true, &fs);
+	const struct finding *f = must(&fs, FIND_IDLE_CLUSTER);
+	assert_string_equal(f->title, "idle cluster: 1 chunk for 4 threads");
+	assert_non_null(strstr(f->suggestion, "at most 250 events"));
+	assert_true(fabs(f->cost - 0.75) < 1e-9);
+}
+
+/* w0's 2 threads execute nothing while 3 tasks wait queued on w1. */
+static void idle_cluster_while_tasks_wait_elsewhere(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, NULL, NULL, 1);
+	struct worker_sample s[2] = {
+		{ .id = "w0", .name = "w0", .status = "running" },
+		{ .id = "w1", .name = "w1", .status = "running" },
+	};
+	for (int i = 0; i < 2; i++) {
+		s[i].nthreads = optnum_of(2);
+		s[i].executing = optnum_of(i ? 2 : 0);
+		s[i].processing = optnum_of(i ? 5 : 0);
+	}
+	struct event ev = test_event(EV_SAMPLE, t);
+	ev.u.sample = (struct ev_sample){ .worker_count = 2, .n_workers = 2, .workers = s };
+	apply(ev);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_IDLE_CLUSTER);
+	assert_string_equal(f->title, "idle cluster: 2 threads without a task, 3 tasks wait");
+	assert_non_null(strstr(f->evidence, "(3 on w1)"));
+}
+
+static void lost_chunks_named_by_file(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, NULL, NULL, 1);
+	for (int i = 0; i < 3; i++) /* three chunks of f2, each failing on both workers */
+		for (int a = 0; a < 2; a++)
+			attempt(FILES[2], a ? "w1" : "w0", t + 2 * i + a, 1000.0 * i, "OSError");
+	end(t + 8);
+	struct findings fs;
+	evaluate(t + 8, true, &fs);
+	const struct finding *f = must(&fs, FIND_FAILURES);
+	assert_int_equal(f->severity, SEV_WARNING);
+	assert_string_equal(f->title, "failures: 3 chunks lost, 6 of 6 on file f2.root");
+	assert_non_null(strstr(f->evidence, "6 failed attempts: 3 retried by a later attempt "
+					    "(0 chunks recovered), 3 chunks lost"));
+	assert_true(f->since == t + 1); /* the first failed attempt's arrival */
+}
+
+/* Each file's first chunk fails once and succeeds on its retry: nothing
+ * lost, no file or worker holds them, their type does. */
+static void retries_told_apart_from_losses(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, NULL, NULL, 1);
+	for (int i = 0; i < 4; i++) {
+		attempt(FILES[i], i % 2 ? "w1" : "w0", t + i, 0, "OSError");
+		attempt(FILES[i], i % 2 ? "w0" : "w1", t + i + 0.5, 0, NULL);
+	}
+	end(t + 6);
+	struct findings fs;
+	evaluate(t + 6, true, &fs);
+	const struct finding *f = must(&fs, FIND_FAILURES);
+	assert_int_equal(f->severity, SEV_INFO);
+	assert_string_equal(f->title,
+			    "retries: 4 attempts retried, no chunk lost; 4 of 4 on exception type OSError");
+	assert_true(f->cost == 0);
+}
+
 static void names_are_stable(void **state)
 {
 	(void)state;
 	assert_string_equal(diagnosis_id_name(FIND_TAIL), "tail");
 	assert_string_equal(diagnosis_id_name(FIND_SLOW_FILE), "slow_file");
+	assert_string_equal(diagnosis_id_name(FIND_IO_BOUND), "io_bound");
+	assert_string_equal(diagnosis_id_name(FIND_IDLE_CLUSTER), "idle_cluster");
+	assert_string_equal(diagnosis_id_name(FIND_FAILURES), "failures");
 	assert_string_equal(diagnosis_id_name(FIND__COUNT), "unknown");
 	assert_string_equal(diagnosis_severity_name(SEV_CRITICAL), "critical");
 }
@@ -439,6 +578,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(silent_scheduler, setup, teardown),
 		cmocka_unit_test_setup_teardown(written_with_the_measurement, setup, teardown),
 		cmocka_unit_test_setup_teardown(healthy_writes_no_finding, setup, teardown),
+		cmocka_unit_test_setup_teardown(io_bound_when_process_waits, setup, teardown),
+		cmocka_unit_test_setup_teardown(gil_contention_is_not_io, setup, teardown),
+		cmocka_unit_test_setup_teardown(idle_cluster_when_fewer_chunks_than_threads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(idle_cluster_while_tasks_wait_elsewhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(lost_chunks_named_by_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(retries_told_apart_from_losses, setup, teardown),
 		cmocka_unit_test(names_are_stable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

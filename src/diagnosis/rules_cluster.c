@@ -1,0 +1,160 @@
+/* Rules on how the cluster's threads spend the run: waiting inside
+ * process() (I/O bound), or without work at all (an idle cluster)
+ * (docs/diagnosis.md). */
+#include "diagnosispriv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* I/O bound: process() off the CPU at least DIAG_IO_NONCPU_SHARE of its
+ * time, and each worker process (its threads together, so that threads
+ * waiting on the GIL do not count as waiting on I/O) using at most
+ * DIAG_IO_PROCESS_CPU of a core inside process(). */
+#define DIAG_IO_NONCPU_SHARE 0.6
+#define DIAG_IO_PROCESS_CPU 0.5
+
+struct cpu_sums {
+	double cpu, seconds, events, since;
+	size_t n;
+};
+
+/* The chunk records with both a CPU time and a duration. */
+static struct cpu_sums cpu_collect(const struct run *r)
+{
+	struct cpu_sums s = { .since = NAN };
+	size_t nc;
+	const struct rawchunk **c = diag_chunks(r, &nc);
+	for (size_t i = 0; i < nc; i++) {
+		double cpu = c[i]->v[RC_CPU_TIME], d = c[i]->v[RC_DURATION], ev = c[i]->v[RC_NUM_EVENTS];
+		if (!isfinite(cpu) || !isfinite(d) || d <= 0 || cpu < 0)
+			continue;
+		s.cpu += fmin(cpu, d);
+		s.seconds += d;
+		s.events += isfinite(ev) ? ev : 0;
+		if (s.n++ == 0)
+			s.since = c[i]->v[RC_T_END];
+	}
+	free(c);
+	return s;
+}
+
+static void io_write(struct finding *f, const struct metrics *m, const struct cpu_sums *s,
+		     double noncpu, double per_process, double k)
+{
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN];
+	snprintf(f->title, sizeof(f->title), "I/O bound: process() waits %.0f%% of its time off the CPU",
+		 100 * noncpu);
+	int len = snprintf(f->evidence, sizeof(f->evidence),
+			   "over %zu chunks, process() ran %s on CPU of %s (%.0f%% not on CPU); a "
+			   "worker process of %.0f threads used %.2f cores in it; %s per core "
+			   "against %s per CPU second",
+			   s->n, format_duration(a, optnum_of(s->cpu)),
+			   format_duration(b, optnum_of(s->seconds)), 100 * noncpu, k, per_process,
+			   format_si(c, m->event_rate_core_khz.valid ? optnum_of(1e3 * m->event_rate_core_khz.value)
+								   : optnum_none(), "ev/s"),
+			   format_si(d, s->cpu > 0 ? optnum_of(s->events / s->cpu) : optnum_none(), "ev/s"));
+	if (m->avg_bytes_read_percent.valid && len > 0 && (size_t)len < sizeof(f->evidence))
+		snprintf(f->evidence + len, sizeof(f->evidence) - (size_t)len,
+			 "; the files' bytes read: %.1f%% on average", m->avg_bytes_read_percent.value);
+	snprintf(f->suggestion, sizeof(f->suggestion),
+		 "read closer to the data (a nearer replica, a cache), fewer branches; more threads "
+		 "per worker hide the wait");
+}
+
+void diag_rule_io_bound(const struct run *r, const struct metrics *m, struct findings *out)
+{
+	optnum k = m->cores_per_worker;
+	struct cpu_sums s = cpu_collect(r);
+	if (!k.valid || k.value < 1 || s.n < DIAG_MIN_CHUNKS || s.seconds <= 0)
+		return;
+	double on = s.cpu / s.seconds, noncpu = 1 - on, per_process = on * round(k.value);
+	if (!(noncpu >= DIAG_IO_NONCPU_SHARE) || !(per_process <= DIAG_IO_PROCESS_CPU))
+		return;
+	struct finding *f = diag_new(out, FIND_IO_BOUND, SEV_WARNING, s.since, noncpu);
+	io_write(f, m, &s, noncpu, per_process, round(k.value));
+}
+
+/* An idle cluster: the run ended with at most DIAG_IDLE_CHUNK_SHARE as many
+ * chunks as threads; or, while it goes, the latest sample shows threads
+ * without a task on some workers while at least DIAG_IDLE_WAITING tasks
+ * wait queued on others. */
+#define DIAG_IDLE_CHUNK_SHARE 0.5
+#define DIAG_IDLE_WAITING 2.0
+
+static void idle_few_chunks(const struct run *r, const struct metrics *m, double threads,
+			    struct findings *out)
+{
+	double n = (double)r->n_chunks;
+	if (!r->ended || n < 1 || n > DIAG_IDLE_CHUNK_SHARE * threads)
+		return;
+	double idle = 1 - n / threads;
+	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, SEV_WARNING, NAN, idle);
+	char a[FMT_LEN], b[FMT_LEN];
+	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f chunk%s for %.0f threads", n,
+		 n == 1 ? "" : "s", threads);
+	snprintf(f->evidence, sizeof(f->evidence),
+		 "the run had %.0f chunks (%s events) and the cluster %.0f threads: at least %.0f "
+		 "threads (%.0f%%) never had a chunk",
+		 n, format_count(a, m->total_events_from_chunks), threads, threads - n, 100 * idle);
+	optnum per = m->total_events_from_chunks.valid
+			     ? optnum_of(floor(m->total_events_from_chunks.value / threads))
+			     : optnum_none();
+	snprintf(f->suggestion, sizeof(f->suggestion),
+		 "a chunksize of at most %s events gives every thread a chunk; or fewer workers",
+		 format_count(b, per));
+}
+
+struct idle_now {
+	double idle, waiting;
+	const char *busiest; /* the worker with most tasks waiting */
+	double most;
+};
+
+static struct idle_now idle_collect(const struct run *r)
+{
+	struct idle_now s = { 0 };
+	for (size_t i = 0; i < r->workers.count; i++) {
+		const struct worker_agg *w = strmap_val_at(&r->workers, i);
+		if (!w->present || !w->nthreads.valid || !w->executing.valid || !w->processing.valid)
+			continue;
+		double wait = w->processing.value - w->executing.value;
+		if (wait > 0)
+			s.waiting += wait;
+		else if (w->executing.value < w->nthreads.value)
+			s.idle += w->nthreads.value - w->executing.value;
+		if (wait > s.most)
+			s.most = wait, s.busiest = w->name[0] ? w->name : strmap_key_at(&r->workers, i);
+	}
+	return s;
+}
+
+static void idle_waiting(const struct run *r, double threads, struct findings *out)
+{
+	struct idle_now s = idle_collect(r);
+	if (r->ended || s.idle < 1 || s.waiting < DIAG_IDLE_WAITING || !s.busiest)
+		return;
+	double t = r->tl_executing.has_last ? r->tl_executing.t_last : NAN;
+	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, SEV_WARNING, t, s.idle / threads);
+	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f threads without a task, %.0f tasks wait",
+		 s.idle, s.waiting);
+	snprintf(f->evidence, sizeof(f->evidence),
+		 "the latest scheduler sample: %.0f of %.0f threads execute nothing while %.0f tasks "
+		 "wait queued behind others' (%.0f on %s)",
+		 s.idle, threads, s.waiting, s.most, s.busiest);
+	snprintf(f->suggestion, sizeof(f->suggestion),
+		 "Dask's work stealing lags: smaller chunks spread better; check that worker (view 2)");
+}
+
+void diag_rule_idle_cluster(const struct run *r, const struct metrics *m, struct findings *out)
+{
+	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	if (!th.valid || round(th.value) < 2)
+		return;
+	double threads = round(th.value);
+	size_t before = out->n;
+	idle_few_chunks(r, m, threads, out);
+	if (out->n == before)
+		idle_waiting(r, threads, out);
+}
