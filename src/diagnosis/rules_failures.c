@@ -90,8 +90,8 @@ static void fail_write(struct finding *f, const struct run *r, enum fail_dim dim
 	const char *base = strrchr(c->name, '/');
 	const char *shown = dim == DIM_FILE && base && base[1] ? base + 1 : c->name;
 	if (lost)
-		snprintf(f->title, sizeof(f->title), "failures: %llu chunks lost, %zu of %zu on %s %s",
-			 lost, c->top, c->kept, dim_names[dim], shown);
+		snprintf(f->title, sizeof(f->title), "failures: %llu chunk%s lost, %zu of %zu on %s %s",
+			 lost, lost == 1 ? "" : "s", c->top, c->kept, dim_names[dim], shown);
 	else
 		snprintf(f->title, sizeof(f->title),
 			 "retries: %llu attempts retried, no chunk lost; %zu of %zu on %s %s", retried,

@@ -72,7 +72,7 @@ CLIENT = textwrap.dedent("""
     runner = processor.Runner(executor=processor.DaskExecutor(client=client, status=False),
                               schema=NanoAODSchema, chunksize=int(chunksize),
                               savemetrics=True, skipbadfiles=skip == "skip")
-    out = {"raised": None}
+    out = {"raised": None, "always": ALWAYS[0]}
     try:
         with MetricsCollector(client, processor_instance=proc, run_name="flaky"):
             output, report = runner(fileset, processor_instance=proc, treename="Events")
@@ -137,6 +137,12 @@ def summary_value(summary, label):
     raise AssertionError(f"no {label!r} row in summary.txt:\n{summary}")
 
 
+def finding(m, fid):
+    found = [f for f in m["roastop"]["findings"] if f["id"] == fid]
+    assert len(found) == 1, m["roastop"]["findings"]
+    return found[0]
+
+
 def test_transient_failures_are_retries_not_failures(tmp_path, cluster, files):
     m, summary, client = measure(tmp_path, cluster, files, "once")
     assert client["raised"] is None and client["entries"] == 4 * EVENTS_PER_FILE
@@ -154,6 +160,11 @@ def test_transient_failures_are_retries_not_failures(tmp_path, cluster, files):
     assert len(latest) == 4 and all(c["retried"] and c["entry_start"] == 0 for c in latest)
     assert summary_value(summary, "Failed") == "0"
     assert summary_value(summary, "Retries") == "4"
+    # the finding says retries, not failures (docs/diagnosis.md, failures)
+    f = finding(m, "failures")
+    assert f["severity"] == "info" and f["cost_share"] is None, f
+    assert f["title"].startswith("retries: 4 attempts retried, no chunk lost; "), f
+    assert "4 retried by a later attempt (4 chunks recovered), 0 chunks lost" in f["evidence"]
 
 
 def test_chunk_failing_every_attempt_is_failed(tmp_path, cluster, files):
@@ -166,6 +177,10 @@ def test_chunk_failing_every_attempt_is_failed(tmp_path, cluster, files):
     assert rt["count"] == 3 and rt["recovered_chunks"] == 0, rt
     assert m["roastop"]["chunk_errors"] == {"OSError": 1}
     assert summary_value(summary, "Failed") == "1"
+    # one chunk of one file lost after its retries: the finding names the file
+    f = finding(m, "failures")
+    assert f["severity"] == "warning", f
+    assert f["title"] == f"failures: 1 chunk lost, 4 of 4 on file {Path(client['always']).name}", f
 
 
 def test_skipbadfiles_skips_without_retry(tmp_path, cluster, files):
