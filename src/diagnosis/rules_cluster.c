@@ -48,10 +48,11 @@ static void io_write(struct finding *f, const struct metrics *m, const struct cp
 		 100 * noncpu);
 	int len = snprintf(f->evidence, sizeof(f->evidence),
 			   "over %zu chunks, process() ran %s on CPU of %s (%.0f%% not on CPU); a "
-			   "worker process of %.0f threads used %.2f cores in it; %s per core "
+			   "worker process of %.0f thread%s used %.2f cores in it; %s per core "
 			   "against %s per CPU second",
 			   s->n, format_duration(a, optnum_of(s->cpu)),
-			   format_duration(b, optnum_of(s->seconds)), 100 * noncpu, k, per_process,
+			   format_duration(b, optnum_of(s->seconds)), 100 * noncpu, k, k == 1 ? "" : "s",
+			   per_process,
 			   format_si(c, m->event_rate_core_khz.valid ? optnum_of(1e3 * m->event_rate_core_khz.value)
 								   : optnum_none(), "ev/s"),
 			   format_si(d, s->cpu > 0 ? optnum_of(s->events / s->cpu) : optnum_none(), "ev/s"));

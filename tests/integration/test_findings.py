@@ -4,12 +4,15 @@ workers) over the example's uproot-written files, measured live by roastop
 --headless, which also records the run; the recording is then replayed in
 tmux for the screen.
 
-- a slow file: one file's chunks sleep ten times longer than the others':
+- a slow file: one file's chunks spin on the CPU ten times longer than the
+  others' (CPU work, not a sleep: a process() that sleeps waits off the CPU,
+  which is the io_bound finding):
   metrics.json's roastop.findings holds slow_file naming that file, with its
   rate and the share of the run's time it cost; summary.txt and report.html
   (rendered in headless Chromium) a Findings section naming it; the replay's
   top line at 80x24 and 200x60 names it, and view f lists it with evidence;
-- a healthy run (every chunk sleeps alike, one chunk per thread at a time):
+- a waiting run (every chunk sleeps in process()): io_bound;
+- a healthy run (every chunk spins alike, one chunk per thread at a time):
   no finding anywhere, and each place says "no finding"."""
 import json
 import os
@@ -27,12 +30,12 @@ from dask_cluster import EXAMPLES, client_env
 from test_screen import pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
 
 SLOW = "DYJetsToLL_1.root"
-BASE_SLEEP = 0.3  # seconds a chunk sleeps in process(); the slow file's, 10 x
+BASE_SLEEP = 0.3  # CPU seconds a chunk spins in process(); the slow file's, 10 x
 
 SLEEPY_CLIENT = textwrap.dedent("""
     import json, os, sys, time
     from pathlib import Path
-    examples, scheduler, files, chunksize, slow, base = sys.argv[1:7]
+    examples, scheduler, files, chunksize, slow, base, how = sys.argv[1:8]
     sys.path.insert(0, examples)
     os.environ["DIMUON_METRICS"] = "roastop"
     import cloudpickle
@@ -49,7 +52,12 @@ SLEEPY_CLIENT = textwrap.dedent("""
         @track_metrics
         def process(self, events):
             name = os.path.basename(events.metadata["filename"])
-            time.sleep(float(base) * (10 if name == slow else 1))
+            seconds = float(base) * (10 if name == slow else 1)
+            if how == "sleep":  # waiting off the CPU, as on a slow read
+                time.sleep(seconds)
+            spent = time.thread_time() + (seconds if how == "spin" else 0)
+            while time.thread_time() < spent:  # CPU work: a sleep would read as I/O
+                pass
             return dimuon.DimuonProcessor.process.__wrapped__(self, events)
 
     client = Client(scheduler)
@@ -63,7 +71,7 @@ SLEEPY_CLIENT = textwrap.dedent("""
 """)
 
 
-def measured_run(d: Path, cluster, files, slow: str):
+def measured_run(d: Path, cluster, files, slow: str, how: str = "spin"):
     """A Sleepy run measured and recorded by roastop --headless: its
     metrics.json, its measurement directory and the recording."""
     out, rec = d / "measurement", d / "run.jsonl"
@@ -74,7 +82,7 @@ def measured_run(d: Path, cluster, files, slow: str):
     script.write_text(SLEEPY_CLIENT)
     try:
         p = subprocess.run([sys.executable, str(script), str(EXAMPLES), cluster.address,
-                            str(files), str(CHUNKSIZE), slow, str(BASE_SLEEP)],
+                            str(files), str(CHUNKSIZE), slow, str(BASE_SLEEP), how],
                            env=client_env(**env), capture_output=True, text=True, timeout=300)
         assert p.returncode == 0 and "done" in p.stdout, p.stdout + p.stderr
         proc.communicate(timeout=60)
@@ -96,6 +104,25 @@ def slow_run(tmp_path_factory, dask_cluster, dimuon_files):
 def healthy_run(tmp_path_factory, dask_cluster, dimuon_files):
     files, _ = dimuon_files
     return measured_run(tmp_path_factory.mktemp("healthy"), dask_cluster, files, "none")
+
+
+@pytest.fixture(scope="module")
+def waiting_run(tmp_path_factory, dask_cluster, dimuon_files):
+    files, _ = dimuon_files
+    return measured_run(tmp_path_factory.mktemp("waiting"), dask_cluster, files, "none", "sleep")
+
+
+def test_waiting_process_is_io_bound(waiting_run):
+    """Every chunk sleeps in process() (the 1-thread workers' process off
+    the CPU, as on a slow read): io_bound, with its shares in evidence."""
+    found = waiting_run["metrics"]["roastop"]["findings"]
+    io = [f for f in found if f["id"] == "io_bound"]
+    assert len(io) == 1, found
+    f = io[0]
+    share = float(re.search(r"waits (\d+)% of its time off the CPU", f["title"]).group(1))
+    assert share >= 60 and f["severity"] == "warning", f
+    assert "a worker process of 1 thread used" in f["evidence"] and "per core" in f["evidence"]
+    assert not [g for g in found if g["id"] in ("slow_file", "bad_worker")], found
 
 
 def test_slow_file_named_in_metrics_json(slow_run):
