@@ -162,10 +162,10 @@ void diag_rule_tail(const struct run *r, const struct metrics *m, struct finding
 }
 
 /* Chunks too small: the threads outside process() between chunks (before
- * the tail) at least DIAG_OUTSIDE_SHARE of their time while the scheduler
- * saw them executing tasks (its time-average at least DIAG_BUSY_TASKS of the
- * threads: else they idled for want of work); the chunk size suggested
- * brings it under DIAG_OUTSIDE_TARGET. */
+ * the tail) at least DIAG_OUTSIDE_SHARE of their time while they had work
+ * (tasks assigned to at least DIAG_BUSY_TASKS of them on average: else they
+ * idled for want of work); the chunk size suggested brings it under
+ * DIAG_OUTSIDE_TARGET. */
 #define DIAG_OUTSIDE_SHARE 0.5
 #define DIAG_OUTSIDE_TARGET 0.2
 #define DIAG_BUSY_TASKS 0.75
@@ -212,15 +212,48 @@ static bool small_outside(const struct run *r, const struct metrics *m, double t
 	return true;
 }
 
+/* The threads that had a task, on average over [from, to]: each worker's
+ * tasks assigned (processing: executing or queued on it), at most its
+ * threads, averaged over its history's points there, summed over workers.
+ * Invalid when no worker's history has a count of tasks assigned. */
+static optnum assigned_avg(const struct run *r, double from, double to)
+{
+	double sum = 0;
+	bool any = false;
+	for (size_t i = 0; i < r->workers.count; i++) {
+		const struct worker_agg *w = strmap_val_at(&r->workers, i);
+		double got = 0, k = 0;
+		for (uint32_t j = 0; w->nthreads.valid && j < w->hist.len; j++) {
+			const struct worker_point *p = &w->hist.pts[j];
+			double t = w->hist.t0 + p->t;
+			if (p->proc == WORKER_NA || t < from || t > to)
+				continue;
+			got += fmin(p->proc, w->nthreads.value), k++;
+		}
+		if (k > 0)
+			sum += got / k, any = true;
+	}
+	return any ? optnum_of(sum) : optnum_none();
+}
+
+/* Whether the threads had work over the body: by the tasks assigned to
+ * them, else (no such count) the scheduler's tasks executing. */
+static bool small_busy(const struct run *r, double threads, double from, double to)
+{
+	optnum busy = assigned_avg(r, from, to);
+	if (!busy.valid)
+		busy = timeline_time_avg(&r->tl_executing);
+	return busy.valid && busy.value >= DIAG_BUSY_TASKS * threads;
+}
+
 void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct findings *out)
 {
 	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
 	optnum n = m->num_successful_chunks, ev = m->total_events_from_chunks;
-	optnum busy = timeline_time_avg(&r->tl_executing);
 	double idle, body, since, threads = th.valid ? round(th.value) : 0;
 	if (threads < 1 || !n.valid || n.value < DIAG_MIN_CHUNKS || !ev.valid || ev.value <= 0 ||
-	    !m->chunk_duration_mean.valid || !busy.valid || busy.value < DIAG_BUSY_TASKS * threads ||
-	    !small_outside(r, m, threads, &idle, &body, &since))
+	    !m->chunk_duration_mean.valid || !small_outside(r, m, threads, &idle, &body, &since) ||
+	    !small_busy(r, threads, since, since + body))
 		return;
 	double share = idle / (threads * body);
 	if (!(share >= DIAG_OUTSIDE_SHARE))

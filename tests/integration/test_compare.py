@@ -9,6 +9,7 @@ measurement without roastop.findings)."""
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -68,6 +69,80 @@ def small(tmp_path_factory, cluster, files):
     return measured(tmp_path_factory, cluster, files, 1000)
 
 
+# A processor whose own time is per event (it spins PER_EVENT CPU seconds for
+# each event, nothing per chunk): at CHUNKS_TINY events a chunk the task's
+# time outside process() (Dask's task, uproot's read) outweighs it, at
+# CHUNKS_FIT it does not. (The dimuon example at 1,000 events is no such
+# workload: its process() has a large fixed cost per call, inside process(),
+# which no rule on the time outside it can see.)
+PER_EVENT = 20e-6
+CHUNKS_TINY, CHUNKS_FIT = 100, 10000
+SPIN_CLIENT = textwrap.dedent("""
+    import json, os, sys, time
+    from pathlib import Path
+    scheduler, files, chunksize, per_event = sys.argv[1:5]
+    from coffea import processor
+    from coffea.nanoevents import NanoAODSchema
+    from distributed import Client
+    from roastop import MetricsCollector, track_metrics
+
+    class PerEvent(processor.ProcessorABC):
+        @track_metrics
+        def process(self, events):
+            spent = time.thread_time() + len(events) * float(per_event)
+            while time.thread_time() < spent:
+                pass
+            return {"entries": len(events)}
+
+        def postprocess(self, accumulator):
+            return accumulator
+
+    fileset = json.loads((Path(files) / "fileset.json").read_text())
+    client = Client(scheduler)
+    proc = PerEvent()
+    runner = processor.Runner(executor=processor.DaskExecutor(client=client, status=False),
+                              schema=NanoAODSchema, chunksize=int(chunksize))
+    with MetricsCollector(client, processor_instance=proc, run_name="per-event"):
+        out = runner(fileset, processor_instance=proc, treename="Events")
+    print("done", out["entries"], flush=True)
+    client.close()
+""")
+
+
+def measured_spin(tmp_path_factory, cluster, files, chunksize):
+    """The per-event workload measured live by roastop: its metrics.json's
+    directory's root."""
+    d = tmp_path_factory.mktemp(f"spin{chunksize}")
+    out = d / "measurement"
+    proc, env = start_roastop_live(d, "--scheduler", cluster.dashboard_url,
+                                   "--exit-on-run-end", "--duration", DEADLINE, "--output", out,
+                                   "--checkpoint", 0)
+    script = d / "client.py"
+    script.write_text(SPIN_CLIENT)
+    try:
+        p = subprocess.run([sys.executable, str(script), cluster.address, str(files),
+                            str(chunksize), str(PER_EVENT)], env=client_env(**env),
+                           capture_output=True, text=True, timeout=DEADLINE)
+        assert p.returncode == 0 and f"done {EVENTS}" in p.stdout, p.stdout + p.stderr
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
+    return out
+
+
+@pytest.fixture(scope="module")
+def spin_fit(tmp_path_factory, cluster, files):
+    return measured_spin(tmp_path_factory, cluster, files, CHUNKS_FIT)
+
+
+@pytest.fixture(scope="module")
+def spin_tiny(tmp_path_factory, cluster, files):
+    return measured_spin(tmp_path_factory, cluster, files, CHUNKS_TINY)
+
+
 def row(text, label):
     """compare's row for label: (A, B, change) as printed."""
     for line in text.splitlines():
@@ -114,6 +189,31 @@ def test_two_chunk_sizes_side_by_side(big, small):
     assert all(len(line) <= 80 for line in text.splitlines())
     findings_said(text, "A", a)
     findings_said(text, "B", b)
+
+
+def test_chunks_too_small_on_one_side_only(spin_fit, spin_tiny):
+    """The same per-event workload at two chunk sizes: compare shows the
+    event rate's fall and small_chunks on the tiny chunks' side only."""
+    p = roastop("compare", spin_fit, spin_tiny)
+    assert p.returncode == 0, p.stderr
+    text = p.stdout
+    print(text)
+    a, b = load_metrics(spin_fit), load_metrics(spin_tiny)
+    assert (a["num_chunks"], b["num_chunks"]) == (EVENTS // CHUNKS_FIT, EVENTS // CHUNKS_TINY)
+    ids_a = [f["id"] for f in a["roastop"]["findings"]]
+    ids_b = [f["id"] for f in b["roastop"]["findings"]]
+    assert "small_chunks" not in ids_a and "small_chunks" in ids_b, (ids_a, ids_b)
+    small = next(f for f in b["roastop"]["findings"] if f["id"] == "small_chunks")
+    size = int(re.search(r"chunksize of at least ([\d,]+) events", small["suggestion"])
+               .group(1).replace(",", ""))
+    assert CHUNKS_TINY < size <= 4 * CHUNKS_FIT, small  # bigger chunks, not absurdly so
+    # compare prints the finding on B's side and the rate's fall
+    findings_said(text, "A", a)
+    findings_said(text, "B", b)
+    side_a, side_b = text.split("\nFindings\n", 1)[1].split("\n  B  ", 1)
+    assert "small_chunks" not in side_a and "small_chunks: chunks too small" in side_b, text
+    assert row(text, "Event rate (elapsed)")[2].startswith("-"), text
+    assert b["event_rate_elapsed_khz"] < a["event_rate_elapsed_khz"]
 
 
 def test_against_a_roastcoffea_measurement(tmp_path, big, cluster, files):

@@ -286,6 +286,50 @@ static void small_chunks_suggest_a_size(void **state)
 	assert_null(find(&fs, FIND_TAIL)); /* the waves end together: no tail */
 }
 
+/* Two 2-thread workers, each with `executing` tasks running and
+ * `processing` assigned (running or queued on it). */
+static void sample_tasks(double t, double executing, double processing)
+{
+	struct worker_sample s[2] = {
+		{ .id = "w0", .name = "w0", .status = "running" },
+		{ .id = "w1", .name = "w1", .status = "running" },
+	};
+	for (int i = 0; i < 2; i++) {
+		s[i].nthreads = optnum_of(2);
+		s[i].executing = optnum_of(executing);
+		s[i].processing = optnum_of(processing);
+	}
+	struct event ev = test_event(EV_SAMPLE, t);
+	ev.u.sample = (struct ev_sample){ .worker_count = 2, .n_workers = 2, .workers = s };
+	apply(ev);
+}
+
+/* Short tasks end between the scheduler's samples, which then see few
+ * executing: the tasks queued on the workers say they had work (as on a
+ * real run of 100-event chunks: executing 0 or 1, processing 2 on 1-thread
+ * workers). With nothing assigned, they idled for want of work: no finding. */
+static void small_chunks_judged_by_tasks_assigned(void **state)
+{
+	(void)state;
+	for (int busy = 1; busy >= 0; busy--) {
+		run_destroy(&R);
+		assert_int_equal(run_init(&R), 0);
+		start();
+		double t = T0 + 1;
+		for (int w = 0; w < 16; w++, t += 1) {
+			for (int k = 0; k < 4; k++)
+				chunk((struct ck){ FILES[(w + k) % 4], k % 2 ? "w1" : "w0", t, 0.1, 1000, 0, 0 });
+			sample_tasks(t + 0.5, 0, busy ? 3 : 0);
+		}
+		struct findings fs;
+		evaluate(t, true, &fs);
+		if (busy)
+			assert_true(fabs(must(&fs, FIND_SMALL_CHUNKS)->cost - 54.0 / 60.4) < 1e-9);
+		else
+			assert_null(find(&fs, FIND_SMALL_CHUNKS));
+	}
+}
+
 /* Past the chunk records' cap (a sample): judged on the core efficiency.
  * 5,000 chunks of 0.1 s, 4 at a time a second apart: 4 threads 10 % busy. */
 static void small_chunks_past_the_records_cap(void **state)
@@ -571,6 +615,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tail_is_told_once_ended, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_suggest_a_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_past_the_records_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(small_chunks_judged_by_tasks_assigned, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_growth_names_the_worker, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_plateau_is_no_growth, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_pressure_and_paused, setup, teardown),
