@@ -5,6 +5,7 @@ per dataset. The only roastop-specific line is the import below: it is
 roastcoffea's API, so going back to roastcoffea is this one line (the
 side-by-side test does exactly that through DIMUON_METRICS)."""
 import os
+import time
 
 import awkward as ak
 import hist
@@ -20,13 +21,22 @@ class DimuonProcessor(processor.ProcessorABC):
     """Histograms per dataset: dimuon mass (opposite-charge pairs of the two
     leading good muons) and the pT of good jets; plus the event counts."""
 
-    def __init__(self, muon_pt=5.0, jet_pt=30.0):
+    def __init__(self, muon_pt=5.0, jet_pt=30.0, slow_file=None, slow_seconds=0.0):
         self.muon_pt = muon_pt
         self.jet_pt = jet_pt
+        # a file whose chunks take longer, for the demo: each spins
+        # slow_seconds more of CPU (a spin, not a sleep: a process() that
+        # sleeps waits off the CPU, which roastop tells as I/O bound)
+        self.slow_file = slow_file
+        self.slow_seconds = slow_seconds
 
     @track_metrics
     def process(self, events):
         dataset = events.metadata["dataset"]
+        if self.slow_file and os.path.basename(events.metadata["filename"]) == self.slow_file:
+            spent = time.thread_time() + self.slow_seconds
+            while time.thread_time() < spent:
+                pass
         with track_time(self, "muon_selection"):
             mu = events.Muon
             good = mu[(mu.pt > self.muon_pt) & (abs(mu.eta) < 2.4)]

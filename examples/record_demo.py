@@ -2,7 +2,9 @@
 """Records the demo that `make demo` replays: the dimuon example
 (examples/run_dimuon.py) on a real local Dask cluster (`dask scheduler` and two
 `dask worker` processes, one thread each), watched live by
-`roastop --headless --record`.
+`roastop --headless --record`. One file (--slow-file) is slow: its chunks
+spin --slow-seconds more of CPU, the run's one finding (slow file); the
+collector is told the run's events, so the screen has an ETA.
 
     build/venv/bin/python examples/record_demo.py [--out examples/demo-recording.jsonl]
 
@@ -38,9 +40,11 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=HERE / "demo-recording.jsonl")
     ap.add_argument("--roastop", type=Path, default=REPO / "build" / "roastop")
-    ap.add_argument("--events-per-file", type=int, default=600000)
+    ap.add_argument("--events-per-file", type=int, default=300000)
     ap.add_argument("--files-per-dataset", type=int, default=4)
-    ap.add_argument("--chunksize", type=int, default=10000)
+    ap.add_argument("--chunksize", type=int, default=50000)
+    ap.add_argument("--slow-file", default="TTbar_1.root")
+    ap.add_argument("--slow-seconds", type=float, default=3.0)
     ap.add_argument("--gzip-above", type=int, default=1 << 20)
     return ap.parse_args()
 
@@ -129,7 +133,9 @@ def main():
             client_env = dict(os.environ, PYTHONPATH=os.environ.get("ROASTOP_CLIENT")
                               or str(REPO / "python"), **env)
             subprocess.run([sys.executable, str(HERE / "run_dimuon.py"), "--scheduler", addr,
-                            "--files", "data", "--chunksize", str(args.chunksize)],
+                            "--files", "data", "--chunksize", str(args.chunksize),
+                            "--slow-file", args.slow_file, "--slow-seconds",
+                            str(args.slow_seconds), "--expected-events"],
                            env=client_env, check=True, cwd=work)
             roastop.wait(timeout=60)
             print((work / "roastop.stdout").read_text())

@@ -37,6 +37,11 @@ def parse_args():
     ap.add_argument("--workers", type=int, default=2,
                     help="local cluster or process pool size (no --scheduler)")
     ap.add_argument("--executor", choices=("dask", "futures", "iterative"), default="dask")
+    ap.add_argument("--slow-file", help="a file name whose chunks spin --slow-seconds more "
+                    "of CPU (a slow file, for the demo)")
+    ap.add_argument("--slow-seconds", type=float, default=0.5)
+    ap.add_argument("--expected-events", action="store_true",
+                    help="tell roastop the run's events (from the files' truth.json): an ETA")
     return ap.parse_args()
 
 
@@ -77,13 +82,17 @@ def import_processor(collector):
     return dimuon
 
 
-def collector_for(name, client, proc):
-    if name == "roastcoffea":
+def collector_for(args, client, proc):
+    if args.collector == "roastcoffea":
         from roastcoffea import MetricsCollector
         return MetricsCollector(client, processor_instance=proc)
-    if name == "roastop":
+    if args.collector == "roastop":
         from roastop import MetricsCollector
-        return MetricsCollector(client, processor_instance=proc, run_name="dimuon example")
+        truth = args.files / "truth.json"
+        expected = (json.loads(truth.read_text())["total_events"]
+                    if args.expected_events and truth.exists() else None)
+        return MetricsCollector(client, processor_instance=proc, run_name="dimuon example",
+                                expected_events=expected)
     return None
 
 
@@ -94,10 +103,10 @@ def run(args):
     fileset = fileset_of(args.files)
     client = client_for(args) if args.executor == "dask" else None
     dimuon = import_processor(args.collector)
-    proc = dimuon.DimuonProcessor()
+    proc = dimuon.DimuonProcessor(slow_file=args.slow_file, slow_seconds=args.slow_seconds)
     runner = processor.Runner(executor=executor_for(args, client), schema=NanoAODSchema,
                               chunksize=args.chunksize, savemetrics=True)
-    collector = collector_for(args.collector, client, proc)
+    collector = collector_for(args, client, proc)
     t0 = time.time()
     if collector is None:
         output, report = runner(fileset, processor_instance=proc, treename="Events")
