@@ -88,9 +88,16 @@ def check_invariants(m):
 
 
 def summary_rows(stdout):
-    """The rows of the session's run table on stdout: (number, line)."""
+    """The rows of the session's run table on stdout: (number, line). Only
+    the table's own lines, from its title to the blank line after it: a
+    finding's evidence further down may begin with a count and say
+    "failed"."""
     rows = []
-    for line in stdout.splitlines():
+    lines = stdout.splitlines()
+    start = lines.index("Runs of this session") if "Runs of this session" in lines else len(lines)
+    for line in lines[start:]:
+        if not line.strip() and rows:
+            break
         m = re.match(r"^\s*(\d+)\s+\S", line)
         if m and any(re.search(rf"\b{w}\b", line) for w in STATUS_WORDS):
             rows.append((int(m.group(1)), line))
