@@ -97,8 +97,8 @@ static void fail_write(struct finding *f, const struct run *r, enum fail_dim dim
 			 "retries: %llu attempts retried, no chunk lost; %zu of %zu on %s %s", retried,
 			 c->top, c->kept, dim_names[dim], shown);
 	snprintf(f->evidence, sizeof(f->evidence),
-		 "%llu failed attempts: %llu retried by a later attempt (%llu chunks recovered), %llu "
-		 "chunks lost (their last attempt failed); of the latest %zu attempts, %zu on %s %s",
+		 "failed attempts %llu: retried by a later attempt %llu (chunks recovered %llu), "
+		 "chunks lost (their last attempt failed) %llu; of the latest %zu, %zu on %s %s",
 		 (unsigned long long)r->failed.n, retried, (unsigned long long)r->retries.recovered,
 		 lost, c->kept, c->top, dim_names[dim], c->name);
 	snprintf(f->suggestion, sizeof(f->suggestion), "%s",

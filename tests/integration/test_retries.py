@@ -164,7 +164,7 @@ def test_transient_failures_are_retries_not_failures(tmp_path, cluster, files):
     f = finding(m, "failures")
     assert f["severity"] == "info" and f["cost_share"] is None, f
     assert f["title"].startswith("retries: 4 attempts retried, no chunk lost; "), f
-    assert "4 retried by a later attempt (4 chunks recovered), 0 chunks lost" in f["evidence"]
+    assert "retried by a later attempt 4 (chunks recovered 4), chunks lost (their last attempt failed) 0" in f["evidence"]
 
 
 def test_chunk_failing_every_attempt_is_failed(tmp_path, cluster, files):

@@ -567,8 +567,8 @@ static void lost_chunks_named_by_file(void **state)
 	const struct finding *f = must(&fs, FIND_FAILURES);
 	assert_int_equal(f->severity, SEV_WARNING);
 	assert_string_equal(f->title, "failures: 3 chunks lost, 6 of 6 on file f2.root");
-	assert_non_null(strstr(f->evidence, "6 failed attempts: 3 retried by a later attempt "
-					    "(0 chunks recovered), 3 chunks lost"));
+	assert_non_null(strstr(f->evidence, "failed attempts 6: retried by a later attempt 3 "
+					    "(chunks recovered 0), chunks lost (their last attempt failed) 3"));
 	assert_true(f->since == t + 1); /* the first failed attempt's arrival */
 }
 
