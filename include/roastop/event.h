@@ -49,6 +49,7 @@ struct worker_sample {
 	optnum managed_bytes;
 	optnum spilled_bytes;
 	optnum pid; /* the worker's process id: its chunks' pid (route only) */
+	optnum occupancy; /* WorkerState.occupancy, seconds of work expected (route only) */
 };
 
 /* A task executing now, as the collector's route sees it (docs/scheduler.md). */

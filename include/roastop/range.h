@@ -22,6 +22,7 @@
 #define RANGE_PID_MAX 1e9 /* a worker's process id (as a chunk's pid) */
 #define RANGE_TASK_SECONDS_MAX 1e9 /* how long one task has been running */
 #define RANGE_EPOCH_MAX 1e11 /* a time: seconds since 1970 */
+#define RANGE_OCCUPANCY_MAX 1e12 /* seconds of work the scheduler expects of one worker */
 
 enum range_qty {
 	RANGE_WORKERS,
@@ -35,6 +36,7 @@ enum range_qty {
 	RANGE_PID,
 	RANGE_TASK_SECONDS,
 	RANGE_EPOCH,
+	RANGE_OCCUPANCY,
 	RANGE__COUNT
 };
 

@@ -54,6 +54,7 @@ struct worker_point {
 	uint16_t cpu; /* percent, at most 65,534; WORKER_NA: not measured */
 	uint16_t exec; /* tasks executing, likewise */
 	uint16_t proc; /* tasks processing (assigned), likewise; 2 bytes of padding follow */
+	float occ; /* WorkerState.occupancy, seconds; NaN: not measured */
 };
 #define WORKER_NA 0xFFFF
 
@@ -85,11 +86,10 @@ struct worker_agg {
 	struct worker_hist hist; /* for views */
 };
 
-/* Adds a sample at time t to the history (memory bytes, CPU percent, tasks
- * executing and processing; a NaN value is not measured). Samples come in
- * time order. */
-void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec,
-			 double proc);
+/* Adds a worker's sample at time t to the history (memory bytes, CPU
+ * percent, tasks executing and processing, occupancy; a value not measured
+ * stays so). Samples come in time order. */
+void run_worker_hist_add(struct worker_hist *h, double t, const struct worker_sample *s);
 
 /* What the per-worker metrics need from workers evicted from the table. */
 struct departed_agg {

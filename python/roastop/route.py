@@ -149,12 +149,13 @@ def install(dask_scheduler=None, span_id=None):
         return cached[1]
 
     # the per-worker reads: each one C call a worker over the whole list
-    worker_of = attrgetter("metrics", "nbytes", "executing", "processing", "status")
+    worker_of = attrgetter("metrics", "nbytes", "executing", "processing", "status",
+                           "occupancy")
     heartbeat_of, disk_of = itemgetter("memory", "cpu", "spilled_bytes"), itemgetter("disk")
 
     def worker_columns(wss):
         """Each worker's changing numbers as six columns (memory, nbytes,
-        spilled_bytes, cpu, executing, processing), read off the heartbeat
+        spilled_bytes, cpu, executing, processing), the occupancies, read off the heartbeat
         as WorkerState.memory reads them (process: metrics["memory"] or 0;
         spilled: the disk part; cpu: metrics.get("cpu")) without building a
         MemoryState, and the statuses. Five C calls a worker (map over
@@ -163,8 +164,8 @@ def install(dask_scheduler=None, span_id=None):
         process: roastop applies that cap (map(min, ...) cost 4 us at 32
         workers)."""
         if not wss:
-            return [], [], [], ()
-        ms, nbytes, executing, processing, statuses = zip(*map(worker_of, wss))
+            return [], [], [], (), ()
+        ms, nbytes, executing, processing, statuses, occupancy = zip(*map(worker_of, wss))
         try:
             process, cpu, spilled = zip(*map(heartbeat_of, ms))
         except KeyError:  # a heartbeat without "cpu": null, as metrics.get gives
@@ -175,7 +176,7 @@ def install(dask_scheduler=None, span_id=None):
         processing = list(map(len, processing))
         vals = [*process, *nbytes, *map(disk_of, spilled), *cpu,
                 *map(len, executing), *processing]
-        return vals, processing, list(statuses), executing
+        return vals, processing, list(statuses), executing, occupancy
 
     def count(v):
         """An integer column's value: a whole number in [0, 2^63), else -1
@@ -199,6 +200,17 @@ def install(dask_scheduler=None, span_id=None):
             raw = layout.pack(*map(count, vals[:3 * n]),
                               *(nan if num(v) is None else v for v in vals[3 * n:4 * n]),
                               *map(count, vals[4 * n:]))
+        return binascii.b2a_base64(raw, newline=False)
+
+    def pack_occupancy(occupancy):
+        """WorkerState.occupancy (seconds of work the scheduler expects each
+        worker to hold) as base64 (bytes) of little-endian float64, NaN for
+        null: one float a worker, in one C call."""
+        n = len(occupancy)
+        try:
+            raw = struct.pack("<%dd" % n, *occupancy)
+        except struct.error:  # not a number: null
+            raw = struct.pack("<%dd" % n, *(nan if num(v) is None else v for v in occupancy))
         return binascii.b2a_base64(raw, newline=False)
 
     def statuses_json(statuses):
@@ -344,7 +356,7 @@ def install(dask_scheduler=None, span_id=None):
         # Scheduler.workers is a SortedDict, whose values() iterates in Python;
         # as the dict it also is, in the order the workers registered, in C
         wss = list(dict.values(sched.workers))
-        vals, processing, statuses, executing = worker_columns(wss)
+        vals, processing, statuses, executing, occupancy = worker_columns(wss)
         facts, names = facts_json(wss), statuses_json(statuses)
         span_id = state["span_id"]
         span = span_of(span_id)
@@ -357,7 +369,8 @@ def install(dask_scheduler=None, span_id=None):
                        progress_json(span, span_id), fine, span_json(span, span_id),
                        state["token_bytes"])
         parts = [ident, head, b",", running_json(wss, executing, now),
-                 b',"worker_state":"', pack(vals), b'"', b"}"]
+                 b',"worker_state":"', pack(vals), b'","worker_occupancy":"',
+                 pack_occupancy(occupancy), b'"', b"}"]
         if have != state["token_bytes"]:
             parts[-1:] = [b',"worker_status":', names, b',"workers":', facts, b"}"]
         return b"".join(parts)

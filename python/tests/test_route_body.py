@@ -2,7 +2,8 @@
 own test server, WorkerState-shaped objects): a heartbeat that has not
 measured memory or CPU yet gives memory 0 (as WorkerState.memory does) and a
 CPU of null (NaN in the packed float64; a count's null is -1 in its int64),
-and the other numbers stay exact;
+and the other numbers stay exact; each worker's occupancy is one float64
+(NaN for null);
 a client that names the current facts token gets the body without the
 facts and statuses, and a new token once they change; the failed tasks per
 prefix since the route's install (the run's start) and the oldest tasks
@@ -27,7 +28,7 @@ def worker(i, memory, cpu, nbytes):
     return types.SimpleNamespace(
         address=f"tcp://127.0.0.1:{4000 + i}", name=i, host="127.0.0.1", nthreads=2,
         memory_limit=2 ** 31, pid=100 + i, nbytes=nbytes, executing={}, processing={1, 2},
-        status=Status.running,
+        status=Status.running, occupancy=0.25 + i if memory is not None else None,
         metrics={"memory": memory, "cpu": cpu, "spilled_bytes": {"disk": 7}})
 
 
@@ -73,6 +74,9 @@ class RouteBody(testing.AsyncHTTPTestCase):
         first, second = cols[0::2], cols[1::2]
         assert first == (2 ** 40 + 3, 10, 7, 12.5, 0, 2)  # nbytes: roastop caps it
         assert second[:3] == (0, 10, 7) and math.isnan(second[3]) and second[4:] == (0, 2)
+        # one float64 a worker, NaN (null) for an occupancy that is not a number
+        occ = struct.unpack("<2d", base64.b64decode(b["worker_occupancy"], validate=True))
+        assert occ[0] == 0.25 and math.isnan(occ[1])
 
     def test_facts_follow_the_workers(self):
         route.install(self.sched)

@@ -87,6 +87,7 @@ static const struct event_field worker_fields[] = {
 	NUM(worker_sample, memory_limit, 0, RANGE_BYTES_MAX),
 	STR(worker_sample, name),
 	NUM(worker_sample, nthreads, 0, RANGE_NTHREADS_MAX),
+	NUM(worker_sample, occupancy, 0, RANGE_OCCUPANCY_MAX),
 	INT(worker_sample, pid, 0, RANGE_PID_MAX),
 	NUM(worker_sample, processing, 0, RANGE_TASKS_MAX),
 	NUM(worker_sample, spilled_bytes, 0, RANGE_BYTES_MAX),

@@ -17,6 +17,7 @@ static const struct range ranges[RANGE__COUNT] = {
 	[RANGE_PID] = { "pid", "", 0, RANGE_PID_MAX, true },
 	[RANGE_TASK_SECONDS] = { "task_seconds", "s", 0, RANGE_TASK_SECONDS_MAX, false },
 	[RANGE_EPOCH] = { "epoch_time", "s", 0, RANGE_EPOCH_MAX, false },
+	[RANGE_OCCUPANCY] = { "occupancy", "s", 0, RANGE_OCCUPANCY_MAX, false },
 };
 
 const struct range *range_of(enum range_qty q)

@@ -66,12 +66,13 @@ static void raw_worker_counts(struct jsonw *w, const struct run *r)
  * value not measured leaves its point out. Memory limit and threads are a
  * Dask worker's for its life: its latest, at each point of its memory. */
 enum raw_series {
-	RS_MEMORY, RS_MEMORY_LIMIT, RS_ACTIVE_TASKS, RS_CORES, RS_EXECUTING, RS_CPU, RS__COUNT
+	RS_MEMORY, RS_MEMORY_LIMIT, RS_ACTIVE_TASKS, RS_CORES, RS_EXECUTING, RS_CPU, RS_OCCUPANCY,
+	RS__COUNT
 };
 
 static const char *const series_names[RS__COUNT] = {
 	"worker_memory", "worker_memory_limit", "worker_active_tasks", "worker_cores",
-	"worker_executing", "worker_cpu",
+	"worker_executing", "worker_cpu", "worker_occupancy",
 };
 
 static double raw_count(uint16_t v)
@@ -94,6 +95,8 @@ static double raw_point_value(const struct worker_agg *a, const struct worker_po
 		return a->nthreads.valid ? a->nthreads.value : NAN;
 	case RS_EXECUTING:
 		return raw_count(p->exec);
+	case RS_OCCUPANCY:
+		return p->occ;
 	default:
 		return raw_count(p->cpu);
 	}

@@ -85,7 +85,7 @@ static void beats_worker(struct event *ev, struct worker_sample *w, const char *
 	w->host = arena_strdup(&ev->mem, p->host);
 	w->status = "running";
 	w->nthreads = w->memory_limit = w->processing = w->managed_bytes = w->spilled_bytes =
-		optnum_none();
+		w->occupancy = optnum_none();
 	w->memory_bytes = p->rss;
 	w->cpu_percent = p->cpu_pct;
 	w->executing = p->in_flight;

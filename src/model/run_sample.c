@@ -42,6 +42,7 @@ static void worker_hist_merge(struct worker_point *into, const struct worker_poi
 	into->cpu = worker_hist_max16(into->cpu, p->cpu);
 	into->exec = worker_hist_max16(into->exec, p->exec);
 	into->proc = worker_hist_max16(into->proc, p->proc);
+	into->occ = isnan(into->occ) ? p->occ : (isnan(p->occ) ? into->occ : fmaxf(into->occ, p->occ));
 }
 
 /* Full: neighbours merge in pairs, halving the points in use. */
@@ -57,12 +58,23 @@ static void worker_hist_halve(struct worker_hist *h)
 	h->in_last = h->per_point; /* the newest is full: the next sample opens one */
 }
 
-void run_worker_hist_add(struct worker_hist *h, double t, double mem, double cpu, double exec,
-			 double proc)
+static float worker_hist_real(optnum v)
 {
-	struct worker_point p = { .mem = isfinite(mem) ? (float)mem : NAN,
-				  .cpu = worker_hist_count(cpu), .exec = worker_hist_count(exec),
-				  .proc = worker_hist_count(proc) };
+	return v.valid && isfinite(v.value) ? (float)v.value : NAN;
+}
+
+static uint16_t worker_hist_opt16(optnum v)
+{
+	return worker_hist_count(v.valid ? v.value : NAN);
+}
+
+void run_worker_hist_add(struct worker_hist *h, double t, const struct worker_sample *s)
+{
+	struct worker_point p = { .mem = worker_hist_real(s->memory_bytes),
+				  .cpu = worker_hist_opt16(s->cpu_percent),
+				  .exec = worker_hist_opt16(s->executing),
+				  .proc = worker_hist_opt16(s->processing),
+				  .occ = worker_hist_real(s->occupancy) };
 	if (h->len == 0) {
 		h->t0 = t;
 		h->per_point = 1;
@@ -180,10 +192,7 @@ static void worker_sample_apply(struct run *r, double t, const struct worker_sam
 	worker_copy(w, s);
 	w->present = true;
 	w->t_last_seen = t;
-	run_worker_hist_add(&w->hist, t, s->memory_bytes.valid ? s->memory_bytes.value : NAN,
-			    s->cpu_percent.valid ? s->cpu_percent.value : NAN,
-			    s->executing.valid ? s->executing.value : NAN,
-			    s->processing.valid ? s->processing.value : NAN);
+	run_worker_hist_add(&w->hist, t, s);
 	if (r->ended) /* after the run: drawn, not counted (as roastcoffea's window) */
 		return;
 	if (s->memory_bytes.valid)

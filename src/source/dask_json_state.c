@@ -1,4 +1,4 @@
-/* roastop's own route, /roastop/v1/state.json (versions 1 to 4) -> a sample,
+/* roastop's own route, /roastop/v1/state.json (versions 1 to 5) -> a sample,
  * the cluster's fine metrics and the run's span; and the workers' facts a
  * version-3 body may leave out while its token holds (struct dask_facts). */
 #include "roastop/dask_json.h"
@@ -372,6 +372,40 @@ static void state_workers_v3(struct dec *d, const cJSON *root, struct state_ctx 
 		state_workers_kept(d, root, c->token, c->facts, s);
 }
 
+/* "worker_occupancy" (optional): base64, padded, of n little-endian float64,
+ * WorkerState.occupancy of each worker in the workers' order (NaN: null).
+ * Absent (an earlier route): every occupancy is null. */
+static void state_occupancy(struct dec *d, const cJSON *root, struct ev_sample *s)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "worker_occupancy");
+	size_t n = s->n_workers, chars = (8 * n + 2) / 3 * 4, pad = (3 - 8 * n % 3) % 3;
+	if (!o || d->error != DASK_OK)
+		return;
+	if (!cJSON_IsString(o) || strlen(o->valuestring) != chars) {
+		dask_dec_fail(d, DASK_BAD_SHAPE, "worker_occupancy: not %zu workers", n);
+		return;
+	}
+	char *text = malloc(chars + 1);
+	unsigned char *raw = malloc(chars / 4 * 3 + 1);
+	if (!text || !raw)
+		dask_dec_fail(d, DASK_NO_MEMORY, "out of memory");
+	else {
+		memcpy(text, o->valuestring, chars + 1);
+		for (size_t k = chars - pad; k < chars; k++) /* padding decodes as zeros */
+			text[k] = text[k] == '=' ? 'A' : '!';
+		if (!b64_decode(text, chars, raw))
+			dask_dec_fail(d, DASK_BAD_FIELD, "worker_occupancy: not base64");
+	}
+	for (size_t i = 0; raw && i < n && d->error == DASK_OK; i++) {
+		double x = le_double(raw + 8 * i);
+		s->workers[i].occupancy = isfinite(x) ? dask_dec_ranged(d, x, "worker_occupancy",
+									RANGE_OCCUPANCY)
+						      : optnum_none();
+	}
+	free(text);
+	free(raw);
+}
+
 /* An array of at most max members, each an array of n: the arena array for
  * them (NULL when empty or on error). */
 static void *state_tuples(struct dec *d, const cJSON *arr, size_t max, int n, const char *what,
@@ -474,8 +508,10 @@ static void state_sample(struct dec *d, const cJSON *root, int version, struct s
 		state_workers_v1(d, cJSON_GetObjectItemCaseSensitive(root, "workers"), s);
 	else if (version == 2)
 		state_workers_full(d, root, false, s);
-	else
+	else {
 		state_workers_v3(d, root, c, s);
+		state_occupancy(d, root, s);
+	}
 	s->worker_count = (uint32_t)s->n_workers;
 	if (version < 4)
 		return;

@@ -98,7 +98,8 @@ static inline void fx_sample(struct event *ev, bool full)
 		arena_strdup(&ev->mem, "tcp://10.0.0.1:40000"), arena_strdup(&ev->mem, "w0"),
 		arena_strdup(&ev->mem, "node1"), arena_strdup(&ev->mem, "running"),
 		optnum_of(4), optnum_of(1094851797), optnum_of(4e9), optnum_of(49.8),
-		optnum_of(1), optnum_of(3), optnum_of(123456), optnum_of(0), optnum_of(31337)
+		optnum_of(1), optnum_of(3), optnum_of(123456), optnum_of(0), optnum_of(31337),
+		optnum_of(2.75)
 	};
 	s->workers[1] = (struct worker_sample){ .id = arena_strdup(&ev->mem, "tcp://10.0.0.2:40000"),
 						.cpu_percent = optnum_of(250.5) };

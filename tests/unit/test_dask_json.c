@@ -330,6 +330,41 @@ static void state_v4_tasks(void **state)
 	evs_free(e);
 }
 
+/* WorkerState.occupancy, one float64 a worker (padded base64): read when
+ * the route sends it; NaN or no member (an earlier route) is not measured,
+ * never 0; a member of another length, not base64 or out of range rejects
+ * the body. */
+static void state_occupancy(void **state)
+{
+	(void)state;
+	struct evs *e = evs_new();
+	assert_int_equal(state_of(e, STATE_V4(",\"worker_occupancy\":\"AAAAAAAA+D8=\"")), DASK_OK);
+	optnum occ = e->sample.u.sample.workers[0].occupancy;
+	assert_true(occ.valid && occ.value == 1.5);
+	assert_int_equal(state_of(e, STATE_V4(",\"worker_occupancy\":\"AAAAAAAA+H8=\"")), DASK_OK);
+	assert_false(e->sample.u.sample.workers[0].occupancy.valid);
+	assert_int_equal(state_of(e, STATE_V4("")), DASK_OK);
+	assert_false(e->sample.u.sample.workers[0].occupancy.valid);
+	static const struct {
+		const char *body;
+		enum dask_error want;
+	} cases[] = {
+		{ STATE_V4(",\"worker_occupancy\":\"AAAAAAAA+D8AAAAAAAAAAA==\""), DASK_BAD_SHAPE },
+		{ STATE_V4(",\"worker_occupancy\":[1.5]"), DASK_BAD_SHAPE },
+		{ STATE_V4(",\"worker_occupancy\":\"AAAAAAAA+D8A\""), DASK_BAD_FIELD },
+		{ STATE_V4(",\"worker_occupancy\":\"AAAA*AAA+D8=\""), DASK_BAD_FIELD },
+		{ STATE_V4(",\"worker_occupancy\":\"AAAAAAAA8L8=\""), DASK_OUT_OF_RANGE },
+		{ STATE_V4(",\"worker_occupancy\":\"AAAAopQafUI=\""), DASK_OUT_OF_RANGE },
+	};
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cases); i++) {
+		enum dask_error got = state_of(e, cases[i].body);
+		if (got != cases[i].want)
+			fail_msg("case %zu: %s, want %s", i, dask_error_name(got),
+				 dask_error_name(cases[i].want));
+	}
+	evs_free(e);
+}
+
 /* Hostile members: each a counted rejection of the whole body. */
 static void state_v4_rejects(void **state)
 {
@@ -1039,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(budget_scan_stays_in_the_body),
 		cmocka_unit_test(sitemap_paths),
 		cmocka_unit_test(state_v4_tasks),
+		cmocka_unit_test(state_occupancy),
 		cmocka_unit_test(state_v4_rejects),
 		cmocka_unit_test(counts_fixture),
 		cmocka_unit_test(counts_rejects),

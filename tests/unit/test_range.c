@@ -37,7 +37,7 @@ static const struct {
 	{ "managed_bytes", RANGE_BYTES },     { "memory_bytes", RANGE_BYTES },
 	{ "memory_limit", RANGE_BYTES },      { "nthreads", RANGE_NTHREADS },
 	{ "processing", RANGE_TASKS },	      { "spilled_bytes", RANGE_BYTES },
-	{ "pid", RANGE_PID },
+	{ "pid", RANGE_PID },		      { "occupancy", RANGE_OCCUPANCY },
 }, SAMPLE_FIELDS[] = {
 	{ "erred_left_out", RANGE_TASKS },
 	{ "erred_since", RANGE_EPOCH },

@@ -663,8 +663,13 @@ static void worker_history_is_bounded_and_keeps_peaks(void **state)
 	(void)state;
 	struct worker_hist h;
 	memset(&h, 0, sizeof(h));
-	for (int i = 0; i < 1000; i++)
-		run_worker_hist_add(&h, 100 + i, i == 500 ? 9e9 : 1e6 * i, i == 10 ? NAN : 50, i % 7, i % 5);
+	for (int i = 0; i < 1000; i++) {
+		struct worker_sample s = { .memory_bytes = optnum_of(i == 500 ? 9e9 : 1e6 * i),
+					   .cpu_percent = i == 10 ? optnum_none() : optnum_of(50),
+					   .executing = optnum_of(i % 7), .processing = optnum_of(i % 5),
+					   .occupancy = i == 20 ? optnum_none() : optnum_of(i % 3 * 0.5) };
+		run_worker_hist_add(&h, 100 + i, &s);
+	}
 	assert_true(h.len <= RUN_WORKER_HISTORY && h.len >= RUN_WORKER_HISTORY / 2);
 	assert_true(h.t0 == 100);
 	assert_true(h.pts[0].t == 0);
@@ -675,16 +680,18 @@ static void worker_history_is_bounded_and_keeps_peaks(void **state)
 		assert_true(h.pts[i].cpu == 50); /* one sample not measured: the others stand */
 		assert_true(h.pts[i].exec == 6);
 		assert_true(h.pts[i].proc == 4); /* the peak of the samples it covers */
+		assert_true(h.pts[i].occ == 1.0f);
 		if (i)
 			assert_true(h.pts[i].t > h.pts[i - 1].t);
 	}
 	assert_true(peak == 9e9f);
 	struct worker_hist one;
 	memset(&one, 0, sizeof(one));
-	run_worker_hist_add(&one, 5, NAN, NAN, -1, NAN);
+	struct worker_sample unmeasured = { .memory_bytes = optnum_of(NAN), .executing = optnum_of(-1) };
+	run_worker_hist_add(&one, 5, &unmeasured);
 	assert_int_equal(one.len, 1);
 	assert_true(isnan(one.pts[0].mem) && one.pts[0].cpu == WORKER_NA && one.pts[0].exec == WORKER_NA);
-	assert_true(one.pts[0].proc == WORKER_NA);
+	assert_true(one.pts[0].proc == WORKER_NA && isnan(one.pts[0].occ));
 }
 
 /* 100 x bytes / limit, invalid without both or with no positive limit. */
