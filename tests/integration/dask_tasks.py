@@ -28,7 +28,8 @@ def worker_truth(dask_scheduler):
                                    ws.memory_limit, ws.pid],
                          "status": ws.status.name,
                          "managed": ws.memory.managed, "spilled": ws.memory.spilled,
-                         "executing": len(ws.executing), "processing": len(ws.processing)}
+                         "executing": len(ws.executing), "processing": len(ws.processing),
+                         "occupancy": ws.occupancy}
             for ws in dask_scheduler.workers.values()}
 
 

@@ -62,8 +62,11 @@ def test_version_5_carries_the_schedulers_own_numbers(cluster):
     assert (body["erred"], body["erred_left_out"]) == ([], 0)
     assert (body["running"], body["running_left_out"]) == ([], 0)
     assert len(body["worker_status"]) == 2
-    for facts, status, nums in zip(body["workers"], body["worker_status"], numbers(body, 2)):
+    occupancy = struct.unpack("<2d", base64.b64decode(body["worker_occupancy"], validate=True))
+    for facts, status, nums, occ in zip(body["workers"], body["worker_status"], numbers(body, 2),
+                                        occupancy):
         w = want[facts[0]]
+        assert occ == w["occupancy"] == 0  # idle: no work expected of it
         assert facts == w["facts"] and status == w["status"] == "running"
         memory, nbytes, spilled, cpu, executing, processing = nums
         assert 0 < memory < w["facts"][4]  # a live process, under its limit
