@@ -99,6 +99,36 @@ enum dask_error dask_parse_counts(const char *body, size_t len, double t, struct
 enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t,
 					  struct event *sample, struct prom_stats *st);
 
+/* The scheduler's own per-prefix totals on its /metrics (docs/scheduler.md,
+ * "Task figures without the route"): each prefix's tasks gone into
+ * "memory" (dask_scheduler_prefix_state_totals_total) and their compute
+ * seconds (dask_scheduler_tasks_compute_seconds_total), since the scheduler
+ * started. Prefixes past EVENT_MAX_SECTIONS, or with a name of
+ * DASK_PREFIX_LEN bytes or more, are counted in left_out. */
+#define DASK_PREFIX_LEN 128u
+#define DASK_PREFIX_FAMILY "dask_scheduler_prefix_state_totals_total"
+#define DASK_COMPUTE_FAMILY "dask_scheduler_tasks_compute_seconds_total"
+struct dask_prefix_total {
+	char name[DASK_PREFIX_LEN];
+	optnum done, compute;
+};
+struct dask_prefix_totals {
+	bool measured; /* the family is served (with no sample: no prefix yet) */
+	size_t n;
+	double left_out;
+	struct dask_prefix_total p[EVENT_MAX_SECTIONS];
+};
+
+/* out->measured false and DASK_BAD_SHAPE without the family (no
+ * prometheus_client, an older Dask); DASK_OUT_OF_RANGE (and nothing
+ * measured) for a count that is not a whole number in range.h's table or
+ * seconds outside it. */
+enum dask_error dask_parse_prefix_prom(const char *body, size_t len,
+				       struct dask_prefix_totals *out, struct prom_stats *st);
+/* The totals as s's lists, in ev's arena; false when out of memory (s
+ * then carries none: not measured). */
+bool dask_prefix_attach(const struct dask_prefix_totals *pt, struct event *ev);
+
 /* What one worker's /metrics says about it. */
 struct dask_worker_prom {
 	optnum memory_bytes; /* managed + unmanaged: the process memory Dask reports */

@@ -90,6 +90,15 @@ struct ev_sample {
 	size_t n_running;
 	struct task_running *running;
 	optnum running_left_out;
+	/* The scheduler's own per-prefix totals, from its Prometheus /metrics
+	 * (a watch without the route or --task-stream): prefix -> its tasks
+	 * gone into "memory" (prefix_done) and their compute seconds
+	 * (prefix_compute) since the scheduler started, never decreasing;
+	 * prefixes_left_out (past EVENT_MAX_SECTIONS) is given exactly when
+	 * the source measured them. */
+	size_t n_prefix_done, n_prefix_compute;
+	struct kv_num *prefix_done, *prefix_compute;
+	optnum prefixes_left_out;
 };
 #define EVENT_MAX_RUNNING 64u /* a sample's running tasks */
 

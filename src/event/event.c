@@ -69,6 +69,24 @@ static bool tasks_count_ok(optnum n)
 	return !n.valid || (range_ok(RANGE_TASKS, n.value) && n.value == floor(n.value));
 }
 
+/* The per-prefix totals: as the lists below, compute seconds within
+ * range.h's CPU seconds (summed task durations, as CPU time is). */
+static bool event_sample_totals_ok(const struct ev_sample *s)
+{
+	if (((s->n_prefix_done || s->n_prefix_compute) && !s->prefixes_left_out.valid) ||
+	    s->n_prefix_done > EVENT_MAX_SECTIONS || s->n_prefix_compute > EVENT_MAX_SECTIONS ||
+	    !tasks_count_ok(s->prefixes_left_out))
+		return false;
+	for (size_t i = 0; i < s->n_prefix_done; i++)
+		if (!s->prefix_done[i].key || !tasks_count_ok(optnum_of(s->prefix_done[i].value)))
+			return false;
+	for (size_t i = 0; i < s->n_prefix_compute; i++)
+		if (!s->prefix_compute[i].key ||
+		    !range_ok(RANGE_CPU_SECONDS, s->prefix_compute[i].value))
+			return false;
+	return true;
+}
+
 /* Lists given only with their left_out count (a measured source); counts
  * whole, seconds within range.h, every string there. */
 bool event_sample_tasks_ok(const struct ev_sample *s)
@@ -87,7 +105,7 @@ bool event_sample_tasks_ok(const struct ev_sample *s)
 		if (!r->key || !r->prefix || !r->worker || !range_ok(RANGE_TASK_SECONDS, r->seconds))
 			return false;
 	}
-	return true;
+	return event_sample_totals_ok(s);
 }
 
 const char *event_type_name(enum event_type t)

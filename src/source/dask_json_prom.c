@@ -2,9 +2,11 @@
  * the figures the poller reads of them. */
 #include "roastop/dask_json.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "roastop/arena.h"
 #include "roastop/range.h"
 
 /* ---- Prometheus ---------------------------------------------------------- */
@@ -114,4 +116,100 @@ enum dask_error dask_parse_worker_prom(const char *body, size_t len, struct dask
 	out->threads = a.threads;
 	out->cpu_seconds = a.cpu_seconds;
 	return DASK_OK;
+}
+
+/* ---- the per-prefix totals ----------------------------------------------- */
+
+struct prefix_acc {
+	struct dask_prefix_totals *out;
+	bool bad;
+};
+
+/* The prefix's entry, new when it has none (Dask writes the compute
+ * family first). NULL: left out, counted at its "memory" line (one a
+ * prefix), so a prefix past the cap is counted once. */
+static struct dask_prefix_total *prefix_entry(struct prefix_acc *a, const char *name, bool done)
+{
+	struct dask_prefix_totals *o = a->out;
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->p[i].name, name))
+			return &o->p[i];
+	if (o->n == EVENT_MAX_SECTIONS || strlen(name) >= DASK_PREFIX_LEN) {
+		o->left_out += done;
+		return NULL;
+	}
+	struct dask_prefix_total *e = &o->p[o->n++];
+	*e = (struct dask_prefix_total){ .done = optnum_none(), .compute = optnum_none() };
+	memcpy(e->name, name, strlen(name) + 1);
+	return e;
+}
+
+static void prefix_sample(void *ctx, const struct prom_sample *s)
+{
+	struct prefix_acc *a = ctx;
+	bool done = !strcmp(s->name, DASK_PREFIX_FAMILY);
+	if (!done && strcmp(s->name, DASK_COMPUTE_FAMILY))
+		return;
+	const char *name = prom_label(s, "task_prefix_name"), *state = prom_label(s, "state");
+	if (!name || (done && (!state || strcmp(state, "memory"))))
+		return;
+	a->out->measured |= done;
+	bool ok = done ? range_ok(RANGE_TASKS, s->value) && s->value == floor(s->value)
+		       : range_ok(RANGE_CPU_SECONDS, s->value);
+	a->bad |= !ok;
+	struct dask_prefix_total *e = prefix_entry(a, name, done);
+	if (e && ok)
+		*(done ? &e->done : &e->compute) = optnum_of(s->value);
+}
+
+enum dask_error dask_parse_prefix_prom(const char *body, size_t len,
+				       struct dask_prefix_totals *out, struct prom_stats *st)
+{
+	out->measured = false;
+	out->n = 0;
+	out->left_out = 0;
+	struct prefix_acc a = { .out = out };
+	prom_parse(body, len, prefix_sample, &a, st);
+	/* a scheduler without a prefix yet serves the family's TYPE line alone */
+	static const char type[] = "# TYPE " DASK_PREFIX_FAMILY " counter";
+	out->measured |= len >= sizeof(type) && memmem(body, len, type, sizeof(type) - 1);
+	if (a.bad)
+		out->measured = false;
+	return a.bad ? DASK_OUT_OF_RANGE : out->measured ? DASK_OK : DASK_BAD_SHAPE;
+}
+
+/* One list of the totals (done or compute) into the arena. */
+static bool prefix_list(const struct dask_prefix_totals *pt, struct arena *mem, bool done,
+			struct kv_num **out, size_t *n)
+{
+	*n = 0;
+	*out = pt->n ? arena_alloc(mem, pt->n * sizeof(**out)) : NULL;
+	if (pt->n && !*out)
+		return false;
+	for (size_t i = 0; i < pt->n; i++) {
+		optnum v = done ? pt->p[i].done : pt->p[i].compute;
+		if (!v.valid)
+			continue;
+		struct kv_num *kv = &(*out)[(*n)++];
+		kv->key = arena_strdup(mem, pt->p[i].name);
+		kv->value = v.value;
+		if (!kv->key)
+			return false;
+	}
+	return true;
+}
+
+bool dask_prefix_attach(const struct dask_prefix_totals *pt, struct event *ev)
+{
+	struct ev_sample *s = &ev->u.sample;
+	if (!pt->measured)
+		return true;
+	if (prefix_list(pt, &ev->mem, true, &s->prefix_done, &s->n_prefix_done) &&
+	    prefix_list(pt, &ev->mem, false, &s->prefix_compute, &s->n_prefix_compute)) {
+		s->prefixes_left_out = optnum_of(pt->left_out);
+		return true;
+	}
+	s->n_prefix_done = s->n_prefix_compute = 0;
+	s->prefixes_left_out = optnum_none();
+	return false;
 }

@@ -665,6 +665,57 @@ static void scheduler_prom_fixture(void **state)
 	event_free(&ev);
 }
 
+/* The scheduler's per-prefix totals: an idle scheduler serves the families
+ * without samples (measured, no prefix); the compute family comes first;
+ * a prefix past the cap is counted once; a count that is not whole rejects
+ * the totals; without the family nothing is measured. */
+static void scheduler_prefix_totals(void **state)
+{
+	(void)state;
+	size_t len;
+	const char *text = slurp(FIX "scheduler-metrics.txt", &len);
+	static struct dask_prefix_totals pt;
+	struct prom_stats st = { 0 };
+	assert_int_equal(dask_parse_prefix_prom(text, len, &pt, &st), DASK_OK);
+	assert_true(pt.measured);
+	assert_int_equal(pt.n, 0);
+	const char *two =
+		"dask_scheduler_tasks_compute_seconds_total{task_prefix_name=\"inc\"} 1.5\n"
+		"dask_scheduler_prefix_state_totals_total{task_prefix_name=\"inc\",state=\"memory\"} 30\n"
+		"dask_scheduler_prefix_state_totals_total{task_prefix_name=\"inc\",state=\"erred\"} 1\n"
+		"dask_scheduler_prefix_state_totals_total{task_prefix_name=\"dbl\",state=\"memory\"} 4\n";
+	assert_int_equal(dask_parse_prefix_prom(two, strlen(two), &pt, &st), DASK_OK);
+	assert_int_equal(pt.n, 2);
+	assert_string_equal(pt.p[0].name, "inc");
+	assert_true(pt.p[0].done.value == 30 && pt.p[0].compute.value == 1.5);
+	assert_true(pt.p[1].done.value == 4 && !pt.p[1].compute.valid);
+	struct event ev;
+	event_init(&ev);
+	ev.type = EV_SAMPLE;
+	assert_true(dask_prefix_attach(&pt, &ev));
+	const struct ev_sample *s = &ev.u.sample;
+	assert_int_equal(s->n_prefix_done, 2);
+	assert_int_equal(s->n_prefix_compute, 1);
+	assert_true(s->prefixes_left_out.valid && s->prefixes_left_out.value == 0);
+	assert_true(event_sample_tasks_ok(s));
+	event_free(&ev);
+	const char *frac =
+		"dask_scheduler_prefix_state_totals_total{task_prefix_name=\"x\",state=\"memory\"} 1.5\n";
+	assert_int_equal(dask_parse_prefix_prom(frac, strlen(frac), &pt, &st), DASK_OUT_OF_RANGE);
+	assert_false(pt.measured);
+	const char *none = "# nothing\nprocess_cpu_seconds_total 3\n";
+	assert_int_equal(dask_parse_prefix_prom(none, strlen(none), &pt, &st), DASK_BAD_SHAPE);
+	struct strbuf many;
+	strbuf_init(&many);
+	for (unsigned i = 0; i < EVENT_MAX_SECTIONS + 3; i++)
+		strbuf_appendf(&many, "dask_scheduler_prefix_state_totals_total"
+				      "{task_prefix_name=\"p%u\",state=\"memory\"} 1\n", i);
+	assert_int_equal(dask_parse_prefix_prom(many.data, many.len, &pt, &st), DASK_OK);
+	assert_int_equal(pt.n, EVENT_MAX_SECTIONS);
+	assert_near(pt.left_out, 3, 0);
+	strbuf_free(&many);
+}
+
 /* counts.json of two one-thread workers with 10 sleeps submitted
  * (captured from distributed 2026.8.0): processing 4 is one executing and
  * one queued on each worker. */
@@ -1075,6 +1126,7 @@ int main(void)
 		cmocka_unit_test(sitemap_paths),
 		cmocka_unit_test(state_v4_tasks),
 		cmocka_unit_test(state_occupancy),
+		cmocka_unit_test(scheduler_prefix_totals),
 		cmocka_unit_test(state_v4_rejects),
 		cmocka_unit_test(counts_fixture),
 		cmocka_unit_test(counts_rejects),

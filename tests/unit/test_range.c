@@ -41,6 +41,7 @@ static const struct {
 }, SAMPLE_FIELDS[] = {
 	{ "erred_left_out", RANGE_TASKS },
 	{ "erred_since", RANGE_EPOCH },
+	{ "prefixes_left_out", RANGE_TASKS },
 	{ "running_left_out", RANGE_TASKS },
 	{ "tasks_done", RANGE_TASKS },
 	{ "tasks_done_cumulative", RANGE_TASKS },
