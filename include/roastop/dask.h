@@ -35,6 +35,9 @@ struct dask_config {
 	bool insecure; /* no TLS verification (off by default) */
 	const char *const *headers; /* "Name: value", sent with every request */
 	size_t n_headers;
+	/* without the route, read the scheduler's per-prefix totals off its
+	 * /metrics each round (off with --task-stream, whose tasks they are) */
+	bool prefix_totals;
 };
 
 struct dask_stats {
@@ -54,6 +57,9 @@ struct dask_stats {
 	 * once after); rows or answers refused; answers read (the feed
 	 * measured from the first: its count is then a number, not n/a) */
 	uint64_t tasks, tasks_lost, tasks_capped, tasks_rejected, task_answers;
+	/* samples delivered with the scheduler's per-prefix totals (the feed
+	 * measured without the route: docs/scheduler.md) */
+	uint64_t prefix_answers;
 	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 

@@ -18,6 +18,10 @@ struct task_prefix_figures {
 	optnum in_flight;
 	bool in_flight_partial;
 	optnum compute_p50, compute_p90, compute_p99, compute_max; /* seconds */
+	optnum compute_seconds; /* summed over its tasks, records' or the totals' */
+	/* per-task counts (transfers, disk reads, stragglers): null when every
+	 * task of the prefix came from the scheduler's totals */
+	optnum transfers, disk_reads, stragglers;
 	optnum transfer_seconds, disk_read_seconds; /* summed; null when none */
 	optnum straggler_after; /* the prefix's own threshold (tasks.h) */
 };

@@ -39,6 +39,11 @@ struct tasks_prefix {
 	uint64_t transfers, disk_reads;
 	uint64_t stragglers;
 	double erred_route; /* the route's failed tasks: their growth in this model's time */
+	/* of count, those from the scheduler's per-prefix totals (no per-task
+	 * record: no duration, transfer or straggler of theirs is known) */
+	uint64_t from_totals;
+	double compute_s; /* compute seconds summed, from records or totals */
+	bool compute_measured;
 };
 
 struct tasks_straggler {
@@ -72,6 +77,12 @@ struct tasks_erred_seen {
 };
 #define TASKS_ERRED_SEEN 64u /* the route lists at most 64 (route.py ERRED_MAX) */
 
+/* A prefix's totals in the scheduler's latest /metrics (since it started). */
+struct tasks_total_seen {
+	char prefix[TASKS_NAME_LEN];
+	double done, compute; /* NAN: not in the list */
+};
+
 /* What only the scheduler knows, from the route's samples. */
 struct tasks_route {
 	bool erred_measured; /* a sample has carried the failed tasks */
@@ -86,6 +97,15 @@ struct tasks_route {
 	uint64_t running_count; /* executing now: listed + not listed */
 	size_t n_running;
 	struct tasks_running running[TASKS_RUNNING_KEPT]; /* the oldest first */
+	/* The scheduler's per-prefix totals (a watch without the route or the
+	 * stream): measured once a sample carried them; the latest list, each
+	 * sample's growth measured against it, kept when the model is cleared
+	 * and inherited by the next run (based: a list was taken; the first is
+	 * a base only, its tasks finished before the watch) */
+	bool totals_measured, totals_based;
+	uint64_t totals_left_out; /* prefixes past the list's cap */
+	size_t n_totals;
+	struct tasks_total_seen totals[TASKS_MAX_PREFIXES];
 };
 
 struct tasks {
@@ -96,6 +116,7 @@ struct tasks {
 	uint64_t lane_overflow; /* tasks of workers past TASKS_LANES: not drawn */
 	struct hist all; /* compute seconds of every task */
 	uint64_t count, erred, prefix_overflow;
+	uint64_t from_totals; /* of count, from the scheduler's per-prefix totals */
 	/* times the pool (or the heap) refused a new prefix or the lanes: that
 	 * task is in the totals only */
 	uint64_t pool_refused;
@@ -124,7 +145,9 @@ bool tasks_route_own(const struct tasks *ts, const struct ev_sample *s);
 bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
 /* A scheduler sample: the route's failed tasks per prefix (each one's
  * growth since the list before) and the tasks executing now; a sample
- * without them (another source) leaves in flight unmeasured. */
+ * without them (another source) leaves in flight unmeasured. The
+ * scheduler's per-prefix totals count each prefix's growth as finished
+ * tasks and compute seconds. */
 void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s);
 /* The scheduler is lost: the tasks in flight are not measured until the
  * route's next sample (the failed tasks stay: a count that grew did). */

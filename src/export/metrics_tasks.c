@@ -16,7 +16,16 @@ static uint64_t mt_feed_count(const struct ev_counters *feed, const char *name)
 
 bool metrics_tasks_feed_measured(const struct ev_counters *feed)
 {
-	return mt_feed_count(feed, "connects") || mt_feed_count(feed, "task_answers");
+	return mt_feed_count(feed, "connects") || mt_feed_count(feed, "task_answers") ||
+	       mt_feed_count(feed, "prefix_answers");
+}
+
+/* The poller's feed: the route's records, else the scheduler's per-prefix
+ * totals off its /metrics (a watch without the route). */
+static bool mt_totals_only(const struct ev_counters *feed)
+{
+	return !strcmp(feed->source, "scheduler") && !mt_feed_count(feed, "task_answers") &&
+	       mt_feed_count(feed, "prefix_answers");
 }
 
 /* Is the feed /eventstream's (the task stream source), not the route's? */
@@ -27,7 +36,9 @@ static bool mt_is_stream(const struct ev_counters *feed)
 
 const char *metrics_tasks_feed_state(const struct ev_counters *feed)
 {
-	return mt_is_stream(feed) ? feed->state : "route";
+	if (mt_is_stream(feed))
+		return feed->state;
+	return mt_totals_only(feed) ? "prometheus" : "route";
 }
 
 /* A feed that never reached the scheduler measured nothing: null, not 0. */
@@ -42,7 +53,9 @@ static const char *mt_label(const struct ev_counters *feed)
 {
 	if (!feed)
 		return "Dask tasks";
-	return mt_is_stream(feed) ? "Dask tasks (/eventstream)" : "Dask tasks (route)";
+	if (mt_is_stream(feed))
+		return "Dask tasks (/eventstream)";
+	return mt_totals_only(feed) ? "Dask tasks (prometheus)" : "Dask tasks (route)";
 }
 
 /* The stream fell behind the scheduler's own count (its plugin replaced or
@@ -82,11 +95,12 @@ static void mt_prefix(struct jsonw *w, const struct tasks_prefix *p,
 	jsonw_opt(w, "compute_p90_seconds", f->compute_p90);
 	jsonw_opt(w, "compute_p99_seconds", f->compute_p99);
 	jsonw_opt(w, "compute_max_seconds", f->compute_max);
-	jsonw_num(w, "transfers", (double)p->transfers);
+	jsonw_opt(w, "compute_seconds", f->compute_seconds);
+	jsonw_opt(w, "transfers", f->transfers);
 	jsonw_opt(w, "transfer_seconds", f->transfer_seconds);
-	jsonw_num(w, "disk_reads", (double)p->disk_reads);
+	jsonw_opt(w, "disk_reads", f->disk_reads);
 	jsonw_opt(w, "disk_read_seconds", f->disk_read_seconds);
-	jsonw_num(w, "stragglers", (double)p->stragglers);
+	jsonw_opt(w, "stragglers", f->stragglers);
 	jsonw_opt(w, "straggler_after_seconds", f->straggler_after);
 	jsonw_end(w, '}');
 }
@@ -147,17 +161,47 @@ static void mt_erred(struct jsonw *w, const struct tasks *t, const struct task_f
 			  "nothing for a task that raised");
 }
 
+/* Tasks counted from the scheduler's totals alone have no durations: no
+ * straggler can be told among them. */
+static void mt_straggler_count(struct jsonw *w, const struct tasks *t,
+			       const struct ev_counters *feed)
+{
+	if (t->from_totals && t->from_totals == t->count) {
+		jsonw_opt(w, "straggler_count", optnum_none());
+		jsonw_str(w, "straggler_reason",
+			  "counted from the scheduler's per-prefix totals on its /metrics, "
+			  "which carry no per-task durations: install the collector's route "
+			  "(or --task-stream) for quantiles and stragglers");
+		return;
+	}
+	jsonw_opt(w, "straggler_count", mt_measured(t, feed, t->stragglers));
+}
+
+/* Where the counts came from (docs/scheduler.md, "Task figures without
+ * the route"). */
+static void mt_source(struct jsonw *w, const struct tasks *t, const struct ev_counters *feed)
+{
+	if (!feed)
+		return;
+	jsonw_str(w, "source", mt_totals_only(feed)		       ? "prometheus"
+			       : strcmp(feed->source, "task_stream") ? "route"
+								     : "eventstream");
+	if (t->route.totals_measured)
+		jsonw_num(w, "prefixes_left_out", (double)t->route.totals_left_out);
+}
+
 void metrics_tasks_json(struct jsonw *w, const struct tasks *t, const struct task_figures *fig,
 			const struct ev_counters *feed)
 {
 	jsonw_object_as(w, "tasks", JSONW_CJSON);
+	mt_source(w, t, feed);
 	jsonw_opt(w, "count", mt_measured(t, feed, t->count));
 	mt_lower_bound(w, feed);
 	mt_erred(w, t, fig);
 	jsonw_num(w, "prefix_overflow", (double)t->prefix_overflow);
 	jsonw_num(w, "pool_refused", (double)t->pool_refused);
 	mt_running(w, t, fig);
-	jsonw_opt(w, "straggler_count", mt_measured(t, feed, t->stragglers));
+	mt_straggler_count(w, t, feed);
 	jsonw_array(w, "prefixes");
 	for (size_t i = 0; i < t->n && i < fig->n; i++)
 		mt_prefix(w, &t->prefixes[i], &fig->prefix[i]);
@@ -172,10 +216,11 @@ static void mt_text_prefix(const struct tasks_prefix *p, const struct task_prefi
 			   struct strbuf *sb)
 {
 	char a[FMT_LEN], b[FMT_LEN], e[FMT_LEN], fl[FMT_LEN];
-	strbuf_appendf(sb, "  %-32.32s %10.0f %6s %6s %9s %9s %5.0f\n", p->name, (double)p->count,
+	char s[FMT_LEN];
+	strbuf_appendf(sb, "  %-32.32s %10.0f %6s %6s %9s %9s %5s\n", p->name, (double)p->count,
 		       format_num(e, f->erred, "%.0f"), format_num(fl, mt_in_flight(f), "%.0f"),
 		       format_duration(a, f->compute_p50), format_duration(b, f->compute_p90),
-		       (double)p->stragglers);
+		       format_num(s, f->stragglers, "%.0f"));
 }
 
 /* The latest straggler and the oldest task in flight, when there are. */
@@ -207,10 +252,16 @@ void metrics_tasks_text(const struct tasks *t, const struct task_figures *fig,
 	}
 	char e[FMT_LEN], f[FMT_LEN];
 	uint64_t missed = mt_feed_count(feed, "missed");
-	strbuf_appendf(sb, "\n%s: %s%.0f tasks, %s erred, %s in flight, %.0f stragglers\n",
+	char s[FMT_LEN];
+	bool totals = t->from_totals && t->from_totals == t->count;
+	strbuf_appendf(sb, "\n%s: %s%.0f tasks, %s erred, %s in flight, %s stragglers\n",
 		       mt_label(feed), missed ? "at least " : "", n.value,
 		       format_num(e, fig->erred, "%.0f"), format_num(f, fig->in_flight, "%.0f"),
-		       (double)t->stragglers);
+		       format_num(s, totals ? optnum_none() : optnum_of((double)t->stragglers),
+				  "%.0f"));
+	if (totals)
+		strbuf_appendf(sb, "  the scheduler's per-prefix totals (its /metrics): no "
+			       "durations, failures or tasks in flight without the route\n");
 	if (missed)
 		strbuf_appendf(sb, "  a lower bound: the stream missed at least %llu finished tasks "
 			       "(another /eventstream client replaced or removed its plugin)\n",

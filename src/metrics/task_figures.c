@@ -41,7 +41,12 @@ static void prefix_compute(const struct tasks *t, const struct tasks_prefix *p,
 	f->compute_p50 = hist_quantile(&p->compute, 0.5);
 	f->compute_p90 = hist_quantile(&p->compute, 0.9);
 	f->compute_p99 = hist_quantile(&p->compute, 0.99);
-	f->compute_max = p->count ? optnum_of(p->compute.max) : optnum_none();
+	f->compute_max = p->compute.count ? optnum_of(p->compute.max) : optnum_none();
+	f->compute_seconds = p->compute_measured ? optnum_of(p->compute_s) : optnum_none();
+	bool records = p->count > p->from_totals || !p->from_totals;
+	f->transfers = records ? optnum_of((double)p->transfers) : optnum_none();
+	f->disk_reads = records ? optnum_of((double)p->disk_reads) : optnum_none();
+	f->stragglers = records ? optnum_of((double)p->stragglers) : optnum_none();
 	f->transfer_seconds = p->transfers ? optnum_of(p->transfer_s) : optnum_none();
 	f->disk_read_seconds = p->disk_reads ? optnum_of(p->disk_read_s) : optnum_none();
 	f->straggler_after = tasks_straggler_after(t, p);

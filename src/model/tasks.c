@@ -43,6 +43,9 @@ static void tasks_seen_copy(struct tasks_route *to, const struct tasks_route *fr
 	to->seen_since = from->seen_since;
 	to->n_seen = from->n_seen;
 	memcpy(to->seen, from->seen, from->n_seen * sizeof(from->seen[0]));
+	to->totals_based = from->totals_based;
+	to->n_totals = from->n_totals;
+	memcpy(to->totals, from->totals, from->n_totals * sizeof(from->totals[0]));
 }
 
 void tasks_clear(struct tasks *ts)
@@ -233,6 +236,8 @@ bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
 	p->count++;
 	p->erred += erred;
 	hist_add(&p->compute, sec);
+	p->compute_s += sec;
+	p->compute_measured = true;
 	return true;
 }
 
@@ -293,11 +298,82 @@ static void tasks_running_take(struct tasks *ts, const struct ev_sample *s)
 	}
 }
 
+/* A prefix's growth in the totals since the list before (done or compute
+ * seconds); a prefix the list did not name had none, a value that fell (a
+ * new scheduler's) counts from 0. */
+static double tasks_total_growth(const struct tasks_route *r, const struct kv_num *kv, bool done)
+{
+	double before = 0;
+	for (size_t i = 0; i < r->n_totals; i++)
+		if (!strncmp(r->totals[i].prefix, kv->key, TASKS_NAME_LEN - 1)) {
+			double v = done ? r->totals[i].done : r->totals[i].compute;
+			before = isnan(v) ? 0 : v;
+		}
+	return kv->value >= before ? kv->value - before : kv->value;
+}
+
+static void tasks_total_grow(struct tasks *ts, const struct kv_num *kv, bool done)
+{
+	double grew = ts->route.totals_based ? tasks_total_growth(&ts->route, kv, done) : 0;
+	struct tasks_prefix *p = grew > 0 ? tasks_prefix(ts, kv->key) : NULL;
+	if (done && grew > 0) { /* a prefix past the cap: in the totals only */
+		ts->count += (uint64_t)grew;
+		ts->from_totals += (uint64_t)grew;
+	}
+	if (p && done) {
+		p->count += (uint64_t)grew;
+		p->from_totals += (uint64_t)grew;
+	} else if (p) {
+		p->compute_s += grew;
+		p->compute_measured = true;
+	}
+}
+
+/* The entry of the kept list for name, added (not in either list: NAN). */
+static struct tasks_total_seen *tasks_total_slot(struct tasks_route *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_totals; i++)
+		if (!strncmp(r->totals[i].prefix, name, TASKS_NAME_LEN - 1))
+			return &r->totals[i];
+	if (r->n_totals == TASKS_MAX_PREFIXES)
+		return NULL;
+	struct tasks_total_seen *e = &r->totals[r->n_totals++];
+	snprintf(e->prefix, sizeof(e->prefix), "%s", name);
+	e->done = e->compute = NAN;
+	return e;
+}
+
+static void tasks_totals_take(struct tasks *ts, const struct ev_sample *s)
+{
+	struct tasks_route *r = &ts->route;
+	if (!s->prefixes_left_out.valid)
+		return;
+	r->totals_measured = true;
+	r->totals_left_out = (uint64_t)s->prefixes_left_out.value;
+	for (size_t i = 0; i < s->n_prefix_done; i++)
+		tasks_total_grow(ts, &s->prefix_done[i], true);
+	for (size_t i = 0; i < s->n_prefix_compute; i++)
+		tasks_total_grow(ts, &s->prefix_compute[i], false);
+	r->n_totals = 0; /* the sample's list becomes the one the next is measured against */
+	for (size_t i = 0; i < s->n_prefix_done; i++) {
+		struct tasks_total_seen *e = tasks_total_slot(r, s->prefix_done[i].key);
+		if (e)
+			e->done = s->prefix_done[i].value;
+	}
+	for (size_t i = 0; i < s->n_prefix_compute; i++) {
+		struct tasks_total_seen *e = tasks_total_slot(r, s->prefix_compute[i].key);
+		if (e)
+			e->compute = s->prefix_compute[i].value;
+	}
+	r->totals_based = true;
+}
+
 /* A prefix gets a row only once its count grew here: failures before
  * (another run's) are not this model's. */
 void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s)
 {
 	tasks_running_take(ts, s);
+	tasks_totals_take(ts, s);
 	if (!s->erred_left_out.valid)
 		return;
 	/* past the list kept, a prefix's count could not be told from its

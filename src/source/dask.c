@@ -212,6 +212,7 @@ void dask_round_begin(struct dask *d)
 	d->prom_workers = d->prom_tasks = optnum_none();
 	d->counts_workers = d->counts_threads = d->counts_tasks = optnum_none();
 	d->prom_code = 0;
+	d->totals_read = false;
 	snprintf(d->identity_why, sizeof(d->identity_why), "identity.json not offered");
 	d->redirected[0] = '\0';
 	if (d->want_sitemap)
@@ -219,7 +220,7 @@ void dask_round_begin(struct dask *d)
 	else if (d->has_state && d->now >= d->state_retry_at)
 		dask_sched_start(d, R_STATE);
 	else
-		dask_sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
+		dask_without_route(d);
 }
 
 void dask_round_end(struct dask *d, bool reached)
@@ -504,7 +505,7 @@ static void *dask_source_open(const struct source_env *env, char *err, size_t er
 	struct dask_config dc = { .url = c->scheduler_url, .prefix = c->dashboard_prefix,
 				  .interval = c->interval, .cacert = c->cacert,
 				  .insecure = c->insecure, .headers = c->headers,
-				  .n_headers = c->n_headers };
+				  .n_headers = c->n_headers, .prefix_totals = !c->task_stream };
 	struct dask *d = dask_open(&dc, env->deliver, env->ctx, err, errsz);
 	if (d) {
 		d->datagram = env->datagram;
@@ -570,6 +571,7 @@ static void dask_source_stats(const void *d, struct source_stats *out)
 	source_count(out, NULL, "tasks_capped", st.tasks_capped);
 	source_count(out, NULL, "tasks_rejected", st.tasks_rejected);
 	source_count(out, NULL, "task_answers", st.task_answers);
+	source_count(out, NULL, "prefix_answers", st.prefix_answers);
 	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
 		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
 	dask_datagrams_stats(d, out);

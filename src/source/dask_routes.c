@@ -45,6 +45,12 @@ static void reject_count(struct dask *d, enum dask_error e)
 	d->st.out_of_range += e == DASK_OUT_OF_RANGE;
 }
 
+static void reject_count_if(struct dask *d, bool rejected, enum dask_error e)
+{
+	if (rejected)
+		reject_count(d, e);
+}
+
 /* Why a route that answered did not do: a cut body, a refused redirect,
  * an HTTP status; "" when there is nothing to say. */
 static void route_why(const struct dask *d, const struct xfer *x, long code, char *buf,
@@ -104,7 +110,23 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x)
 	}
 	dask_tasks_gone(d);
 	d->state_retry_at = d->now + STATE_RETRY; /* absent until the collector installs it */
-	dask_sched_start(d, d->has_identity ? R_IDENTITY : R_PROM);
+	dask_without_route(d);
+}
+
+void dask_without_route(struct dask *d)
+{
+	bool totals = d->cfg.prefix_totals && d->has_prom;
+	dask_sched_start(d, totals || !d->has_identity ? R_PROM : R_IDENTITY);
+}
+
+void dask_totals_attach(struct dask *d)
+{
+	if (!d->totals_read || !d->totals.measured)
+		return;
+	if (dask_prefix_attach(&d->totals, &d->ev))
+		d->st.prefix_answers++;
+	else
+		reject_count(d, DASK_NO_MEMORY);
 }
 
 /* identity.json did: connected, unless the route answered and was refused. */
@@ -130,6 +152,7 @@ void dask_on_identity(struct dask *d, long code, const struct xfer *x)
 		if (e == DASK_OK) {
 			identity_status(d);
 			dask_wk_cache(d, &d->ev.u.sample);
+			dask_totals_attach(d);
 			dask_deliver(d, &d->ev);
 			d->st.mode = "identity";
 			dask_round_end(d, true);
@@ -144,7 +167,7 @@ void dask_on_identity(struct dask *d, long code, const struct xfer *x)
 		route_why(d, x, code, d->identity_why, sizeof(d->identity_why));
 	}
 	d->fallback = true;
-	if (d->has_prom)
+	if (d->has_prom && !d->totals_read)
 		dask_sched_start(d, R_PROM);
 	else
 		counts_or_workers(d);
@@ -183,7 +206,17 @@ void dask_on_prom(struct dask *d, long code, const struct xfer *x)
 	} else if (code == 200 && ps.samples > 0) {
 		reject_count(d, e); /* no sample at all: a Dask without prometheus_client */
 	}
-	counts_or_workers(d);
+	if (d->cfg.prefix_totals && code == 200 && !d->totals_read) {
+		struct prom_stats again = { 0 };
+		enum dask_error te = dask_parse_prefix_prom(x->body.data, x->body.len, &d->totals,
+							    &again);
+		reject_count_if(d, te == DASK_OUT_OF_RANGE, te);
+	}
+	d->totals_read = true;
+	if (!d->fallback && d->has_identity)
+		dask_sched_start(d, R_IDENTITY); /* read first for its totals */
+	else
+		counts_or_workers(d);
 }
 
 void dask_on_counts(struct dask *d, long code, const struct xfer *x)

@@ -167,6 +167,7 @@ void dask_fallback_finish(struct dask *d)
 	fallback_why(d, s, why, sizeof(why));
 	dask_status_set(d, SRC_DEGRADED, why);
 	d->st.mode = s->source;
+	dask_totals_attach(d);
 	dask_deliver(d, &d->ev);
 	dask_round_end(d, true);
 }

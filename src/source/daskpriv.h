@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "roastop/dask.h"
+#include "roastop/dask_json.h"
 #include "roastop/httpc.h"
 #include "roastop/source.h"
 #include "roastop/strbuf.h"
@@ -96,6 +97,10 @@ struct dask {
 	double state_retry_at;
 	bool fallback; /* identity answered 500: prom + workers this round */
 	optnum prom_workers, prom_tasks;
+	/* this round's per-prefix totals (dask_json.h), read with /metrics
+	 * before identity.json when there is no route */
+	bool totals_read;
+	struct dask_prefix_totals totals;
 	long prom_code; /* HTTP status of this round's /metrics */
 	optnum counts_workers, counts_threads, counts_tasks; /* this round's counts.json */
 	char identity_why[200]; /* why identity.json did not do this round */
@@ -129,6 +134,11 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x);
 void dask_on_identity(struct dask *d, long code, const struct xfer *x);
 void dask_on_prom(struct dask *d, long code, const struct xfer *x);
 void dask_on_counts(struct dask *d, long code, const struct xfer *x);
+/* No route this round: /metrics first when the per-prefix totals are
+ * wanted, else identity.json (or /metrics without it). */
+void dask_without_route(struct dask *d);
+/* The round's per-prefix totals onto the sample about to be delivered. */
+void dask_totals_attach(struct dask *d);
 
 /* dask_tasks.c: the route's task records */
 bool dask_tasks_offered(const char *body, size_t len);

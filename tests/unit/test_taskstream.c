@@ -199,6 +199,61 @@ static void sample_with(struct ev_sample *s, struct kv_num *erred, size_t n, dou
 	s->erred_since = optnum_of(1000); /* one install throughout */
 }
 
+static void totals_with(struct ev_sample *s, struct kv_num *done, size_t n_done,
+			struct kv_num *compute, size_t n_compute)
+{
+	memset(s, 0, sizeof(*s));
+	s->prefix_done = done;
+	s->n_prefix_done = n_done;
+	s->prefix_compute = compute;
+	s->n_prefix_compute = n_compute;
+	s->prefixes_left_out = optnum_of(0);
+}
+
+/* The scheduler's per-prefix totals (a watch without the route): the first
+ * list is a base (its tasks finished before the watch); then each prefix's
+ * growth counts as finished tasks and compute seconds, a prefix new to the
+ * list from 0, a total that fell (a new scheduler) from 0. Nothing per task
+ * is known of them: quantiles and stragglers stay null, never 0. */
+static void model_counts_from_the_totals(void **state)
+{
+	(void)state;
+	struct tasks t;
+	tasks_init(&t);
+	struct ev_sample s;
+	struct kv_num d0[] = { { "inc", 40 } }, c0[] = { { "inc", 2.0 } };
+	totals_with(&s, d0, 1, c0, 1);
+	tasks_apply_sample(&t, &s);
+	assert_true(t.route.totals_measured);
+	assert_int_equal(t.count, 0);
+	assert_int_equal(t.n, 0);
+	struct kv_num d1[] = { { "inc", 70 }, { "dbl", 5 } }, c1[] = { { "inc", 3.5 }, { "dbl", 1 } };
+	totals_with(&s, d1, 2, c1, 2);
+	tasks_apply_sample(&t, &s);
+	assert_int_equal(t.count, 35);
+	assert_int_equal(t.from_totals, 35);
+	assert_string_equal(t.prefixes[0].name, "inc");
+	assert_int_equal(t.prefixes[0].count, 30);
+	const struct task_prefix_figures *f = &figs(&t)->prefix[0];
+	assert_near(f->compute_seconds.value, 1.5, 1e-12);
+	assert_false(f->compute_p50.valid || f->compute_max.valid || f->straggler_after.valid);
+	assert_false(f->stragglers.valid || f->transfers.valid || f->erred.valid);
+	assert_int_equal(t.prefixes[1].count, 5);
+	struct kv_num d2[] = { { "inc", 4 } };
+	totals_with(&s, d2, 1, NULL, 0); /* a new scheduler: from 0 */
+	tasks_apply_sample(&t, &s);
+	assert_int_equal(t.prefixes[0].count, 34);
+	struct tasks next;
+	tasks_init(&next);
+	tasks_route_inherit(&next, &t); /* the next run counts from the last list */
+	struct kv_num d3[] = { { "inc", 6 } };
+	totals_with(&s, d3, 1, NULL, 0);
+	tasks_apply_sample(&next, &s);
+	assert_int_equal(next.count, 2);
+	tasks_free(&next);
+	tasks_free(&t);
+}
+
 /* The route's failed tasks (counted since its install, the run's start):
  * null until a sample carries them; then each prefix's growth from list to
  * list, from 0 for a prefix the list before did not name (a roastop that
@@ -379,6 +434,7 @@ int main(void)
 		cmocka_unit_test(model_counts_and_straggler),
 		cmocka_unit_test(model_caps_prefixes),
 		cmocka_unit_test(model_erred_from_the_route),
+		cmocka_unit_test(model_counts_from_the_totals),
 		cmocka_unit_test(model_erred_across_a_clear),
 		cmocka_unit_test(model_running_from_the_route),
 		cmocka_unit_test(behind_stream_writes_a_lower_bound),
