@@ -104,7 +104,7 @@ enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t
  * "memory" (dask_scheduler_prefix_state_totals_total) and their compute
  * seconds (dask_scheduler_tasks_compute_seconds_total), since the scheduler
  * started. Prefixes past EVENT_MAX_SECTIONS, or with a name of
- * DASK_PREFIX_LEN bytes or more, are counted in left_out. */
+ * DASK_PREFIX_LEN bytes or more, or not UTF-8, are counted in left_out. */
 #define DASK_PREFIX_LEN 128u
 #define DASK_PREFIX_FAMILY "dask_scheduler_prefix_state_totals_total"
 #define DASK_COMPUTE_FAMILY "dask_scheduler_tasks_compute_seconds_total"

@@ -8,6 +8,7 @@
 
 #include "roastop/arena.h"
 #include "roastop/range.h"
+#include "roastop/strutil.h"
 
 /* ---- Prometheus ---------------------------------------------------------- */
 
@@ -126,15 +127,17 @@ struct prefix_acc {
 };
 
 /* The prefix's entry, new when it has none (Dask writes the compute
- * family first). NULL: left out, counted at its "memory" line (one a
- * prefix), so a prefix past the cap is counted once. */
+ * family first). NULL: left out (past the cap, too long, not UTF-8: a
+ * recording could not hold it), counted at its "memory" line (one a
+ * prefix), so such a prefix is counted once. */
 static struct dask_prefix_total *prefix_entry(struct prefix_acc *a, const char *name, bool done)
 {
 	struct dask_prefix_totals *o = a->out;
 	for (size_t i = 0; i < o->n; i++)
 		if (!strcmp(o->p[i].name, name))
 			return &o->p[i];
-	if (o->n == EVENT_MAX_SECTIONS || strlen(name) >= DASK_PREFIX_LEN) {
+	if (o->n == EVENT_MAX_SECTIONS || strlen(name) >= DASK_PREFIX_LEN ||
+	    !strutil_utf8_ok((const unsigned char *)name)) {
 		o->left_out += done;
 		return NULL;
 	}

@@ -125,8 +125,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_replays(&sample);
 	}
 	struct prom_stats st;
-	if (dask_parse_scheduler_prom(text, size, 1, &sample, &st) == DASK_OK)
+	if (dask_parse_scheduler_prom(text, size, 1, &sample, &st) == DASK_OK) {
+		/* per-prefix totals the decoder took are ones a recording takes */
+		static struct dask_prefix_totals pt;
+		if (dask_parse_prefix_prom(text, size, &pt, &st) == DASK_OK &&
+		    dask_prefix_attach(&pt, &sample) && !event_sample_tasks_ok(&sample.u.sample))
+			abort();
 		check_replays(&sample);
+	}
 	struct dask_worker_prom w;
 	dask_parse_worker_prom(text, size, &w, &st);
 	int identity, prom, counts; /* each -1 (no usable sitemap), 0 or 1 */

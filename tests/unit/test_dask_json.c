@@ -705,6 +705,10 @@ static void scheduler_prefix_totals(void **state)
 	assert_false(pt.measured);
 	const char *none = "# nothing\nprocess_cpu_seconds_total 3\n";
 	assert_int_equal(dask_parse_prefix_prom(none, strlen(none), &pt, &st), DASK_BAD_SHAPE);
+	const char *bytes = /* a name a recording could not hold (a fuzz find) */
+		"dask_scheduler_prefix_state_totals_total{task_prefix_name=\"\xc3\x28\",state=\"memory\"} 1\n";
+	assert_int_equal(dask_parse_prefix_prom(bytes, strlen(bytes), &pt, &st), DASK_OK);
+	assert_true(pt.n == 0 && pt.left_out == 1);
 	struct strbuf many;
 	strbuf_init(&many);
 	for (unsigned i = 0; i < EVENT_MAX_SECTIONS + 3; i++)
