@@ -94,7 +94,9 @@ static void prefix_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 	prefix_counts(pf, c);
 	snprintf(c[3], FMT_CELL, "%s", format_duration(a, pf->compute_p50));
 	snprintf(c[4], FMT_CELL, "%s", format_duration(a, pf->compute_p90));
-	snprintf(c[6], FMT_CELL, "%llu", (unsigned long long)p->stragglers);
+	/* n/a for a prefix counted from the scheduler's totals alone */
+	optnum strag = pf == &none ? optnum_of((double)p->stragglers) : pf->stragglers;
+	snprintf(c[6], FMT_CELL, "%s", format_num(a, strag, "%.0f"));
 	snprintf(c[7], FMT_CELL, "%s", format_duration(a, pf->transfer_seconds));
 	if (pf->erred.value > 0 || p->erred || p->stragglers)
 		*elem = TH_CRITICAL;
