@@ -1,12 +1,11 @@
 """bench observer_*: the observer effect, what each way of watching costs
 the Dask scheduler per task while tasks run (issue 33, bench/RESULTS.md).
 
-A real `dask scheduler` and two one-thread `dask worker` processes on
+Real `dask scheduler`s, each with two one-thread `dask worker` processes on
 loopback (tests/integration/dask_cluster.py). Each round runs TASKS tiny
-tasks (client.map of a function returning its argument) under one watcher,
-the watchers alternating round after round, and measures the scheduler
-process's CPU (user+sys from /proc/PID/stat) from the map to the gather,
-divided by TASKS, and the wall time. Medians over ROUNDS rounds per arm.
+tasks (client.map of a function returning its argument) under one watcher
+and measures the scheduler process's CPU (user+sys from /proc/PID/stat)
+from the map to the gather, divided by TASKS, and the wall time.
 
 Arms:
   unwatched        nobody watching
@@ -17,14 +16,22 @@ Arms:
   bokeh            Dask's /status page open in headless Chromium
   roastop_route    roastop --scheduler and roastop's MetricsCollector(client)
                    around the work, as README shows: it installs the route
+  route_idle       nobody watching a scheduler that has the route installed
+                   (its plugins stay once a collector ran: what it leaves)
 
-The route cannot be removed from a scheduler once installed (tornado), so
-the rounds run in two phases on one cluster: first every arm without the
-route, alternating; then `unwatched` and `roastop_route`, alternating. Each
-arm's ratio is to the `unwatched` median of its own phase.
+The route, like /status (whose task stream adds distributed's
+TaskStreamPlugin), leaves a plugin on the scheduler that no one can take
+off. So three clusters run side by side: `plain` (the first four arms;
+none adds a plugin), `bokeh` and `routed` (the route installed before the
+first round). Every round runs every arm once, in an order rotated round
+by round; an arm's ratio is the median over rounds of its CPU per task
+over the same round's `unwatched`: the host's drift cancels within a round.
+Three scheduler processes doing the same differ too, so before any plugin
+is installed each cluster runs CALIBRATE bare, unwatched rounds, and an
+arm's ratio is divided by its cluster's factor over `plain`.
 
 Run with the test venv's python: `make bench`. BENCH_OBSERVER_TASKS and
-BENCH_OBSERVER_ROUNDS change the defaults (4,000 tasks, 4 rounds).
+BENCH_OBSERVER_ROUNDS change the defaults (4,000 tasks, 5 rounds).
 BENCH_SMOKE=1: 40 tasks, 1 round, short settles: every line printed, no
 figure meaning anything."""
 import os
@@ -46,12 +53,16 @@ from dask_cluster import Cluster, wait_for  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 TASKS = int(os.environ.get("BENCH_OBSERVER_TASKS", "40" if SMOKE else "4000"))
-ROUNDS = int(os.environ.get("BENCH_OBSERVER_ROUNDS", "1" if SMOKE else "4"))
+ROUNDS = int(os.environ.get("BENCH_OBSERVER_ROUNDS", "1" if SMOKE else "5"))
 # a watcher's start before the work: roastop's first polls; Chromium's page load
 SETTLE = {"bokeh": 4 if SMOKE else 12, "other": 0.5 if SMOKE else 2}
 ROASTOP = Path(os.environ.get("ROASTOP", REPO / os.environ.get("BUILD", "build") / "roastop"))
-PHASE1 = ("unwatched", "roastop_plain", "roastop_stream", "roastcoffea", "bokeh")
-PHASE2 = ("unwatched", "roastop_route")
+# each arm and the cluster it runs on
+ARMS = {"unwatched": "plain", "roastop_plain": "plain", "roastop_stream": "plain",
+        "roastcoffea": "plain", "bokeh": "bokeh", "roastop_route": "routed",
+        "route_idle": "routed"}
+PEERS = ("roastcoffea", "bokeh")
+CALIBRATE = 1 if SMOKE else 3
 SKIPPED = {}
 
 
@@ -171,57 +182,101 @@ def one_round(cluster, client, tmp, arm):
     return cpu * 1e6 / TASKS, wall
 
 
-def phase(cluster, client, tmp, arms, out):
-    for _ in range(ROUNDS):
-        for arm in arms:
-            r = one_round(cluster, client, tmp, arm)
+def calibrate(clusters, tmp):
+    """{cluster: its CPU per task over plain's}, nobody watching, before any
+    plugin is installed: three scheduler processes differ (by up to 10 %
+    here) even when they do the same, so each arm's ratio is divided by its
+    cluster's factor. Median over CALIBRATE interleaved rounds."""
+    ratios = {name: [] for name in clusters}
+    for k in range(CALIBRATE):
+        us = {name: one_round(c, client, tmp, "unwatched")[0]
+              for name, (c, client) in clusters.items()}
+        print(f"  calibration {k}: {us}", file=sys.stderr, flush=True)
+        for name in clusters:
+            ratios[name].append(us[name] / us["plain"])
+    return {name: statistics.median(r) for name, r in ratios.items()}
+
+
+def rounds(clusters, tmp, factor):
+    """{arm: [(us, wall, ratio to the round's unwatched), ...]}, the ratio
+    divided by the arm's cluster's factor (calibrate)."""
+    out = {}
+    names = list(ARMS)
+    for k in range(ROUNDS):
+        got = {}
+        for arm in names[k % len(names):] + names[:k % len(names)]:
+            cluster, client = clusters[ARMS[arm]]
+            got[arm] = one_round(cluster, client, tmp, arm)
+            print(f"  round {k} {arm}: {got[arm]}", file=sys.stderr, flush=True)
+        base = got["unwatched"][0]
+        for arm, r in got.items():
             if r is not None:
-                out.setdefault(arm, []).append(r)
-            print(f"  {arm}: {r}", file=sys.stderr, flush=True)
+                out.setdefault(arm, []).append((r[0], r[1], r[0] / base / factor[ARMS[arm]]))
+    return out
 
 
-def report(results):
-    """results: {phase: {arm: [(us, wall), ...]}}."""
-    targets = {"roastop_route": "target <= 1.02; and below roastcoffea and bokeh"}
-    rows = {}
-    for ph, arms in results.items():
-        base = statistics.median(us for us, _ in arms["unwatched"])
-        for arm, runs in arms.items():
-            us = statistics.median(r[0] for r in runs)
-            wall = statistics.median(r[1] for r in runs)
-            name = arm if arm != "unwatched" else f"unwatched_phase{ph}"
-            rows[name] = (us, wall, us / base)
-    for arm in ("unwatched_phase1", "unwatched_phase2", *PHASE1[1:], *PHASE2[1:]):
-        if arm not in rows:
+def report(results, factor):
+    """results: {arm: [(us, wall, ratio), ...]}; factor: calibrate's."""
+    for name in ("bokeh", "routed"):
+        line(f"observer_calibration_{name}", f"{factor[name]:.3f}", "ratio",
+             "its scheduler's CPU per task over plain's, unwatched and bare, median of "
+             f"{CALIBRATE}: the arms on it are divided by it")
+    notes = {"roastop_route": "target <= 1.02; and below roastcoffea and bokeh",
+             "roastcoffea": "peer", "bokeh": "peer",
+             "route_idle": "what a collector's route leaves on the scheduler"}
+    med = {arm: [statistics.median(r[i] for r in runs) for i in range(3)]
+           for arm, runs in results.items()}
+    for arm in ARMS:
+        if arm not in med:
             line(f"observer_{arm}_us_per_task", "n/a", "us", SKIPPED.get(arm, "did not run"))
-            if not arm.startswith("unwatched"):
+            if arm != "unwatched":
                 line(f"observer_{arm}_ratio", "n/a", "ratio", SKIPPED.get(arm, "did not run"))
             continue
-        us, wall, ratio = rows[arm]
+        us, wall, ratio = med[arm]
         line(f"observer_{arm}_us_per_task", f"{us:.0f}", "us",
              f"scheduler CPU per task; wall {wall:.2f} s for {TASKS} tasks, "
-             f"median of {ROUNDS}")
-        if not arm.startswith("unwatched"):
+             f"median of {len(results[arm])} rounds; cluster {ARMS[arm]}")
+        if arm != "unwatched":
+            note = notes.get(arm, "roastop without the route")
             line(f"observer_{arm}_ratio", f"{ratio:.3f}", "ratio",
-                 targets.get(arm, "peer") + "; to unwatched of its phase")
+                 f"{note}; median over rounds of its CPU per task over the round's unwatched")
+    peers = [med[p][2] for p in PEERS if p in med]
+    if "roastop_route" in med and peers:
+        line("observer_roastop_route_vs_cheapest_peer",
+             f"{med['roastop_route'][2] / min(peers):.3f}", "ratio",
+             "target <= 1.0; roastop_route's ratio over the lower of roastcoffea's and bokeh's")
+    else:
+        line("observer_roastop_route_vs_cheapest_peer", "n/a", "ratio", "a peer did not run")
+
+
+def install_route(client):
+    """The collector's route on this scheduler, as a run's collector leaves
+    it; its datagrams go to a port nobody listens on."""
+    from roastop import MetricsCollector
+    with MetricsCollector(client, addr="127.0.0.1:9", hello=False):
+        pass
 
 
 def main():
-    results = {}
+    clusters = {}
     with tempfile.TemporaryDirectory(prefix="bench_observer") as d:
         tmp = Path(d)
-        cluster = Cluster(tmp, n_workers=2)
         try:
-            client = cluster.client()
             from distributed import wait
-            wait(client.map(ident, range(20), pure=False))  # warm the workers
-            client.run_on_scheduler(lambda: None)
-            phase(cluster, client, tmp, PHASE1, results.setdefault(1, {}))
-            phase(cluster, client, tmp, PHASE2, results.setdefault(2, {}))
-            client.close()
+            for name in ("plain", "bokeh", "routed"):
+                (tmp / name).mkdir()
+                cluster = Cluster(tmp / name, n_workers=2)
+                clusters[name] = (cluster, cluster.client())
+                wait(clusters[name][1].map(ident, range(20), pure=False))  # warm the workers
+            factor = calibrate(clusters, tmp)
+            install_route(clusters["routed"][1])
+            results = rounds(clusters, tmp, factor)
+            for _, client in clusters.values():
+                client.close()
         finally:
-            cluster.stop()
-    report(results)
+            for cluster, _ in clusters.values():
+                cluster.stop()
+    report(results, factor)
 
 
 if __name__ == "__main__":
