@@ -156,9 +156,12 @@ def test_apply_to_fileset_in_tmux(tmp_path, dak_cluster, dimuon_files, cols, row
         s.wait_for(f"task stream (connected): {total} tasks", timeout=120)
         # the table's rows are drawn after its title: the title naming the
         # straggler and each prefix's row whole to its P90 (a duration ends in
-        # its unit: one half drawn never matches), on one capture
+        # its unit: one half drawn never matches), on one capture. A row's
+        # count is the model's, its durations the tick's figures: a prefix
+        # that arrived since the last tick shows n/a until the next, so the
+        # wait is for each P50 measured, the state asserted below
         dur = r"(?:" + DURATION + r"|n/a)"
-        rows_whole = [re.compile(rf"^\s*\S\s+{re.escape(prefix)}\s+{n}\s+\S+\s+{dur}\s+{dur}(?:\s|$)",
+        rows_whole = [re.compile(rf"^\s*\S\s+{re.escape(prefix)}\s+{n}\s+\S+\s+{DURATION}\s+{dur}(?:\s|$)",
                                  re.M) for prefix, n in facts["graph"].items()]
         text = s.wait_for(["latest straggler: slow on " + facts["nap_worker"], *rows_whole],
                           timeout=60)
