@@ -35,7 +35,7 @@ BASE_SLEEP = 0.3  # CPU seconds a chunk spins in process(); the slow file's, 10 
 SLEEPY_CLIENT = textwrap.dedent("""
     import json, os, sys, time
     from pathlib import Path
-    examples, scheduler, files, chunksize, slow, base, how = sys.argv[1:8]
+    examples, scheduler, files, chunksize, slow, base, how, factor = sys.argv[1:9]
     sys.path.insert(0, examples)
     os.environ["DIMUON_METRICS"] = "roastop"
     import cloudpickle
@@ -43,7 +43,7 @@ SLEEPY_CLIENT = textwrap.dedent("""
     cloudpickle.register_pickle_by_value(dimuon)
     from coffea import processor
     from coffea.nanoevents import NanoAODSchema
-    from distributed import Client
+    from distributed import Client, get_worker
     from roastop import MetricsCollector, track_metrics
 
     fileset = json.loads((Path(files) / "fileset.json").read_text())
@@ -51,8 +51,8 @@ SLEEPY_CLIENT = textwrap.dedent("""
     class Sleepy(dimuon.DimuonProcessor):
         @track_metrics
         def process(self, events):
-            name = os.path.basename(events.metadata["filename"])
-            seconds = float(base) * (10 if name == slow else 1)
+            here = (os.path.basename(events.metadata["filename"]), str(get_worker().name))
+            seconds = float(base) * (float(factor) if slow in here else 1)
             if how == "sleep":  # waiting off the CPU, as on a slow read
                 time.sleep(seconds)
             spent = time.thread_time() + (seconds if how == "spin" else 0)
@@ -71,9 +71,11 @@ SLEEPY_CLIENT = textwrap.dedent("""
 """)
 
 
-def measured_run(d: Path, cluster, files, slow: str, how: str = "spin"):
+def measured_run(d: Path, cluster, files, slow: str, how: str = "spin", factor=10,
+                 chunksize=CHUNKSIZE):
     """A Sleepy run measured and recorded by roastop --headless: its
-    metrics.json, its measurement directory and the recording."""
+    metrics.json, its measurement directory and the recording. slow: the
+    file name, or the worker name, whose chunks take factor times longer."""
     out, rec = d / "measurement", d / "run.jsonl"
     proc, env = start_roastop_live(d, "--scheduler", cluster.dashboard_url, "--exit-on-run-end",
                                    "--duration", 600, "--output", out, "--checkpoint", 0,
@@ -82,7 +84,7 @@ def measured_run(d: Path, cluster, files, slow: str, how: str = "spin"):
     script.write_text(SLEEPY_CLIENT)
     try:
         p = subprocess.run([sys.executable, str(script), str(EXAMPLES), cluster.address,
-                            str(files), str(CHUNKSIZE), slow, str(BASE_SLEEP), how],
+                            str(files), str(chunksize), slow, str(BASE_SLEEP), how, str(factor)],
                            env=client_env(**env), capture_output=True, text=True, timeout=300)
         assert p.returncode == 0 and "done" in p.stdout, p.stdout + p.stderr
         proc.communicate(timeout=60)
