@@ -51,7 +51,8 @@ SLEEPY_CLIENT = textwrap.dedent("""
     class Sleepy(dimuon.DimuonProcessor):
         @track_metrics
         def process(self, events):
-            here = (os.path.basename(events.metadata["filename"]), str(get_worker().name))
+            name = os.path.basename(events.metadata["filename"])
+            here = (name, f"{name}@{events.metadata['entrystart']}", str(get_worker().name))
             seconds = float(base) * (float(factor) if slow in here else 1)
             if how == "sleep":  # waiting off the CPU, as on a slow read
                 time.sleep(seconds)
@@ -75,7 +76,8 @@ def measured_run(d: Path, cluster, files, slow: str, how: str = "spin", factor=1
                  chunksize=CHUNKSIZE):
     """A Sleepy run measured and recorded by roastop --headless: its
     metrics.json, its measurement directory and the recording. slow: the
-    file name, or the worker name, whose chunks take factor times longer."""
+    file name, the chunk (file@entrystart) or the worker name whose chunks
+    take factor times longer."""
     out, rec = d / "measurement", d / "run.jsonl"
     proc, env = start_roastop_live(d, "--scheduler", cluster.dashboard_url, "--exit-on-run-end",
                                    "--duration", 600, "--output", out, "--checkpoint", 0,

@@ -4,6 +4,8 @@ workers), measured live by roastop --headless:
 
 - a worker made slow: every chunk on one worker spins four times longer
   than on the other: bad_worker names that worker, with the rates;
+- one long chunk, the last of the last file, thirty times the others':
+  tail says how much of the run the idle thread cost and names that file;
 - fewer chunks than threads: one file read as one chunk on two threads:
   idle_cluster says 1 chunk for 2 threads and how many never had one."""
 import json
@@ -47,3 +49,11 @@ def test_one_chunk_on_two_threads_is_an_idle_cluster(tmp_path, dask_cluster, dim
     assert len(idle) == 1, run["metrics"]["roastop"]["findings"]
     assert idle[0]["title"] == "idle cluster: 1 chunk for 2 threads", idle[0]
     assert "at least 1 threads (50%) never had a chunk" in idle[0]["evidence"], idle[0]
+
+
+def test_one_long_last_chunk_is_a_tail(tmp_path, dask_cluster, dimuon_files):
+    files, _ = dimuon_files
+    run = measured_run(tmp_path, dask_cluster, files, "TTbar_2.root@40000", factor=30)
+    tail = findings(run, "tail")
+    assert len(tail) == 1, run["metrics"]["roastop"]["findings"]
+    assert "TTbar_2.root" in tail[0]["evidence"], tail[0]
