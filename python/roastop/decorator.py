@@ -8,12 +8,12 @@ fields out of the record, and nothing here ever raises into process()."""
 import functools
 import operator
 import os
-import sys
 import time
 import warnings
 
 from roastop._state import ship_by_value, shared
-from roastop.emitter import Static, chunk_message, emitter_for, emitter_from_env, parse_transport
+from roastop.emitter import (Static, chunk_message, dask_worker, emitter_for, emitter_from_env,
+                             parse_transport)
 from roastop.instrumentation import current_chunks, file_source, process_memory_mb, source_bytes
 
 FLAG = "_roastcoffea_collect_metrics"
@@ -88,19 +88,9 @@ def _unless_refused(make, *args):
 
 
 def _worker_name():
-    """The Dask worker's name, or None off a worker. A process that has not
-    imported distributed is not a Dask worker, so nothing is imported here."""
-    dist = sys.modules.get("distributed")
-    if dist is None:
-        return None
-    try:
-        # get_worker() reads this context variable and raises twice when it
-        # is unset, as on a client that imported distributed: asked directly
-        cvar = getattr(getattr(dist, "worker", None), "_worker_cvar", None)
-        worker = cvar.get(None) if cvar is not None else dist.get_worker()
-        name = None if worker is None else worker.name
-    except Exception:  # noqa: BLE001 - not on a Dask worker
-        return None
+    """The Dask worker's name, or None off a worker (emitter.dask_worker:
+    nothing is imported here)."""
+    name = getattr(dask_worker(), "name", None)
     return None if name is None else str(name)
 
 

@@ -610,7 +610,10 @@ def dask_worker():
     if distributed is None:
         return None
     try:
-        return distributed.get_worker()
+        # get_worker() reads this context variable and raises twice when it
+        # is unset, as on a client that imported distributed: asked directly
+        cvar = getattr(getattr(distributed, "worker", None), "_worker_cvar", None)
+        return cvar.get(None) if cvar is not None else distributed.get_worker()
     except Exception:  # noqa: BLE001 - ValueError outside a task; anything else alike
         return None
 
