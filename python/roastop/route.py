@@ -402,14 +402,8 @@ def install(dask_scheduler=None, span_id=None):
         plugin = task_plugin()
         buf, index = plugin.buffer, plugin.index
         stream = "%s-%x" % (token_prefix, id(plugin))
-        head, _, at = (since or "").partition(".")
-        if head == stream and at.isdigit() and int(at) <= index:
-            start = int(at)
-        else:
-            start = index - len(buf) if since else index
-        lost = max(0, index - len(buf) - start)
-        start += lost
-        n = min(index - start, TASKS_MAX)
+        start, n, lost = cursor_window(since, stream, index, len(buf), TASKS_MAX,
+                                       lambda: index - len(buf) if since else index)
         # the newest are at the deque's right end: read from there
         recs = list(itertools.islice(reversed(buf), index - start))
         recs.reverse()
@@ -539,24 +533,35 @@ class DatagramBuffer:
         from itertools import islice, takewhile
         buf, index = self.buffer, self.index
         stream = "%x" % id(self)
-        head, _, at = (since or "").partition(".")
-        oldest = index - len(buf)
-        if head == stream and at.isdigit() and int(at) <= index:
-            start = int(at)
-        else:
+
+        def first():
             young = sum(1 for _ in takewhile(lambda e: e[0] >= now - within, reversed(buf))) \
                 if not since and within is not None else len(buf)
-            start = index - young
-        lost = max(0, oldest - start)
-        start += lost
-        n = min(index - start, DATAGRAMS_ANSWER)
-        skip = start - oldest
+            return index - young
+
+        start, n, lost = cursor_window(since, stream, index, len(buf), DATAGRAMS_ANSWER, first)
+        skip = start - (index - len(buf))
         payloads = [[port, b64encode(p).decode("ascii")]
                     for _, port, p in islice(buf, skip, skip + n)]
         return {"stream": stream, "next": start + n, "lost": lost,
                 "left": index - start - n, "dropped": self.dropped, "refused": self.refused,
                 "held": len(buf), "held_bytes": self.held, "time": now,
                 "datagrams": payloads}
+
+
+def cursor_window(since, stream, index, held, most, first):
+    """(start, n, lost): where a reader of a buffer resumes, how many it
+    takes and how many the buffer dropped before it came back. The buffer
+    has kept index items since it began and holds the last held of them;
+    since is the reader's cursor "<stream>.<index>", followed when it is
+    this stream's and not past index; else the reader starts at first()
+    (each caller's own rule for a reader without a cursor of its own). At
+    most `most` are taken: the rest the next ask."""
+    head, _, at = (since or "").partition(".")
+    start = int(at) if head == stream and at.isdigit() and int(at) <= index else first()
+    lost = max(0, index - held - start)
+    start += lost
+    return start, min(index - start, most), lost
 
 
 def handler_rules(router, suffix):
