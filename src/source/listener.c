@@ -37,6 +37,7 @@
 
 struct listener {
 	struct udp *u;
+	int port; /* the one bound (listener_port) */
 	event_deliver_fn deliver;
 	void (*note)(void *ctx, const char *text);
 	void *ctx;
@@ -107,14 +108,20 @@ static struct udp *listener_try(const struct source_env *env, int port, char *er
 	return u;
 }
 
+/* The port bound, off the socket's address ("host:port"). */
+static int listener_port(const struct udp *u)
+{
+	const char *colon = strrchr(udp_address(u), ':');
+	return colon ? atoi(colon + 1) : 0;
+}
+
 /* The port got is remembered (when it changed), and said in one line when
  * the first choice was taken. */
 static void listener_settle(const struct source_env *env, const struct udp *u, int remembered,
 			    int first, bool moved)
 {
 	const char *addr = udp_address(u);
-	const char *colon = strrchr(addr, ':');
-	int port = colon ? atoi(colon + 1) : 0;
+	int port = listener_port(u);
 	bool kept = env->key && (port == remembered || portfile_write(env->key->path, port) == 0);
 	if (moved)
 		fprintf(stderr, "roastop: port %d is taken; listening on udp %s instead%s%s%s\n",
@@ -156,6 +163,7 @@ static void *listener_open(const struct source_env *env, char *err, size_t errsz
 		free(l);
 		return NULL;
 	}
+	l->port = listener_port(l->u);
 	l->deliver = env->deliver;
 	l->note = env->note;
 	l->ctx = env->ctx;
@@ -341,8 +349,7 @@ static void listener_close(void *src)
 static bool listener_take(void *src, const char *buf, size_t len, int port, double now)
 {
 	struct listener *l = src;
-	const char *colon = strrchr(udp_address(l->u), ':');
-	if (!colon || atoi(colon + 1) != port)
+	if (l->port != port) /* 0 when unknown: no payload's port */
 		return false;
 	udp_process_path(l->u, buf, len, now, UDP_PATH_DASK, l->deliver, l->ctx);
 	return true;
