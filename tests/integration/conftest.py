@@ -1,5 +1,6 @@
 """Shared fixtures: the real roastop binary and the recording generator."""
 import atexit
+import contextlib
 import hashlib
 import hmac
 import json
@@ -12,6 +13,7 @@ import struct
 import subprocess
 import tempfile
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -369,6 +371,27 @@ def start_roastop_live(workdir: Path, *extra):
     raise AssertionError("roastop did not print its address: " + err.read_text())
 
 
+@contextlib.contextmanager
+def measuring(workdir: Path, out: Path, *extra, wait=60):
+    """roastop --headless measuring one run live into out until the run's
+    end (--exit-on-run-end), with extra options (--scheduler, --duration,
+    ...). Yields a namespace whose env is the emitter's environment; after
+    the block roastop is waited for (wait seconds at most), must have
+    exited 0, and its stdout is the namespace's stdout. A block that raises
+    kills it."""
+    proc, env = start_roastop_live(workdir, "--exit-on-run-end", "--output", out,
+                                   "--checkpoint", 0, *extra)
+    live = types.SimpleNamespace(env=env, stdout=None)
+    try:
+        yield live
+        live.stdout, _ = proc.communicate(timeout=wait)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, (workdir / "roastop.stderr").read_text()
+
+
 @pytest.fixture(scope="session")
 def roastop_dimuon_run(tmp_path_factory, dask_cluster, dimuon_files):
     """The example measured live by roastop: roastop polls the scheduler's
@@ -376,18 +399,9 @@ def roastop_dimuon_run(tmp_path_factory, dask_cluster, dimuon_files):
     from dask_cluster import client_env, run_example
     d = tmp_path_factory.mktemp("roastop-run")
     out = d / "measurement"
-    proc, env = start_roastop_live(d, "--scheduler", dask_cluster.dashboard_url,
-                                   "--exit-on-run-end", "--duration", 600, "--output", out,
-                                   "--checkpoint", 0)
-    try:
-        files, truth = dimuon_files
+    files, truth = dimuon_files
+    with measuring(d, out, "--scheduler", dask_cluster.dashboard_url, "--duration", 600) as live:
         result = run_example(dask_cluster, files, d / "result.json", "--collector", "roastop",
-                             "--chunksize", CHUNKSIZE, env=client_env(**env))
-        stdout, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
+                             "--chunksize", CHUNKSIZE, env=client_env(**live.env))
     return {"metrics": load_metrics(out), "out": out, "result": result, "truth": truth,
-            "stdout": stdout, "dir": d}
+            "stdout": live.stdout, "dir": d}

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from conftest import load_metrics, roastop, run_dir, start_roastop_live
+from conftest import load_metrics, measuring, roastop, run_dir
 from dask_cluster import EXAMPLES, Cluster, client_env, run_example
 
 EVENTS = 80000
@@ -44,18 +44,9 @@ def measured(tmp_path_factory, cluster, files, chunksize):
     """The workload measured live by roastop: its output root."""
     d = tmp_path_factory.mktemp(f"chunks{chunksize}")
     out = d / "measurement"
-    proc, env = start_roastop_live(d, "--scheduler", cluster.dashboard_url,
-                                   "--exit-on-run-end", "--duration", DEADLINE, "--output", out,
-                                   "--checkpoint", 0)
-    try:
+    with measuring(d, out, "--scheduler", cluster.dashboard_url, "--duration", DEADLINE) as live:
         run_example(cluster, files, d / "result.json", "--collector", "roastop",
-                    "--chunksize", chunksize, env=client_env(**env))
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
+                    "--chunksize", chunksize, env=client_env(**live.env))
     return out
 
 
@@ -114,22 +105,13 @@ def measured_spin(tmp_path_factory, cluster, files, chunksize):
     directory's root."""
     d = tmp_path_factory.mktemp(f"spin{chunksize}")
     out = d / "measurement"
-    proc, env = start_roastop_live(d, "--scheduler", cluster.dashboard_url,
-                                   "--exit-on-run-end", "--duration", DEADLINE, "--output", out,
-                                   "--checkpoint", 0)
     script = d / "client.py"
     script.write_text(SPIN_CLIENT)
-    try:
+    with measuring(d, out, "--scheduler", cluster.dashboard_url, "--duration", DEADLINE) as live:
         p = subprocess.run([sys.executable, str(script), cluster.address, str(files),
-                            str(chunksize), str(PER_EVENT)], env=client_env(**env),
+                            str(chunksize), str(PER_EVENT)], env=client_env(**live.env),
                            capture_output=True, text=True, timeout=DEADLINE)
         assert p.returncode == 0 and f"done {EVENTS}" in p.stdout, p.stdout + p.stderr
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
     return out
 
 

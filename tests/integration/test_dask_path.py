@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHUNKSIZE, TOOLS, load_metrics, start_roastop_live
+from conftest import CHUNKSIZE, TOOLS, load_metrics, measuring
 from dask_cluster import Cluster, client_env, run_example
 
 SHIM = Path(TOOLS).resolve() / "udpdrop.so"
@@ -56,21 +56,12 @@ def measured_run(tmp_path, cluster, files, dropped_workers):
     """One run of the example measured by a fresh roastop, whose port the
     workers named drop. Its metrics.json and the client's result."""
     out = tmp_path / "measurement"
-    proc, env = start_roastop_live(tmp_path, "--scheduler", cluster.dashboard_url,
-                                   "--exit-on-run-end", "--duration", 600, "--output", out,
-                                   "--checkpoint", 0)
-    port = env["ROASTOP_ADDR"].rsplit(":", 1)[1]
-    for i in range(cluster.n_workers):
-        cluster.drop_file(i).write_text(port if i in dropped_workers else "")
-    try:
+    with measuring(tmp_path, out, "--scheduler", cluster.dashboard_url, "--duration", 600) as live:
+        port = live.env["ROASTOP_ADDR"].rsplit(":", 1)[1]
+        for i in range(cluster.n_workers):
+            cluster.drop_file(i).write_text(port if i in dropped_workers else "")
         result = run_example(cluster, files, tmp_path / "result.json", "--collector", "roastop",
-                             "--chunksize", CHUNKSIZE, env=client_env(**env))
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, (tmp_path / "roastop.stderr").read_text()
+                             "--chunksize", CHUNKSIZE, env=client_env(**live.env))
     return load_metrics(out), result
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import CHUNKSIZE, load_metrics, roastop, start_roastop_live
+from conftest import CHUNKSIZE, load_metrics, measuring, roastop
 from dask_cluster import EXAMPLES, client_env
 
 EVENTS_PER_FILE = 50000
@@ -21,22 +21,14 @@ MIB, GIB = 1 << 20, 1 << 30
 def measured(tmp_path_factory, dimuon_files, executor):
     d = tmp_path_factory.mktemp(f"exec-{executor}")
     out = d / "measurement"
-    proc, env = start_roastop_live(d, "--exit-on-run-end", "--duration", 600, "--output", out,
-                                   "--checkpoint", 0, "--record", d / "rec.jsonl")
-    try:
-        files, truth = dimuon_files
+    files, truth = dimuon_files
+    with measuring(d, out, "--duration", 600, "--record", d / "rec.jsonl", wait=90) as live:
         p = subprocess.run([sys.executable, str(EXAMPLES / "run_dimuon.py"), "--executor",
                             executor, "--workers", str(POOL), "--files", str(files),
                             "--result", str(d / "result.json"), "--collector", "roastop",
-                            "--chunksize", str(CHUNKSIZE)], env=client_env(**env),
+                            "--chunksize", str(CHUNKSIZE)], env=client_env(**live.env),
                            capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stdout + p.stderr
-        stdout, _ = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
     import json
     return {"metrics": load_metrics(out), "result": json.loads((d / "result.json").read_text()),
             "truth": truth, "out": out, "dir": d}

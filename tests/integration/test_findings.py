@@ -14,7 +14,6 @@ tmux for the screen.
 - a waiting run (every chunk sleeps in process()): io_bound;
 - a healthy run (every chunk spins alike, one chunk per thread at a time):
   no finding anywhere, and each place says "no finding"."""
-import json
 import os
 import re
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHUNKSIZE, load_metrics, run_dir, start_roastop_live
+from conftest import CHUNKSIZE, load_metrics, measuring, run_dir
 from dask_cluster import EXAMPLES, client_env
 from test_screen import pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
 
@@ -79,22 +78,15 @@ def measured_run(d: Path, cluster, files, slow: str, how: str = "spin", factor=1
     file name, the chunk (file@entrystart) or the worker name whose chunks
     take factor times longer."""
     out, rec = d / "measurement", d / "run.jsonl"
-    proc, env = start_roastop_live(d, "--scheduler", cluster.dashboard_url, "--exit-on-run-end",
-                                   "--duration", 600, "--output", out, "--checkpoint", 0,
-                                   "--record", rec)
     script = d / "sleepy_client.py"
     script.write_text(SLEEPY_CLIENT)
-    try:
+    with measuring(d, out, "--scheduler", cluster.dashboard_url, "--duration", 600,
+                   "--record", rec) as live:
         p = subprocess.run([sys.executable, str(script), str(EXAMPLES), cluster.address,
                             str(files), str(chunksize), slow, str(BASE_SLEEP), how, str(factor)],
-                           env=client_env(**env), capture_output=True, text=True, timeout=300)
+                           env=client_env(**live.env), capture_output=True, text=True,
+                           timeout=300)
         assert p.returncode == 0 and "done" in p.stdout, p.stdout + p.stderr
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, (d / "roastop.stderr").read_text()
     return {"metrics": load_metrics(out), "dir": run_dir(out), "recording": rec}
 
 

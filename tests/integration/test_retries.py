@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_metrics, start_roastop_live
+from conftest import load_metrics, measuring
 from dask_cluster import EXAMPLES, Cluster, client_env
 
 EVENTS_PER_FILE = 20000
@@ -105,26 +105,18 @@ def measure(tmp_path, cluster, files, mode, skip=False):
     """One Runner run measured by roastop: its metrics.json, summary.txt and
     what the client saw."""
     out = tmp_path / "measurement"
-    proc, env = start_roastop_live(tmp_path, "--exit-on-run-end", "--duration", DEADLINE,
-                                   "--output", out, "--checkpoint", 0)
     marks = tmp_path / "marks"
     marks.mkdir()
     script = tmp_path / "client.py"
     script.write_text(CLIENT)
     result = tmp_path / "result.json"
-    try:
+    with measuring(tmp_path, out, "--duration", DEADLINE) as live:
         p = subprocess.run([sys.executable, str(script), str(EXAMPLES), cluster.address,
                             str(files), str(marks), str(CHUNKSIZE), mode,
                             "skip" if skip else "noskip", str(result)],
-                           env=client_env(**env), capture_output=True, text=True,
+                           env=client_env(**live.env), capture_output=True, text=True,
                            timeout=DEADLINE)
         assert p.returncode == 0, p.stdout + p.stderr
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, (tmp_path / "roastop.stderr").read_text()
     m = load_metrics(out)
     summary = (out / "latest" / "summary.txt").read_text()
     return m, summary, json.loads(result.read_text())
@@ -164,7 +156,8 @@ def test_transient_failures_are_retries_not_failures(tmp_path, cluster, files):
     f = finding(m, "failures")
     assert f["severity"] == "info" and f["cost_share"] is None, f
     assert f["title"].startswith("retries: 4 attempts retried, no chunk lost; "), f
-    assert "retried by a later attempt 4 (chunks recovered 4), chunks lost (their last attempt failed) 0" in f["evidence"]
+    assert ("retried by a later attempt 4 (chunks recovered 4), "
+            "chunks lost (their last attempt failed) 0") in f["evidence"]
 
 
 def test_chunk_failing_every_attempt_is_failed(tmp_path, cluster, files):
