@@ -52,10 +52,13 @@ SLEEPY_CLIENT = textwrap.dedent("""
         def process(self, events):
             name = os.path.basename(events.metadata["filename"])
             here = (name, f"{name}@{events.metadata['entrystart']}", str(get_worker().name))
-            seconds = float(base) * (float(factor) if slow in here else 1)
+            seconds = float(base) * (float(factor) if slow in here and how != "leak" else 1)
+            if how == "leak" and slow in here:  # factor MiB kept a chunk, as a global list
+                get_worker().__dict__.setdefault("sleepy_leak", []).append(
+                    b"\x01" * (int(factor) << 20))
             if how == "sleep":  # waiting off the CPU, as on a slow read
                 time.sleep(seconds)
-            spent = time.thread_time() + (seconds if how == "spin" else 0)
+            spent = time.thread_time() + (0 if how == "sleep" else seconds)
             while time.thread_time() < spent:  # CPU work: a sleep would read as I/O
                 pass
             return dimuon.DimuonProcessor.process.__wrapped__(self, events)
@@ -66,6 +69,7 @@ SLEEPY_CLIENT = textwrap.dedent("""
                               schema=NanoAODSchema, chunksize=int(chunksize))
     with MetricsCollector(client, processor_instance=proc, run_name="sleepy"):
         runner(fileset, processor_instance=proc, treename="Events")
+    client.run(lambda dask_worker: dask_worker.__dict__.pop("sleepy_leak", None))
     print("done", flush=True)
     client.close()
 """)
@@ -76,7 +80,8 @@ def measured_run(d: Path, cluster, files, slow: str, how: str = "spin", factor=1
     """A Sleepy run measured and recorded by roastop --headless: its
     metrics.json, its measurement directory and the recording. slow: the
     file name, the chunk (file@entrystart) or the worker name whose chunks
-    take factor times longer."""
+    take factor times longer (how "spin" on the CPU, "sleep" off it), or,
+    how "leak", keep factor MiB each on their worker until the run ends."""
     out, rec = d / "measurement", d / "run.jsonl"
     script = d / "sleepy_client.py"
     script.write_text(SLEEPY_CLIENT)

@@ -7,8 +7,11 @@ workers), measured live by roastop --headless:
 - one long chunk, the last of the last file, thirty times the others':
   tail says how much of the run the idle thread cost and names that file;
 - fewer chunks than threads: one file read as one chunk on two threads:
-  idle_cluster says 1 chunk for 2 threads and how many never had one."""
+  idle_cluster says 1 chunk for 2 threads and how many never had one;
+- a leak: every chunk on one worker keeps 40 MiB until the run ends:
+  memory_growth names that worker, with the growth a chunk."""
 import json
+import re
 
 from distributed import Client
 
@@ -57,3 +60,20 @@ def test_one_long_last_chunk_is_a_tail(tmp_path, dask_cluster, dimuon_files):
     tail = findings(run, "tail")
     assert len(tail) == 1, run["metrics"]["roastop"]["findings"]
     assert "TTbar_2.root" in tail[0]["evidence"], tail[0]
+
+
+def test_memory_kept_per_chunk_is_growth(tmp_path, dask_cluster, dimuon_files):
+    files, _ = dimuon_files
+    names = worker_names(dask_cluster)
+    leaky = names[1]
+    run = measured_run(tmp_path, dask_cluster, files, leaky, how="leak", factor=40)
+    growth = findings(run, "memory_growth")
+    assert len(growth) == 1, run["metrics"]["roastop"]["findings"]
+    f = growth[0]
+    assert f["title"] == f"memory grows chunk after chunk on {leaky}", f
+    m = re.search(r"after its (\d+) chunks \(\+([\d.]+) MiB a chunk\), up after (\d+) of them",
+                  f["evidence"])
+    assert m, f
+    chunks, per_chunk, up = int(m.group(1)), float(m.group(2)), int(m.group(3))
+    assert chunks >= 6 and up >= 0.7 * (chunks - 1), f
+    assert 30 <= per_chunk <= 50, f  # 40 MiB kept, give or take the chunk's own
