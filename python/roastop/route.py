@@ -47,7 +47,7 @@ def install(dask_scheduler=None, span_id=None):
     import os
     import struct
     import time
-    from operator import attrgetter, is_, itemgetter
+    from operator import attrgetter, is_, is_not, itemgetter
 
     import distributed
     from tornado import web
@@ -92,29 +92,26 @@ def install(dask_scheduler=None, span_id=None):
     nan = math.nan
 
     def fine_json(metrics, cache):
-        """Scheduler.cumulative_worker_metrics as the JSON (bytes) of its rows
-        [context, prefix, activity, unit, value]. 200 prefixes make ~2,500
-        keys: a row built and JSON-encoded each poll cost ~10 ms a poll. So
-        a key's part of its row is encoded once, and the row again only
-        when its value changed (cache: {key: (value, row, head)}, one dict
-        read a key; most keys are still between two polls). Plain-string
-        keys are heartbeat digests, not fine metrics; non-finite values are
-        left out."""
-        rows = []
-        for key, value in metrics.items():
-            hit = cache.get(key)
-            if hit is None:
-                hit = (None, b"", fine_head(key))
-            elif hit[0] == value and type(hit[0]) is type(value):
-                if hit[1]:
-                    rows.append(hit[1])
-                continue
-            v = num(value)
-            row = hit[2] + float_text(v) + b"]" if hit[2] and v is not None else b""
-            cache[key] = (value, row, hit[2])
-            if row:
-                rows.append(row)
-        return b"[" + b",".join(rows) + b"]"
+        """Scheduler.cumulative_worker_metrics (or a span's) as the JSON
+        (bytes) of its rows [context, prefix, activity, unit, value]. On a
+        busy scheduler 200 prefixes make ~800 keys, and as many on the run's
+        span, and a heartbeat changes a part of them: the keys and values
+        are taken as lists, a row is built again only where the value is
+        another object than at the last poll (`+=` on a number makes a new
+        one), found in C (map, is_not, compress), and a key's head once, until
+        the keys change (cache: the last poll's lists). Plain-string keys are
+        heartbeat digests, not fine metrics; non-finite values are left out."""
+        keys, vals = list(metrics), list(metrics.values())
+        if keys != cache.get("keys"):
+            n = len(keys)  # every value new below: no metric's value is this list
+            cache.update(keys=keys, heads=[fine_head(k) for k in keys], vals=[cache] * n,
+                         rows=[b""] * n)
+        heads, rows = cache["heads"], cache["rows"]
+        for i in itertools.compress(itertools.count(), map(is_not, vals, cache["vals"])):
+            v = num(vals[i])
+            rows[i] = heads[i] + float_text(v) + b"]" if heads[i] and v is not None else b""
+        cache["vals"] = vals
+        return b"[" + b",".join(filter(None, rows)) + b"]"
 
     def fine_head(key):
         """b'["context","prefix","activity","unit",' of a fine-metric key,

@@ -7,7 +7,8 @@ and the other numbers stay exact; each worker's occupancy is one float64
 a client that names the current facts token gets the body without the
 facts and statuses, and a new token once they change; the failed tasks per
 prefix since the route's install (the run's start) and the oldest tasks
-executing now, a task finished since its worker's heartbeat left out."""
+executing now, a task finished since its worker's heartbeat left out; the
+fine-metric rows, poll after poll, as the metrics change, come and go."""
 import base64
 import json
 import math
@@ -50,6 +51,21 @@ def scheduler(workers):
             s.plugins[name] = plugin
     s.add_plugin = add_plugin
     return s
+
+
+def fine_rows(metrics):
+    """The rows the route must serve, written out plainly."""
+    out = []
+    for k, v in metrics.items():
+        if not isinstance(k, tuple) or len(k) < 3 or isinstance(v, bool) \
+                or not isinstance(v, (int, float)) or not math.isfinite(v):
+            continue
+        p = [str(x) for x in k]
+        if len(p) == 3:
+            p.insert(1, "")
+        out.append([p[0], p[1], p[2], p[-1], v])
+    return out
+
 
 
 class RouteBody(testing.AsyncHTTPTestCase):
@@ -162,3 +178,26 @@ class RouteBody(testing.AsyncHTTPTestCase):
         pf.state_counts["erred"] = 9
         self.sched.transition_counter += 1
         assert self.body()["erred"] == [["process", 2]]
+
+    def test_rows_follow_each_change(self):
+        m = self.sched.cumulative_worker_metrics
+        m.update({("execute", "sum", "thread-cpu", "seconds"): 1.5,
+                  ("execute", "sum", "thread-noncpu", "seconds"): 0.25,
+                  ("gather-dep", "network", "bytes"): 1024,
+                  "latency": 0.01, ("execute", "inc", "disk-read", "bytes"): math.nan})
+        route.install(self.sched)
+        changes = [
+            lambda: m.__setitem__(("execute", "sum", "thread-cpu", "seconds"), 1.5 + 2.0),
+            lambda: m.__setitem__(("execute", "inc", "thread-cpu", "seconds", "x"), 7.0),
+            lambda: m.pop(("execute", "sum", "thread-noncpu", "seconds")),
+            lambda: m.__setitem__(("execute", "inc", "disk-read", "bytes"), 4096),
+            lambda: m.__setitem__(("gather-dep", "network", "bytes"), math.inf),
+            lambda: m.__setitem__(("gather-dep", "network", "bytes"), 2048),
+            lambda: m.__setitem__(("execute", "sum", "thread-cpu", "seconds"), float("3.5")),
+            lambda: None,
+        ]
+        assert self.body()["fine"] == fine_rows(m)
+        for change in changes:
+            change()
+            assert self.body()["fine"] == fine_rows(m)
+        assert len(fine_rows(m)) == 4
