@@ -19,6 +19,17 @@ after, averaged), roastop --headless at 1 Hz (build/roastop), roastcoffea's
 tracking at 1 Hz, and the Bokeh dashboard's /status in headless Chromium (if
 installed). The bench's own client stays connected throughout.
 
+Busy (scheduler_*_busy_*): BUSY_WORKERS one-thread workers kept running a
+stream of 20 ms tasks spread over BUSY_PREFIXES task prefixes, once every
+prefix has reported its fine metrics, inside the run's span as under the
+collector (the route serves the cluster's and the span's): roastop's poll as it
+polls, state.json naming its facts token then tasks.json from its cursor,
+every POLL_GAP seconds so heartbeats land between polls, each handler timed
+as above; the poll a second as a share of the scheduler process's CPU a
+second meanwhile (the issue's 1.02x budget); beside it roastcoffea's tick on
+the same scheduler. identity.json
+answers 500 while tasks run (dask/distributed#8370): no peer line from it.
+
 Run with the test venv's python (distributed, roastcoffea): `make bench`.
 BENCH_SCHED_WORKERS (default 1,8,32) and BENCH_SCHED_SECONDS (default 30)
 shorten it. BENCH_SMOKE=1 (make bench-smoke) makes their defaults 1,2 and
@@ -50,6 +61,9 @@ WORKERS = [int(n) for n in os.environ.get("BENCH_SCHED_WORKERS",
                                           "1,2" if SMOKE else "1,8,32").split(",")]
 SECONDS = float(os.environ.get("BENCH_SCHED_SECONDS", "1" if SMOKE else "30"))
 # a watcher's start before its window: roastop's first polls; Chromium's page load
+BUSY_PREFIXES = 20 if SMOKE else 200
+BUSY_WORKERS = 2 if SMOKE else 4
+POLL_GAP = 0.05 if SMOKE else 0.5
 SETTLE = {"dashboard": 3 if SMOKE else 15, "other": 1 if SMOKE else 5}
 CONNS = {}  # connections open to the dashboard at the end of each watch
 SKIPPED = {}  # watchers that could not run here, and why
@@ -177,6 +191,73 @@ def per_poll(cluster, client):
         statistics.median(nbytes["identity"])
 
 
+def hold(x):
+    """A busy task: its thread held 20 ms."""
+    import time as _t
+    _t.sleep(0.02)
+    return x
+
+
+def fine_prefixes(dask_scheduler):
+    """Task prefixes with fine metrics on the scheduler."""
+    return len({k[1] for k in dask_scheduler.cumulative_worker_metrics
+                if isinstance(k, tuple) and len(k) >= 4})
+
+
+def busy_poll(cluster, client):
+    """(state us, tasks us, roastcoffea tick us, (cluster's, span's fine
+    rows) at the last poll, tasks a poll, the scheduler's CPU us a second)
+    while every worker runs tasks of BUSY_PREFIXES prefixes."""
+    from dask_cluster import wait_for
+    n = BUSY_WORKERS * 50 * int(60 + 2 * POLLS * POLL_GAP)  # 50 a second a worker
+    keys = [f"busy{i % BUSY_PREFIXES}-{i}" for i in range(n)]
+    futures = client.map(hold, range(n), key=keys, pure=False)
+    wait_for(lambda: client.run_on_scheduler(fine_prefixes) >= BUSY_PREFIXES,
+             timeout=300, step=1)
+    base = cluster.dashboard_url
+    client.run_on_scheduler(wrap_handlers, suffixes=[route.ROUTE, route.TASKS_ROUTE])
+    state_url = route_url(base + route.ROUTE)
+    with urllib.request.urlopen(base + route.TASKS_ROUTE, timeout=10) as r:
+        cursor = json.loads(r.read())
+    client.run_on_scheduler(take_times)
+    fine, took = [], []
+    c0, t0 = cpu_seconds(cluster.scheduler.pid), time.monotonic()
+    for _ in range(POLLS):
+        time.sleep(POLL_GAP)
+        with urllib.request.urlopen(state_url, timeout=10) as r:
+            state = json.loads(r.read())
+        fine.append((len(state.get("fine") or ()), len((state.get("span") or {}).get("fine") or ())))
+        since = f"{cursor['stream']}.{cursor['next']}"
+        with urllib.request.urlopen(f"{base}{route.TASKS_ROUTE}?since={since}", timeout=10) as r:
+            cursor = json.loads(r.read())
+        took.append(len(cursor["tasks"]))
+    sched_us = (cpu_seconds(cluster.scheduler.pid) - c0) * 1e6 / (time.monotonic() - t0)
+    t = client.run_on_scheduler(take_times)
+    tick = statistics.median(client.run_on_scheduler(roastcoffea_ticks, n=POLLS)) / 1000
+    running = sum(not f.done() for f in futures)
+    client.cancel(futures)
+    if not running:
+        raise SystemExit("bench scheduler busy: the tasks ran out before the polls ended")
+    return (statistics.median(t[route.ROUTE]) / 1000,
+            statistics.median(t[route.TASKS_ROUTE]) / 1000, tick,
+            fine[-1], statistics.median(took), sched_us)
+
+
+def report_busy(r):
+    state_us, tasks_us, tick_us, rows, tasks, sched_us = r
+    tag = f"busy_{BUSY_PREFIXES}p_{BUSY_WORKERS}w"
+    line(f"scheduler_route_cost_{tag}", f"{state_us + tasks_us:.0f}", "us",
+         "target <= 1000: 0.1 % of a core at --interval 1")
+    line(f"scheduler_route_share_{tag}", f"{(state_us + tasks_us) / sched_us:.3f}", "ratio",
+         f"target <= 0.02: a poll a second over the busy scheduler's own "
+         f"{sched_us / 1000:.0f} ms/s")
+    line(f"scheduler_route_state_cost_{tag}", f"{state_us:.0f}", "us",
+         f"state.json, {rows[0]} fine-metric rows and the span's {rows[1]}")
+    line(f"scheduler_route_tasks_cost_{tag}", f"{tasks_us:.0f}", "us",
+         f"tasks.json, {tasks:.0f} task records a poll")
+    line(f"scheduler_roastcoffea_tick_{tag}", f"{tick_us:.0f}", "us", "peer")
+
+
 def report_poll(n, r):
     route_us, ident_us, tick_us, route_b, ident_b = r
     line(f"scheduler_route_cost_{n}w", f"{route_us:.0f}", "us", "target <= 0.1 x identity")
@@ -289,6 +370,19 @@ def main():
             finally:
                 cluster.stop()
     report_slopes(results)
+    with tempfile.TemporaryDirectory(prefix="bench_sched") as d:
+        cluster = Cluster(Path(d), n_workers=BUSY_WORKERS)
+        try:
+            client = cluster.client()
+            from distributed import span
+            with span("roastop", "bench") as sid:  # the run's span, as the collector's
+                routes, why = route.install_on(client, sid)
+                if routes is None:
+                    raise SystemExit(f"bench scheduler: the route did not install: {why}")
+                report_busy(busy_poll(cluster, client))
+            client.close()
+        finally:
+            cluster.stop()
 
 
 if __name__ == "__main__":
