@@ -96,9 +96,10 @@ static void idle_few_chunks(const struct run *r, const struct metrics *m, double
 	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f chunk%s for %.0f threads", n,
 		 n == 1 ? "" : "s", threads);
 	snprintf(f->evidence, sizeof(f->evidence),
-		 "the run had %.0f chunks (%s events) and the cluster %.0f threads: at least %.0f "
-		 "threads (%.0f%%) never had a chunk",
-		 n, format_count(a, m->total_events_from_chunks), threads, threads - n, 100 * idle);
+		 "the run had %.0f chunk%s (%s events) and the cluster %.0f threads: at least %.0f "
+		 "thread%s (%.0f%%) never had a chunk",
+		 n, n == 1 ? "" : "s", format_count(a, m->total_events_from_chunks), threads,
+		 threads - n, threads - n == 1 ? "" : "s", 100 * idle);
 	optnum per = m->total_events_from_chunks.valid
 			     ? optnum_of(floor(m->total_events_from_chunks.value / threads))
 			     : optnum_none();

@@ -51,7 +51,8 @@ def test_one_chunk_on_two_threads_is_an_idle_cluster(tmp_path, dask_cluster, dim
     idle = findings(run, "idle_cluster")
     assert len(idle) == 1, run["metrics"]["roastop"]["findings"]
     assert idle[0]["title"] == "idle cluster: 1 chunk for 2 threads", idle[0]
-    assert "at least 1 threads (50%) never had a chunk" in idle[0]["evidence"], idle[0]
+    assert "the run had 1 chunk (50,000 events)" in idle[0]["evidence"], idle[0]
+    assert "at least 1 thread (50%) never had a chunk" in idle[0]["evidence"], idle[0]
 
 
 def test_one_long_last_chunk_is_a_tail(tmp_path, dask_cluster, dimuon_files):

@@ -524,6 +524,8 @@ static void idle_cluster_when_fewer_chunks_than_threads(void **state)
 	evaluate(T0 + 6, true, &fs);
 	const struct finding *f = must(&fs, FIND_IDLE_CLUSTER);
 	assert_string_equal(f->title, "idle cluster: 1 chunk for 4 threads");
+	assert_string_equal(f->evidence, "the run had 1 chunk (1,000 events) and the cluster 4 "
+					 "threads: at least 3 threads (75%) never had a chunk");
 	assert_non_null(strstr(f->suggestion, "at most 250 events"));
 	assert_true(fabs(f->cost - 0.75) < 1e-9);
 }
