@@ -118,10 +118,11 @@ static void rule_silent_run(const struct run *r, const struct metrics *m,
 		return;
 	struct finding *f = diag_new(out, FIND_SILENT_RUN, SEV_CRITICAL, since, 0);
 	char d[FMT_LEN];
-	snprintf(f->title, sizeof(f->title), "%.0f tasks run, no chunk came", busy.value);
+	snprintf(f->title, sizeof(f->title), "%.0f task%s run, no chunk came", busy.value,
+		 diag_s(busy.value));
 	snprintf(f->evidence, sizeof(f->evidence),
-		 "the scheduler shows %.0f tasks executing; 0 chunks received in %s", busy.value,
-		 format_duration(d, optnum_of(ctx->now - since)));
+		 "the scheduler shows %.0f task%s executing; 0 chunks received in %s", busy.value,
+		 diag_s(busy.value), format_duration(d, optnum_of(ctx->now - since)));
 	snprintf(f->suggestion, sizeof(f->suggestion),
 		 "decorate process() and export ROASTOP_ADDR/KEY to the workers (the emitter line)");
 }

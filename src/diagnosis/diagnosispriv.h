@@ -20,6 +20,11 @@ double diag_median(double *v, size_t n);
 /* The host of a file's URL ("root://host//path", "https://host/path"),
  * without the port's user part; false for a local path. */
 bool diag_host_of(const char *url, char *host, size_t size);
+/* "s" after a count n that is not 1, for the texts' nouns; "" after 1. */
+static inline const char *diag_s(double n)
+{
+	return n == 1 ? "" : "s";
+}
 /* Whether a chunk record's file (its end kept when long) is key. */
 bool diag_same_file(const char *key, const char *rc_file);
 /* The run's successful chunk records in arrival order (malloc'd; *n set),

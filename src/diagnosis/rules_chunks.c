@@ -138,11 +138,11 @@ static void tail_live(const struct metrics *m, double threads, struct findings *
 	double since = m->inflight_at - m->inflight_oldest_age.value + m->straggler_after.value;
 	struct finding *f = diag_new(out, FIND_TAIL, SEV_WARNING, since, 0);
 	char a[FMT_LEN], b[FMT_LEN];
-	snprintf(f->title, sizeof(f->title), "the tail: %.0f straggling chunks, %.0f of %.0f threads idle",
-		 s.value, threads - run.value, threads);
+	snprintf(f->title, sizeof(f->title), "the tail: %.0f straggling chunk%s, %.0f of %.0f threads idle",
+		 s.value, diag_s(s.value), threads - run.value, threads);
 	snprintf(f->evidence, sizeof(f->evidence),
-		 "%.0f chunks in flight, %.0f older than the straggler limit %s; the oldest %s",
-		 run.value, s.value, format_duration(a, m->straggler_after),
+		 "%.0f chunk%s in flight, %.0f older than the straggler limit %s; the oldest %s",
+		 run.value, diag_s(run.value), s.value, format_duration(a, m->straggler_after),
 		 format_duration(b, m->inflight_oldest_age));
 	snprintf(f->suggestion, sizeof(f->suggestion),
 		 "view 9 names their files and workers; smaller chunks shorten the tail");

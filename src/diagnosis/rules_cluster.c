@@ -94,12 +94,12 @@ static void idle_few_chunks(const struct run *r, const struct metrics *m, double
 	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, SEV_WARNING, NAN, idle);
 	char a[FMT_LEN], b[FMT_LEN];
 	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f chunk%s for %.0f threads", n,
-		 n == 1 ? "" : "s", threads);
+		 diag_s(n), threads);
 	snprintf(f->evidence, sizeof(f->evidence),
 		 "the run had %.0f chunk%s (%s events) and the cluster %.0f threads: at least %.0f "
 		 "thread%s (%.0f%%) never had a chunk",
-		 n, n == 1 ? "" : "s", format_count(a, m->total_events_from_chunks), threads,
-		 threads - n, threads - n == 1 ? "" : "s", 100 * idle);
+		 n, diag_s(n), format_count(a, m->total_events_from_chunks), threads, threads - n,
+		 diag_s(threads - n), 100 * idle);
 	optnum per = m->total_events_from_chunks.valid
 			     ? optnum_of(floor(m->total_events_from_chunks.value / threads))
 			     : optnum_none();
@@ -139,8 +139,8 @@ static void idle_waiting(const struct run *r, double threads, struct findings *o
 		return;
 	double t = r->tl_executing.has_last ? r->tl_executing.t_last : NAN;
 	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, SEV_WARNING, t, s.idle / threads);
-	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f threads without a task, %.0f tasks wait",
-		 s.idle, s.waiting);
+	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f thread%s without a task, %.0f tasks wait",
+		 s.idle, diag_s(s.idle), s.waiting);
 	snprintf(f->evidence, sizeof(f->evidence),
 		 "the latest scheduler sample: %.0f of %.0f threads execute nothing while %.0f tasks "
 		 "wait queued behind others' (%.0f on %s)",

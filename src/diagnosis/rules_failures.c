@@ -91,11 +91,11 @@ static void fail_write(struct finding *f, const struct run *r, enum fail_dim dim
 	const char *shown = dim == DIM_FILE && base && base[1] ? base + 1 : c->name;
 	if (lost)
 		snprintf(f->title, sizeof(f->title), "failures: %llu chunk%s lost, %zu of %zu on %s %s",
-			 lost, lost == 1 ? "" : "s", c->top, c->kept, dim_names[dim], shown);
+			 lost, diag_s((double)lost), c->top, c->kept, dim_names[dim], shown);
 	else
 		snprintf(f->title, sizeof(f->title),
-			 "retries: %llu attempts retried, no chunk lost; %zu of %zu on %s %s", retried,
-			 c->top, c->kept, dim_names[dim], shown);
+			 "retries: %llu attempt%s retried, no chunk lost; %zu of %zu on %s %s", retried,
+			 diag_s((double)retried), c->top, c->kept, dim_names[dim], shown);
 	snprintf(f->evidence, sizeof(f->evidence),
 		 "failed attempts %llu: retried by a later attempt %llu (chunks recovered %llu), "
 		 "chunks lost (their last attempt failed) %llu; of the latest %zu, %zu on %s %s",
