@@ -103,8 +103,8 @@ def install(dask_scheduler=None, span_id=None):
         heartbeat digests, not fine metrics; non-finite values are left out."""
         keys, vals = list(metrics), list(metrics.values())
         if keys != cache.get("keys"):
-            n = len(keys)  # every value new below: no metric's value is this list
-            cache.update(keys=keys, heads=[fine_head(k) for k in keys], vals=[cache] * n,
+            n = len(keys)  # a None value's row is empty, as it starts
+            cache.update(keys=keys, heads=[fine_head(k) for k in keys], vals=[None] * n,
                          rows=[b""] * n)
         heads, rows = cache["heads"], cache["rows"]
         for i in itertools.compress(itertools.count(), map(is_not, vals, cache["vals"])):

@@ -67,7 +67,6 @@ def fine_rows(metrics):
     return out
 
 
-
 class RouteBody(testing.AsyncHTTPTestCase):
     def get_app(self):
         self.sched = scheduler([worker(0, 2 ** 40 + 3, 12.5, 10), worker(1, None, None, 10)])
