@@ -27,8 +27,8 @@ polls, state.json naming its facts token then tasks.json from its cursor,
 every POLL_GAP seconds so heartbeats land between polls, each handler timed
 as above; the poll a second as a share of the scheduler process's CPU a
 second meanwhile (the issue's 1.02x budget); beside it roastcoffea's tick on
-the same scheduler. identity.json
-answers 500 while tasks run (dask/distributed#8370): no peer line from it.
+the same scheduler. identity.json answers 500 while tasks run
+(dask/distributed#8370): no peer line from it.
 
 Run with the test venv's python (distributed, roastcoffea): `make bench`.
 BENCH_SCHED_WORKERS (default 1,8,32) and BENCH_SCHED_SECONDS (default 30)
@@ -226,7 +226,8 @@ def busy_poll(cluster, client):
         time.sleep(POLL_GAP)
         with urllib.request.urlopen(state_url, timeout=10) as r:
             state = json.loads(r.read())
-        fine.append((len(state.get("fine") or ()), len((state.get("span") or {}).get("fine") or ())))
+        run_span = state.get("span") or {}
+        fine.append((len(state.get("fine") or ()), len(run_span.get("fine") or ())))
         since = f"{cursor['stream']}.{cursor['next']}"
         with urllib.request.urlopen(f"{base}{route.TASKS_ROUTE}?since={since}", timeout=10) as r:
             cursor = json.loads(r.read())
@@ -342,6 +343,13 @@ def report_cpu(n, cpu):
              "connections to the dashboard")
 
 
+def install_route(client, span_id):
+    """The collector's route on the scheduler, in span_id, or the bench ends."""
+    routes, why = route.install_on(client, span_id)
+    if routes is None:
+        raise SystemExit(f"bench scheduler: the route did not install: {why}")
+
+
 def main():
     results = {}
     for n in WORKERS:
@@ -352,9 +360,7 @@ def main():
                 client = cluster.client()
                 from distributed import span
                 with span("roastop", "bench") as sid:
-                    routes, why = route.install_on(client, sid)
-                if routes is None:
-                    raise SystemExit(f"bench scheduler: the route did not install: {why}")
+                    install_route(client, sid)
                 results[n] = per_poll(cluster, client)
                 report_poll(n, results[n])
                 if n == max(WORKERS):
@@ -376,9 +382,7 @@ def main():
             client = cluster.client()
             from distributed import span
             with span("roastop", "bench") as sid:  # the run's span, as the collector's
-                routes, why = route.install_on(client, sid)
-                if routes is None:
-                    raise SystemExit(f"bench scheduler: the route did not install: {why}")
+                install_route(client, sid)
                 report_busy(busy_poll(cluster, client))
             client.close()
         finally:
