@@ -61,6 +61,7 @@ static const struct option_def options[] = {
 	{ "run-idle-timeout", 0, O_REAL, OFF(run_idle_timeout), 1, 1e7, R_OR_ZERO },
 	{ "record", 0, O_STR, OFF(record_path), 0, 0, R_CLOSED },
 	{ "replay", 0, O_STR, OFF(replay_path), 0, 0, R_CLOSED },
+	{ "demo", 0, O_FLAG, OFF(demo), 0, 0, R_CLOSED },
 	/* A non-zero speed below 1/1000 would turn one recorded second into
 	 * hours of waiting: a typo, not a wish. */
 	{ "speed", 0, O_REAL, OFF(speed), 1e-3, 1e6, R_OR_ZERO },
@@ -546,8 +547,11 @@ static enum cli_result check_combination(struct parser *p)
 			    shown(o->scheduler_url, SIZE_MAX, q), why);
 	if (o->new_key && o->no_auth)
 		return fail(p, "--new-key makes a key, --no-auth turns keys off: give one of them");
-	if (o->speed_given && !o->replay_path)
-		return fail(p, "--speed %.10g only applies with --replay FILE", o->speed);
+	if (o->demo && o->replay_path)
+		return fail(p, "--demo replays the recording shipped with roastop: give it or "
+			       "--replay FILE, not both");
+	if (o->speed_given && !o->replay_path && !o->demo)
+		return fail(p, "--speed %.10g only applies with --replay FILE or --demo", o->speed);
 	if (o->record_path && o->replay_path && same_file(o->record_path, o->replay_path))
 		return fail(p, "--record '%s' is the --replay file: it would be overwritten",
 			    shown(o->record_path, SIZE_MAX, q));
@@ -652,6 +656,7 @@ static void usage_outputs(FILE *f)
 	      "  --replay FILE            replay a recording instead (- = standard input)\n"
 	      "  --speed X                replay speed factor: 0 = as fast as possible,\n"
 	      "                           or 0.001 to 1000000 (default 1); needs --replay\n"
+	      "  --demo                   replay the demo recording shipped with roastop\n"
 	      "\n"
 	      "Measurement:\n"
 	      "  --output DIR             measurement directory\n"
@@ -684,9 +689,11 @@ static void usage_running(FILE *f)
 	      f);
 }
 
-void cli_usage(FILE *f)
+void cli_usage(FILE *f, const char *manual)
 {
 	usage_inputs(f);
 	usage_outputs(f);
 	usage_running(f);
+	if (manual)
+		fprintf(f, "Manual: man %s\n", manual);
 }

@@ -48,6 +48,7 @@ void cli_defaults(struct app_config *o);
 enum cli_result cli_parse(int argc, char *const argv[], const char *env_scheduler,
 			  struct app_config *o, char *err, size_t errsz);
 
-void cli_usage(FILE *f);
+/* The help; manual, when not NULL, is where roastop(1) is (datadir.h). */
+void cli_usage(FILE *f, const char *manual);
 
 #endif

@@ -16,6 +16,7 @@
 struct app_config {
 	const char *compare[2]; /* roastop compare DIR_A DIR_B (CLI_COMPARE), else NULL */
 	const char *replay_path; /* NULL = live; "-" = standard input */
+	bool demo; /* --demo: replay the recording shipped with roastop (datadir.h) */
 	double speed; /* replay factor 0..1e6, 0 = as fast as possible */
 	bool speed_given; /* --speed was given (only with --replay) */
 	const char *record_path; /* NULL = do not record */

@@ -57,7 +57,7 @@ struct theme {
 struct theme_dirs {
 	const char *config; /* $XDG_CONFIG_HOME/roastop/themes or ~/.config/roastop/themes */
 	const char *install; /* $(PREFIX)/share/roastop/themes */
-	const char *source; /* the source tree's themes/ when run from the build dir */
+	const char *source; /* the themes shipped beside the program (datadir.h) */
 };
 
 /* The key of an element in theme files ("graph_start"), and back (-1). */

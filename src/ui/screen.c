@@ -16,6 +16,7 @@
 #include <term.h>
 #include <unistd.h>
 
+#include "roastop/datadir.h"
 #include "roastop/graph.h"
 
 #ifndef ROASTOP_THEMEDIR
@@ -115,17 +116,9 @@ static void dirs_setup(struct ui *ui)
 		snprintf(ui->config_dir, sizeof(ui->config_dir), "%s/roastop/themes", xdg);
 	else if (home && home[0])
 		snprintf(ui->config_dir, sizeof(ui->config_dir), "%s/.config/roastop/themes", home);
-	/* run from the build directory: <tree>/build/roastop -> <tree>/themes */
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(ui->source_dir, sizeof(ui->source_dir), "%s/../themes", exe);
-		}
-	}
+	/* shipped beside the program: the source tree's, the wheel's, make install's */
+	if (datadir_find(DATADIR_THEMES, NULL, ui->source_dir, sizeof(ui->source_dir)) != 0)
+		ui->source_dir[0] = '\0';
 	ui->dirs.config = ui->config_dir[0] ? ui->config_dir : NULL;
 	ui->dirs.install = ui->cfg.theme_install_dir ? ui->cfg.theme_install_dir : ROASTOP_THEMEDIR;
 	ui->dirs.source = ui->source_dir[0] ? ui->source_dir : NULL;

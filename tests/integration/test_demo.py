@@ -1,13 +1,11 @@
 """make demo's first screen (issue 35, item 5): the committed recording
-(examples/demo-recording.jsonl, or .gz; made by examples/record_demo.py, a
-real coffea run with one slow file and the run's expected events) replayed
-as scripts/demo.sh replays it, at speed 1, in an 80x24 terminal. While the
+(examples/demo-recording.jsonl, made by examples/record_demo.py, a real
+coffea run with one slow file and the run's expected events) replayed by
+roastop --demo, as make demo runs it, in an 80x24 terminal. While the
 run goes, one screen shows the running row with the oldest chunk's age, an
 ETA from the expected events, and the top line names the demo's finding,
 the slow file, whose evidence view f lists."""
-import gzip
 import re
-import shutil
 
 from conftest import REPO_ROOT
 from test_screen import pytestmark, screen  # noqa: F401 (tmux or skip; the fixture)
@@ -18,25 +16,13 @@ ETA = re.compile(r"events [\d,]+ of 2,400,000 .*ETA \d", re.M)
 TOP = re.compile(r"^ warning: slow file: " + re.escape(SLOW), re.M)
 
 
-def demo_recording(tmp):
-    """The recording demo.sh would replay, as a plain file."""
-    plain = REPO_ROOT / "examples" / "demo-recording.jsonl"
-    if plain.exists() and plain.stat().st_size:
-        return plain
-    out = tmp / "demo-recording.jsonl"
-    with gzip.open(REPO_ROOT / "examples" / "demo-recording.jsonl.gz", "rb") as src, \
-            open(out, "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
-
-
-def test_demo_recording_is_what_demo_sh_replays():
+def test_make_demo_is_roastop_demo():
     script = (REPO_ROOT / "scripts" / "demo.sh").read_text()
-    assert "examples/demo-recording.jsonl" in script and "--speed 1 " in script
+    assert '"$BUILD/roastop" --demo ' in script
 
 
 def test_demo_first_screen_shows_running_eta_and_the_finding(screen, tmp_path):  # noqa: F811
-    s = screen(["--replay", demo_recording(tmp_path), "--speed", "1"], cols=80, rows=24)
+    s = screen(["--demo"], cols=80, rows=24)
     text = s.wait_for([RUNNING, ETA, TOP], timeout=120)
     lines = text.splitlines()
     assert TOP.match(lines[1]), text  # the line under the tabs

@@ -659,7 +659,7 @@ static void usage_lists_every_option(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	assert_non_null(f);
-	cli_usage(f);
+	cli_usage(f, "/opt/roastop/share/man/man1/roastop.1");
 	fclose(f);
 	const char *names[] = { "--scheduler URL", "--listen HOST:PORT", "--key-file FILE",
 				"--new-key", "--no-auth", "--task-stream", "--interval SECONDS", "--output DIR",
@@ -669,7 +669,8 @@ static void usage_lists_every_option(void **state)
 				"--dashboard-prefix PATH", "--cacert FILE", "--insecure",
 				"--header 'Name: value'", "--rcvbuf BYTES", "-h, --help",
 				"-V, --version", "127.0.0.1:8790", "http://localhost:8787",
-				"roastop compare DIR_A DIR_B" };
+				"roastop compare DIR_A DIR_B", "--demo",
+				"Manual: man /opt/roastop/share/man/man1/roastop.1" };
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(names); i++)
 		if (!strstr(text, names[i]))
 			fail_msg("usage does not mention '%s'", names[i]);
