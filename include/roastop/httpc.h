@@ -24,8 +24,14 @@ typedef void (*httpc_done_fn)(void *ctx, CURL *easy, CURLcode result, long code)
  * bodies, http and https only, redirects never followed by curl (it would
  * carry --header values to any host one names, and follow https -> http:
  * the poller follows them by hand), the CA file or no verification. The
- * caller sets its URL, body callback and headers. */
+ * caller sets its URL, body callback and headers. Without a CA file, the
+ * bundle libcurl was built to read, or, where this system has none there
+ * (the wheel's libcurl is Debian's, run on AlmaLinux), the system's own. */
 void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure);
+
+/* The CA bundle to give libcurl: NULL when builtin is readable (libcurl's
+ * own default serves), else the first readable of candidates, else NULL. */
+const char *httpc_cainfo_pick(const char *builtin, const char *const *candidates, size_t n);
 
 /* NULL when curl or the timer cannot be set up. */
 struct httpc *httpc_open(httpc_done_fn done, void *ctx);

@@ -82,6 +82,40 @@ struct httpc *httpc_open(httpc_done_fn done, void *ctx)
 
 #define HTTPC_CONNECT_TIMEOUT_MS 3000L
 
+/* Where each family of systems keeps its CA bundle. */
+static const char *const httpc_bundles[] = {
+	"/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Arch */
+	"/etc/pki/tls/certs/ca-bundle.crt", /* AlmaLinux, RHEL, Fedora */
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* the same, newer */
+	"/etc/ssl/ca-bundle.pem", /* openSUSE */
+	"/etc/ssl/cert.pem", /* Alpine */
+};
+
+const char *httpc_cainfo_pick(const char *builtin, const char *const *candidates, size_t n)
+{
+	if (builtin && access(builtin, R_OK) == 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (access(candidates[i], R_OK) == 0)
+			return candidates[i];
+	return NULL;
+}
+
+/* Looked up once: the system does not move its bundle while we run. */
+static const char *httpc_cainfo(void)
+{
+	static const char *found;
+	static bool looked;
+	if (!looked) {
+		const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+		const char *builtin = v->age >= CURLVERSION_NINTH ? v->cainfo : NULL;
+		found = httpc_cainfo_pick(builtin, httpc_bundles,
+					  sizeof(httpc_bundles) / sizeof(httpc_bundles[0]));
+		looked = true;
+	}
+	return found;
+}
+
 void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure)
 {
 	double timeout = interval * 2 < 10 ? 10 : interval * 2;
@@ -92,6 +126,8 @@ void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool inse
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
+	if (!cacert)
+		cacert = httpc_cainfo();
 	if (cacert)
 		curl_easy_setopt(e, CURLOPT_CAINFO, cacert);
 	if (insecure) {

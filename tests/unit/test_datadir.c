@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,19 @@ static void make_path(const char *root, const char *rel, bool dir)
 		assert_non_null(f);
 		fclose(f);
 	}
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void remove_tree(const char *root)
+{
+	assert_int_equal(nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
 
 static void expect_found(enum datadir_file f, const char *exe, const char *root, const char *rel)
@@ -54,6 +68,7 @@ static void finds_the_wheels_files(void **state)
 	expect_found(DATADIR_DEMO, exe, root, "site/roastop/data/demo-recording.jsonl");
 	/* a path that does not fit is an error, not a truncated name */
 	assert_int_equal(datadir_find(DATADIR_DEMO, exe, out, 8), -1);
+	remove_tree(root);
 }
 
 /* make install's layout, and a themes "directory" that is a file is no
@@ -71,6 +86,7 @@ static void finds_make_installs_files(void **state)
 	assert_int_equal(datadir_find(DATADIR_THEMES, exe, out, sizeof(out)), -1);
 	assert_int_equal(datadir_find(DATADIR_DEMO, exe, out, sizeof(out)), -1);
 	assert_int_equal(datadir_find(DATADIR_DEMO, "roastop", out, sizeof(out)), -1);
+	remove_tree(root);
 }
 
 /* The source tree: this test runs as build/tests/test_datadir, so its
