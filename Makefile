@@ -37,7 +37,7 @@ FUZZ_SECONDS ?= 60
 # Keep the instrumented objects between harness builds.
 .SECONDARY:
 
-.PHONY: FORCE all deps deps-test test test-faults unit integration asan bench bench-run bench-smoke \
+.PHONY: FORCE all deps deps-test deps-wheel wheel test test-faults unit integration asan bench bench-run bench-smoke \
 	fuzz fuzz-smoke demo report-screenshot install clean
 
 # The targets a person types on a fresh machine (all, demo, test, bench,
@@ -54,6 +54,9 @@ deps:
 
 deps-test:
 	@scripts/deps.sh test
+
+deps-wheel:
+	@scripts/deps.sh wheel
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -163,6 +166,14 @@ bench-smoke: $(BUILD)/roastop $(BENCH_BIN) $(TOOL_BIN) $(VENV)/requirements.txt
 # (scripts/venv.sh, as tests/integration/run.sh makes it).
 $(VENV)/requirements.txt: tests/requirements.txt tests/requirements-nodeps.txt
 	@sh scripts/venv.sh $(VENV)
+
+# One wheel for a login node without root (README): the program, the
+# libraries it needs beyond the manylinux allow-list, its themes, manual and
+# demo, and the Python package, in $(DIST)/roastop-VERSION-py3-none-manylinux_*.whl.
+DIST ?= dist
+wheel: deps-wheel
+	@$(MAKE) --no-print-directory $(BUILD)/roastop $(VENV)/requirements.txt
+	@$(VENV)/bin/python scripts/wheel.py $(BUILD)/roastop $(DIST)
 
 # Runs the dashboard on the embedded default recording.
 demo: deps

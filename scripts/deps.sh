@@ -1,13 +1,15 @@
 #!/bin/sh
 # Installs the Debian packages roastop needs, only those that are missing.
-# Usage: scripts/deps.sh build|test
+# Usage: scripts/deps.sh build|test|wheel
 set -eu
 BUILD_PKGS="build-essential pkg-config libncurses-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev libssl-dev libmicrohttpd-dev libwebsockets-dev"
-TEST_PKGS="clang libclang-rt-14-dev tmux python3 python3-venv openssl chromium"
+WHEEL_PKGS="python3 python3-venv"
+TEST_PKGS="clang libclang-rt-14-dev tmux $WHEEL_PKGS openssl chromium debootstrap"
 case "${1:-build}" in
 build) want="$BUILD_PKGS" ;;
 test) want="$BUILD_PKGS $TEST_PKGS" ;;
-*) echo "usage: $0 build|test" >&2; exit 2 ;;
+wheel) want="$BUILD_PKGS $WHEEL_PKGS" ;;
+*) echo "usage: $0 build|test|wheel" >&2; exit 2 ;;
 esac
 missing=""
 for p in $want; do
