@@ -191,6 +191,7 @@ install: all
 	install -m 644 roastop.1 $(DESTDIR)$(PREFIX)/share/man/man1/roastop.1
 	for t in themes/*.theme; do [ -e "$$t" ] || continue; \
 		install -m 644 "$$t" $(DESTDIR)$(PREFIX)/share/roastop/themes/; done
+	install -m 644 examples/demo-recording.jsonl $(DESTDIR)$(PREFIX)/share/roastop/
 
 clean:
 	rm -rf build build-asan
