@@ -17,6 +17,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -127,6 +128,10 @@ def login_node(tmp_path_factory):
                        env=env, capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stdout + r.stderr
     wheel, = dist.glob("roastop-*-py3-none-manylinux_2_*_x86_64.whl")
+    show = subprocess.run([Path(sys.executable).parent / "auditwheel", "show", wheel],
+                          capture_output=True, text=True, check=True).stdout
+    tag = re.search(r'consistent with\s+the following platform tag:\s+"manylinux_2_(\d+)_', show)
+    assert tag and int(tag.group(1)) <= 34, show
     make_root()
     home = make_home()
     shutil.copy(wheel, home / wheel.name)
