@@ -28,6 +28,7 @@ enum finding_id {
 	FIND_IO_BOUND, /* process() waits off the CPU, the cores' rate low */
 	FIND_IDLE_CLUSTER, /* threads without work: too few chunks, or queued elsewhere */
 	FIND_FAILURES, /* chunks lost or retried, and where they concentrate */
+	FIND_CPU_STARVED, /* process() waits for a CPU: more busy threads than cores */
 	FIND__COUNT
 };
 

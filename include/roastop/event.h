@@ -124,6 +124,9 @@ struct ev_chunk {
 	optnum num_branches_accessed, accessed_bytes, accessed_uncompressed_bytes;
 	optnum branches_read_percent, bytes_read_percent;
 	optnum cpu_time; /* thread CPU seconds inside process() */
+	/* seconds process()'s thread was runnable and not running: waiting
+	 * for a CPU (Linux schedstat's run delay) */
+	optnum cpu_wait;
 	optnum pid, seq;
 	optnum start_seq; /* the seq of this chunk's chunk_start, from the same sender */
 	const char *dataset, *file, *uuid, *worker, *host;

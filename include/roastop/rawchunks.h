@@ -12,7 +12,7 @@
 #include "roastop/event.h"
 #include "roastop/strmap.h"
 
-/* Records kept per run: 4,096 x 472 bytes, 1.8 MiB at the cap, allocated
+/* Records kept per run: 4,096 x 480 bytes, 1.9 MiB at the cap, allocated
  * as the set grows and charged to the session's pool of table bytes. */
 #define RAWCHUNKS_MAX 4096u
 #define RAWCHUNKS_FILE_LEN 160u /* a longer path keeps its end (the file name) */
@@ -20,12 +20,12 @@
 #define RAWCHUNKS_UUID_LEN 40u
 
 /* roastcoffea's numeric fields of a chunk record (its decorator's dict),
- * plus roastop's cpu_time; in the order written. NAN: not given. */
+ * plus roastop's cpu_time and cpu_wait; in the order written. NAN: not given. */
 enum rawchunk_field {
 	RC_T_START, RC_T_END, RC_DURATION, RC_MEM_BEFORE_MB, RC_MEM_AFTER_MB, RC_MEM_DELTA_MB,
 	RC_BYTES_READ, RC_TIMESTAMP, RC_NUM_EVENTS, RC_ENTRY_START, RC_ENTRY_STOP,
 	RC_NUM_BRANCHES_ACCESSED, RC_ACCESSED_BYTES, RC_ACCESSED_UNCOMPRESSED_BYTES,
-	RC_BRANCHES_READ_PERCENT, RC_BYTES_READ_PERCENT, RC_CPU_TIME, RC__COUNT
+	RC_BRANCHES_READ_PERCENT, RC_BYTES_READ_PERCENT, RC_CPU_TIME, RC_CPU_WAIT, RC__COUNT
 };
 
 struct rawchunk {

@@ -14,7 +14,8 @@ import warnings
 from roastop._state import ship_by_value, shared
 from roastop.emitter import (Static, chunk_message, dask_worker, emitter_for, emitter_from_env,
                              parse_transport)
-from roastop.instrumentation import current_chunks, file_source, process_memory_mb, source_bytes
+from roastop.instrumentation import (cpu_wait_seconds, current_chunks, file_source,
+                                     process_memory_mb, source_bytes)
 
 FLAG = "_roastcoffea_collect_metrics"
 
@@ -327,6 +328,12 @@ def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before
     return rec, (branches,) if file_static is None else (file_static, branches)
 
 
+def _waited(rec, start, end):
+    """process()'s wait for a CPU into the record, when both ends were read."""
+    if start is not None and end is not None:
+        rec["cpu_wait"] = max(end - start, 0.0)
+
+
 def _send(emitter, measured, fields, static):
     """One chunk to emitter: its fields, static's encoded once per file."""
     send_chunk = getattr(emitter, "send_chunk", None)
@@ -441,17 +448,17 @@ def track_metrics(func):
         error = None
         t_start = time.time()
         start = _begin(emitter, t_start, file_static, rec, worker)   # its own t_start
-        cpu_start = time.thread_time()
+        cpu_start, wait_start = time.thread_time(), cpu_wait_seconds()
         try:
             return func(self, events, *args, **kwargs)
         except BaseException as exc:
             error = exc
             raise
         finally:
-            cpu_end = time.thread_time()
-            t_end = time.time()
+            cpu_end, wait_end, t_end = time.thread_time(), cpu_wait_seconds(), time.time()
             _end(emitter, start, rec)        # before the chunk: no start sent after it
             try:
+                _waited(rec, wait_start, wait_end)
                 measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
                             mem_before, process_memory_mb())     # emitter.MEASURED
                 fields, static = _fields(rec, file_static, worker, meta, factory, facts,

@@ -53,6 +53,36 @@ def process_memory_mb():
         return None
 
 
+class _Schedstat:
+    """One thread's /proc/thread-self/schedstat, kept open for pread; closed
+    when the thread ends (its threading.local entry goes) or the process forked."""
+
+    def __init__(self):
+        self.pid = current_pid()
+        self.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+
+    def __del__(self):
+        try:
+            os.close(self.fd)
+        except (OSError, AttributeError):
+            pass
+
+
+def cpu_wait_seconds():
+    """The seconds this thread has been runnable and not running (waiting
+    for a CPU: Linux schedstat's run delay), or None where the kernel does
+    not say. A process() that waits for a CPU is starved; one that waits for
+    anything else (I/O, a sleep, a lock) is not runnable meanwhile."""
+    local = shared("schedstat_local", threading.local)
+    try:
+        st = getattr(local, "schedstat", None)
+        if st is None or st.pid != current_pid():
+            st = local.schedstat = _Schedstat()
+        return int(os.pread(st.fd, 128, 0).split()[1]) * 1e-9
+    except (OSError, AttributeError, ValueError, IndexError):
+        return None
+
+
 # The chunk each thread is building, by id(processor): a Dask worker with
 # several threads may run chunks of one processor instance at once, and the
 # instance attribute (roastcoffea's) alone would mix their sections.

@@ -50,7 +50,7 @@ V2_CHUNK_FIELDS = {
     23: ("pid", "int"), 24: ("seq", "int"), 25: ("t_end", "num"), 26: ("t_start", "num"),
     27: ("timestamp", "num"), 28: ("timing", "kv"), 29: ("uuid", "str"), 30: ("worker", "str"),
     64: ("run_id", "str"), 65: ("sent", "num"), 66: ("instance", "int"),
-    67: ("start_seq", "int"),
+    67: ("start_seq", "int"), 72: ("cpu_wait", "num"),
 }
 # "chunk_start": the ids a kind-2 body may carry (the chunk table's encodings)
 V2_START_IDS = frozenset((9, 11, 12, 14, 16, 23, 24, 26, 29, 30, 64, 65, 66))

@@ -42,7 +42,8 @@ FULL = {
     "bytes": {"muon_loading": 11954665},
     "file_metadata": {"filename": FILE, "compression_ratio": 0.3103448275862069,
                       "total_branches": 1200, "total_tree_bytes": 2500000000},
-    "cpu_time": 4.668961481940033, "worker": "tcp://10.0.3.17:38211", "error": "ValueError",
+    "cpu_time": 4.668961481940033, "cpu_wait": 0.125, "worker": "tcp://10.0.3.17:38211",
+    "error": "ValueError",
     "host": "node-042.cluster.example.org", "pid": 424242, "instance": 2 ** 53 - 1,
     "seq": 123456, "sent": 1767225600.3601234, "start_seq": 123455,
 }
@@ -64,7 +65,7 @@ def test_every_field_round_trips_with_its_id():
     msg = decoded(encode_chunk(FULL), ids)
     assert msg == FULL
     assert list(msg) == list(FULL)                     # the message's own key order
-    assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65, 66, 67}
+    assert set(V2_CHUNK_FIELDS) == set(range(1, 31)) | {64, 65, 66, 67, 72}
     assert sorted(ids) == sorted(V2_CHUNK_FIELDS)      # every id of the table, once
     assert [V2_CHUNK_FIELDS[i][0] for i in ids] == [k for k in FULL if k != "type"]
     for name in ("num_events", "entry_stop", "pid", "instance", "seq", "start_seq",

@@ -13,9 +13,10 @@ from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are 
 from roastop_fakes import Events, Factory
 
 from roastop import track_bytes, track_memory, track_metrics, track_time
-from roastop.instrumentation import process_memory_mb
+from roastop.instrumentation import cpu_wait_seconds, process_memory_mb
 
 MEM = process_memory_mb() is not None
+WAIT_FIELDS = {"cpu_wait"} if cpu_wait_seconds() is not None else set()
 MEM_FIELDS = {"mem_before_mb", "mem_after_mb", "mem_delta_mb"} if MEM else set()
 ENVELOPE = {"host", "pid", "instance", "seq", "sent"}
 BASE = {"type", "run_id", "t_start", "t_end", "duration", "timestamp", "cpu_time",
@@ -63,8 +64,9 @@ def test_plain_events_exact_fields(sink):
     out = p.process(Events(1234, **META))
     assert out == {"n": 1234}                       # nothing injected into the output
     rec = receive_chunk(sink)
-    expected = BASE | MEM_FIELDS | {"num_events", "dataset", "file", "uuid", "entry_start",
-                                    "entry_stop", "timing"} | ({"memory"} if MEM else set())
+    expected = BASE | MEM_FIELDS | WAIT_FIELDS | {
+        "num_events", "dataset", "file", "uuid", "entry_start", "entry_stop", "timing"}
+    expected |= {"memory"} if MEM else set()
     assert set(rec) == expected
     assert rec["type"] == "chunk" and rec["run_id"] == "run-1"
     assert rec["num_events"] == 1234 and rec["dataset"] == "ttbar"
@@ -73,6 +75,8 @@ def test_plain_events_exact_fields(sink):
     assert math.isclose(rec["duration"], rec["t_end"] - rec["t_start"])
     assert rec["t_start"] <= rec["t_end"] <= rec["timestamp"]
     assert 0 <= rec["cpu_time"] <= rec["duration"] + 0.01
+    if WAIT_FIELDS:
+        assert 0 <= rec["cpu_wait"] <= rec["duration"] + 0.01
     assert 0 < rec["timing"]["select"] <= rec["duration"]
     if MEM:
         assert rec["mem_before_mb"] > 0 and set(rec["memory"]) == {"fill"}
@@ -86,7 +90,7 @@ def test_file_events_exact_fields_and_file_metadata_once(sink):
     factory = Factory()
     p.process(Events(10, factory, **META))
     rec = receive_chunk(sink)
-    expected = BASE | MEM_FIELDS | {
+    expected = BASE | MEM_FIELDS | WAIT_FIELDS | {
         "num_events", "dataset", "file", "uuid", "entry_start", "entry_stop", "timing",
         "bytes", "bytes_read", "accessed_branches", "num_branches_accessed",
         "accessed_bytes", "accessed_uncompressed_bytes", "branches_read_percent",

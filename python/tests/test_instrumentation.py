@@ -1,6 +1,7 @@
 """track_time, track_memory, track_bytes: roastcoffea 0.1.2's sections."""
 import mmap
 import os
+import threading
 import time
 
 import pytest
@@ -8,7 +9,7 @@ import roastop_testutil  # noqa: F401 - puts python/ on sys.path
 from roastop_fakes import Events, Factory
 
 from roastop import track_bytes, track_memory, track_time
-from roastop.instrumentation import process_memory_mb
+from roastop.instrumentation import cpu_wait_seconds, process_memory_mb
 
 
 class P:
@@ -131,3 +132,20 @@ def test_missing_section_dict_is_created():
     with track_time(p, "a"):
         pass
     assert "a" in p._roastcoffea_current_chunk["timing"]
+
+
+def test_cpu_wait_is_the_threads_own_and_not_a_sleep():
+    """The run delay of the calling thread: it does not grow while the thread
+    sleeps (a sleeping thread waits for no CPU), never goes back, and each
+    thread reads its own (a new thread starts near 0)."""
+    first = cpu_wait_seconds()
+    if first is None:
+        pytest.skip("this kernel has no /proc/thread-self/schedstat")
+    time.sleep(0.2)
+    after = cpu_wait_seconds()
+    assert first <= after < first + 0.1
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(cpu_wait_seconds()))
+    t.start()
+    t.join()
+    assert seen and 0 <= seen[0] < 0.5

@@ -10,7 +10,7 @@
 static const char *const id_names[FIND__COUNT] = {
 	"silent_run",  "silent_scheduler", "tail",	    "slow_file",      "slow_site",
 	"bad_worker",  "small_chunks",	   "memory_growth", "memory_pressure", "io_bound",
-	"idle_cluster", "failures",
+	"idle_cluster", "failures",	   "cpu_starved",
 };
 
 const char *diagnosis_id_name(enum finding_id id)
@@ -177,6 +177,7 @@ void diagnosis_evaluate(const struct run *r, const struct metrics *m,
 	diag_rule_memory_growth(r, out);
 	diag_rule_memory_pressure(r, out);
 	diag_rule_io_bound(r, m, out);
+	diag_rule_cpu_starved(r, out);
 	diag_rule_idle_cluster(r, m, out);
 	diag_rule_failures(r, out);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_finding);

@@ -42,6 +42,7 @@ void diag_rule_bad_worker(const struct run *r, const char *slow_file, struct fin
 void diag_rule_memory_growth(const struct run *r, struct findings *out);
 void diag_rule_memory_pressure(const struct run *r, struct findings *out);
 void diag_rule_io_bound(const struct run *r, const struct metrics *m, struct findings *out);
+void diag_rule_cpu_starved(const struct run *r, struct findings *out);
 void diag_rule_idle_cluster(const struct run *r, const struct metrics *m, struct findings *out);
 void diag_rule_failures(const struct run *r, struct findings *out);
 

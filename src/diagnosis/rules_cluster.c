@@ -1,6 +1,6 @@
 /* Rules on how the cluster's threads spend the run: waiting inside
- * process() (I/O bound), or without work at all (an idle cluster)
- * (docs/diagnosis.md). */
+ * process() for a CPU (starved) or for anything else (I/O bound), or
+ * without work at all (an idle cluster) (docs/diagnosis.md). */
 #include "diagnosispriv.h"
 
 #include <math.h>
@@ -8,17 +8,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* I/O bound: process() off the CPU at least DIAG_IO_NONCPU_SHARE of its
- * time, and each worker process (its threads together, so that threads
- * waiting on the GIL do not count as waiting on I/O) using at most
- * DIAG_IO_PROCESS_CPU of a core inside process(). */
+/* I/O bound: process() off the CPU, and not waiting for one, at least
+ * DIAG_IO_NONCPU_SHARE of its time, and each worker process (its threads
+ * together, so that threads waiting on the GIL do not count as waiting on
+ * I/O) using at most DIAG_IO_PROCESS_CPU of a core inside process(). */
 #define DIAG_IO_NONCPU_SHARE 0.6
 #define DIAG_IO_PROCESS_CPU 0.5
+/* Starved: process() runnable but not running (waiting for a CPU) at
+ * least DIAG_STARVED_SHARE of its time, over the chunks that measured it. */
+#define DIAG_STARVED_SHARE 0.3
 
 struct cpu_sums {
 	double cpu, seconds, events, since;
 	size_t n;
+	/* the chunks that measured their wait for a CPU: waited, over seconds */
+	double wait, wait_seconds;
+	size_t n_wait;
 };
+
+static void cpu_add(struct cpu_sums *s, const struct rawchunk *c)
+{
+	double cpu = c->v[RC_CPU_TIME], d = c->v[RC_DURATION], ev = c->v[RC_NUM_EVENTS];
+	double wait = c->v[RC_CPU_WAIT];
+	if (!isfinite(cpu) || !isfinite(d) || d <= 0 || cpu < 0)
+		return;
+	s->cpu += fmin(cpu, d);
+	s->seconds += d;
+	s->events += isfinite(ev) ? ev : 0;
+	if (s->n++ == 0)
+		s->since = c->v[RC_T_END];
+	if (isfinite(wait) && wait >= 0) {
+		s->wait += fmin(wait, d - fmin(cpu, d));
+		s->wait_seconds += d;
+		s->n_wait++;
+	}
+}
 
 /* The chunk records with both a CPU time and a duration. */
 static struct cpu_sums cpu_collect(const struct run *r)
@@ -26,32 +50,38 @@ static struct cpu_sums cpu_collect(const struct run *r)
 	struct cpu_sums s = { .since = NAN };
 	size_t nc;
 	const struct rawchunk **c = diag_chunks(r, &nc);
-	for (size_t i = 0; i < nc; i++) {
-		double cpu = c[i]->v[RC_CPU_TIME], d = c[i]->v[RC_DURATION], ev = c[i]->v[RC_NUM_EVENTS];
-		if (!isfinite(cpu) || !isfinite(d) || d <= 0 || cpu < 0)
-			continue;
-		s.cpu += fmin(cpu, d);
-		s.seconds += d;
-		s.events += isfinite(ev) ? ev : 0;
-		if (s.n++ == 0)
-			s.since = c[i]->v[RC_T_END];
-	}
+	for (size_t i = 0; i < nc; i++)
+		cpu_add(&s, c[i]);
 	free(c);
 	return s;
+}
+
+/* The share of process()'s time spent waiting for a CPU, from the chunks
+ * that measured it when at least half of them did; NAN: not measured. */
+static double cpu_wait_share(const struct cpu_sums *s)
+{
+	if (s->n_wait == 0 || 2 * s->n_wait < s->n || s->wait_seconds <= 0)
+		return NAN;
+	return s->wait / s->wait_seconds;
 }
 
 static void io_write(struct finding *f, const struct metrics *m, const struct cpu_sums *s,
 		     double noncpu, double per_process, double k)
 {
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN];
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], w[64];
+	double wait = cpu_wait_share(s);
+	if (isnan(wait))
+		snprintf(w, sizeof(w), "its wait for a CPU not measured");
+	else
+		snprintf(w, sizeof(w), "%.0f%% waiting for a CPU", 100 * wait);
 	snprintf(f->title, sizeof(f->title), "I/O bound: process() waits %.0f%% of its time off the CPU",
 		 100 * noncpu);
 	int len = snprintf(f->evidence, sizeof(f->evidence),
-			   "over %zu chunks, process() ran %s on CPU of %s (%.0f%% not on CPU); a "
-			   "worker process of %.0f thread%s used %.2f cores in it; %s per core "
+			   "over %zu chunks, process() ran %s on CPU of %s (%.0f%% off the CPU, %s); "
+			   "a worker process of %.0f thread%s used %.2f cores in it; %s per core "
 			   "against %s per CPU second",
 			   s->n, format_duration(a, optnum_of(s->cpu)),
-			   format_duration(b, optnum_of(s->seconds)), 100 * noncpu, k, k == 1 ? "" : "s",
+			   format_duration(b, optnum_of(s->seconds)), 100 * noncpu, w, k, diag_s(k),
 			   per_process,
 			   format_si(c, m->event_rate_core_khz.valid ? optnum_of(1e3 * m->event_rate_core_khz.value)
 								   : optnum_none(), "ev/s"),
@@ -70,11 +100,34 @@ void diag_rule_io_bound(const struct run *r, const struct metrics *m, struct fin
 	struct cpu_sums s = cpu_collect(r);
 	if (!k.valid || k.value < 1 || s.n < DIAG_MIN_CHUNKS || s.seconds <= 0)
 		return;
-	double on = s.cpu / s.seconds, noncpu = 1 - on, per_process = on * round(k.value);
+	double on = s.cpu / s.seconds, wait = cpu_wait_share(&s), per_process = on * round(k.value);
+	double noncpu = 1 - on - (isnan(wait) ? 0 : wait);
 	if (!(noncpu >= DIAG_IO_NONCPU_SHARE) || !(per_process <= DIAG_IO_PROCESS_CPU))
 		return;
 	struct finding *f = diag_new(out, FIND_IO_BOUND, SEV_WARNING, s.since, noncpu);
 	io_write(f, m, &s, noncpu, per_process, round(k.value));
+}
+
+void diag_rule_cpu_starved(const struct run *r, struct findings *out)
+{
+	struct cpu_sums s = cpu_collect(r);
+	double wait = cpu_wait_share(&s);
+	if (s.n_wait < DIAG_MIN_CHUNKS || !(wait >= DIAG_STARVED_SHARE))
+		return;
+	struct finding *f = diag_new(out, FIND_CPU_STARVED, SEV_WARNING, s.since, wait);
+	char a[FMT_LEN], b[FMT_LEN];
+	double on = s.cpu / s.seconds;
+	snprintf(f->title, sizeof(f->title),
+		 "CPU starved: process() waits %.0f%% of its time for a CPU", 100 * wait);
+	snprintf(f->evidence, sizeof(f->evidence),
+		 "over %zu chunks, process()'s threads were runnable but not running for %s of %s "
+		 "(%.0f%%), on the CPU %.0f%%, off it for other reasons (I/O, locks) %.0f%%",
+		 s.n_wait, format_duration(a, optnum_of(s.wait)),
+		 format_duration(b, optnum_of(s.wait_seconds)), 100 * wait, 100 * on,
+		 100 * fmax(0, 1 - on - wait));
+	snprintf(f->suggestion, sizeof(f->suggestion),
+		 "more busy threads than cores on the workers' nodes: lower nthreads (or workers "
+		 "per node), ask for more cores, or move what else runs there");
 }
 
 /* An idle cluster: the run ended with at most DIAG_IDLE_CHUNK_SHARE as many

@@ -34,6 +34,7 @@ static const struct event_field chunk_fields[] = {
 	NUM_W(6, ev_chunk, bytes_read, 0, EVENT_BIG),
 	NUM_W(7, ev_chunk, bytes_read_percent, 0, 100.001),
 	NUM_W(8, ev_chunk, cpu_time, 0, EVENT_BIG_SECONDS),
+	NUM_W(72, ev_chunk, cpu_wait, 0, EVENT_BIG_SECONDS),
 	STR_W(9, ev_chunk, dataset),
 	NUM_W(10, ev_chunk, duration, 0, EVENT_BIG_SECONDS),
 	INT_W(11, ev_chunk, entry_start, 0, EVENT_BIG),

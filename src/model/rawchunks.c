@@ -13,7 +13,7 @@ static const char *const field_names[RC__COUNT] = {
 	"t_start", "t_end", "duration", "mem_before_mb", "mem_after_mb", "mem_delta_mb",
 	"bytes_read", "timestamp", "num_events", "entry_start", "entry_stop",
 	"num_branches_accessed", "accessed_bytes", "accessed_uncompressed_bytes",
-	"branches_read_percent", "bytes_read_percent", "cpu_time",
+	"branches_read_percent", "bytes_read_percent", "cpu_time", "cpu_wait",
 };
 
 const char *rawchunks_field_name(enum rawchunk_field f)
@@ -106,6 +106,7 @@ static void rawchunks_fill(struct rawchunk *e, uint64_t seq, const struct ev_chu
 		[RC_ACCESSED_UNCOMPRESSED_BYTES] = c->accessed_uncompressed_bytes,
 		[RC_BRANCHES_READ_PERCENT] = c->branches_read_percent,
 		[RC_BYTES_READ_PERCENT] = c->bytes_read_percent, [RC_CPU_TIME] = c->cpu_time,
+		[RC_CPU_WAIT] = c->cpu_wait,
 	};
 	e->seq = seq;
 	for (size_t i = 0; i < RC__COUNT; i++)

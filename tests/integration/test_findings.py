@@ -123,7 +123,7 @@ def test_waiting_process_is_io_bound(waiting_run):
     share = float(re.search(r"waits (\d+)% of its time off the CPU", f["title"]).group(1))
     assert share >= 60 and f["severity"] == "warning", f
     assert "a worker process of 1 thread used" in f["evidence"] and "per core" in f["evidence"]
-    assert not [g for g in found if g["id"] in ("slow_file", "bad_worker")], found
+    assert not [g for g in found if g["id"] in ("slow_file", "bad_worker", "cpu_starved")], found
 
 
 def test_slow_file_named_in_metrics_json(slow_run):
@@ -168,13 +168,32 @@ def test_report_findings_rendered_in_chromium(slow_run, tmp_path):
     assert "x slower" in section
 
 
+def wait_share(run):
+    """The share of process()'s time its chunk records say it waited for a
+    CPU, as cpu_starved counts it (a wait at most the time off the CPU)."""
+    chunks = run["metrics"]["raw_chunk_metrics"]
+    assert chunks and all("cpu_wait" in c for c in chunks), chunks[:2]
+    off = [c["duration"] - min(c["cpu_time"], c["duration"]) for c in chunks]
+    return (sum(min(c["cpu_wait"], o) for c, o in zip(chunks, off))
+            / sum(c["duration"] for c in chunks))
+
+
+def starved(run):
+    """Whether the run's threads waited for a CPU (a loaded CI machine's other
+    tests beside it): cpu_starved is then its true finding, not a healthy run's."""
+    return wait_share(run) >= 0.3
+
+
 def test_healthy_run_has_no_finding(healthy_run):
     m = healthy_run["metrics"]
-    assert m["roastop"]["findings"] == [], m["roastop"]["findings"]
+    ids = [f["id"] for f in m["roastop"]["findings"]]
+    assert ids == (["cpu_starved"] if starved(healthy_run) else []), m["roastop"]["findings"]
     assert m["num_failed_chunks"] == 0 and m["roastop"]["run_ended"] is True
     text = (healthy_run["dir"] / "summary.txt").read_text()
-    assert "\nFindings\n--------\nNo finding" in text
-    assert "No finding" in (healthy_run["dir"] / "report.html").read_text()
+    html = (healthy_run["dir"] / "report.html").read_text()
+    said = "CPU starved: process() waits" if ids else "No finding"
+    assert said in html and (ids or "\nFindings\n--------\nNo finding" in text), text
+    assert said in text, text
 
 
 TAB_NAMES = {"Main", "Workers", "Datasets", "Slowest", "Sections", "Files", "Log", "Runs",
@@ -207,6 +226,8 @@ def test_slow_file_on_screen(screen, slow_run, cols, rows):  # noqa: F811 - the 
 
 @pytest.mark.parametrize("cols,rows", [(80, 24), (200, 60)])
 def test_healthy_run_says_no_finding_on_screen(screen, healthy_run, cols, rows):  # noqa: F811
+    if starved(healthy_run):
+        pytest.skip("this machine starved the run of CPU: cpu_starved is its finding")
     s = screen(["--replay", healthy_run["recording"], "--speed", "0"], cols=cols, rows=rows)
     text = s.wait_still(re.compile(r"^ no finding\s*$", re.M), timeout=120)
     assert text.splitlines()[1].strip() == "no finding", text

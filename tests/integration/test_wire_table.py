@@ -58,7 +58,7 @@ def emitter_mismatches(c_rows, py_fields):
 def test_the_table_has_every_kind_and_field():
     t = wire_table()
     assert set(t) == set(KIND_NAMES) | {"meta"}
-    assert set(t["chunk"]) == set(range(1, 31)) | {64, 65, 66, 67}
+    assert set(t["chunk"]) == set(range(1, 31)) | {64, 65, 66, 67, 72}
     assert set(t["start"]) < set(t["chunk"])
     assert all(t["start"][i] == t["chunk"][i] for i in t["start"])
     assert set(t["meta"]) == {1, 2, 3, 4}

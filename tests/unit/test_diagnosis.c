@@ -17,11 +17,14 @@
 static struct run R;
 /* process()'s CPU time as a share of its duration in chunk(); 0: none sent */
 static double cpu_share;
+/* its wait for a CPU, likewise; negative: none sent */
+static double wait_share;
 
 static int setup(void **state)
 {
 	*state = &R;
 	cpu_share = 0;
+	wait_share = -1;
 	return run_init(&R);
 }
 
@@ -68,6 +71,7 @@ static void chunk(struct ck c)
 	e->mem_before_mb = optnum_of(c.mem_before > 0 ? c.mem_before : 500);
 	e->mem_after_mb = optnum_of(c.mem_after > 0 ? c.mem_after : 500);
 	e->cpu_time = cpu_share > 0 ? optnum_of(cpu_share * c.dur) : optnum_none();
+	e->cpu_wait = wait_share >= 0 ? optnum_of(wait_share * c.dur) : optnum_none();
 	apply(ev);
 }
 
@@ -495,8 +499,45 @@ static void io_bound_when_process_waits(void **state)
 	const struct finding *f = must(&fs, FIND_IO_BOUND);
 	assert_non_null(strstr(f->title, "90% of its time off the CPU"));
 	assert_non_null(strstr(f->evidence, "of 2 threads used 0.20 cores"));
+	assert_non_null(strstr(f->evidence, "(90% off the CPU, its wait for a CPU not measured)"));
 	assert_true(fabs(f->cost - 0.9) < 1e-9);
 	assert_true(f->since >= T0 + 1 && f->since < t);
+}
+
+/* Off the CPU because other threads had it: starved, not I/O bound. */
+static void starved_when_process_waits_for_a_cpu(void **state)
+{
+	(void)state;
+	start();
+	cpu_share = 0.1;
+	wait_share = 0.85;
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_null(find(&fs, FIND_IO_BOUND));
+	const struct finding *f = must(&fs, FIND_CPU_STARVED);
+	assert_string_equal(f->title, "CPU starved: process() waits 85% of its time for a CPU");
+	assert_non_null(strstr(f->evidence, "(85%), on the CPU 10%, off it for other reasons "
+					    "(I/O, locks) 5%"));
+	assert_true(fabs(f->cost - 0.85) < 1e-9);
+}
+
+/* A process() that sleeps waits for no CPU: I/O bound, not starved. */
+static void sleeping_process_is_io_not_starved(void **state)
+{
+	(void)state;
+	start();
+	cpu_share = 0.1;
+	wait_share = 0.02;
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_null(find(&fs, FIND_CPU_STARVED));
+	const struct finding *f = must(&fs, FIND_IO_BOUND);
+	assert_non_null(strstr(f->title, "88% of its time off the CPU"));
+	assert_non_null(strstr(f->evidence, "(88% off the CPU, 2% waiting for a CPU)"));
 }
 
 static void gil_contention_is_not_io(void **state)
@@ -603,6 +644,7 @@ static void names_are_stable(void **state)
 	assert_string_equal(diagnosis_id_name(FIND_IO_BOUND), "io_bound");
 	assert_string_equal(diagnosis_id_name(FIND_IDLE_CLUSTER), "idle_cluster");
 	assert_string_equal(diagnosis_id_name(FIND_FAILURES), "failures");
+	assert_string_equal(diagnosis_id_name(FIND_CPU_STARVED), "cpu_starved");
 	assert_string_equal(diagnosis_id_name(FIND__COUNT), "unknown");
 	assert_string_equal(diagnosis_severity_name(SEV_CRITICAL), "critical");
 }
@@ -627,6 +669,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(healthy_writes_no_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(io_bound_when_process_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(gil_contention_is_not_io, setup, teardown),
+		cmocka_unit_test_setup_teardown(starved_when_process_waits_for_a_cpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(sleeping_process_is_io_not_starved, setup, teardown),
 		cmocka_unit_test_setup_teardown(idle_cluster_when_fewer_chunks_than_threads, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(idle_cluster_while_tasks_wait_elsewhere, setup, teardown),
