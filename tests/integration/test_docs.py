@@ -19,6 +19,7 @@ They must name
 
 Each check gathers every problem before it fails, so one run lists them
 all."""
+import os
 import re
 from pathlib import Path
 
@@ -36,11 +37,9 @@ def rel(path):
 def repo_files():
     """Every file of the tree but the build's, as paths relative to ROOT."""
     out = []
-    for path in ROOT.rglob("*"):
-        parts = path.relative_to(ROOT).parts
-        if path.is_file() and not SKIP_DIRS.intersection(parts) and \
-                not any(p.startswith("venv") for p in parts):
-            out.append(path.relative_to(ROOT).as_posix())
+    for top, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith("venv")]
+        out += [(Path(top) / f).relative_to(ROOT).as_posix() for f in files]
     return out
 
 
@@ -319,8 +318,9 @@ DOCUMENT_NAME = re.compile(r"(?<![\w./-])([\w-]+\.md)\b")
 # A test's definition in its file (file.py::test_x, file.c::case_x)
 DEFINES = {".py": r"^\s*(?:async\s+)?(?:def|class)\s+{}\b",
            ".c": r"^(?:static\s+)?void\s+{}\s*\("}
-# a name to fill in, as src/source/NAME.c (when no such file exists)
-PLACEHOLDER = re.compile(r"(?:^|/)[A-Z][A-Z_]*(?:[./]|$)")
+# a name to fill in, as src/source/NAME.c (when no such file exists; a
+# document in capitals, as README.md, is no placeholder)
+PLACEHOLDER = re.compile(r"(?:^|/)[A-Z][A-Z_]*(?:/|\.(?!md\b)|$)")
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
 
 
@@ -367,7 +367,7 @@ def test_named_paths_and_links_exist():
         for m in DOCUMENT_NAME.finditer(text):
             if m.group(1) not in names:
                 problems.append(f"{where(m)}: {m.group(1)}: no such document in the repository")
-    fail_on(problems, "paths named in the documents")
+    fail_on(list(dict.fromkeys(problems)), "paths named in the documents")
 
 
 # ---- history ----
