@@ -81,8 +81,11 @@ class MetricsCollector:
     anyway; ``roastop_answered`` is then False (True with an answer, None
     when not checked). With a host name the client waits at most 1 s + 0.5 s
     in all. ``hello=False``, or ROASTOP_HELLO=0 in the environment when
-    ``hello`` is not given, skips the check (a batch job with no one to read
-    the warning).
+    ``hello`` is not given, skips the check. ROASTOP_HELLO=0 also switches
+    off the hello of every worker process that inherits it, and with it the
+    Dask path (docs/protocol.md, "The Dask path"): such a worker sends by
+    UDP only, and loses its chunks where UDP is dropped; ``hello=False``
+    skips the client's check alone.
 
     ``expected_events`` (an int >= 0) is the number of events the run will
     process; roastop shows progress and an ETA from it. Without it, the
