@@ -6,9 +6,9 @@ They must name
 
 - every option of src/cli.c's option table in roastop.1's OPTIONS (an item
   of its own: the tag under a .TP);
-- every key src/ui/keys.c takes (the case labels of its switches on the key,
-  its comparisons of the key, its ranges of characters) in roastop.1's
-  KEYS, in bold;
+- every key the UI takes (src/ui's case labels of its switches on the key
+  `ch`, its comparisons of it, its ranges of characters: src/ui/keys.c
+  reads them all) in roastop.1's KEYS, in bold;
 - every environment variable python/roastop reads in roastop.1's
   ENVIRONMENT (an item of its own);
 - every finding id (src/diagnosis/diagnosis.c's id names) in a heading of
@@ -67,15 +67,14 @@ def macro(line):
     if not line.startswith("."):
         return None, None
     name, _, rest = line[1:].partition(" ")
-    return name, [q.replace('""', '"') if q or not b else b for q, b in ARGS.findall(rest)] \
-        if rest else []
+    return name, [bare or quoted.replace('""', '"') for quoted, bare in ARGS.findall(rest)]
 
 
 def bold_words(line):
     """The words set in bold on one line of roff source, unescaped."""
     name, args = macro(line)
     parts = []
-    if name in ("B", "SH", "SS"):
+    if name == "B":
         parts = [" ".join(args)]
     elif name in ("BR", "BI"):
         parts = args[0::2]
@@ -188,28 +187,28 @@ def switch_bodies(src):
 
 
 def handled_keys():
-    """Key name -> how src/ui/keys.c names it, read off the code."""
-    src = re.sub(r"/\*.*?\*/", "", (ROOT / "src" / "ui" / "keys.c").read_text(), flags=re.S)
-    tokens = [t for body in switch_bodies(src)
-              for t in re.findall(r"\bcase\s+(" + KEY_TOKEN + r")\s*:", body)]
-    tokens += re.findall(r"\bch\s*==\s*(" + KEY_TOKEN + ")", src)
-    keys, ranges = {}, []
-    for lo, hi in re.findall(r"\bch\s*>=\s*(" + CHAR + r")\s*&&\s*ch\s*<=\s*(" + CHAR + ")", src):
-        ranges.append((char_of(lo), char_of(hi)))
-        for c in range(ord(char_of(lo)), ord(char_of(hi)) + 1):
-            keys[chr(c)] = f"{lo}..{hi}"
-    unknown = []
-    for t in tokens:
-        if t in NOT_KEYS:
-            continue
-        name = key_name(t)
-        if name is None:
-            unknown.append(t)
-        else:
-            keys.setdefault(name, t)
-    assert not unknown, (f"src/ui/keys.c takes {unknown}: give them their name in "
-                         "test_docs.py's KEY_NAMES and document them in roastop.1's KEYS")
-    assert len(keys) > 20, f"src/ui/keys.c read as {keys}"
+    """Key name -> where and how the UI's code (src/ui/keys.c, and any view
+    that reads a key: a `ch` compared or switched on) takes it."""
+    keys, ranges, unknown = {}, [], []
+    for path in sorted((ROOT / "src" / "ui").rglob("*.c")):
+        src = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+        tokens = [t for body in switch_bodies(src)
+                  for t in re.findall(r"\bcase\s+(" + KEY_TOKEN + r")\s*:", body)]
+        tokens += re.findall(r"\bch\s*==\s*(" + KEY_TOKEN + ")", src)
+        for lo, hi in re.findall(r"\bch\s*>=\s*(" + CHAR + r")\s*&&\s*ch\s*<=\s*(" + CHAR + ")",
+                                 src):
+            ranges.append((char_of(lo), char_of(hi)))
+            for c in range(ord(char_of(lo)), ord(char_of(hi)) + 1):
+                keys.setdefault(chr(c), f"{rel(path)}: {lo}..{hi}")
+        for t in tokens:
+            name = None if t in NOT_KEYS else key_name(t)
+            if name is None and t not in NOT_KEYS:
+                unknown.append(f"{rel(path)}: {t}")
+            elif name is not None:
+                keys.setdefault(name, f"{rel(path)}: {t}")
+    assert not unknown, (f"{unknown}: give each its name in test_docs.py's KEY_NAMES and "
+                         "document it in roastop.1's KEYS")
+    assert len(keys) > 20, f"src/ui read as taking the keys {keys}"
     return keys, ranges
 
 
@@ -220,7 +219,7 @@ def test_every_key_is_in_the_manual():
     keys, ranges = handled_keys()
     in_range = {chr(c) for lo, hi in ranges for c in range(ord(lo), ord(hi) + 1)
                 if re.search(re.escape(lo) + r"\s*[\u2013-]\s*" + re.escape(hi), text)}
-    problems = [f"{name} (src/ui/keys.c: {how}) is not named in bold in roastop.1's KEYS"
+    problems = [f"{name} ({how}) is not named in bold in roastop.1's KEYS"
                 for name, how in sorted(keys.items())
                 if name not in bold and name not in in_range]
     fail_on(problems, "keys of src/ui/keys.c missing from roastop.1")
