@@ -222,7 +222,7 @@ def test_every_key_is_in_the_manual():
     problems = [f"{name} ({how}) is not named in bold in roastop.1's KEYS"
                 for name, how in sorted(keys.items())
                 if name not in bold and name not in in_range]
-    fail_on(problems, "keys of src/ui/keys.c missing from roastop.1")
+    fail_on(problems, "keys src/ui takes missing from roastop.1")
 
 
 # ---- environment ----
