@@ -345,6 +345,23 @@ def dask_cluster(tmp_path_factory, dimuon_files):
         c.stop()
 
 
+def exact_chunks(m, r, truth):
+    """metrics.json m of one run of the example (result r) on the files of
+    truth: the chunks alone add up to the files, each chunk once, none lost,
+    none rejected, every chunk_start matched by its chunk."""
+    import math
+    per_file = math.ceil(50000 / CHUNKSIZE)
+    assert m["num_chunks"] == r["report"]["chunks"] == per_file * truth["files"]
+    assert m["total_events_from_chunks"] == truth["total_events"] == r["report"]["entries"]
+    for ds, n in truth["events_per_dataset"].items():
+        assert m["per_dataset"][ds]["total_events"] == n
+    assert m["roastop"]["events_applied"]["chunk"] == m["num_chunks"]
+    udp = m["roastop"]["udp"]
+    assert udp["missing"] == 0 and udp["rejected"]["total"] == 0, udp
+    fl = m["roastop"]["in_flight"]
+    assert fl["unmatched_ends"] == 0 and fl["matched"] == fl["chunk_starts"], fl
+
+
 def start_roastop_live(workdir: Path, *extra):
     """roastop --headless listening on a free loopback port (authentication
     on); returns the process and the emitter environment it printed."""

@@ -1,8 +1,11 @@
 """A real Dask cluster on loopback for the tests: `dask scheduler` and
 `dask worker` processes (one thread each) from the pinned distributed in the
 build's virtual environment, on free ports, in an environment that cannot
-import roastop — as a real cluster whose nodes never had roastop installed.
-Also a reverse proxy in front of a dashboard, and the example's client."""
+import roastop — as a real cluster whose nodes never had roastop installed;
+with tls=True its comms are TLS only (distributed's --tls-* options, one
+self-signed certificate), as coffea-casa's and every dask-gateway cluster's
+are. Also workers whose UDP to roastop is dropped, a reverse proxy in front
+of a dashboard, and the example's client."""
 import json
 import os
 import signal
@@ -17,6 +20,8 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 HERE = Path(__file__).resolve().parent
 DASK = str(Path(sys.executable).parent / "dask")
+# the LD_PRELOAD shim that drops a process's datagrams to one port (tests/tools/udpdrop.c)
+UDPDROP = Path(os.environ.get("TOOLS", "build/tools")).resolve() / "udpdrop.so"
 
 
 def free_port():
@@ -43,6 +48,15 @@ def client_env(**extra):
     return env
 
 
+def self_signed(pem: Path):
+    """A self-signed certificate for 127.0.0.1 and its key, both in one PEM
+    file (its own CA: what verifies it is the file itself)."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(pem), "-out", str(pem)], check=True, capture_output=True)
+    return pem
+
+
 def wait_for(pred, timeout=30, step=0.1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -57,15 +71,20 @@ class Cluster:
     """`dask scheduler` + n `dask worker` processes. Workers serve their own
     dashboard (roastop reads their /metrics when identity.json answers 500)."""
 
-    def __init__(self, workdir: Path, n_workers=2, prefix=None, dask=DASK):
+    def __init__(self, workdir: Path, n_workers=2, prefix=None, dask=DASK, tls=False):
         self.logs = Path(workdir)
         self.dask = dask  # the dask command: another environment's for another version
         self.port, self.dashboard_port = free_port(), free_port()
         self.prefix = prefix
-        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
         self.dashboard_url = f"http://127.0.0.1:{self.dashboard_port}"
         self.n_workers = n_workers
         self.env = cluster_env()
+        # TLS: every process (and the client) presents and verifies one
+        # certificate; plain TCP is refused (require-encryption)
+        self.cert = self_signed(self.logs / "cluster.pem") if tls else None
+        if tls:
+            self.env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] = "True"
         self.scheduler, self.workers = None, []
         self.start_scheduler()
         self.start_workers()
@@ -77,9 +96,28 @@ class Cluster:
                                 stdin=subprocess.DEVNULL, env=self.env, cwd=self.logs,
                                 start_new_session=True)
 
+    def tls_args(self):
+        return ["--tls-ca-file", self.cert, "--tls-cert", self.cert,
+                "--tls-key", self.cert] if self.cert else []
+
+    def client_dask_env(self):
+        """What a client process needs in its environment (dask's config) to
+        connect: the certificate as a client's, for a TLS cluster."""
+        if not self.cert:
+            return {}
+        return {"DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(self.cert),
+                "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(self.cert),
+                "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY": str(self.cert),
+                "DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"}
+
+    def example_args(self):
+        """run_dimuon.py's options that join this cluster."""
+        return ["--scheduler", self.address]
+
     def start_scheduler(self):
         args = ["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
-                "--dashboard-address", f"127.0.0.1:{self.dashboard_port}", "--no-show"]
+                "--dashboard-address", f"127.0.0.1:{self.dashboard_port}", "--no-show",
+                *(["--protocol", "tls", *self.tls_args()] if self.cert else [])]
         if self.prefix:
             args += ["--dashboard-prefix", self.prefix]
         self.scheduler = self._spawn("scheduler", args)
@@ -88,7 +126,8 @@ class Cluster:
         self.workers = [self._spawn(f"worker{i}", [
             "worker", self.address, "--nthreads", "1", "--name", f"w{i}", "--host",
             "127.0.0.1", "--dashboard-address", "127.0.0.1:0", "--memory-limit", "2GiB",
-            "--local-directory", str(self.logs / f"w{i}")]) for i in range(self.n_workers)]
+            "--local-directory", str(self.logs / f"w{i}"), *self.tls_args()])
+            for i in range(self.n_workers)]
 
     def identity_url(self):
         prefix = "/" + self.prefix.strip("/") if self.prefix else ""
@@ -106,7 +145,11 @@ class Cluster:
 
     def client(self, timeout=60):
         from distributed import Client
-        c = Client(self.address, timeout=timeout)
+        from distributed.security import Security
+        security = Security(tls_ca_file=str(self.cert), tls_client_cert=str(self.cert),
+                            tls_client_key=str(self.cert),
+                            require_encryption=True) if self.cert else None
+        c = Client(self.address, timeout=timeout, security=security)
         c.wait_for_workers(self.n_workers, timeout=timeout)
         return c
 
@@ -138,12 +181,39 @@ class Cluster:
     close = stop
 
 
+class DroppingCluster(Cluster):
+    """Workers with the shim (UDPDROP): worker i drops its datagrams to the
+    port written in drop_file(i) (none while the file is empty), as a
+    firewall between batch nodes and a login node drops them."""
+
+    def drop_file(self, i):
+        return self.logs / f"drop-worker{i}"
+
+    def _spawn(self, name, args):
+        if not name.startswith("worker"):
+            return super()._spawn(name, args)
+        self.drop_file(int(name[len("worker"):])).write_text("")
+        base = self.env
+        self.env = dict(base, LD_PRELOAD=str(UDPDROP),
+                        UDPDROP_FILE=str(self.drop_file(int(name[len("worker"):]))))
+        try:
+            return super()._spawn(name, args)
+        finally:
+            self.env = base
+
+    def drop(self, port, workers=None):
+        """Workers (all when None) drop their datagrams to port from now on;
+        the others send them."""
+        for i in range(self.n_workers):
+            self.drop_file(i).write_text(str(port) if workers is None or i in workers else "")
+
+
 def run_example(cluster, files, result, *extra, env=None, timeout=300):
     """examples/run_dimuon.py as a client process on the cluster; its JSON result."""
-    p = subprocess.run([sys.executable, str(EXAMPLES / "run_dimuon.py"), "--scheduler",
-                        cluster.address, "--files", str(files), "--result", str(result),
-                        *map(str, extra)], env=env or client_env(), capture_output=True,
-                       text=True, timeout=timeout)
+    p = subprocess.run([sys.executable, str(EXAMPLES / "run_dimuon.py"), *cluster.example_args(),
+                        "--files", str(files), "--result", str(result), *map(str, extra)],
+                       env={**(env or client_env()), **cluster.client_dask_env()},
+                       capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stdout + p.stderr
     return json.loads(Path(result).read_text())
 
@@ -158,11 +228,7 @@ class Proxy:
         import http.server
         import ssl
         import threading
-        self.cert = tmp_path / "proxy.pem"
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                        "-keyout", str(self.cert), "-out", str(self.cert)],
-                       check=True, capture_output=True)
+        self.cert = self_signed(tmp_path / "proxy.pem")
         proxy = self
         self.seen_auth = []
 

@@ -8,40 +8,15 @@ finds no ack to its hello and sends the same datagrams through
 Worker.log_event; the collector's route keeps them on the scheduler and
 roastop reads them at each poll. The chunks must add up to the files, as
 they do by UDP (test_coffea_e2e.py, where the senders use UDP)."""
-import math
-from pathlib import Path
-
 import pytest
 
-from conftest import CHUNKSIZE, TOOLS, load_metrics, measuring
-from dask_cluster import Cluster, client_env, run_example
-
-SHIM = Path(TOOLS).resolve() / "udpdrop.so"
-
-
-class DroppingCluster(Cluster):
-    """Workers with the shim: worker i drops its datagrams to the port
-    written in drop_file(i) (none while the file is empty)."""
-
-    def drop_file(self, i):
-        return self.logs / f"drop-worker{i}"
-
-    def _spawn(self, name, args):
-        if not name.startswith("worker"):
-            return super()._spawn(name, args)
-        self.drop_file(int(name[len("worker"):])).write_text("")
-        base = self.env
-        self.env = dict(base, LD_PRELOAD=str(SHIM),
-                        UDPDROP_FILE=str(self.drop_file(int(name[len("worker"):]))))
-        try:
-            return super()._spawn(name, args)
-        finally:
-            self.env = base
+from conftest import CHUNKSIZE, exact_chunks, load_metrics, measuring
+from dask_cluster import UDPDROP, DroppingCluster, client_env, run_example
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, dimuon_files):
-    assert SHIM.exists(), "make build/tools/udpdrop.so"
+    assert UDPDROP.exists(), "make build/tools/udpdrop.so"
     c = DroppingCluster(tmp_path_factory.mktemp("dropping-cluster"))
     try:
         files, _ = dimuon_files
@@ -58,31 +33,16 @@ def measured_run(tmp_path, cluster, files, dropped_workers):
     out = tmp_path / "measurement"
     with measuring(tmp_path, out, "--scheduler", cluster.dashboard_url, "--duration", 600) as live:
         port = live.env["ROASTOP_ADDR"].rsplit(":", 1)[1]
-        for i in range(cluster.n_workers):
-            cluster.drop_file(i).write_text(port if i in dropped_workers else "")
+        cluster.drop(port, dropped_workers)
         result = run_example(cluster, files, tmp_path / "result.json", "--collector", "roastop",
                              "--chunksize", CHUNKSIZE, env=client_env(**live.env))
     return load_metrics(out), result
 
 
-def exact(m, r, truth):
-    """The chunks alone add up to the files, each chunk once."""
-    per_file = math.ceil(50000 / CHUNKSIZE)
-    assert m["num_chunks"] == r["report"]["chunks"] == per_file * truth["files"]
-    assert m["total_events_from_chunks"] == truth["total_events"] == r["report"]["entries"]
-    for ds, n in truth["events_per_dataset"].items():
-        assert m["per_dataset"][ds]["total_events"] == n
-    assert m["roastop"]["events_applied"]["chunk"] == m["num_chunks"]
-    udp = m["roastop"]["udp"]
-    assert udp["missing"] == 0 and udp["rejected"]["total"] == 0, udp
-    fl = m["roastop"]["in_flight"]      # every start sent matched by its chunk
-    assert fl["unmatched_ends"] == 0 and fl["matched"] == fl["chunk_starts"], fl
-
-
 def test_dropped_workers_send_by_dask(cluster, dimuon_files, tmp_path):
     files, truth = dimuon_files
     m, r = measured_run(tmp_path, cluster, files, dropped_workers={0, 1})
-    exact(m, r, truth)
+    exact_chunks(m, r, truth)
     udp = m["roastop"]["udp"]
     # the client by UDP (its hello acked), each worker process by Dask
     assert udp["senders_by_path"] == {"udp": 1, "dask": 2}, udp
@@ -97,5 +57,5 @@ def test_dropped_workers_send_by_dask(cluster, dimuon_files, tmp_path):
 def test_one_worker_reaches_and_one_cannot(cluster, dimuon_files, tmp_path):
     files, truth = dimuon_files
     m, r = measured_run(tmp_path, cluster, files, dropped_workers={1})
-    exact(m, r, truth)
+    exact_chunks(m, r, truth)
     assert m["roastop"]["udp"]["senders_by_path"] == {"udp": 2, "dask": 1}
