@@ -1,0 +1,53 @@
+"""A cluster whose comms are TLS only, without a gateway (issue 42 item 2), as
+coffea-casa's scheduler requires: a real `dask scheduler --protocol tls` and
+two `dask worker`s given a certificate made here (distributed's --tls-ca-file,
+--tls-cert, --tls-key; plain TCP refused), the client with the same
+certificate from dask's configuration. The workers' UDP to roastop is dropped
+(tests/tools/udpdrop.c), so every chunk reaches roastop by the Dask path
+(docs/protocol.md): Worker.log_event over the worker's TLS connection to the
+scheduler, then the collector's route, which roastop polls on the plain-HTTP
+dashboard. The real coffea example must add up to the files exactly."""
+import json
+import urllib.request
+
+import pytest
+
+from conftest import CHUNKSIZE, exact_chunks, load_metrics, measuring
+from dask_cluster import UDPDROP, DroppingCluster, client_env, run_example
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory):
+    assert UDPDROP.exists(), "make build/tools/udpdrop.so"
+    c = DroppingCluster(tmp_path_factory.mktemp("tls-cluster"), tls=True)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def identity(cluster):
+    with urllib.request.urlopen(cluster.identity_url(), timeout=10) as r:
+        return json.load(r)
+
+
+def test_tls_cluster_chunks_by_dask(tls_cluster, dimuon_files, tmp_path):
+    # the cluster speaks TLS: the scheduler and each worker are at tls://
+    ident = identity(tls_cluster)
+    assert ident["address"].startswith("tls://"), ident["address"]
+    assert sorted(w.split("://")[0] for w in ident["workers"]) == ["tls", "tls"]
+    files, truth = dimuon_files
+    out = tmp_path / "measurement"
+    with measuring(tmp_path, out, "--scheduler", tls_cluster.dashboard_url,
+                   "--duration", 600) as live:
+        tls_cluster.drop(live.env["ROASTOP_ADDR"].rsplit(":", 1)[1])
+        r = run_example(tls_cluster, files, tmp_path / "result.json", "--collector", "roastop",
+                        "--chunksize", CHUNKSIZE, env=client_env(**live.env))
+    m = load_metrics(out)
+    exact_chunks(m, r, truth)
+    udp = m["roastop"]["udp"]
+    # the client by UDP (its hello acked), each worker process by Dask
+    assert udp["senders_by_path"] == {"udp": 1, "dask": 2}, udp
+    assert udp["datagrams_by_path"]["dask"] >= m["num_chunks"], udp
+    assert m["roastop"]["scheduler"]["datagrams"]["received"] == udp["datagrams_by_path"]["dask"]
+    assert m["roastop"]["run_ended"] is True
