@@ -6,7 +6,10 @@ processor.Runner and its Dask executor on a Dask cluster, measured by roastop.
     # the ROASTOP_ADDR / ROASTOP_KEY it prints, and:
     python examples/run_dimuon.py --scheduler tcp://HOST:8786 --files DIR
 
-Without --scheduler a local cluster of 2 worker processes is started.
+Without --scheduler a local cluster of 2 worker processes is started;
+--gateway-cluster NAME joins a dask-gateway cluster instead (the gateway's
+address and authentication from dask's configuration, `gateway.address`,
+`gateway.auth`, as on coffea-casa).
 --executor futures (a process pool of --workers) or iterative (this process)
 runs it without Dask: the collector gets no client, and roastop draws the
 worker timelines from the emitter's heartbeats (docs/executors.md). The
@@ -28,6 +31,8 @@ HERE = Path(__file__).resolve().parent
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scheduler", help="Dask scheduler address (tcp://HOST:PORT)")
+    ap.add_argument("--gateway-cluster", metavar="NAME",
+                    help="a dask-gateway cluster's name (dask_gateway.Gateway().connect)")
     ap.add_argument("--files", type=Path, default=Path("dimuon-files"),
                     help="directory of the ROOT files (made when empty)")
     ap.add_argument("--chunksize", type=int, default=10000)
@@ -56,6 +61,9 @@ def client_for(args):
     from distributed import Client, LocalCluster
     if args.scheduler:
         return Client(args.scheduler)
+    if args.gateway_cluster:
+        from dask_gateway import Gateway
+        return Gateway().connect(args.gateway_cluster).get_client()
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                            dashboard_address="127.0.0.1:0")
     return Client(cluster)
