@@ -507,13 +507,16 @@ static void *dask_source_open(const struct source_env *env, char *err, size_t er
 				  .insecure = c->insecure, .headers = c->headers,
 				  .n_headers = c->n_headers, .prefix_totals = !c->task_stream };
 	struct dask *d = dask_open(&dc, env->deliver, env->ctx, err, errsz);
-	if (d) {
-		d->datagram = env->datagram;
-		d->dg.opened = clock_mono();
-	}
-	if (d)
-		fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n",
-			c->scheduler_url, c->interval);
+	if (!d)
+		return NULL;
+	d->datagram = env->datagram;
+	d->dg.opened = clock_mono();
+	/* the dashboard's root as polled: behind a gateway or a proxy the
+	 * prefix says where the cluster is (/clusters/NAME), the host does not */
+	char root[2048];
+	bool joined = dask_url_join(root, sizeof(root), c->scheduler_url, c->dashboard_prefix, "");
+	fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n",
+		joined ? root : c->scheduler_url, c->interval);
 	return d;
 }
 
