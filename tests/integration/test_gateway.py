@@ -16,11 +16,13 @@ so every chunk of the real coffea example reaches roastop by the Dask path
 scheduler, roastop's poll through the proxy. The chunks must add up to the
 files exactly."""
 import asyncio
+import base64
 import json
 import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -213,6 +215,9 @@ def test_gateway_cluster_chunks_by_dask(gateway_cluster, dimuon_files, tmp_path)
         r = run_example(gc, files, tmp_path / "result.json", "--collector", "roastop",
                         "--chunksize", CHUNKSIZE, env=client_env(**live.env))
     m = load_metrics(out)
+    # what roastop says it polls is the cluster's dashboard, not the gateway's root
+    assert (f"polling the Dask scheduler at {gc.gateway.url}{gc.prefix}/ every"
+            in (tmp_path / "roastop.stderr").read_text())
     exact_chunks(m, r, truth)
     udp = m["roastop"]["udp"]
     # the client by UDP (its hello acked), each worker process by Dask
@@ -221,3 +226,19 @@ def test_gateway_cluster_chunks_by_dask(gateway_cluster, dimuon_files, tmp_path)
     assert m["roastop"]["scheduler"]["datagrams"]["received"] == udp["datagrams_by_path"]["dask"]
     assert m["peak_workers"] == 2 and m["roastop"]["scheduler_samples"] > 0
     assert m["roastop"]["run_ended"] is True
+
+
+def test_dashboard_needs_no_credentials_the_api_does(gateway_cluster):
+    """Why roastop's command line for a gateway has no --header: the proxy
+    serves a cluster's dashboard to anyone, the gateway's API only with
+    the user's Basic credentials."""
+    gc = gateway_cluster
+    assert gc.identity()["address"].startswith("tls://")  # no Authorization sent
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{gc.gateway.url}/api/v1/clusters/", timeout=10)
+    assert refused.value.code == 401
+    auth = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    listed = urllib.request.Request(f"{gc.gateway.url}/api/v1/clusters/",
+                                    headers={"Authorization": auth})
+    with urllib.request.urlopen(listed, timeout=10) as r:
+        assert gc.name in json.load(r)
