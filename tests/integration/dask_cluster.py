@@ -4,7 +4,7 @@ build's virtual environment, on free ports, in an environment that cannot
 import roastop — as a real cluster whose nodes never had roastop installed;
 with tls=True its comms are TLS only (distributed's --tls-* options, one
 self-signed certificate), as coffea-casa's and every dask-gateway cluster's
-are. Also workers whose UDP to roastop is dropped, a reverse proxy in front
+are; with https=True its dashboards are HTTPS, with the same certificate. Also workers whose UDP to roastop is dropped, a reverse proxy in front
 of a dashboard, and the example's client."""
 import json
 import os
@@ -71,20 +71,25 @@ class Cluster:
     """`dask scheduler` + n `dask worker` processes. Workers serve their own
     dashboard (roastop reads their /metrics when identity.json answers 500)."""
 
-    def __init__(self, workdir: Path, n_workers=2, prefix=None, dask=DASK, tls=False):
+    def __init__(self, workdir: Path, n_workers=2, prefix=None, dask=DASK, tls=False,
+                 https=False):
         self.logs = Path(workdir)
         self.dask = dask  # the dask command: another environment's for another version
         self.port, self.dashboard_port = free_port(), free_port()
         self.prefix = prefix
         self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
-        self.dashboard_url = f"http://127.0.0.1:{self.dashboard_port}"
+        self.dashboard_url = f"{'https' if https else 'http'}://127.0.0.1:{self.dashboard_port}"
         self.n_workers = n_workers
         self.env = cluster_env()
         # TLS: every process (and the client) presents and verifies one
         # certificate; plain TCP is refused (require-encryption)
-        self.cert = self_signed(self.logs / "cluster.pem") if tls else None
+        self.tls = tls
+        self.cert = self_signed(self.logs / "cluster.pem") if tls or https else None
         if tls:
             self.env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] = "True"
+        if https:  # every dashboard, the scheduler's and the workers'
+            self.env["DASK_DISTRIBUTED__SCHEDULER__DASHBOARD__TLS__CERT"] = str(self.cert)
+            self.env["DASK_DISTRIBUTED__SCHEDULER__DASHBOARD__TLS__KEY"] = str(self.cert)
         self.scheduler, self.workers = None, []
         self.start_scheduler()
         self.start_workers()
@@ -98,12 +103,12 @@ class Cluster:
 
     def tls_args(self):
         return ["--tls-ca-file", self.cert, "--tls-cert", self.cert,
-                "--tls-key", self.cert] if self.cert else []
+                "--tls-key", self.cert] if self.tls else []
 
     def client_dask_env(self):
         """What a client process needs in its environment (dask's config) to
         connect: the certificate as a client's, for a TLS cluster."""
-        if not self.cert:
+        if not self.tls:
             return {}
         return {"DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(self.cert),
                 "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT": str(self.cert),
@@ -117,7 +122,7 @@ class Cluster:
     def start_scheduler(self):
         args = ["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
                 "--dashboard-address", f"127.0.0.1:{self.dashboard_port}", "--no-show",
-                *(["--protocol", "tls", *self.tls_args()] if self.cert else [])]
+                *(["--protocol", "tls", *self.tls_args()] if self.tls else [])]
         if self.prefix:
             args += ["--dashboard-prefix", self.prefix]
         self.scheduler = self._spawn("scheduler", args)
@@ -133,12 +138,20 @@ class Cluster:
         prefix = "/" + self.prefix.strip("/") if self.prefix else ""
         return f"{self.dashboard_url}{prefix}/json/identity.json"
 
+    def identity(self, timeout=10):
+        """The scheduler's identity.json (over HTTPS verified with the
+        cluster's certificate when its dashboard is HTTPS)."""
+        import ssl
+        ctx = (ssl.create_default_context(cafile=str(self.cert))
+               if self.dashboard_url.startswith("https:") else None)
+        with urllib.request.urlopen(self.identity_url(), timeout=timeout, context=ctx) as r:
+            return json.load(r)
+
     def wait_ready(self, timeout=90):
         """Until the dashboard answers and every worker has registered."""
         def ready():
             try:
-                with urllib.request.urlopen(self.identity_url(), timeout=2) as r:
-                    return len(json.load(r)["workers"]) == self.n_workers
+                return len(self.identity(timeout=2)["workers"]) == self.n_workers
             except OSError:
                 return False
         wait_for(ready, timeout=timeout, step=0.2)
@@ -148,7 +161,7 @@ class Cluster:
         from distributed.security import Security
         security = Security(tls_ca_file=str(self.cert), tls_client_cert=str(self.cert),
                             tls_client_key=str(self.cert),
-                            require_encryption=True) if self.cert else None
+                            require_encryption=True) if self.tls else None
         c = Client(self.address, timeout=timeout, security=security)
         c.wait_for_workers(self.n_workers, timeout=timeout)
         return c

@@ -5,40 +5,38 @@ two `dask worker`s given a certificate made here (distributed's --tls-ca-file,
 certificate from dask's configuration. The workers' UDP to roastop is dropped
 (tests/tools/udpdrop.c), so every chunk reaches roastop by the Dask path
 (docs/protocol.md): Worker.log_event over the worker's TLS connection to the
-scheduler, then the collector's route, which roastop polls on the plain-HTTP
-dashboard. The real coffea example must add up to the files exactly."""
-import json
-import urllib.request
-
+scheduler, then the collector's route, which roastop polls on the dashboard.
+The real coffea example must add up to the files exactly. The dashboard is
+plain HTTP, as coffea-casa's is behind JupyterHub, or HTTPS with the same
+certificate (distributed's dashboard.tls), which roastop verifies with
+--cacert."""
 import pytest
 
 from conftest import CHUNKSIZE, exact_chunks, load_metrics, measuring
 from dask_cluster import UDPDROP, DroppingCluster, client_env, run_example
 
 
-@pytest.fixture(scope="module")
-def tls_cluster(tmp_path_factory):
+@pytest.fixture(scope="module", params=["http", "https"], ids=lambda d: f"{d}-dashboard")
+def tls_cluster(request, tmp_path_factory):
     assert UDPDROP.exists(), "make build/tools/udpdrop.so"
-    c = DroppingCluster(tmp_path_factory.mktemp("tls-cluster"), tls=True)
+    c = DroppingCluster(tmp_path_factory.mktemp("tls-cluster"), tls=True,
+                        https=request.param == "https")
     try:
         yield c
     finally:
         c.stop()
 
 
-def identity(cluster):
-    with urllib.request.urlopen(cluster.identity_url(), timeout=10) as r:
-        return json.load(r)
-
-
 def test_tls_cluster_chunks_by_dask(tls_cluster, dimuon_files, tmp_path):
     # the cluster speaks TLS: the scheduler and each worker are at tls://
-    ident = identity(tls_cluster)
+    ident = tls_cluster.identity()
     assert ident["address"].startswith("tls://"), ident["address"]
     assert sorted(w.split("://")[0] for w in ident["workers"]) == ["tls", "tls"]
     files, truth = dimuon_files
     out = tmp_path / "measurement"
-    with measuring(tmp_path, out, "--scheduler", tls_cluster.dashboard_url,
+    https = tls_cluster.dashboard_url.startswith("https:")
+    verify = ["--cacert", tls_cluster.cert] if https else []
+    with measuring(tmp_path, out, "--scheduler", tls_cluster.dashboard_url, *verify,
                    "--duration", 600) as live:
         tls_cluster.drop(live.env["ROASTOP_ADDR"].rsplit(":", 1)[1])
         r = run_example(tls_cluster, files, tmp_path / "result.json", "--collector", "roastop",
