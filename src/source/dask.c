@@ -401,6 +401,7 @@ struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void 
 	d->ctx = ctx;
 	d->tick_tfd = -1;
 	d->want_sitemap = true;
+	d->wk_https = strncasecmp(cfg->url, "https://", 8) == 0;
 	d->st.mode = "-";
 	event_init(&d->ev);
 	event_init(&d->ev_fine);

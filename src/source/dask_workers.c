@@ -50,6 +50,37 @@ void dask_wk_cache(struct dask *d, const struct ev_sample *s)
 	d->n_wk = s->n_workers;
 }
 
+/* A worker's /metrics (kept as identity.json named it, http://host:port)
+ * in the scheme the workers' dashboards are taken to answer in. */
+static void worker_url(const struct dask *d, const char *url, char *buf, size_t size)
+{
+	if (d->wk_https && strncmp(url, "http://", 7) == 0)
+		snprintf(buf, size, "https://%s", url + 7);
+	else
+		strutil_copy(buf, size, url);
+}
+
+/* Did this request fail as one in the wrong scheme does? TLS to a plain
+ * server: connected, and no handshake (tornado waits for a request line
+ * that never comes: a timeout); plain HTTP to a TLS server: connected, then
+ * reset or nothing. A refused connection, or a timeout before connecting,
+ * says nothing of the scheme. */
+static bool scheme_mismatch(const struct xfer *x, CURLcode rc)
+{
+	if (!x->https)
+		return rc == CURLE_RECV_ERROR || rc == CURLE_GOT_NOTHING ||
+		       rc == CURLE_WEIRD_SERVER_REPLY;
+	if (rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR)
+		return true;
+	/* a local port: the TCP connection was made (curl leaves the connect
+	 * time at 0 when the handshake times out) */
+	long local_port = 0;
+	curl_off_t handshake = 0;
+	curl_easy_getinfo(x->easy, CURLINFO_LOCAL_PORT, &local_port);
+	curl_easy_getinfo(x->easy, CURLINFO_APPCONNECT_TIME_T, &handshake);
+	return rc == CURLE_OPERATION_TIMEDOUT && local_port > 0 && handshake == 0;
+}
+
 void dask_workers_next(struct dask *d)
 {
 	for (size_t k = 0; k < DASK_WORKER_CONCURRENCY && d->wk_next < d->n_wk; k++) {
@@ -61,7 +92,10 @@ void dask_workers_next(struct dask *d)
 		if (d->wk_next == d->n_wk)
 			break;
 		x->worker = d->wk_next++;
-		dask_xfer_start(d, x, R_WORKER, d->wk[x->worker].url);
+		char url[WK_URL + 1];
+		worker_url(d, d->wk[x->worker].url, url, sizeof(url));
+		x->https = d->wk_https;
+		dask_xfer_start(d, x, R_WORKER, url);
 		if (x->busy)
 			d->wk_pending++;
 	}
@@ -83,6 +117,10 @@ static optnum worker_cpu_rate(struct dask *d, const struct wk *w)
 void dask_worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
 {
 	d->wk_pending--;
+	if (rc == CURLE_OK) /* an HTTP answer: this is the dashboards' scheme */
+		d->wk_scheme_known = true;
+	else if (!d->wk_scheme_known && x->https == d->wk_https && scheme_mismatch(x, rc))
+		d->wk_https = !d->wk_https; /* once for the requests of one scheme */
 	struct wk *w = &d->wk[x->worker];
 	struct prom_stats ps = { 0 };
 	d->st.bytes += x->body.len;

@@ -27,6 +27,7 @@ struct xfer {
 	enum route route;
 	bool busy;
 	size_t worker; /* R_WORKER: index into d->wk */
+	bool https; /* R_WORKER: asked over HTTPS */
 	struct strbuf body;
 	size_t max_body; /* the route's cap */
 	bool too_large;
@@ -88,6 +89,11 @@ struct dask {
 	/* dashboards named by the identity.json being decoded */
 	struct endpoint *ep;
 	size_t n_ep, cap_ep;
+	/* the scheme of the workers' dashboards: the scheduler URL's at first
+	 * (distributed serves every dashboard from one configuration, TLS or
+	 * not); turned over when a worker fails as a wrong scheme does, until
+	 * one answers in HTTP at all (a proxy's https says nothing of them) */
+	bool wk_https, wk_scheme_known;
 	double round_t0; /* monotonic start of the round */
 	/* the round */
 	bool in_round;

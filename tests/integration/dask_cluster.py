@@ -67,6 +67,19 @@ def wait_for(pred, timeout=30, step=0.1):
     raise AssertionError("condition not met in time")
 
 
+def busy_until(client, done, timeout=120):
+    """Tasks run on the cluster (dask_tasks.spin), batch after batch, until
+    done() says so."""
+    from dask_tasks import spin
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, "not done while tasks ran"
+        futures = client.map(spin, range(8), pure=False)
+        while not done() and not all(f.done() for f in futures):
+            time.sleep(0.1)
+        client.gather(futures)
+
+
 class Cluster:
     """`dask scheduler` + n `dask worker` processes. Workers serve their own
     dashboard (roastop reads their /metrics when identity.json answers 500)."""

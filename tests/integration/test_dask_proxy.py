@@ -4,7 +4,7 @@ TLS verification on by default."""
 import pytest
 
 from conftest import Listener
-from dask_cluster import Cluster, Proxy, wait_for
+from dask_cluster import Cluster, Proxy, busy_until, wait_for
 
 TOKEN_HEADER = "Authorization: token s3cret"
 
@@ -60,3 +60,20 @@ def test_missing_token_is_degraded_not_lost(tmp_path, proxied):
     _, m = lst.stop()
     assert m["roastop"]["sources"]["scheduler"]["state"] == "degraded"
     assert m["roastop"]["scheduler_samples"] == 0
+
+
+def test_workers_dashboards_in_http_behind_an_https_proxy(tmp_path, proxied):
+    """Without a route, identity.json answers 500 while tasks run and each
+    worker's own /metrics is read, at the host and port identity.json
+    named, not through the proxy: over HTTP here, though the scheduler's
+    URL is https (roastop's first guess), so roastop must turn to HTTP."""
+    cluster, proxy = proxied
+    lst = watch(tmp_path, proxy, "--cacert", proxy.cert, "--header", TOKEN_HEADER)
+    client = cluster.client()
+    try:
+        busy_until(client, lambda: "memory and CPU from workers' /metrics"
+                   in lst.err_path.read_text())
+    finally:
+        client.close()
+        _, m = lst.stop()
+    assert m["roastop"]["scheduler"]["identity_500"] > 0

@@ -9,14 +9,19 @@ scheduler, then the collector's route, which roastop polls on the dashboard.
 The real coffea example must add up to the files exactly. The dashboard is
 plain HTTP, as coffea-casa's is behind JupyterHub, or HTTPS with the same
 certificate (distributed's dashboard.tls), which roastop verifies with
---cacert."""
+--cacert. Without the collector's route, identity.json answers 500 while
+tasks run (dask#8370) and roastop reads each worker's own dashboard: over
+HTTPS when the dashboards are."""
 import pytest
 
-from conftest import CHUNKSIZE, exact_chunks, load_metrics, measuring
-from dask_cluster import UDPDROP, DroppingCluster, client_env, run_example
+from conftest import CHUNKSIZE, Listener, exact_chunks, load_metrics, measuring
+from dask_cluster import (UDPDROP, Cluster, DroppingCluster, busy_until, client_env,
+                          run_example)
+
+DASHBOARDS = dict(params=["http", "https"], ids=lambda d: f"{d}-dashboard")
 
 
-@pytest.fixture(scope="module", params=["http", "https"], ids=lambda d: f"{d}-dashboard")
+@pytest.fixture(scope="module", **DASHBOARDS)
 def tls_cluster(request, tmp_path_factory):
     assert UDPDROP.exists(), "make build/tools/udpdrop.so"
     c = DroppingCluster(tmp_path_factory.mktemp("tls-cluster"), tls=True,
@@ -27,6 +32,11 @@ def tls_cluster(request, tmp_path_factory):
         c.stop()
 
 
+def verify(cluster):
+    """roastop's options to verify the dashboard: its certificate when HTTPS."""
+    return ["--cacert", cluster.cert] if cluster.dashboard_url.startswith("https:") else []
+
+
 def test_tls_cluster_chunks_by_dask(tls_cluster, dimuon_files, tmp_path):
     # the cluster speaks TLS: the scheduler and each worker are at tls://
     ident = tls_cluster.identity()
@@ -34,9 +44,7 @@ def test_tls_cluster_chunks_by_dask(tls_cluster, dimuon_files, tmp_path):
     assert sorted(w.split("://")[0] for w in ident["workers"]) == ["tls", "tls"]
     files, truth = dimuon_files
     out = tmp_path / "measurement"
-    https = tls_cluster.dashboard_url.startswith("https:")
-    verify = ["--cacert", tls_cluster.cert] if https else []
-    with measuring(tmp_path, out, "--scheduler", tls_cluster.dashboard_url, *verify,
+    with measuring(tmp_path, out, "--scheduler", tls_cluster.dashboard_url, *verify(tls_cluster),
                    "--duration", 600) as live:
         tls_cluster.drop(live.env["ROASTOP_ADDR"].rsplit(":", 1)[1])
         r = run_example(tls_cluster, files, tmp_path / "result.json", "--collector", "roastop",
@@ -49,3 +57,32 @@ def test_tls_cluster_chunks_by_dask(tls_cluster, dimuon_files, tmp_path):
     assert udp["datagrams_by_path"]["dask"] >= m["num_chunks"], udp
     assert m["roastop"]["scheduler"]["datagrams"]["received"] == udp["datagrams_by_path"]["dask"]
     assert m["roastop"]["run_ended"] is True
+
+
+@pytest.fixture(**DASHBOARDS)
+def routeless_cluster(request, tmp_path):
+    """A TLS cluster no collector has run on: the roastop route, which stays
+    once installed, is not there."""
+    c = Cluster(tmp_path, tls=True, https=request.param == "https")
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def test_workers_own_dashboards_read_in_their_scheme(routeless_cluster, tmp_path):
+    """No route (no collector): identity.json answers 500 while tasks run,
+    and each worker's /metrics gives memory and CPU; with HTTPS dashboards
+    it must be asked over HTTPS (distributed serves the scheduler's and the
+    workers' dashboards from one configuration)."""
+    tls_cluster = routeless_cluster
+    lst = Listener(tmp_path, "--no-auth", "--scheduler", tls_cluster.dashboard_url,
+                   *verify(tls_cluster), "--interval", "0.5")
+    client = tls_cluster.client()
+    try:
+        busy_until(client, lambda: "memory and CPU from workers' /metrics"
+                   in lst.err_path.read_text())
+    finally:
+        client.close()
+        _, m = lst.stop()
+    assert m["roastop"]["scheduler"]["identity_500"] > 0
