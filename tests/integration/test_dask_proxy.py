@@ -68,11 +68,12 @@ def test_workers_dashboards_in_http_behind_an_https_proxy(tmp_path, proxied):
     named, not through the proxy: over HTTP here, though the scheduler's
     URL is https (roastop's first guess), so roastop must turn to HTTP."""
     cluster, proxy = proxied
-    lst = watch(tmp_path, proxy, "--cacert", proxy.cert, "--header", TOKEN_HEADER)
+    lst = watch(tmp_path, proxy, "--cacert", proxy.cert, "--header", TOKEN_HEADER,
+                "--duration", "600")
     client = cluster.client()
     try:
         busy_until(client, lambda: "memory and CPU from workers' /metrics"
-                   in lst.err_path.read_text())
+                   in lst.err_path.read_text(), timeout=300)
     finally:
         client.close()
         _, m = lst.stop()

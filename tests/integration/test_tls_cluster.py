@@ -75,13 +75,13 @@ def test_workers_own_dashboards_read_in_their_scheme(routeless_cluster, tmp_path
     and each worker's /metrics gives memory and CPU; with HTTPS dashboards
     it must be asked over HTTPS (distributed serves the scheduler's and the
     workers' dashboards from one configuration)."""
-    tls_cluster = routeless_cluster
-    lst = Listener(tmp_path, "--no-auth", "--scheduler", tls_cluster.dashboard_url,
-                   *verify(tls_cluster), "--interval", "0.5")
-    client = tls_cluster.client()
+    c = routeless_cluster
+    lst = Listener(tmp_path, "--no-auth", "--scheduler", c.dashboard_url, *verify(c),
+                   "--interval", "0.5", "--duration", "600")
+    client = c.client()
     try:
         busy_until(client, lambda: "memory and CPU from workers' /metrics"
-                   in lst.err_path.read_text())
+                   in lst.err_path.read_text(), timeout=300)
     finally:
         client.close()
         _, m = lst.stop()
