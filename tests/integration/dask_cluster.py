@@ -4,8 +4,9 @@ build's virtual environment, on free ports, in an environment that cannot
 import roastop — as a real cluster whose nodes never had roastop installed;
 with tls=True its comms are TLS only (distributed's --tls-* options, one
 self-signed certificate), as coffea-casa's and every dask-gateway cluster's
-are; with https=True its dashboards are HTTPS, with the same certificate. Also workers whose UDP to roastop is dropped, a reverse proxy in front
-of a dashboard, and the example's client."""
+are; with https=True its dashboards are HTTPS, with the same certificate.
+Also workers whose UDP to roastop is dropped, a reverse proxy in front of a
+dashboard, and the example's client."""
 import json
 import os
 import signal
