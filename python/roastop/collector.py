@@ -16,7 +16,8 @@ from pathlib import Path
 
 from roastop._state import ship_by_value
 from roastop.fetch import FETCH_TIMEOUT, Channel, MetricsUnavailable
-from roastop.emitter import HELLO_TIMEOUT, RESOLVE_TIMEOUT, emitter_for, parse_key, resolve
+from roastop.emitter import (HELLO_TIMEOUT, RESOLVE_TIMEOUT, emitter_for, flush_dask_all,
+                             parse_key, resolve)
 
 FLAG = "_roastcoffea_collect_metrics"
 
@@ -53,9 +54,24 @@ def _chunk_entries(item):
         return None
 
 
-async def _heartbeat(dask_worker):
-    """Runs on each worker (shipped by value with the package)."""
-    await dask_worker.heartbeat()
+STREAM_WAIT = 0.5   # seconds a worker waits at most for its stream to take the batches
+
+
+async def _run_end_on_worker(dask_worker, heartbeat=True):
+    """Runs on each worker's event loop (shipped by value with the package)
+    before run_end: the Dask-path batches of its process go now
+    (flush_dask_all), and are written to the scheduler before this answers
+    (the worker's batched stream holds them at most STREAM_WAIT s), so
+    roastop's last poll finds them; then its heartbeat, with the fine
+    metrics of the run's last second."""
+    import asyncio
+    if flush_dask_all():
+        stream = getattr(dask_worker, "batched_stream", None)
+        deadline = time.monotonic() + STREAM_WAIT
+        while getattr(stream, "buffer", None) and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
+    if heartbeat:
+        await dask_worker.heartbeat()
 
 
 class MetricsCollector:
@@ -180,14 +196,17 @@ class MetricsCollector:
             _warn_once(f"roastop: could not install the scheduler route ({why}); "
                        "roastop will show no fine metrics")
 
-    def _flush_heartbeats(self):
-        """Each worker sends its heartbeat now: the fine metrics of the run's
-        last second reach the scheduler before run_end tells roastop to take
-        its last poll (Dask would send them within a second anyway)."""
-        if self.client is None or self.span_id is None:
+    def _flush_workers(self):
+        """Each worker sends its process's Dask-path datagrams and, with a
+        span, its heartbeat now (_run_end_on_worker): the last chunks and
+        the fine metrics of the run's last second reach the scheduler before
+        run_end tells roastop to take its last poll (Dask would send the
+        heartbeat within a second anyway, the batches within
+        DASK_FLUSH_INTERVAL)."""
+        if self.client is None or self.backend != "dask":
             return
         try:
-            self.client.run(_heartbeat)
+            self.client.run(_run_end_on_worker, heartbeat=self.span_id is not None)
         except Exception:  # a closed client, a worker gone: the metrics wait
             pass
 
@@ -283,7 +302,7 @@ class MetricsCollector:
         if self.emitter is None or not self._active:
             return False
         self._active = False
-        self._flush_heartbeats()
+        self._flush_workers()
         self._close_span(exc_type, exc, tb)
         self.emitter.send_run_end(self.run_id, exc_type, exc)
         proc = self.processor_instance

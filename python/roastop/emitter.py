@@ -24,7 +24,13 @@ node behind a firewall) sends the same datagram bytes through its own
 connection to the scheduler instead: ``Worker.log_event`` under the topic
 ``roastop-datagram``, as ``[port, bytes]`` (the port of ROASTOP_ADDR: which
 roastop they are for), kept by the collector's route (docs/protocol.md, "The
-Dask path"). Each process chooses on its first chunk: a hello, and the Dask
+Dask path"). On that path a process's datagrams wait in a batch, sent as one
+``[port, [bytes, ...]]`` event every DASK_FLUSH_INTERVAL seconds by a thread
+of their own (or at once by the chunk's thread when the batch reaches
+DASK_BATCH_COUNT datagrams or DASK_BATCH_BYTES bytes and no other thread is
+sending one), when the Dask worker closes, at interpreter exit, and when
+MetricsCollector ends a run (flush_dask_all): one event on the scheduler
+for many datagrams. Each process chooses on its first chunk: a hello, and the Dask
 path when no ack comes within HELLO_TIMEOUT; ``ROASTOP_TRANSPORT=udp`` or
 ``dask`` (``Emitter(..., transport=...)``) chooses instead, ``auto`` being
 the default (UDP when ROASTOP_HELLO=0 switched hellos off). Outside a worker's task, UDP only. distributed is never
@@ -55,6 +61,11 @@ RESOLVE_RETRY = 30.0       # seconds before a failed background lookup is tried 
 KEY_BYTES = 32             # roastop's session key (HMAC-SHA256)
 HELLO_TIMEOUT = 0.5        # seconds MetricsCollector waits for roastop's ack of its hello
 DATAGRAM_TOPIC = "roastop-datagram"   # the Dask path's topic (route.py keeps it)
+DASK_FLUSH_INTERVAL = 0.25  # seconds a Dask-path datagram waits in its process's batch at most
+DASK_BATCH_COUNT = 256      # datagrams one Dask-path event carries at most
+DASK_BATCH_BYTES = 1 << 16  # and datagram bytes (any one datagram, <= MAX_DATAGRAM, fits)
+DASK_PENDING = 8            # batches' worth a process holds unsent at most: past it, lost
+DASK_FLUSH_PLUGIN = "roastop-dask-flush"   # the Worker's entry whose teardown sends the rest
 TRANSPORTS = ("auto", "udp", "dask")
 
 
@@ -771,6 +782,11 @@ class Emitter:
         self._path_pid = None     # the process that chose it
         self._worker = None       # the Dask worker whose connection the dask path takes
         self.sent_dask = 0        # of sent: through the worker's Dask connection
+        self.batches_dask = 0     # the events (log_event calls) they went in
+        self._batch, self._batch_bytes = [], 0   # the Dask path's datagrams not sent yet
+        self._batch_lock = threading.Lock()      # held to append or take them, never to send
+        self._send_lock = threading.Lock()       # held by the one thread sending a batch
+        self._flusher = None      # this process's _DaskFlusher, on the dask path
         # ROASTOP_HELLO=0 switches hellos off: auto cannot check, and stays on UDP
         self._check = os.environ.get("ROASTOP_HELLO", "").strip() != "0"
         self.key = parse_key(key)
@@ -1027,8 +1043,23 @@ class Emitter:
                 dask = worker is not None and (self.transport == "dask" or
                                                (self._check and not self.hello()))
                 self._worker, self.path = (worker, "dask") if dask else (None, "udp")
+                if dask:
+                    self._dask_begin(worker)
                 self._path_pid = pid
         return self.path
+
+    def _dask_begin(self, worker):
+        """This process takes the Dask path: its own batch (a forked child's
+        parent had its own) and the thread that sends it every
+        DASK_FLUSH_INTERVAL, and the worker's close sends what is left
+        (close_flush). Without a thread, each datagram goes at once."""
+        self._batch, self._batch_bytes = [], 0
+        self._batch_lock, self._send_lock = threading.Lock(), threading.Lock()
+        try:
+            self._flusher = _DaskFlusher(self, DASK_FLUSH_INTERVAL)
+        except RuntimeError:                     # no thread to be had
+            self._flusher = None
+        close_flush(worker)
 
     def send(self, msg):
         """Sends one message; True when the kernel took it. Never raises."""
@@ -1056,13 +1087,7 @@ class Emitter:
                 self.lost += 1
                 return False
             if self.path == "dask" and self._path_pid == current_pid():
-                # the same bytes, through the worker's own scheduler connection,
-                # with the port they are for: the scheduler keeps every
-                # roastop's, and each takes only its own port's
-                self._worker.log_event(DATAGRAM_TOPIC, [self._target[1], data])
-                self.sent += 1
-                self.sent_dask += 1
-                return True
+                return self._queue_dask(data)
             try:
                 sock.send(data)
             except ConnectionRefusedError:
@@ -1076,6 +1101,65 @@ class Emitter:
         except Exception:  # noqa: BLE001 - never raise into the analysis
             self.lost += 1
             return False
+
+    def _queue_dask(self, data):
+        """Adds data to this process's batch for the Dask path: True when it
+        was taken, False (counted in ``lost``) when DASK_PENDING batches'
+        worth wait unsent. The lock is held for the append only; a batch
+        that reached a bound is sent now unless another thread is sending
+        one (then it, or the flusher's next round, takes this one too)."""
+        n = len(data)
+        with self._batch_lock:
+            count, size = len(self._batch) + 1, self._batch_bytes + n
+            if count <= DASK_BATCH_COUNT * DASK_PENDING and size <= DASK_BATCH_BYTES * DASK_PENDING:
+                self._batch.append(data)
+                self._batch_bytes = size
+            else:
+                count = 0
+        if not count:
+            self.lost += 1
+            return False
+        if count >= DASK_BATCH_COUNT or size >= DASK_BATCH_BYTES or self._flusher is None:
+            self.flush_dask(wait=False)
+        return True
+
+    def flush_dask(self, wait=True):
+        """Sends this process's Dask-path batch: the same bytes, through the
+        worker's own scheduler connection, as events ``[port, [datagram,
+        ...]]`` of at most DASK_BATCH_COUNT datagrams and DASK_BATCH_BYTES
+        bytes, in the order they were queued (the port says which roastop
+        they are for: the scheduler keeps every roastop's, each takes its
+        own). ``wait=False``: nothing when another thread is sending. The
+        datagrams of an event that cannot be given to the worker are
+        counted in ``lost``. How many were sent; never raises."""
+        if not self._send_lock.acquire(wait):
+            return 0
+        sent = 0
+        try:
+            with self._batch_lock:
+                batch, self._batch, self._batch_bytes = self._batch, [], 0
+            for part in _parts(batch, DASK_BATCH_COUNT, DASK_BATCH_BYTES):
+                sent += self._log_batch(part)
+        finally:
+            self._send_lock.release()
+        return sent
+
+    def _log_batch(self, part):
+        """One event of datagrams to the scheduler: len(part) when the worker
+        took it, else 0 and they are counted in ``lost`` (a worker closed or
+        failed would never send it)."""
+        try:
+            worker = self._worker
+            if getattr(getattr(worker, "status", None), "name", "") in ("closed", "failed"):
+                raise ConnectionError("the Dask worker is closed")
+            worker.log_event(DATAGRAM_TOPIC, [self._target[1], part])
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += len(part)
+            return 0
+        self.sent += len(part)
+        self.sent_dask += len(part)
+        self.batches_dask += 1
+        return len(part)
 
     def hello(self, timeout=HELLO_TIMEOUT):
         """Sends a hello with a fresh nonce on this process's socket and waits
@@ -1181,6 +1265,81 @@ class Emitter:
 
 
 _FRAME_TAGGED = 5 + KEY_BYTES   # "RTP2", the flags and the tag
+
+
+def _parts(batch, count, size):
+    """batch's datagrams in order, as lists of at most count datagrams and
+    size bytes each (a datagram larger than size alone)."""
+    part, n = [], 0
+    for data in batch:
+        if part and (len(part) == count or n + len(data) > size):
+            yield part
+            part, n = [], 0
+        part.append(data)
+        n += len(data)
+    if part:
+        yield part
+
+
+class _DaskFlusher:
+    """A worker process's thread that sends its emitter's Dask-path batch
+    every ``interval`` seconds (Emitter.flush_dask), off the chunks' path;
+    at interpreter exit it stops and sends what is left."""
+
+    def __init__(self, emitter, interval):
+        self.pid = os.getpid()
+        self.emitter, self.interval = emitter, interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="roastop-dask-flush")
+        self._thread.start()          # RuntimeError (no thread to be had): the caller's
+        atexit.register(self.stop)
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            if self.emitter._batch:
+                self.emitter.flush_dask()
+
+    def stop(self, timeout=2.0):
+        """Ends the thread and sends the rest; idempotent."""
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        if self.pid == os.getpid():
+            self.emitter.flush_dask()
+
+
+def flush_dask_all():
+    """Sends the Dask-path batch of every emitter of this process now (a
+    run's end: MetricsCollector runs it on each worker before run_end; a
+    worker's close). How many datagrams went. Never raises."""
+    sent, pid = 0, current_pid()
+    for e in {id(e): e for e in list(shared("emitter_cache", dict).values())}.values():
+        if e.path == "dask" and e._path_pid == pid:
+            sent += e.flush_dask()
+    return sent
+
+
+class _CloseFlush:
+    """An entry in a Dask worker's plugins: Worker.close calls teardown on
+    its event loop before it closes the stream to the scheduler, which
+    then carries the batches flush_dask_all hands it."""
+
+    def teardown(self, worker):
+        flush_dask_all()
+
+
+def close_flush(worker):
+    """Has the worker's close send the process's batches (_CloseFlush),
+    once: added on the worker's event loop, where its plugins are read.
+    A process that exits without closing its worker sends them at
+    interpreter exit (_DaskFlusher.stop) or not at all. Never raises."""
+    def add():
+        worker.plugins.setdefault(DASK_FLUSH_PLUGIN, _CloseFlush())
+    try:
+        if isinstance(getattr(worker, "plugins", None), dict):
+            worker.loop.add_callback(add)
+    except Exception:  # noqa: BLE001 - no loop to ask: exit and run ends still send
+        pass
 
 
 def _split(columns, room0, room, max_parts):

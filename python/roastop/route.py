@@ -460,8 +460,13 @@ def install_datagrams(sched):
         sees every event logged."""
 
     def plugin():
-        if DATAGRAMS_PLUGIN not in sched.plugins:
+        old = sched.plugins.get(DATAGRAMS_PLUGIN)
+        if old is None:
             sched.add_plugin(DatagramPlugin(), name=DATAGRAMS_PLUGIN, idempotent=True)
+        elif not getattr(old, "batches", False):  # an earlier roastop's: batches refused
+            new = DatagramPlugin()
+            new.adopt(old)
+            sched.plugins[DATAGRAMS_PLUGIN] = new
         return sched.plugins[DATAGRAMS_PLUGIN]
 
     plugin()
@@ -489,15 +494,18 @@ class DatagramBuffer:
     """The payloads in arrival order, bounded by held_max payloads and
     bytes_max payload bytes: past either, the oldest go first, counted in
     dropped. index counts every payload kept since the buffer began (a
-    reader's cursor). A payload is [port, datagram]: the port of the
-    roastop it is for, and the datagram's bytes; one under the topic that
-    is not, or whose datagram is empty or larger than a UDP datagram, is
+    reader's cursor). An event is [port, [datagram, ...]] (a worker
+    process's batch) or [port, datagram] (an emitter before batches): the
+    port of the roastop they are for, and each datagram's bytes, each kept
+    as one payload [port, datagram]. An event with no port, and each
+    datagram that is empty, larger than a UDP datagram or not bytes, is
     counted in refused."""
     name = DATAGRAMS_PLUGIN
+    batches = True  # an earlier install's plugin without this takes single datagrams only
 
     def __init__(self, held_max=DATAGRAMS_HELD, bytes_max=DATAGRAMS_HELD_BYTES):
         from collections import deque
-        self.buffer = deque()   # (the scheduler's time it came, the payload)
+        self.buffer = deque()   # (the scheduler's time it came, port, the datagram)
         self.held_max, self.bytes_max = held_max, bytes_max
         self.index = self.held = self.dropped = self.refused = 0
 
@@ -505,16 +513,34 @@ class DatagramBuffer:
         if topic != DATAGRAM_TOPIC:
             return
         port, data = msg if isinstance(msg, (list, tuple)) and len(msg) == 2 else (None, None)
-        if (not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536
-                or not isinstance(data, (bytes, bytearray)) or not 0 < len(data) <= DATAGRAM_MAX):
+        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+            self.refused += len(data) if isinstance(data, list) and data else 1
+            return
+        if isinstance(data, (bytes, bytearray)):
+            data = (data,)
+        elif not isinstance(data, (list, tuple)) or not data:
             self.refused += 1
             return
-        self.buffer.append((time.time(), port, bytes(data)))
-        self.index += 1
-        self.held += len(data)
+        now, append, n, size = time.time(), self.buffer.append, 0, 0
+        for d in data:
+            if isinstance(d, (bytes, bytearray)) and 0 < len(d) <= DATAGRAM_MAX:
+                append((now, port, bytes(d)))
+                n += 1
+                size += len(d)
+        self.refused += len(data) - n
+        self.index += n
+        self.held += size
         while len(self.buffer) > self.held_max or self.held > self.bytes_max:
             self.held -= len(self.buffer.popleft()[2])
             self.dropped += 1
+
+    def adopt(self, old):
+        """Takes an earlier install's buffer, counts and bounds' place: its
+        payloads stay for their readers (whose cursors name the old stream:
+        they read on from the oldest held, duplicates that roastop drops)."""
+        for name in ("buffer", "index", "held", "dropped", "refused", "held_max", "bytes_max"):
+            if hasattr(old, name):
+                setattr(self, name, getattr(old, name))
 
     def answer(self, since, now, within=None):
         """datagrams.json's body (a dict) for a reader's cursor

@@ -1,8 +1,11 @@
 """The Dask path of chunk datagrams (docs/protocol.md, "The Dask path"): the
-emitter's choice of path per process, the same bytes on either path, and the
-route's bounded buffer of what workers logged."""
+emitter's choice of path per process, the same bytes on either path, a
+process's batches of them, and the route's bounded buffer of what workers
+logged."""
+import asyncio
 import base64
 import sys
+import threading
 import types
 
 import pytest
@@ -10,9 +13,9 @@ from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are 
     KEY, addr_of, nothing_arrives, split_datagram, fresh_process_state, sink)
 from test_collector_hello import Roastop
 
-from roastop import route, track_metrics
+from roastop import collector, emitter, route, track_metrics
 from roastop_fakes import Events, Factory
-from roastop.emitter import DATAGRAM_TOPIC, Emitter, parse_transport
+from roastop.emitter import DATAGRAM_TOPIC, Emitter, flush_dask_all, parse_transport
 
 
 class Worker:
@@ -25,10 +28,18 @@ class Worker:
         self.logged.append((topic, msg))
 
 
+def datagrams(w):
+    """Every datagram the worker was given, in order, out of its events
+    [port, [datagram, ...]]."""
+    return [d for _, (_, batch) in w.logged for d in batch]
+
+
 @pytest.fixture()
 def worker(monkeypatch):
     """A process with a Dask worker running this thread's task: a stand-in
-    distributed module whose get_worker answers."""
+    distributed module whose get_worker answers. The batches go when a test
+    says (no flusher round within a test)."""
+    monkeypatch.setattr(emitter, "DASK_FLUSH_INTERVAL", 3600.0)
     w = Worker()
     fake = types.ModuleType("distributed")
     fake.get_worker = lambda: w
@@ -75,18 +86,20 @@ def test_auto_without_an_ack_takes_the_dask_path_with_the_same_bytes(sink, worke
     # the sink answers no hello: as a firewall that drops the worker's UDP
     e = Emitter(addr_of(sink), KEY, chunk_start=False, transport="auto")
     assert chunk(e, 5) and chunk(e, 6)
-    assert e.path == "dask" and e.sent_dask == 2 and e.sent == 2
+    assert e.path == "dask" and not worker.logged and e.sent == 0   # batched, not sent yet
+    assert e.flush_dask() == 2
+    assert e.sent_dask == 2 and e.sent == 2 and e.batches_dask == 1
     assert split_datagram(sink.recv(70000))["type"] == "hello"   # the check, and nothing else
     assert nothing_arrives(sink)
     topics = {t for t, _ in worker.logged}
     assert topics == {DATAGRAM_TOPIC}
     port = sink.getsockname()[1]
-    assert [m[0] for _, m in worker.logged] == [port, port]       # which roastop they are for
-    msgs = [split_datagram(m[1]) for _, m in worker.logged]      # framed and tagged as on UDP
+    assert [m[0] for _, m in worker.logged] == [port]            # one event, for that roastop
+    msgs = [split_datagram(d) for d in datagrams(worker)]        # framed and tagged as on UDP
     assert [m["type"] for m in msgs] == ["chunk", "chunk"]
     assert [m["seq"] for m in msgs] == [0, 1]                     # one sequence, as by UDP
     assert [m["num_events"] for m in msgs] == [5, 6]
-    assert all(isinstance(m[1], bytes) for _, m in worker.logged)   # msgpack takes bytes
+    assert all(isinstance(d, bytes) for d in datagrams(worker))   # msgpack takes bytes
 
 
 def test_auto_with_an_ack_stays_on_udp(worker, monkeypatch):
@@ -104,11 +117,11 @@ def test_auto_with_an_ack_stays_on_udp(worker, monkeypatch):
 
 def test_forced_paths(sink, worker):
     e = Emitter(addr_of(sink), KEY, chunk_start=False, transport="dask")
-    assert chunk(e, 1)
+    assert chunk(e, 1) and e.flush_dask() == 1
     assert e.path == "dask" and len(worker.logged) == 1
     assert nothing_arrives(sink)                                  # no hello either
     u = Emitter(addr_of(sink), KEY, chunk_start=False, transport="udp")
-    assert chunk(u, 1)
+    assert chunk(u, 1) and u.flush_dask() == 0
     assert u.path == "udp" and len(worker.logged) == 1
     assert split_datagram(sink.recv(70000))["type"] == "chunk"
 
@@ -207,5 +220,6 @@ def test_the_clients_transport_reaches_the_workers(sink, worker, monkeypatch):
     p._roastop_transport = "dask"
     assert p.process(Events(10, Factory(), dataset="DY", filename="f.root", entrystart=0,
                             entrystop=10, uuid="u")) == 10
-    assert [split_datagram(m[1])["type"] for _, m in worker.logged][-1] == "chunk"
+    assert flush_dask_all() >= 1                  # as the collector's run end does
+    assert [split_datagram(d)["type"] for d in datagrams(worker)][-1] == "chunk"
     assert nothing_arrives(sink)
