@@ -22,16 +22,16 @@ counted in the Emitter's ``dropped``.
 Inside a Dask worker, a process whose UDP does not reach roastop (a batch
 node behind a firewall) sends the same datagram bytes through its own
 connection to the scheduler instead: ``Worker.log_event`` under the topic
-``roastop-datagram``, as ``[port, bytes]`` (the port of ROASTOP_ADDR: which
-roastop they are for), kept by the collector's route (docs/protocol.md, "The
-Dask path"). On that path a process's datagrams wait in a batch, sent as one
-``[port, [bytes, ...]]`` event every DASK_FLUSH_INTERVAL seconds by a thread
-of their own (or at once by the chunk's thread when the batch reaches
-DASK_BATCH_COUNT datagrams or DASK_BATCH_BYTES bytes and no other thread is
-sending one), when the Dask worker closes, at interpreter exit, and when
-MetricsCollector ends a run (flush_dask_all): one event on the scheduler
-for many datagrams. Each process chooses on its first chunk: a hello, and the Dask
-path when no ack comes within HELLO_TIMEOUT; ``ROASTOP_TRANSPORT=udp`` or
+``roastop-datagram``, as ``[port, [bytes, ...]]`` (the port of ROASTOP_ADDR:
+which roastop they are for), kept by the collector's route (docs/protocol.md,
+"The Dask path"). On that path a process's datagrams wait in a batch, sent as
+one event every DASK_FLUSH_INTERVAL seconds by a thread of their own (or at
+once by the chunk's thread when the batch reaches DASK_BATCH_COUNT datagrams
+or DASK_BATCH_BYTES bytes and no other thread is sending one), when the Dask
+worker closes, at interpreter exit, and when MetricsCollector ends a run
+(flush_dask_all): one event on the scheduler for many datagrams. Each
+process chooses on its first chunk: a hello, and the Dask path when no ack
+comes within HELLO_TIMEOUT; ``ROASTOP_TRANSPORT=udp`` or
 ``dask`` (``Emitter(..., transport=...)``) chooses instead, ``auto`` being
 the default (UDP when ROASTOP_HELLO=0 switched hellos off). Outside a worker's task, UDP only. distributed is never
 imported here: a worker has it imported already.
