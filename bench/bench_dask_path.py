@@ -170,8 +170,34 @@ def tally_log_events(dask_scheduler):
     handlers["log-event"] = handler
 
 
+def tally_polls(dask_scheduler):
+    """On the scheduler, once the route is installed: its GET handlers
+    (state.json, tasks.json, datagrams.json) wrapped to add up their CPU on
+    the scheduler's thread and the requests. Later installs keep the
+    handlers (the same route version)."""
+    import time as _t
+    tally = dask_scheduler._bench_polls = [0.0, 0]
+    router = dask_scheduler.http_application.default_router
+    classes = {rule.target for suffix in (route.ROUTE, route.TASKS_ROUTE, route.DATAGRAMS_ROUTE)
+               for rule in route.handler_rules(router, suffix)}
+
+    def timed(get):
+        def wrapped(self, *a, **kw):
+            t = _t.thread_time()
+            try:
+                return get(self, *a, **kw)
+            finally:
+                tally[0] += _t.thread_time() - t
+                tally[1] += 1
+        return wrapped
+    for cls in classes:
+        cls.get = timed(cls.get)
+    return len(classes)
+
+
 def log_events(dask_scheduler):
-    return list(dask_scheduler._bench_log_events)
+    """(log-event handler CPU s, events, route handlers' CPU s, requests)."""
+    return [*dask_scheduler._bench_log_events, *dask_scheduler._bench_polls]
 
 
 def held(dask_scheduler):
@@ -182,8 +208,8 @@ def held(dask_scheduler):
 # ---- scheduler CPU per chunk -----------------------------------------------
 
 def one_run(cluster, client, files, proc, arm, out):
-    """(scheduler CPU s, chunks, log-event handler CPU s) of one run of the
-    example under arm."""
+    """(scheduler CPU s, chunks, log-event handler CPU s, route handlers'
+    CPU s, requests) of one run of the example under arm."""
     from coffea import processor
     from coffea.nanoevents import NanoAODSchema
     from roastop import MetricsCollector
@@ -197,7 +223,7 @@ def one_run(cluster, client, files, proc, arm, out):
         time.sleep(1.5)  # roastop's first polls
     pid = cluster.scheduler.pid
     try:
-        h0, c0 = client.run_on_scheduler(log_events)[0], cpu_seconds(pid)
+        h0, c0 = client.run_on_scheduler(log_events), cpu_seconds(pid)
         if rst is None:
             _, report = runner(fileset, processor_instance=proc, treename="Events")
         else:
@@ -206,7 +232,7 @@ def one_run(cluster, client, files, proc, arm, out):
                 _, report = runner(fileset, processor_instance=proc, treename="Events")
                 mc.set_coffea_report(report)
         cpu = cpu_seconds(pid) - c0
-        handler = client.run_on_scheduler(log_events)[0] - h0
+        h1 = client.run_on_scheduler(log_events)
         if rst is not None:  # every chunk reached roastop, by either path
             wait_for(lambda: chunks_seen(port, mc.run_id) >= report["chunks"], timeout=20)
     finally:
@@ -214,7 +240,7 @@ def one_run(cluster, client, files, proc, arm, out):
         if rst is not None:
             client.run(quiet_emitters)
             stop(rst)
-    return cpu, report["chunks"], handler
+    return cpu, report["chunks"], h1[0] - h0[0], h1[2] - h0[2], h1[3] - h0[3]
 
 
 def chunks_seen(port, run_id):
@@ -242,14 +268,16 @@ def chunk_rounds(cluster, client, files, out):
 
 
 def report_chunks(runs, install_ms, counts):
-    per = {a: [cpu / n for cpu, n, _ in runs[a]] for a in ARMS}
+    per = {a: [r[0] / r[1] for r in runs[a]] for a in ARMS}
     chunks = runs["nobody"][0][1]
 
     def ratio(a, b):
         return statistics.median(x / y for x, y in zip(per[a], per[b]))
     what = f"median over {ROUNDS} rounds of {chunks} chunks, same round"
+    rounds = [x / y for x, y in zip(per["dask"], per["udp"])]
     line("dask_path_cpu_per_chunk_dask_vs_udp", f"{ratio('dask', 'udp'):.3f}", "ratio",
-         f"target <= {TARGET}; scheduler CPU a chunk, the Dask path over UDP, {what}")
+         f"target <= {TARGET}; scheduler CPU a chunk, the Dask path over UDP, {what}; "
+         f"rounds {min(rounds):.2f} to {max(rounds):.2f}")
     line("dask_path_cpu_per_chunk_udp_vs_nobody", f"{ratio('udp', 'nobody'):.3f}", "ratio",
          f"UDP path and roastop polling over nobody watching, {what}")
     line("dask_path_cpu_per_chunk_dask_vs_nobody", f"{ratio('dask', 'nobody'):.3f}", "ratio",
@@ -262,9 +290,14 @@ def report_chunks(runs, install_ms, counts):
          f"a run's scheduler CPU with the UDP path and roastop polling less nobody's, median "
          f"over {ROUNDS} rounds, range {min(watch):.0f} to {max(watch):.0f}: install, span, "
          "polls, run end")
+    polls = [r[3] * 1000 for a in ("udp", "dask") for r in runs[a]]
+    asks = statistics.median(r[4] for a in ("udp", "dask") for r in runs[a])
+    line("dask_path_watch_polls_ms", f"{statistics.median(polls):.1f}", "ms",
+         f"the route's GET handlers' CPU a watched run, median of {len(polls)} runs, "
+         f"{asks:.0f} requests a run: state.json, tasks.json, datagrams.json")
     line("dask_path_route_install_ms", f"{install_ms:.2f}", "ms",
          "the route's first install on the scheduler's thread; later runs update it")
-    handler = statistics.median(h / n for _, n, h in runs["dask"])
+    handler = statistics.median(r[2] / r[1] for r in runs["dask"])
     share = handler / statistics.median(per["udp"]) * 100
     line("dask_path_log_event_cpu_per_chunk_us", f"{handler * 1e6:.1f}", "us",
          f"the scheduler's log-event handler CPU on the Dask path's topic a chunk, median "
@@ -366,6 +399,7 @@ def main():
         cloudpickle.register_pickle_by_value(dimuon)
         install_ms = client.run_on_scheduler(timed_install)
         client.run_on_scheduler(tally_log_events)
+        assert client.run_on_scheduler(tally_polls) >= 3  # the three handlers found
         runs = chunk_rounds(cluster, client, files, work)
         counts = [sum(x) for x in zip(*client.run(dask_counts).values())]
         report_chunks(runs, install_ms, counts)
