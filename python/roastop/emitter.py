@@ -62,6 +62,8 @@ KEY_BYTES = 32             # roastop's session key (HMAC-SHA256)
 HELLO_TIMEOUT = 0.5        # seconds MetricsCollector waits for roastop's ack of its hello
 DATAGRAM_TOPIC = "roastop-datagram"   # the Dask path's topic (route.py keeps it)
 DASK_FLUSH_INTERVAL = 0.25  # seconds a Dask-path datagram waits in its process's batch at most
+DASK_FLUSH_CHECKS = 5       # the flusher looks this many times an interval
+DASK_CHUNK_FLUSH = 0.125    # a chunk's end sends a batch at least this old (s): with its task's end
 DASK_BATCH_COUNT = 256      # datagrams one Dask-path event carries at most
 DASK_BATCH_BYTES = 1 << 16  # and datagram bytes (any one datagram, <= MAX_DATAGRAM, fits)
 DASK_PENDING = 8            # batches' worth a process holds unsent at most: past it, lost
@@ -784,6 +786,7 @@ class Emitter:
         self.sent_dask = 0        # of sent: through the worker's Dask connection
         self.batches_dask = 0     # the events (log_event calls) they went in
         self._batch, self._batch_bytes = [], 0   # the Dask path's datagrams not sent yet
+        self._batch_since = 0.0   # time.monotonic() when the batch's first one came
         self._batch_lock = threading.Lock()      # held to append or take them, never to send
         self._send_lock = threading.Lock()       # held by the one thread sending a batch
         self._flusher = None      # this process's _DaskFlusher, on the dask path
@@ -1056,7 +1059,7 @@ class Emitter:
         self._batch, self._batch_bytes = [], 0
         self._batch_lock, self._send_lock = threading.Lock(), threading.Lock()
         try:
-            self._flusher = _DaskFlusher(self, DASK_FLUSH_INTERVAL)
+            self._flusher = _DaskFlusher(self, DASK_FLUSH_INTERVAL, DASK_FLUSH_CHECKS)
         except RuntimeError:                     # no thread to be had
             self._flusher = None
         close_flush(worker)
@@ -1066,9 +1069,15 @@ class Emitter:
         return self._deliver(self.datagram, msg)
 
     def send_chunk(self, measured, fields, static=()):
-        """Sends the decorator's chunk (see chunk_datagram); as send."""
+        """Sends the decorator's chunk (see chunk_datagram); as send. On the
+        Dask path, a batch DASK_CHUNK_FLUSH old goes now, as the chunk's
+        task ends: the worker's stream carries it to the scheduler in the
+        message that says the task finished, not in one of its own."""
         self.choose_path()
-        return self._deliver(self.chunk_datagram, measured, fields, static)
+        ok = self._deliver(self.chunk_datagram, measured, fields, static)
+        if self.path == "dask":
+            self.flush_dask_due(DASK_CHUNK_FLUSH, wait=False)
+        return ok
 
     def _deliver(self, make, *args):
         try:
@@ -1112,6 +1121,8 @@ class Emitter:
         with self._batch_lock:
             count, size = len(self._batch) + 1, self._batch_bytes + n
             if count <= DASK_BATCH_COUNT * DASK_PENDING and size <= DASK_BATCH_BYTES * DASK_PENDING:
+                if count == 1:
+                    self._batch_since = time.monotonic()
                 self._batch.append(data)
                 self._batch_bytes = size
             else:
@@ -1122,6 +1133,13 @@ class Emitter:
         if count >= DASK_BATCH_COUNT or size >= DASK_BATCH_BYTES or self._flusher is None:
             self.flush_dask(wait=False)
         return True
+
+    def flush_dask_due(self, age, wait=True):
+        """flush_dask when the batch's first datagram came ``age`` seconds
+        ago or more; else 0."""
+        if self._batch and time.monotonic() - self._batch_since >= age:
+            return self.flush_dask(wait)
+        return 0
 
     def flush_dask(self, wait=True):
         """Sends this process's Dask-path batch: the same bytes, through the
@@ -1283,21 +1301,23 @@ def _parts(batch, count, size):
 
 class _DaskFlusher:
     """A worker process's thread that sends its emitter's Dask-path batch
-    every ``interval`` seconds (Emitter.flush_dask), off the chunks' path;
-    at interpreter exit it stops and sends what is left."""
+    (Emitter.flush_dask) once it is ``interval`` seconds old at most: it
+    looks ``checks`` times an interval and sends a batch older than
+    interval less one look's time; off the chunks' path. At interpreter
+    exit it stops and sends what is left."""
 
-    def __init__(self, emitter, interval):
+    def __init__(self, emitter, interval, checks=1):
         self.pid = os.getpid()
         self.emitter, self.interval = emitter, interval
+        self.step = interval / max(1, checks)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="roastop-dask-flush")
         self._thread.start()          # RuntimeError (no thread to be had): the caller's
         atexit.register(self.stop)
 
     def _run(self):
-        while not self._stop.wait(self.interval):
-            if self.emitter._batch:
-                self.emitter.flush_dask()
+        while not self._stop.wait(self.step):
+            self.emitter.flush_dask_due(self.interval - self.step)
 
     def stop(self, timeout=2.0):
         """Ends the thread and sends the rest; idempotent."""

@@ -41,6 +41,23 @@ def test_a_batch_that_reaches_its_count_goes_from_the_chunks_thread(sink, worker
     assert e.flush_dask() == 0 and len(worker.logged) == 3   # nothing left: no empty event
 
 
+def test_a_chunks_end_sends_a_batch_old_enough_with_its_task(sink, worker, monkeypatch):
+    """A batch whose first datagram is DASK_CHUNK_FLUSH old goes as the
+    chunk ends (with the task's own end on the worker's stream); a younger
+    one waits for the flusher or a later chunk."""
+    e = dask_emitter(sink)
+    assert e.choose_path() == "dask"
+    e.send({"type": "heartbeat", "cpu_time": 1.0})           # the batch begins
+    chunk(e, 1)
+    assert not worker.logged                                  # younger than 3600 s
+    monkeypatch.setattr(emitter, "DASK_CHUNK_FLUSH", 0.0)
+    e.send({"type": "heartbeat", "cpu_time": 2.0})
+    assert not worker.logged                                  # not a chunk's end
+    chunk(e, 2)
+    assert [len(batch) for _, (_, batch) in worker.logged] == [4]
+    assert seqs(worker) == [0, 1, 2, 3]
+
+
 def test_parts_bound_count_and_bytes():
     batch = [b"a" * 10, b"b" * 10, b"c" * 25, b"d" * 5, b"e" * 40, b"f"]
     parts = list(_parts(batch, 3, 30))
@@ -71,6 +88,7 @@ def test_the_flusher_sends_within_its_interval(sink, worker, monkeypatch):
     assert done.wait(10), "the flusher sent nothing"
     assert seqs(worker) == [0, 1] and len(worker.logged) == 1
     assert e._flusher._thread.name == "roastop-dask-flush"
+    assert e._flusher.step == pytest.approx(0.01)              # it looks 5 times an interval
     e._flusher.stop()
     assert not e._flusher._thread.is_alive()
 

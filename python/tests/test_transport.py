@@ -40,6 +40,7 @@ def worker(monkeypatch):
     distributed module whose get_worker answers. The batches go when a test
     says (no flusher round within a test)."""
     monkeypatch.setattr(emitter, "DASK_FLUSH_INTERVAL", 3600.0)
+    monkeypatch.setattr(emitter, "DASK_CHUNK_FLUSH", 3600.0)
     w = Worker()
     fake = types.ModuleType("distributed")
     fake.get_worker = lambda: w
