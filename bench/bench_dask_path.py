@@ -36,7 +36,7 @@ worker's emitter on the Dask path (its batch, then its Dask connection); the
 time from the send (the worker's clock on the same host) until roastop's
 /metrics counts it applied, polled every 2 ms.
 
-BENCH_DASK_ROUNDS (default 5), BENCH_DASK_CHUNKSIZE (1,000) and
+BENCH_DASK_ROUNDS (default 7), BENCH_DASK_CHUNKSIZE (1,000) and
 BENCH_DASK_TRIALS (20) change it; BENCH_SMOKE=1 (make bench-smoke) makes
 them 1, 10,000 and 2. Every process it starts is in its own process group
 and ends with it, also on SIGINT, SIGTERM or SIGHUP."""
@@ -67,7 +67,7 @@ from roastop._state import shared  # noqa: E402
 from roastop.emitter import DATAGRAM_TOPIC, Emitter, encode, flush_dask_all, frame  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
-ROUNDS = int(os.environ.get("BENCH_DASK_ROUNDS", "1" if SMOKE else "5"))
+ROUNDS = int(os.environ.get("BENCH_DASK_ROUNDS", "1" if SMOKE else "7"))
 CHUNKSIZE = int(os.environ.get("BENCH_DASK_CHUNKSIZE", "10000" if SMOKE else "1000"))
 TRIALS = int(os.environ.get("BENCH_DASK_TRIALS", "2" if SMOKE else "20"))
 TARGET = 1.05  # the Dask path's CPU per chunk at most this times the UDP path's
