@@ -252,7 +252,7 @@ def chunks_seen(port, run_id):
 
 
 def chunk_rounds(cluster, client, files, out):
-    """{arm: [(cpu s, chunks), ...]} over ROUNDS rounds, the arms rotated."""
+    """{arm: [one_run(...), ...]} over ROUNDS rounds, the arms rotated."""
     import dimuon
     proc = dimuon.DimuonProcessor()
     one_run(cluster, client, files, proc, "nobody", out)  # the workers import and read once
