@@ -535,7 +535,7 @@ class DatagramBuffer:
             self.dropped += 1
 
     def adopt(self, old):
-        """Takes an earlier install's buffer, counts and bounds' place: its
+        """Carries on an earlier install's buffer, counts and bounds: its
         payloads stay for their readers (whose cursors name the old stream:
         they read on from the oldest held, duplicates that roastop drops)."""
         for name in ("buffer", "index", "held", "dropped", "refused", "held_max", "bytes_max"):
