@@ -27,9 +27,10 @@ which roastop they are for), kept by the collector's route (docs/protocol.md,
 "The Dask path"). On that path a process's datagrams wait in a batch, sent as
 one event every DASK_FLUSH_INTERVAL seconds by a thread of their own (or at
 once by the chunk's thread when the batch reaches DASK_BATCH_COUNT datagrams
-or DASK_BATCH_BYTES bytes and no other thread is sending one), when the Dask
-worker closes, at interpreter exit, and when MetricsCollector ends a run
-(flush_dask_all): one event on the scheduler for many datagrams. Each
+or DASK_BATCH_BYTES bytes and no other thread is sending one), at a task's
+end once DASK_CHUNK_FLUSH old (in the worker's message that ends the task),
+when the Dask worker closes, at interpreter exit, and when MetricsCollector
+ends a run (flush_dask_all): one event on the scheduler for many datagrams. Each
 process chooses on its first chunk: a hello, and the Dask path when no ack
 comes within HELLO_TIMEOUT; ``ROASTOP_TRANSPORT=udp`` or
 ``dask`` (``Emitter(..., transport=...)``) chooses instead, ``auto`` being
@@ -63,11 +64,11 @@ HELLO_TIMEOUT = 0.5        # seconds MetricsCollector waits for roastop's ack of
 DATAGRAM_TOPIC = "roastop-datagram"   # the Dask path's topic (route.py keeps it)
 DASK_FLUSH_INTERVAL = 0.25  # seconds a Dask-path datagram waits in its process's batch at most
 DASK_FLUSH_CHECKS = 5       # the flusher looks this many times an interval
-DASK_CHUNK_FLUSH = 0.125    # a chunk's end sends a batch at least this old (s): with its task's end
+DASK_CHUNK_FLUSH = 0.125    # a task's end sends a batch at least this old (s), in its message
 DASK_BATCH_COUNT = 256      # datagrams one Dask-path event carries at most
 DASK_BATCH_BYTES = 1 << 16  # and datagram bytes (any one datagram, <= MAX_DATAGRAM, fits)
 DASK_PENDING = 8            # batches' worth a process holds unsent at most: past it, lost
-DASK_FLUSH_PLUGIN = "roastop-dask-flush"   # the Worker's entry whose teardown sends the rest
+DASK_FLUSH_PLUGIN = "roastop-dask-flush"   # the Worker's entry whose hooks send the batches
 TRANSPORTS = ("auto", "udp", "dask")
 
 
@@ -1069,15 +1070,9 @@ class Emitter:
         return self._deliver(self.datagram, msg)
 
     def send_chunk(self, measured, fields, static=()):
-        """Sends the decorator's chunk (see chunk_datagram); as send. On the
-        Dask path, a batch DASK_CHUNK_FLUSH old goes now, as the chunk's
-        task ends: the worker's stream carries it to the scheduler in the
-        message that says the task finished, not in one of its own."""
+        """Sends the decorator's chunk (see chunk_datagram); as send."""
         self.choose_path()
-        ok = self._deliver(self.chunk_datagram, measured, fields, static)
-        if self.path == "dask":
-            self.flush_dask_due(DASK_CHUNK_FLUSH, wait=False)
-        return ok
+        return self._deliver(self.chunk_datagram, measured, fields, static)
 
     def _deliver(self, make, *args):
         try:
@@ -1328,33 +1323,42 @@ class _DaskFlusher:
             self.emitter.flush_dask()
 
 
-def flush_dask_all():
+def flush_dask_all(age=None):
     """Sends the Dask-path batch of every emitter of this process now (a
     run's end: MetricsCollector runs it on each worker before run_end; a
-    worker's close). How many datagrams went. Never raises."""
+    worker's close), or, given ``age``, each batch that old, unless another
+    thread is sending it. How many datagrams went. Never raises."""
     sent, pid = 0, current_pid()
     for e in {id(e): e for e in list(shared("emitter_cache", dict).values())}.values():
         if e.path == "dask" and e._path_pid == pid:
-            sent += e.flush_dask()
+            sent += e.flush_dask() if age is None else e.flush_dask_due(age, wait=False)
     return sent
 
 
-class _CloseFlush:
-    """An entry in a Dask worker's plugins: Worker.close calls teardown on
-    its event loop before it closes the stream to the scheduler, which
-    then carries the batches flush_dask_all hands it."""
+class _WorkerFlush:
+    """An entry in a Dask worker's plugins, whose hooks it calls on its
+    event loop. A task's end (transition out of "executing") sends each
+    batch DASK_CHUNK_FLUSH old: handed to the worker's stream in the same
+    turn of its loop as the task-finished message, the event goes to the
+    scheduler inside that message, not in one of its own (which would
+    cost the scheduler its reading too). Worker.close calls teardown
+    before it closes the stream, which then carries the rest."""
+
+    def transition(self, key, start, finish, **kwargs):
+        if start == "executing":
+            flush_dask_all(DASK_CHUNK_FLUSH)
 
     def teardown(self, worker):
         flush_dask_all()
 
 
 def close_flush(worker):
-    """Has the worker's close send the process's batches (_CloseFlush),
-    once: added on the worker's event loop, where its plugins are read.
-    A process that exits without closing its worker sends them at
-    interpreter exit (_DaskFlusher.stop) or not at all. Never raises."""
+    """Adds _WorkerFlush to the worker's plugins, once: on the worker's
+    event loop, where its plugins are read. A process that exits without
+    closing its worker sends its batches at interpreter exit
+    (_DaskFlusher.stop) or not at all. Never raises."""
     def add():
-        worker.plugins.setdefault(DASK_FLUSH_PLUGIN, _CloseFlush())
+        worker.plugins.setdefault(DASK_FLUSH_PLUGIN, _WorkerFlush())
     try:
         if isinstance(getattr(worker, "plugins", None), dict):
             worker.loop.add_callback(add)

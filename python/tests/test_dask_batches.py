@@ -41,21 +41,28 @@ def test_a_batch_that_reaches_its_count_goes_from_the_chunks_thread(sink, worker
     assert e.flush_dask() == 0 and len(worker.logged) == 3   # nothing left: no empty event
 
 
-def test_a_chunks_end_sends_a_batch_old_enough_with_its_task(sink, worker, monkeypatch):
-    """A batch whose first datagram is DASK_CHUNK_FLUSH old goes as the
-    chunk ends (with the task's own end on the worker's stream); a younger
-    one waits for the flusher or a later chunk."""
-    e = dask_emitter(sink)
-    assert e.choose_path() == "dask"
-    e.send({"type": "heartbeat", "cpu_time": 1.0})           # the batch begins
+def test_a_tasks_end_sends_a_batch_old_enough_in_its_message(sink, worker, monkeypatch):
+    """The worker calls the plugin's transition hook on its loop as a task
+    leaves "executing", in the turn that queues the task-finished message:
+    a batch DASK_CHUNK_FLUSH old goes then; a younger one, or another
+    transition, leaves it for the flusher."""
+    worker.plugins = {}
+    worker.loop = type("Loop", (), {"add_callback": staticmethod(lambda f, *a: f(*a))})()
+    e = emitter_for(addr_of(sink), KEY)
+    e.chunk_start = False
+    e.transport = "dask"
     chunk(e, 1)
+    hook = worker.plugins[emitter.DASK_FLUSH_PLUGIN]
+    hook.transition("task-1", "executing", "memory")
     assert not worker.logged                                  # younger than 3600 s
     monkeypatch.setattr(emitter, "DASK_CHUNK_FLUSH", 0.0)
-    e.send({"type": "heartbeat", "cpu_time": 2.0})
-    assert not worker.logged                                  # not a chunk's end
+    hook.transition("task-2", "waiting", "ready")
+    assert not worker.logged                                  # no task's end
     chunk(e, 2)
-    assert [len(batch) for _, (_, batch) in worker.logged] == [4]
-    assert seqs(worker) == [0, 1, 2, 3]
+    assert not worker.logged                                  # the chunk's thread leaves it
+    hook.transition("task-2", "executing", "memory")
+    assert [len(batch) for _, (_, batch) in worker.logged] == [2]
+    assert seqs(worker) == [0, 1]
 
 
 def test_parts_bound_count_and_bytes():
