@@ -329,13 +329,14 @@ def dimuon_files(tmp_path_factory):
     return d, json.loads((d / "truth.json").read_text())
 
 
-@pytest.fixture(scope="session")
-def dask_cluster(tmp_path_factory, dimuon_files):
-    """`dask scheduler` + 2 `dask worker` (1 thread each), warmed up by one
-    unmeasured run of the example, so that the measured runs that follow
-    all find workers that have already imported coffea and read the files."""
+@contextlib.contextmanager
+def warm_cluster(tmp_path_factory, dimuon_files, n_workers=2):
+    """`dask scheduler` + n_workers `dask worker` (1 thread each, named w0,
+    w1, ...), warmed up by one unmeasured run of the example, so that the
+    measured runs that follow all find workers that have already imported
+    coffea and read the files; stopped after the block."""
     from dask_cluster import Cluster, run_example
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    c = Cluster(tmp_path_factory.mktemp("cluster"), n_workers=n_workers)
     try:
         files, _ = dimuon_files
         run_example(c, files, tmp_path_factory.mktemp("warmup") / "result.json",
@@ -343,6 +344,13 @@ def dask_cluster(tmp_path_factory, dimuon_files):
         yield c
     finally:
         c.stop()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory, dimuon_files):
+    """The session's warm cluster of two 1-thread workers (warm_cluster)."""
+    with warm_cluster(tmp_path_factory, dimuon_files) as c:
+        yield c
 
 
 def exact_chunks(m, r, truth):
