@@ -171,9 +171,7 @@ void diagnosis_evaluate(const struct run *r, const struct metrics *m,
 	diag_rule_silent(r, m, ctx, out);
 	diag_rule_tail(r, m, out);
 	diag_rule_small_chunks(r, m, out);
-	const char *slow = diag_rule_slow_file(r, out);
-	diag_rule_slow_site(r, out);
-	diag_rule_bad_worker(r, slow, out);
+	diag_rule_places(r, out);
 	diag_rule_memory_growth(r, out);
 	diag_rule_memory_pressure(r, out);
 	diag_rule_io_bound(r, m, out);

@@ -35,10 +35,9 @@ void diag_rule_silent(const struct run *r, const struct metrics *m,
 		      const struct diagnosis_context *ctx, struct findings *out);
 void diag_rule_tail(const struct run *r, const struct metrics *m, struct findings *out);
 void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct findings *out);
-/* Returns the slow file's name (a key of r->files) or NULL. */
-const char *diag_rule_slow_file(const struct run *r, struct findings *out);
-void diag_rule_slow_site(const struct run *r, struct findings *out);
-void diag_rule_bad_worker(const struct run *r, const char *slow_file, struct findings *out);
+/* bad_worker, then slow_file and slow_site without the named worker's
+ * chunks (src/diagnosis/rules_place.c). */
+void diag_rule_places(const struct run *r, struct findings *out);
 void diag_rule_memory_growth(const struct run *r, struct findings *out);
 void diag_rule_memory_pressure(const struct run *r, struct findings *out);
 void diag_rule_io_bound(const struct run *r, const struct metrics *m, struct findings *out);

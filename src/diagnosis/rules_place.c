@@ -1,218 +1,192 @@
-/* Rules on where chunks run slow: a file, a site (its URL's host), a
- * worker. Each place's rate is events per second of its chunks' own time,
- * compared with the median place's (docs/diagnosis.md). */
-#include "diagnosispriv.h"
+/* Rules on where chunks run slow: a worker (rules_worker.c), a file, a
+ * site (its URLs' host). Each judges chunks' paces (seconds an event), one
+ * by one, against the other places' chunks; the worker is judged first and
+ * its chunks are left out of the files' and sites' (docs/diagnosis.md). */
+#include "paces.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Slow: a rate under the median's / DIAG_SLOW_FACTOR, costing at least
- * DIAG_SLOW_MIN_SHARE of the chunks' time; compared among at least
- * DIAG_MIN_FILES files (two hosts, two workers). */
-#define DIAG_SLOW_FACTOR 3.0
-#define DIAG_SLOW_MIN_SHARE 0.05
+/* A file or a site needs at least DIAG_PLACE_MIN_SLOW slow chunks (one is
+ * a straggler), and more than half of its chunks slow; files are compared
+ * among at least DIAG_MIN_FILES files, sites among 2. */
+#define DIAG_PLACE_MIN_SLOW 2
 #define DIAG_MIN_FILES 3
-#define DIAG_WORKER_FACTOR 2.0
-#define DIAG_WORKER_MIN_CHUNKS 3
 
-struct place {
-	const char *name; /* the run's key, a chunk record's worker, or hosts[] */
-	double events, seconds, since;
-	uint64_t n; /* chunks (files: files, for a host) */
-	size_t idx; /* a file's entry in the run's table */
+struct gjudge {
+	uint32_t id;
+	size_t n, slow, files, workers, slow_workers;
+	double ref, ratio, cost, beyond, since;
 };
 
-#define DIAG_HOST_LEN 128
-
-static double place_rate(const struct place *p)
-{
-	return p->seconds > 0 && p->events > 0 ? p->events / p->seconds : NAN;
-}
-
-/* The slowest of the places against the median of the others (left out,
- * so that two places compare); its index, or -1 when none is slow enough. */
-static int place_slowest(const struct place *p, size_t n, double factor, double *median)
-{
-	double *v = malloc((n ? n : 1) * sizeof(*v));
-	int worst = -1;
-	for (size_t i = 0; v && i < n; i++)
-		if (!isnan(place_rate(&p[i])) &&
-		    (worst < 0 || place_rate(&p[i]) < place_rate(&p[worst])))
-			worst = (int)i;
-	size_t k = 0;
-	for (size_t i = 0; v && worst >= 0 && i < n; i++)
-		if (!isnan(place_rate(&p[i])) && (int)i != worst)
-			v[k++] = place_rate(&p[i]);
-	*median = diag_median(v, k);
-	free(v);
-	if (worst < 0 || !(place_rate(&p[worst]) * factor < *median))
-		return -1;
-	return worst;
-}
-
-/* The chunk time beyond what the median rate would have taken, as a share
- * of all the places' chunk time. */
-static double place_cost(const struct place *p, size_t n, const struct place *w, double median)
-{
-	double total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += p[i].seconds;
-	return total > 0 ? (w->seconds - w->events / median) / total : 0;
-}
-
-static void place_write(struct finding *f, const char *what, const struct place *w,
-			const char *unit, double median, double share)
-{
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
-	double rate = place_rate(w);
-	const char *base = strrchr(w->name, '/');
-	snprintf(f->title, sizeof(f->title), "slow %s: %s", what, base && base[1] ? base + 1 : w->name);
-	snprintf(f->evidence, sizeof(f->evidence),
-		 "%s: %s over %llu %s against the median %s's %s (%.1fx slower); %s of chunk time "
-		 "beyond the median's pace, %.0f%% of the run's",
-		 w->name, format_si(a, optnum_of(rate), "ev/s"), (unsigned long long)w->n, unit, what,
-		 format_si(b, optnum_of(median), "ev/s"), median / rate,
-		 format_duration(c, optnum_of(share > 0 ? w->seconds - w->events / median : 0)),
-		 100 * share);
-}
-
-/* When a file's evidence began: its first chunk's end among the records. */
-static double file_since(const struct rawchunk **c, size_t n, const char *key)
-{
-	for (size_t i = 0; i < n; i++)
-		if (diag_same_file(key, c[i]->file))
-			return c[i]->v[RC_T_END];
-	return NAN;
-}
-
-static size_t files_collect(const struct run *r, struct place *p)
+/* Whether enough of the chunks idx[0..n) (by pace) are at `at` or over. */
+static size_t group_slow(const struct paces *s, const uint32_t *idx, size_t n, double at)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < r->files.count; i++) {
-		const struct file_agg *fa = strmap_val_at(&r->files, i);
-		if (fa->n_chunks == 0)
-			continue;
-		p[k].name = strmap_key_at(&r->files, i);
-		p[k].events = fa->total_events;
-		p[k].seconds = fa->total_duration;
-		p[k].n = fa->n_chunks;
-		p[k].idx = i;
+	while (k < n && s->c[idx[n - 1 - k]].pace >= at)
 		k++;
-	}
 	return k;
 }
 
-const char *diag_rule_slow_file(const struct run *r, struct findings *out)
+static void group_cost(const struct paces *s, const uint32_t *idx, size_t n, struct gjudge *j)
 {
-	struct place *p = malloc((r->files.count ? r->files.count : 1) * sizeof(*p));
-	size_t n = p ? files_collect(r, p) : 0;
-	double median;
-	int w = n >= DIAG_MIN_FILES ? place_slowest(p, n, DIAG_SLOW_FACTOR, &median) : -1;
-	double share = w >= 0 ? place_cost(p, n, &p[w], median) : 0;
-	const char *name = NULL;
-	if (w >= 0 && share >= DIAG_SLOW_MIN_SHARE) {
-		size_t nc;
-		const struct rawchunk **c = diag_chunks(r, &nc);
-		double since = file_since(c, nc, p[w].name);
-		free(c);
-		struct finding *f = diag_new(out, FIND_SLOW_FILE, SEV_WARNING, since, share);
-		place_write(f, "file", &p[w], "chunks", median, share);
-		snprintf(f->suggestion, sizeof(f->suggestion),
-			 "check where this file is read from (its site, its replica); copy it closer");
-		name = strmap_key_at(&r->files, p[w].idx);
+	double secs = 0, ev = 0;
+	j->since = NAN;
+	for (size_t i = 0; i < n; i++) {
+		const struct pace *c = &s->c[idx[i]];
+		secs += c->dur, ev += c->ev;
+		if (!(c->t_end >= j->since))
+			j->since = c->t_end;
 	}
-	free(p);
-	return name;
+	j->beyond = secs - ev * j->ref;
+	j->cost = s->total > 0 ? j->beyond / s->total : 0;
 }
 
-/* Per host of the files' URLs (names kept in hosts); a host of one file is
- * that file's finding. */
-static size_t hosts_collect(const struct run *r, struct place *p, char (*hosts)[DIAG_HOST_LEN])
+/* Whether place id of `by` (a file, a host) is slow: most of its chunks,
+ * at least DIAG_PLACE_MIN_SLOW, at DIAG_SLOW_FACTOR times the median pace
+ * of the other places' chunks or slower; when several workers read it, on
+ * more than one of them. */
+static bool group_judge(struct paces *s, enum pace_by by, uint32_t id, struct gjudge *j)
 {
-	size_t k = 0;
-	char host[DIAG_HOST_LEN];
-	for (size_t i = 0; i < r->files.count; i++) {
-		const struct file_agg *fa = strmap_val_at(&r->files, i);
-		if (fa->n_chunks == 0 || !diag_host_of(strmap_key_at(&r->files, i), host, sizeof(host)))
-			continue;
-		size_t j = 0;
-		while (j < k && strcmp(p[j].name, host) != 0)
-			j++;
-		if (j == k && k == DIAG_MAX_PLACES)
-			continue;
-		if (j == k) {
-			memcpy(hosts[k], host, sizeof(host));
-			p[k++] = (struct place){ .name = hosts[j] };
+	const uint32_t *idx = s->idx[by] + s->start[by][id];
+	size_t n = s->count[by][id];
+	*j = (struct gjudge){ .id = id, .n = n };
+	if (n < DIAG_PLACE_MIN_SLOW || n >= s->n)
+		return false;
+	/* the others' median is at least the whole set's ceil((N - n) / 2)-th */
+	double floor = s->c[(s->n - n + 1) / 2 - 1].pace;
+	size_t could = group_slow(s, idx, n, DIAG_SLOW_FACTOR * floor);
+	if (could < DIAG_PLACE_MIN_SLOW || 2 * could <= n)
+		return false;
+	struct pace_keep others = paces_keep_all(), all = paces_keep_all();
+	others.id[by] = id;
+	j->ref = paces_quantile(s, NULL, 0, &others, 0.5, NULL);
+	double at = DIAG_SLOW_FACTOR * j->ref;
+	j->slow = group_slow(s, idx, n, at);
+	if (j->slow < DIAG_PLACE_MIN_SLOW || 2 * j->slow <= n)
+		return false;
+	j->workers = paces_distinct(s, idx, n, BY_WORKER, 0);
+	j->slow_workers = paces_distinct(s, idx, n, BY_WORKER, at);
+	if (j->workers >= 2 && j->slow_workers < 2) /* slow on one of its readers only */
+		return false;
+	j->files = paces_distinct(s, idx, n, BY_FILE, at);
+	j->ratio = paces_quantile(s, idx, n, &all, 0.5, NULL) / j->ref;
+	group_cost(s, idx, n, j);
+	return j->cost >= DIAG_SLOW_MIN_SHARE;
+}
+
+/* The slowest place of `by` by its cost; false when none is slow. */
+static bool group_worst(struct paces *s, enum pace_by by, struct gjudge *best)
+{
+	size_t places = 0;
+	for (uint32_t id = 0; id < paces_ids(s, by); id++)
+		places += s->count[by][id] > 0;
+	if (places < (by == BY_FILE ? DIAG_MIN_FILES : 2))
+		return false;
+	struct gjudge j = { 0 };
+	bool found = false;
+	for (uint32_t id = 0; id < paces_ids(s, by); id++)
+		if (group_judge(s, by, id, &j) && (by != BY_HOST || j.files >= 2) &&
+		    (!found || j.cost > best->cost)) {
+			*best = j;
+			found = true;
 		}
-		p[j].events += fa->total_events;
-		p[j].seconds += fa->total_duration;
-		p[j].n++;
-	}
-	return k;
+	return found;
 }
 
-void diag_rule_slow_site(const struct run *r, struct findings *out)
+/* The file's name as the run's file table has it (a chunk record keeps
+ * only the end of a long one). */
+static const char *file_key(const struct run *r, const char *rc_file)
 {
-	struct place *p = malloc(DIAG_MAX_PLACES * sizeof(*p));
-	char (*hosts)[DIAG_HOST_LEN] = malloc(DIAG_MAX_PLACES * sizeof(*hosts));
-	size_t n = p && hosts ? hosts_collect(r, p, hosts) : 0;
-	double median;
-	int w = n >= 2 ? place_slowest(p, n, DIAG_SLOW_FACTOR, &median) : -1;
-	double share = w >= 0 ? place_cost(p, n, &p[w], median) : 0;
-	if (w >= 0 && p[w].n >= 2 && share >= DIAG_SLOW_MIN_SHARE) {
-		struct finding *f = diag_new(out, FIND_SLOW_SITE, SEV_WARNING, NAN, share);
-		place_write(f, "site", &p[w], "files", median, share);
-		snprintf(f->suggestion, sizeof(f->suggestion),
-			 "read these files from another site (a closer replica, a redirector)");
-	}
-	free(hosts);
-	free(p);
+	if (strmap_get(&r->files, rc_file))
+		return rc_file;
+	for (size_t i = 0; i < r->files.count; i++)
+		if (diag_same_file(strmap_key_at(&r->files, i), rc_file))
+			return strmap_key_at(&r->files, i);
+	return rc_file;
 }
 
-/* Per worker, from the chunk records, leaving out the slow file's chunks
- * (they would make whichever worker read them look slow). */
-static size_t workers_collect(const struct rawchunk **c, size_t nc, const char *slow,
-			      struct place *p)
+/* When one worker read all of the place's chunks and nothing else, the
+ * evidence cannot tell the place from the worker: it says so. */
+static void group_alone(const struct paces *s, enum pace_by by, const struct gjudge *j,
+			char *buf, size_t size)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < nc; i++) {
-		double ev = c[i]->v[RC_NUM_EVENTS], s = c[i]->v[RC_DURATION];
-		if (!c[i]->worker[0] || isnan(ev) || isnan(s) || (slow && diag_same_file(slow, c[i]->file)))
-			continue;
-		size_t j = 0;
-		while (j < k && strcmp(p[j].name, c[i]->worker) != 0)
-			j++;
-		if (j == k && k == DIAG_MAX_PLACES)
-			continue;
-		if (j == k)
-			p[k++] = (struct place){ .name = c[i]->worker, .since = c[i]->v[RC_T_END] };
-		p[j].events += ev;
-		p[j].seconds += s;
-		p[j].n++;
-	}
-	for (size_t j = 0; j < k; j++) /* too few chunks to judge: out of the comparison */
-		if (p[j].n < DIAG_WORKER_MIN_CHUNKS)
-			p[j].events = 0;
-	return k;
+	uint32_t w = s->c[s->idx[by][s->start[by][j->id]]].id[BY_WORKER];
+	buf[0] = '\0';
+	if (j->workers == 1 && w < paces_ids(s, BY_WORKER) && s->count[BY_WORKER][w] == j->n)
+		snprintf(buf, size,
+			 "; all its chunks ran on %s, which read nothing else: the %s and that "
+			 "worker cannot be told apart",
+			 paces_name(s, BY_WORKER, w), by == BY_FILE ? "file" : "site");
 }
 
-void diag_rule_bad_worker(const struct run *r, const char *slow_file, struct findings *out)
+static void group_write(const struct paces *s, enum pace_by by, const char *name,
+			const struct gjudge *j, struct finding *f)
 {
-	size_t nc;
-	const struct rawchunk **c = diag_chunks(r, &nc);
-	struct place *p = c ? malloc(DIAG_MAX_PLACES * sizeof(*p)) : NULL;
-	size_t n = p ? workers_collect(c, nc, slow_file, p) : 0;
-	double median;
-	int w = n >= 2 ? place_slowest(p, n, DIAG_WORKER_FACTOR, &median) : -1;
-	double share = w >= 0 ? place_cost(p, n, &p[w], median) : 0;
-	if (w >= 0 && share >= DIAG_SLOW_MIN_SHARE) {
-		struct finding *f = diag_new(out, FIND_BAD_WORKER, SEV_WARNING, p[w].since, share);
-		place_write(f, "worker", &p[w], "chunks", median, share);
-		snprintf(f->suggestion, sizeof(f->suggestion),
-			 "look at this worker's node (view 2, Enter: its CPU and memory); retire it");
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], files[48] = "", alone[200];
+	const char *what = by == BY_FILE ? "file" : "site", *base = strrchr(name, '/');
+	snprintf(f->title, sizeof(f->title), "slow %s: %s", what,
+		 by == BY_FILE && base && base[1] ? base + 1 : name);
+	if (by == BY_HOST)
+		snprintf(files, sizeof(files), ", over %zu files,", j->files);
+	group_alone(s, by, j, alone, sizeof(alone));
+	snprintf(f->evidence, sizeof(f->evidence),
+		 "%s: %zu of its %zu chunks%s at %.0fx the other %ss' median pace or slower, on %zu "
+		 "of the %zu workers that read it; a median %s against the other %ss' %s (%.1fx "
+		 "slower); %s of chunk time beyond their pace, %.0f%% of the run's%s",
+		 name, j->slow, j->n, files, DIAG_SLOW_FACTOR, what, j->slow_workers, j->workers,
+		 format_si(a, optnum_of(paces_rate(j->ref * j->ratio)), "ev/s"), what,
+		 format_si(b, optnum_of(paces_rate(j->ref)), "ev/s"), j->ratio,
+		 format_duration(c, optnum_of(j->beyond)), 100 * j->cost, alone);
+}
+
+static void place_rule(const struct run *r, struct paces *s, enum pace_by by,
+		       struct findings *out)
+{
+	struct gjudge j = { 0 };
+	if (!group_worst(s, by, &j))
+		return;
+	const char *name = paces_name(s, by, j.id);
+	struct finding *f = diag_new(out, by == BY_FILE ? FIND_SLOW_FILE : FIND_SLOW_SITE,
+				     SEV_WARNING, by == BY_FILE ? j.since : NAN, j.cost);
+	group_write(s, by, by == BY_FILE ? file_key(r, name) : name, &j, f);
+	snprintf(f->suggestion, sizeof(f->suggestion), "%s",
+		 by == BY_FILE ? "check where this file is read from (its site, its replica); copy "
+				 "it closer"
+			       : "read these files from another site (a closer replica, a redirector)");
+}
+
+/* The worker judged on the chunks' duration, else on their CPU time when
+ * every chunk carries one (a worker slow on the CPU shows there whatever
+ * the load of the machine does to the durations); its id in s. */
+static uint32_t places_worker(const struct run *r, struct paces *s, struct findings *out)
+{
+	uint32_t w = diag_worker_judge(s, out);
+	if (w != PACE_ANY)
+		return w;
+	struct paces cpu;
+	if (paces_build(&cpu, r, true) && cpu.n == s->n) {
+		uint32_t c = diag_worker_judge(&cpu, out);
+		const uint32_t *id = c != PACE_ANY ? strmap_get(&s->names[BY_WORKER],
+								paces_name(&cpu, BY_WORKER, c))
+						   : NULL;
+		w = id ? *id : PACE_ANY;
 	}
-	free(p);
-	free(c);
+	paces_free(&cpu);
+	return w;
+}
+
+void diag_rule_places(const struct run *r, struct findings *out)
+{
+	struct paces s;
+	if (paces_build(&s, r, false) && s.n >= DIAG_MIN_CHUNKS) {
+		uint32_t w = places_worker(r, &s, out);
+		if (w == PACE_ANY || paces_drop_worker(&s, w)) {
+			place_rule(r, &s, BY_FILE, out);
+			place_rule(r, &s, BY_HOST, out);
+		}
+	}
+	paces_free(&s);
 }

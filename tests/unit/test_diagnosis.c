@@ -57,7 +57,8 @@ struct ck {
 	double t0, dur, events, mem_before, mem_after;
 };
 
-static void chunk(struct ck c)
+/* A chunk whose process() spent cpu seconds on the CPU (none: not sent). */
+static void chunk_cpu(struct ck c, optnum cpu)
 {
 	struct event ev = test_event(EV_CHUNK, c.t0 + c.dur);
 	struct ev_chunk *e = &ev.u.chunk;
@@ -70,9 +71,14 @@ static void chunk(struct ck c)
 	e->num_events = optnum_of(c.events);
 	e->mem_before_mb = optnum_of(c.mem_before > 0 ? c.mem_before : 500);
 	e->mem_after_mb = optnum_of(c.mem_after > 0 ? c.mem_after : 500);
-	e->cpu_time = cpu_share > 0 ? optnum_of(cpu_share * c.dur) : optnum_none();
+	e->cpu_time = cpu;
 	e->cpu_wait = wait_share >= 0 ? optnum_of(wait_share * c.dur) : optnum_none();
 	apply(ev);
+}
+
+static void chunk(struct ck c)
+{
+	chunk_cpu(c, cpu_share > 0 ? optnum_of(cpu_share * c.dur) : optnum_none());
 }
 
 /* An attempt at the chunk [entry, entry + 1000) of file on worker at t:
@@ -245,6 +251,208 @@ static void bad_worker_is_named(void **state)
 	assert_string_equal(f->title, "slow worker: w1");
 	assert_non_null(strstr(f->evidence, "4.0x slower"));
 	assert_null(find(&fs, FIND_SLOW_FILE)); /* every file is slowed alike */
+}
+
+/* n chunks of 1 s and 1000 events from t, a second apart: the files in
+ * turn, on w0 and w1 in turn (each reads every file); the next free time. */
+static double even_chunks(int n, double t)
+{
+	for (int i = 0; i < n; i++, t += 1)
+		chunk((struct ck){ FILES[i % 4], i % 2 ? "w1" : "w0", t, 1, 1000, 0, 0 });
+	return t;
+}
+
+static void no_place_named(const struct findings *fs)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		print_message("fired: %s: %s\n", diagnosis_id_name(fs->f[i].id), fs->f[i].evidence);
+	assert_null(find(fs, FIND_BAD_WORKER));
+	assert_null(find(fs, FIND_SLOW_FILE));
+	assert_null(find(fs, FIND_SLOW_SITE));
+}
+
+/* Dask gives a slow worker few chunks because it is slow: w2 ran 2 of 18,
+ * 5 s each, where every other chunk took 1 to 1.6 s. */
+static void few_slow_chunks_name_the_worker(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 16; i++, t += 1)
+		chunk((struct ck){ FILES[i % 4], i % 2 ? "w1" : "w0", t, 1 + 0.04 * i, 1000, 0, 0 });
+	chunk((struct ck){ FILES[1], "w2", T0 + 1, 5, 1000, 0, 0 });
+	chunk((struct ck){ FILES[2], "w2", T0 + 6, 5.5, 1000, 0, 0 });
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_BAD_WORKER);
+	assert_string_equal(f->title, "slow worker: w2");
+	/* the others' 90th percentile: the 15th of 16, 1.56 s; 5 / 1.56 = 3.2 */
+	assert_non_null(strstr(f->evidence, "w2: 2 chunks at 200 ev/s, 182 ev/s (3.2x slower or more "
+					    "each) against the other workers' slowest, 641 ev/s "
+					    "(the 90th percentile of their 16 chunks)"));
+	assert_non_null(strstr(f->evidence, "its slow chunks read 2 files, 2 of them read by "
+					    "other workers"));
+	assert_true(fabs(f->since - (T0 + 6)) < 1e-9); /* its first chunk's end */
+	assert_null(find(&fs, FIND_SLOW_FILE));
+}
+
+/* w2's two slow chunks are both of f0, whose other two chunks ran on w0
+ * and w1 as fast as any: the worker's, not the file's. */
+static void slow_worker_on_one_file_is_the_worker(void **state)
+{
+	(void)state;
+	start();
+	double t = even_chunks(14, T0 + 1);
+	chunk((struct ck){ FILES[0], "w2", T0 + 1, 6, 1000, 0, 0 });
+	chunk((struct ck){ FILES[0], "w2", T0 + 7, 6, 1000, 0, 0 });
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_BAD_WORKER);
+	assert_string_equal(f->title, "slow worker: w2");
+	assert_non_null(strstr(f->evidence, "6.0x slower or more each"));
+	assert_non_null(strstr(f->evidence, "read 1 file, 1 of them read by other workers"));
+	assert_null(find(&fs, FIND_SLOW_FILE));
+}
+
+/* A loaded machine: the durations spread from 1 to 3 s whatever the
+ * worker, but w2's 2 chunks spent 1 s of CPU each where every other chunk
+ * spent 0.2 s: judged on the CPU time, w2 is slow. */
+static void slow_on_the_cpu_under_load(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 16; i++, t += 1)
+		chunk_cpu((struct ck){ FILES[i % 4], i % 2 ? "w1" : "w0", t, 1 + (i / 2) % 3, 1000, 0, 0 },
+			  optnum_of(0.2 + 0.001 * i));
+	chunk_cpu((struct ck){ FILES[1], "w2", T0 + 1, 3, 1000, 0, 0 }, optnum_of(1.0));
+	chunk_cpu((struct ck){ FILES[2], "w2", T0 + 4, 3.5, 1000, 0, 0 }, optnum_of(1.0));
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_BAD_WORKER);
+	assert_string_equal(f->title, "slow worker: w2");
+	/* 1 / 0.214 (the 15th of 16 CPU times) = 4.7 */
+	assert_non_null(strstr(f->evidence, "w2: 2 chunks at 1.00 kev/s, 1.00 kev/s of CPU time (4.7x "
+					    "slower or more each)"));
+	assert_non_null(strstr(f->evidence, "of CPU time beyond the other workers' median pace"));
+	run_destroy(&R); /* the same durations without CPU times: not enough */
+	assert_int_equal(run_init(&R), 0);
+	start();
+	for (int i = 0; i < 16; i++)
+		chunk((struct ck){ FILES[i % 4], i % 2 ? "w1" : "w0", T0 + 1 + i, 1 + (i / 2) % 3, 1000,
+				   0, 0 });
+	chunk((struct ck){ FILES[1], "w2", T0 + 1, 3, 1000, 0, 0 });
+	chunk((struct ck){ FILES[2], "w2", T0 + 4, 3.5, 1000, 0, 0 });
+	end(t);
+	evaluate(t, true, &fs);
+	no_place_named(&fs);
+}
+
+/* One chunk of f1 takes 40 s; its 7 siblings and every other chunk 1 s: a
+ * straggler, neither a slow file nor a slow worker. */
+static void one_straggler_is_no_slow_file(void **state)
+{
+	(void)state;
+	start();
+	double t = even_chunks(32, T0 + 1);
+	chunk((struct ck){ FILES[1], "w1", t, 40, 1000, 0, 0 });
+	end(t + 40);
+	struct findings fs;
+	evaluate(t + 40, true, &fs);
+	no_place_named(&fs);
+}
+
+/* Ten chunks of w1, each 1.5 times the others': barely slower, nothing. */
+static void barely_slower_worker_is_nothing(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 20; i++, t += 1)
+		chunk((struct ck){ FILES[i % 4], i % 2 ? "w1" : "w0", t, i % 2 ? 1.5 : 1, 1000, 0, 0 });
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	no_place_named(&fs);
+}
+
+/* f3 is slow on every worker that reads it; w2 got only 2 chunks, both of
+ * f3: the file is named, not w2. */
+static void slow_file_read_by_a_worker_of_few_chunks(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(6, FILES[3], NULL, 10);
+	chunk((struct ck){ FILES[3], "w2", T0 + 1, 10, 1000, 0, 0 });
+	chunk((struct ck){ FILES[3], "w2", T0 + 11, 10, 1000, 0, 0 });
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	const struct finding *f = must(&fs, FIND_SLOW_FILE);
+	assert_string_equal(f->title, "slow file: f3.root");
+	assert_non_null(strstr(f->evidence, "/data/f3.root: 8 of its 8 chunks at 3x the other "
+					    "files' median pace or slower, on 3 of the 3 workers "
+					    "that read it"));
+	assert_null(find(&fs, FIND_BAD_WORKER));
+}
+
+/* w2 read f3 alone and nothing else, slow; f3 was read by no other worker:
+ * the file's finding says the two cannot be told apart. */
+static void file_and_worker_told_apart_or_said(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 12; i++, t += 1)
+		chunk((struct ck){ FILES[i % 3], i % 2 ? "w1" : "w0", t, 1, 1000, 0, 0 });
+	for (int i = 0; i < 3; i++)
+		chunk((struct ck){ FILES[3], "w2", T0 + 1 + 6 * i, 6, 1000, 0, 0 });
+	end(t + 8);
+	struct findings fs;
+	evaluate(t + 8, true, &fs);
+	const struct finding *f = must(&fs, FIND_SLOW_FILE);
+	assert_string_equal(f->title, "slow file: f3.root");
+	assert_non_null(strstr(f->evidence, "; all its chunks ran on w2, which read nothing "
+					    "else: the file and that worker cannot be told apart"));
+	assert_null(find(&fs, FIND_BAD_WORKER));
+}
+
+/* f3's chunks are slow on w0 only and fast on w1: not the file. */
+static void file_slow_on_one_reader_is_no_slow_file(void **state)
+{
+	(void)state;
+	start();
+	double t = even_chunks(24, T0 + 1);
+	for (int i = 0; i < 3; i++)
+		chunk((struct ck){ FILES[3], "w0", t + 10 * i, 10, 1000, 0, 0 });
+	chunk((struct ck){ FILES[3], "w1", t, 1, 1000, 0, 0 });
+	end(t + 30);
+	struct findings fs;
+	evaluate(t + 30, true, &fs);
+	assert_null(find(&fs, FIND_SLOW_FILE));
+}
+
+/* w1 is 4 times slower on every file and f3 10 times on every worker:
+ * both are named, each for its own chunks. */
+static void slow_worker_and_slow_file_both_named(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 32; i++, t += 1) {
+		bool w1 = i % 2, f3 = i % 4 == 3 || i % 8 == 2;
+		double d = (w1 ? 4 : 1) * (f3 ? 10 : 1);
+		chunk((struct ck){ FILES[f3 ? 3 : i % 3], w1 ? "w1" : "w0", t, d, 1000, 0, 0 });
+	}
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_string_equal(must(&fs, FIND_BAD_WORKER)->title, "slow worker: w1");
+	assert_non_null(strstr(must(&fs, FIND_BAD_WORKER)->evidence, "(4.0x slower)"));
+	assert_string_equal(must(&fs, FIND_SLOW_FILE)->title, "slow file: f3.root");
 }
 
 /* 6 waves, then a last one whose chunk on f0 takes 12 s: 3 threads idle. */
@@ -656,6 +864,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(slow_file_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_site_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_worker_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(few_slow_chunks_name_the_worker, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_worker_on_one_file_is_the_worker, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_on_the_cpu_under_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_straggler_is_no_slow_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(barely_slower_worker_is_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_file_read_by_a_worker_of_few_chunks, setup, teardown),
+		cmocka_unit_test_setup_teardown(file_and_worker_told_apart_or_said, setup, teardown),
+		cmocka_unit_test_setup_teardown(file_slow_on_one_reader_is_no_slow_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_worker_and_slow_file_both_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(tail_is_told_once_ended, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_suggest_a_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_past_the_records_cap, setup, teardown),

@@ -1,0 +1,170 @@
+/* The chunks' paces and their places, for the place rules (paces.h). */
+#include "paces.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t paces_id(struct paces *s, enum pace_by by, const char *name)
+{
+	bool added;
+	uint32_t *v = strmap_upsert(&s->names[by], name, &added);
+	if (!v)
+		return PACE_NOID;
+	if (added)
+		*v = (uint32_t)(s->names[by].count - 1);
+	return *v;
+}
+
+static int cmp_pace(const void *a, const void *b)
+{
+	double x = ((const struct pace *)a)->pace, y = ((const struct pace *)b)->pace;
+	return (x > y) - (x < y);
+}
+
+/* One chunk record as a pace; false when it has no events or no time in
+ * the set's measure (its duration, or process()'s CPU time). */
+static bool pace_of(struct paces *s, const struct rawchunk *rc, struct pace *p)
+{
+	double ev = rc->v[RC_NUM_EVENTS], dur = rc->v[s->cpu ? RC_CPU_TIME : RC_DURATION];
+	if (!(ev > 0) || !(dur > 0) || !isfinite(ev) || !isfinite(dur))
+		return false;
+	char host[128];
+	*p = (struct pace){ .pace = dur / ev, .dur = dur, .ev = ev, .t_end = rc->v[RC_T_END] };
+	p->id[BY_FILE] = paces_id(s, BY_FILE, rc->file);
+	p->id[BY_WORKER] = rc->worker[0] ? paces_id(s, BY_WORKER, rc->worker) : PACE_NOID;
+	p->id[BY_HOST] = diag_host_of(rc->file, host, sizeof(host)) ? paces_id(s, BY_HOST, host)
+								     : PACE_NOID;
+	return p->id[BY_FILE] != PACE_NOID;
+}
+
+/* Each id's chunks, by pace (the set is sorted: a counting sort keeps it). */
+static bool paces_group(struct paces *s, enum pace_by by)
+{
+	size_t ids = s->names[by].count;
+	free(s->idx[by]), free(s->start[by]), free(s->count[by]);
+	s->idx[by] = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
+	s->start[by] = calloc(ids + 1, sizeof(size_t));
+	s->count[by] = calloc(ids + 1, sizeof(size_t));
+	if (!s->idx[by] || !s->start[by] || !s->count[by])
+		return false;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i].id[by] < ids)
+			s->count[by][s->c[i].id[by]]++;
+	for (size_t k = 1; k <= ids; k++)
+		s->start[by][k] = s->start[by][k - 1] + s->count[by][k - 1];
+	memset(s->count[by], 0, (ids + 1) * sizeof(size_t));
+	for (size_t i = 0; i < s->n; i++) {
+		uint32_t k = s->c[i].id[by];
+		if (k < ids)
+			s->idx[by][s->start[by][k] + s->count[by][k]++] = (uint32_t)i;
+	}
+	return true;
+}
+
+static bool paces_regroup(struct paces *s)
+{
+	bool ok = true;
+	for (int by = 0; by < BY__COUNT; by++)
+		ok = ok && paces_group(s, (enum pace_by)by);
+	return ok;
+}
+
+bool paces_build(struct paces *s, const struct run *r, bool cpu)
+{
+	memset(s, 0, sizeof(*s));
+	s->cpu = cpu;
+	for (int by = 0; by < BY__COUNT; by++)
+		strmap_init(&s->names[by], sizeof(uint32_t), 0);
+	size_t nc;
+	const struct rawchunk **c = diag_chunks(r, &nc);
+	s->c = c ? malloc(nc * sizeof(*s->c)) : NULL;
+	s->mark = c ? calloc(nc + 1, sizeof(uint32_t)) : NULL;
+	for (size_t i = 0; s->c && s->mark && i < nc; i++)
+		if (pace_of(s, c[i], &s->c[s->n]))
+			s->total += s->c[s->n++].dur;
+	free(c);
+	if (!s->c || !s->mark)
+		return false;
+	qsort(s->c, s->n, sizeof(*s->c), cmp_pace);
+	return paces_regroup(s);
+}
+
+bool paces_drop_worker(struct paces *s, uint32_t w)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i].id[BY_WORKER] != w)
+			s->c[k++] = s->c[i];
+	s->n = k;
+	return paces_regroup(s);
+}
+
+void paces_free(struct paces *s)
+{
+	for (int by = 0; by < BY__COUNT; by++) {
+		strmap_free(&s->names[by]);
+		free(s->idx[by]), free(s->start[by]), free(s->count[by]);
+	}
+	free(s->c);
+	free(s->mark);
+	memset(s, 0, sizeof(*s));
+}
+
+size_t paces_ids(const struct paces *s, enum pace_by by)
+{
+	return s->names[by].count;
+}
+
+const char *paces_name(const struct paces *s, enum pace_by by, uint32_t id)
+{
+	return id < s->names[by].count ? strmap_key_at(&s->names[by], id) : "";
+}
+
+struct pace_keep paces_keep_all(void)
+{
+	return (struct pace_keep){ .id = { PACE_ANY, PACE_ANY, PACE_ANY } };
+}
+
+static bool kept(const struct pace *c, const struct pace_keep *k)
+{
+	for (int by = 0; by < BY__COUNT; by++)
+		if (c->id[by] == k->id[by])
+			return false;
+	return !(k->file_out && (k->file_out[c->id[BY_FILE]] & 1));
+}
+
+double paces_quantile(const struct paces *s, const uint32_t *idx, size_t n,
+		      const struct pace_keep *k, double q, size_t *m)
+{
+	size_t kept_n = 0;
+	if (!idx)
+		n = s->n;
+	for (size_t i = 0; i < n; i++)
+		kept_n += kept(&s->c[idx ? idx[i] : i], k);
+	if (m)
+		*m = kept_n;
+	size_t rank = (size_t)ceil(q * (double)kept_n);
+	rank = rank < 1 ? 1 : rank;
+	for (size_t i = 0; kept_n && i < n; i++) {
+		const struct pace *c = &s->c[idx ? idx[i] : i];
+		if (kept(c, k) && --rank == 0)
+			return c->pace;
+	}
+	return NAN;
+}
+
+size_t paces_distinct(struct paces *s, const uint32_t *idx, size_t n, enum pace_by by, double min)
+{
+	size_t d = 0;
+	s->stamp++;
+	for (size_t i = 0; i < n; i++) {
+		const struct pace *c = &s->c[idx[i]];
+		uint32_t id = c->id[by];
+		if (c->pace < min || id >= paces_ids(s, by) || s->mark[id] == s->stamp)
+			continue;
+		s->mark[id] = s->stamp;
+		d++;
+	}
+	return d;
+}
