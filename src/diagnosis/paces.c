@@ -1,6 +1,8 @@
 /* The chunks' paces and their places, for the place rules (paces.h). */
 #include "paces.h"
 
+#include "roastop/strutil.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +35,9 @@ static bool pace_of(struct paces *s, const struct rawchunk *rc, struct pace *p)
 	*p = (struct pace){ .pace = dur / ev, .dur = dur, .ev = ev, .t_end = rc->v[RC_T_END] };
 	p->id[BY_FILE] = paces_id(s, BY_FILE, rc->file);
 	p->id[BY_WORKER] = rc->worker[0] ? paces_id(s, BY_WORKER, rc->worker) : PACE_NOID;
-	p->id[BY_HOST] = diag_host_of(rc->file, host, sizeof(host)) ? paces_id(s, BY_HOST, host)
-								     : PACE_NOID;
+	p->id[BY_HOST] = diag_host_of(paces_file_key(s, rc->file), host, sizeof(host))
+				 ? paces_id(s, BY_HOST, host)
+				 : PACE_NOID;
 	return p->id[BY_FILE] != PACE_NOID;
 }
 
@@ -42,11 +45,12 @@ static bool pace_of(struct paces *s, const struct rawchunk *rc, struct pace *p)
 static bool paces_group(struct paces *s, enum pace_by by)
 {
 	size_t ids = s->names[by].count;
-	free(s->idx[by]), free(s->start[by]), free(s->count[by]);
+	free(s->idx[by]), free(s->start[by]), free(s->count[by]), free(s->mid[by]);
 	s->idx[by] = malloc((s->n ? s->n : 1) * sizeof(uint32_t));
 	s->start[by] = calloc(ids + 1, sizeof(size_t));
 	s->count[by] = calloc(ids + 1, sizeof(size_t));
-	if (!s->idx[by] || !s->start[by] || !s->count[by])
+	s->mid[by] = calloc(ids + 1, sizeof(double));
+	if (!s->idx[by] || !s->start[by] || !s->count[by] || !s->mid[by])
 		return false;
 	for (size_t i = 0; i < s->n; i++)
 		if (s->c[i].id[by] < ids)
@@ -59,6 +63,11 @@ static bool paces_group(struct paces *s, enum pace_by by)
 		if (k < ids)
 			s->idx[by][s->start[by][k] + s->count[by][k]++] = (uint32_t)i;
 	}
+	for (size_t k = 0; k < ids; k++)
+		s->mid[by][k] = s->count[by][k] ? s->c[s->idx[by][s->start[by][k] +
+								  (s->count[by][k] + 1) / 2 - 1]]
+							  .pace
+						: NAN;
 	return true;
 }
 
@@ -70,12 +79,39 @@ static bool paces_regroup(struct paces *s)
 	return ok;
 }
 
+/* The run's long file names by the end a chunk record keeps of them. */
+static void paces_tails(struct paces *s)
+{
+	char tail[RAWCHUNKS_FILE_LEN];
+	strmap_init(&s->tails, sizeof(uint32_t), 0);
+	for (size_t i = 0; i < s->r->files.count; i++) {
+		const char *key = strmap_key_at(&s->r->files, i);
+		if (strlen(key) < RAWCHUNKS_FILE_LEN)
+			continue;
+		strutil_copy_tail(tail, sizeof(tail), key);
+		bool added;
+		uint32_t *v = strmap_upsert(&s->tails, tail, &added);
+		if (v)
+			*v = (uint32_t)i;
+	}
+}
+
+const char *paces_file_key(const struct paces *s, const char *rc_file)
+{
+	const uint32_t *i = s->tails.count && strlen(rc_file) >= RAWCHUNKS_FILE_LEN - 1
+				    ? strmap_get(&s->tails, rc_file)
+				    : NULL;
+	return i ? strmap_key_at(&s->r->files, *i) : rc_file;
+}
+
 bool paces_build(struct paces *s, const struct run *r, bool cpu)
 {
 	memset(s, 0, sizeof(*s));
 	s->cpu = cpu;
+	s->r = r;
 	for (int by = 0; by < BY__COUNT; by++)
 		strmap_init(&s->names[by], sizeof(uint32_t), 0);
+	paces_tails(s);
 	size_t nc;
 	const struct rawchunk **c = diag_chunks(r, &nc);
 	s->c = c ? malloc(nc * sizeof(*s->c)) : NULL;
@@ -104,8 +140,9 @@ void paces_free(struct paces *s)
 {
 	for (int by = 0; by < BY__COUNT; by++) {
 		strmap_free(&s->names[by]);
-		free(s->idx[by]), free(s->start[by]), free(s->count[by]);
+		free(s->idx[by]), free(s->start[by]), free(s->count[by]), free(s->mid[by]);
 	}
+	strmap_free(&s->tails);
 	free(s->c);
 	free(s->mark);
 	memset(s, 0, sizeof(*s));
@@ -152,6 +189,21 @@ double paces_quantile(const struct paces *s, const uint32_t *idx, size_t n,
 			return c->pace;
 	}
 	return NAN;
+}
+
+double paces_quantile_but(const struct paces *s, enum pace_by by, uint32_t id, double q,
+			  size_t *m)
+{
+	const uint32_t *g = id < paces_ids(s, by) ? s->idx[by] + s->start[by][id] : NULL;
+	size_t ng = g ? s->count[by][id] : 0, kept_n = s->n - ng;
+	if (m)
+		*m = kept_n;
+	if (kept_n == 0)
+		return NAN;
+	size_t rank = (size_t)ceil(q * (double)kept_n), p = rank < 1 ? 0 : rank - 1;
+	for (size_t i = 0; i < ng && g[i] <= p; i++) /* each left out before it moves it on */
+		p++;
+	return s->c[p].pace;
 }
 
 size_t paces_distinct(struct paces *s, const uint32_t *idx, size_t n, enum pace_by by, double min)

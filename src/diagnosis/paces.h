@@ -36,7 +36,10 @@ struct paces {
 	struct strmap names[BY__COUNT]; /* name -> id (its insertion index) */
 	uint32_t *idx[BY__COUNT]; /* chunk indices by id, then by pace */
 	size_t *start[BY__COUNT], *count[BY__COUNT]; /* an id's run in idx */
+	double *mid[BY__COUNT]; /* an id's median pace (nearest rank) */
 	uint32_t *mark, stamp; /* for paces_distinct, one slot per chunk */
+	const struct run *r;
+	struct strmap tails; /* a long file name's end, as a record keeps it -> its index in r->files */
 };
 
 /* What a quantile leaves out: a worker's, a file's or a host's chunks
@@ -55,6 +58,9 @@ void paces_free(struct paces *s);
 /* How many ids of `by` the set has (names, some perhaps with no chunk). */
 size_t paces_ids(const struct paces *s, enum pace_by by);
 const char *paces_name(const struct paces *s, enum pace_by by, uint32_t id);
+/* A chunk record's file as the run's file table has it (a record keeps
+ * only the end of a long name: its site is in the whole). */
+const char *paces_file_key(const struct paces *s, const char *rc_file);
 /* A keep that leaves out nothing. */
 struct pace_keep paces_keep_all(void);
 /* The q-quantile (nearest rank: the ceil(q m)-th smallest of the m kept)
@@ -62,6 +68,10 @@ struct pace_keep paces_keep_all(void);
  * none is kept; *m the count kept. */
 double paces_quantile(const struct paces *s, const uint32_t *idx, size_t n,
 		      const struct pace_keep *k, double q, size_t *m);
+/* paces_quantile of the whole set without id's chunks of `by`, in the
+ * time of id's chunks alone (its indices are in pace order). */
+double paces_quantile_but(const struct paces *s, enum pace_by by, uint32_t id, double q,
+			  size_t *m);
 /* How many distinct ids of `by` the chunks idx[0..n) at or over pace min
  * have. */
 size_t paces_distinct(struct paces *s, const uint32_t *idx, size_t n, enum pace_by by, double min);

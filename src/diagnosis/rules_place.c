@@ -96,18 +96,6 @@ static bool group_worst(struct paces *s, enum pace_by by, struct gjudge *best)
 	return found;
 }
 
-/* The file's name as the run's file table has it (a chunk record keeps
- * only the end of a long one). */
-static const char *file_key(const struct run *r, const char *rc_file)
-{
-	if (strmap_get(&r->files, rc_file))
-		return rc_file;
-	for (size_t i = 0; i < r->files.count; i++)
-		if (diag_same_file(strmap_key_at(&r->files, i), rc_file))
-			return strmap_key_at(&r->files, i);
-	return rc_file;
-}
-
 /* When one worker read all of the place's chunks and nothing else, the
  * evidence cannot tell the place from the worker: it says so. */
 static void group_alone(const struct paces *s, enum pace_by by, const struct gjudge *j,
@@ -142,8 +130,7 @@ static void group_write(const struct paces *s, enum pace_by by, const char *name
 		 format_duration(c, optnum_of(j->beyond)), 100 * j->cost, alone);
 }
 
-static void place_rule(const struct run *r, struct paces *s, enum pace_by by,
-		       struct findings *out)
+static void place_rule(struct paces *s, enum pace_by by, struct findings *out)
 {
 	struct gjudge j = { 0 };
 	if (!group_worst(s, by, &j))
@@ -151,7 +138,7 @@ static void place_rule(const struct run *r, struct paces *s, enum pace_by by,
 	const char *name = paces_name(s, by, j.id);
 	struct finding *f = diag_new(out, by == BY_FILE ? FIND_SLOW_FILE : FIND_SLOW_SITE,
 				     SEV_WARNING, by == BY_FILE ? j.since : NAN, j.cost);
-	group_write(s, by, by == BY_FILE ? file_key(r, name) : name, &j, f);
+	group_write(s, by, by == BY_FILE ? paces_file_key(s, name) : name, &j, f);
 	snprintf(f->suggestion, sizeof(f->suggestion), "%s",
 		 by == BY_FILE ? "check where this file is read from (its site, its replica); copy "
 				 "it closer"
@@ -184,8 +171,8 @@ void diag_rule_places(const struct run *r, struct findings *out)
 	if (paces_build(&s, r, false) && s.n >= DIAG_MIN_CHUNKS) {
 		uint32_t w = places_worker(r, &s, out);
 		if (w == PACE_ANY || paces_drop_worker(&s, w)) {
-			place_rule(r, &s, BY_FILE, out);
-			place_rule(r, &s, BY_HOST, out);
+			place_rule(&s, BY_FILE, out);
+			place_rule(&s, BY_HOST, out);
 		}
 	}
 	paces_free(&s);

@@ -29,19 +29,96 @@ struct wjudge {
 	double ref, hi, ratio, cost, since, beyond;
 };
 
-/* Per file, whether other workers than w read it (bit 1) and read it slow
- * (bit 0: the median of their chunks of it DIAG_SLOW_FACTOR times med):
- * the worker's chunks of a file slow everywhere are the file's. */
-static void worker_files(const struct paces *s, uint32_t w, double med, unsigned char *file)
+/* File f as other workers than w read it: bit 1, they read it; bit 0,
+ * slowly (the median of their chunks of it DIAG_SLOW_FACTOR times med). */
+static unsigned char worker_file(const struct paces *s, uint32_t w, uint32_t f, double med)
 {
+	size_t m = 0, n = s->count[BY_FILE][f];
+	const uint32_t *idx = s->idx[BY_FILE] + s->start[BY_FILE][f];
+	for (size_t i = 0; i < n && m == 0; i++)
+		m = s->c[idx[i]].id[BY_WORKER] != w;
+	if (m == 0)
+		return 0;
+	if (s->c[idx[n - 1]].pace < DIAG_SLOW_FACTOR * med) /* none of its chunks is */
+		return 2;
 	struct pace_keep others = paces_keep_all();
 	others.id[BY_WORKER] = w;
-	for (uint32_t f = 0; f < paces_ids(s, BY_FILE); f++) {
-		size_t m;
-		const uint32_t *idx = s->idx[BY_FILE] + s->start[BY_FILE][f];
-		double q = paces_quantile(s, idx, s->count[BY_FILE][f], &others, 0.5, &m);
-		file[f] = (unsigned char)((m > 0 ? 2 : 0) | (m > 0 && q >= DIAG_SLOW_FACTOR * med));
+	return (unsigned char)(2 | (paces_quantile(s, idx, n, &others, 0.5, NULL) >=
+				    DIAG_SLOW_FACTOR * med));
+}
+
+/* The files as the other workers than the one judged read them
+ * (worker_file's flags), kept between workers: a worker resets only the
+ * entries it changed, so that judging one costs its own chunks, not the
+ * run's files. */
+struct wfiles {
+	unsigned char *flag;
+	struct fmid {
+		double mid;
+		uint32_t f;
+	} *slowest; /* the files by their median pace, slowest first */
+	uint32_t *dirty;
+	size_t n, ndirty;
+};
+
+static int cmp_fmid(const void *a, const void *b)
+{
+	double x = ((const struct fmid *)a)->mid, y = ((const struct fmid *)b)->mid;
+	return (x < y) - (x > y);
+}
+
+static bool wfiles_init(const struct paces *s, struct wfiles *wf)
+{
+	wf->n = paces_ids(s, BY_FILE);
+	wf->ndirty = 0;
+	wf->flag = malloc(wf->n + 1);
+	wf->slowest = malloc((wf->n + 1) * sizeof(*wf->slowest));
+	wf->dirty = malloc((2 * wf->n + 1) * sizeof(*wf->dirty));
+	if (!wf->flag || !wf->slowest || !wf->dirty)
+		return false;
+	for (uint32_t f = 0; f < wf->n; f++) {
+		wf->flag[f] = s->count[BY_FILE][f] ? 2 : 0; /* read by others, not slowly */
+		wf->slowest[f] = (struct fmid){ s->count[BY_FILE][f] ? s->mid[BY_FILE][f] : 0, f };
 	}
+	qsort(wf->slowest, wf->n, sizeof(*wf->slowest), cmp_fmid);
+	return true;
+}
+
+static void wfiles_set(struct wfiles *wf, uint32_t f, unsigned char flag)
+{
+	wf->flag[f] = flag;
+	wf->dirty[wf->ndirty++] = f;
+}
+
+static void wfiles_free(struct wfiles *wf)
+{
+	free(wf->flag);
+	free(wf->slowest);
+	free(wf->dirty);
+}
+
+/* Every file as the other workers than w read it: those w did not read
+ * by their median, those it read by worker_file. Whether any is read
+ * slowly (then w's chunks of it are the file's). */
+static bool worker_files(struct paces *s, uint32_t w, double med, struct wfiles *wf)
+{
+	const uint32_t *mine = s->idx[BY_WORKER] + s->start[BY_WORKER][w];
+	for (size_t i = 0; i < wf->ndirty; i++)
+		wf->flag[wf->dirty[i]] = s->count[BY_FILE][wf->dirty[i]] ? 2 : 0;
+	wf->ndirty = 0;
+	for (size_t k = 0; k < wf->n && wf->slowest[k].mid >= DIAG_SLOW_FACTOR * med; k++)
+		wfiles_set(wf, wf->slowest[k].f, 3);
+	s->stamp++;
+	for (size_t i = 0; i < s->count[BY_WORKER][w]; i++) { /* the files w read too */
+		uint32_t f = s->c[mine[i]].id[BY_FILE];
+		if (s->mark[f] != s->stamp && wf->ndirty < 2 * wf->n)
+			wfiles_set(wf, f, worker_file(s, w, f, med));
+		s->mark[f] = s->stamp;
+	}
+	bool any = false;
+	for (size_t i = 0; i < wf->ndirty; i++)
+		any = any || (wf->flag[wf->dirty[i]] & 1);
+	return any;
 }
 
 /* The files of w's slow chunks (in evidence, at DIAG_WORKER_FACTOR times
@@ -74,20 +151,24 @@ static void worker_attribute(struct paces *s, const unsigned char *file, struct 
 
 /* Whether worker w is slow, by either form, and its own (not one file's
  * that no other worker read, which the file's rule tells). */
-static bool worker_judge(struct paces *s, uint32_t w, unsigned char *file, struct wjudge *j)
+static bool worker_judge(struct paces *s, uint32_t w, struct wfiles *wf, struct wjudge *j)
 {
+	const unsigned char *file = wf->flag;
 	const uint32_t *mine = s->idx[BY_WORKER] + s->start[BY_WORKER][w];
 	size_t nw = s->count[BY_WORKER][w], no;
 	struct pace_keep others = paces_keep_all(), evidence = paces_keep_all();
 	others.id[BY_WORKER] = w;
-	double med = paces_quantile(s, NULL, 0, &others, 0.5, &no);
+	double med = paces_quantile_but(s, BY_WORKER, w, 0.5, &no);
 	if (nw < DIAG_WORKER_FEW_MIN || no < DIAG_WORKER_MIN_OTHERS)
 		return false;
-	worker_files(s, w, med, file);
+	bool out = worker_files(s, w, med, wf);
 	others.file_out = evidence.file_out = file;
-	*j = (struct wjudge){ .w = w };
-	j->ref = paces_quantile(s, NULL, 0, &others, 0.5, &j->others);
-	j->hi = paces_quantile(s, NULL, 0, &others, DIAG_WORKER_HI_QUANTILE, NULL);
+	*j = (struct wjudge){ .w = w, .ref = med, .others = no };
+	j->hi = paces_quantile_but(s, BY_WORKER, w, DIAG_WORKER_HI_QUANTILE, NULL);
+	if (out) { /* files read slowly elsewhere left out: a pass over the set */
+		j->ref = paces_quantile(s, NULL, 0, &others, 0.5, &j->others);
+		j->hi = paces_quantile(s, NULL, 0, &others, DIAG_WORKER_HI_QUANTILE, NULL);
+	}
 	double mid = paces_quantile(s, mine, nw, &evidence, 0.5, &j->n);
 	double least = paces_quantile(s, mine, nw, &evidence, 0, NULL);
 	if (j->n < DIAG_WORKER_FEW_MIN || j->others < DIAG_WORKER_MIN_OTHERS)
@@ -157,19 +238,16 @@ static void worker_write(const struct paces *s, const struct wjudge *j, const un
 
 uint32_t diag_worker_judge(struct paces *s, struct findings *out)
 {
-	size_t files = paces_ids(s, BY_FILE);
-	unsigned char *file = malloc(files ? files : 1), *best_file = malloc(files ? files : 1);
+	struct wfiles wf;
 	struct wjudge j, best = { .w = PACE_ANY };
-	for (uint32_t w = 0; file && best_file && w < paces_ids(s, BY_WORKER); w++)
-		if (worker_judge(s, w, file, &j) && (best.w == PACE_ANY || j.cost > best.cost)) {
+	bool ok = wfiles_init(s, &wf);
+	for (uint32_t w = 0; ok && w < paces_ids(s, BY_WORKER); w++)
+		if (worker_judge(s, w, &wf, &j) && (best.w == PACE_ANY || j.cost > best.cost))
 			best = j;
-			memcpy(best_file, file, files);
-		}
-	if (best.w != PACE_ANY) {
-		struct finding *f = diag_new(out, FIND_BAD_WORKER, SEV_WARNING, best.since, best.cost);
-		worker_write(s, &best, best_file, f);
+	if (best.w != PACE_ANY && worker_judge(s, best.w, &wf, &j)) { /* its files' flags */
+		struct finding *f = diag_new(out, FIND_BAD_WORKER, SEV_WARNING, j.since, j.cost);
+		worker_write(s, &j, wf.flag, f);
 	}
-	free(file);
-	free(best_file);
+	wfiles_free(&wf);
 	return best.w;
 }

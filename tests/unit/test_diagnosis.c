@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -237,6 +238,31 @@ static void slow_site_is_named(void **state)
 	const struct finding *f = must(&fs, FIND_SLOW_SITE);
 	assert_string_equal(f->title, "slow site: slow.example");
 	assert_non_null(strstr(f->evidence, "over 2 files"));
+}
+
+/* URLs longer than a chunk record keeps (its end, the file name): the
+ * site is read off the run's whole name. */
+static void slow_site_of_long_urls(void **state)
+{
+	(void)state;
+	static const char *const hosts[4] = { "root://fast.example//", "root://other.example//",
+					      "root://slow.example//", "root://slow.example//" };
+	char urls[4][300];
+	char dir[200];
+	memset(dir, 'd', sizeof(dir) - 1);
+	dir[sizeof(dir) - 1] = '\0';
+	for (int k = 0; k < 4; k++)
+		snprintf(urls[k], sizeof(urls[k]), "%s%s/f%d.root", hosts[k], dir, k);
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 16; i++, t += 1)
+		chunk((struct ck){ urls[i % 4], i % 2 ? "w1" : "w0", t, i % 4 >= 2 ? 5 : 1, 1000, 0, 0 });
+	end(t + 5);
+	struct findings fs;
+	evaluate(t + 5, true, &fs);
+	assert_string_equal(must(&fs, FIND_SLOW_SITE)->title, "slow site: slow.example");
+	/* f2 and f3 alike, 5x: the costlier named by its whole URL */
+	assert_non_null(strstr(must(&fs, FIND_SLOW_FILE)->evidence, "root://slow.example//ddd"));
 }
 
 static void bad_worker_is_named(void **state)
@@ -863,6 +889,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(healthy_run_has_no_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_file_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_site_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_site_of_long_urls, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_worker_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(few_slow_chunks_name_the_worker, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_worker_on_one_file_is_the_worker, setup, teardown),
