@@ -21,7 +21,8 @@ struct gjudge {
 	double ref, ratio, cost, beyond, since;
 };
 
-/* Whether enough of the chunks idx[0..n) (by pace) are at `at` or over. */
+/* How many of the chunks idx[0..n) (by pace, the slowest last) are at
+ * `at` or over. */
 static size_t group_slow(const struct paces *s, const uint32_t *idx, size_t n, double at)
 {
 	size_t k = 0;
@@ -55,14 +56,7 @@ static bool group_judge(struct paces *s, enum pace_by by, uint32_t id, struct gj
 	*j = (struct gjudge){ .id = id, .n = n };
 	if (n < DIAG_PLACE_MIN_SLOW || n >= s->n)
 		return false;
-	/* the others' median is at least the whole set's ceil((N - n) / 2)-th */
-	double floor = s->c[(s->n - n + 1) / 2 - 1].pace;
-	size_t could = group_slow(s, idx, n, DIAG_SLOW_FACTOR * floor);
-	if (could < DIAG_PLACE_MIN_SLOW || 2 * could <= n)
-		return false;
-	struct pace_keep others = paces_keep_all(), all = paces_keep_all();
-	others.id[by] = id;
-	j->ref = paces_quantile(s, NULL, 0, &others, 0.5, NULL);
+	j->ref = paces_quantile_but(s, by, id, 0.5, NULL);
 	double at = DIAG_SLOW_FACTOR * j->ref;
 	j->slow = group_slow(s, idx, n, at);
 	if (j->slow < DIAG_PLACE_MIN_SLOW || 2 * j->slow <= n)
@@ -72,7 +66,7 @@ static bool group_judge(struct paces *s, enum pace_by by, uint32_t id, struct gj
 	if (j->workers >= 2 && j->slow_workers < 2) /* slow on one of its readers only */
 		return false;
 	j->files = paces_distinct(s, idx, n, BY_FILE, at);
-	j->ratio = paces_quantile(s, idx, n, &all, 0.5, NULL) / j->ref;
+	j->ratio = s->mid[by][id] / j->ref;
 	group_cost(s, idx, n, j);
 	return j->cost >= DIAG_SLOW_MIN_SHARE;
 }
