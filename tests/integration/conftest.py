@@ -330,13 +330,14 @@ def dimuon_files(tmp_path_factory):
 
 
 @contextlib.contextmanager
-def warm_cluster(tmp_path_factory, dimuon_files, n_workers=2):
+def warm_cluster(tmp_path_factory, dimuon_files, n_workers=2, env=None):
     """`dask scheduler` + n_workers `dask worker` (1 thread each, named w0,
-    w1, ...), warmed up by one unmeasured run of the example, so that the
-    measured runs that follow all find workers that have already imported
-    coffea and read the files; stopped after the block."""
+    w1, ...; env added to their environment), warmed up by one unmeasured
+    run of the example, so that the measured runs that follow all find
+    workers that have already imported coffea and read the files; stopped
+    after the block."""
     from dask_cluster import Cluster, run_example
-    c = Cluster(tmp_path_factory.mktemp("cluster"), n_workers=n_workers)
+    c = Cluster(tmp_path_factory.mktemp("cluster"), n_workers=n_workers, env=env)
     try:
         files, _ = dimuon_files
         run_example(c, files, tmp_path_factory.mktemp("warmup") / "result.json",

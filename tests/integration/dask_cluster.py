@@ -86,7 +86,9 @@ class Cluster:
     dashboard (roastop reads their /metrics when identity.json answers 500)."""
 
     def __init__(self, workdir: Path, n_workers=2, prefix=None, dask=DASK, tls=False,
-                 https=False):
+                 https=False, env=None):
+        """env: variables added to the scheduler's and workers' environment
+        (a DASK_ configuration)."""
         self.logs = Path(workdir)
         self.dask = dask  # the dask command: another environment's for another version
         self.port, self.dashboard_port = free_port(), free_port()
@@ -94,7 +96,7 @@ class Cluster:
         self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
         self.dashboard_url = f"{'https' if https else 'http'}://127.0.0.1:{self.dashboard_port}"
         self.n_workers = n_workers
-        self.env = cluster_env()
+        self.env = {**cluster_env(), **(env or {})}
         # TLS: every process (and the client) presents and verifies one
         # certificate; plain TCP is refused (require-encryption)
         self.tls = tls
