@@ -39,7 +39,8 @@ struct paces {
 	double *mid[BY__COUNT]; /* an id's median pace (nearest rank) */
 	uint32_t *mark, stamp; /* for paces_distinct, one slot per chunk */
 	const struct run *r;
-	struct strmap tails; /* a long file name's end, as a record keeps it -> its index in r->files */
+	/* a long file name's end, as a record keeps it -> its index in r->files */
+	struct strmap tails;
 };
 
 /* What a quantile leaves out: a worker's, a file's or a host's chunks

@@ -115,9 +115,9 @@ static void group_write(const struct paces *s, enum pace_by by, const char *name
 		snprintf(files, sizeof(files), ", over %zu files,", j->files);
 	group_alone(s, by, j, alone, sizeof(alone));
 	snprintf(f->evidence, sizeof(f->evidence),
-		 "%s: %zu of its %zu chunks%s at %.0fx the other %ss' median pace or slower, on %zu "
-		 "of the %zu workers that read it; a median %s against the other %ss' %s (%.1fx "
-		 "slower); %s of chunk time beyond their pace, %.0f%% of the run's%s",
+		 "%s: %zu of its %zu chunks%s at %.0fx the other %ss' median pace or slower, "
+		 "on %zu of the %zu workers that read it; a median %s against the other %ss' %s "
+		 "(%.1fx slower); %s of chunk time beyond their pace, %.0f%% of the run's%s",
 		 name, j->slow, j->n, files, DIAG_SLOW_FACTOR, what, j->slow_workers, j->workers,
 		 format_si(a, optnum_of(paces_rate(j->ref * j->ratio)), "ev/s"), what,
 		 format_si(b, optnum_of(paces_rate(j->ref)), "ev/s"), j->ratio,
@@ -133,10 +133,10 @@ static void place_rule(struct paces *s, enum pace_by by, struct findings *out)
 	struct finding *f = diag_new(out, by == BY_FILE ? FIND_SLOW_FILE : FIND_SLOW_SITE,
 				     SEV_WARNING, by == BY_FILE ? j.since : NAN, j.cost);
 	group_write(s, by, by == BY_FILE ? paces_file_key(s, name) : name, &j, f);
-	snprintf(f->suggestion, sizeof(f->suggestion), "%s",
-		 by == BY_FILE ? "check where this file is read from (its site, its replica); copy "
-				 "it closer"
-			       : "read these files from another site (a closer replica, a redirector)");
+	const char *fix = "read these files from another site (a closer replica, a redirector)";
+	if (by == BY_FILE)
+		fix = "check where this file is read from (its site, its replica); copy it closer";
+	snprintf(f->suggestion, sizeof(f->suggestion), "%s", fix);
 }
 
 /* The worker judged on the chunks' duration, else on their CPU time when

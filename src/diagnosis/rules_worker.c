@@ -221,8 +221,8 @@ static void worker_write(const struct paces *s, const struct wjudge *j, const un
 			 100 * DIAG_WORKER_HI_QUANTILE, j->others);
 	} else {
 		snprintf(f->evidence, sizeof(f->evidence),
-			 "%s: %zu chunks at a median %s%s (%.1fx slower) against the other workers' "
-			 "median %s over their %zu chunks",
+			 "%s: %zu chunks at a median %s%s (%.1fx slower) against the other "
+			 "workers' median %s over their %zu chunks",
 			 name, j->n, format_si(a, optnum_of(paces_rate(j->ref * j->ratio)), "ev/s"),
 			 s->cpu ? " of CPU time" : "", j->ratio, b, j->others);
 	}
