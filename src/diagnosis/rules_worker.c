@@ -10,7 +10,8 @@
 #include <string.h>
 
 /* Median form: at least DIAG_WORKER_MIN_CHUNKS chunks whose median pace is
- * DIAG_WORKER_FACTOR times the other workers' median. Few form: at least
+ * DIAG_WORKER_FACTOR times the other workers' median and over their
+ * DIAG_WORKER_HI_QUANTILE quantile. Few form: at least
  * DIAG_WORKER_FEW_MIN chunks, each slower than DIAG_WORKER_FEW_FACTOR times
  * the other workers' DIAG_WORKER_HI_QUANTILE quantile. Either compares with
  * at least DIAG_WORKER_MIN_OTHERS chunks of other workers. */
@@ -173,7 +174,8 @@ static bool worker_judge(struct paces *s, uint32_t w, struct wfiles *wf, struct 
 	double least = paces_quantile(s, mine, nw, &evidence, 0, NULL);
 	if (j->n < DIAG_WORKER_FEW_MIN || j->others < DIAG_WORKER_MIN_OTHERS)
 		return false;
-	bool median = j->n >= DIAG_WORKER_MIN_CHUNKS && mid >= DIAG_WORKER_FACTOR * j->ref;
+	bool median = j->n >= DIAG_WORKER_MIN_CHUNKS && mid >= DIAG_WORKER_FACTOR * j->ref &&
+		      mid > j->hi; /* and most of them beyond nearly all of the others' */
 	j->few = !median && least > DIAG_WORKER_FEW_FACTOR * j->hi;
 	if (!median && !j->few)
 		return false;

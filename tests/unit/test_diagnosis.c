@@ -405,6 +405,24 @@ static void barely_slower_worker_is_nothing(void **state)
 	no_place_named(&fs);
 }
 
+/* A loaded machine: w0's chunks take 1 s, or 3 s when the load peaks (a
+ * third of them, of every file); w1's 4 chunks 2.2 s each. Twice w0's
+ * median, within its spread: not a slow worker. */
+static void worker_within_the_others_spread_is_nothing(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 12; i++, t += 1)
+		chunk((struct ck){ FILES[i % 4], "w0", t, i % 3 == 2 ? 3 : 1, 1000, 0, 0 });
+	for (int i = 0; i < 4; i++)
+		chunk((struct ck){ FILES[i], "w1", T0 + 1 + 2.2 * i, 2.2, 1000, 0, 0 });
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	no_place_named(&fs);
+}
+
 /* f3 is slow on every worker that reads it; w2 got only 2 chunks, both of
  * f3: the file is named, not w2. */
 static void slow_file_read_by_a_worker_of_few_chunks(void **state)
@@ -896,6 +914,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(slow_on_the_cpu_under_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_straggler_is_no_slow_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(barely_slower_worker_is_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(worker_within_the_others_spread_is_nothing, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(slow_file_read_by_a_worker_of_few_chunks, setup, teardown),
 		cmocka_unit_test_setup_teardown(file_and_worker_told_apart_or_said, setup, teardown),
 		cmocka_unit_test_setup_teardown(file_slow_on_one_reader_is_no_slow_file, setup, teardown),
