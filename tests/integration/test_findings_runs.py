@@ -5,9 +5,9 @@ workers), measured live by roastop --headless:
 - a worker made slow: every chunk on one worker spins four times longer
   than on the other: bad_worker names that worker, with the rates;
 - on three 1-thread workers (a cluster of this module's), one worker five
-  times slower (five times the CPU an event), which Dask gives only 2 of
-  the run's 12 chunks because it is slow: bad_worker names it from those
-  chunks, and no file it read is called slow;
+  times slower (five times the CPU an event), which Dask gives only 2 (or
+  3) of the run's 12 chunks because it is slow: bad_worker names it from
+  those chunks, and no file it read is called slow;
 - on the same three workers, one file's chunks ten times slower on every
   worker that read them: slow_file names the file, and no worker;
 - one long chunk, the last of the last file, thirty times the others':
@@ -57,15 +57,16 @@ def three_workers(tmp_path_factory, dimuon_files):
 
 def test_slow_worker_with_few_chunks_is_named(tmp_path, three_workers, dimuon_files):
     """w2 spins five times longer per chunk; chunks of 25,000 events (2 a
-    file, 12 in all) leave it the 2 queued on it first: by the time the
-    second ends, the other two workers have run the other 10. Too few for a
-    median, each far beyond the other workers' slowest (on a loaded
-    machine, in CPU time: the others' durations spread from 0.4 to 2.9 s
-    for the same 0.35 s of CPU)."""
+    file, 12 in all) leave it the 2 queued on it first, by the time the
+    second ends the other two workers have run the other 10 (or 9, when the
+    load eases as it runs alone: a third). Two are too few for a median:
+    each is far beyond the other workers' slowest (on a loaded machine, in
+    CPU time: the others' durations spread from 0.4 to 2.9 s for the same
+    0.35 s of CPU)."""
     files, _ = dimuon_files
     run = measured_run(tmp_path, three_workers, files, "w2", factor=5, chunksize=20000)
     mine = chunk_records(run, worker="w2")
-    assert len(mine) == 2, [(c["worker"], c["duration"]) for c in chunk_records(run)]
+    assert 2 <= len(mine) <= 3, [(c["worker"], c["duration"]) for c in chunk_records(run)]
     bad = findings(run, "bad_worker")
     assert len(bad) == 1, run["metrics"]["roastop"]["findings"]
     f = bad[0]
