@@ -24,11 +24,22 @@ static int cmp_pace(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A chunk's own time: its duration less its wait for a CPU where measured
+ * (at most its time off the CPU, as cpu_starved counts it), so that a node
+ * short of cores, which is cpu_starved's finding, makes no place look slow. */
+static double pace_time(const struct rawchunk *rc)
+{
+	double d = rc->v[RC_DURATION], cpu = rc->v[RC_CPU_TIME], wait = rc->v[RC_CPU_WAIT];
+	if (!isfinite(wait) || !(wait > 0) || !isfinite(cpu) || !isfinite(d))
+		return d;
+	return d - fmin(wait, fmax(d - fmin(cpu, d), 0));
+}
+
 /* One chunk record as a pace; false when it has no events or no time in
- * the set's measure (its duration, or process()'s CPU time). */
+ * the set's measure (its own time, or process()'s CPU time). */
 static bool pace_of(struct paces *s, const struct rawchunk *rc, struct pace *p)
 {
-	double ev = rc->v[RC_NUM_EVENTS], dur = rc->v[s->cpu ? RC_CPU_TIME : RC_DURATION];
+	double ev = rc->v[RC_NUM_EVENTS], dur = s->cpu ? rc->v[RC_CPU_TIME] : pace_time(rc);
 	if (!(ev > 0) || !(dur > 0) || !isfinite(ev) || !isfinite(dur))
 		return false;
 	char host[128];

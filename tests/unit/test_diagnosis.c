@@ -279,6 +279,28 @@ static void bad_worker_is_named(void **state)
 	assert_null(find(&fs, FIND_SLOW_FILE)); /* every file is slowed alike */
 }
 
+/* w1's chunks take 4 s where w0's take 1, all of it waiting for a CPU (the
+ * same 0.9 s on it): a node short of cores, not a slow worker. */
+static void waiting_for_a_cpu_is_no_slow_worker(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1;
+	for (int i = 0; i < 32; i++, t += 1) {
+		bool w1 = i % 2;
+		double d = w1 ? 4 : 1;
+		cpu_share = 0.9 / d;
+		wait_share = w1 ? 3.0 / d : 0;
+		chunk((struct ck){ FILES[i % 4], w1 ? "w1" : "w0", t, d, 1000, 0, 0 });
+	}
+	end(t + 4);
+	struct findings fs;
+	evaluate(t + 4, true, &fs);
+	assert_null(find(&fs, FIND_BAD_WORKER));
+	assert_null(find(&fs, FIND_SLOW_FILE));
+	must(&fs, FIND_CPU_STARVED);
+}
+
 /* n chunks of 1 s and 1000 events from t, a second apart: the files in
  * turn, on w0 and w1 in turn (each reads every file); the next free time. */
 static double even_chunks(int n, double t)
@@ -909,6 +931,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(slow_site_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_site_of_long_urls, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_worker_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(waiting_for_a_cpu_is_no_slow_worker, setup, teardown),
 		cmocka_unit_test_setup_teardown(few_slow_chunks_name_the_worker, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_worker_on_one_file_is_the_worker, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_on_the_cpu_under_load, setup, teardown),
