@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MANUAL = ROOT / "roastop.1"
 DOCUMENTS = sorted([ROOT / "README.md", MANUAL, ROOT / "themes" / "README.md",
+                    ROOT / "bench" / "RESULTS.md",
                     *(ROOT / "docs").glob("*.md")])
 SKIP_DIRS = {".git", "build", "__pycache__", ".pytest_cache"}
 
