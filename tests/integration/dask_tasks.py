@@ -21,6 +21,11 @@ def span_truth(dask_scheduler, span_id):
             if k[0] == "execute"}
 
 
+def workers_now(dask_scheduler):
+    """Each worker the scheduler holds: its threads and its memory metric."""
+    return [(ws.nthreads, ws.metrics.get("memory")) for ws in dask_scheduler.workers.values()]
+
+
 def worker_truth(dask_scheduler):
     """Each worker as the scheduler holds it, read as version 1 of roastop's
     route read it (WorkerState.memory)."""

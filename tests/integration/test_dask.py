@@ -7,23 +7,24 @@ import pytest
 
 from conftest import Listener, wait_polled
 from dask_cluster import Cluster, wait_for
-from dask_tasks import span_truth, spin
+from dask_tasks import span_truth, spin, workers_now
 from roastop import MetricsCollector
 
 INTERVAL = "0.5"
 
 
 class MemorySampler:
-    """Samples client.scheduler_info() while the run goes on: the Python-side
-    truth for workers, threads and memory."""
+    """Samples the scheduler's workers while the run goes on, read on the
+    scheduler itself: the Python-side truth for workers, threads and memory.
+    (The client's scheduler_info() is a copy it refreshes: on a loaded machine
+    it once answered no workers while the scheduler held both.)"""
 
     def __init__(self, client):
         self.client, self.samples = client, []
 
     def sample(self):
-        ws = self.client.scheduler_info(n_workers=-1)["workers"].values()
-        self.samples.append((len(ws), sum(w["nthreads"] for w in ws),
-                             [w["metrics"]["memory"] for w in ws]))
+        ws = self.client.run_on_scheduler(workers_now)
+        self.samples.append((len(ws), sum(n for n, _ in ws), [m for _, m in ws]))
 
 
 @pytest.fixture

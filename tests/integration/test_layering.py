@@ -195,7 +195,9 @@ def test_views_compute_no_metric():
 # findings and compute none (the app evaluates them for the frame).
 DIAGNOSIS_MAY_INCLUDE = {
     "roastop/diagnosis.h", "roastop/metrics.h", "roastop/run.h", "roastop/format.h",
-    "roastop/common.h", "diagnosispriv.h"}
+    "roastop/common.h", "diagnosispriv.h",
+    # the place rules' private index of chunk paces, keyed by the model's strmap
+    "paces.h", "roastop/strmap.h", "roastop/strutil.h"}
 
 
 def test_diagnosis_reads_only_model_and_metrics():
