@@ -93,26 +93,32 @@ static bool listener_tcp_free(const struct udp *u)
 	return free_;
 }
 
-static struct udp *listener_try(const struct source_env *env, int port, char *err, size_t errsz)
-{
-	const struct app_config *c = env->cfg;
-	struct udp *u = udp_open(c->listen_host, port, env->key, c->rcvbuf, err, errsz);
-	bool serves_here = !c->serve_off && !c->serve_host[0];
-	if (u && port && serves_here && !listener_tcp_free(u)) {
-		udp_close(u);
-		snprintf(err, errsz, "cannot listen on tcp %s:%d: %s", c->listen_host, port,
-			 strerror(EADDRINUSE));
-		errno = EADDRINUSE;
-		return NULL;
-	}
-	return u;
-}
-
 /* The port bound, off the socket's address ("host:port"). */
 static int listener_port(const struct udp *u)
 {
 	const char *colon = strrchr(udp_address(u), ':');
 	return colon ? atoi(colon + 1) : 0;
+}
+
+/* Port 0 asks the kernel for a free UDP port, which another process may hold
+ * in TCP (an outgoing connection's own port): another is asked then. */
+#define LISTENER_ZERO_TRIES 16
+
+static struct udp *listener_try(const struct source_env *env, int port, char *err, size_t errsz)
+{
+	const struct app_config *c = env->cfg;
+	bool serves_here = !c->serve_off && !c->serve_host[0];
+	for (int k = 0; k < (port ? 1 : LISTENER_ZERO_TRIES); k++) {
+		struct udp *u = udp_open(c->listen_host, port, env->key, c->rcvbuf, err, errsz);
+		if (!u || !serves_here || listener_tcp_free(u))
+			return u;
+		int got = listener_port(u);
+		udp_close(u);
+		snprintf(err, errsz, "cannot listen on tcp %s:%d: %s", c->listen_host, got,
+			 strerror(EADDRINUSE));
+		errno = EADDRINUSE;
+	}
+	return NULL;
 }
 
 /* The port got is remembered (when it changed), and said in one line when
@@ -134,8 +140,10 @@ static void listener_settle(const struct source_env *env, const struct udp *u, i
 static struct udp *listener_bind(const struct source_env *env, char *err, size_t errsz)
 {
 	const struct app_config *c = env->cfg;
-	if (c->listen_explicit)
+	if (c->listen_explicit && c->listen_port)
 		return udp_open(c->listen_host, c->listen_port, env->key, c->rcvbuf, err, errsz);
+	if (c->listen_explicit) /* port 0: any free port, whole */
+		return listener_try(env, 0, err, errsz);
 	int ports[PORT_TRIES + 3];
 	int remembered = env->key ? portfile_read(env->key->path) : 0;
 	size_t n = listener_ports(env, remembered, ports);
