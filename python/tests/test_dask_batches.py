@@ -41,17 +41,24 @@ def test_a_batch_that_reaches_its_count_goes_from_the_chunks_thread(sink, worker
     assert e.flush_dask() == 0 and len(worker.logged) == 3   # nothing left: no empty event
 
 
-def test_a_tasks_end_sends_a_batch_old_enough_in_its_message(sink, worker, monkeypatch):
-    """The worker calls the plugin's transition hook on its loop as a task
-    leaves "executing", in the turn that queues the task-finished message:
-    a batch DASK_CHUNK_FLUSH old goes then; a younger one, or another
-    transition, leaves it for the flusher."""
+def dask_emitter_with_a_chunk(sink, worker):
+    """An emitter on the Dask path of a worker whose loop runs a callback at
+    once, one chunk pending: its flush plugin is in worker.plugins."""
     worker.plugins = {}
     worker.loop = type("Loop", (), {"add_callback": staticmethod(lambda f, *a: f(*a))})()
     e = emitter_for(addr_of(sink), KEY)
     e.chunk_start = False
     e.transport = "dask"
     chunk(e, 1)
+    return e
+
+
+def test_a_tasks_end_sends_a_batch_old_enough_in_its_message(sink, worker, monkeypatch):
+    """The worker calls the plugin's transition hook on its loop as a task
+    leaves "executing", in the turn that queues the task-finished message:
+    a batch DASK_CHUNK_FLUSH old goes then; a younger one, or another
+    transition, leaves it for the flusher."""
+    e = dask_emitter_with_a_chunk(sink, worker)
     hook = worker.plugins[emitter.DASK_FLUSH_PLUGIN]
     hook.transition("task-1", "executing", "memory")
     assert not worker.logged                                  # younger than 3600 s
@@ -144,12 +151,7 @@ def test_the_chunks_thread_never_waits_for_a_send(sink, worker, monkeypatch):
 def test_the_workers_close_sends_the_rest(sink, worker):
     """close_flush adds an entry to the worker's plugins on its loop, whose
     teardown (Worker.close) sends what is pending."""
-    worker.plugins = {}
-    worker.loop = type("Loop", (), {"add_callback": staticmethod(lambda f, *a: f(*a))})()
-    e = emitter_for(addr_of(sink), KEY)
-    e.chunk_start = False
-    e.transport = "dask"
-    chunk(e, 1)
+    dask_emitter_with_a_chunk(sink, worker)
     plugin = worker.plugins[emitter.DASK_FLUSH_PLUGIN]
     assert not worker.logged
     plugin.teardown(worker=worker)
