@@ -81,6 +81,20 @@ def busy_until(client, done, timeout=120):
         client.gather(futures)
 
 
+def busy_until_workers_read(cluster, listener):
+    """Tasks run until the roastop listening as listener (conftest.Listener)
+    says it reads the workers' own /metrics (identity.json answers 500 while
+    tasks run); then it stops: its measurement."""
+    client = cluster.client()
+    try:
+        busy_until(client, lambda: "memory and CPU from workers' /metrics"
+                   in listener.err_path.read_text(), timeout=300)
+    finally:
+        client.close()
+        _, m = listener.stop()
+    return m
+
+
 class Cluster:
     """`dask scheduler` + n `dask worker` processes. Workers serve their own
     dashboard (roastop reads their /metrics when identity.json answers 500)."""

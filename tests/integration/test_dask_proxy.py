@@ -4,7 +4,7 @@ TLS verification on by default."""
 import pytest
 
 from conftest import Listener
-from dask_cluster import Cluster, Proxy, busy_until, wait_for
+from dask_cluster import Cluster, Proxy, busy_until_workers_read, wait_for
 
 TOKEN_HEADER = "Authorization: token s3cret"
 
@@ -70,11 +70,5 @@ def test_workers_dashboards_in_http_behind_an_https_proxy(tmp_path, proxied):
     cluster, proxy = proxied
     lst = watch(tmp_path, proxy, "--cacert", proxy.cert, "--header", TOKEN_HEADER,
                 "--duration", "600")
-    client = cluster.client()
-    try:
-        busy_until(client, lambda: "memory and CPU from workers' /metrics"
-                   in lst.err_path.read_text(), timeout=300)
-    finally:
-        client.close()
-        _, m = lst.stop()
+    m = busy_until_workers_read(cluster, lst)
     assert m["roastop"]["scheduler"]["identity_500"] > 0

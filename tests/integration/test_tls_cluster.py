@@ -15,8 +15,8 @@ HTTPS when the dashboards are."""
 import pytest
 
 from conftest import CHUNKSIZE, Listener, exact_chunks, load_metrics, measuring
-from dask_cluster import (UDPDROP, Cluster, DroppingCluster, busy_until, client_env,
-                          run_example)
+from dask_cluster import (UDPDROP, Cluster, DroppingCluster, busy_until_workers_read,
+                          client_env, run_example)
 
 DASHBOARDS = dict(params=["http", "https"], ids=lambda d: f"{d}-dashboard")
 
@@ -78,11 +78,5 @@ def test_workers_own_dashboards_read_in_their_scheme(routeless_cluster, tmp_path
     c = routeless_cluster
     lst = Listener(tmp_path, "--no-auth", "--scheduler", c.dashboard_url, *verify(c),
                    "--interval", "0.5", "--duration", "600")
-    client = c.client()
-    try:
-        busy_until(client, lambda: "memory and CPU from workers' /metrics"
-                   in lst.err_path.read_text(), timeout=300)
-    finally:
-        client.close()
-        _, m = lst.stop()
+    m = busy_until_workers_read(c, lst)
     assert m["roastop"]["scheduler"]["identity_500"] > 0
