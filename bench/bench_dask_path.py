@@ -61,7 +61,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "examples"))
 
-from dask_cluster import EXAMPLES, Cluster, wait_for  # noqa: E402
+from dask_cluster import EXAMPLES, Cluster, stop_group, wait_for  # noqa: E402
 from roastop import route  # noqa: E402
 from roastop._state import shared  # noqa: E402
 from roastop.emitter import DATAGRAM_TOPIC, Emitter, encode, flush_dask_all, frame  # noqa: E402
@@ -89,13 +89,7 @@ def cpu_seconds(pid):
 # ---- processes: each in its own group, all ended with the bench ------------
 
 def stop(p):
-    if p.poll() is None:
-        os.killpg(p.pid, signal.SIGTERM)
-    try:
-        p.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+    stop_group(p)
     if p in PROCS:
         PROCS.remove(p)
 

@@ -37,7 +37,6 @@ figure meaning anything."""
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -49,7 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from dask_cluster import Cluster, wait_for  # noqa: E402
+from dask_cluster import Cluster, stop_group as stop, wait_for  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 TASKS = int(os.environ.get("BENCH_OBSERVER_TASKS", "40" if SMOKE else "4000"))
@@ -82,16 +81,6 @@ def line(name, value, unit, note):
 
 def spawn(args, **kw):
     return subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
-
-
-def stop(p):
-    if p.poll() is None:
-        os.killpg(p.pid, signal.SIGTERM)
-    try:
-        p.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
 
 
 def start_roastop(cluster, tmp, *extra):

@@ -38,7 +38,6 @@ anything."""
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -51,7 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from dask_cluster import Cluster  # noqa: E402
+from dask_cluster import Cluster, stop_group  # noqa: E402
 from roastop import route  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
@@ -290,13 +289,7 @@ def spawn(args, **kw):
 
 
 def stop(p):
-    if p.poll() is None:
-        os.killpg(p.pid, signal.SIGTERM)
-    try:
-        p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+    stop_group(p, timeout=10)
 
 
 def watched(cluster, client, tmp, what):

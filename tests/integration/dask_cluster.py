@@ -68,6 +68,18 @@ def wait_for(pred, timeout=30, step=0.1):
     raise AssertionError("condition not met in time")
 
 
+def stop_group(p, timeout=15):
+    """p, started in a session of its own, and all it started: SIGTERM to its
+    process group, SIGKILL when it has not ended within timeout seconds."""
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGTERM)
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
 def busy_until(client, done, timeout=120):
     """Tasks run on the cluster (dask_tasks.spin), batch after batch, until
     done() says so."""
