@@ -174,8 +174,7 @@ void diagnosis_evaluate(const struct run *r, const struct metrics *m,
 	diag_rule_places(r, out);
 	diag_rule_memory_growth(r, out);
 	diag_rule_memory_pressure(r, out);
-	diag_rule_io_bound(r, m, out);
-	diag_rule_cpu_starved(r, out);
+	diag_rule_cpu_use(r, m, out);
 	diag_rule_idle_cluster(r, m, out);
 	diag_rule_failures(r, out);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_finding);

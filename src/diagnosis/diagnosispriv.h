@@ -40,8 +40,8 @@ void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct
 void diag_rule_places(const struct run *r, struct findings *out);
 void diag_rule_memory_growth(const struct run *r, struct findings *out);
 void diag_rule_memory_pressure(const struct run *r, struct findings *out);
-void diag_rule_io_bound(const struct run *r, const struct metrics *m, struct findings *out);
-void diag_rule_cpu_starved(const struct run *r, struct findings *out);
+/* io_bound and cpu_starved */
+void diag_rule_cpu_use(const struct run *r, const struct metrics *m, struct findings *out);
 void diag_rule_idle_cluster(const struct run *r, const struct metrics *m, struct findings *out);
 void diag_rule_failures(const struct run *r, struct findings *out);
 

@@ -94,40 +94,46 @@ static void io_write(struct finding *f, const struct metrics *m, const struct cp
 		 "per worker hide the wait");
 }
 
-void diag_rule_io_bound(const struct run *r, const struct metrics *m, struct findings *out)
+static void io_bound(const struct cpu_sums *s, const struct metrics *m, struct findings *out)
 {
 	optnum k = m->cores_per_worker;
-	struct cpu_sums s = cpu_collect(r);
-	if (!k.valid || k.value < 1 || s.n < DIAG_MIN_CHUNKS || s.seconds <= 0)
+	if (!k.valid || k.value < 1 || s->n < DIAG_MIN_CHUNKS || s->seconds <= 0)
 		return;
-	double on = s.cpu / s.seconds, wait = cpu_wait_share(&s), per_process = on * round(k.value);
+	double on = s->cpu / s->seconds, wait = cpu_wait_share(s), per_process = on * round(k.value);
 	double noncpu = 1 - on - (isnan(wait) ? 0 : wait);
 	if (!(noncpu >= DIAG_IO_NONCPU_SHARE) || !(per_process <= DIAG_IO_PROCESS_CPU))
 		return;
-	struct finding *f = diag_new(out, FIND_IO_BOUND, SEV_WARNING, s.since, noncpu);
-	io_write(f, m, &s, noncpu, per_process, round(k.value));
+	struct finding *f = diag_new(out, FIND_IO_BOUND, SEV_WARNING, s->since, noncpu);
+	io_write(f, m, s, noncpu, per_process, round(k.value));
 }
 
-void diag_rule_cpu_starved(const struct run *r, struct findings *out)
+static void cpu_starved(const struct cpu_sums *s, struct findings *out)
 {
-	struct cpu_sums s = cpu_collect(r);
-	double wait = cpu_wait_share(&s);
-	if (s.n_wait < DIAG_MIN_CHUNKS || !(wait >= DIAG_STARVED_SHARE))
+	double wait = cpu_wait_share(s);
+	if (s->n_wait < DIAG_MIN_CHUNKS || !(wait >= DIAG_STARVED_SHARE))
 		return;
-	struct finding *f = diag_new(out, FIND_CPU_STARVED, SEV_WARNING, s.since, wait);
+	struct finding *f = diag_new(out, FIND_CPU_STARVED, SEV_WARNING, s->since, wait);
 	char a[FMT_LEN], b[FMT_LEN];
-	double on = s.cpu / s.seconds;
+	double on = s->cpu / s->seconds;
 	snprintf(f->title, sizeof(f->title),
 		 "CPU starved: process() waits %.0f%% of its time for a CPU", 100 * wait);
 	snprintf(f->evidence, sizeof(f->evidence),
 		 "over %zu chunks, process()'s threads were runnable but not running for %s of %s "
 		 "(%.0f%%), on the CPU %.0f%%, off it for other reasons (I/O, locks) %.0f%%",
-		 s.n_wait, format_duration(a, optnum_of(s.wait)),
-		 format_duration(b, optnum_of(s.wait_seconds)), 100 * wait, 100 * on,
+		 s->n_wait, format_duration(a, optnum_of(s->wait)),
+		 format_duration(b, optnum_of(s->wait_seconds)), 100 * wait, 100 * on,
 		 100 * fmax(0, 1 - on - wait));
 	snprintf(f->suggestion, sizeof(f->suggestion),
 		 "more busy threads than cores on the workers' nodes: lower nthreads (or workers "
 		 "per node), ask for more cores, or move what else runs there");
+}
+
+/* io_bound and cpu_starved, from one pass over the chunk records. */
+void diag_rule_cpu_use(const struct run *r, const struct metrics *m, struct findings *out)
+{
+	struct cpu_sums s = cpu_collect(r);
+	io_bound(&s, m, out);
+	cpu_starved(&s, out);
 }
 
 /* An idle cluster: the run ended with at most DIAG_IDLE_CHUNK_SHARE as many
