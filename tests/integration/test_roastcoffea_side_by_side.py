@@ -2,7 +2,7 @@
 files and the same cluster, once measured by roastop (the session's
 roastop_dimuon_run) and once by roastcoffea's own MetricsCollector and
 track_metrics (examples/run_dimuon.py --collector roastcoffea). Every key
-both write is compared; docs/roastcoffea-comparison.md records the result.
+both write is compared by the rules docs/roastcoffea-comparison.md sets out.
 
 roastcoffea 0.1.2 declares Python >= 3.12; run.sh installs it with
 --no-deps --ignore-requires-python (tests/requirements-nodeps.txt) and this
