@@ -119,7 +119,9 @@ struct result {
 
 /* The header as a replay of a recording shows it (the frame's source whose
  * state is "recording"), the same work as the dashboard's in --replay. */
-static const struct source_stats replay_stats = { .state_key = "recording", .state = "reading" };
+static const struct source_stats replay_stats = { .state_key = "recording",
+						  .state = "reading",
+						  .typed = { .role = SOURCE_RECORDING } };
 static const struct ui_source replay_source = { .name = "replay", .st = &replay_stats,
 						.target = "bench.jsonl" };
 

@@ -183,7 +183,7 @@ void app_ui_draw(struct app *a)
 		.now = app_now(a),
 		.findings = app_frame_findings(a, shown, m),
 	};
-	struct ev_counters feed;
+	struct source_typed feed;
 	bool fed;
 	if (app_tasks_fed(a, shown, &feed, &fed)) { /* the task view, with its feed's state */
 		f.tasks = &shown->tasks;

@@ -28,17 +28,19 @@
  * task events has delivered its counters (live, or in the recording
  * replayed: feed is then the model's copy of them) or r has tasks. From
  * events, so a replay shows and writes what the live session did. */
-bool app_tasks_fed(const struct app *a, const struct run *r, struct ev_counters *feed,
+bool app_tasks_fed(const struct app *a, const struct run *r, struct source_typed *feed,
 		   bool *fed)
 {
 	*fed = false;
 	struct ev_counters c;
+	struct source_typed t;
 	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
 		if (!(*ops)->tasks || !counters_find(&a->ses.counters, (*ops)->name, &c))
 			continue;
-		bool measured = metrics_tasks_feed_measured(&c);
+		source_typed_of(&c, &t);
+		bool measured = metrics_tasks_feed_measured(&t);
 		if (!*fed || measured) /* the first feed, unless a later one measured */
-			*feed = c;
+			*feed = t;
 		*fed = true;
 		if (measured)
 			break;

@@ -181,7 +181,7 @@ bool app_listener_stats(void *ctx, const char **name, struct source_stats *out)
 		const struct source_ops *ops = a->src[i].ops;
 		if (ops->stats && source_address(ops, a->src[i].s, &addr, &len)) {
 			*name = ops->name;
-			ops->stats(a->src[i].s, out);
+			source_stats_read(ops, a->src[i].s, out);
 			return true;
 		}
 	}
@@ -228,7 +228,7 @@ struct app_stats *app_stats(const struct app *a)
 		if (!a->src[i].ops->stats)
 			continue;
 		st->names[st->n] = a->src[i].ops->name;
-		a->src[i].ops->stats(a->src[i].s, &st->of[st->n++]);
+		source_stats_read(a->src[i].ops, a->src[i].s, &st->of[st->n++]);
 	}
 	for (size_t i = 0, k = 0; st && i < a->n_src; i++) {
 		if (!a->src[i].ops->stats)

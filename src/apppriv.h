@@ -159,7 +159,7 @@ struct app_stats {
 struct app_stats *app_stats(const struct app *a);
 
 /* app_output.c: measurements written */
-bool app_tasks_fed(const struct app *a, const struct run *r, struct ev_counters *feed,
+bool app_tasks_fed(const struct app *a, const struct run *r, struct source_typed *feed,
 		   bool *fed);
 int app_write_open(struct app *a, char *err, size_t errsz);
 void app_checkpoint(struct app *a);

@@ -28,7 +28,7 @@ struct metrics_extra_input {
 	/* the task model is written; tasks_feed: its feed's counters, when
 	 * tasks_fed (metrics_tasks.h) */
 	bool tasks, tasks_fed;
-	struct ev_counters tasks_feed;
+	struct source_typed tasks_feed;
 };
 
 /* The blocks for run r (may be NULL), its task figures from m, as members

@@ -59,10 +59,40 @@ struct source_figure {
 	double value;
 };
 
-/* A source's statistics: its block under metrics.json's "roastop". The
- * header knows two kinds by their state's key: "listen" (a listener: its
- * address and counts) and "recording" (recorded events replayed: the state
- * "ended" once all is read; source_ops.target names the file). */
+/* What a source is to the readers of its counters (source_ops.role). */
+enum source_role {
+	SOURCE_PLAIN,
+	SOURCE_LISTENER, /* senders send to it: its state is the address */
+	SOURCE_RECORDING, /* recorded events replayed: the state "ended" once all is read */
+	SOURCE_TASK_ROUTE, /* task records off the collector's route, or the per-prefix totals */
+	SOURCE_TASK_STREAM, /* task events off /eventstream: its state is the stream's */
+};
+
+/* What the header, the task block and /metrics read of a source's
+ * counters, by field (source_typed_of): its role, and the counters its
+ * table (source_ops.fields) names, 0 for those it has not. No reader names
+ * a source or a counter. */
+struct source_typed {
+	enum source_role role;
+	const char *state; /* pointing into the counters read, or NULL */
+	/* a listener's: received, applied, lost, its senders by path and refused */
+	uint64_t datagrams, bytes, applied, missing, kernel_drops;
+	uint64_t senders_direct, senders_relayed, senders_full;
+	/* a task feed's: has it measured, has it fallen behind, the route's records */
+	uint64_t connects, task_answers, prefix_answers, behind, missed;
+	uint64_t tasks, tasks_lost, tasks_capped, tasks_rejected;
+};
+
+/* A row of a source's table: its counter (group, name) is the field at
+ * off in struct source_typed. */
+struct source_field {
+	const char *group, *name;
+	size_t off;
+};
+#define SOURCE_FIELD(group, name, field) { group, name, offsetof(struct source_typed, field) }
+
+/* A source's statistics: its block under metrics.json's "roastop", and
+ * the same typed (source_stats_read, source_stats_of). */
 struct source_stats {
 	const char *state_key; /* the state's key in the block ("mode"), or NULL */
 	/* "prometheus", "lost", "127.0.0.1:9999" (a host name up to 255), ... */
@@ -71,6 +101,7 @@ struct source_stats {
 	size_t n_figures;
 	struct source_counter counters[SOURCE_COUNTERS_MAX];
 	size_t n_counters;
+	struct source_typed typed; /* its state points into state */
 };
 
 /* How a source's input ended (source_recorded.ended). Headless, the session
@@ -161,6 +192,9 @@ struct source_ops {
 	 * dispatch when this says 0. */
 	double (*timeout)(const void *src);
 	void (*stats)(const void *src, struct source_stats *out);
+	enum source_role role;
+	/* The counters others read by field, ending with a NULL name; NULL: none. */
+	const struct source_field *fields;
 	/* What the source reads, for the header ("http://host:8787"), or
 	 * NULL. NULL op: nothing to show. */
 	const char *(*target)(const void *src);
@@ -203,6 +237,13 @@ void source_counters_event(const char *name, const struct source_stats *st,
 /* The other way: a source's counters as the model holds them (a replay's
  * copy of the recorded ones) as statistics, pointing into c (no figures). */
 void source_stats_of(const struct ev_counters *c, struct source_stats *out);
+/* Fills st->typed from st's counters, those of the registry's source named so. */
+void source_stats_type(const char *name, struct source_stats *st);
+/* A source's statistics now (its stats op), typed as well. */
+void source_stats_read(const struct source_ops *ops, const void *src, struct source_stats *out);
+/* c's counters by field, as the registry's source of c's name (c's
+ * source) names them; role SOURCE_PLAIN and zeros for a name it lacks. */
+void source_typed_of(const struct ev_counters *c, struct source_typed *out);
 
 /* Every source roastop has, NULL-terminated (src/source/source.c). */
 extern const struct source_ops *const source_registry[];

@@ -120,6 +120,8 @@ void udp_get_stats(const struct udp *u, struct udp_stats *out);
  * datagrams' reasons (udp_reason_name), then the decoder's, one per decode
  * error in their order (openmetrics.c tells them apart so), then "total". */
 void udp_source_stats(const struct udp *u, struct source_stats *out);
+/* The counters of those statistics others read by field (source.h). */
+extern const struct source_field udp_source_fields[];
 /* The same from counters and an address (for a test). */
 void udp_stats_to_source(const struct udp_stats *st, const char *address,
 			 struct source_stats *out);

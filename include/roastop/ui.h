@@ -45,13 +45,12 @@ struct ui_config {
 	int cols, rows; /* with out given: the screen size to assume */
 };
 
-/* A source's statistics as the header shows them: a source whose state is
- * "listen" (the address senders send to) gets its address and counts
- * ("datagrams" received; lost: "missing" + "kernel_drops"; new senders
- * refused: "senders_full" in the group "rejected"); one whose state is
- * "recording" (recorded events replayed) makes the header what the
- * recording says of each source, then its name and target, with the end
- * said when its state is "ended". */
+/* A source's statistics as the header shows them, by their typed fields
+ * (source.h): a listener gets its address (its state) and counts (datagrams
+ * received; lost: missing + kernel drops; senders by path; new senders
+ * refused); recorded events replayed make the header what the recording
+ * says of each source, then its name and target, with the end said when
+ * its state is "ended". */
 struct ui_source {
 	const char *name;
 	const struct source_stats *st;

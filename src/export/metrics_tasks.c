@@ -5,36 +5,31 @@
 
 #include "roastop/format.h"
 
-/* One of the feed's own counters; 0 when the feed has no such counter. */
-static uint64_t mt_feed_count(const struct ev_counters *feed, const char *name)
+/* Finished tasks the stream missed; 0 without a feed. */
+static uint64_t mt_missed(const struct source_typed *feed)
 {
-	for (size_t i = 0; feed && i < feed->n_counters; i++)
-		if (!feed->counters[i].group && !strcmp(feed->counters[i].name, name))
-			return feed->counters[i].value;
-	return 0;
+	return feed ? feed->missed : 0;
 }
 
-bool metrics_tasks_feed_measured(const struct ev_counters *feed)
+bool metrics_tasks_feed_measured(const struct source_typed *feed)
 {
-	return mt_feed_count(feed, "connects") || mt_feed_count(feed, "task_answers") ||
-	       mt_feed_count(feed, "prefix_answers");
+	return feed->connects || feed->task_answers || feed->prefix_answers;
 }
 
 /* The poller's feed: the route's records, else the scheduler's per-prefix
  * totals off its /metrics (a watch without the route). */
-static bool mt_totals_only(const struct ev_counters *feed)
+static bool mt_totals_only(const struct source_typed *feed)
 {
-	return !strcmp(feed->source, "scheduler") && !mt_feed_count(feed, "task_answers") &&
-	       mt_feed_count(feed, "prefix_answers");
+	return feed->role == SOURCE_TASK_ROUTE && !feed->task_answers && feed->prefix_answers;
 }
 
 /* Is the feed /eventstream's (the task stream source), not the route's? */
-static bool mt_is_stream(const struct ev_counters *feed)
+static bool mt_is_stream(const struct source_typed *feed)
 {
-	return strcmp(feed->source, "task_stream") == 0;
+	return feed->role == SOURCE_TASK_STREAM;
 }
 
-const char *metrics_tasks_feed_state(const struct ev_counters *feed)
+const char *metrics_tasks_feed_state(const struct source_typed *feed)
 {
 	if (mt_is_stream(feed))
 		return feed->state;
@@ -42,14 +37,14 @@ const char *metrics_tasks_feed_state(const struct ev_counters *feed)
 }
 
 /* A feed that never reached the scheduler measured nothing: null, not 0. */
-static optnum mt_measured(const struct tasks *t, const struct ev_counters *feed, uint64_t n)
+static optnum mt_measured(const struct tasks *t, const struct source_typed *feed, uint64_t n)
 {
 	bool measured = t->count || !feed || metrics_tasks_feed_measured(feed);
 	return measured ? optnum_of((double)n) : optnum_none();
 }
 
 /* Where the tasks came from, for summary.txt. */
-static const char *mt_label(const struct ev_counters *feed)
+static const char *mt_label(const struct source_typed *feed)
 {
 	if (!feed)
 		return "Dask tasks";
@@ -61,9 +56,9 @@ static const char *mt_label(const struct ev_counters *feed)
 /* The stream fell behind the scheduler's own count (its plugin replaced or
  * removed by another /eventstream client, taskcheck.h): the counts are
  * what it received, a lower bound, and say so. */
-static void mt_lower_bound(struct jsonw *w, const struct ev_counters *feed)
+static void mt_lower_bound(struct jsonw *w, const struct source_typed *feed)
 {
-	uint64_t missed = mt_feed_count(feed, "missed");
+	uint64_t missed = mt_missed(feed);
 	if (!missed)
 		return;
 	char why[320];
@@ -71,7 +66,7 @@ static void mt_lower_bound(struct jsonw *w, const struct ev_counters *feed)
 		 "the task stream fell behind the scheduler %llu times (another /eventstream "
 		 "client replaced or removed its plugin): at least %llu finished tasks were not "
 		 "received, so count and the per-prefix figures are a lower bound",
-		 (unsigned long long)mt_feed_count(feed, "behind"), (unsigned long long)missed);
+		 (unsigned long long)feed->behind, (unsigned long long)missed);
 	jsonw_bool(w, "count_lower_bound", true);
 	jsonw_num(w, "missed_at_least", (double)missed);
 	jsonw_str(w, "count_reason", why);
@@ -164,7 +159,7 @@ static void mt_erred(struct jsonw *w, const struct tasks *t, const struct task_f
 /* Tasks counted from the scheduler's totals alone have no durations: no
  * straggler can be told among them. */
 static void mt_straggler_count(struct jsonw *w, const struct tasks *t,
-			       const struct ev_counters *feed)
+			       const struct source_typed *feed)
 {
 	if (t->from_totals && t->from_totals == t->count) {
 		jsonw_opt(w, "straggler_count", optnum_none());
@@ -179,19 +174,19 @@ static void mt_straggler_count(struct jsonw *w, const struct tasks *t,
 
 /* Where the counts came from (docs/scheduler.md, "Task figures without
  * the route"). */
-static void mt_source(struct jsonw *w, const struct tasks *t, const struct ev_counters *feed)
+static void mt_source(struct jsonw *w, const struct tasks *t, const struct source_typed *feed)
 {
 	if (!feed)
 		return;
-	jsonw_str(w, "source", mt_totals_only(feed)		       ? "prometheus"
-			       : strcmp(feed->source, "task_stream") ? "route"
-								     : "eventstream");
+	jsonw_str(w, "source", mt_totals_only(feed) ? "prometheus"
+			       : mt_is_stream(feed) ? "eventstream"
+						    : "route");
 	if (t->route.totals_measured)
 		jsonw_num(w, "prefixes_left_out", (double)t->route.totals_left_out);
 }
 
 void metrics_tasks_json(struct jsonw *w, const struct tasks *t, const struct task_figures *fig,
-			const struct ev_counters *feed)
+			const struct source_typed *feed)
 {
 	jsonw_object_as(w, "tasks", JSONW_CJSON);
 	mt_source(w, t, feed);
@@ -240,7 +235,7 @@ static void mt_text_latest(const struct tasks *t, const struct task_figures *fig
 }
 
 void metrics_tasks_text(const struct tasks *t, const struct task_figures *fig,
-			const struct ev_counters *feed, struct strbuf *sb)
+			const struct source_typed *feed, struct strbuf *sb)
 {
 	optnum n = mt_measured(t, feed, t->count);
 	if (!n.valid) {
@@ -251,7 +246,7 @@ void metrics_tasks_text(const struct tasks *t, const struct task_figures *fig,
 		return;
 	}
 	char e[FMT_LEN], f[FMT_LEN];
-	uint64_t missed = mt_feed_count(feed, "missed");
+	uint64_t missed = mt_missed(feed);
 	char s[FMT_LEN];
 	bool totals = t->from_totals && t->from_totals == t->count;
 	strbuf_appendf(sb, "\n%s: %s%.0f tasks, %s erred, %s in flight, %s stragglers\n",

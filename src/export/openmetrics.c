@@ -114,16 +114,28 @@ static void om_run(struct strbuf *o, const struct session_run *row, const struct
 	om_sample(o, "roastop_run_closed", false, "run_id", row->run_id, NULL, NULL, row->closed);
 }
 
-/* The listener's counters (source.h's statistics, as udp_source_stats
- * gives them) under roastop_NAME_...: which counter becomes which family. */
-static const struct {
-	const char *counter, *family, *help;
-} listener_defs[] = {
-	{ "datagrams", "datagrams", "Datagrams received, good or bad." },
-	{ "bytes", "received_bytes", "Bytes of the datagrams received." },
-	{ "applied", "events_applied", "Events the datagrams delivered." },
-	{ "missing", "datagrams_missing", "Sequence numbers never received." },
-	{ "kernel_drops", "datagrams_dropped", "Datagrams the kernel dropped (buffer full)." },
+/* A typed counter (source.h) and the family it becomes. */
+struct om_typed_def {
+	size_t off; /* in struct source_typed */
+	const char *family, *help;
+};
+#define OM_TYPED(field) offsetof(struct source_typed, field)
+
+static uint64_t om_typed(const struct source_typed *t, const struct om_typed_def *d)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)t + d->off, sizeof(v));
+	return v;
+}
+
+/* The listener's counters under roastop_NAME_...: which field becomes
+ * which family. */
+static const struct om_typed_def listener_defs[] = {
+	{ OM_TYPED(datagrams), "datagrams", "Datagrams received, good or bad." },
+	{ OM_TYPED(bytes), "received_bytes", "Bytes of the datagrams received." },
+	{ OM_TYPED(applied), "events_applied", "Events the datagrams delivered." },
+	{ OM_TYPED(missing), "datagrams_missing", "Sequence numbers never received." },
+	{ OM_TYPED(kernel_drops), "datagrams_dropped", "Datagrams the kernel dropped (buffer full)." },
 };
 
 /* The group "rejected" holds the datagrams' reasons, then the decoder's
@@ -156,13 +168,8 @@ static void om_listener(struct strbuf *o, const char *name, const struct source_
 {
 	char family[96];
 	for (size_t d = 0; d < ROASTOP_ARRAY_LEN(listener_defs); d++) {
-		for (size_t i = 0; i < st->n_counters; i++) {
-			const struct source_counter *c = &st->counters[i];
-			if (c->group || strcmp(c->name, listener_defs[d].counter) != 0)
-				continue;
-			snprintf(family, sizeof(family), "roastop_%s_%s", name, listener_defs[d].family);
-			om_counter(o, family, listener_defs[d].help, c->value);
-		}
+		snprintf(family, sizeof(family), "roastop_%s_%s", name, listener_defs[d].family);
+		om_counter(o, family, listener_defs[d].help, om_typed(&st->typed, &listener_defs[d]));
 	}
 	om_listener_rejected(o, name, st);
 }
@@ -198,30 +205,28 @@ static void om_server(struct strbuf *o, const struct source_stats *st)
 /* The Dask poller's task records from the collector's route (its counters
  * as the session keeps them, docs/scheduler.md "Task records"): none
  * before the poller delivered its counters. */
-static const struct {
-	const char *counter, *family, *help;
-} task_record_defs[] = {
-	{ "tasks", "roastop_scheduler_task_records",
+static const struct om_typed_def task_record_defs[] = {
+	{ OM_TYPED(tasks), "roastop_scheduler_task_records",
 	  "Task startstops read from the collector's route." },
-	{ "tasks_lost", "roastop_scheduler_task_records_lost",
+	{ OM_TYPED(tasks_lost), "roastop_scheduler_task_records_lost",
 	  "Finished tasks the scheduler's TaskStreamPlugin buffer dropped before roastop read them." },
-	{ "tasks_capped", "roastop_scheduler_task_answers_capped",
+	{ OM_TYPED(tasks_capped), "roastop_scheduler_task_answers_capped",
 	  "Route answers cut at their cap, the rest read at once after." },
-	{ "tasks_rejected", "roastop_scheduler_task_records_rejected",
+	{ OM_TYPED(tasks_rejected), "roastop_scheduler_task_records_rejected",
 	  "Task rows or answers from the route refused." },
 };
 
 static void om_task_records(struct strbuf *o, const struct session *ses)
 {
 	struct ev_counters c;
-	if (!counters_find(&ses->counters, "scheduler", &c))
-		return;
-	for (size_t d = 0; d < ROASTOP_ARRAY_LEN(task_record_defs); d++)
-		for (size_t i = 0; i < c.n_counters; i++)
-			if (!c.counters[i].group &&
-			    strcmp(c.counters[i].name, task_record_defs[d].counter) == 0)
-				om_counter(o, task_record_defs[d].family, task_record_defs[d].help,
-					   c.counters[i].value);
+	struct source_typed t = { 0 };
+	for (size_t i = 0; i < ses->counters.n && t.role != SOURCE_TASK_ROUTE; i++) {
+		counters_view(&ses->counters, i, &c);
+		source_typed_of(&c, &t);
+	}
+	for (size_t d = 0; t.role == SOURCE_TASK_ROUTE && d < ROASTOP_ARRAY_LEN(task_record_defs); d++)
+		om_counter(o, task_record_defs[d].family, task_record_defs[d].help,
+			   om_typed(&t, &task_record_defs[d]));
 }
 
 /* A gauge per finding id (docs/diagnosis.md): 1 while it holds for the

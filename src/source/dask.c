@@ -581,6 +581,16 @@ static void dask_source_stats(const void *d, struct source_stats *out)
 	dask_datagrams_stats(d, out);
 }
 
+static const struct source_field dask_source_fields[] = {
+	SOURCE_FIELD(NULL, "tasks", tasks),
+	SOURCE_FIELD(NULL, "tasks_lost", tasks_lost),
+	SOURCE_FIELD(NULL, "tasks_capped", tasks_capped),
+	SOURCE_FIELD(NULL, "tasks_rejected", tasks_rejected),
+	SOURCE_FIELD(NULL, "task_answers", task_answers),
+	SOURCE_FIELD(NULL, "prefix_answers", prefix_answers),
+	{ 0 },
+};
+
 static void dask_source_close(void *d)
 {
 	dask_close(d);
@@ -598,6 +608,8 @@ const struct source_ops dask_source = {
 	.pollfds = dask_source_pollfds,
 	.dispatch = dask_source_dispatch,
 	.stats = dask_source_stats,
+	.role = SOURCE_TASK_ROUTE,
+	.fields = dask_source_fields,
 	.target = dask_source_target,
 	.close = dask_source_close,
 	.tasks = true, /* the route's task records (dask_tasks.c) */

@@ -592,6 +592,7 @@ const struct source_ops replay_source = {
 	.dispatch = replay_source_dispatch,
 	.timeout = replay_source_timeout,
 	.stats = replay_source_stats,
+	.role = SOURCE_RECORDING,
 	.target = replay_source_target,
 	.close = replay_source_close,
 	.recorded = &replay_recorded,

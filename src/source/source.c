@@ -6,6 +6,7 @@
 #include "roastop/source.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define SOURCES(X) \
 	X(listener_source) \
@@ -41,6 +42,35 @@ void source_counters_event(const char *name, const struct source_stats *st,
 				     .counters = st->counters };
 }
 
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+void source_typed_of(const struct ev_counters *c, struct source_typed *out)
+{
+	*out = (struct source_typed){ .state = c->state_key ? c->state : NULL };
+	const struct source_ops *const *ops = source_registry;
+	while (*ops && !same_name((*ops)->name, c->source))
+		ops++;
+	if (!*ops)
+		return;
+	out->role = (*ops)->role;
+	for (const struct source_field *f = (*ops)->fields; f && f->name; f++)
+		for (size_t i = 0; i < c->n_counters; i++)
+			if (same_name(c->counters[i].group, f->group) &&
+			    strcmp(c->counters[i].name, f->name) == 0)
+				memcpy((char *)out + f->off, &c->counters[i].value, sizeof(uint64_t));
+}
+
+void source_stats_type(const char *name, struct source_stats *st)
+{
+	struct ev_counters c;
+	source_counters_event(name, st, &c);
+	source_typed_of(&c, &st->typed);
+	st->typed.state = st->state_key ? st->state : NULL;
+}
+
 void source_stats_of(const struct ev_counters *c, struct source_stats *out)
 {
 	*out = (struct source_stats){ .state_key = c->state_key };
@@ -48,6 +78,14 @@ void source_stats_of(const struct ev_counters *c, struct source_stats *out)
 		snprintf(out->state, sizeof(out->state), "%s", c->state);
 	for (size_t i = 0; i < c->n_counters; i++)
 		source_count(out, c->counters[i].group, c->counters[i].name, c->counters[i].value);
+	source_stats_type(c->source, out);
+}
+
+void source_stats_read(const struct source_ops *ops, const void *src, struct source_stats *out)
+{
+	*out = (struct source_stats){ 0 };
+	ops->stats(src, out);
+	source_stats_type(ops->name, out);
 }
 
 const char *source_hint(const struct source_ops *ops, const void *src)

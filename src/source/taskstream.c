@@ -761,6 +761,10 @@ static void tss_stats(const void *src, struct source_stats *out)
 		source_count(out, "rejected_by", taskstream_result_name(r), st->rejected_by[r]);
 }
 
+static const struct source_field tss_fields[] = {
+	SOURCE_FIELD(NULL, "connects", connects), SOURCE_FIELD(NULL, "behind", behind),
+	SOURCE_FIELD(NULL, "missed", missed), { 0 } };
+
 static void tss_close(void *src)
 {
 	struct taskstream_source *s = src;
@@ -787,6 +791,8 @@ const struct source_ops taskstream_source = {
 	.dispatch = tss_dispatch,
 	.timeout = tss_timeout,
 	.stats = tss_stats,
+	.role = SOURCE_TASK_STREAM,
+	.fields = tss_fields,
 	.close = tss_close,
 	.tasks = true,
 	.watch = &tss_watch,

@@ -688,6 +688,18 @@ uint64_t udp_rejected_total(const struct udp_stats *st)
 	return total;
 }
 
+const struct source_field udp_source_fields[] = {
+	SOURCE_FIELD(NULL, "datagrams", datagrams),
+	SOURCE_FIELD(NULL, "bytes", bytes),
+	SOURCE_FIELD(NULL, "applied", applied),
+	SOURCE_FIELD(NULL, "missing", missing),
+	SOURCE_FIELD(NULL, "kernel_drops", kernel_drops),
+	SOURCE_FIELD("senders_by_path", "udp", senders_direct),
+	SOURCE_FIELD("senders_by_path", "dask", senders_relayed),
+	SOURCE_FIELD("rejected", "senders_full", senders_full),
+	{ 0 },
+};
+
 void udp_source_stats(const struct udp *u, struct source_stats *out)
 {
 	struct udp_stats st;

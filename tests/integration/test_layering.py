@@ -176,6 +176,50 @@ def test_model_and_metrics_name_no_source():
         assert not literals & names, f"{f} names the source {sorted(literals & names)}"
 
 
+# A source's name as a string outside the source's own files: a reader
+# naming a source (or its counters) instead of reading its typed statistics
+# (source.h, struct source_typed). Known uses, per file: the options
+# --scheduler and --replay, named as the sources are; a recorded status event
+# older than gaps_timelines (only the scheduler's loss made a gap then); the
+# task stream hears the poller's status and the route's, by their names.
+KNOWN_NAMED = {
+    ("src/cli.c", "scheduler"), ("src/cli.c", "replay"),
+    ("src/event/event_field.c", "scheduler"),
+    ("src/source/taskstream.c", "scheduler"),
+    ("src/source/dask_tasks.c", "task_stream"),
+}
+
+
+def own_files():
+    """{source's name: its files}: its registry file and private split
+    (dask*.c, daskpriv.h), and the files of the headers it owns."""
+    own = {}
+    for n in registry_sources():
+        text = (ROOT / "src/source" / f"{n}.c").read_text()
+        name = re.search(rf"const struct source_ops {n}_source = \{{.*?\.name = \"(\w+)\"",
+                         text, re.S).group(1)
+        stems = {n} | {h[len("roastop/"):-2] for h in SOURCE_OWN.get(n, ()) if h.startswith("roastop/")}
+        files = {str(p.relative_to(ROOT)) for s in stems
+                 for p in (ROOT / "src/source").glob(f"{s}*.[ch]")}
+        own[name] = files | {f"include/roastop/{s}.h" for s in stems}
+    return own
+
+
+def test_source_names_only_in_their_source():
+    own = own_files()
+    files = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "src").rglob("*.[ch]"))]
+    files += [str(p.relative_to(ROOT)) for p in sorted((ROOT / "include").rglob("*.h"))]
+    found = set()
+    for f in files:
+        code = re.sub(r"/\*.*?\*/", " ", (ROOT / f).read_text(), flags=re.S)
+        for name in set(re.findall(r'"(\w+)"', code)) & set(own):
+            if f not in own[name]:
+                found.add((f, name))
+    assert found - KNOWN_NAMED == set(), f"a source named outside it: {sorted(found - KNOWN_NAMED)}"
+    assert KNOWN_NAMED - found == set(), f"no longer named: {sorted(KNOWN_NAMED - found)}: " \
+                                         "take them off KNOWN_NAMED"
+
+
 # a metric's formula divides by one of these: the metrics module's job, never a view's
 DENOMINATOR = re.compile(r"/\s*\(?\s*(?:\(double\)\s*)?[\w>.-]*"
                          r"(limit|elapsed|threads|num_chunks|n_chunks|duration|cpu_time|"

@@ -39,7 +39,7 @@ static void build(void)
 	task_figures_compute(&T, &F);
 }
 
-static cJSON *block(const struct ev_counters *feed)
+static cJSON *block(const struct source_typed *feed)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
@@ -96,8 +96,7 @@ static void never_connected_is_null(void **state)
 	(void)state;
 	tasks_init(&T);
 	task_figures_compute(&T, &F);
-	struct source_counter c[] = { { NULL, "connects", 0 } };
-	struct ev_counters feed = { .source = "task_stream", .counters = c, .n_counters = 1 };
+	struct source_typed feed = { .role = SOURCE_TASK_STREAM, .connects = 0 };
 	cJSON *o = block(&feed);
 	const cJSON *t = cJSON_GetObjectItem(o, "tasks");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(t, "count")));

@@ -36,6 +36,7 @@ static void write_all(const struct session_run *row, struct strbuf *out)
 	memset(&ls, 0, sizeof(ls));
 	memset(&sv, 0, sizeof(sv));
 	udp_stats_to_source(&us, "127.0.0.1:1", &ls);
+	source_stats_type("udp", &ls);
 	source_count(&sv, NULL, "connections", 5);
 	source_count(&sv, NULL, "requests", 4);
 	source_count(&sv, "rejected", "method", 0);

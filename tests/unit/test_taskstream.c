@@ -386,11 +386,10 @@ static void behind_stream_writes_a_lower_bound(void **state)
 		struct ev_task a = task("inc", "compute", 0.01, "OK");
 		tasks_apply(&t, &a, 0);
 	}
-	struct source_counter c[] = { { NULL, "connects", 2 }, { NULL, "behind", 1 },
-				      { NULL, "missed", 30 } };
-	struct ev_counters feed = { .source = "task_stream", .n_counters = 3, .counters = c };
+	struct source_typed feed = { .role = SOURCE_TASK_STREAM, .connects = 2 };
 	for (int behind = 0; behind < 2; behind++) {
-		feed.n_counters = behind ? 3 : 1;
+		feed.behind = behind ? 1 : 0;
+		feed.missed = behind ? 30 : 0;
 		struct strbuf js;
 		strbuf_init(&js);
 		struct jsonw w;

@@ -95,9 +95,9 @@ static void draw_everything(int cols, int rows, bool ascii, bool no_color)
 	struct metrics m;
 	metrics_compute(&R, R.t_last, NULL, &m);
 	struct source_stats st = { .state_key = "listen", .state = "127.0.0.1:8790" };
-	source_count(&st, NULL, "datagrams", 123456789);
-	source_count(&st, NULL, "missing", 3);
-	source_count(&st, "rejected", "senders_full", 20000); /* the udp line's alert, at every size */
+	st.typed = (struct source_typed){ .role = SOURCE_LISTENER, .datagrams = 123456789,
+					  .missing = 3,
+					  .senders_full = 20000 }; /* the udp line's alert, at every size */
 	struct source_stats polled = { .state_key = "mode", .state = "prometheus" };
 	struct ui_source src[] = { { "udp", &st, NULL },
 				   { "scheduler", &polled, "http://localhost:8787" } };
@@ -197,12 +197,12 @@ static void header_says_the_senders_paths(void **state)
 	(void)state;
 	assert_int_equal(run_init(&R), 0);
 	struct source_stats st = { .state_key = "listen", .state = "127.0.0.1:8790" };
-	source_count(&st, NULL, "datagrams", 40);
-	source_count(&st, "senders_by_path", "udp", 1);
+	st.typed = (struct source_typed){ .role = SOURCE_LISTENER, .datagrams = 40,
+					  .senders_direct = 1 };
 	struct ui_source src[] = { { "udp", &st, NULL } };
 	draw_main_with(200, 60, src, 1);
 	assert_false(in_header("senders udp"));
-	source_count(&st, "senders_by_path", "dask", 2);
+	st.typed.senders_relayed = 2;
 	draw_main_with(200, 60, src, 1);
 	assert_true(in_header("senders udp 1 dask 2"));
 	run_destroy(&R);

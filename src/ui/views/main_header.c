@@ -39,25 +39,9 @@ static void source_state(struct line *l, const struct ui_frame *f, const char *n
 	}
 }
 
-static uint64_t counter_of(const struct source_stats *st, const char *group, const char *name)
-{
-	for (size_t i = 0; i < st->n_counters; i++) {
-		const struct source_counter *c = &st->counters[i];
-		if ((c->group == group || (c->group && group && strcmp(c->group, group) == 0)) &&
-		    strcmp(c->name, name) == 0)
-			return c->value;
-	}
-	return 0;
-}
-
-static bool state_is(const struct ui_source *src, const char *key)
-{
-	return src->st->state_key && strcmp(src->st->state_key, key) == 0;
-}
-
 static bool is_listener(const struct ui_source *src)
 {
-	return state_is(src, "listen");
+	return src->st->typed.role == SOURCE_LISTENER;
 }
 
 /* Listeners first: their counts are short and must never be clipped; the
@@ -66,20 +50,19 @@ static void header_listener(struct line *l, const struct ui_source *src)
 {
 	char a[FMT_LEN], b[FMT_LEN], name[64];
 	char full_s[FMT_LEN + 32];
-	const struct source_stats *st = src->st;
+	const struct source_typed *st = &src->st->typed;
 	snprintf(name, sizeof(name), "%s ", src->name);
-	line_pair(l, name, TH_VALUE, st->state);
-	line_pair(l, " rx ", TH_VALUE, format_count(a, optnum_of((double)counter_of(st, NULL, "datagrams"))));
-	uint64_t lost = counter_of(st, NULL, "missing") + counter_of(st, NULL, "kernel_drops");
+	line_pair(l, name, TH_VALUE, src->st->state);
+	line_pair(l, " rx ", TH_VALUE, format_count(a, optnum_of((double)st->datagrams)));
+	uint64_t lost = st->missing + st->kernel_drops;
 	line_pair(l, " lost ", lost ? TH_CRITICAL : TH_VALUE, format_count(b, optnum_of((double)lost)));
-	uint64_t other_path = counter_of(st, "senders_by_path", "dask");
-	if (other_path) { /* some send through the scheduler: how many each way */
+	if (st->senders_relayed) { /* some send through the scheduler: how many each way */
 		snprintf(full_s, sizeof(full_s), " senders udp %s dask %s",
-			 format_count(a, optnum_of((double)counter_of(st, "senders_by_path", "udp"))),
-			 format_count(b, optnum_of((double)other_path)));
+			 format_count(a, optnum_of((double)st->senders_direct)),
+			 format_count(b, optnum_of((double)st->senders_relayed)));
 		line_seg(l, TH_VALUE, full_s);
 	}
-	uint64_t full = counter_of(st, "rejected", "senders_full");
+	uint64_t full = st->senders_full;
 	if (full) { /* new senders go unheard: say so where the counts are */
 		snprintf(full_s, sizeof(full_s), " senders full: %s rejected",
 			 format_count(a, optnum_of((double)full)));
@@ -140,7 +123,7 @@ static void header_line1(struct ui *ui, const struct ui_frame *f, struct rect r)
 {
 	struct line l = { .ui = ui, .y = r.y + 1, .x = 1, .end = r.x + r.w };
 	for (size_t i = 0; i < f->n_sources; i++) {
-		if (state_is(&f->sources[i], "recording")) {
+		if (f->sources[i].st->typed.role == SOURCE_RECORDING) {
 			header_recorded(&l, f, &f->sources[i]);
 			return;
 		}
