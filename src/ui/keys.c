@@ -2,6 +2,7 @@
  * so a burst of keys cannot hold up the collection loop. */
 #include "uipriv.h"
 
+#include <ctype.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -110,60 +111,25 @@ static void set_view_step(struct ui *ui, int v, int step)
 	ui->runs_entered = ui->view == UI_VIEW_RUNS;
 }
 
-static void set_view(struct ui *ui, int v)
+void ui_open_view(struct ui *ui, int v)
 {
 	set_view_step(ui, v, 1);
 }
 
-/* The run list's selection becomes the run the views show; the newest
- * row means following whichever run is newest. */
-static void pick_run(struct ui *ui)
+/* The key that opens an offered view (shifted or not), or -1. */
+static int view_of_key(const struct ui *ui, int ch)
 {
-	int sel = ui->sel[UI_VIEW_RUNS], n = ui->n_rows[UI_VIEW_RUNS];
-	if (n <= 0)
-		return;
-	ui->picked = sel >= n - 1 ? 0 : (size_t)sel + 1;
-	ui->runs_dropped_picked = ui->runs_dropped_drawn;
-	set_view(ui, UI_VIEW_MAIN);
-	if (ui->picked)
-		ui_message(ui, "showing run %d of %d (8, then Enter on the newest, follows it again)",
-			   sel + 1, n);
-	else
-		ui_message(ui, "following the newest run");
+	for (int v = 0; v < UI_VIEW__COUNT; v++)
+		if ((ch == ui_views[v].key || ch == toupper(ui_views[v].key)) && ui_view_offered(ui, v))
+			return v;
+	return -1;
 }
-
-/* m in view 8: the selected run is marked to compare with the one then
- * selected (m on it again unmarks it). */
-static void mark_run(struct ui *ui)
-{
-	int sel = ui->sel[UI_VIEW_RUNS], n = ui->n_rows[UI_VIEW_RUNS];
-	if (n <= 0)
-		return;
-	bool same = ui->marked == (size_t)sel + 1 && ui->runs_dropped_marked == ui->runs_dropped_drawn;
-	ui->marked = same ? 0 : (size_t)sel + 1;
-	ui->runs_dropped_marked = ui->runs_dropped_drawn;
-	if (same)
-		ui_message(ui, "run %d unmarked", sel + 1);
-	else
-		ui_message(ui, "run %d marked: select another to compare (m unmarks)", sel + 1);
-}
-
-/* Enter in view 2: the selected worker's history (which one, the view
- * says at its next draw: the selection as it stands then), or back. */
-static void worker_toggle(struct ui *ui)
-{
-	ui->worker_open = !ui->worker_open;
-	ui->worker_key[0] = '\0';
-}
-
-static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
-						      "name" };
 
 static unsigned view_key(struct ui *ui, int ch)
 {
 	int page = ui->rows_shown[ui->view] > 1 ? ui->rows_shown[ui->view] - 1 : 1;
 	switch (ch) {
-	case '\t': set_view(ui, (int)ui->view + 1); break;
+	case '\t': ui_open_view(ui, (int)ui->view + 1); break;
 	case KEY_BTAB: set_view_step(ui, (int)ui->view - 1, -1); break;
 	case KEY_UP: case 'k': move_sel(ui, -1, false); break;
 	case KEY_DOWN: case 'j': move_sel(ui, 1, false); break;
@@ -179,36 +145,20 @@ static unsigned view_key(struct ui *ui, int ch)
 	case KEY_END: case 'G': move_sel(ui, ui->n_rows[ui->view] - 1, true); break;
 	case 's':
 		ui->wsort = (ui->wsort + 1) % WSORT__COUNT;
-		ui_message(ui, "workers sorted by %s", sort_names[ui->wsort]);
-		break;
-	case '\n': case '\r': case KEY_ENTER:
-		if (ui->view == UI_VIEW_WORKERS)
-			worker_toggle(ui);
-		else if (ui->view == UI_VIEW_RUNS)
-			pick_run(ui);
-		else
-			return UI_NONE;
-		break;
-	case 'm':
-		if (ui->view != UI_VIEW_RUNS)
-			return UI_NONE;
-		mark_run(ui);
+		ui_message(ui, "workers sorted by %s", ui_wsort_names[ui->wsort]);
 		break;
 	case '/':
-		if (ui->view != UI_VIEW_WORKERS && ui->view != UI_VIEW_FILES)
-			set_view(ui, UI_VIEW_WORKERS);
+		if (!ui_views[ui->view].filtered)
+			ui_open_view(ui, UI_VIEW_WORKERS);
 		ui->worker_open = false; /* the filter is the table's */
 		ui->filter_edit = true;
 		break;
 	default:
-		if (ch >= '1' && ch <= '9')
-			set_view(ui, ch - '1');
-		else if (ch == '0' && ui->has_tasks)
-			set_view(ui, UI_VIEW_TASKS);
-		else if (ch == 'f' || ch == 'F')
-			set_view(ui, UI_VIEW_FINDINGS);
-		else
+		if (ui_views[ui->view].key_fn && ui_views[ui->view].key_fn(ui, ch))
+			break;
+		if (view_of_key(ui, ch) < 0)
 			return UI_NONE;
+		ui_open_view(ui, view_of_key(ui, ch));
 	}
 	return UI_REDRAW;
 }
@@ -229,9 +179,9 @@ static unsigned key(struct ui *ui, int ch)
 	case '+': case '=': return step_interval(ui, 1) | UI_REDRAW;
 	case '-': case '_': return step_interval(ui, -1) | UI_REDRAW;
 	case '?': case 'h': case KEY_F(1): ui->help = !ui->help; return UI_REDRAW;
-	case 27: /* Esc: the help, else a worker's history, closes */
-		if (!ui->help && ui->view == UI_VIEW_WORKERS)
-			ui->worker_open = false;
+	case 27: /* Esc: the help closes, else what the view has open (a worker's history) */
+		if (!ui->help && ui_views[ui->view].key_fn)
+			ui_views[ui->view].key_fn(ui, ch);
 		ui->help = false;
 		return UI_REDRAW;
 	case KEY_RESIZE: return UI_REDRAW;

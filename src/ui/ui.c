@@ -10,13 +10,22 @@
 
 #define MSG_SECONDS 5.0
 
-/* The tabs, in the order drawn (docs/dashboard.md, "Views"): each view's
- * name and the key that opens it. */
-static const char *const view_names[UI_VIEW__COUNT] = { "Main",	 "Workers", "Datasets", "Slowest",
-							"Sections", "Files",	"Log",	    "Runs",
-							"Running",  "Tasks",	"Findings" };
-static const char *const view_keys[UI_VIEW__COUNT] = { "1", "2", "3", "4", "5", "6",
-						       "7", "8", "9", "0", "f" };
+/* The views, one row each, in the order of their tabs (docs/dashboard.md,
+ * "Views"): name, key, how it draws, the keys of its own, whether / filters
+ * it, and whether it needs the task stream to be offered. */
+const struct ui_view_def ui_views[UI_VIEW__COUNT] = {
+	[UI_VIEW_MAIN] = { "Main", '1', view_main, NULL, false, false },
+	[UI_VIEW_WORKERS] = { "Workers", '2', view_workers, view_workers_key, true, false },
+	[UI_VIEW_DATASETS] = { "Datasets", '3', view_datasets, NULL, false, false },
+	[UI_VIEW_SLOWEST] = { "Slowest", '4', view_slowest, NULL, false, false },
+	[UI_VIEW_SECTIONS] = { "Sections", '5', view_sections, NULL, false, false },
+	[UI_VIEW_FILES] = { "Files", '6', view_files, NULL, true, false },
+	[UI_VIEW_LOG] = { "Log", '7', view_log, NULL, false, false },
+	[UI_VIEW_RUNS] = { "Runs", '8', view_runs, view_runs_key, false, false },
+	[UI_VIEW_RUNNING] = { "Running", '9', view_running, NULL, false, false },
+	[UI_VIEW_TASKS] = { "Tasks", '0', view_tasks, NULL, false, true },
+	[UI_VIEW_FINDINGS] = { "Findings", 'f', view_findings, NULL, false, false },
+};
 
 void ui_message(struct ui *ui, const char *fmt, ...)
 {
@@ -56,7 +65,7 @@ void ui_invalidate(struct ui *ui)
 
 bool ui_view_offered(const struct ui *ui, int v)
 {
-	return v >= 0 && v < UI_VIEW__COUNT && (v != UI_VIEW_TASKS || ui->has_tasks);
+	return v >= 0 && v < UI_VIEW__COUNT && (!ui_views[v].needs_stream || ui->has_tasks);
 }
 
 /* Which tabs show their name (the others their key alone): every one when
@@ -68,14 +77,14 @@ static int tabs_named(const struct ui *ui, bool named[UI_VIEW__COUNT])
 	for (int v = 0; v < UI_VIEW__COUNT; v++) {
 		named[v] = false;
 		if (ui_view_offered(ui, v))
-			w += 1 + (int)strlen(view_keys[v]);
+			w += 2; /* a space and the key */
 	}
 	named[ui->view] = true;
-	w += 1 + (int)strlen(view_names[ui->view]);
+	w += 1 + (int)strlen(ui_views[ui->view].name);
 	for (int v = 0; v < UI_VIEW__COUNT; v++) {
 		if (!ui_view_offered(ui, v) || named[v])
 			continue;
-		int extra = 1 + (int)strlen(view_names[v]);
+		int extra = 1 + (int)strlen(ui_views[v].name);
 		if (w + extra > COLS)
 			break;
 		named[v] = true;
@@ -95,8 +104,8 @@ static void draw_tabs(struct ui *ui)
 			continue;
 		bool shown = v == (int)ui->view;
 		x += scr_text(ui, 0, x, COLS - x, TH_TAB, " ");
-		x += scr_printf(ui, 0, x, COLS - x, shown ? TH_TAB_ACTIVE : TH_TAB, "%s%s%s", view_keys[v],
-				named[v] ? " " : "", named[v] ? view_names[v] : "");
+		x += scr_printf(ui, 0, x, COLS - x, shown ? TH_TAB_ACTIVE : TH_TAB, "%c%s%s", ui_views[v].key,
+				named[v] ? " " : "", named[v] ? ui_views[v].name : "");
 	}
 	if (ui->paused)
 		scr_text(ui, 0, COLS - 8, 8, TH_WARNING, " PAUSED ");
@@ -247,24 +256,6 @@ static void draw_too_small(struct ui *ui)
 	}
 }
 
-static void draw_view(struct ui *ui, const struct ui_frame *f)
-{
-	switch (ui->view) {
-	case UI_VIEW_MAIN: view_main(ui, f); break;
-	case UI_VIEW_WORKERS: view_workers(ui, f); break;
-	case UI_VIEW_DATASETS: view_datasets(ui, f); break;
-	case UI_VIEW_SLOWEST: view_slowest(ui, f); break;
-	case UI_VIEW_SECTIONS: view_sections(ui, f); break;
-	case UI_VIEW_FILES: view_files(ui, f); break;
-	case UI_VIEW_LOG: view_log(ui, f); break;
-	case UI_VIEW_RUNS: view_runs(ui, f); break;
-	case UI_VIEW_RUNNING: view_running(ui, f); break;
-	case UI_VIEW_TASKS: view_tasks(ui, f); break;
-	case UI_VIEW_FINDINGS: view_findings(ui, f); break;
-	case UI_VIEW__COUNT: break;
-	}
-}
-
 void ui_draw(struct ui *ui, const struct ui_frame *f)
 {
 	if (!ui)
@@ -279,7 +270,7 @@ void ui_draw(struct ui *ui, const struct ui_frame *f)
 		draw_too_small(ui);
 	} else {
 		draw_tabs(ui);
-		draw_view(ui, f);
+		ui_views[ui->view].draw(ui, f);
 		if (ui->help) /* under the footer: a message over rows stays whole */
 			draw_help(ui, f);
 		draw_footer(ui, f);

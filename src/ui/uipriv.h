@@ -23,6 +23,7 @@ struct wrow {
 };
 
 enum worker_sort { WSORT_MEMORY = 0, WSORT_MEMPCT, WSORT_CPU, WSORT_EXECUTING, WSORT_NAME, WSORT__COUNT };
+extern const char *const ui_wsort_names[WSORT__COUNT]; /* views/workers.c */
 
 struct ui {
 	struct ui_config cfg;
@@ -80,11 +81,26 @@ struct ui {
 	bool has_tasks; /* the last frame had a task stream: view 10 is offered */
 };
 
+/* A view (ui.c's table ui_views holds them all): key opens it; key_fn
+ * takes the keys of its own (true: taken); filtered: / types a name
+ * filter in it (elsewhere / opens the workers' one); needs_stream: offered
+ * only with a task stream. */
+struct ui_view_def {
+	const char *name;
+	int key;
+	void (*draw)(struct ui *ui, const struct ui_frame *f);
+	bool (*key_fn)(struct ui *ui, int ch);
+	bool filtered, needs_stream;
+};
+extern const struct ui_view_def ui_views[UI_VIEW__COUNT];
+
 /* ui.c: whether view v has a tab (the task view only with a stream) */
 bool ui_view_offered(const struct ui *ui, int v);
 
 /* keys.c */
 bool ui_sync_size(struct ui *ui);
+/* opens view v, or the next one offered after it; closes the help */
+void ui_open_view(struct ui *ui, int v);
 
 /* screen.c */
 int ui_scratch(struct ui *ui, size_t cells);
@@ -114,6 +130,8 @@ void view_running(struct ui *ui, const struct ui_frame *f);
 void view_tasks(struct ui *ui, const struct ui_frame *f);
 void view_findings(struct ui *ui, const struct ui_frame *f);
 void view_worker_history(struct ui *ui, const struct ui_frame *f);
+bool view_workers_key(struct ui *ui, int ch);
+bool view_runs_key(struct ui *ui, int ch);
 
 /* tables (views/table.c): a column of a table view */
 struct table_col {

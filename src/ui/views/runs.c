@@ -115,3 +115,35 @@ void view_runs(struct ui *ui, const struct ui_frame *f)
 			     (struct rect){ L.body.x, L.body.y + L.body.h, L.body.w, RUNS_COMPARE_ROWS },
 			     marked, sel);
 }
+
+/* Enter: the selection becomes the run the views show; the newest row
+ * means following whichever run is newest. m: the selected run is marked
+ * to compare with the one then selected (m on it again unmarks it). */
+bool view_runs_key(struct ui *ui, int ch)
+{
+	int sel = ui->sel[UI_VIEW_RUNS], n = ui->n_rows[UI_VIEW_RUNS];
+	bool enter = ch == '\n' || ch == '\r' || ch == KEY_ENTER;
+	if (!enter && ch != 'm')
+		return false;
+	if (n <= 0)
+		return true;
+	if (enter) {
+		ui->picked = sel >= n - 1 ? 0 : (size_t)sel + 1;
+		ui->runs_dropped_picked = ui->runs_dropped_drawn;
+		ui_open_view(ui, UI_VIEW_MAIN);
+		if (ui->picked)
+			ui_message(ui, "showing run %d of %d (8, then Enter on the newest, follows it "
+				   "again)", sel + 1, n);
+		else
+			ui_message(ui, "following the newest run");
+		return true;
+	}
+	bool same = ui->marked == (size_t)sel + 1 && ui->runs_dropped_marked == ui->runs_dropped_drawn;
+	ui->marked = same ? 0 : (size_t)sel + 1;
+	ui->runs_dropped_marked = ui->runs_dropped_drawn;
+	if (same)
+		ui_message(ui, "run %d unmarked", sel + 1);
+	else
+		ui_message(ui, "run %d marked: select another to compare (m unmarks)", sel + 1);
+	return true;
+}

@@ -13,8 +13,7 @@
 #define MEM_WARN_PCT 80.0
 #define MEM_CRIT_PCT 95.0
 
-static const char *const sort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing",
-						      "name" };
+const char *const ui_wsort_names[WSORT__COUNT] = { "memory", "memory %", "CPU", "executing", "name" };
 
 /* the worker's latest memory / limit x 100, while it is present */
 static optnum mem_pct(const struct worker_agg *w)
@@ -115,7 +114,7 @@ static void worker_row(struct ui *ui, const struct ui_frame *f, int row, char c[
 		*elem = TH_WARNING;
 }
 
-/* Enter opened a history (keys.c): the worker on the selected row as the
+/* Enter opened a history (view_workers_key): the worker on the selected row as the
  * rows stand now, so keys sent with it (Down, Enter) count. */
 static void history_pick(struct ui *ui, const struct ui_frame *f, size_t n)
 {
@@ -155,7 +154,22 @@ void view_workers(struct ui *ui, const struct ui_frame *f)
 	const char *flt = ui->filter[UI_VIEW_WORKERS];
 	char title[256];
 	snprintf(title, sizeof(title), "workers: %zu present, %zu seen  sorted by %s (s)%s%s%s",
-		 present, f->run->workers.count, sort_names[ui->wsort],
+		 present, f->run->workers.count, ui_wsort_names[ui->wsort],
 		 flt[0] ? "  filter '" : "  / filters", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, worker_row);
+}
+
+/* Enter: the selected worker's history (which one, the view says at its
+ * next draw: the selection as it stands then), or back; Esc: back. */
+bool view_workers_key(struct ui *ui, int ch)
+{
+	if (ch == 27) {
+		ui->worker_open = false;
+		return true;
+	}
+	if (ch != '\n' && ch != '\r' && ch != KEY_ENTER)
+		return false;
+	ui->worker_open = !ui->worker_open;
+	ui->worker_key[0] = '\0';
+	return true;
 }
