@@ -119,9 +119,11 @@ void ui_open_view(struct ui *ui, int v)
 /* The key that opens an offered view (shifted or not), or -1. */
 static int view_of_key(const struct ui *ui, int ch)
 {
-	for (int v = 0; v < UI_VIEW__COUNT; v++)
-		if ((ch == ui_views[v].key || ch == toupper(ui_views[v].key)) && ui_view_offered(ui, v))
+	for (int v = 0; v < UI_VIEW__COUNT; v++) {
+		int k = ui_views[v].key;
+		if ((k == ch || toupper(k) == ch) && ui_view_offered(ui, v))
 			return v;
+	}
 	return -1;
 }
 

@@ -7,8 +7,8 @@ They must name
 - every option of src/cli.c's option table in roastop.1's OPTIONS (an item
   of its own: the tag under a .TP);
 - every key the UI takes (src/ui's case labels of its switches on the key
-  `ch`, its comparisons of it, its ranges of characters: src/ui/keys.c
-  reads them all) in roastop.1's KEYS, in bold;
+  `ch`, its comparisons of it, its ranges of characters, the keys of the
+  views' table ui_views and their capitals) in roastop.1's KEYS, in bold;
 - every environment variable python/roastop reads in roastop.1's
   ENVIRONMENT (an item of its own);
 - every finding id (src/diagnosis/diagnosis.c's id names) in a heading of
@@ -187,6 +187,17 @@ def switch_bodies(src):
         yield src[m.end():i - 1]
 
 
+def table_ranges(chars):
+    """The runs of characters each one after the one before, of three or more."""
+    runs = []
+    for c in chars:
+        if runs and ord(c) == ord(runs[-1][-1]) + 1:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return [(r[0], r[-1]) for r in runs if len(r) > 2]
+
+
 def handled_keys():
     """Key name -> where and how the UI's code (src/ui/keys.c, and any view
     that reads a key: a `ch` compared or switched on) takes it."""
@@ -196,6 +207,12 @@ def handled_keys():
         tokens = [t for body in switch_bodies(src)
                   for t in re.findall(r"\bcase\s+(" + KEY_TOKEN + r")\s*:", body)]
         tokens += re.findall(r"\bch\s*==\s*(" + KEY_TOKEN + ")", src)
+        # the views' table (src/ui/ui.c): each view's key, a letter's capital
+        # too; keys following each other in it (1 to 9) are a range
+        table = re.findall(r"\[UI_VIEW_\w+\]\s*=\s*\{\s*\"[^\"]*\",\s*(" + CHAR + ")", src)
+        tokens += [u for t in table for u in {t, t.upper()}]
+        for lo, hi in table_ranges([char_of(t) for t in table]):
+            ranges.append((lo, hi))
         for lo, hi in re.findall(r"\bch\s*>=\s*(" + CHAR + r")\s*&&\s*ch\s*<=\s*(" + CHAR + ")",
                                  src):
             ranges.append((char_of(lo), char_of(hi)))
