@@ -117,7 +117,7 @@ test-faults: $(BUILD)/roastop $(TOOL_BIN)
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
-integration: $(BUILD)/roastop $(TOOL_BIN) $(SHIM_BIN)
+integration: $(BUILD)/roastop $(TOOL_BIN) $(SHIM_BIN) $(BENCH_BIN)
 	@BUILD=$(BUILD) ROASTOP=$(BUILD)/roastop TOOLS=$(BUILD)/tools sh tests/integration/run.sh
 
 # ASan + UBSan build of the unit tests and of the binary the integration

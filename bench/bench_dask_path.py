@@ -40,13 +40,11 @@ BENCH_DASK_ROUNDS (default 7), BENCH_DASK_CHUNKSIZE (1,000) and
 BENCH_DASK_TRIALS (20) change it; BENCH_SMOKE=1 (make bench-smoke) makes
 them 1, 10,000 and 2. Every process it starts is in its own process group
 and ends with it, also on SIGINT, SIGTERM or SIGHUP."""
-import atexit
 import json
 import os
 import random
 import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -61,7 +59,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO / "examples"))
 
-from dask_cluster import EXAMPLES, Cluster, stop_group, wait_for  # noqa: E402
+from dask_cluster import EXAMPLES, Cluster, end_with_me, spawn, stop_group, wait_for  # noqa: E402
 from roastop import route  # noqa: E402
 from roastop._state import shared  # noqa: E402
 from roastop.emitter import DATAGRAM_TOPIC, Emitter, encode, flush_dask_all, frame  # noqa: E402
@@ -73,7 +71,6 @@ TRIALS = int(os.environ.get("BENCH_DASK_TRIALS", "2" if SMOKE else "20"))
 TARGET = 1.05  # the Dask path's CPU per chunk at most this times the UDP path's
 ARMS = ("nobody", "udp", "dask")
 ROASTOP = Path(os.environ.get("ROASTOP", REPO / os.environ.get("BUILD", "build") / "roastop"))
-PROCS = []  # roastop processes running now (the cluster stops its own)
 
 
 def line(name, value, unit, note):
@@ -86,32 +83,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-# ---- processes: each in its own group, all ended with the bench ------------
-
-def stop(p):
-    stop_group(p)
-    if p in PROCS:
-        PROCS.remove(p)
-
-
-def stop_all():
-    for p in list(PROCS):
-        stop(p)
-
-
-def on_signal(signum, frame_):
-    raise SystemExit(128 + signum)  # the finally blocks and atexit stop the processes
-
-
 def start_roastop(cluster, out):
     """roastop --headless on the scheduler; (process, its UDP port)."""
     out.mkdir(parents=True, exist_ok=True)
     err = out / f"roastop.{time.monotonic_ns()}.stderr"
-    p = subprocess.Popen([str(ROASTOP), "--headless", "--no-auth", "--listen", "127.0.0.1:0",
-                          "--scheduler", cluster.dashboard_url, "--output", str(out / "m"),
-                          "--checkpoint", "0"], stdout=subprocess.DEVNULL,
-                         stderr=open(err, "w"), stdin=subprocess.DEVNULL, start_new_session=True)
-    PROCS.append(p)
+    p = spawn([str(ROASTOP), "--headless", "--no-auth", "--listen", "127.0.0.1:0",
+               "--scheduler", cluster.dashboard_url, "--output", str(out / "m"),
+               "--checkpoint", "0"], stdout=subprocess.DEVNULL, stderr=open(err, "w"))
     m = wait_for(lambda: re.search(r"on udp 127\.0\.0\.1:(\d+)", err.read_text()), timeout=30)
     return p, int(m.group(1))
 
@@ -233,7 +211,7 @@ def one_run(cluster, client, files, proc, arm, out):
         os.environ.pop("ROASTOP_TRANSPORT", None)
         if rst is not None:
             client.run(quiet_emitters)
-            stop(rst)
+            stop_group(rst)
     return cpu, report["chunks"], h1[0] - h0[0], h1[2] - h0[2], h1[3] - h0[3]
 
 
@@ -366,7 +344,7 @@ def latencies(cluster, client, out):
                 t = seen_after(port, before)
                 dask.append(t - fut.result())
     finally:
-        stop(p)
+        stop_group(p)
     for name, xs, note in (("udp", udp, "its socket"),
                            ("dask", dask, "the batch, 0.25 s at most, then roastop's poll, 1 s")):
         line(f"dask_path_latency_{name}_ms", f"{statistics.median(xs) * 1000:.1f}", "ms",
@@ -374,9 +352,7 @@ def latencies(cluster, client, out):
 
 
 def main():
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
-    atexit.register(stop_all)
+    end_with_me()
     work = Path(tempfile.mkdtemp(prefix="bench-dask-path-"))
     cluster = None
     try:
@@ -404,7 +380,6 @@ def main():
         latencies(cluster, client, work)
         client.close()
     finally:
-        stop_all()
         if cluster is not None:
             cluster.stop()
         shutil.rmtree(work, ignore_errors=True)

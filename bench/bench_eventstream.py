@@ -13,12 +13,13 @@ import asyncio
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from dask_cluster import Cluster  # noqa: E402
+from dask_cluster import Cluster, end_with_me  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 WORKERS = 1 if SMOKE else 2
@@ -45,14 +46,16 @@ def work(address):
 async def measure(cluster):
     from tornado.websocket import websocket_connect
     ws = await websocket_connect(cluster.dashboard_url.replace("http", "ws", 1) + "/eventstream")
-    loop = asyncio.get_running_loop()
-    job = loop.run_in_executor(None, work, cluster.address)
+    # the work in a daemon thread: an interrupted bench ends without waiting for it
+    done = []
+    job = threading.Thread(target=lambda: done.append(work(cluster.address)), daemon=True)
+    job.start()
     messages = nbytes = computes = 0
     while True:
         try:
-            m = await asyncio.wait_for(ws.read_message(), 10 if not job.done() else QUIET)
+            m = await asyncio.wait_for(ws.read_message(), 10 if job.is_alive() else QUIET)
         except asyncio.TimeoutError:
-            if job.done():
+            if not job.is_alive():
                 break
             continue
         if m is None:
@@ -61,12 +64,14 @@ async def measure(cluster):
             messages += 1
             nbytes += len(m.encode())
             computes += '"action": "compute", "start"' in m
-    await job
+    job.join()
     ws.close()
+    assert done, "the work failed (its traceback above)"
     return messages, nbytes, computes
 
 
 def main():
+    end_with_me()
     with tempfile.TemporaryDirectory() as d:
         cluster = Cluster(Path(d), n_workers=WORKERS)
         try:

@@ -213,10 +213,11 @@ static double process_cpu(void)
 	snprintf(out, sizeof(out), "%s/bench-frame-measurement", build);
 	struct winsize ws = { .ws_row = 50, .ws_col = 160 };
 	int master;
-	pid_t pid = forkpty(&master, NULL, NULL, &ws);
+	pid_t parent = getpid(), pid = forkpty(&master, NULL, NULL, &ws);
 	if (pid < 0)
 		return NAN;
 	if (pid == 0) {
+		bench_die_with(parent);
 		execl(exe, exe, "--replay", rec, "--speed", "1", "--output", out, (char *)NULL);
 		_exit(127);
 	}

@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from dask_cluster import Cluster, stop_group as stop, wait_for  # noqa: E402
+from dask_cluster import Cluster, end_with_me, spawn, stop_group as stop, wait_for  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 TASKS = int(os.environ.get("BENCH_OBSERVER_TASKS", "40" if SMOKE else "4000"))
@@ -77,10 +77,6 @@ def cpu_seconds(pid):
 
 def line(name, value, unit, note):
     print(f"bench {name}: {value} {unit} ({note})", flush=True)
-
-
-def spawn(args, **kw):
-    return subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
 
 
 def start_roastop(cluster, tmp, *extra):
@@ -247,6 +243,7 @@ def install_route(client):
 
 
 def main():
+    end_with_me()
     clusters = {}
     with tempfile.TemporaryDirectory(prefix="bench_observer") as d:
         tmp = Path(d)

@@ -185,7 +185,7 @@ static pid_t fake_scheduler(int n, int *port)
 	struct strbuf state;
 	strbuf_init(&state);
 	make_state(&state, n, 1.8e9);
-	pid_t pid = fork();
+	pid_t pid = bench_fork();
 	if (pid == 0) {
 		for (;;) {
 			int c = accept(s, NULL, NULL);

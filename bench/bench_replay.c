@@ -122,7 +122,7 @@ static void bench_rss(const char *build, const char *chunks, const char *hours)
 	int fd[2];
 	if (pipe(fd) != 0)
 		return;
-	pid_t g = fork();
+	pid_t g = bench_fork();
 	if (g == 0) {
 		dup2(fd[1], 1);
 		close(fd[0]);
@@ -131,7 +131,7 @@ static void bench_rss(const char *build, const char *chunks, const char *hours)
 		      "--fail-every", "1000", (char *)NULL);
 		_exit(127);
 	}
-	pid_t r = fork();
+	pid_t r = bench_fork();
 	if (r == 0) {
 		dup2(fd[0], 0);
 		close(fd[1]);

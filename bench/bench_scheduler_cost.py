@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 
-from dask_cluster import Cluster, stop_group  # noqa: E402
+from dask_cluster import Cluster, end_with_me, spawn, stop_group  # noqa: E402
 from roastop import route  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
@@ -66,6 +66,7 @@ POLL_GAP = 0.05 if SMOKE else 0.5
 SETTLE = {"dashboard": 3 if SMOKE else 15, "other": 1 if SMOKE else 5}
 CONNS = {}  # connections open to the dashboard at the end of each watch
 SKIPPED = {}  # watchers that could not run here, and why
+QUIET = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}  # a watcher's output
 ROASTOP = Path(os.environ.get("ROASTOP", REPO / os.environ.get("BUILD", "build") / "roastop"))
 
 
@@ -283,15 +284,6 @@ def report_slopes(results):
         line(f"scheduler_{name}_per_worker", f"{slope:.1f}", unit, f"{target}; {lo}->{hi} workers")
 
 
-def spawn(args, **kw):
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, start_new_session=True, **kw)
-
-
-def stop(p):
-    stop_group(p, timeout=10)
-
-
 def watched(cluster, client, tmp, what):
     """Scheduler CPU (ms/s) while `what` watches it; None when it cannot run."""
     pid = cluster.scheduler.pid
@@ -300,7 +292,7 @@ def watched(cluster, client, tmp, what):
     if what == "roastop":
         p = spawn([str(ROASTOP), "--headless", "--no-auth", "--listen", "127.0.0.1:0",
                    "--scheduler", cluster.dashboard_url, "--interval", "1",
-                   "--checkpoint", "0", "--output", str(tmp / "m")])
+                   "--checkpoint", "0", "--output", str(tmp / "m")], **QUIET)
     elif what == "dashboard":
         exe = shutil.which("chromium")
         if exe is None:
@@ -308,7 +300,7 @@ def watched(cluster, client, tmp, what):
             return None
         p = spawn([exe, "--headless", "--no-sandbox", "--disable-gpu",
                    "--remote-debugging-port=0", f"--user-data-dir={tmp / 'chromium'}",
-                   cluster.dashboard_url + "/status"])
+                   cluster.dashboard_url + "/status"], **QUIET)
     else:
         from roastcoffea.backends.dask import DaskMetricsBackend
         p = DaskMetricsBackend(client)
@@ -320,7 +312,7 @@ def watched(cluster, client, tmp, what):
         alive = p.poll() is None if isinstance(p, subprocess.Popen) else True
         return ms if alive else None
     finally:
-        p.stop_tracking() if not isinstance(p, subprocess.Popen) else stop(p)
+        p.stop_tracking() if not isinstance(p, subprocess.Popen) else stop_group(p, timeout=10)
 
 
 def report_cpu(n, cpu):
@@ -344,6 +336,7 @@ def install_route(client, span_id):
 
 
 def main():
+    end_with_me()
     results = {}
     for n in WORKERS:
         with tempfile.TemporaryDirectory(prefix="bench_sched") as d:

@@ -224,7 +224,7 @@ static uint64_t step(struct udp *u, const struct auth_key *k, double rate, uint6
 	int pfd[2];
 	if (pipe(pfd) != 0)
 		exit(1);
-	pid_t pid = fork();
+	pid_t pid = bench_fork();
 	if (pid == 0)
 		sender(udp_address(u), k, rate, *seq, pfd[1]);
 	close(pfd[1]);

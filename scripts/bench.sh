@@ -11,6 +11,12 @@
 # benchmark then runs every measurement briefly (small sizes, short windows,
 # the fewest workers) and still prints every line; no figure is asserted.
 #
+# Each benchmark ends every process it starts, also when interrupted: the
+# Python ones stop theirs on SIGINT, SIGTERM or SIGHUP and at exit
+# (tests/integration/dask_cluster.py, end_with_me), the C ones' children
+# die with them (bench/bench.h, bench_die_with); test_bench_cleanup.py
+# shows it.
+#
 # A benchmark's figures are the lines of its standard output that begin
 # with "bench " (notes go to standard error), each of the form
 #

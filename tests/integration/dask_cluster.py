@@ -7,6 +7,7 @@ self-signed certificate), as coffea-casa's and every dask-gateway cluster's
 are; with https=True its dashboards are HTTPS, with the same certificate.
 Also workers whose UDP to roastop is dropped, a reverse proxy in front of a
 dashboard, and the example's client."""
+import atexit
 import json
 import os
 import signal
@@ -68,16 +69,56 @@ def wait_for(pred, timeout=30, step=0.1):
     raise AssertionError("condition not met in time")
 
 
-def stop_group(p, timeout=15):
-    """p, started in a session of its own, and all it started: SIGTERM to its
-    process group, SIGKILL when it has not ended within timeout seconds."""
-    if p.poll() is None:
-        os.killpg(p.pid, signal.SIGTERM)
-    try:
-        p.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
+STARTED = []  # the processes spawn() started that no stop_group() has ended yet
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def spawn(args, **kw):
+    """args started in a session of its own (stop_group ends it and all it
+    starts), its standard input /dev/null, remembered in STARTED."""
+    kw.setdefault("stdin", subprocess.DEVNULL)
+    p = subprocess.Popen(args, start_new_session=True, **kw)
+    STARTED.append(p)
+    return p
+
+
+def stop_group(*procs, timeout=15):
+    """Each of procs, started in a session of its own, and all it started:
+    SIGTERM to every one's process group at once; SIGKILL to those that
+    have not ended within timeout seconds, and to what is left of a group
+    whose first process ended."""
+    def killpg(p, sig):
+        try:
+            os.killpg(p.pid, sig)
+        except OSError:  # the group has ended
+            pass
+    procs = [p for p in procs if p is not None]
+    for p in procs:
+        if p.poll() is None:
+            killpg(p, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        try:
+            p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            pass
+        killpg(p, signal.SIGKILL)
         p.wait()
+        if p in STARTED:
+            STARTED.remove(p)
+
+
+def end_with_me():
+    """For a benchmark: every process spawn() started ends with it. At exit
+    they are stopped, and SIGINT, SIGTERM or SIGHUP end the program through
+    its finally blocks (the next such signals ignored while it stops)."""
+    def on_signal(signum, frame_):
+        for s in SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+    for s in SIGNALS:
+        signal.signal(s, on_signal)
+    atexit.register(lambda: stop_group(*reversed(STARTED)))
 
 
 def busy_until(client, done, timeout=120):
@@ -133,15 +174,18 @@ class Cluster:
             self.env["DASK_DISTRIBUTED__SCHEDULER__DASHBOARD__TLS__CERT"] = str(self.cert)
             self.env["DASK_DISTRIBUTED__SCHEDULER__DASHBOARD__TLS__KEY"] = str(self.cert)
         self.scheduler, self.workers = None, []
-        self.start_scheduler()
-        self.start_workers()
-        self.wait_ready()
+        try:
+            self.start_scheduler()
+            self.start_workers()
+            self.wait_ready()
+        except BaseException:  # not up in time, or interrupted: nothing left running
+            self.stop()
+            raise
 
     def _spawn(self, name, args):
         log = open(self.logs / f"{name}.log", "a")
-        return subprocess.Popen([self.dask, *args], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=self.env, cwd=self.logs,
-                                start_new_session=True)
+        return spawn([self.dask, *args], stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                     cwd=self.logs)
 
     def tls_args(self):
         return ["--tls-ca-file", self.cert, "--tls-cert", self.cert,
@@ -220,18 +264,7 @@ class Cluster:
             p.wait(timeout=timeout)
 
     def stop(self):
-        procs = [*self.workers, self.scheduler]
-        for p in procs:
-            if p is not None and p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            if p is None:
-                continue
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        stop_group(*self.workers, self.scheduler, timeout=30)
 
     close = stop
 
