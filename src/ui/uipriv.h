@@ -149,6 +149,9 @@ typedef void (*table_row_fn)(struct ui *ui, const struct ui_frame *f, int row, c
 			     enum theme_elem *elem);
 void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const char *title,
 		const struct table_col *cols, int ncols, int nrows, table_row_fn fn);
+/* A table view's body: the screen under the tabs (ui_draw draws no view on
+ * a screen too small for it, layout_too_small). */
+struct rect table_body(void);
 
 /* The start of the next row of text that starts at p, rows at most w
  * characters: after the last space that fits, so words stay whole; where

@@ -56,13 +56,11 @@ static int draw_finding(struct ui *ui, const struct ui_frame *f, const struct fi
 
 void view_findings(struct ui *ui, const struct ui_frame *f)
 {
-	struct table_layout L;
-	if (layout_table(COLS, LINES, &L) != 0)
-		return;
+	struct rect body = table_body();
 	size_t n = f->findings ? f->findings->n : 0;
 	ui->n_rows[UI_VIEW_FINDINGS] = (int)n;
 	int first = ui->sel[UI_VIEW_FINDINGS];
-	int y = L.body.y, ymax = L.body.y + L.body.h;
+	int y = body.y, ymax = body.y + body.h;
 	if (!f->findings) {
 		scr_text(ui, y, 1, COLS - 2, TH_TITLE, "findings: n/a");
 		return;

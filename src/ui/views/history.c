@@ -133,18 +133,16 @@ static void history_header(struct ui *ui, const struct worker_agg *w, double spa
 
 void view_worker_history(struct ui *ui, const struct ui_frame *f)
 {
-	struct table_layout L;
-	if (layout_table(COLS, LINES, &L) != 0)
-		return;
+	struct rect body = table_body();
 	const struct worker_agg *w = strmap_get(&f->run->workers, ui->worker_key);
 	if (!w) {
-		scr_text(ui, L.body.y, 1, L.body.w - 2, TH_WARNING,
+		scr_text(ui, body.y, 1, body.w - 2, TH_WARNING,
 			 "this worker is no longer in the run's table (Esc: back)");
 		return;
 	}
 	const struct worker_hist *h = &w->hist;
 	double span = fmax(fmax(w->t_last_seen - h->t0, h->len ? h->pts[h->len - 1].t : 0), 1);
-	history_header(ui, w, span, L.body.y);
+	history_header(ui, w, span, body.y);
 	size_t n = 256;
 	if (ui_scratch(ui, n) != 0)
 		return;
@@ -162,7 +160,7 @@ void view_worker_history(struct ui *ui, const struct ui_frame *f)
 		 format_num(c, w->nthreads, "%.0f"));
 	p[2] = (struct hist_panel){ HK_EXEC, te, "", nice_top(fmax(peak_exec, 1)),
 				    w->nthreads.valid ? w->nthreads.value : NAN };
-	int top = L.body.y + 1, avail = L.body.h - 1, hm = avail / 2, hc = (avail - hm) / 2;
+	int top = body.y + 1, avail = body.h - 1, hm = avail / 2, hc = (avail - hm) / 2;
 	panel_draw(ui, h, span, (struct rect){ 0, top, COLS, hm }, &p[0]);
 	panel_draw(ui, h, span, (struct rect){ 0, top + hm, COLS, hc }, &p[1]);
 	panel_draw(ui, h, span, (struct rect){ 0, top + hm + hc, COLS, avail - hm - hc }, &p[2]);

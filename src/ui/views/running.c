@@ -66,14 +66,11 @@ void view_running(struct ui *ui, const struct ui_frame *f)
 		{ "ENTRIES", 15, true, false, true },
 		{ "DATASET", 12, false, false, true },
 	};
-	struct table_layout L;
-	if (layout_table(COLS, LINES, &L) != 0)
-		return;
 	const struct inflight *fl = &f->run->inflight;
 	ui->n_running = inflight_oldest(fl, ui->running, INFLIGHT_MAX);
 	size_t lost = fl->lost < INFLIGHT_LOST_KEPT ? fl->lost : INFLIGHT_LOST_KEPT;
 	char title[128];
 	running_title(title, sizeof(title), ui, f->run, f->m);
-	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols),
+	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols),
 		   (int)(ui->n_running + lost), running_row);
 }

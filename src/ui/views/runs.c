@@ -92,9 +92,7 @@ void view_runs(struct ui *ui, const struct ui_frame *f)
 		{ "STATUS", 10, false, false, false }, { "CHUNKS", 7, true, false, false },
 		{ "EVENTS", 11, true, false, false },  { "RATE", 9, true, false, false },
 	};
-	struct table_layout L;
-	if (layout_table(COLS, LINES, &L) != 0)
-		return;
+	struct rect body = table_body();
 	size_t n = f->session ? f->session->n_rows : 0;
 	ui->runs_dropped_drawn = f->session ? f->session->rows_dropped : 0;
 	for (size_t i = 0; ui->runs_entered && i < n; i++)
@@ -105,14 +103,14 @@ void view_runs(struct ui *ui, const struct ui_frame *f)
 	snprintf(title, sizeof(title), "runs: %zu (Enter shows one; m compares; * = summary only, "
 		 "over %d kept)", n, SESSION_DETAIL_RUNS);
 	int marked = runs_marked(ui, f->session);
-	bool compare = marked >= 0 && L.body.h >= RUNS_COMPARE_ROWS + 4;
+	bool compare = marked >= 0 && body.h >= RUNS_COMPARE_ROWS + 4;
 	if (compare)
-		L.body.h -= RUNS_COMPARE_ROWS;
-	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, runs_row);
+		body.h -= RUNS_COMPARE_ROWS;
+	table_draw(ui, f, body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, runs_row);
 	int sel = ui->sel[UI_VIEW_RUNS];
 	if (compare && sel >= 0 && (size_t)sel < n)
 		runs_compare(ui, f,
-			     (struct rect){ L.body.x, L.body.y + L.body.h, L.body.w, RUNS_COMPARE_ROWS },
+			     (struct rect){ body.x, body.y + body.h, body.w, RUNS_COMPARE_ROWS },
 			     marked, sel);
 }
 

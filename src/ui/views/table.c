@@ -136,6 +136,13 @@ static void col_need(struct ui *ui, const struct ui_frame *f, int ncols, int fro
 	}
 }
 
+struct rect table_body(void)
+{
+	struct table_layout L;
+	layout_table(COLS, LINES, &L);
+	return L.body;
+}
+
 void table_draw(struct ui *ui, const struct ui_frame *f, struct rect body, const char *title,
 		const struct table_col *cols, int ncols, int nrows, table_row_fn fn)
 {

@@ -7,11 +7,6 @@
 
 #include "roastop/format.h"
 
-static int body_of(struct table_layout *L)
-{
-	return layout_table(COLS, LINES, L);
-}
-
 /* ---- datasets ---- */
 
 /* format_rate keeps three significant digits and moves the prefix, so any
@@ -52,13 +47,10 @@ void view_datasets(struct ui *ui, const struct ui_frame *f)
 		{ "P99", 9, true, false, true },
 		{ "SHARE", 7, true, false, false },
 	};
-	struct table_layout L;
-	if (body_of(&L) != 0)
-		return;
 	char title[128];
 	snprintf(title, sizeof(title), "datasets: %zu (rate = events / chunk time)",
 		 f->run->datasets.count);
-	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols),
+	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols),
 		   (int)f->run->datasets.count, dataset_row);
 }
 
@@ -90,13 +82,10 @@ void view_slowest(struct ui *ui, const struct ui_frame *f)
 		{ "WORKER", 16, false, false, false },
 		{ "DATASET", 12, false, false, true },
 	};
-	struct table_layout L;
-	if (body_of(&L) != 0)
-		return;
 	size_t n = topk_sorted(&f->run->slowest, ui->slow, TOPK_CAP);
 	char title[96];
 	snprintf(title, sizeof(title), "the %zu slowest chunks", n);
-	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, slow_row);
+	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, slow_row);
 }
 
 /* ---- sections: track_time, track_memory, track_bytes ---- */
@@ -149,12 +138,9 @@ void view_sections(struct ui *ui, const struct ui_frame *f)
 		{ "MEAN", 12, true, false, false },
 		{ "MAX", 12, true, false, false },
 	};
-	struct table_layout L;
-	if (body_of(&L) != 0)
-		return;
 	const struct run *r = f->run;
 	size_t n = r->sec_time.count + r->sec_mem.count + r->sec_bytes.count;
-	table_draw(ui, f, L.body, "sections (track_time / track_memory / track_bytes)", cols,
+	table_draw(ui, f, table_body(), "sections (track_time / track_memory / track_bytes)", cols,
 		   (int)ROASTOP_ARRAY_LEN(cols), (int)n, section_row);
 }
 
@@ -187,9 +173,6 @@ void view_files(struct ui *ui, const struct ui_frame *f)
 		{ "BRANCH%", 8, true, false, false },
 		{ "BYTES%", 7, true, false, false },
 	};
-	struct table_layout L;
-	if (body_of(&L) != 0)
-		return;
 	const struct strmap *map = &f->run->files;
 	if (map->count > ui->idx_cap) {
 		size_t *p = realloc(ui->idx, map->count * sizeof(*p));
@@ -206,7 +189,7 @@ void view_files(struct ui *ui, const struct ui_frame *f)
 	char title[160];
 	snprintf(title, sizeof(title), "files: %zu%s%s%s (compression ratio, branches and bytes read)",
 		 map->count, flt[0] ? ", filter '" : "", flt, flt[0] ? "'" : "");
-	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, file_row);
+	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, file_row);
 }
 
 /* ---- event log, newest first ---- */
@@ -234,12 +217,9 @@ void view_log(struct ui *ui, const struct ui_frame *f)
 		{ "KIND", 5, false, false, false },
 		{ "EVENT", 0, false, false, false },
 	};
-	struct table_layout L;
-	if (body_of(&L) != 0)
-		return;
 	uint64_t n = f->run->log_count < RUN_LOG_LINES ? f->run->log_count : RUN_LOG_LINES;
 	char title[128];
 	snprintf(title, sizeof(title), "event log: newest first (%llu events, last %d kept)",
 		 (unsigned long long)f->run->log_count, RUN_LOG_LINES);
-	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, log_row);
+	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, log_row);
 }

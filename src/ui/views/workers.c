@@ -140,9 +140,6 @@ void view_workers(struct ui *ui, const struct ui_frame *f)
 		{ "PROC", 5, true, false, true },
 		{ "SPILLED", 10, true, false, true },
 	};
-	struct table_layout L;
-	if (layout_table(COLS, LINES, &L) != 0)
-		return;
 	size_t present;
 	size_t n = collect(ui, f, &present);
 	if (ui->worker_open && !ui->worker_key[0])
@@ -156,7 +153,7 @@ void view_workers(struct ui *ui, const struct ui_frame *f)
 	snprintf(title, sizeof(title), "workers: %zu present, %zu seen  sorted by %s (s)%s%s%s",
 		 present, f->run->workers.count, ui_wsort_names[ui->wsort],
 		 flt[0] ? "  filter '" : "  / filters", flt, flt[0] ? "'" : "");
-	table_draw(ui, f, L.body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, worker_row);
+	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, worker_row);
 }
 
 /* Enter: the selected worker's history (which one, the view says at its
