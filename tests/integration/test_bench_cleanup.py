@@ -64,7 +64,8 @@ def test_interrupted_benchmark_leaves_no_process(tmp_path, args, sig, up):
         p = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=err,
                              stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        wait_for(lambda: up(marked(mark)), timeout=300, step=0.05)
+        wait_for(lambda: up(marked(mark)) or p.poll() is not None, timeout=300, step=0.05)
+        assert p.poll() is None, "the benchmark ended before what it starts was seen running"
         p.send_signal(sig)
         code = p.wait(timeout=120)
         if args[0] == sys.executable:  # through its finally blocks

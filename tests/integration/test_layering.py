@@ -398,3 +398,17 @@ def test_no_cycle_between_modules():
         assert c in known, f"a cycle between modules: {sorted(c)}"
     for files in known:
         assert files in cycles, f"{sorted(files)} is no longer one cycle: update KNOWN_CYCLES"
+
+
+def modules_dot():
+    """The modules and their dependencies as a Graphviz drawing, each module
+    named by its first file and how many more it has."""
+    graph, members = module_graph()
+    name = {m: min(members[m]) + (f" +{len(members[m]) - 1}" if len(members[m]) > 1 else "")
+            for m in graph}
+    arrows = [f'  "{name[a]}" -> "{name[b]}";' for a in sorted(graph) for b in sorted(graph[a])]
+    return "\n".join(["digraph modules {", *arrows, "}"])
+
+
+if __name__ == "__main__":  # python3 tests/integration/test_layering.py > modules.dot
+    print(modules_dot())
