@@ -93,10 +93,6 @@ void dask_get_stats(const struct dask *d, struct dask_stats *st);
  * out (cap bytes at least len / 4 * 3). Its length, or -1. */
 long dask_datagram_decode(const char *text, size_t len, unsigned char *out, size_t cap);
 
-/* base + prefix + route with exactly one '/' at each joint. Returns false
- * when it does not fit. */
-bool dask_url_join(char *buf, size_t size, const char *base, const char *prefix,
-		   const char *route);
 /* Seconds to wait before retry number `failures` (1, 2, 4, ... capped). */
 double dask_backoff(unsigned failures);
 

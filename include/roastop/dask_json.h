@@ -143,13 +143,20 @@ struct dask_worker_prom {
 enum dask_error dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
 				       struct prom_stats *st);
 
-/* A tasks.json answer of the collector's route (dask_json_tasks.c): the
- * cursor to ask from next, what the scheduler's buffer dropped before this
- * reader read it, whether the answer was cut at its cap, and the rows. */
-struct dask_tasks_answer {
-	char since[96]; /* "<stream>.<next index>" */
-	uint64_t lost, tasks, rejected; /* rows refused, startstops delivered */
+/* The head of an answer the collector's route gives with a cursor
+ * (tasks.json, datagrams.json; dask_json_tasks.c reads both): the cursor
+ * to ask from next, what the scheduler's buffer dropped before this reader
+ * read it, and whether the answer was cut at its cap. */
+struct dask_cursor {
+	char since[96]; /* "<stream>.<next index>"; "" before the first answer */
+	uint64_t lost;
 	bool more;
+};
+
+/* A tasks.json answer: its cursor and the rows. */
+struct dask_tasks_answer {
+	struct dask_cursor at;
+	uint64_t tasks, rejected; /* startstops delivered, rows refused */
 };
 
 /* Each startstop as an EV_TASK event in ev, handed to deliver, stamped
@@ -158,5 +165,14 @@ struct dask_tasks_answer {
  * are counted in out->rejected. */
 bool dask_parse_tasks(const char *body, size_t len, double now, struct event *ev,
 		      event_deliver_fn deliver, void *ctx, struct dask_tasks_answer *out);
+
+/* A datagrams.json payload, [port, base64]: the port its sender addressed
+ * (1 to 65535) and the text; text NULL when the payload is not that shape. */
+typedef void (*dask_payload_fn)(void *ctx, int port, const char *text);
+
+/* Each payload of a datagrams.json answer to each. False (out's cursor
+ * empty, no payload handed) when the body is not the route's shape. */
+bool dask_parse_datagrams(const char *body, size_t len, struct dask_cursor *out,
+			  dask_payload_fn each, void *ctx);
 
 #endif

@@ -47,4 +47,9 @@ size_t httpc_pollfds(const struct httpc *h, struct pollfd *out, size_t max);
  * back for each transfer that finished. */
 void httpc_dispatch(struct httpc *h, const struct pollfd *pfd, size_t n);
 
+/* base + prefix + route with exactly one '/' at each joint (a scheduler's
+ * URL, its dashboard's prefix, a route). Returns false when it does not fit. */
+bool httpc_url_join(char *buf, size_t size, const char *base, const char *prefix,
+		    const char *route);
+
 #endif

@@ -5,7 +5,9 @@
 #include "roastop/httpc.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "roastop/timer.h"
@@ -200,4 +202,23 @@ void httpc_dispatch(struct httpc *h, const struct pollfd *pfd, size_t n)
 		curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	}
 	httpc_collect(h);
+}
+
+bool httpc_url_join(char *buf, size_t size, const char *base, const char *prefix,
+		   const char *route)
+{
+	size_t bl = strlen(base);
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	const char *p = prefix ? prefix : "";
+	while (*p == '/')
+		p++;
+	size_t pl = strlen(p);
+	while (pl > 0 && p[pl - 1] == '/')
+		pl--;
+	while (*route == '/')
+		route++;
+	int n = pl ? snprintf(buf, size, "%.*s/%.*s/%s", (int)bl, base, (int)pl, p, route)
+		   : snprintf(buf, size, "%.*s/%s", (int)bl, base, route);
+	return n >= 0 && (size_t)n < size;
 }

@@ -3,9 +3,9 @@
  * The transfers go through the shared HTTP client (httpc.h: libcurl multi
  * in the app's poll loop); a timerfd of its own paces the rounds and the
  * backoff. It is a source (source.h): dask_source at the end. Here the
- * round, its transfers, redirects and status; each route's answer and the
- * fallback it picks are dask_routes.c's, the per-worker fallback
- * dask_workers.c's (daskpriv.h, their private header). */
+ * transfers, redirects and status; the round is dask_round.c's table, each
+ * route's answer dask_routes.c's, the per-worker fallback dask_workers.c's
+ * (daskpriv.h, their private header). */
 #include "roastop/clock.h"
 #include "roastop/dask.h"
 #include "roastop/source.h"
@@ -31,36 +31,7 @@
 /* the round's timer, curl's, and every socket curl may ask for */
 _Static_assert(2 + HTTPC_MAX_SOCKS <= SOURCE_MAX_FDS, "the poller's descriptors fit a source's");
 
-const char *const DASK_ROUTE_PATH[] = {
-	[R_SITEMAP] = "sitemap.json",
-	[R_STATE] = "roastop/v1/state.json",
-	[R_TASKS] = "roastop/v1/tasks.json",
-	[R_DATAGRAMS] = "roastop/v1/datagrams.json",
-	[R_IDENTITY] = "json/identity.json",
-	[R_PROM] = "metrics",
-	[R_COUNTS] = "json/counts.json",
-};
-
 /* ---- small pure helpers ------------------------------------------------- */
-
-bool dask_url_join(char *buf, size_t size, const char *base, const char *prefix,
-		   const char *route)
-{
-	size_t bl = strlen(base);
-	while (bl > 0 && base[bl - 1] == '/')
-		bl--;
-	const char *p = prefix ? prefix : "";
-	while (*p == '/')
-		p++;
-	size_t pl = strlen(p);
-	while (pl > 0 && p[pl - 1] == '/')
-		pl--;
-	while (*route == '/')
-		route++;
-	int n = pl ? snprintf(buf, size, "%.*s/%.*s/%s", (int)bl, base, (int)pl, p, route)
-		   : snprintf(buf, size, "%.*s/%s", (int)bl, base, route);
-	return n >= 0 && (size_t)n < size;
-}
 
 double dask_backoff(unsigned failures)
 {
@@ -163,87 +134,6 @@ void dask_xfer_start(struct dask *d, struct xfer *x, enum route r, const char *u
 	}
 }
 
-/* The route asked with the token of the facts kept (a URL-safe string,
- * dask_json.h), so the body leaves them out while they hold. */
-static bool state_have(const struct dask *d, enum route r, char *url, size_t size)
-{
-	if (r == R_TASKS)
-		return dask_tasks_query(d, url, size);
-	if (r == R_DATAGRAMS)
-		return dask_datagrams_query(d, url, size);
-	if (r != R_STATE || !d->facts.token)
-		return true;
-	size_t n = strlen(url);
-	return (size_t)snprintf(url + n, size - n, "?have=%s", d->facts.token) < size - n;
-}
-
-void dask_sched_start(struct dask *d, enum route r)
-{
-	char url[URL_MAX];
-	if (!dask_url_join(url, sizeof(url), d->cfg.url, d->cfg.prefix, DASK_ROUTE_PATH[r]) ||
-	    !state_have(d, r, url, sizeof(url))) {
-		dask_status_set(d, SRC_LOST, "scheduler URL too long");
-		dask_round_end(d, false);
-		return;
-	}
-	d->sched.hops = 0;
-	d->redirect_why[0] = '\0';
-	if (r == R_STATE)
-		d->state_why[0] = '\0'; /* kept until the route is asked again */
-	dask_xfer_start(d, &d->sched, r, url);
-	if (!d->sched.busy) {
-		dask_status_set(d, SRC_LOST, "cannot start an HTTP transfer");
-		dask_round_end(d, false);
-	}
-}
-
-/* ---- the round ---------------------------------------------------------- */
-
-void dask_round_begin(struct dask *d)
-{
-	if (d->in_round)
-		return;
-	d->in_round = true;
-	if (d->flush == FLUSH_WANTED)
-		d->flush = FLUSH_RUNNING;
-	d->round_t0 = clock_mono();
-	d->st.rounds++;
-	d->fallback = false;
-	d->prom_workers = d->prom_tasks = optnum_none();
-	d->counts_workers = d->counts_threads = d->counts_tasks = optnum_none();
-	d->prom_code = 0;
-	d->totals_read = false;
-	snprintf(d->identity_why, sizeof(d->identity_why), "identity.json not offered");
-	d->redirected[0] = '\0';
-	if (d->want_sitemap)
-		dask_sched_start(d, R_SITEMAP);
-	else if (d->has_state && d->now >= d->state_retry_at)
-		dask_sched_start(d, R_STATE);
-	else
-		dask_without_route(d);
-}
-
-void dask_round_end(struct dask *d, bool reached)
-{
-	d->in_round = false;
-	if (d->flush == FLUSH_RUNNING)
-		d->flush = FLUSH_DONE;
-	d->failures = reached ? 0 : d->failures + 1;
-	double took = clock_mono() - d->round_t0;
-	double next = reached ? d->cfg.interval - took : dask_backoff(d->failures);
-	if (reached && next < 0) {
-		d->st.overruns++; /* slower than the interval: the next round starts now */
-		next = 0;
-	}
-	if (d->flush == FLUSH_WANTED || (reached && (d->tasks_more || d->dg.more)))
-		next = 0; /* asked for during this round, or task records left: now */
-	if (!reached) {
-		d->want_sitemap = true; /* it may come back as another Dask */
-		d->st.mode = "lost";
-	}
-	timer_set(d->tick_tfd, next);
-}
-
 void dask_deliver(struct dask *d, struct event *ev)
 {
 	if (ev->type != EV_NONE)
@@ -324,7 +214,7 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	} else if (rc != CURLE_OK || code == 0) {
 		d->st.failures++;
 		char why[200];
-		snprintf(why, sizeof(why), "%s: %s", DASK_ROUTE_PATH[x->route],
+		snprintf(why, sizeof(why), "%s: %s", dask_route_path(x->route),
 			 curl_easy_strerror(rc));
 		dask_status_set(d, SRC_LOST, why);
 		dask_round_end(d, false);
@@ -335,16 +225,7 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	d->st.bytes += x->body.len;
 	if (code != 200)
 		d->st.failures++;
-	switch (x->route) {
-	case R_SITEMAP: dask_on_sitemap(d, code, x); break;
-	case R_STATE: dask_on_state(d, code, x); break;
-	case R_TASKS: dask_on_tasks(d, code, x); break;
-	case R_DATAGRAMS: dask_on_datagrams(d, code, x); break;
-	case R_IDENTITY: dask_on_identity(d, code, x); break;
-	case R_PROM: dask_on_prom(d, code, x); break;
-	case R_COUNTS: dask_on_counts(d, code, x); break;
-	case R_WORKER: break;
-	}
+	dask_round_answer(d, code, x);
 }
 
 static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
@@ -355,7 +236,7 @@ static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
 	x->busy = false;
 	strbuf_append(&x->body, "", 0); /* NUL-terminated even when empty */
 	if (x->route == R_WORKER)
-		dask_worker_done(d, x, rc, code);
+		dask_round_worker(d, x, rc, code);
 	else
 		sched_done(d, rc, code);
 	if (!x->busy)
@@ -515,7 +396,7 @@ static void *dask_source_open(const struct source_env *env, char *err, size_t er
 	/* the dashboard's root as polled: behind a gateway or a proxy the
 	 * prefix says where the cluster is (/clusters/NAME), the host does not */
 	char root[2048];
-	bool joined = dask_url_join(root, sizeof(root), c->scheduler_url, c->dashboard_prefix, "");
+	bool joined = httpc_url_join(root, sizeof(root), c->scheduler_url, c->dashboard_prefix, "");
 	fprintf(stderr, "roastop: polling the Dask scheduler at %s every %gs\n",
 		joined ? root : c->scheduler_url, c->interval);
 	return d;

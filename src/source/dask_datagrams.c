@@ -10,46 +10,12 @@
  * datagram is never applied twice. */
 #include "daskpriv.h"
 
-#include "roastop/clock.h"
-
 #include <limits.h>
-#include <stdio.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
 #define DATAGRAMS_RETRY 5.0 /* seconds before asking again a route without them */
-
-/* ?since=<cursor>, as tasks.json's; before the first answer, ?within=
- * the seconds since roastop opened: what workers logged before its first
- * poll counts, an earlier session's does not (durations on either side:
- * no clock is compared with another host's). */
-bool dask_datagrams_query(const struct dask *d, char *url, size_t size)
-{
-	size_t n = strlen(url);
-	int w = d->dg.since[0]
-			? snprintf(url + n, size - n, "?since=%s", d->dg.since)
-			: snprintf(url + n, size - n, "?within=%.3f", clock_mono() - d->dg.opened);
-	return w >= 0 && (size_t)w < size - n;
-}
-
-/* After tasks.json: datagrams.json when the route offers it and a source
- * takes datagrams, else the round's end. */
-void dask_datagrams_next(struct dask *d)
-{
-	if (d->datagram && d->now >= d->dg.retry_at)
-		dask_sched_start(d, R_DATAGRAMS);
-	else
-		dask_round_end(d, true);
-}
-
-/* The route went away: its cursor with it. */
-void dask_datagrams_gone(struct dask *d)
-{
-	d->dg.since[0] = '\0';
-	d->dg.more = false;
-}
 
 static bool b64_char(char c)
 {
@@ -77,78 +43,40 @@ long dask_datagram_decode(const char *text, size_t len, unsigned char *out, size
 	return m == 4 && memcmp(last, text + len - 4, 4) == 0 ? (long)got : -1;
 }
 
-/* One payload, [port, base64]: the port the sender addressed (its
- * ROASTOP_ADDR's), and the datagram (dask_datagram_decode). */
-static void datagrams_one(struct dask *d, const cJSON *item)
+/* One payload (dask_parse_datagrams): to the source with senders, which
+ * counts it (its datagrams by path); here only what none takes. */
+static void datagrams_one(void *ctx, int port, const char *text)
 {
-	const cJSON *port = cJSON_IsArray(item) && cJSON_GetArraySize(item) == 2
-				    ? cJSON_GetArrayItem(item, 0)
-				    : NULL;
-	const cJSON *b64 = port ? port->next : NULL;
-	const char *text = cJSON_IsString(b64) && cJSON_IsNumber(port) &&
-					   port->valuedouble >= 1 && port->valuedouble <= 65535
-				   ? b64->valuestring
-				   : NULL;
+	struct dask *d = ctx;
 	long n = text ? dask_datagram_decode(text, strlen(text), d->dg.buf, sizeof(d->dg.buf)) : -1;
-	if (n < 0) {
+	if (n < 0)
 		d->dg.rejected++;
-		return;
-	}
-	if (d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n, port->valueint, d->now))
-		d->dg.datagrams++;
-	else
+	else if (!d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n, port, d->now))
 		d->dg.elsewhere++;
 }
 
-static bool datagrams_count(const cJSON *o, const char *name, double *out)
+enum answer dask_on_datagrams(struct dask *d, long code, const struct xfer *x)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	*out = cJSON_IsNumber(v) ? v->valuedouble : -1;
-	return *out >= 0 && *out < 9e15;
-}
-
-/* The answer's cursor and counts; false when it is not the route's shape. */
-static bool datagrams_head(struct dask *d, const cJSON *o)
-{
-	const cJSON *stream = cJSON_GetObjectItemCaseSensitive(o, "stream");
-	double next, lost, left;
-	if (!cJSON_IsString(stream) || strlen(stream->valuestring) > 64 ||
-	    strspn(stream->valuestring, "0123456789abcdef-") != strlen(stream->valuestring) ||
-	    !datagrams_count(o, "next", &next) || !datagrams_count(o, "lost", &lost) ||
-	    !datagrams_count(o, "left", &left) ||
-	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "datagrams")))
-		return false;
-	snprintf(d->dg.since, sizeof(d->dg.since), "%s.%.0f", stream->valuestring, next);
-	d->dg.lost += (uint64_t)lost;
-	d->dg.more = left > 0;
-	d->dg.capped += left > 0;
-	d->dg.answers++;
-	return true;
-}
-
-void dask_on_datagrams(struct dask *d, long code, const struct xfer *x)
-{
-	cJSON *o = code == 200 ? cJSON_ParseWithLength(x->body.data, x->body.len) : NULL;
-	if (cJSON_IsObject(o) && datagrams_head(d, o)) {
-		const cJSON *item;
-		cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(o, "datagrams"))
-			datagrams_one(d, item);
-	} else {
-		/* 404: a route of an older collector, asked again later; any
-		 * other answer is refused, the cursor staying */
-		if (code == 404)
-			d->dg.retry_at = d->now + DATAGRAMS_RETRY;
-		else
-			d->dg.answers_rejected++;
-		d->dg.more = false;
+	struct dask_cursor at;
+	if (code == 200 && dask_parse_datagrams(x->body.data, x->body.len, &at, datagrams_one, d)) {
+		d->dg.at = at;
+		d->dg.lost += at.lost;
+		d->dg.capped += at.more;
+		d->dg.answers++;
+		return ANS_DID;
 	}
-	cJSON_Delete(o);
-	dask_round_end(d, true);
+	/* 404: a route of an older collector, asked again later; any other
+	 * answer is refused, the cursor staying */
+	if (code == 404)
+		d->dg.retry_at = d->now + DATAGRAMS_RETRY;
+	else
+		d->dg.answers_rejected++;
+	d->dg.at.more = false;
+	return ANS_FAILED;
 }
 
 void dask_datagrams_stats(const struct dask *d, struct source_stats *out)
 {
-	source_count(out, "datagrams", "received", d->dg.datagrams);
 	source_count(out, "datagrams", "elsewhere", d->dg.elsewhere);
 	source_count(out, "datagrams", "lost", d->dg.lost);
 	source_count(out, "datagrams", "capped", d->dg.capped);

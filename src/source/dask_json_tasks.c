@@ -1,7 +1,9 @@
-/* The collector's route's task records, tasks.json (docs/scheduler.md,
- * "Task records"): its cursor and counts, and each startstop as the EV_TASK
- * event /eventstream's message would have made (taskstream_task builds
- * both). Fuzzed with the other Dask decoders (fuzz_dask_json). */
+/* The collector's route's answers read with a cursor: the task records,
+ * tasks.json (docs/scheduler.md, "Task records"), each startstop as the
+ * EV_TASK event /eventstream's message would have made (taskstream_task
+ * builds both), and the datagrams, datagrams.json (docs/protocol.md, "The
+ * Dask path"); one reading of the cursor and counts for both. Fuzzed with
+ * the other Dask decoders (fuzz_dask_json). */
 #include "roastop/dask_json.h"
 
 #include <stdio.h>
@@ -58,28 +60,29 @@ static void tasks_rows(struct tasks_ctx *c, const cJSON *rows)
 	}
 }
 
-static bool tasks_count(const cJSON *o, const char *name, double *out)
+static bool cursor_count(const cJSON *o, const char *name, double *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 	*out = cJSON_IsNumber(v) ? v->valuedouble : -1;
 	return *out >= 0 && *out < 9e15;
 }
 
-/* The answer's cursor and counts; false when it is not the route's shape. */
-static bool tasks_head(const cJSON *o, struct dask_tasks_answer *out, double *sched_now)
+/* The answer's cursor and counts, and its array named list; NULL (out
+ * untouched) when it is not the route's shape. */
+static const cJSON *cursor_head(const cJSON *o, const char *list, struct dask_cursor *out)
 {
 	const cJSON *stream = cJSON_GetObjectItemCaseSensitive(o, "stream");
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(o, list);
 	double next, lost, left;
-	if (!cJSON_IsString(stream) || strlen(stream->valuestring) > 64 ||
+	if (!cJSON_IsObject(o) || !cJSON_IsString(stream) || strlen(stream->valuestring) > 64 ||
 	    strspn(stream->valuestring, "0123456789abcdef-") != strlen(stream->valuestring) ||
-	    !tasks_count(o, "next", &next) || !tasks_count(o, "lost", &lost) ||
-	    !tasks_count(o, "left", &left) || !tasks_count(o, "time", sched_now) ||
-	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "tasks")))
-		return false;
+	    !cursor_count(o, "next", &next) || !cursor_count(o, "lost", &lost) ||
+	    !cursor_count(o, "left", &left) || !cJSON_IsArray(items))
+		return NULL;
 	snprintf(out->since, sizeof(out->since), "%s.%.0f", stream->valuestring, next);
 	out->lost = (uint64_t)lost;
 	out->more = left > 0;
-	return true;
+	return items;
 }
 
 bool dask_parse_tasks(const char *body, size_t len, double now, struct event *ev,
@@ -88,9 +91,30 @@ bool dask_parse_tasks(const char *body, size_t len, double now, struct event *ev
 	*out = (struct dask_tasks_answer){ 0 };
 	cJSON *o = cJSON_ParseWithLength(body, len);
 	struct tasks_ctx c = { .now = now, .ev = ev, .deliver = deliver, .ctx = ctx, .out = out };
-	bool ok = cJSON_IsObject(o) && tasks_head(o, out, &c.sched_now);
-	if (ok)
-		tasks_rows(&c, cJSON_GetObjectItemCaseSensitive(o, "tasks"));
+	const cJSON *rows = cursor_count(o, "time", &c.sched_now) ? cursor_head(o, "tasks", &out->at)
+								   : NULL;
+	if (rows)
+		tasks_rows(&c, rows);
 	cJSON_Delete(o);
-	return ok;
+	return rows != NULL;
+}
+
+bool dask_parse_datagrams(const char *body, size_t len, struct dask_cursor *out,
+			  dask_payload_fn each, void *ctx)
+{
+	*out = (struct dask_cursor){ 0 };
+	cJSON *o = cJSON_ParseWithLength(body, len);
+	const cJSON *items = cursor_head(o, "datagrams", out), *item;
+	cJSON_ArrayForEach(item, items)
+	{
+		const cJSON *port = cJSON_IsArray(item) && cJSON_GetArraySize(item) == 2
+					    ? cJSON_GetArrayItem(item, 0)
+					    : NULL;
+		const cJSON *b64 = port ? port->next : NULL;
+		bool shaped = cJSON_IsString(b64) && cJSON_IsNumber(port) &&
+			      port->valuedouble >= 1 && port->valuedouble <= 65535;
+		each(ctx, shaped ? port->valueint : 0, shaped ? b64->valuestring : NULL);
+	}
+	cJSON_Delete(o);
+	return items != NULL;
 }

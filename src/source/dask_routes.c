@@ -1,6 +1,7 @@
-/* The scheduler poller's answers, route by route (dask.c runs the round):
- * the roastop route, identity.json, the scheduler's /metrics, counts.json
- * and the sitemap, each deciding the source the round falls back to next. */
+/* The scheduler poller's answers, route by route: the roastop route,
+ * identity.json, the scheduler's /metrics, counts.json and the sitemap,
+ * each saying how its answer did; which route comes next is the round's
+ * table's (dask_round.c). */
 #include "daskpriv.h"
 
 #include <math.h>
@@ -12,9 +13,6 @@
 #include "roastop/strutil.h"
 
 #define STATE_RETRY 5.0 /* seconds before asking again for an absent route */
-
-static void counts_or_workers(struct dask *d);
-static void workers_begin(struct dask *d);
 
 /* identity.json's services.dashboard of each worker, while it is decoded. */
 static void ep_add(void *ctx, const char *worker, const char *host, int port)
@@ -56,7 +54,7 @@ static void reject_count_if(struct dask *d, bool rejected, enum dask_error e)
 static void route_why(const struct dask *d, const struct xfer *x, long code, char *buf,
 		      size_t size)
 {
-	const char *name = x->route == R_STATE ? "roastop route" : DASK_ROUTE_PATH[x->route];
+	const char *name = x->route == R_STATE ? "roastop route" : dask_route_path(x->route);
 	if (x->too_large)
 		snprintf(buf, size, "%s: response over the size limit (%zu MiB)", name,
 			 x->max_body >> 20);
@@ -68,7 +66,7 @@ static void route_why(const struct dask *d, const struct xfer *x, long code, cha
 		snprintf(buf, size, "%s HTTP %ld", name, code);
 }
 
-void dask_on_state(struct dask *d, long code, const struct xfer *x)
+enum answer dask_on_state(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
 	if (code == 200) {
@@ -80,8 +78,7 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x)
 			 * against new numbers; ask again for the whole body */
 			dask_facts_drop(&d->facts);
 			d->st.facts_refetched++;
-			dask_sched_start(d, R_STATE);
-			return;
+			return ANS_AGAIN;
 		}
 		if (e == DASK_OK) {
 			bool tasks = dask_tasks_offered(x->body.data, x->body.len);
@@ -96,11 +93,7 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x)
 			dask_deliver(d, &d->ev_fine);
 			dask_deliver(d, &d->ev_span);
 			d->st.mode = "state";
-			if (tasks)
-				dask_sched_start(d, R_TASKS);
-			else
-				dask_round_end(d, true);
-			return;
+			return tasks ? ANS_MORE : ANS_DID;
 		}
 		reject_count(d, e);
 		snprintf(d->state_why, sizeof(d->state_why), "roastop route rejected (%s: %.120s)",
@@ -110,13 +103,7 @@ void dask_on_state(struct dask *d, long code, const struct xfer *x)
 	}
 	dask_tasks_gone(d);
 	d->state_retry_at = d->now + STATE_RETRY; /* absent until the collector installs it */
-	dask_without_route(d);
-}
-
-void dask_without_route(struct dask *d)
-{
-	bool totals = d->cfg.prefix_totals && d->has_prom;
-	dask_sched_start(d, totals || !d->has_identity ? R_PROM : R_IDENTITY);
+	return ANS_FAILED;
 }
 
 void dask_totals_attach(struct dask *d)
@@ -142,7 +129,7 @@ static void identity_status(struct dask *d)
 	dask_status_set(d, SRC_DEGRADED, why);
 }
 
-void dask_on_identity(struct dask *d, long code, const struct xfer *x)
+enum answer dask_on_identity(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
 	if (code == 200) {
@@ -155,8 +142,7 @@ void dask_on_identity(struct dask *d, long code, const struct xfer *x)
 			dask_totals_attach(d);
 			dask_deliver(d, &d->ev);
 			d->st.mode = "identity";
-			dask_round_end(d, true);
-			return;
+			return ANS_DID;
 		}
 		d->n_ep = 0; /* what the rejected body had named: nothing of it is kept */
 		reject_count(d, e);
@@ -167,34 +153,10 @@ void dask_on_identity(struct dask *d, long code, const struct xfer *x)
 		route_why(d, x, code, d->identity_why, sizeof(d->identity_why));
 	}
 	d->fallback = true;
-	if (d->has_prom && !d->totals_read)
-		dask_sched_start(d, R_PROM);
-	else
-		counts_or_workers(d);
+	return ANS_FAILED;
 }
 
-
-/* Without a sample from /metrics (no prometheus_client on the scheduler:
- * 200 and no samples) the counts come from counts.json, which every Dask
- * serves; then each known worker's /metrics. */
-static void counts_or_workers(struct dask *d)
-{
-	if (!d->prom_workers.valid && d->has_counts)
-		dask_sched_start(d, R_COUNTS);
-	else
-		workers_begin(d);
-}
-
-static void workers_begin(struct dask *d)
-{
-	d->wk_next = 0;
-	d->wk_pending = 0;
-	for (size_t i = 0; i < d->n_wk; i++)
-		d->wk[i].fresh = false;
-	dask_workers_next(d);
-}
-
-void dask_on_prom(struct dask *d, long code, const struct xfer *x)
+enum answer dask_on_prom(struct dask *d, long code, const struct xfer *x)
 {
 	struct prom_stats ps = { 0 };
 	d->prom_code = code;
@@ -213,13 +175,10 @@ void dask_on_prom(struct dask *d, long code, const struct xfer *x)
 		reject_count_if(d, te == DASK_OUT_OF_RANGE, te);
 	}
 	d->totals_read = true;
-	if (!d->fallback && d->has_identity)
-		dask_sched_start(d, R_IDENTITY); /* read first for its totals */
-	else
-		counts_or_workers(d);
+	return e == DASK_OK ? ANS_DID : ANS_FAILED;
 }
 
-void dask_on_counts(struct dask *d, long code, const struct xfer *x)
+enum answer dask_on_counts(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
 	if (code == 200) {
@@ -234,10 +193,10 @@ void dask_on_counts(struct dask *d, long code, const struct xfer *x)
 			reject_count(d, e);
 		}
 	}
-	workers_begin(d);
+	return ANS_DID;
 }
 
-void dask_on_sitemap(struct dask *d, long code, const struct xfer *x)
+enum answer dask_on_sitemap(struct dask *d, long code, const struct xfer *x)
 {
 	d->want_sitemap = false;
 	int id = -1, prom = -1, counts = -1;
@@ -247,8 +206,5 @@ void dask_on_sitemap(struct dask *d, long code, const struct xfer *x)
 	d->has_prom = prom != 0;
 	d->has_counts = counts != 0;
 	d->has_state = true; /* installed at run time, so never in an old sitemap */
-	d->in_round = false;
-	dask_round_begin(d);
+	return ANS_DID;
 }
-
-/* scheme://host:port of url, the port filled in when implied. */

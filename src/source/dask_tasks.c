@@ -28,16 +28,6 @@ bool dask_tasks_offered(const char *body, size_t len)
 	       (c >= '1' && c <= '9' && after >= '0' && after <= '9');
 }
 
-/* ?since=<cursor>: the stream and index the route last answered (a
- * URL-safe token: hex, '-', '.', digits); none before the first answer. */
-bool dask_tasks_query(const struct dask *d, char *url, size_t size)
-{
-	if (!d->tasks_since[0])
-		return true;
-	size_t n = strlen(url);
-	return (size_t)snprintf(url + n, size - n, "?since=%s", d->tasks_since) < size - n;
-}
-
 /* Tells the task stream source where task records come from (its
  * on_event): connected, the route; lost, /eventstream again. */
 void dask_tasks_tell(struct dask *d, bool routed)
@@ -60,16 +50,15 @@ void dask_tasks_tell(struct dask *d, bool routed)
 	d->deliver(d->ctx, ev);
 }
 
-/* state.json did not answer as a route: the cursor goes with it. */
+/* state.json did not answer as a route: the cursors go with it. */
 void dask_tasks_gone(struct dask *d)
 {
-	d->tasks_since[0] = '\0';
-	d->tasks_more = false;
-	dask_datagrams_gone(d);
+	d->tasks_at = (struct dask_cursor){ 0 };
+	d->dg.at = (struct dask_cursor){ 0 };
 	dask_tasks_tell(d, false);
 }
 
-void dask_on_tasks(struct dask *d, long code, const struct xfer *x)
+enum answer dask_on_tasks(struct dask *d, long code, const struct xfer *x)
 {
 	struct dask_tasks_answer ans = { 0 };
 	bool ok = code == 200 && dask_parse_tasks(x->body.data, x->body.len, d->now, &d->ev_task,
@@ -77,15 +66,14 @@ void dask_on_tasks(struct dask *d, long code, const struct xfer *x)
 	d->st.tasks += ans.tasks;
 	d->st.tasks_rejected += ans.rejected;
 	if (ok) {
-		snprintf(d->tasks_since, sizeof(d->tasks_since), "%s", ans.since);
-		d->st.tasks_lost += ans.lost;
-		d->st.tasks_capped += ans.more;
+		d->tasks_at = ans.at;
+		d->st.tasks_lost += ans.at.lost;
+		d->st.tasks_capped += ans.at.more;
 		d->st.task_answers++;
-		d->tasks_more = ans.more;
 		dask_tasks_tell(d, true);
 	} else {
 		d->st.tasks_rejected++; /* the cursor stays: asked again next round */
-		d->tasks_more = false;
+		d->tasks_at.more = false;
 	}
-	dask_datagrams_next(d);
+	return ok ? ANS_DID : ANS_FAILED;
 }

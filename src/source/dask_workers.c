@@ -1,4 +1,4 @@
-/* The scheduler poller's per-worker fallback (dask.c runs the round): while
+/* The scheduler poller's per-worker fallback (dask_round.c runs the round): while
  * identity.json answers 500, each worker's /metrics, from the dashboards
  * the last good identity.json named, make the round's sample. */
 #include "daskpriv.h"
@@ -81,7 +81,7 @@ static bool scheme_mismatch(const struct xfer *x, CURLcode rc)
 	return rc == CURLE_OPERATION_TIMEDOUT && local_port > 0 && handshake == 0;
 }
 
-void dask_workers_next(struct dask *d)
+bool dask_workers_next(struct dask *d)
 {
 	for (size_t k = 0; k < DASK_WORKER_CONCURRENCY && d->wk_next < d->n_wk; k++) {
 		struct xfer *x = &d->workers[k];
@@ -99,8 +99,7 @@ void dask_workers_next(struct dask *d)
 		if (x->busy)
 			d->wk_pending++;
 	}
-	if (d->wk_pending == 0 && d->wk_next >= d->n_wk)
-		dask_fallback_finish(d);
+	return d->wk_pending == 0 && d->wk_next >= d->n_wk;
 }
 
 /* CPU % from two readings of the counter; a rate outside range.h's table
@@ -143,7 +142,6 @@ void dask_worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
 			w->cpu_t = d->now;
 		}
 	}
-	dask_workers_next(d);
 }
 
 /* Where this round's fallback numbers came from, for the status line:
@@ -165,8 +163,6 @@ static void fallback_why(const struct dask *d, const struct ev_sample *s, char *
  * (/metrics, else counts.json) and what each known worker's /metrics said. */
 void dask_fallback_finish(struct dask *d)
 {
-	if (!d->in_round)
-		return;
 	event_reset(&d->ev);
 	d->ev.type = EV_SAMPLE;
 	d->ev.t = d->now;
@@ -196,7 +192,6 @@ void dask_fallback_finish(struct dask *d)
 		snprintf(why, sizeof(why), "%.170s, /metrics HTTP %ld: no sample%s%.110s",
 			 d->identity_why, d->prom_code, d->state_why[0] ? "; " : "", d->state_why);
 		dask_status_set(d, SRC_DEGRADED, why);
-		dask_round_end(d, true);
 		return;
 	}
 	s->worker_count = count.valid ? (uint32_t)count.value : (uint32_t)s->n_workers;
@@ -207,7 +202,6 @@ void dask_fallback_finish(struct dask *d)
 	d->st.mode = s->source;
 	dask_totals_attach(d);
 	dask_deliver(d, &d->ev);
-	dask_round_end(d, true);
 }
 
 /* A transfer finished (httpc.h). */

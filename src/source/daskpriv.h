@@ -1,8 +1,10 @@
-/* Shared by the files of the scheduler poller only: dask.c (the round, its
- * transfers, redirects and status: the registry source), dask_routes.c (each
- * route's answer and the fallback it chooses) and dask_workers.c (the
- * per-worker fallback). Not a public header: the app sees the poller through
- * source.h, tests through dask.h. */
+/* Shared by the files of the scheduler poller only: dask.c (its transfers,
+ * redirects and status: the registry source), dask_round.c (the polling
+ * round as a table: each route, its query, its answer's handler and the
+ * route that comes next), the handlers (dask_routes.c, dask_tasks.c,
+ * dask_datagrams.c) and dask_workers.c (the per-worker fallback). Not a
+ * public header: the app sees the poller through source.h, tests through
+ * dask.h. */
 #ifndef ROASTOP_DASKPRIV_H
 #define ROASTOP_DASKPRIV_H
 
@@ -17,10 +19,22 @@
 #define URL_MAX 2304
 #define WK_URL 160 /* http://[v6 host]:port/metrics */
 
-enum route { R_SITEMAP, R_STATE, R_TASKS, R_DATAGRAMS, R_IDENTITY, R_PROM, R_COUNTS, R_WORKER };
+/* The scheduler's routes, then the workers' /metrics (the per-worker
+ * fallback), then what may follow an answer besides a route: the round's
+ * end, or its beginning again (after the sitemap). */
+enum route {
+	R_SITEMAP, R_STATE, R_TASKS, R_DATAGRAMS, R_IDENTITY, R_PROM, R_COUNTS,
+	R_WORKER, R_END, R_BEGIN
+};
 
-/* Each scheduler route's path, after the dashboard's prefix. */
-extern const char *const DASK_ROUTE_PATH[];
+/* How a route's answer did: the handler's word, the round's table picks
+ * the next route from it. */
+enum answer {
+	ANS_DID,
+	ANS_MORE, /* did, and offers more (the route's task records) */
+	ANS_AGAIN, /* to be asked again at once (facts gone stale) */
+	ANS_FAILED,
+};
 
 struct xfer {
 	CURL *easy;
@@ -49,19 +63,18 @@ struct endpoint {
 	char url[WK_URL];
 };
 
-/* The route's datagrams (dask_datagrams.c): the cursor ("" before the
- * first answer), whether the last answer left some for the next, when a
- * route without them is asked again, the counts, and one payload decoded. */
+/* The route's datagrams (dask_datagrams.c): the cursor, when a route
+ * without them is asked again, the counts, and one payload decoded. */
 struct dask_dg {
-	char since[96];
-	bool more;
+	struct dask_cursor at;
 	double retry_at;
 	double opened; /* monotonic: when the poller opened */
-	/* payloads taken by the listener; addressed to another port (another
-	 * roastop's); dropped by the scheduler before they were read; answers
-	 * cut at the route's cap; payloads refused (not [port, base64], too
-	 * large, no source to take them); answers read and refused */
-	uint64_t datagrams, elsewhere, lost, capped, rejected, answers, answers_rejected;
+	/* payloads addressed to another port (another roastop's: those taken
+	 * are the listener's to count); dropped by the scheduler before they
+	 * were read; answers cut at the route's cap; payloads refused (not
+	 * [port, base64], too large, no source to take them); answers read and
+	 * refused */
+	uint64_t elsewhere, lost, capped, rejected, answers, answers_rejected;
 	unsigned char buf[65508]; /* a UDP datagram's largest, rounded up to 3 */
 };
 
@@ -76,11 +89,10 @@ struct dask {
 	struct xfer workers[DASK_WORKER_CONCURRENCY];
 	struct event ev, ev_fine, ev_span, ev_status;
 	struct dask_facts facts; /* the route's workers' facts, named by ?have= */
-	/* the route's task records (dask_tasks.c): its cursor, "<stream>.<index>"
-	 * ("" before the first answer), whether task_stream was told they come
-	 * from here, and whether the last answer left records for the next */
-	char tasks_since[96];
-	bool tasks_told, tasks_more;
+	/* the route's task records (dask_tasks.c): its cursor, and whether
+	 * task_stream was told they come from here */
+	struct dask_cursor tasks_at;
+	bool tasks_told;
 	struct event ev_task;
 	/* where a datagram read from the route goes (source_env.datagram), or
 	 * NULL: datagrams.json is not asked */
@@ -126,44 +138,45 @@ struct dask {
 	struct dask_stats st;
 };
 
-/* dask.c: the round and its transfers */
+/* dask.c: the transfers and the status */
 void dask_status_set(struct dask *d, enum source_state state, const char *reason);
 void dask_xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url);
-void dask_sched_start(struct dask *d, enum route r);
-void dask_round_begin(struct dask *d);
-void dask_round_end(struct dask *d, bool reached);
 void dask_deliver(struct dask *d, struct event *ev);
 
+/* dask_round.c: the round */
+void dask_round_begin(struct dask *d);
+void dask_round_end(struct dask *d, bool reached);
+/* A scheduler route's answer (code: its HTTP status), or a worker's. */
+void dask_round_answer(struct dask *d, long code, const struct xfer *x);
+void dask_round_worker(struct dask *d, struct xfer *x, CURLcode rc, long code);
+/* Each scheduler route's path, after the dashboard's prefix. */
+const char *dask_route_path(enum route r);
+
 /* dask_routes.c: a scheduler route's answer */
-void dask_on_sitemap(struct dask *d, long code, const struct xfer *x);
-void dask_on_state(struct dask *d, long code, const struct xfer *x);
-void dask_on_identity(struct dask *d, long code, const struct xfer *x);
-void dask_on_prom(struct dask *d, long code, const struct xfer *x);
-void dask_on_counts(struct dask *d, long code, const struct xfer *x);
-/* No route this round: /metrics first when the per-prefix totals are
- * wanted, else identity.json (or /metrics without it). */
-void dask_without_route(struct dask *d);
+enum answer dask_on_sitemap(struct dask *d, long code, const struct xfer *x);
+enum answer dask_on_state(struct dask *d, long code, const struct xfer *x);
+enum answer dask_on_identity(struct dask *d, long code, const struct xfer *x);
+enum answer dask_on_prom(struct dask *d, long code, const struct xfer *x);
+enum answer dask_on_counts(struct dask *d, long code, const struct xfer *x);
 /* The round's per-prefix totals onto the sample about to be delivered. */
 void dask_totals_attach(struct dask *d);
 
 /* dask_tasks.c: the route's task records */
 bool dask_tasks_offered(const char *body, size_t len);
-void dask_on_tasks(struct dask *d, long code, const struct xfer *x);
+enum answer dask_on_tasks(struct dask *d, long code, const struct xfer *x);
 void dask_tasks_gone(struct dask *d);
 void dask_tasks_tell(struct dask *d, bool routed);
-bool dask_tasks_query(const struct dask *d, char *url, size_t size);
 
 /* dask_datagrams.c: the route's datagrams (a worker's Dask connection) */
-bool dask_datagrams_query(const struct dask *d, char *url, size_t size);
-void dask_datagrams_next(struct dask *d);
-void dask_datagrams_gone(struct dask *d);
-void dask_on_datagrams(struct dask *d, long code, const struct xfer *x);
+enum answer dask_on_datagrams(struct dask *d, long code, const struct xfer *x);
 void dask_datagrams_stats(const struct dask *d, struct source_stats *out);
 
 /* dask_workers.c: the per-worker fallback */
 void dask_wk_cache(struct dask *d, const struct ev_sample *s);
-void dask_workers_next(struct dask *d);
+/* Starts what it can of the workers' requests; true once all have answered. */
+bool dask_workers_next(struct dask *d);
 void dask_worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code);
+/* The round's sample from the fallback's numbers. */
 void dask_fallback_finish(struct dask *d);
 
 #endif

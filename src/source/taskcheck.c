@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roastop/dask.h"
 #include "roastop/httpc.h"
 #include "roastop/strbuf.h"
 
@@ -135,7 +134,7 @@ static bool tc_setup(struct taskcheck_fetch *f, const struct app_config *cfg)
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)TASKCHECK_MAX_BODY);
 	if (f->headers)
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->headers);
-	return dask_url_join(url, sizeof(url), cfg->scheduler_url, cfg->dashboard_prefix,
+	return httpc_url_join(url, sizeof(url), cfg->scheduler_url, cfg->dashboard_prefix,
 			     "metrics") &&
 	       curl_easy_setopt(e, CURLOPT_URL, url) == CURLE_OK;
 }

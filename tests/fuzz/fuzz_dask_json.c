@@ -3,7 +3,8 @@
  * event taken live replays from its recorded line (one range table). An
  * input with a NUL byte is also two route bodies: the first's facts kept,
  * the second read against them (version 3's body without facts). Each
- * input is also a tasks.json answer (dask_parse_tasks). */
+ * input is also a tasks.json and a datagrams.json answer (dask_parse_tasks,
+ * dask_parse_datagrams: one cursor reading). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,30 @@ static void check_tasks(const char *text, size_t size)
 {
 	struct dask_tasks_answer a;
 	bool ok = dask_parse_tasks(text, size, 1e9, &task, task_taken, NULL, &a);
-	if (!ok && (a.tasks || a.since[0] || a.more))
+	if (!ok && (a.tasks || a.at.since[0] || a.at.more))
 		abort();
-	if (ok && (!a.since[0] || strlen(a.since) >= sizeof(a.since)))
+	if (ok && (!a.at.since[0] || strlen(a.at.since) >= sizeof(a.at.since)))
+		abort();
+}
+
+/* A datagrams.json payload handed is a port in range with its text, or
+ * neither. */
+static void payload_taken(void *ctx, int port, const char *text)
+{
+	size_t *n = ctx;
+	if ((text != NULL) != (port >= 1 && port <= 65535))
+		abort();
+	++*n;
+}
+
+static void check_datagrams(const char *text, size_t size)
+{
+	struct dask_cursor at;
+	size_t n = 0;
+	bool ok = dask_parse_datagrams(text, size, &at, payload_taken, &n);
+	if (!ok && (n || at.since[0] || at.more))
+		abort();
+	if (ok && (!at.since[0] || strlen(at.since) >= sizeof(at.since)))
 		abort();
 }
 
@@ -110,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_state(dask_parse_state(text, size, 1, &sample, &fine, &span, err, sizeof(err)));
 	check_kept(text, size);
 	check_tasks(text, size);
+	check_datagrams(text, size);
 	enum dask_error e = dask_parse_identity(text, size, 1, &sample, endpoint, NULL, err, sizeof(err));
 	if (e != DASK_OK && sample.type)
 		abort();

@@ -48,9 +48,10 @@ def test_dropped_workers_send_by_dask(cluster, dimuon_files, tmp_path):
     assert udp["senders_by_path"] == {"udp": 1, "dask": 2}, udp
     assert udp["datagrams_by_path"]["dask"] >= m["num_chunks"]
     dg = m["roastop"]["scheduler"]["datagrams"]
-    assert dg["received"] == udp["datagrams_by_path"]["dask"], dg
-    # a group's members are written when not zero (docs/metrics.md)
-    assert not {"lost", "rejected", "answers_rejected"} & set(dg), dg
+    # a group's members are written when not zero (docs/metrics.md); every
+    # payload read went to the listener, which alone counts it (by path)
+    assert dg["answers"] > 0 and "received" not in dg, dg
+    assert not {"lost", "rejected", "answers_rejected", "elsewhere"} & set(dg), dg
     assert m["roastop"]["run_ended"] is True
 
 

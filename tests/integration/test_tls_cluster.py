@@ -55,7 +55,8 @@ def test_tls_cluster_chunks_by_dask(tls_cluster, dimuon_files, tmp_path):
     # the client by UDP (its hello acked), each worker process by Dask
     assert udp["senders_by_path"] == {"udp": 1, "dask": 2}, udp
     assert udp["datagrams_by_path"]["dask"] >= m["num_chunks"], udp
-    assert m["roastop"]["scheduler"]["datagrams"]["received"] == udp["datagrams_by_path"]["dask"]
+    # every payload read went to the listener, which alone counts it
+    assert not {"elsewhere", "rejected"} & set(m["roastop"]["scheduler"]["datagrams"])
     assert m["roastop"]["run_ended"] is True
 
 

@@ -11,6 +11,7 @@
 #include "roastop/dask.h"
 #include "roastop/dask_json.h"
 #include "roastop/event_json.h"
+#include "roastop/httpc.h"
 #include "roastop/range.h"
 #include "roastop/strbuf.h"
 
@@ -976,13 +977,13 @@ static void url_join(void **state)
 {
 	(void)state;
 	char buf[128];
-	assert_true(dask_url_join(buf, sizeof(buf), "http://h:8787", NULL, "json/identity.json"));
+	assert_true(httpc_url_join(buf, sizeof(buf), "http://h:8787", NULL, "json/identity.json"));
 	assert_string_equal(buf, "http://h:8787/json/identity.json");
-	assert_true(dask_url_join(buf, sizeof(buf), "http://h:8787/", "/proxy/8787/", "/metrics"));
+	assert_true(httpc_url_join(buf, sizeof(buf), "http://h:8787/", "/proxy/8787/", "/metrics"));
 	assert_string_equal(buf, "http://h:8787/proxy/8787/metrics");
-	assert_true(dask_url_join(buf, sizeof(buf), "https://h/a//", "b", "c"));
+	assert_true(httpc_url_join(buf, sizeof(buf), "https://h/a//", "b", "c"));
 	assert_string_equal(buf, "https://h/a/b/c");
-	assert_false(dask_url_join(buf, 10, "http://h:8787", NULL, "metrics"));
+	assert_false(httpc_url_join(buf, 10, "http://h:8787", NULL, "metrics"));
 }
 
 static void backoff(void **state)
