@@ -274,8 +274,8 @@ def test_no_view_computes_a_finding():
 # src/model/runpriv.h, ...): its private split, inside which files may call
 # each other. A .c file depends on the files implementing each header it
 # includes (a private header's own includes are its includers'). Cycles
-# between modules standing today, each with why; a list that only shrinks:
-# a cycle gone, or changed, must leave it or be written as it is now.
+# between modules let stand, each as (its files, why): none, and the list
+# only shrinks; a cycle gone, or changed, must leave it.
 KNOWN_CYCLES = []
 
 DEFINED = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(\w+)\s*\([^;{]*?\)\s*\{", re.M)
