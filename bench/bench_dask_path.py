@@ -62,7 +62,9 @@ sys.path.insert(0, str(REPO / "examples"))
 from dask_cluster import EXAMPLES, Cluster, end_with_me, spawn, stop_group, wait_for  # noqa: E402
 from roastop import route  # noqa: E402
 from roastop._state import shared  # noqa: E402
-from roastop.emitter import DATAGRAM_TOPIC, Emitter, encode, flush_dask_all, frame  # noqa: E402
+from roastop.emitter import Emitter  # noqa: E402
+from roastop.transport import DATAGRAM_TOPIC, flush_dask_all  # noqa: E402
+from roastop.wire import encode, frame  # noqa: E402
 
 SMOKE = os.environ.get("BENCH_SMOKE") == "1"
 ROUNDS = int(os.environ.get("BENCH_DASK_ROUNDS", "1" if SMOKE else "7"))

@@ -1,7 +1,7 @@
 """Writes the datagram fuzzers' seed corpora: one body of
 every kind for fuzz_event_datagram, and each framed for fuzz_udp, untagged
 and tagged under the all-zero key its keyed listener holds. The bodies are
-the Python emitter's (python/roastop/emitter.py), so the seeds are what a
+the Python emitter's (python/roastop/wire.py), so the seeds are what a
 real sender puts on the wire. Standard library only.
 
     python3 scripts/fuzz_seeds.py [CORPUS_DIR]   (default tests/fuzz/corpus)
@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from roastop.emitter import encode, frame, keyed_mac  # noqa: E402
+from roastop.wire import encode, frame, keyed_mac  # noqa: E402
 
 ENVELOPE = {"host": "node-042.cluster.example.org", "pid": 4242, "instance": 2 ** 53 - 1,
             "seq": 17, "sent": 1767225600.25}

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from roastop._state import ship_by_value
 from roastop.fetch import FETCH_TIMEOUT, Channel, MetricsUnavailable
-from roastop.emitter import (HELLO_TIMEOUT, RESOLVE_TIMEOUT, emitter_for, flush_dask_all,
-                             parse_key, resolve)
+from roastop.emitter import emitter_for
+from roastop.transport import HELLO_TIMEOUT, RESOLVE_TIMEOUT, flush_dask_all, resolve
+from roastop.wire import parse_key
 
 FLAG = "_roastcoffea_collect_metrics"
 

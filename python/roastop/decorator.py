@@ -12,8 +12,9 @@ import time
 import warnings
 
 from roastop._state import ship_by_value, shared
-from roastop.emitter import (Static, chunk_message, dask_worker, emitter_for, emitter_from_env,
-                             parse_transport)
+from roastop.emitter import emitter_for, emitter_from_env
+from roastop.transport import dask_worker, parse_transport
+from roastop.wire import Static, chunk_message
 from roastop.instrumentation import (cpu_wait_seconds, current_chunks, file_source,
                                      process_memory_mb, source_bytes)
 

@@ -9,7 +9,7 @@ import http.client
 import json
 import time
 
-from roastop.emitter import parse_addr
+from roastop.transport import parse_addr
 
 FETCH_TIMEOUT = 30.0  # seconds: a run closes ~1 s after run_end (SESSION_SETTLE)
 POLL_EVERY = 0.1

@@ -16,7 +16,8 @@ from roastop_fakes import Events, Factory
 
 from roastop import track_metrics, track_time
 from roastop import emitter as em
-from roastop.emitter import Emitter, Static
+from roastop.emitter import Emitter
+from roastop.wire import Static
 
 T = 1767225595.1450303
 FILE = "root://eos.example.org//store/DYJetsToLL_M-50/nano_0000.root"

@@ -16,7 +16,9 @@ from roastop_testutil import (  # noqa: F401 - fresh_process_state is a fixture
     KEY, addr_of, split_datagram, fresh_process_state)
 
 from roastop import MetricsCollector
-from roastop.emitter import HELLO_TIMEOUT, Emitter, ack_ok, keyed_mac
+from roastop.emitter import Emitter
+from roastop.transport import HELLO_TIMEOUT
+from roastop.wire import ack_ok, keyed_mac
 
 NONCE = "0123456789abcdef0123456789abcdef"
 SLACK = 2.0     # a loaded 2-core machine may be this late to give the client back

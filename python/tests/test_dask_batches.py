@@ -14,8 +14,9 @@ from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are 
     KEY, addr_of, split_datagram, fresh_process_state, sink)
 from test_transport import Worker, chunk, datagrams, worker  # noqa: F401 - a fixture
 
-from roastop import collector, emitter, route
-from roastop.emitter import DATAGRAM_TOPIC, Emitter, _parts, emitter_for, flush_dask_all
+from roastop import collector, route, transport
+from roastop.emitter import Emitter, emitter_for
+from roastop.transport import DATAGRAM_TOPIC, _parts, flush_dask_all
 
 
 def dask_emitter(sink):
@@ -28,7 +29,7 @@ def seqs(w):
 
 
 def test_a_batch_that_reaches_its_count_goes_from_the_chunks_thread(sink, worker, monkeypatch):
-    monkeypatch.setattr(emitter, "DASK_BATCH_COUNT", 3)
+    monkeypatch.setattr(transport, "DASK_BATCH_COUNT", 3)
     e = dask_emitter(sink)
     for n in range(7):
         assert chunk(e, n)
@@ -59,10 +60,10 @@ def test_a_tasks_end_sends_a_batch_old_enough_in_its_message(sink, worker, monke
     a batch DASK_CHUNK_FLUSH old goes then; a younger one, or another
     transition, leaves it for the flusher."""
     e = dask_emitter_with_a_chunk(sink, worker)
-    hook = worker.plugins[emitter.DASK_FLUSH_PLUGIN]
+    hook = worker.plugins[transport.DASK_FLUSH_PLUGIN]
     hook.transition("task-1", "executing", "memory")
     assert not worker.logged                                  # younger than 3600 s
-    monkeypatch.setattr(emitter, "DASK_CHUNK_FLUSH", 0.0)
+    monkeypatch.setattr(transport, "DASK_CHUNK_FLUSH", 0.0)
     hook.transition("task-2", "waiting", "ready")
     assert not worker.logged                                  # no task's end
     chunk(e, 2)
@@ -82,7 +83,7 @@ def test_parts_bound_count_and_bytes():
 
 
 def test_one_event_holds_at_most_the_byte_bound(sink, worker, monkeypatch):
-    monkeypatch.setattr(emitter, "DASK_BATCH_BYTES", 600)
+    monkeypatch.setattr(transport, "DASK_BATCH_BYTES", 600)
     e = dask_emitter(sink)
     for n in range(6):
         chunk(e, n)
@@ -93,7 +94,7 @@ def test_one_event_holds_at_most_the_byte_bound(sink, worker, monkeypatch):
 
 
 def test_the_flusher_sends_within_its_interval(sink, worker, monkeypatch):
-    monkeypatch.setattr(emitter, "DASK_FLUSH_INTERVAL", 0.05)
+    monkeypatch.setattr(transport, "DASK_FLUSH_INTERVAL", 0.05)
     e = dask_emitter(sink)
     chunk(e, 1)
     chunk(e, 2)
@@ -132,8 +133,8 @@ def test_the_chunks_thread_never_waits_for_a_send(sink, worker, monkeypatch):
     """Another thread is sending (it holds the send lock, as a flusher inside
     log_event would): a chunk that fills a batch is still queued at once,
     and past DASK_PENDING batches' worth it is counted lost, not waited for."""
-    monkeypatch.setattr(emitter, "DASK_BATCH_COUNT", 2)
-    monkeypatch.setattr(emitter, "DASK_PENDING", 2)
+    monkeypatch.setattr(transport, "DASK_BATCH_COUNT", 2)
+    monkeypatch.setattr(transport, "DASK_PENDING", 2)
     e = dask_emitter(sink)
     chunk(e, 0)                                   # the path is chosen, the locks made
     e._send_lock.acquire()
@@ -152,7 +153,7 @@ def test_the_workers_close_sends_the_rest(sink, worker):
     """close_flush adds an entry to the worker's plugins on its loop, whose
     teardown (Worker.close) sends what is pending."""
     dask_emitter_with_a_chunk(sink, worker)
-    plugin = worker.plugins[emitter.DASK_FLUSH_PLUGIN]
+    plugin = worker.plugins[transport.DASK_FLUSH_PLUGIN]
     assert not worker.logged
     plugin.teardown(worker=worker)
     assert seqs(worker) == [0]

@@ -18,6 +18,7 @@ from roastop_fakes import Events, Factory
 
 from roastop import MetricsCollector, track_metrics, track_time
 from roastop import emitter as em
+from roastop import wire
 from roastop.emitter import Emitter, frame, keyed_mac
 
 FILE = "root://eos.example.org//store/DYJetsToLL_M-50/nano_0000.root"
@@ -331,7 +332,7 @@ def both_paths(sink, measured, fields):
 
 
 def test_chunk_datagram_says_what_datagram_says(sink):
-    assert em.MEASURED == ("t_start", "t_end", "timestamp", "cpu_time", "mem_before_mb",
+    assert wire.MEASURED == ("t_start", "t_end", "timestamp", "cpu_time", "mem_before_mb",
                            "mem_after_mb")
     fast, generic = both_paths(sink, MEASURED, FIELDS)
     assert fast == generic

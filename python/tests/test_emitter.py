@@ -14,7 +14,9 @@ from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are 
     KEY, addr_of, nothing_arrives, receive, split_datagram, fresh_process_state, sink)
 
 from roastop import emitter as em
-from roastop.emitter import Emitter, emitter_for, emitter_from_env, parse_addr
+from roastop.emitter import Emitter, emitter_for, emitter_from_env
+from roastop.transport import parse_addr
+from roastop.wire import MAX_DATAGRAM
 
 
 def test_framing_is_magic_flags_and_raw_hmac(sink):
@@ -259,7 +261,7 @@ def test_report_with_missing_fields(sink):
 
 
 def test_soft_limit_constant():
-    assert em.SOFT_LIMIT == 1400 and em.MAX_DATAGRAM == 65507 and em.MAX_REPORT_PARTS == 64
+    assert em.SOFT_LIMIT == 1400 and MAX_DATAGRAM == 65507 and em.MAX_REPORT_PARTS == 64
 
 
 def test_tags_are_hmac_sha256():

@@ -79,7 +79,7 @@ def test_collector_ships_the_numeric_address(sink):
 
 
 def test_resolve():
-    from roastop.emitter import resolve
+    from roastop.transport import resolve
     assert resolve("127.0.0.1:8790") == "127.0.0.1:8790"
     assert resolve("[::1]:8790") == "[::1]:8790"
     with pytest.raises(ValueError):
@@ -126,7 +126,7 @@ def test_a_host_name_resolves_in_the_background_then_sends(sink):
 
 
 def test_a_failed_lookup_is_retried_in_the_background(monkeypatch):
-    from roastop import emitter
+    from roastop import transport
     real = socket.getaddrinfo
 
     def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
@@ -141,7 +141,7 @@ def test_a_failed_lookup_is_retried_in_the_background(monkeypatch):
         time.sleep(0.01)
     first = e._lookup
     assert not e.send({"type": "run_end"}) and e._lookup is first   # not at once
-    monkeypatch.setattr(emitter, "RESOLVE_RETRY", 0.0)
+    monkeypatch.setattr(transport, "RESOLVE_RETRY", 0.0)
     assert not e.send({"type": "run_end"}) and e._lookup is not first
 
 

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import sys
 import threading
+import time
 import types
 
 import pytest
@@ -13,9 +14,10 @@ from roastop_testutil import (  # noqa: F401 - fresh_process_state and sink are 
     KEY, addr_of, nothing_arrives, split_datagram, fresh_process_state, sink)
 from test_collector_hello import Roastop
 
-from roastop import collector, emitter, route, track_metrics
+from roastop import collector, route, track_metrics, transport
 from roastop_fakes import Events, Factory
-from roastop.emitter import DATAGRAM_TOPIC, Emitter, flush_dask_all, parse_transport
+from roastop.emitter import Emitter
+from roastop.transport import DATAGRAM_TOPIC, flush_dask_all, parse_transport
 
 
 class Worker:
@@ -39,8 +41,8 @@ def worker(monkeypatch):
     """A process with a Dask worker running this thread's task: a stand-in
     distributed module whose get_worker answers. The batches go when a test
     says (no flusher round within a test)."""
-    monkeypatch.setattr(emitter, "DASK_FLUSH_INTERVAL", 3600.0)
-    monkeypatch.setattr(emitter, "DASK_CHUNK_FLUSH", 3600.0)
+    monkeypatch.setattr(transport, "DASK_FLUSH_INTERVAL", 3600.0)
+    monkeypatch.setattr(transport, "DASK_CHUNK_FLUSH", 3600.0)
     w = Worker()
     fake = types.ModuleType("distributed")
     fake.get_worker = lambda: w
@@ -86,7 +88,8 @@ def test_auto_without_an_ack_takes_the_dask_path_with_the_same_bytes(sink, worke
     monkeypatch.delenv("ROASTOP_HELLO")         # the check is on
     # the sink answers no hello: as a firewall that drops the worker's UDP
     e = Emitter(addr_of(sink), KEY, chunk_start=False, transport="auto")
-    assert chunk(e, 5) and chunk(e, 6)
+    assert chunk(e, 5) and chunk(e, 6)          # taken at once, while the hello waits
+    assert e.path_chosen.wait(30)
     assert e.path == "dask" and not worker.logged and e.sent == 0   # batched, not sent yet
     assert e.flush_dask() == 2
     assert e.sent_dask == 2 and e.sent == 2 and e.batches_dask == 1
@@ -109,8 +112,13 @@ def test_auto_with_an_ack_stays_on_udp(worker, monkeypatch):
     r = Roastop("ok")
     try:
         e = Emitter(r.addr, KEY, chunk_start=False, transport="auto")
-        assert chunk(e, 3)
+        assert chunk(e, 3) and e.path_chosen.wait(30)
         assert e.path == "udp" and not worker.logged and e.sent_dask == 0
+        assert e.sent == 1                # held while the hello waited, then sent by UDP
+        deadline = time.monotonic() + 30
+        while not any(m.get("type") == "chunk" for m in r.hellos) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [m["type"] for m in r.hellos] == ["hello", "chunk"]
     finally:
         r.stop = True
         r.thread.join()

@@ -14,7 +14,7 @@ from conftest import Listener
 
 PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
 sys.path.insert(0, str(PYTHON_DIR))
-from roastop.emitter import HELLO_TIMEOUT  # noqa: E402
+from roastop.transport import HELLO_TIMEOUT  # noqa: E402
 
 SLACK = 3.0  # above the timeout: a loaded 2-core machine may hand the client back late
 

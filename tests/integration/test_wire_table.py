@@ -1,7 +1,7 @@
 """The datagram ids are written once, in roastop's tables (the events'
 fields in src/event/event_field.c, the envelope's in
 src/event/event_datagram.c); build/tools/wire_table prints them per kind.
-The emitter's copy (python/roastop/emitter.py) and the test decoder's
+The emitter's copy (python/roastop/wire.py) and the test decoder's
 (python/tests/roastop_testutil.py, kept apart from the emitter on purpose:
 it reads what the emitter sends, as roastop does) must say the same, so a
 field added in one place and not the others fails here."""
@@ -15,12 +15,12 @@ from conftest import TOOLS
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "tests"))
 
 import roastop_testutil  # noqa: E402
-from roastop import emitter  # noqa: E402
+from roastop import wire  # noqa: E402
 
 # the emitter writes integers as plain nums; roastop checks them whole
-EMITTER_ENCODING = {emitter._NUM: {"num", "int"}, emitter._STR: {"str"},
-                    emitter._STRLIST: {"strlist"}, emitter._KV: {"kv"},
-                    emitter._META: {"meta"}}
+EMITTER_ENCODING = {wire._NUM: {"num", "int"}, wire._STR: {"str"},
+                    wire._STRLIST: {"strlist"}, wire._KV: {"kv"},
+                    wire._META: {"meta"}}
 # wire_table's names for the kinds, and the emitter's ("type")
 KIND_NAMES = {"chunk": "chunk", "start": "chunk_start", "heartbeat": "heartbeat",
               "run_start": "run_start", "run_end": "run_end", "report": "report",
@@ -75,19 +75,19 @@ def test_the_table_has_every_kind_and_field():
 def test_the_emitter_has_roastops_ids():
     t = wire_table()
     for label, kind in KIND_NAMES.items():
-        assert emitter_mismatches(t[label], emitter.KINDS[kind][1]) == [], kind
-        assert emitter.KINDS[kind][0][0] == list(KIND_NAMES).index(label) + 1
-    assert emitter_mismatches(t["meta"], emitter._META_FIELDS) == []
+        assert emitter_mismatches(t[label], wire.KINDS[kind][1]) == [], kind
+        assert wire.KINDS[kind][0][0] == list(KIND_NAMES).index(label) + 1
+    assert emitter_mismatches(t["meta"], wire._META_FIELDS) == []
     start_names = {name for name, _ in t["start"].values()}
-    assert emitter._START_STATIC <= start_names
+    assert wire._START_STATIC <= start_names
 
 
 def test_a_field_in_one_place_only_is_caught():
     t = wire_table()
-    chunk = dict(emitter._CHUNK_FIELDS)
-    chunk["new_field"] = (31, emitter._NUM)
+    chunk = dict(wire._CHUNK_FIELDS)
+    chunk["new_field"] = (31, wire._NUM)
     assert [d[0] for d in emitter_mismatches(t["chunk"], chunk)] == ["new_field"]
-    chunk = dict(chunk, worker=(31, emitter._STR))
+    chunk = dict(chunk, worker=(31, wire._STR))
     del chunk["new_field"]
     assert [d[0] for d in emitter_mismatches(t["chunk"], chunk)] == ["worker"]
 
