@@ -364,7 +364,7 @@ def main():
         cluster = Cluster(work, n_workers=2)
         client = cluster.client()
         from roastop._state import ship_by_value
-        assert ship_by_value() and route.ship_by_value()
+        assert ship_by_value()
         os.environ["DIMUON_METRICS"] = "roastop"
         import cloudpickle
         import dimuon

@@ -398,6 +398,90 @@ def _restore(processor, chunks, key, outer, sections):
         pass
 
 
+class _Chunk:
+    """One tracked chunk: what the wrapper measured before process() and
+    needs after it."""
+
+    __slots__ = ("processor", "emitter", "chunks", "key", "outer", "sections", "meta", "rec",
+                 "file_static", "worker", "factory", "facts", "file_meta", "source",
+                 "bytes_before", "mem_before", "start", "t_start", "cpu_start", "wait_start",
+                 "error")
+
+    def __init__(self, processor, events, emitter):
+        """The chunk's record begun, current for track_time & co; raises
+        when reading the events fails (then nothing is left current)."""
+        self.processor, self.emitter, self.error = processor, emitter, None
+        self.sections = sections = {"timing": {}, "memory": {}, "bytes": {}}
+        self.chunks, self.key = chunks, key = current_chunks(), id(processor)
+        self.outer = chunks.get(key)             # a nested call (process calling process)
+        chunks[key] = sections
+        try:
+            try:
+                processor._roastcoffea_current_chunk = sections  # roastcoffea's place for it
+            except Exception:  # noqa: BLE001 - __slots__: the thread's record is enough
+                pass
+            self.measure(events, _attr(processor, "_roastop_run_id"))
+        except BaseException:
+            self.restore()
+            raise
+
+    def measure(self, events, run_id):
+        self.meta = meta = _metadata(events)
+        self.rec = {}
+        self.file_static = _chunk_fields(events, meta, run_id, self.rec)
+        self.worker = _worker_name()
+        self.factory = factory = _factory(events)
+        if factory is not None:
+            self.facts = _file_facts(factory, meta)
+            self.file_meta = _file_metadata(self.facts, meta, run_id)
+            self.source = file_source(factory)
+            self.bytes_before = source_bytes(self.source)
+        else:
+            self.facts = self.file_meta = self.source = self.bytes_before = None
+        self.mem_before = process_memory_mb()
+
+    def begin(self):
+        """The clocks read last, just before process() runs."""
+        self.t_start = t_start = time.time()
+        self.start = _begin(self.emitter, t_start, self.file_static, self.rec, self.worker)
+        self.cpu_start, self.wait_start = time.thread_time(), cpu_wait_seconds()
+
+    def end(self):
+        """process() returned or raised (self.error): the chunk's datagram."""
+        cpu_end, wait_end, t_end = time.thread_time(), cpu_wait_seconds(), time.time()
+        _end(self.emitter, self.start, self.rec)     # before the chunk: no start sent after it
+        try:
+            _waited(self.rec, self.wait_start, wait_end)
+            measured = (self.t_start, t_end, time.time(), max(cpu_end - self.cpu_start, 0.0),
+                        self.mem_before, process_memory_mb())     # wire.MEASURED
+            fields, static = _fields(self.rec, self.file_static, self.worker, self.meta,
+                                     self.factory, self.facts, self.source, self.bytes_before,
+                                     self.file_meta, self.sections, self.error)
+            _send(self.emitter, measured, fields, static)
+        except Exception:  # noqa: BLE001
+            self.emitter.lost += 1
+        self.restore()
+
+    def restore(self):
+        _restore(self.processor, self.chunks, self.key, self.outer, self.sections)
+
+
+def _tracked(processor, events):
+    """The _Chunk begun for this call, or None: collection off, no address,
+    or the events could not be read (the analysis runs unmeasured)."""
+    if not _collecting(processor):
+        return None
+    emitter = _emitter(processor)
+    if emitter is None:
+        return None
+    try:
+        chunk = _Chunk(processor, events, emitter)
+    except Exception:  # noqa: BLE001 - measuring must never break the analysis
+        return None
+    chunk.begin()
+    return chunk
+
+
 def track_metrics(func):
     """Decorates process(): the chunk's datagram when it returns or raises,
     and for a chunk still running at the process's next heartbeat a
@@ -414,59 +498,15 @@ def track_metrics(func):
 
     @functools.wraps(func)
     def wrapper(self, events, *args, **kwargs):
-        if not _collecting(self):
+        chunk = _tracked(self, events)
+        if chunk is None:
             return func(self, events, *args, **kwargs)
-        emitter = _emitter(self)
-        if emitter is None:
-            return func(self, events, *args, **kwargs)
-        sections = {"timing": {}, "memory": {}, "bytes": {}}
-        chunks = current_chunks()
-        key = id(self)
-        outer = chunks.get(key)              # a nested call (process calling process)
-        chunks[key] = sections
-        try:
-            try:
-                self._roastcoffea_current_chunk = sections  # roastcoffea's place for it
-            except Exception:  # noqa: BLE001 - __slots__: the thread's record is enough
-                pass
-            run_id = _attr(self, "_roastop_run_id")
-            meta = _metadata(events)
-            rec = {}
-            file_static = _chunk_fields(events, meta, run_id, rec)
-            worker = _worker_name()
-            factory = _factory(events)
-            if factory is not None:
-                facts = _file_facts(factory, meta)
-                file_meta = _file_metadata(facts, meta, run_id)
-                source = file_source(factory)
-                bytes_before = source_bytes(source)
-            else:
-                facts = file_meta = source = bytes_before = None
-            mem_before = process_memory_mb()
-        except Exception:  # noqa: BLE001 - measuring must never break the analysis
-            _restore(self, chunks, key, outer, sections)
-            return func(self, events, *args, **kwargs)
-        error = None
-        t_start = time.time()
-        start = _begin(emitter, t_start, file_static, rec, worker)   # its own t_start
-        cpu_start, wait_start = time.thread_time(), cpu_wait_seconds()
         try:
             return func(self, events, *args, **kwargs)
         except BaseException as exc:
-            error = exc
+            chunk.error = exc
             raise
         finally:
-            cpu_end, wait_end, t_end = time.thread_time(), cpu_wait_seconds(), time.time()
-            _end(emitter, start, rec)        # before the chunk: no start sent after it
-            try:
-                _waited(rec, wait_start, wait_end)
-                measured = (t_start, t_end, time.time(), max(cpu_end - cpu_start, 0.0),
-                            mem_before, process_memory_mb())     # emitter.MEASURED
-                fields, static = _fields(rec, file_static, worker, meta, factory, facts,
-                                         source, bytes_before, file_meta, sections, error)
-                _send(emitter, measured, fields, static)
-            except Exception:  # noqa: BLE001
-                emitter.lost += 1
-            _restore(self, chunks, key, outer, sections)
+            chunk.end()
 
     return wrapper
