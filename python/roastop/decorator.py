@@ -11,7 +11,7 @@ import os
 import time
 import warnings
 
-from roastop._state import ship_by_value, shared
+from roastop._state import current_pid, ship_by_value, shared
 from roastop.emitter import emitter_for, emitter_from_env
 from roastop.transport import dask_worker, parse_transport
 from roastop.wire import Static, chunk_message
@@ -106,15 +106,25 @@ def _metadata(events):
     return meta
 
 
-def _meta_value(meta, key):
-    """meta[key] as the record carries it (text unless a number), or None."""
+_META_KEYS = ("entrystart", "entrystop", "dataset", "filename", "uuid")
+
+
+def _meta_values(meta):
+    """meta's values for _META_KEYS as the record carries them (text unless
+    a number, None when missing or unreadable), in one C call."""
     try:
-        value = meta.get(key)
+        values = list(map(meta.get, _META_KEYS))
     except Exception:  # noqa: BLE001
-        return None
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    return str(value)
+        values = []
+        for key in _META_KEYS:
+            try:
+                values.append(meta.get(key))
+            except Exception:  # noqa: BLE001
+                values.append(None)
+    for i, value in enumerate(values):
+        if value is not None and not isinstance(value, (str, int, float)):
+            values[i] = str(value)
+    return values
 
 
 STATIC_MAX = 256           # Static records remembered per process; more: start again
@@ -132,12 +142,12 @@ def _chunk_fields(events, meta, run_id, rec):
         pass
     if meta is None:
         return _static(("run", run_id), {"run_id": run_id}) if run_id is not None else None
-    for field, key in (("entry_start", "entrystart"), ("entry_stop", "entrystop")):
-        value = _meta_value(meta, key)
-        if value is not None:
-            rec[field] = value
-    key = (run_id, _meta_value(meta, "dataset"), _meta_value(meta, "filename"),
-           _meta_value(meta, "uuid"))
+    entry_start, entry_stop, dataset, filename, uuid = _meta_values(meta)
+    if entry_start is not None:
+        rec["entry_start"] = entry_start
+    if entry_stop is not None:
+        rec["entry_stop"] = entry_stop
+    key = (run_id, dataset, filename, uuid)
     try:          # the file's Static, made on its first chunk: its fields not built again
         return shared("chunk_static", dict)[key]
     except (KeyError, TypeError):
@@ -329,36 +339,21 @@ def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before
     return rec, (branches,) if file_static is None else (file_static, branches)
 
 
-def _waited(rec, start, end):
-    """process()'s wait for a CPU into the record, when both ends were read."""
-    if start is not None and end is not None:
-        rec["cpu_wait"] = max(end - start, 0.0)
-
-
-def _send(emitter, measured, fields, static):
-    """One chunk to emitter: its fields, static's encoded once per file."""
-    send_chunk = getattr(emitter, "send_chunk", None)
-    if send_chunk is not None and getattr(emitter, "TAKES_STATIC", False):
-        send_chunk(measured, fields, static)
-        return
-    for part in static:   # an Emitter an older roastop left in a long-lived worker
+def _send_old(emitter, measured, fields, static):
+    """One chunk to an Emitter an older roastop left in a long-lived worker
+    (no send_chunk taking static): static's fields merged into the rest."""
+    for part in static:
         fields = dict(part.fields, **fields)
+    send_chunk = getattr(emitter, "send_chunk", None)
     if send_chunk is not None:
         send_chunk(measured, fields)
     else:
         emitter.send(chunk_message(measured, fields))
 
 
-def _begin(emitter, t_start, file_static, rec, worker):
-    """The chunk begun (Emitter.chunk_begin): counted in flight, its
-    chunk_start pending for the heartbeat's next beat (or sent now without
-    a heartbeat). For an Emitter an older roastop left in a long-lived
-    worker (no chunk_begin): its own count and start, as it did them."""
-    entry_start, entry_stop = rec.get("entry_start"), rec.get("entry_stop")
-    try:
-        return emitter.chunk_begin(t_start, file_static, entry_start, entry_stop, worker)
-    except Exception:  # noqa: BLE001
-        pass
+def _begin_old(emitter, t_start, file_static, entry_start, entry_stop, worker):
+    """_Chunk.begin for an older Emitter (no chunk_begin): its own count and
+    start, as it did them."""
     start = [None, t_start, file_static, entry_start, entry_stop, worker, None]
     try:
         start[0] = emitter.chunk_began(worker)
@@ -369,47 +364,19 @@ def _begin(emitter, t_start, file_static, rec, worker):
     return start
 
 
-def _end(emitter, start, rec):
-    """The chunk of _begin ended: its start_seq into rec when its start was
-    sent (a pending one never will be)."""
-    try:
-        seq = emitter.chunk_end(start)
-    except Exception:  # noqa: BLE001 - _begin's older Emitter: its count only
-        if start[0] is not None:
-            start[0].add(-1)
-        seq = start[6]
-    if seq is not None:
-        rec["start_seq"] = seq
-
-
-def _restore(processor, chunks, key, outer, sections):
-    """Ends a tracked chunk: the enclosing one (nested calls) or none is current again."""
-    if outer is None:
-        chunks.pop(key, None)
-    else:
-        chunks[key] = outer
-    try:
-        if getattr(processor, "_roastcoffea_current_chunk", None) is sections:
-            if outer is None:
-                del processor._roastcoffea_current_chunk
-            else:
-                processor._roastcoffea_current_chunk = outer
-    except Exception:  # noqa: BLE001
-        pass
-
-
 class _Chunk:
     """One tracked chunk: what the wrapper measured before process() and
-    needs after it."""
+    needs after it. Made current for track_time & co (by id(processor) in
+    this thread, and as roastcoffea's attribute) until it ends; a nested
+    call's enclosing chunk is current again then."""
 
     __slots__ = ("processor", "emitter", "chunks", "key", "outer", "sections", "meta", "rec",
                  "file_static", "worker", "factory", "facts", "file_meta", "source",
-                 "bytes_before", "mem_before", "start", "t_start", "cpu_start", "wait_start",
-                 "error")
+                 "bytes_before", "mem_before", "start", "pid", "t_start", "cpu_start",
+                 "wait_start", "error")
 
     def __init__(self, processor, events, emitter):
-        """The chunk's record begun, current for track_time & co; raises
-        when reading the events fails (then nothing is left current)."""
+        """Raises when reading the events fails (then nothing is left current)."""
         self.processor, self.emitter, self.error = processor, emitter, None
         self.sections = sections = {"timing": {}, "memory": {}, "bytes": {}}
         self.chunks, self.key = chunks, key = current_chunks(), id(processor)
@@ -438,32 +405,68 @@ class _Chunk:
             self.bytes_before = source_bytes(self.source)
         else:
             self.facts = self.file_meta = self.source = self.bytes_before = None
-        self.mem_before = process_memory_mb()
+        self.pid = pid = current_pid()           # read once: the readings take it
+        self.mem_before = process_memory_mb(pid)
 
     def begin(self):
-        """The clocks read last, just before process() runs."""
+        """Counted in flight, its chunk_start pending for the heartbeat's
+        next beat (Emitter.chunk_begin); the clocks read last, just before
+        process() runs."""
         self.t_start = t_start = time.time()
-        self.start = _begin(self.emitter, t_start, self.file_static, self.rec, self.worker)
-        self.cpu_start, self.wait_start = time.thread_time(), cpu_wait_seconds()
+        rec, emitter = self.rec, self.emitter
+        args = (t_start, self.file_static, rec.get("entry_start"), rec.get("entry_stop"),
+                self.worker)
+        try:
+            self.start = emitter.chunk_begin(*args)
+        except Exception:  # noqa: BLE001
+            self.start = _begin_old(emitter, *args)
+        self.cpu_start, self.wait_start = time.thread_time(), cpu_wait_seconds(self.pid)
 
     def end(self):
-        """process() returned or raised (self.error): the chunk's datagram."""
-        cpu_end, wait_end, t_end = time.thread_time(), cpu_wait_seconds(), time.time()
-        _end(self.emitter, self.start, self.rec)     # before the chunk: no start sent after it
+        """process() returned or raised (self.error): the chunk's datagram,
+        its start_seq when its start was sent (a pending one never will be:
+        chunk_end comes first)."""
+        cpu_end, wait_end, t_end = time.thread_time(), cpu_wait_seconds(self.pid), time.time()
+        rec, emitter, start = self.rec, self.emitter, self.start
         try:
-            _waited(self.rec, self.wait_start, wait_end)
+            seq = emitter.chunk_end(start)
+        except Exception:  # noqa: BLE001 - _begin_old's Emitter: its count only
+            if start[0] is not None:
+                start[0].add(-1)
+            seq = start[6]
+        if seq is not None:
+            rec["start_seq"] = seq
+        try:
+            if wait_end is not None and self.wait_start is not None:
+                rec["cpu_wait"] = max(wait_end - self.wait_start, 0.0)
             measured = (self.t_start, t_end, time.time(), max(cpu_end - self.cpu_start, 0.0),
-                        self.mem_before, process_memory_mb())     # wire.MEASURED
-            fields, static = _fields(self.rec, self.file_static, self.worker, self.meta,
+                        self.mem_before, process_memory_mb(self.pid))     # wire.MEASURED
+            fields, static = _fields(rec, self.file_static, self.worker, self.meta,
                                      self.factory, self.facts, self.source, self.bytes_before,
                                      self.file_meta, self.sections, self.error)
-            _send(self.emitter, measured, fields, static)
+            try:
+                emitter.send_chunk(measured, fields, static)     # never raises itself
+            except TypeError:   # an older Emitter's: without static, or without send_chunk
+                _send_old(emitter, measured, fields, static)
         except Exception:  # noqa: BLE001
-            self.emitter.lost += 1
+            emitter.lost += 1
         self.restore()
 
     def restore(self):
-        _restore(self.processor, self.chunks, self.key, self.outer, self.sections)
+        """The enclosing chunk (nested calls) or none is current again."""
+        outer, sections, processor = self.outer, self.sections, self.processor
+        if outer is None:
+            self.chunks.pop(self.key, None)
+        else:
+            self.chunks[self.key] = outer
+        try:
+            if getattr(processor, "_roastcoffea_current_chunk", None) is sections:
+                if outer is None:
+                    del processor._roastcoffea_current_chunk
+                else:
+                    processor._roastcoffea_current_chunk = outer
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _tracked(processor, events):

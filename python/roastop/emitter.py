@@ -89,8 +89,6 @@ class Emitter(UdpPath, DaskPath):
     count datagrams handed to the kernel and datagrams that were not;
     ``dropped`` the fields left out of messages (see encode)."""
 
-    TAKES_STATIC = True     # send_chunk's static: the decorator asks (older ones lack it)
-
     def __init__(self, addr, key=None, chunk_start=None, heartbeat=None, transport=None):
         self.addr = addr
         self.transport = parse_transport(transport)
@@ -255,8 +253,12 @@ class Emitter(UdpPath, DaskPath):
         unless it ends first: a chunk shorter than a beat sends none. Without
         one (switched off, or no thread to be had), the start is sent now,
         as send_chunk_start."""
-        self.choose_path()
-        beat = self._heartbeat(worker)
+        pid = current_pid()
+        if self._path_pid != pid:
+            self.choose_path()
+        beat = self._beat
+        if beat is None or beat.pid != pid:
+            beat = self._heartbeat(worker)
         start = [beat, t_start, static, entry_start, entry_stop, worker, None]
         if beat is None:
             start[6] = self.send_chunk_start(t_start, static, entry_start, entry_stop, worker)
@@ -301,8 +303,16 @@ class Emitter(UdpPath, DaskPath):
 
     def send_chunk(self, measured, fields, static=()):
         """Sends the decorator's chunk (see chunk_datagram); as send."""
-        self.choose_path()
-        return self._deliver(self.chunk_datagram, measured, fields, static)
+        pid = current_pid()
+        if self._path_pid != pid:
+            self.choose_path()
+        try:
+            sock = self._sock if self._pid == pid and self._sock is not None else self._socket()
+            data = self.chunk_datagram(measured, fields, static)
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += 1
+            return False
+        return self._put(sock, data)
 
     def _deliver(self, make, *args):
         try:
@@ -312,7 +322,6 @@ class Emitter(UdpPath, DaskPath):
             self.lost += 1
             return False
         return self._put(sock, data)
-
 
     def send_report(self, report, run_id):
         """coffea's report (bytesread, entries, processtime, chunks, columns).

@@ -19,17 +19,17 @@ MB = 1024 * 1024            # roastcoffea's "MB": rss / 1024**2
 _statm = shared("statm", lambda: [None, None])
 
 
-def process_memory_mb():
+def process_memory_mb(pid=None):
     """Resident set size in MB from /proc/self/statm (standard library only),
     or None where it cannot be read: a missing value is left out, never sent
     as 0. The file stays open and is re-read with pread (each read at offset
     0 is a fresh one): opening it per chunk cost more than everything else
     the decorator does. Where pread fails (no os.pread, or a descriptor
     someone closed), the file is opened and read as before, and opened
-    afresh for the next read."""
+    afresh for the next read. pid: the process's, when the caller has it."""
     statm = shared("statm", lambda: [None, None])
     try:
-        pid = current_pid()
+        pid = pid or current_pid()
         if statm[0] != pid:
             old = statm[1]
             statm[:] = [None, None]
@@ -68,7 +68,7 @@ class _Schedstat:
             pass
 
 
-def cpu_wait_seconds():
+def cpu_wait_seconds(pid=None):
     """The seconds this thread has been runnable and not running (waiting
     for a CPU: Linux schedstat's run delay), or None where the kernel does
     not say. A process() that waits for a CPU is starved; one that waits for
@@ -76,7 +76,7 @@ def cpu_wait_seconds():
     local = shared("schedstat_local", threading.local)
     try:
         st = getattr(local, "schedstat", None)
-        if st is None or st.pid != current_pid():
+        if st is None or st.pid != (pid or current_pid()):
             st = local.schedstat = _Schedstat()
         return int(os.pread(st.fd, 128, 0).split()[1]) * 1e-9
     except (OSError, AttributeError, ValueError, IndexError):

@@ -439,7 +439,8 @@ class DaskPath:
             if self.path == "udp":
                 return None
             count, size = len(self._batch) + 1, self._batch_bytes + n
-            if count <= DASK_BATCH_COUNT * DASK_PENDING and size <= DASK_BATCH_BYTES * DASK_PENDING:
+            if count <= DASK_BATCH_COUNT * DASK_PENDING and \
+                    size <= DASK_BATCH_BYTES * DASK_PENDING:
                 if count == 1:
                     self._batch_since = time.monotonic()
                 self._batch.append(data)

@@ -6,6 +6,7 @@ Every message is one binary datagram (``RTP2``): a kind byte, then
 here and no JSON is parsed in roastop. A field the table lacks (a custom
 field) or a value it cannot carry (a list where a number belongs, a NaN
 inside ``timing``) is left out of its message and counted by the sender."""
+import hashlib
 import hmac
 import operator
 import os
@@ -53,19 +54,25 @@ def _key_fault(text):
 
 
 class _Mac:
-    """HMAC-SHA256 under one key, for frame (``tag(body)``):
-    the standard library's one-shot hmac.digest (OpenSSL's HMAC). A
-    hand-rolled one on the interpreter's private SHA-256 saved microseconds
-    of a chunk's milliseconds (bench/RESULTS.md, 2026-11-28): no user saw
-    them, and a second RFC 2104 was one more thing to get right."""
+    """HMAC-SHA256 (RFC 2104) under one key, for frame (``tag(body)``):
+    two SHA-256 states keyed once with the key's inner and outer pads,
+    copied for each tag. hmac.digest keys OpenSSL's HMAC afresh at every
+    call, which after a process() body cost ~20 us more a chunk
+    (bench/RESULTS.md, "bench_emitter.py")."""
 
-    __slots__ = ("key",)
+    __slots__ = ("inner", "outer")
 
     def __init__(self, key):
-        self.key = bytes(key)
+        key = bytes(key) if len(key) <= 64 else hashlib.sha256(key).digest()
+        key = key.ljust(64, b"\0")                 # SHA-256's block
+        self.inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
+        self.outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
 
     def tag(self, body):
-        return hmac.digest(self.key, body, "sha256")
+        inner, outer = self.inner.copy(), self.outer.copy()
+        inner.update(body)
+        outer.update(inner.digest())
+        return outer.digest()
 
 
 def keyed_mac(key):
