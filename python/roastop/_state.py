@@ -1,14 +1,10 @@
 """Process-wide state that survives the package travelling by value.
 
-On a Dask worker without roastop installed, the decorated process() and what
-it calls arrive pickled by value (cloudpickle): every unpickled copy of a
-function carries its own copy of the module globals it names, and coffea
-unpickles the processor once per chunk. State kept in module globals would
-then be reset for every chunk (a new socket and sequence numbers from 0,
-which roastop would drop as duplicates) and could not be pickled at all
-(sockets, thread-locals). So the one emitter per process, the files already
-described and the per-thread chunk records live in a module object registered
-in sys.modules under a fixed name, found again by every copy of the code."""
+On a worker without roastop installed, process() and what it calls arrive
+pickled by value, once per chunk, each copy with its own copy of the module
+globals it names: state kept there would be reset every chunk (a new socket,
+sequence numbers from 0) or could not be pickled (sockets, thread-locals).
+So it lives in a module object in sys.modules under a fixed name."""
 import os
 import sys
 import types

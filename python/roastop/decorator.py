@@ -20,11 +20,9 @@ from roastop.instrumentation import (cpu_wait_seconds, current_chunks, file_sour
 
 FLAG = "_roastcoffea_collect_metrics"
 
-# Per process (roastop._state explains why not plain globals); the names are for tests.
-_env_emitter = shared("env_emitter", list)   # the ROASTOP_ADDR emitter, looked up once
-_files_seen = shared("files_seen", set)      # (run_id, filename): file_metadata once per file
-_file_facts_cache = shared("file_facts", dict)  # (filename, treename, fileuuid): _FileFacts
-_refused = shared("refused", set)            # (addr, key) refused: warned about once
+# Per process, in shared() (roastop._state explains why not plain globals): env_emitter
+# (the ROASTOP_ADDR emitter), files_seen ((run_id, filename): file_metadata once per file),
+# file_facts, chunk_static, refused ((addr, key) refused: warned about once).
 
 
 def _attr(processor, name):
@@ -312,33 +310,6 @@ def _branch_fields(factory, facts, meta, branches):
             "bytes_read_percent": 100 * comp / total_bytes if total_bytes else 0.0}
 
 
-def _fields(rec, file_static, worker, meta, factory, facts, source, bytes_before, file_meta,
-            sections, error):
-    """The chunk record's fields other than the MEASURED numbers the wrapper
-    took itself (roastcoffea 0.1.2's fields plus worker, error and
-    start_seq): rec (the ones taken before the call, _chunk_fields's) with
-    this chunk's added, and a tuple of Static for those its file's chunks
-    repeat, file_static first."""
-    if bytes_before is not None:
-        bytes_after = source_bytes(source)
-        if bytes_after is not None:
-            rec["bytes_read"] = bytes_after - bytes_before
-    branches = _branch_metrics(factory, facts, meta) if factory is not None else None
-    for kind in ("timing", "memory", "bytes"):
-        section = sections.get(kind)
-        if section:
-            rec[kind] = section
-    if file_meta is not None:
-        rec["file_metadata"] = file_meta
-    if worker is not None:
-        rec["worker"] = worker
-    if error is not None:
-        rec["error"] = type(error).__name__
-    if branches is None:
-        return rec, () if file_static is None else (file_static,)
-    return rec, (branches,) if file_static is None else (file_static, branches)
-
-
 def _send_old(emitter, measured, fields, static):
     """One chunk to an Emitter an older roastop left in a long-lived worker
     (no send_chunk taking static): static's fields merged into the rest."""
@@ -441,9 +412,7 @@ class _Chunk:
                 rec["cpu_wait"] = max(wait_end - self.wait_start, 0.0)
             measured = (self.t_start, t_end, time.time(), max(cpu_end - self.cpu_start, 0.0),
                         self.mem_before, process_memory_mb(self.pid))     # wire.MEASURED
-            fields, static = _fields(rec, self.file_static, self.worker, self.meta,
-                                     self.factory, self.facts, self.source, self.bytes_before,
-                                     self.file_meta, self.sections, self.error)
+            fields, static = self.fields()
             try:
                 emitter.send_chunk(measured, fields, static)     # never raises itself
             except TypeError:   # an older Emitter's: without static, or without send_chunk
@@ -451,6 +420,29 @@ class _Chunk:
         except Exception:  # noqa: BLE001
             emitter.lost += 1
         self.restore()
+
+    def fields(self):
+        """The record's fields other than the MEASURED numbers (roastcoffea
+        0.1.2's plus worker, error and start_seq): rec with this chunk's
+        added, and a tuple of Static for those its file's chunks repeat."""
+        rec, file_static = self.rec, self.file_static
+        if self.bytes_before is not None:
+            bytes_after = source_bytes(self.source)
+            if bytes_after is not None:
+                rec["bytes_read"] = bytes_after - self.bytes_before
+        branches = (_branch_metrics(self.factory, self.facts, self.meta)
+                    if self.factory is not None else None)
+        for kind in ("timing", "memory", "bytes"):
+            if self.sections.get(kind):
+                rec[kind] = self.sections[kind]
+        if self.file_meta is not None:
+            rec["file_metadata"] = self.file_meta
+        if self.worker is not None:
+            rec["worker"] = self.worker
+        if self.error is not None:
+            rec["error"] = type(self.error).__name__
+        statics = (file_static, branches) if file_static is not None else (branches,)
+        return rec, tuple(filter(None, statics))
 
     def restore(self):
         """The enclosing chunk (nested calls) or none is current again."""

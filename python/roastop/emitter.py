@@ -1,15 +1,8 @@
 """The sending end of docs/protocol.md: one Emitter per process, its
-envelope and sequence numbers, its messages (wire.py encodes them, and
-transport.py sends them by UDP or by the Dask path).
-
-Sending never blocks and never raises into the analysis (transport.py).
-chunk_start datagrams (kind 0x02: which chunk is in flight) are sent by the
-process's heartbeat at its first beat after the chunk began, so none for a
-chunk shorter than that, or just before process() runs when the heartbeat
-is off; ``ROASTOP_CHUNK_START=0`` or ``Emitter(..., chunk_start=False)``
-switches them off, and chunks then carry no ``start_seq``. A field the
-table lacks or a value it cannot carry is left out of its message and
-counted in the Emitter's ``dropped``."""
+envelope, sequence numbers and messages (wire.py encodes them, transport.py
+sends them, heartbeat.py announces the chunks in flight). A field the table
+lacks or a value it cannot carry is left out and counted in ``dropped``;
+``ROASTOP_CHUNK_START=0`` switches chunk_start datagrams off."""
 import os
 import socket
 import threading
@@ -30,24 +23,23 @@ MAX_REPORT_PARTS = 64
 _SWITCHED_OFF = ("0", "false", "no", "off")
 
 
+def _switch(value, variable):
+    """value when given, else the environment's variable: on unless it is 0
+    (or false, no, off: a switch misspelt keeps the default rather than
+    costing the process its metrics)."""
+    if value is None:
+        return os.environ.get(variable, "").strip().lower() not in _SWITCHED_OFF
+    return bool(value)
+
+
 def parse_chunk_start(chunk_start=None):
-    """Whether an Emitter sends chunk_start: ``chunk_start`` when given, else
-    ROASTOP_CHUNK_START, on unless it is 0 (or false, no, off: a switch
-    misspelt keeps the default rather than costing the process its metrics)."""
-    if chunk_start is None:
-        text = os.environ.get("ROASTOP_CHUNK_START", "").strip().lower()
-        return text not in _SWITCHED_OFF
-    return bool(chunk_start)
+    """Whether an Emitter sends chunk_start (ROASTOP_CHUNK_START, see _switch)."""
+    return _switch(chunk_start, "ROASTOP_CHUNK_START")
 
 
 def parse_heartbeat(heartbeat=None):
-    """Whether an Emitter sends heartbeats: ``heartbeat`` when given, else
-    ROASTOP_HEARTBEAT, on unless it is 0 (or false, no, off), as
-    parse_chunk_start."""
-    if heartbeat is None:
-        text = os.environ.get("ROASTOP_HEARTBEAT", "").strip().lower()
-        return text not in _SWITCHED_OFF
-    return bool(heartbeat)
+    """Whether an Emitter sends heartbeats (ROASTOP_HEARTBEAT, see _switch)."""
+    return _switch(heartbeat, "ROASTOP_HEARTBEAT")
 
 
 ERROR_TYPE_MAX = 200        # characters of a failed run's exception type in run_end
@@ -146,12 +138,10 @@ class Emitter(UdpPath, DaskPath):
         return frame(body, self._mac)
 
     def chunk_datagram(self, measured, fields, static=()):
-        """The framed bytes of chunk_message(measured, fields + each of
-        static's fields), the same message as datagram() would make of it,
-        built without that dict: the decorator's numbers and the envelope in
-        one pack, the host's field made once, static's fields (Static, the
-        ones that repeat from chunk to chunk) already encoded; through
-        datagram() when a field is one the table lacks or cannot carry."""
+        """The framed bytes of chunk_message(measured, fields + static's), as
+        datagram() would make them, without that dict: the numbers and the
+        envelope in one pack, the host's and static's fields encoded once;
+        through datagram() when a field is one the table cannot carry."""
         if _OWN_FIELDS.isdisjoint(fields):
             out = list(map(_V2_OF, static))      # a None (not v2): join raises TypeError
             try:
@@ -204,26 +194,19 @@ class Emitter(UdpPath, DaskPath):
         _append_fields when the table cannot carry them."""
         if static is not None and static.v2 is not None and _START_STATIC.issuperset(
                 static.fields):
-            prefix = b"".join((_KIND_CHUNK_START, self._host_v2, static.v2))
+            fields = static.v2
         else:
-            prefix = b"".join((_KIND_CHUNK_START, self._host_v2,
-                               _fields_v2(_start_static(static))))
-        cache = self._start_prefix
-        if len(cache) >= START_PREFIX_MAX:
-            cache.clear()
-        try:
-            cache[static] = prefix
-        except TypeError:                        # not hashable: made again next time
-            pass
+            fields = _fields_v2(_start_static(static))
+        if len(self._start_prefix) >= START_PREFIX_MAX:
+            self._start_prefix.clear()
+        prefix = self._start_prefix[static] = b"".join((_KIND_CHUNK_START, self._host_v2, fields))
         return prefix
 
     def send_chunk_start(self, t_start, static=None, entry_start=None, entry_stop=None,
                          worker=None):
-        """Sends a chunk_start (see chunk_start_datagram) unless switched
-        off (``chunk_start``); the seq it was sent with, for the chunk's
-        ``start_seq``, or None when nothing was sent (switched off, no
-        address yet, a full socket buffer: then counted in ``lost``).
-        Never raises, never blocks."""
+        """Sends a chunk_start unless switched off: the seq it went with (the
+        chunk's ``start_seq``), or None when none went (then counted in
+        ``lost`` unless switched off). Never raises, never blocks."""
         if not self.chunk_start:
             return None
         try:
@@ -248,11 +231,9 @@ class Emitter(UdpPath, DaskPath):
     def chunk_begin(self, t_start, static=None, entry_start=None, entry_stop=None,
                     worker=None):
         """A chunk begins at t_start: the handle chunk_end takes. With a
-        heartbeat, the chunk is counted in flight and its chunk_start left
-        pending for the heartbeat to send at its next beat (Heartbeat.announce),
-        unless it ends first: a chunk shorter than a beat sends none. Without
-        one (switched off, or no thread to be had), the start is sent now,
-        as send_chunk_start."""
+        heartbeat, it is counted in flight and its chunk_start left pending
+        for the next beat (a chunk shorter than a beat sends none); without
+        one, the start is sent now."""
         pid = current_pid()
         if self._path_pid != pid:
             self.choose_path()
@@ -331,18 +312,12 @@ class Emitter(UdpPath, DaskPath):
         still go in part 0). True when every part was sent."""
         try:
             report = report or {}
-            scalars = {}
-            for k in ("bytesread", "entries", "processtime", "chunks"):
-                v = report.get(k)
-                if v is not None:
-                    scalars[k] = v
+            scalars = {k: report[k] for k in ("bytesread", "entries", "processtime", "chunks")
+                       if report.get(k) is not None}
             columns = [str(c) for c in (report.get("columns") or ())]
-            base = {"type": "report"}
-            if run_id is not None:
-                base["run_id"] = run_id
-            whole = dict(base, **scalars)
-            whole["columns"] = columns
-            if self._fits(whole, 0):
+            base = {"type": "report"} if run_id is None else {"type": "report", "run_id": run_id}
+            whole = dict(base, **scalars, columns=columns)
+            if self._fits(whole):
                 return self.send(whole)
             report_id = uuid.uuid4().hex
             head = dict(base, report_id=report_id, part=MAX_REPORT_PARTS, parts=MAX_REPORT_PARTS)
@@ -368,7 +343,7 @@ class Emitter(UdpPath, DaskPath):
         try:
             msg = run_end_message(run_id, exc_type, exc)
             text = msg.get("error_message")
-            while text and not self._fits(msg, 0):
+            while text and not self._fits(msg):
                 text = _cut(text, len(text) // 2) if len(text) > 8 else None
                 msg["error_message"] = text
             if "error_message" in msg and msg["error_message"] is None:
@@ -385,8 +360,8 @@ class Emitter(UdpPath, DaskPath):
                               seq=0, sent=time.time()))
         return len(body) + _FRAME_TAGGED
 
-    def _fits(self, msg, extra):
-        return self._size(msg) + extra <= SOFT_LIMIT
+    def _fits(self, msg):
+        return self._size(msg) <= SOFT_LIMIT
 
 
 
@@ -416,15 +391,10 @@ def emitter_from_env():
     return emitter_for(addr, os.environ.get("ROASTOP_KEY") or None)
 
 
-_cache = shared("emitter_cache", dict)   # for tests; code calls shared(), never _cache
-
-
 def emitter_for(addr, key):
     """One Emitter per process for (addr, key), shared by the collector and
-    the decorator: a process is one sender with one sequence of numbers
-    (two counters from one host and pid would look like duplicates).
-    ``key`` is bytes, hex text or None, as parse_key takes it (ValueError
-    otherwise); one key in any of its spellings is one Emitter."""
+    the decorator: one sender, one sequence of numbers. ``key``: bytes, hex
+    text or None (parse_key); one key in any of its spellings is one Emitter."""
     cache = shared("emitter_cache", dict)
     try:
         return cache[(addr, key)]        # as spelt before: no parsing per chunk

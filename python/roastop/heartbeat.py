@@ -13,11 +13,8 @@ HEARTBEAT_INTERVAL = 1.0   # seconds between a process's heartbeats
 class Heartbeat:
     """One process's heartbeat (docs/protocol.md, "heartbeat"): a daemon
     thread that sends its RSS, CPU time, chunks in flight (and the Dask
-    worker's name) through the emitter every ``interval`` seconds, so that
-    roastop draws worker timelines without a scheduler to ask. Made for the
-    process that starts it: a forked child, where the thread does not exist,
-    makes its own (Emitter.chunk_began). Stopped at interpreter exit; never
-    raises into the analysis."""
+    worker's name) every ``interval`` s. A forked child makes its own
+    (Emitter.chunk_began). Stopped at exit; never raises."""
 
     def __init__(self, emitter, interval=HEARTBEAT_INTERVAL, worker=None):
         self.pid = os.getpid()

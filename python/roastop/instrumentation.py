@@ -15,9 +15,6 @@ except (AttributeError, ValueError, OSError):
 
 MB = 1024 * 1024            # roastcoffea's "MB": rss / 1024**2
 
-# (pid, fd): /proc/self resolves at open, so reopen after fork. Per process, see _state.
-_statm = shared("statm", lambda: [None, None])
-
 
 def process_memory_mb(pid=None):
     """Resident set size in MB from /proc/self/statm (standard library only),
@@ -27,7 +24,7 @@ def process_memory_mb(pid=None):
     the decorator does. Where pread fails (no os.pread, or a descriptor
     someone closed), the file is opened and read as before, and opened
     afresh for the next read. pid: the process's, when the caller has it."""
-    statm = shared("statm", lambda: [None, None])
+    statm = shared("statm", lambda: [None, None])   # (pid, fd): reopened after a fork
     try:
         pid = pid or current_pid()
         if statm[0] != pid:
@@ -83,16 +80,11 @@ def cpu_wait_seconds(pid=None):
         return None
 
 
-# The chunk each thread is building, by id(processor): a Dask worker with
-# several threads may run chunks of one processor instance at once, and the
-# instance attribute (roastcoffea's) alone would mix their sections.
-# One per process (see _state): a thread-local cannot be pickled, and every
-# by-value copy of this code must find the same one.
-_local = shared("chunks_local", threading.local)
-
-
 def current_chunks():
-    """This thread's {id(processor): sections} of the chunks being tracked."""
+    """This thread's {id(processor): sections} of the chunks being tracked: a
+    Dask worker with several threads may run chunks of one processor
+    instance at once, and the instance attribute (roastcoffea's) alone
+    would mix their sections. In shared(): a thread-local cannot be pickled."""
     local = shared("chunks_local", threading.local)
     try:
         return local.chunks

@@ -1,23 +1,13 @@
-"""The scheduler route roastop polls: GET <dashboard>/roastop/v1/state.json.
+"""The scheduler routes roastop polls (docs/scheduler.md, "The route"):
+state.json, tasks.json and datagrams.json under <dashboard>/roastop/v1/.
 
-Dask serves its fine performance metrics (Scheduler.cumulative_worker_metrics)
-over no HTTP route, and /json/identity.json answers 500 while tasks run
-(dask/distributed#8370). MetricsCollector therefore adds one small read-only
-tornado handler to the running scheduler's HTTP application, through
-client.run_on_scheduler: no restart, no configuration.
-
-The scheduler usually has no roastop package installed, so install() and
-Route, the handler's state, travel by value: roastop is registered with
-cloudpickle.register_pickle_by_value before the call, and this module uses
-only what a scheduler has (tornado, distributed, the standard library).
-
-The route stays after the run (tornado cannot remove a handler) and keeps
-serving the run's span, so the heartbeats that land after run end still
-count; it is read-only and serves what identity.json serves plus the fine
-metrics. Installing again (a second run) replaces the span instead of adding
-a second handler. The body's format is documented in
-docs/scheduler.md ("The route").
-"""
+Dask serves its fine performance metrics over no HTTP route, and
+/json/identity.json answers 500 while tasks run (dask/distributed#8370), so
+MetricsCollector adds small read-only tornado handlers to the running
+scheduler's HTTP application through client.run_on_scheduler. install() and
+Route travel by value (the scheduler has no roastop installed): this module
+uses only what a scheduler has. The routes stay after the run (tornado
+cannot remove a handler); installing again replaces the run's span."""
 import base64
 import binascii
 import itertools
@@ -45,14 +35,11 @@ DATAGRAMS_HELD_BYTES = 64 << 20  # payload bytes the scheduler holds at most
 DATAGRAMS_HELD = 200_000  # payloads it holds at most
 DATAGRAMS_ANSWER = 4000  # payloads one datagrams.json answer carries; the rest the next
 DATAGRAM_MAX = 65507  # a payload larger than a UDP datagram is refused
-
-
 PENDING = ("waiting", "no-worker", "queued", "processing")
 HEAD = (b'"time":%r,"n_workers":%d,"total_threads":%d,"tasks_processing":%d,%s,'
         b'"fine":%s,"span":%s,"facts_token":"%s"')
 # one encoder for every poll: json.dumps with options builds one a call
 dumps = json.JSONEncoder(allow_nan=False, default=str, separators=(",", ":")).encode
-nan = math.nan
 # the per-worker reads: each one C call a worker over the whole list
 worker_of = attrgetter("metrics", "nbytes", "executing", "processing", "status", "occupancy")
 heartbeat_of, disk_of = itemgetter("memory", "cpu", "spilled_bytes"), itemgetter("disk")
@@ -149,24 +136,12 @@ def fine_head(key):
     return dumps([parts[0], parts[1], parts[2], parts[-1]]).encode()[:-1] + b","
 
 
-def worker_facts(ws):
-    """The facts fixed for a WorkerState's life (a worker that registers
-    again is a new WorkerState): [address, name, host, nthreads,
-    memory_limit, pid]."""
-    return [ws.address, str(ws.name), ws.host, ws.nthreads, num(ws.memory_limit),
-            num(getattr(ws, "pid", None))]
-
-
 def worker_columns(wss):
-    """Each worker's changing numbers as six columns (memory, nbytes,
-    spilled_bytes, cpu, executing, processing), the occupancies, read off the heartbeat
-    as WorkerState.memory reads them (process: metrics["memory"] or 0;
-    spilled: the disk part; cpu: metrics.get("cpu")) without building a
-    MemoryState, and the statuses. Five C calls a worker (map over
-    operator getters, zip to transpose): a Python loop cost ~10
-    bytecodes a worker, at every poll. Managed memory is nbytes at most
-    process: roastop applies that cap (map(min, ...) cost 4 us at 32
-    workers)."""
+    """Each worker's numbers as six columns (memory, nbytes, spilled_bytes,
+    cpu, executing, processing), read off the heartbeat as WorkerState.memory
+    reads them (memory: metrics["memory"] or 0; spilled: its disk part; cpu:
+    metrics.get("cpu")), the occupancies and the statuses: five C calls a
+    worker (map over getters, zip to transpose), not a Python loop."""
     if not wss:
         return [], [], [], (), ()
     ms, nbytes, executing, processing, statuses, occupancy = zip(*map(worker_of, wss))
@@ -191,7 +166,7 @@ def pack_occupancy(occupancy):
     try:
         raw = struct.pack("<%dd" % n, *occupancy)
     except struct.error:  # not a number: null
-        raw = struct.pack("<%dd" % n, *(nan if num(v) is None else v for v in occupancy))
+        raw = struct.pack("<%dd" % n, *(math.nan if num(v) is None else v for v in occupancy))
     return binascii.b2a_base64(raw, newline=False)
 
 
@@ -218,12 +193,6 @@ def erred_counts(sched):
     return counts
 
 
-def key_text(key):
-    """A key as the task stream gives it: a string as it is, a tuple key
-    as its compact JSON (roastop names finished stragglers so)."""
-    return key if isinstance(key, str) else dumps(key)
-
-
 def task_rows(records):
     """Each finished task's record as a row: [key, worker, status, then
     action, start, stop of each of its startstops]. A task that raised
@@ -241,15 +210,11 @@ def task_rows(records):
 
 
 class FineRows:
-    """Scheduler.cumulative_worker_metrics (or a span's) as the JSON (bytes)
-    of its rows [context, prefix, activity, unit, value]. On a busy
-    scheduler 200 prefixes make ~800 keys, and as many on the run's span,
-    and a heartbeat changes a part of them: the keys and values are taken
-    as lists, a row is built again only where the value is another object
-    than at the last poll (`+=` on a number makes a new one), found in C
-    (map, is_not, compress), and a key's head once, until the keys change.
-    Plain-string keys are heartbeat digests, not fine metrics; non-finite
-    values are left out."""
+    """cumulative_worker_metrics (the cluster's or a span's) as the JSON of
+    its rows [context, prefix, activity, unit, value], built again only
+    where a value is another object than at the last poll (found in C) and
+    a key's head once until the keys change: ~800 keys on a busy scheduler.
+    String keys (heartbeat digests) and non-finite values are left out."""
 
     def __init__(self):
         self.keys, self.heads, self.vals, self.rows = None, [], [], []
@@ -309,12 +274,14 @@ class Route:
         self.token_bytes = self.token.encode("ascii")
 
     def facts_json(self, wss):
-        """The workers' facts as JSON (bytes), encoded again only when the
-        scheduler's WorkerState objects change (a join, a leave, a
-        re-registration): a list compares its members by identity first, so
-        the check is cheap."""
+        """The facts fixed for each WorkerState's life ([address, name, host,
+        nthreads, memory_limit, pid]) as JSON (bytes), encoded again only
+        when the WorkerState objects change (a join, a leave, a
+        re-registration: a list compares its members by identity first)."""
         if self.facts is None or self.facts[0] != wss:
-            self.facts = (wss, dumps([worker_facts(ws) for ws in wss]).encode())
+            self.facts = (wss, dumps([[ws.address, str(ws.name), ws.host, ws.nthreads,
+                                       num(ws.memory_limit), num(getattr(ws, "pid", None))]
+                                      for ws in wss]).encode())
             self.renew_token()
         return self.facts[1]
 
@@ -328,11 +295,9 @@ class Route:
         return self.statuses[1]
 
     def pack(self, vals):
-        """The six columns as base64 (bytes) of little-endian numbers: int64
-        for the five counts of bytes and tasks (-1 for null), float64 for
-        cpu (NaN for null). Packing ints as float64 made a float object of
-        each; a third of json.dumps' cost per number, and kept out of the
-        JSON encoder, which would scan it."""
+        """The six columns as base64 (bytes) of little-endian int64 (the counts,
+        -1 for null) and float64 (cpu, NaN for null): out of the JSON encoder,
+        and no float object made of each int."""
         n = len(vals) // 6
         if self.layout is None or self.layout.size != 48 * n:  # the last poll's size
             self.layout = struct.Struct("<%dq%dd%dq" % (3 * n, n, 2 * n))
@@ -340,7 +305,7 @@ class Route:
             raw = self.layout.pack(*vals)
         except struct.error:  # None, a fraction or a non-number in a heartbeat: null
             raw = self.layout.pack(*map(count, vals[:3 * n]),
-                                   *(nan if num(v) is None else v for v in vals[3 * n:4 * n]),
+                                   *(math.nan if num(v) is None else v for v in vals[3 * n:4 * n]),
                                    *map(count, vals[4 * n:]))
         return binascii.b2a_base64(raw, newline=False)
 
@@ -357,13 +322,10 @@ class Route:
             self.fine_span.json(span.cumulative_worker_metrics))
 
     def task_counters(self):
-        """(done, total) since the scheduler started, never decreasing:
-        TaskPrefix.state_counts counts transitions into each state, and every
-        task enters "waiting" once per computation and "memory" or "erred"
-        when it finishes. roastop shows their growth since the run began.
-        Third: [prefix, erred] of the prefixes with tasks failed since the
-        latest install (the run's start; the stream sends nothing for a
-        task that raised)."""
+        """(done, total) since the scheduler started, never decreasing
+        (TaskPrefix.state_counts counts transitions: a task enters "waiting"
+        once a computation, "memory" or "erred" at its end), and [prefix,
+        erred] of the prefixes with tasks failed since the run began."""
         c = {"waiting": 0, "memory": 0, "erred": 0}
         erred, base = [], self.erred_base
         for name, pf in list(self.sched.task_prefixes.items()):
@@ -393,13 +355,10 @@ class Route:
         return self.progress[1]
 
     def running_oldest(self, wss, executing):
-        """The RUNNING_MAX tasks executing longest now, oldest first:
-        [(seconds at the worker's heartbeat - its time, the row's JSON up to
-        its seconds)], chosen again only when a heartbeat replaced a worker's
-        executing dict (identity compare) or a task changed state (one that
-        finished since the heartbeat is left out). A row is encoded once
-        while its task stays listed: heartbeats replace every dict, so the
-        choice is made again at almost every poll of a busy cluster."""
+        """The RUNNING_MAX tasks executing longest, oldest first: [(seconds at
+        the heartbeat - its time, the row's JSON up to its seconds)], chosen
+        again only when a heartbeat replaced an executing dict or a task
+        changed state; a row encoded once while its task stays listed."""
         cached, counter = self.running, self.sched.transition_counter
         if (cached is not None and cached[0] == counter and len(cached[1]) == len(executing)
                 and all(map(is_, cached[1], executing))):
@@ -413,8 +372,9 @@ class Route:
                 break
             if ts.state == "processing" and ts.processing_on is ws:
                 head = self.heads.get(ts)
-                if head is None:
-                    head = dumps([key_text(ts.key), ts.prefix.name, ws.address]).encode()[:-1]
+                if head is None:    # a tuple key as its compact JSON, as the task stream
+                    key = ts.key if isinstance(ts.key, str) else dumps(ts.key)
+                    head = dumps([key, ts.prefix.name, ws.address]).encode()[:-1]
                 rows.append((since, head))
                 kept[ts] = head
         self.running, self.heads = (counter, executing, rows), kept
@@ -459,13 +419,9 @@ class Route:
 
     def tasks_body(self, since):
         """The records since the reader's cursor "<stream>.<index>" (bytes),
-        TASKS_MAX at most. Each reader holds its own cursor: nothing is
-        taken out of the plugin's buffer. Without a cursor (a reader's first
-        ask) none, and the cursor of now: as /eventstream, the tasks from
-        the reader's start (one that read the stream until now has its
-        earlier ones). A cursor of another plugin (one put in this one's
-        place): from its oldest record. What the bounded buffer dropped
-        before the reader came back is counted as lost."""
+        TASKS_MAX at most, nothing taken out of the plugin's buffer. Without
+        a cursor none, and the cursor of now (as /eventstream); with another
+        plugin's, from its oldest. What the buffer dropped meanwhile is lost."""
         plugin = task_plugin(self.sched)
         buf, index = plugin.buffer, plugin.index
         stream = "%s-%x" % (self.token_prefix, id(plugin))
@@ -517,15 +473,11 @@ def install_datagrams(sched):
 
 
 class DatagramBuffer:
-    """The payloads in arrival order, bounded by held_max payloads and
-    bytes_max payload bytes: past either, the oldest go first, counted in
-    dropped. index counts every payload kept since the buffer began (a
-    reader's cursor). An event is [port, [datagram, ...]] (a worker
-    process's batch) or [port, datagram] (an emitter before batches): the
-    port of the roastop they are for, and each datagram's bytes, each kept
-    as one payload [port, datagram]. An event with no port, and each
-    datagram that is empty, larger than a UDP datagram or not bytes, is
-    counted in refused."""
+    """The payloads [port, datagram] in arrival order, at most held_max and
+    bytes_max bytes (past either the oldest go, counted in dropped); index
+    counts every payload kept (a reader's cursor). An event is [port,
+    [datagram, ...]] or [port, datagram]; one without a port, and each
+    datagram empty, too large or not bytes, is counted in refused."""
     name = DATAGRAMS_PLUGIN
     batches = True  # an earlier install's plugin without this takes single datagrams only
 
@@ -568,15 +520,11 @@ class DatagramBuffer:
                 setattr(self, name, getattr(old, name))
 
     def answer(self, since, now, within=None):
-        """datagrams.json's body (a dict) for a reader's cursor
-        "<stream>.<index>": the payloads since it ([port, base64]), DATAGRAMS_ANSWER
-        at most. Nothing is taken out of the buffer: each reader holds its
-        own cursor. Without one (a reader's first ask), those logged within
-        the last ``within`` seconds (the reader's age: what was logged
-        before its first poll counts, an earlier session's does not), or
-        all held when it says none; with another buffer's cursor, from the
-        oldest held. What the buffer dropped before the reader read it is
-        lost."""
+        """datagrams.json's body (a dict): the payloads ([port, base64]) since
+        the reader's cursor "<stream>.<index>", DATAGRAMS_ANSWER at most,
+        nothing taken out. Without a cursor, those logged within the last
+        ``within`` s (the reader's age), or all held; with another buffer's,
+        from the oldest held. What the buffer dropped meanwhile is lost."""
         buf, index = self.buffer, self.index
         stream = "%x" % id(self)
 
@@ -597,13 +545,11 @@ class DatagramBuffer:
 
 
 def cursor_window(since, stream, index, held, most, first):
-    """(start, n, lost): where a reader of a buffer resumes, how many it
-    takes and how many the buffer dropped before it came back. The buffer
-    has kept index items since it began and holds the last held of them;
-    since is the reader's cursor "<stream>.<index>", followed when it is
-    this stream's and not past index; else the reader starts at first()
-    (each caller's own rule for a reader without a cursor of its own). At
-    most `most` are taken: the rest the next ask."""
+    """(start, n, lost): where a reader resumes, how many it takes (at most
+    ``most``) and how many the buffer dropped before it came back. The
+    buffer kept index items and holds the last ``held``; since, the cursor
+    "<stream>.<index>", is followed when it is this stream's and not past
+    index, else the reader starts at first()."""
     head, _, at = (since or "").partition(".")
     start = int(at) if head == stream and at.isdigit() and int(at) <= index else first()
     lost = max(0, index - held - start)

@@ -1,32 +1,14 @@
 """How a process's datagrams reach roastop: by UDP, or through its Dask
-worker's connection to the scheduler.
+worker's connection to the scheduler (docs/protocol.md, "The Dask path":
+the choice per process, the batches and when they go).
 
 Sending never blocks and never raises into the analysis: a full socket
 buffer, an absent roastop or an unresolvable address costs only the message,
-which is counted in ``lost``. Nothing here waits on a resolver where chunks
-are processed: MetricsCollector resolves the address once on the client
-(resolve) and ships the number; an Emitter given a host name looks it up in
-a background thread and drops its datagrams until that answers.
-
-Inside a Dask worker, a process whose UDP does not reach roastop (a batch
-node behind a firewall) sends the same datagram bytes through its own
-connection to the scheduler instead: ``Worker.log_event`` under the topic
-``roastop-datagram``, as ``[port, [bytes, ...]]`` (the port of ROASTOP_ADDR:
-which roastop they are for), kept by the collector's route (docs/protocol.md,
-"The Dask path"). On that path a process's datagrams wait in a batch, sent as
-one event every DASK_FLUSH_INTERVAL seconds by a thread of their own (or at
-once by the chunk's thread when the batch reaches DASK_BATCH_COUNT datagrams
-or DASK_BATCH_BYTES bytes and no other thread is sending one), at a task's
-end once DASK_CHUNK_FLUSH old (in the worker's message that ends the task),
-when the Dask worker closes, at interpreter exit, and when MetricsCollector
-ends a run (flush_dask_all): one event on the scheduler for many datagrams.
-Each process chooses on its first chunk, without waiting for the answer: a
-hello sent from a thread of its own, and the Dask path when no ack comes
-within HELLO_TIMEOUT; the datagrams made meanwhile wait in the batch and go
-by the path chosen. ``ROASTOP_TRANSPORT=udp`` or ``dask`` (``Emitter(...,
-transport=...)``) chooses instead, ``auto`` being the default (UDP when
-ROASTOP_HELLO=0 switched hellos off). Outside a worker's task, UDP only.
-distributed is never imported here: a worker has it imported already."""
+counted in ``lost``. No chunk waits on a resolver (MetricsCollector resolves
+the address once, resolve; an Emitter given a host name looks it up in a
+background thread and drops its datagrams until that answers) nor on the
+choice of path (its hello waits in a thread of its own, the datagrams
+meanwhile in the batch). distributed is never imported here."""
 import atexit
 import itertools
 import os
@@ -120,11 +102,9 @@ class _Lookup:
 
 def resolve(addr, timeout=RESOLVE_TIMEOUT):
     """addr with its host name replaced by the numeric address it resolves
-    to ("10.0.0.5:8790", "[fd00::5]:8790"), for MetricsCollector to ship to
-    the workers. The lookup is made once and waited for at most ``timeout``
-    seconds; its daemon thread is left to finish, or hang, on its own.
-    ValueError when addr is not HOST:PORT; OSError when the name does not
-    resolve in time."""
+    to ("10.0.0.5:8790", "[fd00::5]:8790"), looked up once, waiting at most
+    ``timeout`` s (the lookup's thread is left to finish, or hang). ValueError
+    when addr is not HOST:PORT; OSError when it does not resolve in time."""
     host, port = parse_addr(addr)
     found = _numeric(host, port)
     if found is None:
@@ -179,10 +159,8 @@ def _parts(batch, count, size):
 
 class _DaskFlusher:
     """A worker process's thread that sends its emitter's Dask-path batch
-    (Emitter.flush_dask) once it is ``interval`` seconds old at most: it
-    looks ``checks`` times an interval and sends a batch older than
-    interval less one look's time; off the chunks' path. At interpreter
-    exit it stops and sends what is left."""
+    once it is ``interval`` s old at most (it looks ``checks`` times an
+    interval); at interpreter exit it stops and sends what is left."""
 
     def __init__(self, emitter, interval, checks=1):
         self.pid = os.getpid()
@@ -219,13 +197,10 @@ def flush_dask_all(age=None):
 
 
 class _WorkerFlush:
-    """An entry in a Dask worker's plugins, whose hooks it calls on its
-    event loop. A task's end (transition out of "executing") sends each
-    batch DASK_CHUNK_FLUSH old: handed to the worker's stream in the same
-    turn of its loop as the task-finished message, the event goes to the
-    scheduler inside that message, not in one of its own (which would
-    cost the scheduler its reading too). Worker.close calls teardown
-    before it closes the stream, which then carries the rest."""
+    """An entry in a Dask worker's plugins. A task's end (transition out of
+    "executing") sends each batch DASK_CHUNK_FLUSH old, in the same turn of
+    the worker's loop as its task-finished message, so inside that message;
+    Worker.close calls teardown before it closes the stream."""
 
     def transition(self, key, start, finish, **kwargs):
         if start == "executing":
@@ -306,10 +281,9 @@ class UdpPath:
         return found
 
     def hello(self, timeout=HELLO_TIMEOUT):
-        """Sends a hello with a fresh nonce on this process's socket and waits
-        at most ``timeout`` seconds for roastop's ack of it from the address
-        it went to (ack_ok): True when one came. Anything else that arrives
-        is ignored. Outside the sequence: ``sent``, ``lost`` and the numbers
+        """Sends a hello with a fresh nonce and waits at most ``timeout`` s for
+        roastop's ack of it from the address it went to (ack_ok): True when
+        one came. Outside the sequence: ``sent``, ``lost`` and the numbers
         are left alone. Never raises."""
         try:
             deadline = time.monotonic() + timeout
@@ -330,18 +304,12 @@ class UdpPath:
                     return False
                 try:
                     data, src = sock.recvfrom(MAX_DATAGRAM)
-                except BlockingIOError:  # readable, then taken: wait on
-                    continue
-                except ConnectionRefusedError:
-                    # nothing listens there (yet): the connected socket reports
-                    # the ICMP error, an unconnected one would not; roastop
-                    # started within the wait still answers, so wait on
-                    continue
+                except (BlockingIOError, ConnectionRefusedError):
+                    continue    # taken meanwhile, or nothing listened (yet): wait on
                 if src[:2] == self._target[:2] and ack_ok(data, self._mac, nonce):
                     return True
         except Exception:  # noqa: BLE001 - never raise into the analysis
             return False
-
 
     def _put(self, sock, data):
         """Hands data to the kernel on sock, or to the batch on the Dask path
@@ -374,12 +342,11 @@ class DaskPath:
     """The Emitter's path per process, and its Dask-path batch."""
 
     def choose_path(self):
-        """This process's path, chosen once (on its first chunk, from the
-        task's thread, where get_worker answers): "dask" when the process is
-        a Dask worker's and ROASTOP_TRANSPORT says dask, or says auto and
-        no ack answers a hello; else "udp". The hello's wait is a thread's
-        of its own (_check_path): meanwhile the path is CHECKING, and the
-        datagrams wait in the batch. Never raises, never blocks."""
+        """This process's path, chosen on its first chunk (the task's thread,
+        where get_worker answers): "dask" when a Dask worker's and
+        ROASTOP_TRANSPORT says dask, or auto and no ack answers a hello
+        (waited for in a thread, _check_path: meanwhile the path is
+        CHECKING and the datagrams wait in the batch); else "udp"."""
         pid = current_pid()
         if self._path_pid == pid:
             return self.path
@@ -428,12 +395,10 @@ class DaskPath:
         self.path_chosen.set()
 
     def _queue_dask(self, data):
-        """Adds data to this process's batch: True when it was taken, False
-        (counted in ``lost``) when DASK_PENDING batches' worth wait unsent,
-        None when the path became "udp" meanwhile. The lock is held for the
-        append only; on the Dask path, a batch that reached a bound is sent
-        now unless another thread is sending one (then it, or the flusher's
-        next round, takes this one too)."""
+        """Adds data to the batch: True when taken, False (counted in ``lost``)
+        past DASK_PENDING batches' worth, None when the path became "udp"
+        meanwhile. On the Dask path a batch at a bound is sent now unless
+        another thread is sending one (the lock is held to append only)."""
         n = len(data)
         with self._batch_lock:
             if self.path == "udp":
@@ -463,14 +428,11 @@ class DaskPath:
         return 0
 
     def flush_dask(self, wait=True):
-        """Sends this process's Dask-path batch: the same bytes, through the
-        worker's own scheduler connection, as events ``[port, [datagram,
-        ...]]`` of at most DASK_BATCH_COUNT datagrams and DASK_BATCH_BYTES
-        bytes, in the order they were queued (the port says which roastop
-        they are for: the scheduler keeps every roastop's, each takes its
-        own). ``wait=False``: nothing when another thread is sending. The
-        datagrams of an event that cannot be given to the worker are
-        counted in ``lost``. How many were sent; never raises."""
+        """Sends the Dask-path batch through the worker's connection, as events
+        ``[port, [datagram, ...]]`` (the port: which roastop they are for) of
+        at most DASK_BATCH_COUNT datagrams and DASK_BATCH_BYTES bytes, in
+        order. ``wait=False``: nothing when another thread is sending. How
+        many went (the rest counted in ``lost``); never raises."""
         if not self._send_lock.acquire(wait):
             return 0
         sent = 0

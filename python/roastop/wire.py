@@ -1,11 +1,7 @@
-"""The datagram of docs/protocol.md: keys, HMAC tags, the kinds' field
-tables (a copy of roastop's), and the encoders of their fields.
-
-Every message is one binary datagram (``RTP2``): a kind byte, then
-``<id><value>`` fields from the kind's table below. No floats are printed
-here and no JSON is parsed in roastop. A field the table lacks (a custom
-field) or a value it cannot carry (a list where a number belongs, a NaN
-inside ``timing``) is left out of its message and counted by the sender."""
+"""The datagram of docs/protocol.md (``RTP2``, a kind byte, ``<id><value>``
+fields): keys, HMAC tags, the kinds' field tables (a copy of roastop's) and
+the fields' encoders. A field the table lacks or a value it cannot carry (a
+list where a number belongs, a NaN inside ``timing``) is left out."""
 import hashlib
 import hmac
 import operator
@@ -302,11 +298,10 @@ def encode(msg):
 
 
 def _append_fields(msg, append, fields=None):
-    """Appends ``<id><value>`` for each field of msg (ids and encodings from
-    ``fields``, the chunk's when None). Raises KeyError (a custom field),
-    _Unsendable, OverflowError or struct.error for what the table cannot carry.
-    Written for speed (the decorator's budget per chunk is 50 us): the
-    common cases, a float, an int, a str, are handled inline."""
+    """Appends ``<id><value>`` for each field of msg (from ``fields``, the
+        chunk's table when None); raises KeyError (a custom field),
+        _Unsendable, OverflowError or struct.error for what it cannot carry.
+        A float, an int, a str inline: the chunk's path."""
     fields = fields or _CHUNK_FIELDS
     pack_id_num = _pack_id_num
     for name, value in msg.items():

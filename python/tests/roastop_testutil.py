@@ -243,12 +243,10 @@ def nothing_arrives(sock, wait=0.3):
 @pytest.fixture(autouse=True)
 def fresh_process_state():
     """Per-process caches of the package, reset between tests."""
-    from roastop import collector, decorator, emitter
+    from roastop import collector
     from roastop._state import shared
-    emitter._cache.clear()
-    decorator._env_emitter.clear()
-    decorator._files_seen.clear()
-    decorator._file_facts_cache.clear()
-    shared("refused", set).clear()
+    for name, kind in (("emitter_cache", dict), ("env_emitter", list), ("files_seen", set),
+                       ("file_facts", dict), ("refused", set)):
+        shared(name, kind).clear()
     collector._warned.clear()
     yield

@@ -16,6 +16,7 @@ from roastop_fakes import Events, Factory
 
 from roastop import track_metrics, track_time
 from roastop import emitter as em
+from roastop._state import shared
 from roastop.emitter import Emitter
 from roastop.wire import Static
 
@@ -259,7 +260,7 @@ def test_decorator_survives_a_start_that_fails(sink):
         def chunk_start_datagram(self, *args):
             raise RuntimeError("bug")
 
-    e = em._cache[(addr_of(sink), KEY.hex())] = Broken(addr_of(sink), KEY)
+    e = shared("emitter_cache", dict)[(addr_of(sink), KEY.hex())] = Broken(addr_of(sink), KEY)
     p = collecting(sink)
     assert p.process(Events(3, **META)) == 3
     chunk = receive(sink)
@@ -271,7 +272,7 @@ def test_decorator_survives_a_send_chunk_start_that_raises(sink):
         def send_chunk_start(self, *args):
             raise RuntimeError("an emitter from elsewhere")
 
-    em._cache[(addr_of(sink), KEY.hex())] = Raising(addr_of(sink), KEY)
+    shared("emitter_cache", dict)[(addr_of(sink), KEY.hex())] = Raising(addr_of(sink), KEY)
     p = collecting(sink)
     assert p.process(Events(3, **META)) == 3
     chunk = receive(sink)

@@ -18,6 +18,7 @@ from roastop_fakes import Events, Factory
 
 from roastop import MetricsCollector, track_metrics, track_time
 from roastop import emitter as em
+from roastop._state import shared
 from roastop import wire
 from roastop.emitter import Emitter, frame, keyed_mac
 
@@ -412,7 +413,7 @@ def test_decorator_copes_with_an_emitter_without_send_chunk(sink):
     p = Proc()
     p._roastcoffea_collect_metrics = True
     p._roastop_addr, p._roastop_key, p._roastop_run_id = addr_of(sink), KEY.hex(), "r"
-    em._cache[(addr_of(sink), KEY.hex())] = OldEmitter(addr_of(sink), KEY)
+    shared("emitter_cache", dict)[(addr_of(sink), KEY.hex())] = OldEmitter(addr_of(sink), KEY)
     p.process(Events(10, dataset="DY", filename="f.root", entrystart=0, entrystop=10,
                      uuid="u"))
     msg = receive(sink)
