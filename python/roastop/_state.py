@@ -47,14 +47,11 @@ def current_pid():
 
 
 def ship_by_value():
-    """Makes cloudpickle carry roastop's code inside the pickles themselves,
-    so Dask workers and the scheduler need no roastop installed: coffea
-    pickles the processor (and the decorated process() with it) with
-    cloudpickle. Every loaded submodule is registered by its own name too,
-    because distributed checks the module of a function it is handed
-    (client.run_on_scheduler, submit) against the registry by exact name.
-    False when cloudpickle is not importable (roastop needs only the
-    standard library; without cloudpickle there is no Dask to ship to)."""
+    """Makes cloudpickle carry roastop's code (every loaded submodule, by its
+    own name: distributed checks a function's module by exact name) inside
+    the pickles of the processor and of run_on_scheduler's functions, so
+    Dask workers and the scheduler need no roastop installed. False when
+    cloudpickle is not importable (then there is no Dask to ship to)."""
     try:
         import cloudpickle
     except ImportError:

@@ -8,6 +8,7 @@ fields out of the record, and nothing here ever raises into process()."""
 import functools
 import operator
 import os
+import sys
 import time
 import warnings
 
@@ -367,7 +368,7 @@ class _Chunk:
         self.meta = meta = _metadata(events)
         self.rec = {}
         self.file_static = _chunk_fields(events, meta, run_id, self.rec)
-        self.worker = _worker_name()
+        self.worker = _worker_name() if "distributed" in sys.modules else None
         self.factory = factory = _factory(events)
         if factory is not None:
             self.facts = _file_facts(factory, meta)
@@ -464,9 +465,12 @@ class _Chunk:
 def _tracked(processor, events):
     """The _Chunk begun for this call, or None: collection off, no address,
     or the events could not be read (the analysis runs unmeasured)."""
-    if not _collecting(processor):
-        return None
-    emitter = _emitter(processor)
+    try:    # the common case in one go: the flag set, the Emitter made (emitter_for's cache)
+        emitter = (shared("emitter_cache", dict)[(processor._roastop_addr,
+                                                   processor._roastop_key)]
+                   if processor._roastcoffea_collect_metrics else None)
+    except Exception:  # noqa: BLE001 - an attribute missing or raising, no Emitter yet
+        emitter = _emitter(processor) if _collecting(processor) else None
     if emitter is None:
         return None
     try:

@@ -106,6 +106,22 @@ def test_auto_without_an_ack_takes_the_dask_path_with_the_same_bytes(sink, worke
     assert all(isinstance(d, bytes) for d in datagrams(worker))   # msgpack takes bytes
 
 
+def test_the_chunk_never_waits_for_the_hello(sink, worker, monkeypatch):
+    """The hello's wait is a thread's of its own: while it waits, chunks
+    are taken at once and held in the batch, then go by the path chosen."""
+    monkeypatch.delenv("ROASTOP_HELLO")
+    answered, wait = threading.Event(), threading.Event()
+    e = Emitter(addr_of(sink), KEY, chunk_start=False, transport="auto")
+    e.hello = lambda: wait.wait() and answered.is_set()     # held until the test says
+    assert chunk(e, 1) and chunk(e, 2)
+    assert e.path == transport.CHECKING and not e.path_chosen.is_set()
+    assert e.sent == 0 and len(e._batch) == 2 and nothing_arrives(sink)
+    answered.set()
+    wait.set()                                   # an ack came: UDP, the two sent now
+    assert e.path_chosen.wait(30) and e.path == "udp" and not worker.logged
+    assert [split_datagram(sink.recv(70000))["num_events"] for _ in range(2)] == [1, 2]
+
+
 def test_auto_with_an_ack_stays_on_udp(worker, monkeypatch):
     monkeypatch.setenv("ROASTOP_HEARTBEAT", "0")
     monkeypatch.delenv("ROASTOP_HELLO", raising=False)
