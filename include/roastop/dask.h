@@ -77,21 +77,6 @@ size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max);
  * wall clock (seconds since the epoch) that stamps events. */
 void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now);
 
-/* A run started: its collector has just installed the roastop route, so
- * look for it now rather than at the next 5 s retry, and poll at once. */
-void dask_wake(struct dask *d);
-/* A run ended: one more round, begun from now, so the measurement holds the
- * scheduler's last word (the workers' final heartbeats). dask_flushing is
- * true until that round has ended, reached or not. */
-void dask_flush(struct dask *d);
-bool dask_flushing(const struct dask *d);
-void dask_get_stats(const struct dask *d, struct dask_stats *st);
-
-/* One datagram of the route's datagrams.json (docs/protocol.md, "The Dask
- * path"): len bytes of strict base64 (a multiple of 4, '=' only as the
- * last one or two, no other character outside the alphabet) decoded into
- * out (cap bytes at least len / 4 * 3). Its length, or -1. */
-long dask_datagram_decode(const char *text, size_t len, unsigned char *out, size_t cap);
 
 /* Seconds to wait before retry number `failures` (1, 2, 4, ... capped). */
 double dask_backoff(unsigned failures);

@@ -166,6 +166,12 @@ struct dask_tasks_answer {
 bool dask_parse_tasks(const char *body, size_t len, double now, struct event *ev,
 		      event_deliver_fn deliver, void *ctx, struct dask_tasks_answer *out);
 
+/* Strict base64 (docs/protocol.md, "The Dask path"; state.json's
+ * worker_state): len bytes (a multiple of 4, '=' only as the last one or
+ * two, no other character outside the alphabet) decoded into out (cap bytes
+ * at least len / 4 * 3). Its length, or -1. */
+long dask_base64_decode(const char *text, size_t len, unsigned char *out, size_t cap);
+
 /* A datagrams.json payload, [port, base64]: the port its sender addressed
  * (1 to 65535) and the text; text NULL when the payload is not that shape. */
 typedef void (*dask_payload_fn)(void *ctx, int port, const char *text);

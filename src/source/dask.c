@@ -350,30 +350,6 @@ void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double no
 	}
 }
 
-void dask_wake(struct dask *d)
-{
-	d->state_retry_at = 0;
-	if (!d->in_round && d->failures == 0)
-		timer_set(d->tick_tfd, 0); /* a lost scheduler keeps its backoff */
-}
-
-void dask_flush(struct dask *d)
-{
-	d->flush = FLUSH_WANTED;
-	if (!d->in_round)
-		timer_set(d->tick_tfd, 0);
-}
-
-bool dask_flushing(const struct dask *d)
-{
-	return d->flush == FLUSH_WANTED || d->flush == FLUSH_RUNNING;
-}
-
-void dask_get_stats(const struct dask *d, struct dask_stats *st)
-{
-	*st = d->st;
-}
-
 /* ---- the source (source.h) ---- */
 
 static bool dask_wanted(const struct app_config *c)
@@ -412,19 +388,29 @@ static void dask_source_dispatch(void *d, const struct pollfd *pfd, size_t n, do
 	dask_dispatch(d, pfd, n, now);
 }
 
-/* A run's start and end from its collector: look for the route the
- * collector has just installed; take the scheduler's last word. */
-static void dask_on_event(void *d, const struct event *ev)
+/* A run started: its collector has just installed the roastop route, so
+ * look for it now rather than at the next retry, and poll at once (a lost
+ * scheduler keeps its backoff). A run ended: one more round, begun from
+ * now, so the measurement holds the scheduler's last word (the workers'
+ * final heartbeats); busy until that round has ended, reached or not. */
+static void dask_on_event(void *src, const struct event *ev)
 {
-	if (ev->type == EV_RUN_START)
-		dask_wake(d);
-	else if (ev->type == EV_RUN_END)
-		dask_flush(d);
+	struct dask *d = src;
+	if (ev->type == EV_RUN_START) {
+		d->state_retry_at = 0;
+		if (!d->in_round && d->failures == 0)
+			timer_set(d->tick_tfd, 0);
+	} else if (ev->type == EV_RUN_END) {
+		d->flush = FLUSH_WANTED;
+		if (!d->in_round)
+			timer_set(d->tick_tfd, 0);
+	}
 }
 
-static bool dask_busy(const void *d)
+static bool dask_busy(const void *src)
 {
-	return dask_flushing(d);
+	const struct dask *d = src;
+	return d->flush == FLUSH_WANTED || d->flush == FLUSH_RUNNING;
 }
 
 /* The scheduler's address as given, for the header. */
@@ -435,30 +421,29 @@ static const char *dask_source_target(const void *d)
 
 static void dask_source_stats(const void *d, struct source_stats *out)
 {
-	struct dask_stats st;
-	dask_get_stats(d, &st);
+	const struct dask_stats *st = &((const struct dask *)d)->st;
 	out->state_key = "mode";
-	snprintf(out->state, sizeof(out->state), "%s", st.mode);
-	source_count(out, NULL, "rounds", st.rounds);
-	source_count(out, NULL, "overruns", st.overruns);
-	source_count(out, NULL, "requests", st.requests);
-	source_count(out, NULL, "failures", st.failures);
-	source_count(out, NULL, "identity_500", st.http_500);
-	source_count(out, NULL, "rejected", st.rejected);
-	source_count(out, NULL, "out_of_range", st.out_of_range);
-	source_count(out, NULL, "too_large", st.too_large);
-	source_count(out, NULL, "bytes", st.bytes);
-	source_count(out, NULL, "redirects", st.redirects);
-	source_count(out, NULL, "redirects_refused", st.redirects_refused);
-	source_count(out, NULL, "facts_refetched", st.facts_refetched);
-	source_count(out, NULL, "tasks", st.tasks);
-	source_count(out, NULL, "tasks_lost", st.tasks_lost);
-	source_count(out, NULL, "tasks_capped", st.tasks_capped);
-	source_count(out, NULL, "tasks_rejected", st.tasks_rejected);
-	source_count(out, NULL, "task_answers", st.task_answers);
-	source_count(out, NULL, "prefix_answers", st.prefix_answers);
+	snprintf(out->state, sizeof(out->state), "%s", st->mode);
+	source_count(out, NULL, "rounds", st->rounds);
+	source_count(out, NULL, "overruns", st->overruns);
+	source_count(out, NULL, "requests", st->requests);
+	source_count(out, NULL, "failures", st->failures);
+	source_count(out, NULL, "identity_500", st->http_500);
+	source_count(out, NULL, "rejected", st->rejected);
+	source_count(out, NULL, "out_of_range", st->out_of_range);
+	source_count(out, NULL, "too_large", st->too_large);
+	source_count(out, NULL, "bytes", st->bytes);
+	source_count(out, NULL, "redirects", st->redirects);
+	source_count(out, NULL, "redirects_refused", st->redirects_refused);
+	source_count(out, NULL, "facts_refetched", st->facts_refetched);
+	source_count(out, NULL, "tasks", st->tasks);
+	source_count(out, NULL, "tasks_lost", st->tasks_lost);
+	source_count(out, NULL, "tasks_capped", st->tasks_capped);
+	source_count(out, NULL, "tasks_rejected", st->tasks_rejected);
+	source_count(out, NULL, "task_answers", st->task_answers);
+	source_count(out, NULL, "prefix_answers", st->prefix_answers);
 	for (int e = DASK_OK + 1; e < DASK__COUNT; e++)
-		source_count(out, "rejected_by", dask_error_name(e), st.rejected_by[e]);
+		source_count(out, "rejected_by", dask_error_name(e), st->rejected_by[e]);
 	dask_datagrams_stats(d, out);
 }
 

@@ -10,45 +10,16 @@
  * datagram is never applied twice. */
 #include "daskpriv.h"
 
-#include <limits.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #define DATAGRAMS_RETRY 5.0 /* seconds before asking again a route without them */
-
-static bool b64_char(char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       c == '+' || c == '/';
-}
-
-/* Only the alphabet before the padding (EVP_DecodeBlock would skip
- * whitespace), and the last group as the encoder writes it (unused bits
- * zero): one text per datagram. */
-long dask_datagram_decode(const char *text, size_t len, unsigned char *out, size_t cap)
-{
-	if (!len || len % 4 || len / 4 * 3 > cap || len > INT_MAX)
-		return -1;
-	size_t pad = (text[len - 1] == '=') + (text[len - 2] == '=');
-	for (size_t i = 0; i < len - pad; i++)
-		if (!b64_char(text[i]))
-			return -1;
-	int n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)len);
-	if (n < 0 || (size_t)n < pad)
-		return -1;
-	size_t got = (size_t)n - pad;
-	unsigned char last[8];
-	int m = EVP_EncodeBlock(last, out + (len / 4 - 1) * 3, (int)(3 - pad));
-	return m == 4 && memcmp(last, text + len - 4, 4) == 0 ? (long)got : -1;
-}
 
 /* One payload (dask_parse_datagrams): to the source with senders, which
  * counts it (its datagrams by path); here only what none takes. */
 static void datagrams_one(void *ctx, int port, const char *text)
 {
 	struct dask *d = ctx;
-	long n = text ? dask_datagram_decode(text, strlen(text), d->dg.buf, sizeof(d->dg.buf)) : -1;
+	long n = text ? dask_base64_decode(text, strlen(text), d->dg.buf, sizeof(d->dg.buf)) : -1;
 	if (n < 0)
 		d->dg.rejected++;
 	else if (!d->datagram(d->ctx, (const char *)d->dg.buf, (size_t)n, port, d->now))

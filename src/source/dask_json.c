@@ -8,6 +8,8 @@
 #include "dask_jsonpriv.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +141,32 @@ void *dask_dec_list(struct dec *d, const cJSON *node, bool object, const char *w
  * for the one cJSON_ParseWithLength call (roastop decodes on one thread),
  * and reading a tree allocates nothing. */
 static struct arena *tree_mem;
+
+static bool b64_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '+' || c == '/';
+}
+
+/* Only the alphabet before the padding (EVP_DecodeBlock would skip
+ * whitespace), and the last group as the encoder writes it (unused bits
+ * zero): one text per byte string. */
+long dask_base64_decode(const char *text, size_t len, unsigned char *out, size_t cap)
+{
+	if (!len || len % 4 || len / 4 * 3 > cap || len > INT_MAX)
+		return -1;
+	size_t pad = (text[len - 1] == '=') + (text[len - 2] == '=');
+	for (size_t i = 0; i < len - pad; i++)
+		if (!b64_char(text[i]))
+			return -1;
+	int n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)len);
+	if (n < 0 || (size_t)n < pad)
+		return -1;
+	size_t got = (size_t)n - pad;
+	unsigned char last[8];
+	int m = EVP_EncodeBlock(last, out + (len / 4 - 1) * 3, (int)(3 - pad));
+	return m == 4 && memcmp(last, text + len - 4, 4) == 0 ? (long)got : -1;
+}
 
 static void *tree_alloc(size_t n)
 {

@@ -63,37 +63,6 @@ static void state_workers_v1(struct dec *d, const cJSON *arr, struct ev_sample *
 #define STATE_B64 64u
 #define STATE_RAW 48u
 
-static int b64_digit(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* n characters (a multiple of 4, no padding) into n / 4 * 3 bytes; false on
- * a character outside base64. */
-static bool b64_decode(const char *in, size_t n, unsigned char *out)
-{
-	for (size_t i = 0; i < n; i += 4) {
-		uint32_t v = 0;
-		for (size_t k = 0; k < 4; k++) {
-			int x = b64_digit((unsigned char)in[i + k]);
-			if (x < 0)
-				return false;
-			v = v << 6 | (uint32_t)x;
-		}
-		unsigned char *o = out + i / 4 * 3;
-		o[0] = (unsigned char)(v >> 16);
-		o[1] = (unsigned char)(v >> 8);
-		o[2] = (unsigned char)v;
-	}
-	return true;
-}
-
 static double le_double(const unsigned char *b)
 {
 	uint64_t u = 0;
@@ -141,7 +110,8 @@ static unsigned char *state_raw(struct dec *d, const cJSON *nums, size_t n)
 	unsigned char *raw = malloc(n * STATE_RAW + 1);
 	if (!raw)
 		dask_dec_fail(d, DASK_NO_MEMORY, "out of memory");
-	else if (!b64_decode(nums->valuestring, n * STATE_B64, raw)) {
+	else if (n && dask_base64_decode(nums->valuestring, n * STATE_B64, raw, n * STATE_RAW) !=
+			      (long)(n * STATE_RAW)) {
 		dask_dec_fail(d, DASK_BAD_FIELD, "worker_state: not base64");
 		free(raw);
 		raw = NULL;
@@ -378,31 +348,24 @@ static void state_workers_v3(struct dec *d, const cJSON *root, struct state_ctx 
 static void state_occupancy(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "worker_occupancy");
-	size_t n = s->n_workers, chars = (8 * n + 2) / 3 * 4, pad = (3 - 8 * n % 3) % 3;
+	size_t n = s->n_workers, chars = (8 * n + 2) / 3 * 4;
 	if (!o || d->error != DASK_OK)
 		return;
 	if (!cJSON_IsString(o) || strlen(o->valuestring) != chars) {
 		dask_dec_fail(d, DASK_BAD_SHAPE, "worker_occupancy: not %zu workers", n);
 		return;
 	}
-	char *text = malloc(chars + 1);
 	unsigned char *raw = malloc(chars / 4 * 3 + 1);
-	if (!text || !raw)
+	if (!raw)
 		dask_dec_fail(d, DASK_NO_MEMORY, "out of memory");
-	else {
-		memcpy(text, o->valuestring, chars + 1);
-		for (size_t k = chars - pad; k < chars; k++) /* padding decodes as zeros */
-			text[k] = text[k] == '=' ? 'A' : '!';
-		if (!b64_decode(text, chars, raw))
-			dask_dec_fail(d, DASK_BAD_FIELD, "worker_occupancy: not base64");
-	}
+	else if (n && dask_base64_decode(o->valuestring, chars, raw, chars / 4 * 3) != (long)(8 * n))
+		dask_dec_fail(d, DASK_BAD_FIELD, "worker_occupancy: not base64");
 	for (size_t i = 0; raw && i < n && d->error == DASK_OK; i++) {
 		double x = le_double(raw + 8 * i);
 		s->workers[i].occupancy = isfinite(x) ? dask_dec_ranged(d, x, "worker_occupancy",
 									RANGE_OCCUPANCY)
 						      : optnum_none();
 	}
-	free(text);
 	free(raw);
 }
 

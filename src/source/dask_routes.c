@@ -43,12 +43,6 @@ static void reject_count(struct dask *d, enum dask_error e)
 	d->st.out_of_range += e == DASK_OUT_OF_RANGE;
 }
 
-static void reject_count_if(struct dask *d, bool rejected, enum dask_error e)
-{
-	if (rejected)
-		reject_count(d, e);
-}
-
 /* Why a route that answered did not do: a cut body, a refused redirect,
  * an HTTP status; "" when there is nothing to say. */
 static void route_why(const struct dask *d, const struct xfer *x, long code, char *buf,
@@ -172,7 +166,8 @@ enum answer dask_on_prom(struct dask *d, long code, const struct xfer *x)
 		struct prom_stats again = { 0 };
 		enum dask_error te = dask_parse_prefix_prom(x->body.data, x->body.len, &d->totals,
 							    &again);
-		reject_count_if(d, te == DASK_OUT_OF_RANGE, te);
+		if (te == DASK_OUT_OF_RANGE)
+			reject_count(d, te);
 	}
 	d->totals_read = true;
 	return e == DASK_OK ? ANS_DID : ANS_FAILED;

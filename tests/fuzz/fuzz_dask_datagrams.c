@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roastop/dask.h"
+#include "roastop/dask_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static unsigned char back[65508 / 3 * 4 + 8];
 	if (size > sizeof(back) - 8)
 		return 0;
-	long n = dask_datagram_decode((const char *)data, size, out, sizeof(out));
+	long n = dask_base64_decode((const char *)data, size, out, sizeof(out));
 	if (n < 0)
 		return 0;
 	if ((size_t)n > sizeof(out))
