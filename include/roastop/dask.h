@@ -1,14 +1,9 @@
 /* The Dask scheduler poller: libcurl's multi interface driven from roastop's
  * one poll() loop, so a slow or huge response never stalls UDP ingest or
- * the screen. Each round (every interval) asks, richest source first:
- *
- *   1. /roastop/v1/state.json  the collector's route: workers + fine metrics
- *   2. /json/identity.json     workers; HTTP 500 while tasks run (dask#8370)
- *   3. /metrics                the scheduler's Prometheus text: counts only
- *   4. /json/counts.json       counts only, when 3 gives none (no prometheus_client)
- *   5. each worker's /metrics  memory, threads and CPU while 2 answers 500
- *
- * and delivers EV_SAMPLE, EV_FINE and EV_STATUS ("scheduler": connected,
+ * the screen. Each round (every interval) asks the routes of its table
+ * (src/source/dask_round.c), richest source first: the collector's route,
+ * identity.json, the scheduler's /metrics, counts.json, each worker's
+ * /metrics; and delivers EV_SAMPLE, EV_FINE and EV_STATUS ("scheduler": connected,
  * degraded and why, lost) events. Redirects are followed by hand and only
  * within the origin (scheme, host, port) of --scheduler: --header values
  * never reach another host, and https is never downgraded. An unreachable scheduler is retried with
@@ -77,8 +72,5 @@ size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max);
  * wall clock (seconds since the epoch) that stamps events. */
 void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now);
 
-
-/* Seconds to wait before retry number `failures` (1, 2, 4, ... capped). */
-double dask_backoff(unsigned failures);
 
 #endif

@@ -13,5 +13,8 @@ void timer_set(int fd, double seconds);
 void timer_set_periodic(int fd, double first, double period);
 /* Reads what has expired, so the descriptor stops being readable. */
 void timer_drain(int fd);
+/* Seconds before retry number `failures` of a lost peer: 0 before any,
+ * then 1, 2, 4, ... up to max. */
+double timer_backoff(unsigned failures, double max);
 
 #endif

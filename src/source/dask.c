@@ -11,7 +11,6 @@
 #include "roastop/source.h"
 
 #include <curl/curl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +29,6 @@
 #define HTTP_TOO_LARGE 413 /* what a body cut at its route's cap counts as */
 /* the round's timer, curl's, and every socket curl may ask for */
 _Static_assert(2 + HTTPC_MAX_SOCKS <= SOURCE_MAX_FDS, "the poller's descriptors fit a source's");
-
-/* ---- small pure helpers ------------------------------------------------- */
-
-double dask_backoff(unsigned failures)
-{
-	if (failures == 0)
-		return 0.0;
-	double s = ldexp(1.0, (int)(failures > 16 ? 16 : failures) - 1);
-	return s < DASK_BACKOFF_MAX ? s : DASK_BACKOFF_MAX;
-}
 
 /* ---- status ------------------------------------------------------------- */
 

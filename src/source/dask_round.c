@@ -219,7 +219,7 @@ void dask_round_end(struct dask *d, bool reached)
 		d->flush = FLUSH_DONE;
 	d->failures = reached ? 0 : d->failures + 1;
 	double took = clock_mono() - d->round_t0;
-	double next = reached ? d->cfg.interval - took : dask_backoff(d->failures);
+	double next = reached ? d->cfg.interval - took : timer_backoff(d->failures, DASK_BACKOFF_MAX);
 	if (reached && next < 0) {
 		d->st.overruns++; /* slower than the interval: the next round starts now */
 		next = 0;

@@ -3,6 +3,7 @@
 #include "roastop/source.h"
 #include "roastop/strutil.h"
 #include "roastop/taskcheck.h"
+#include "roastop/timer.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -273,14 +274,6 @@ static void ts_receive(struct taskstream *ts, struct lws *wsi, const void *in, s
 		ts_deliver(ts);
 }
 
-static double ts_backoff(unsigned failures)
-{
-	double s = 1.0;
-	for (unsigned i = 1; i < failures && s < TASKSTREAM_BACKOFF_MAX; i++)
-		s *= 2;
-	return s < TASKSTREAM_BACKOFF_MAX ? s : TASKSTREAM_BACKOFF_MAX;
-}
-
 static void ts_lost(struct taskstream *ts)
 {
 	if (ts->connected)
@@ -289,7 +282,7 @@ static void ts_lost(struct taskstream *ts)
 	ts->wsi = NULL;
 	ts->failures++;
 	unsigned n = ts->failures > ts->behind_streak ? ts->failures : ts->behind_streak;
-	ts->retry_at = ts_mono() + ts_backoff(n);
+	ts->retry_at = ts_mono() + timer_backoff(n, TASKSTREAM_BACKOFF_MAX);
 	ts->st.state = "lost";
 }
 

@@ -46,3 +46,11 @@ void timer_drain(int fd)
 	while (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n))
 		;
 }
+
+double timer_backoff(unsigned failures, double max)
+{
+	if (failures == 0)
+		return 0.0;
+	double s = ldexp(1.0, (int)(failures > 16 ? 16 : failures) - 1);
+	return s < max ? s : max;
+}

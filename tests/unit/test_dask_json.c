@@ -14,6 +14,7 @@
 #include "roastop/httpc.h"
 #include "roastop/range.h"
 #include "roastop/strbuf.h"
+#include "roastop/timer.h"
 
 #define FIX "tests/fixtures/dask-2026.8.0/"
 
@@ -989,12 +990,12 @@ static void url_join(void **state)
 static void backoff(void **state)
 {
 	(void)state;
-	assert_near(dask_backoff(0), 0, 0);
-	assert_near(dask_backoff(1), 1, 0);
-	assert_near(dask_backoff(2), 2, 0);
-	assert_near(dask_backoff(3), 4, 0);
-	assert_near(dask_backoff(6), DASK_BACKOFF_MAX, 0);
-	assert_near(dask_backoff(1000), DASK_BACKOFF_MAX, 0);
+	assert_near(timer_backoff(0, DASK_BACKOFF_MAX), 0, 0);
+	assert_near(timer_backoff(1, DASK_BACKOFF_MAX), 1, 0);
+	assert_near(timer_backoff(2, DASK_BACKOFF_MAX), 2, 0);
+	assert_near(timer_backoff(3, DASK_BACKOFF_MAX), 4, 0);
+	assert_near(timer_backoff(6, DASK_BACKOFF_MAX), DASK_BACKOFF_MAX, 0);
+	assert_near(timer_backoff(1000, DASK_BACKOFF_MAX), DASK_BACKOFF_MAX, 0);
 }
 
 /* ---- the parse budget ------------------------------------------------- */
