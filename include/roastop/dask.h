@@ -35,29 +35,6 @@ struct dask_config {
 	bool prefix_totals;
 };
 
-struct dask_stats {
-	uint64_t rounds, overruns; /* rounds started; rounds slower than the interval */
-	uint64_t requests, failures; /* HTTP transfers; failed ones (transport or status) */
-	uint64_t http_500; /* identity.json 500s (dask#8370) */
-	uint64_t rejected; /* bodies refused by the decoders */
-	uint64_t rejected_by[DASK__COUNT]; /* the same, by reason (dask_error_name) */
-	uint64_t out_of_range; /* numbers outside range.h's table: bodies refused, rates dropped */
-	uint64_t too_large; /* bodies over their route's cap */
-	uint64_t redirects, redirects_refused; /* followed (same origin); not followed */
-	uint64_t bytes; /* body bytes received */
-	uint64_t facts_refetched; /* route bodies asked again whole: kept facts not theirs */
-	/* the route's task records (docs/scheduler.md, "Task records"):
-	 * startstops delivered; records the scheduler's buffer dropped before
-	 * they were read; answers cut at the route's cap (the rest read at
-	 * once after); rows or answers refused; answers read (the feed
-	 * measured from the first: its count is then a number, not n/a) */
-	uint64_t tasks, tasks_lost, tasks_capped, tasks_rejected, task_answers;
-	/* samples delivered with the scheduler's per-prefix totals (the feed
-	 * measured without the route: docs/scheduler.md) */
-	uint64_t prefix_answers;
-	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
-};
-
 struct dask;
 
 /* NULL (err set) when curl or the timers cannot be set up. The first round
