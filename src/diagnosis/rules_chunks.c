@@ -11,6 +11,7 @@
  * DIAG_TAIL_SHARE of the elapsed time, over a tail at least
  * DIAG_TAIL_MEDIANS median chunks long. */
 #define DIAG_TAIL_SHARE 0.15
+#define DIAG_TAIL_HELD 0.5
 #define DIAG_TAIL_MEDIANS 2.0
 
 struct edge {
@@ -46,6 +47,7 @@ static size_t tail_edges(const struct rawchunk **c, size_t n, struct edge *e)
 struct tail {
 	double first, from, to; /* the chunks' first start; the tail's span */
 	double idle, idle_all; /* idle thread-seconds in the tail, and over the whole span */
+	double held; /* seconds of the tail with a chunk in flight */
 	bool full; /* all threads were busy at some moment */
 };
 
@@ -58,12 +60,14 @@ static struct tail tail_sweep(const struct edge *e, size_t k, double threads)
 	for (size_t i = 0; i < k; i++) {
 		double gap = i > 0 && conc < threads ? (threads - conc) * (e[i].t - e[i - 1].t) : 0;
 		t.idle_all += gap;
-		if (!isnan(t.from))
+		if (!isnan(t.from)) {
 			t.idle += gap;
+			t.held += conc > 0 ? e[i].t - e[i - 1].t : 0;
+		}
 		bool was_full = conc >= threads;
 		conc += e[i].d;
 		if (conc >= threads)
-			t.full = true, t.from = NAN, t.idle = 0;
+			t.full = true, t.from = NAN, t.idle = t.held = 0;
 		else if (was_full)
 			t.from = e[i].t;
 		t.to = e[i].t;
@@ -71,13 +75,26 @@ static struct tail tail_sweep(const struct edge *e, size_t k, double threads)
 	return t;
 }
 
-static const struct rawchunk *last_ended(const struct rawchunk **c, size_t n)
+/* A tail is a moment all threads were busy, then fewer, with a chunk in
+ * flight at least DIAG_TAIL_HELD of the time since: the threads waited on
+ * chunks. Without that (chunks far shorter than the time between them) the
+ * gaps are the task's time outside process(), small_chunks' business. */
+static bool tail_real(const struct tail *t)
 {
-	const struct rawchunk *last = NULL;
+	return t->full && !isnan(t->from) && t->held >= DIAG_TAIL_HELD * (t->to - t->from);
+}
+
+/* The longest chunk in flight during the tail [from, to]: the one that held
+ * it (a straggler can end before the chunk queued behind it, which ends
+ * last in a moment). */
+static const struct rawchunk *tail_holder(const struct rawchunk **c, size_t n, const struct tail *t)
+{
+	const struct rawchunk *best = NULL;
 	for (size_t i = 0; i < n; i++)
-		if (!last || c[i]->v[RC_T_END] > last->v[RC_T_END])
-			last = c[i];
-	return last;
+		if (c[i]->v[RC_T_END] > t->from && c[i]->v[RC_T_START] < t->to &&
+		    (!best || c[i]->v[RC_DURATION] > best->v[RC_DURATION]))
+			best = c[i];
+	return best;
 }
 
 /* The sweep over every chunk record of r (none when they are a sample). */
@@ -90,7 +107,7 @@ static bool chunk_sweep(const struct run *r, double threads, struct tail *t,
 	size_t k = e ? tail_edges(c, n, e) : 0;
 	*t = tail_sweep(e, k, threads);
 	if (last)
-		*last = k ? last_ended(c, n) : NULL;
+		*last = k && tail_real(t) ? tail_holder(c, n, t) : NULL;
 	free(e);
 	free(c);
 	return k > 0;
@@ -104,7 +121,7 @@ static void tail_write(struct finding *f, const struct tail *t, double threads,
 		 100 * share);
 	snprintf(f->evidence, sizeof(f->evidence),
 		 "the last %s ran fewer chunks than the %.0f threads (%s of thread time idle, "
-		 "%.0f%% of the elapsed time); the last chunk: %s s on %s, file %s",
+		 "%.0f%% of the elapsed time); its longest chunk: %s s on %s, file %s",
 		 format_duration(a, optnum_of(t->to - t->from)), threads,
 		 format_duration(b, optnum_of(t->idle)), 100 * share,
 		 format_num(d, optnum_of(last->v[RC_DURATION]), "%.3g"),
@@ -120,7 +137,7 @@ static void tail_final(const struct run *r, const struct metrics *m, double thre
 	struct tail t;
 	const struct rawchunk *last;
 	double elapsed = m->elapsed_time_seconds.valid ? m->elapsed_time_seconds.value : NAN;
-	if (!chunk_sweep(r, threads, &t, &last) || !t.full || isnan(t.from))
+	if (!chunk_sweep(r, threads, &t, &last) || !last)
 		return;
 	double share = t.idle / threads / elapsed;
 	if (share >= DIAG_TAIL_SHARE && t.to - t.from >= DIAG_TAIL_MEDIANS * m->chunk_duration_p50.value)
@@ -205,7 +222,7 @@ static bool small_outside(const struct run *r, const struct metrics *m, double t
 	}
 	if (!chunk_sweep(r, threads, &t, NULL))
 		return false;
-	bool tail = t.full && !isnan(t.from);
+	bool tail = tail_real(&t);
 	*body = (tail ? t.from : t.to) - t.first;
 	*idle = t.idle_all - (tail ? t.idle : 0);
 	*since = t.first;

@@ -17,6 +17,10 @@
 /* Starved: process() runnable but not running (waiting for a CPU) at
  * least DIAG_STARVED_SHARE of its time, over the chunks that measured it. */
 #define DIAG_STARVED_SHARE 0.3
+/* Both judge process(): only when it held the threads at least
+ * DIAG_INSIDE_SHARE of the run (threads x elapsed); below that the run's
+ * time goes outside it (small_chunks, idle_cluster). */
+#define DIAG_INSIDE_SHARE 0.25
 
 struct cpu_sums {
 	double cpu, seconds, events, since;
@@ -129,11 +133,24 @@ static void cpu_starved(const struct cpu_sums *s, struct findings *out)
 }
 
 /* io_bound and cpu_starved, from one pass over the chunk records. */
+/* Whether seconds of process() held the threads long enough to judge;
+ * true when the threads or the elapsed time are not known. */
+static bool cpu_inside_enough(double seconds, const struct metrics *m)
+{
+	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	optnum el = m->elapsed_time_seconds;
+	if (!th.valid || !el.valid || th.value <= 0 || el.value <= 0)
+		return true;
+	return seconds >= DIAG_INSIDE_SHARE * th.value * el.value;
+}
+
 void diag_rule_cpu_use(const struct run *r, const struct metrics *m, struct findings *out)
 {
 	struct cpu_sums s = cpu_collect(r);
-	io_bound(&s, m, out);
-	cpu_starved(&s, out);
+	if (cpu_inside_enough(s.seconds, m))
+		io_bound(&s, m, out);
+	if (cpu_inside_enough(s.wait_seconds, m))
+		cpu_starved(&s, out);
 }
 
 /* An idle cluster: the run ended with at most DIAG_IDLE_CHUNK_SHARE as many

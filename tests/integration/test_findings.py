@@ -47,15 +47,23 @@ SLEEPY_CLIENT = textwrap.dedent("""
 
     fileset = json.loads((Path(files) / "fileset.json").read_text())
 
+    def keep(here):  # how "leak": factor MiB a chunk ("MiBxN": at most N); "hold": once
+        kept = get_worker().__dict__.setdefault("sleepy_leak", [])
+        mib, _, cap = factor.partition("x")
+        if slow in here and len(kept) < (1 if how == "hold" else int(cap or 1 << 30)):
+            kept.append(b"\x01" * (int(mib) << 20))
+
     class Sleepy(dimuon.DimuonProcessor):
         @track_metrics
         def process(self, events):
             name = os.path.basename(events.metadata["filename"])
             here = (name, f"{name}@{events.metadata['entrystart']}", str(get_worker().name))
-            seconds = float(base) * (float(factor) if slow in here and how != "leak" else 1)
-            if how == "leak" and slow in here:  # factor MiB kept a chunk, as a global list
-                get_worker().__dict__.setdefault("sleepy_leak", []).append(
-                    b"\x01" * (int(factor) << 20))
+            if how == "empty":  # nothing but the task around it
+                return {}
+            if how in ("leak", "hold"):
+                keep(here)
+            slower = slow in here and how in ("spin", "sleep")
+            seconds = float(base) * (float(factor) if slower else 1)
             if how == "sleep":  # waiting off the CPU, as on a slow read
                 time.sleep(seconds)
             spent = time.thread_time() + (0 if how == "sleep" else seconds)
@@ -76,19 +84,21 @@ SLEEPY_CLIENT = textwrap.dedent("""
 
 
 def measured_run(d: Path, cluster, files, slow: str, how: str = "spin", factor=10,
-                 chunksize=CHUNKSIZE):
+                 chunksize=CHUNKSIZE, base=BASE_SLEEP):
     """A Sleepy run measured and recorded by roastop --headless: its
     metrics.json, its measurement directory and the recording. slow: the
     file name, the chunk (file@entrystart) or the worker name whose chunks
-    take factor times longer (how "spin" on the CPU, "sleep" off it), or,
-    how "leak", keep factor MiB each on their worker until the run ends."""
+    take factor times longer (how "spin" on the CPU, "sleep" off it, base
+    seconds a chunk otherwise), or, how "leak", keep factor MiB each on their
+    worker until the run ends ("MiBxN": at most N; "hold": once, on the first
+    such chunk); how "empty": process() returns at once."""
     out, rec = d / "measurement", d / "run.jsonl"
     script = d / "sleepy_client.py"
     script.write_text(SLEEPY_CLIENT)
     with measuring(d, out, "--scheduler", cluster.dashboard_url, "--duration", 600,
                    "--record", rec) as live:
         p = subprocess.run([sys.executable, str(script), str(EXAMPLES), cluster.address,
-                            str(files), str(chunksize), slow, str(BASE_SLEEP), how, str(factor)],
+                            str(files), str(chunksize), slow, str(base), how, str(factor)],
                            env=client_env(**live.env), capture_output=True, text=True,
                            timeout=300)
         assert p.returncode == 0 and "done" in p.stdout, p.stdout + p.stderr

@@ -541,6 +541,55 @@ static void tail_is_told_once_ended(void **state)
 	assert_true(f->cost > 0.4); /* 33 idle thread-seconds of 4 threads over 19 s */
 }
 
+/* The chunk that held the tail is named, not the one queued behind it,
+ * which ends last in a moment. */
+static void tail_names_the_chunk_that_held_it(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(6, NULL, NULL, 1);
+	chunk((struct ck){ FILES[2], "w0", t - 1, 12, 1000, 0, 0 });
+	chunk((struct ck){ FILES[1], "w0", t + 11, 1, 1000, 0, 0 });
+	end(t + 12);
+	struct findings fs;
+	evaluate(t + 12, true, &fs);
+	const struct finding *f = must(&fs, FIND_TAIL);
+	assert_non_null(strstr(f->evidence, "its longest chunk: 12 s on w0, file /data/f2.root"));
+}
+
+/* One wave fills the 4 threads (no CPU time sent), then 40 chunks of
+ * 1 ms, 50 ms apart, on the CPU `cpu` and waiting for one `wait` of their
+ * time: the threads were between tasks, not waiting on a chunk (no tail),
+ * and process() held them too little for io_bound or cpu_starved to judge
+ * it. */
+static void tiny_chunks_after_a_wave(double cpu, double wait)
+{
+	start();
+	double t = waves(1, NULL, NULL, 1);
+	cpu_share = cpu;
+	wait_share = wait;
+	for (int i = 0; i < 40; i++, t += 0.05)
+		chunk((struct ck){ FILES[i % 4], i % 2 ? "w1" : "w0", t, 0.001, 1000, 0, 0 });
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_null(find(&fs, FIND_TAIL));
+	assert_null(find(&fs, FIND_IO_BOUND));
+	assert_null(find(&fs, FIND_CPU_STARVED));
+}
+
+static void gaps_between_tiny_chunks_are_no_tail(void **state)
+{
+	(void)state;
+	tiny_chunks_after_a_wave(0.1, 0.85); /* starved, over 40 ms */
+}
+
+static void tiny_chunks_off_the_cpu_are_not_io(void **state)
+{
+	(void)state;
+	tiny_chunks_after_a_wave(0.1, -1); /* 90 % off the CPU, over 40 ms */
+}
+
 /* 16 waves of 4 chunks of 0.1 s, a second apart: the threads idle 0.9 s
  * between chunks. */
 static void small_chunks_suggest_a_size(void **state)
@@ -944,6 +993,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(file_slow_on_one_reader_is_no_slow_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_worker_and_slow_file_both_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(tail_is_told_once_ended, setup, teardown),
+		cmocka_unit_test_setup_teardown(tail_names_the_chunk_that_held_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(gaps_between_tiny_chunks_are_no_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(tiny_chunks_off_the_cpu_are_not_io, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_suggest_a_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_past_the_records_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(small_chunks_judged_by_tasks_assigned, setup, teardown),
