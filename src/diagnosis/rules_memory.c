@@ -8,8 +8,9 @@
 #include <string.h>
 
 /* Growth: at least DIAG_LEAK_MIN_CHUNKS chunks on the worker, its memory
- * after them up by DIAG_LEAK_MIN_MB or more from before its first, and up
- * after at least DIAG_LEAK_RISING of its chunks. */
+ * after them up by DIAG_LEAK_MIN_MB or more from before its first without
+ * its largest single step (a cache filled at once by one chunk is no
+ * growth), and up after at least DIAG_LEAK_RISING of its chunks. */
 #define DIAG_LEAK_MIN_CHUNKS 6
 #define DIAG_LEAK_MIN_MB 256.0
 #define DIAG_LEAK_RISING 0.7
@@ -20,6 +21,7 @@
 struct growth {
 	const char *worker;
 	double first, prev, last, since;
+	double top; /* the largest rise over one chunk */
 	uint64_t n, up;
 };
 
@@ -38,9 +40,11 @@ static size_t growth_collect(const struct rawchunk **c, size_t nc, struct growth
 		if (j == k) {
 			g[k++] = (struct growth){ .worker = c[i]->worker, .since = c[i]->v[RC_T_END],
 						  .first = isnan(before) ? after : before };
+			g[j].prev = g[j].first;
 		} else if (after > g[j].prev) {
 			g[j].up++;
 		}
+		g[j].top = fmax(g[j].top, after - g[j].prev);
 		g[j].prev = g[j].last = after;
 		g[j].n++;
 	}
@@ -49,7 +53,7 @@ static size_t growth_collect(const struct rawchunk **c, size_t nc, struct growth
 
 static bool growth_holds(const struct growth *g)
 {
-	return g->n >= DIAG_LEAK_MIN_CHUNKS && g->last - g->first >= DIAG_LEAK_MIN_MB &&
+	return g->n >= DIAG_LEAK_MIN_CHUNKS && g->last - g->first - g->top >= DIAG_LEAK_MIN_MB &&
 	       (double)g->up >= DIAG_LEAK_RISING * (double)(g->n - 1);
 }
 

@@ -706,6 +706,24 @@ static void memory_plateau_is_no_growth(void **state)
 	assert_null(find(&fs, FIND_MEMORY_GROWTH));
 }
 
+/* One chunk fills a 1.5 GB cache at once; after it the memory creeps up
+ * 1 MB a chunk: up after every chunk, and by far more than 256 MB in all,
+ * but not chunk after chunk. */
+static void memory_filled_at_once_is_no_growth(void **state)
+{
+	(void)state;
+	start();
+	double t = T0 + 1, mem = 500;
+	for (int i = 0; i < 10; i++, t += 1) {
+		double after = mem + (i == 1 ? 1500 : 1);
+		chunk((struct ck){ FILES[i % 4], "w0", t, 1, 1000, mem, after });
+		mem = after;
+	}
+	struct findings fs;
+	evaluate(t, true, &fs);
+	assert_null(find(&fs, FIND_MEMORY_GROWTH));
+}
+
 static void memory_pressure_and_paused(void **state)
 {
 	(void)state;
@@ -1001,6 +1019,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(small_chunks_judged_by_tasks_assigned, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_growth_names_the_worker, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_plateau_is_no_growth, setup, teardown),
+		cmocka_unit_test_setup_teardown(memory_filled_at_once_is_no_growth, setup, teardown),
 		cmocka_unit_test_setup_teardown(memory_pressure_and_paused, setup, teardown),
 		cmocka_unit_test_setup_teardown(silent_run_after_15_seconds_of_tasks, setup, teardown),
 		cmocka_unit_test_setup_teardown(silent_scheduler, setup, teardown),
