@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* I/O bound: process() off the CPU, and not waiting for one, at least
- * DIAG_IO_NONCPU_SHARE of its time, and each worker process (its threads
+ * DIAG_IO_NONCPU_SHARE of its time not spent waiting for one, and each worker process (its threads
  * together, so that threads waiting on the GIL do not count as waiting on
  * I/O) using at most DIAG_IO_PROCESS_CPU of a core inside process(). */
 #define DIAG_IO_NONCPU_SHARE 0.6
@@ -70,16 +70,17 @@ static double cpu_wait_share(const struct cpu_sums *s)
 }
 
 static void io_write(struct finding *f, const struct metrics *m, const struct cpu_sums *s,
-		     double noncpu, double per_process, double k)
+		     double judged, double per_process, double k)
 {
-	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], w[64];
-	double wait = cpu_wait_share(s);
+	char a[FMT_LEN], b[FMT_LEN], c[FMT_LEN], d[FMT_LEN], w[80];
+	double wait = cpu_wait_share(s), noncpu = f->cost;
 	if (isnan(wait))
 		snprintf(w, sizeof(w), "its wait for a CPU not measured");
 	else
-		snprintf(w, sizeof(w), "%.0f%% waiting for a CPU", 100 * wait);
+		snprintf(w, sizeof(w), "%.0f%% waiting for a CPU; %.0f%% of the rest off it", 100 * wait,
+			 100 * judged);
 	snprintf(f->title, sizeof(f->title), "I/O bound: process() waits %.0f%% of its time off the CPU",
-		 100 * noncpu);
+		 100 * judged);
 	int len = snprintf(f->evidence, sizeof(f->evidence),
 			   "over %zu chunks, process() ran %s on CPU of %s (%.0f%% off the CPU, %s); "
 			   "a worker process of %.0f thread%s used %.2f cores in it; %s per core "
@@ -104,11 +105,12 @@ static void io_bound(const struct cpu_sums *s, const struct metrics *m, struct f
 	if (!k.valid || k.value < 1 || s->n < DIAG_MIN_CHUNKS || s->seconds <= 0)
 		return;
 	double on = s->cpu / s->seconds, wait = cpu_wait_share(s), per_process = on * round(k.value);
-	double noncpu = 1 - on - (isnan(wait) ? 0 : wait);
-	if (!(noncpu >= DIAG_IO_NONCPU_SHARE) || !(per_process <= DIAG_IO_PROCESS_CPU))
+	double w = isnan(wait) ? 0 : wait, noncpu = 1 - on - w;
+	double judged = w < 1 ? noncpu / (1 - w) : 0; /* of the time not queued for a CPU */
+	if (!(judged >= DIAG_IO_NONCPU_SHARE) || !(per_process <= DIAG_IO_PROCESS_CPU))
 		return;
 	struct finding *f = diag_new(out, FIND_IO_BOUND, SEV_WARNING, s->since, noncpu);
-	io_write(f, m, s, noncpu, per_process, round(k.value));
+	io_write(f, m, s, judged, per_process, round(k.value));
 }
 
 static void cpu_starved(const struct cpu_sums *s, struct findings *out)

@@ -8,7 +8,7 @@ HTTP (http_files.py), as from a site's storage:
   second late), TTbar's on a fast one (127.0.0.1): slow_site names the slow
   host over three files, and no worker;
 - every file on the slow site: process() waits on its reads off the CPU:
-  io_bound, not cpu_starved.
+  io_bound (and cpu_starved only if the machine's other tests took the CPU).
 
 On two 1-thread workers of 2 GiB that Dask does not pause (this module's):
 - one chunk keeps 1.6 GiB until the run ends (a cache filled at once):
@@ -21,7 +21,7 @@ import pytest
 
 from conftest import warm_cluster
 from http_files import fileset_over, serving
-from test_findings import measured_run
+from test_findings import measured_run, starved
 from test_findings_runs import findings, worker_names
 
 NEAR = r"of its 2(\.0+)? GiB limit \((8[5-9]|9\d)%\)"
@@ -69,7 +69,8 @@ def test_slow_reads_are_io_bound(tmp_path, dask_cluster, dimuon_files):
     with over_http(tmp_path, files, None, delay=0.3) as fs:
         run = measured_run(tmp_path, dask_cluster, fs, "none", base=0.05)
     assert findings(run, "io_bound"), ids(run)
-    assert not findings(run, "cpu_starved"), ids(run)
+    # waiting for a CPU too only when the machine's other tests took it
+    assert not findings(run, "cpu_starved") or starved(run), ids(run)
 
 
 def test_memory_held_near_the_limit_is_pressure(tmp_path, no_pause, dimuon_files):

@@ -864,6 +864,26 @@ static void starved_when_process_waits_for_a_cpu(void **state)
 	assert_true(fabs(f->cost - 0.85) < 1e-9);
 }
 
+/* A process() that sleeps on a node short of cores: after each sleep its
+ * thread waits for a CPU. Both hold: 39 % off the CPU is 87 % of the time
+ * it was not queued for one. */
+static void sleeping_on_a_starved_node_is_both(void **state)
+{
+	(void)state;
+	start();
+	cpu_share = 0.06;
+	wait_share = 0.55;
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	struct findings fs;
+	evaluate(t, true, &fs);
+	must(&fs, FIND_CPU_STARVED);
+	const struct finding *f = must(&fs, FIND_IO_BOUND);
+	assert_non_null(strstr(f->title, "waits 87% of its time off the CPU"));
+	assert_non_null(strstr(f->evidence, "(39% off the CPU, 55% waiting for a CPU; 87% of the rest off it)"));
+	assert_true(fabs(f->cost - 0.39) < 1e-9);
+}
+
 /* A process() that sleeps waits for no CPU: I/O bound, not starved. */
 static void sleeping_process_is_io_not_starved(void **state)
 {
@@ -877,8 +897,8 @@ static void sleeping_process_is_io_not_starved(void **state)
 	evaluate(t, true, &fs);
 	assert_null(find(&fs, FIND_CPU_STARVED));
 	const struct finding *f = must(&fs, FIND_IO_BOUND);
-	assert_non_null(strstr(f->title, "88% of its time off the CPU"));
-	assert_non_null(strstr(f->evidence, "(88% off the CPU, 2% waiting for a CPU)"));
+	assert_non_null(strstr(f->title, "90% of its time off the CPU"));
+	assert_non_null(strstr(f->evidence, "(88% off the CPU, 2% waiting for a CPU; 90% of the rest off it)"));
 }
 
 static void gil_contention_is_not_io(void **state)
@@ -1027,6 +1047,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(healthy_writes_no_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(io_bound_when_process_waits, setup, teardown),
 		cmocka_unit_test_setup_teardown(gil_contention_is_not_io, setup, teardown),
+		cmocka_unit_test_setup_teardown(sleeping_on_a_starved_node_is_both, setup, teardown),
 		cmocka_unit_test_setup_teardown(starved_when_process_waits_for_a_cpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(sleeping_process_is_io_not_starved, setup, teardown),
 		cmocka_unit_test_setup_teardown(idle_cluster_when_fewer_chunks_than_threads, setup,
