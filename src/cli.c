@@ -577,6 +577,31 @@ static enum cli_result parse_compare(struct parser *p)
 	return CLI_COMPARE;
 }
 
+/* "history [DIR] [--name TEXT] [--json]": DIR defaults to the output root. */
+static enum cli_result parse_history(struct parser *p)
+{
+	char q[SHOWN_SZ];
+	p->o->history_dir = "roastop-measurements";
+	for (int i = 2; i < p->argc && p->argv[i]; i++) {
+		const char *a = p->argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+			return CLI_HELP;
+		if (strnlen(a, CLI_MAX_VALUE + 1) > CLI_MAX_VALUE)
+			return fail(p, "history: '%s' is longer than %d bytes",
+				    shown(a, SIZE_MAX, q), CLI_MAX_VALUE);
+		if (strcmp(a, "--json") == 0)
+			p->o->history_json = true;
+		else if (strcmp(a, "--name") == 0 && i + 1 < p->argc && p->argv[i + 1])
+			p->o->history_name = p->argv[++i];
+		else if (a[0] == '-' || !a[0] || i > 2)
+			return fail(p, "history takes a directory, --name TEXT and --json: '%s'",
+				    shown(a, SIZE_MAX, q));
+		else
+			p->o->history_dir = a;
+	}
+	return CLI_HISTORY;
+}
+
 enum cli_result cli_parse(int argc, char *const argv[], const char *env_scheduler,
 			  struct app_config *o, char *err, size_t errsz)
 {
@@ -594,6 +619,8 @@ enum cli_result cli_parse(int argc, char *const argv[], const char *env_schedule
 		o->scheduler_url = env_scheduler;
 	if (p.argc > 1 && argv[1] && strcmp(argv[1], "compare") == 0)
 		return parse_compare(&p);
+	if (p.argc > 1 && argv[1] && strcmp(argv[1], "history") == 0)
+		return parse_history(&p);
 	for (p.i = 1; p.i < p.argc && argv[p.i]; p.i++) {
 		if (strcmp(argv[p.i], "--") == 0) {
 			if (p.i + 1 < p.argc && argv[p.i + 1])
@@ -615,9 +642,12 @@ static void usage_inputs(FILE *f)
 {
 	fputs("Usage: roastop [OPTION]...\n"
 	      "       roastop compare DIR_A DIR_B\n"
+	      "       roastop history [DIR] [--name TEXT] [--json]\n"
 	      "Watch a coffea analysis on a Dask cluster; write the roastcoffea-style\n"
 	      "measurement when it exits. compare: two measurements (roastop's or\n"
 	      "roastcoffea's) side by side, with the change and the findings of each.\n"
+	      "history: the measurements under DIR (default roastop-measurements),\n"
+	      "newest first.\n"
 	      "\n"
 	      "Scheduler:\n"
 	      "  --scheduler URL          Dask dashboard URL (default " CLI_DEFAULT_SCHEDULER ",\n"

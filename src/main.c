@@ -7,6 +7,7 @@
 #include "roastop/app.h"
 #include "roastop/cli.h"
 #include "roastop/compare.h"
+#include "roastop/history.h"
 #include "roastop/datadir.h"
 
 /* NO_COLOR (no-color.org): set and not empty. */
@@ -53,6 +54,8 @@ int main(int argc, char **argv)
 		return 2;
 	case CLI_COMPARE:
 		return compare_main(o.compare[0], o.compare[1], stdout, stderr);
+	case CLI_HISTORY:
+		return history_main(o.history_dir, o.history_name, o.history_json, stdout, stderr);
 	case CLI_RUN: break;
 	}
 	if (o.demo && main_demo(&o, demo, sizeof(demo)) != 0)

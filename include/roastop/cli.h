@@ -35,8 +35,9 @@
 #define CLI_MIN_RCVBUF 4096
 #define CLI_MAX_RCVBUF (1 << 30)
 
-/* CLI_COMPARE: "roastop compare DIR_A DIR_B", the two in o->compare. */
-enum cli_result { CLI_RUN = 0, CLI_HELP, CLI_VERSION, CLI_ERROR, CLI_COMPARE };
+/* CLI_COMPARE: "roastop compare DIR_A DIR_B", the two in o->compare.
+ * CLI_HISTORY: "roastop history [DIR] [--name TEXT] [--json]", in o->history_*. */
+enum cli_result { CLI_RUN = 0, CLI_HELP, CLI_VERSION, CLI_ERROR, CLI_COMPARE, CLI_HISTORY };
 
 /* The documented defaults, ignoring the environment. */
 void cli_defaults(struct app_config *o);

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "roastop/identity.h"
 #include "roastop/metrics.h"
 #include "roastop/strbuf.h"
 
@@ -26,6 +27,9 @@ struct compare_side {
 	char path[COMPARE_TEXT]; /* the metrics.json read, as given (its end) */
 	char writer[64]; /* "roastop 0.4.0", or "roastcoffea" (no roastop block) */
 	char run[COMPARE_TEXT]; /* run name and status, or "" */
+	char name[96], status[16]; /* run_name and run_status, "" absent */
+	bool has_identity; /* roastop.identity was there */
+	struct identity id;
 	struct metrics m;
 	bool has_findings; /* metrics.json had roastop.findings */
 	size_t n_findings; /* kept, at most COMPARE_MAX_FINDINGS */

@@ -15,6 +15,9 @@
  * environment); NULL means "not given". */
 struct app_config {
 	const char *compare[2]; /* roastop compare DIR_A DIR_B (CLI_COMPARE), else NULL */
+	/* roastop history [DIR] [--name TEXT] [--json] (CLI_HISTORY) */
+	const char *history_dir, *history_name;
+	bool history_json;
 	const char *replay_path; /* NULL = live; "-" = standard input */
 	bool demo; /* --demo: replay the recording shipped with roastop (datadir.h) */
 	double speed; /* replay factor 0..1e6, 0 = as fast as possible */

@@ -132,6 +132,23 @@ static void compare_findings(struct strbuf *o, const char *name, const struct co
 			       s->findings_total - s->n_findings);
 }
 
+/* Whether A and B are the same analysis (identity.h), and what differs. */
+static void compare_identity(struct strbuf *o, const struct compare_side *a,
+			     const struct compare_side *b)
+{
+	char differs[64];
+	if (!a->has_identity || !b->has_identity) {
+		strbuf_puts(o, "analysis: n/a (a side has no roastop.identity)\n");
+		return;
+	}
+	switch (identity_match(&a->id, &b->id, differs, sizeof(differs))) {
+	case IDENTITY_SAME: strbuf_puts(o, "analysis: the same\n"); break;
+	case IDENTITY_COMPARABLE: strbuf_appendf(o, "analysis: comparable, %s differ\n", differs);
+		break;
+	case IDENTITY_OTHER: strbuf_puts(o, "analysis: another (not the same processor)\n");
+	}
+}
+
 void compare_write(struct strbuf *o, const struct compare_side *a, const struct compare_side *b)
 {
 	const struct compare_side *sides[] = { a, b };
@@ -146,6 +163,7 @@ void compare_write(struct strbuf *o, const struct compare_side *a, const struct 
 		}
 		strbuf_appendf(o, "%c  %s\n   %s\n", "AB"[i], path, who);
 	}
+	compare_identity(o, a, b);
 	strbuf_puts(o, "\n");
 	compare_numbers(o, a, b);
 	strbuf_puts(o, "\nFindings\n");
@@ -244,7 +262,7 @@ static void compare_load_findings(const cJSON *list, struct compare_side *s)
 static void compare_load_run(const cJSON *doc, struct compare_side *s)
 {
 	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(doc, "roastop");
-	char version[32], name[96], status[16];
+	char version[32], *name = s->name, *status = s->status;
 	compare_copy(version, sizeof(version), cJSON_GetObjectItemCaseSensitive(rs, "version"));
 	if (cJSON_IsObject(rs))
 		snprintf(s->writer, sizeof(s->writer), "roastop %s", version);
@@ -252,12 +270,17 @@ static void compare_load_run(const cJSON *doc, struct compare_side *s)
 		strutil_copy(s->writer, sizeof(s->writer), "roastcoffea");
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(doc, "run_name");
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "run_status");
-	compare_copy(name, sizeof(name), n);
-	compare_copy(status, sizeof(status), st);
+	compare_copy(name, sizeof(s->name), n);
+	compare_copy(status, sizeof(s->status), st);
+	if (!cJSON_IsString(n))
+		name[0] = '\0';
+	if (!cJSON_IsString(st))
+		status[0] = '\0';
 	if (cJSON_IsString(n) || cJSON_IsString(st))
 		snprintf(s->run, sizeof(s->run), "run %s, %s", cJSON_IsString(n) ? name : "n/a",
 			 cJSON_IsString(st) ? status : "status n/a");
 	compare_load_findings(cJSON_GetObjectItemCaseSensitive(rs, "findings"), s);
+	s->has_identity = identity_read(cJSON_GetObjectItemCaseSensitive(rs, "identity"), &s->id);
 }
 
 /* DIR/metrics.json, else DIR/latest/metrics.json. */

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "roastop/findings_json.h"
+#include "roastop/identity.h"
 #include "roastop/jsonw.h"
 #include "roastop/metrics_extra.h"
 #include "roastop/metrics_json.h"
@@ -436,6 +437,9 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_string_if(w, "run_id", r->run_id);
 	add_string_if(w, "run_name", r->name);
 	add_string_if(w, "processor", r->processor);
+	struct identity id;
+	identity_of_run(r, m, &id);
+	identity_write(w, &id);
 	add_string_if(w, "dask_version", r->dask_version);
 	add_string_if(w, "scheduler_id", r->scheduler_id);
 	jsonw_bool(w, "run_ended", r->ended);

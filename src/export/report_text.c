@@ -9,6 +9,7 @@
 
 #include "roastop/diagnosis.h"
 #include "roastop/format.h"
+#include "roastop/identity.h"
 #include "roastop/metrics_tasks.h"
 #include "roastop/strutil.h"
 
@@ -340,9 +341,23 @@ static void findings(struct strbuf *o, const struct metrics *m, const struct run
 	}
 }
 
+/* What makes another run the same analysis (identity.h): one line. */
+static void analysis(struct strbuf *o, const struct metrics *m, const struct run *r)
+{
+	struct identity id;
+	char key[17], ev[FMT_LEN];
+	identity_of_run(r, m, &id);
+	identity_key(&id, key);
+	strbuf_appendf(o, "analysis %s: %u datasets, %u files, chunk size %s events\n", key,
+		       id.n_datasets, id.n_files,
+		       format_count(ev, id.chunk_events > 0 ? optnum_of(id.chunk_events)
+							    : optnum_none()));
+}
+
 void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out)
 {
 	header(out, r);
+	analysis(out, m, r);
 	findings(out, m, r);
 	throughput(out, m);
 	events(out, m);

@@ -109,6 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	else if (r == CLI_COMPARE)
 		check(o.compare[0] && o.compare[0][0] && o.compare[1] && o.compare[1][0]);
+	else if (r == CLI_HISTORY)
+		check(o.history_dir && o.history_dir[0] && strlen(o.history_dir) <= CLI_MAX_VALUE);
 	else if (r == CLI_ERROR)
 		check(err[0] && !strchr(err, '\n') && strlen(err) < 200);
 	free(copy);

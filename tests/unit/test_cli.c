@@ -474,6 +474,27 @@ static void compare_command(void **state)
 	ERR("unexpected argument 'compare'", NULL, "--headless", "compare", "a", "b"); /* first only */
 }
 
+/* "history [DIR] [--name TEXT] [--json]": the output root by default. */
+static void history_command(void **state)
+{
+	(void)state;
+	struct app_config o;
+	char err[256];
+	assert_int_equal(parse(&o, err, NULL, "history", END), CLI_HISTORY);
+	assert_string_equal(o.history_dir, "roastop-measurements");
+	assert_null(o.history_name);
+	assert_false(o.history_json);
+	assert_int_equal(parse(&o, err, NULL, "history", "d", "--name", "x", "--json", END),
+			 CLI_HISTORY);
+	assert_string_equal(o.history_dir, "d");
+	assert_string_equal(o.history_name, "x");
+	assert_true(o.history_json);
+	assert_int_equal(parse(&o, err, NULL, "history", "--help", END), CLI_HELP);
+	ERR("history takes", NULL, "history", "a", "b", END);
+	ERR("history takes", NULL, "history", "--name", END);
+	ERR("history takes", NULL, "history", "--bogus", END);
+}
+
 static void missing_and_forgotten_values(void **state)
 {
 	(void)state;
@@ -698,6 +719,7 @@ int main(void)
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(arguments_and_double_dash),
 		cmocka_unit_test(compare_command),
+		cmocka_unit_test(history_command),
 		cmocka_unit_test(missing_and_forgotten_values),
 		cmocka_unit_test(string_values),
 		cmocka_unit_test(scheduler_urls),

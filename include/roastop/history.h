@@ -1,0 +1,60 @@
+/* The measurements under an output directory (docs/history.md): roastop
+ * history lists them, and a run finds the last comparable one. Bounded:
+ * at most HISTORY_MAX_SCANNED entries of the directory are looked at and
+ * at most max_runs measurements read, one at a time, newest first (by
+ * their directories' names, which begin with the run's start). Another
+ * user's directories, symbolic links, entries without a metrics.json and
+ * a metrics.json that is no measurement are skipped and counted. */
+#ifndef ROASTOP_HISTORY_H
+#define ROASTOP_HISTORY_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "roastop/identity.h"
+#include "roastop/strbuf.h"
+
+#define HISTORY_MAX_SCANNED 4096u
+#define HISTORY_MAX_RUNS 256u
+#define HISTORY_MAX_BYTES (64u << 20) /* a larger metrics.json counts as corrupt */
+
+/* One measurement, as history shows it. */
+struct history_run {
+	char dir[256]; /* its directory's name under the root */
+	char name[96], status[16]; /* "" absent */
+	optnum events, rate_khz, elapsed, workers; /* workers: time-averaged */
+	char finding[64], severity[16]; /* the most severe, "" none */
+	size_t findings;
+	bool has_identity;
+	struct identity id;
+};
+
+struct history {
+	struct history_run *runs; /* newest first */
+	size_t n;
+	size_t foreign; /* directories of another user */
+	size_t corrupt; /* a metrics.json that is no measurement, or too large */
+	size_t unrelated; /* files, links, directories without a metrics.json */
+	size_t not_read; /* past HISTORY_MAX_SCANNED or max_runs */
+};
+
+/* text: a metrics.json (NUL-terminated, changed in place). 0, or -1. */
+int history_parse(char *text, struct history_run *run);
+/* Calls visit for each measurement under root owned by uid, newest first,
+ * until it returns false or max_runs were read; h gets the counts (its
+ * runs untouched). 0, or -1 with one line in err (root unreadable). */
+int history_walk(const char *root, uid_t uid, size_t max_runs, struct history *h,
+		 bool (*visit)(void *ctx, const struct history_run *run), void *ctx,
+		 char *err, size_t errsz);
+/* Every run (at most HISTORY_MAX_RUNS) into h->runs. */
+int history_scan(const char *root, uid_t uid, struct history *h, char *err, size_t errsz);
+void history_free(struct history *h);
+/* The list as text (a header line, a line per run whose name holds filter)
+ * or as JSON. */
+void history_write_text(struct strbuf *o, const struct history *h, const char *filter);
+void history_write_json(struct strbuf *o, const struct history *h, const char *filter);
+/* The command: the list on out, the skipped counts on errs. Exit status 0,
+ * or 1 when root cannot be read. */
+int history_main(const char *root, const char *filter, bool json, FILE *out, FILE *errs);
+
+#endif

@@ -1,0 +1,49 @@
+/* One metrics.json of hostile bytes as roastop history reads it (the
+ * output directory may hold anyone's): never a crash; either -1, or a run
+ * whose list line has no control byte and whose JSON parses. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "roastop/history.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(const struct history *h)
+{
+	struct strbuf o;
+	strbuf_init(&o);
+	history_write_text(&o, h, NULL);
+	for (size_t i = 0; !o.failed && i < o.len; i++)
+		if (((unsigned char)o.data[i] < 0x20 && o.data[i] != '\n') || o.data[i] == 0x7f)
+			abort();
+	strbuf_free(&o);
+	strbuf_init(&o);
+	history_write_json(&o, h, "x");
+	cJSON *doc = o.failed ? NULL : cJSON_Parse(o.data);
+	if (!o.failed && !doc)
+		abort();
+	cJSON_Delete(doc);
+	strbuf_free(&o);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct history_run run;
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	memset(&run, 0, sizeof(run));
+	strcpy(run.dir, "2026-01-01_10-00-00_x");
+	int rc = history_parse(text, &run);
+	free(text);
+	if (rc == 0) {
+		struct history h = { .runs = &run, .n = 1 };
+		check(&h);
+	}
+	return 0;
+}

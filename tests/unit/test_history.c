@@ -1,0 +1,174 @@
+/* roastop history and the analysis's identity: measurements listed newest
+ * first with their figures; another user's directories, a corrupt
+ * metrics.json, files and directories without one skipped and counted; a
+ * bound on what is read; the identity written, read back and matched. */
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "roastop/history.h"
+
+static const char *const GOOD =
+	"{\"total_events\": 1000, \"event_rate_elapsed_khz\": 2.5, \"elapsed_time_seconds\": 0.4,"
+	" \"avg_workers\": 2, \"run_name\": \"%s\", \"run_status\": \"completed\", \"roastop\":"
+	" {\"findings\": [{\"id\": \"slow_file\", \"severity\": \"warning\", \"title\": \"t\"}],"
+	" \"identity\": {\"processor\": \"P\", \"files\": 3, \"files_hash\": \"00ff\","
+	" \"chunk_events\": 100, \"t_start\": %s}}}";
+
+static void put(const char *root, const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", root, dir);
+	mkdir(path, 0755);
+	if (!name)
+		return;
+	snprintf(path, sizeof(path), "%s/%s/%s", root, dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void put_run(const char *root, const char *dir, const char *name, const char *t)
+{
+	char text[1024];
+	snprintf(text, sizeof(text), GOOD, name, t);
+	put(root, dir, "metrics.json", text);
+}
+
+static char root[] = "/tmp/roastop-history-XXXXXX";
+
+static void make_root(void)
+{
+	strcpy(root, "/tmp/roastop-history-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	put_run(root, "2026-01-01_10-00-00_first", "first", "1767261600");
+	put_run(root, "2026-01-02_10-00-00_second", "second", "null");
+	put(root, "2026-01-03_10-00-00_broken", "metrics.json", "{\"total_events\": 1");
+	put(root, "notes", "readme.txt", "not a measurement");
+	put(root, ".", "stray.txt", "a file");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/latest", root);
+	assert_int_equal(symlink("2026-01-02_10-00-00_second", path), 0);
+}
+
+static void remove_root(void)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void runs_newest_first_the_rest_counted(void **state)
+{
+	(void)state;
+	make_root();
+	struct history h;
+	char err[256];
+	assert_int_equal(history_scan(root, getuid(), &h, err, sizeof(err)), 0);
+	assert_int_equal(h.n, 2);
+	assert_string_equal(h.runs[0].name, "second");
+	assert_string_equal(h.runs[1].name, "first");
+	assert_near(h.runs[1].rate_khz.value, 2.5, 1e-12);
+	assert_string_equal(h.runs[1].finding, "slow_file");
+	assert_true(h.runs[1].has_identity);
+	assert_int_equal(h.corrupt, 1);
+	assert_int_equal(h.unrelated, 2); /* notes/ without metrics.json, stray.txt */
+	assert_int_equal(h.foreign, 0);
+	struct strbuf o;
+	strbuf_init(&o);
+	history_write_text(&o, &h, "fir");
+	assert_non_null(strstr(o.data, "2026-01-01 10:00:00")); /* t_start, local time */
+	assert_null(strstr(o.data, "second"));
+	strbuf_free(&o);
+	strbuf_init(&o);
+	history_write_json(&o, &h, NULL);
+	cJSON *doc = cJSON_Parse(o.data);
+	assert_non_null(doc);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "runs")), 2);
+	cJSON_Delete(doc);
+	strbuf_free(&o);
+	history_free(&h);
+	/* as another user sees them: every directory is foreign */
+	assert_int_equal(history_scan(root, getuid() + 1, &h, err, sizeof(err)), 0);
+	assert_int_equal(h.n, 0);
+	assert_int_equal(h.foreign, 4);
+	history_free(&h);
+	remove_root();
+	assert_int_equal(history_scan(root, getuid(), &h, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, root));
+	history_free(&h);
+}
+
+static bool stop_at_first(void *ctx, const struct history_run *run)
+{
+	(void)run;
+	++*(int *)ctx;
+	return false;
+}
+
+static void a_walk_stops_when_told(void **state)
+{
+	(void)state;
+	make_root();
+	struct history h = { 0 };
+	char err[256];
+	int seen = 0;
+	assert_int_equal(history_walk(root, getuid(), 10, &h, stop_at_first, &seen, err,
+				      sizeof(err)), 0);
+	assert_int_equal(seen, 1);
+	assert_int_equal(h.corrupt, 1); /* the newest, broken, then the second */
+	assert_int_equal(h.not_read, 1); /* the first, not opened */
+	remove_root();
+}
+
+static void identities_match(void **state)
+{
+	(void)state;
+	struct identity a = { .processor = "P", .n_files = 3, .files_hash = 7,
+			      .chunk_events = 100 }, b = a;
+	char differs[64], ka[17], kb[17];
+	assert_int_equal(identity_match(&a, &b, differs, sizeof(differs)), IDENTITY_SAME);
+	b.files_hash = 8;
+	b.chunk_events = 50;
+	assert_int_equal(identity_match(&a, &b, differs, sizeof(differs)), IDENTITY_COMPARABLE);
+	assert_string_equal(differs, "files, chunk size");
+	identity_key(&a, ka);
+	identity_key(&b, kb);
+	assert_string_not_equal(ka, kb);
+	strcpy(b.processor, "Q");
+	assert_int_equal(identity_match(&a, &b, differs, sizeof(differs)), IDENTITY_OTHER);
+	struct identity n1 = { .name = "x" }, n2 = { .name = "x" };
+	assert_int_equal(identity_match(&n1, &n2, differs, sizeof(differs)), IDENTITY_SAME);
+	/* written and read back */
+	struct strbuf o;
+	strbuf_init(&o);
+	struct jsonw w;
+	jsonw_init(&w, &o);
+	jsonw_object(&w, NULL);
+	identity_write(&w, &b);
+	jsonw_end(&w, '}');
+	cJSON *doc = cJSON_Parse(o.data);
+	struct identity c;
+	assert_true(identity_read(cJSON_GetObjectItem(doc, "identity"), &c));
+	assert_int_equal(identity_match(&b, &c, differs, sizeof(differs)), IDENTITY_SAME);
+	assert_false(identity_read(NULL, &c));
+	cJSON_Delete(doc);
+	strbuf_free(&o);
+}
+
+int main(void)
+{
+	setenv("TZ", "UTC", 1); /* the list's times are local */
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(runs_newest_first_the_rest_counted),
+		cmocka_unit_test(a_walk_stops_when_told),
+		cmocka_unit_test(identities_match),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
