@@ -200,10 +200,9 @@ static const char *history_when(char out[20], const struct history_run *run)
 {
 	time_t t = (time_t)run->id.t_start;
 	struct tm tm;
-	if (run->has_identity && isfinite(run->id.t_start) && localtime_r(&t, &tm)) {
-		strftime(out, 20, "%Y-%m-%d %H:%M:%S", &tm);
+	if (run->has_identity && run->id.t_start >= 0 && run->id.t_start < 1e11 &&
+	    localtime_r(&t, &tm) && strftime(out, 20, "%Y-%m-%d %H:%M:%S", &tm) == 19)
 		return out;
-	}
 	strutil_copy(out, 20, strlen(run->dir) >= 19 ? run->dir : "n/a");
 	if (strlen(run->dir) >= 19) {
 		out[10] = ' ';
