@@ -1,0 +1,101 @@
+"""Every run against the last run of the same analysis (docs/compare.md,
+"roastop history"; docs/metrics.md, "Identity"): three real coffea runs
+over the same uproot-written files into one output root, the second with
+one file ten times slower, each measured live by roastop --headless.
+
+- each measurement's roastop.identity names the processor, the files and
+  the chunk size, the same key for all three;
+- `roastop history` lists the three newest first with their figures, as
+  plain text and as JSON; --name filters;
+- another user's measurement, a corrupt metrics.json and a directory of
+  unrelated files under the root are skipped and counted."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import CHUNKSIZE, ROASTOP, run_dirs
+from test_findings import SLOW, measured_run
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory, dask_cluster, dimuon_files):
+    files, _ = dimuon_files
+    d = tmp_path_factory.mktemp("history")
+    runs = []
+    for slow in ("none", SLOW, "none"):
+        run = measured_run(d, dask_cluster, files, slow)
+        run["dir"] = run["dir"].resolve()  # latest, now: the run's own directory
+        runs.append(run)
+    return d / "measurement", runs
+
+
+def history(root, *args):
+    p = subprocess.run([str(ROASTOP), "history", str(root), *args], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_identity_written_with_each_measurement(three_runs):
+    root, runs = three_runs
+    ids = [r["metrics"]["roastop"]["identity"] for r in runs]
+    for i in ids:
+        assert i["processor"] == "Sleepy" and i["name"] == "sleepy"
+        assert i["files"] == 6 and i["datasets"] == 2 and i["chunk_events"] == CHUNKSIZE
+        assert i["t_start"] > 0
+    assert len({i["key"] for i in ids}) == 1, ids
+    text = (runs[0]["dir"] / "summary.txt").read_text()
+    assert f"analysis {ids[0]['key']}: 2 datasets, 6 files, chunk size 10,000 events" in text
+
+
+def test_history_lists_the_runs_newest_first(three_runs):
+    root, runs = three_runs
+    assert len(run_dirs(root)) == 3
+    doc = json.loads(history(root, "--json").stdout)
+    listed = doc["runs"]
+    assert [r["dir"] for r in listed] == [r["dir"].name for r in reversed(runs)]
+    for got, run in zip(listed, reversed(runs)):
+        m = run["metrics"]
+        assert got["run_name"] == "sleepy" and got["run_status"] == "completed"
+        assert got["total_events"] == m["total_events"] == 300000
+        assert got["event_rate_elapsed_khz"] == pytest.approx(m["event_rate_elapsed_khz"])
+        assert got["elapsed_time_seconds"] == pytest.approx(m["elapsed_time_seconds"])
+        assert got["identity"] == m["roastop"]["identity"]["key"]
+    slow_rate, fast_rate = listed[1]["event_rate_elapsed_khz"], listed[2]["event_rate_elapsed_khz"]
+    assert slow_rate < fast_rate
+    assert doc["skipped"] == {"another_user": 0, "corrupt": 0, "unrelated": 0, "not_read": 0}
+    lines = history(root).stdout.splitlines()
+    assert lines[0].split()[:4] == ["when", "name", "status", "events"]
+    assert len(lines) == 4 and all("sleepy" in l and "completed" in l and "300,000" in l
+                                   for l in lines[1:]), lines
+    assert history(root, "--name", "nothing-like-it").stdout.count("\n") == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="another user's directory needs chown (root); "
+                    "tests/unit/test_history.c covers it as another uid")
+def test_history_skips_and_counts_what_is_not_a_measurement(three_runs, tmp_path):
+    root, runs = three_runs
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for run in runs:
+        (mixed / run["dir"].name).symlink_to(run["dir"])  # links: skipped
+    own = mixed / "2026-01-01_10-00-00_own"
+    own.mkdir()
+    (own / "metrics.json").write_text((runs[0]["dir"] / "metrics.json").read_text())
+    foreign = mixed / "2026-01-02_10-00-00_theirs"
+    foreign.mkdir()
+    (foreign / "metrics.json").write_text((runs[1]["dir"] / "metrics.json").read_text())
+    os.chown(foreign, 4242, 4242)
+    corrupt = mixed / "2026-01-03_10-00-00_corrupt"
+    corrupt.mkdir()
+    (corrupt / "metrics.json").write_text('{"total_events": 3')
+    (mixed / "notes").mkdir()
+    (mixed / "notes" / "plot.png").write_bytes(b"\x89PNG")
+    (mixed / "README").write_text("not a run")
+    p = history(mixed, "--json")
+    doc = json.loads(p.stdout)
+    assert [r["dir"] for r in doc["runs"]] == [own.name]
+    assert doc["skipped"] == {"another_user": 1, "corrupt": 1, "unrelated": 5, "not_read": 0}
+    assert "skipped 1 of another user, 1 corrupt, 5 unrelated" in p.stderr
