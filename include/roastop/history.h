@@ -11,26 +11,18 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "roastop/identity.h"
+#include "roastop/previous.h"
 #include "roastop/strbuf.h"
 
 #define HISTORY_MAX_SCANNED 4096u
 #define HISTORY_MAX_RUNS 256u
 #define HISTORY_MAX_BYTES (64u << 20) /* a larger metrics.json counts as corrupt */
+/* A run's last comparable run is looked for among the newest this many. */
+#define HISTORY_PREVIOUS_READ 32u
 
-/* One measurement, as history shows it. */
-struct history_run {
-	char dir[256]; /* its directory's name under the root */
-	char name[96], status[16]; /* "" absent */
-	optnum events, rate_khz, elapsed, workers; /* workers: time-averaged */
-	char finding[64], severity[16]; /* the most severe, "" none */
-	size_t findings;
-	bool has_identity;
-	struct identity id;
-};
 
 struct history {
-	struct history_run *runs; /* newest first */
+	struct past_run *runs; /* newest first */
 	size_t n;
 	size_t foreign; /* directories of another user */
 	size_t corrupt; /* a metrics.json that is no measurement, or too large */
@@ -39,16 +31,21 @@ struct history {
 };
 
 /* text: a metrics.json (NUL-terminated, changed in place). 0, or -1. */
-int history_parse(char *text, struct history_run *run);
+int history_parse(char *text, struct past_run *run);
 /* Calls visit for each measurement under root owned by uid, newest first,
  * until it returns false or max_runs were read; h gets the counts (its
  * runs untouched). 0, or -1 with one line in err (root unreadable). */
 int history_walk(const char *root, uid_t uid, size_t max_runs, struct history *h,
-		 bool (*visit)(void *ctx, const struct history_run *run), void *ctx,
+		 bool (*visit)(void *ctx, const struct past_run *run), void *ctx,
 		 char *err, size_t errsz);
 /* Every run (at most HISTORY_MAX_RUNS) into h->runs. */
 int history_scan(const char *root, uid_t uid, struct history *h, char *err, size_t errsz);
 void history_free(struct history *h);
+/* The newest run under root owned by uid that is comparable with now
+ * (identity_match) and started before it: true, and *out; false when none
+ * among the newest HISTORY_PREVIOUS_READ. */
+bool history_find_previous(const char *root, uid_t uid, const struct identity *now,
+			   struct past_run *out);
 /* The list as text (a header line, a line per run whose name holds filter)
  * or as JSON. */
 void history_write_text(struct strbuf *o, const struct history *h, const char *filter);

@@ -13,6 +13,8 @@
 
 #define METRICS_EXTRA_RECORDED 16 /* sources of recorded events at most */
 
+struct past_run;
+
 struct metrics_extra_input {
 	const struct session *ses;
 	/* the "serve" block: written when serve_listen is set (serving: its
@@ -29,6 +31,8 @@ struct metrics_extra_input {
 	 * tasks_fed (metrics_tasks.h) */
 	bool tasks, tasks_fed;
 	struct source_typed tasks_feed;
+	/* the run's last comparable run (history.h), when one was found */
+	const struct past_run *previous;
 };
 
 /* The blocks for run r (may be NULL), its task figures from m, as members

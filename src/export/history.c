@@ -16,7 +16,7 @@
 #include "roastop/jsonw.h"
 #include "roastop/strutil.h"
 
-int history_parse(char *text, struct history_run *run)
+int history_parse(char *text, struct past_run *run)
 {
 	struct compare_side *s = calloc(1, sizeof(*s));
 	char err[64];
@@ -34,6 +34,10 @@ int history_parse(char *text, struct history_run *run)
 			strutil_copy(run->finding, sizeof(run->finding), s->findings[0].id);
 			strutil_copy(run->severity, sizeof(run->severity), s->findings[0].severity);
 		}
+		for (run->n_ids = 0; run->n_ids < s->n_findings && run->n_ids < PAST_IDS;
+		     run->n_ids++)
+			strutil_copy(run->ids[run->n_ids], sizeof(run->ids[0]),
+				     s->findings[run->n_ids].id);
 		run->has_identity = s->has_identity;
 		run->id = s->id;
 	}
@@ -115,9 +119,9 @@ static char *read_metrics(int dfd, const char *name, bool *corrupt)
 
 /* Reads the listed measurements newest first until visit says stop. */
 static void walk_read(int dfd, const struct names *nm, size_t max_runs, struct history *h,
-		      bool (*visit)(void *, const struct history_run *), void *ctx)
+		      bool (*visit)(void *, const struct past_run *), void *ctx)
 {
-	struct history_run run;
+	struct past_run run;
 	size_t read_n = 0;
 	bool go = true;
 	for (size_t i = 0; i < nm->n; i++) {
@@ -142,7 +146,7 @@ static void walk_read(int dfd, const struct names *nm, size_t max_runs, struct h
 }
 
 int history_walk(const char *root, uid_t uid, size_t max_runs, struct history *h,
-		 bool (*visit)(void *ctx, const struct history_run *run), void *ctx,
+		 bool (*visit)(void *ctx, const struct past_run *run), void *ctx,
 		 char *err, size_t errsz)
 {
 	DIR *d = opendir(root);
@@ -163,7 +167,7 @@ int history_walk(const char *root, uid_t uid, size_t max_runs, struct history *h
 	return rc;
 }
 
-static bool history_keep(void *ctx, const struct history_run *run)
+static bool history_keep(void *ctx, const struct past_run *run)
 {
 	struct history *h = ctx;
 	h->runs[h->n++] = *run;
@@ -181,6 +185,34 @@ int history_scan(const char *root, uid_t uid, struct history *h, char *err, size
 	return history_walk(root, uid, HISTORY_MAX_RUNS, h, history_keep, h, err, errsz);
 }
 
+struct previous_look {
+	const struct identity *now;
+	struct past_run *out;
+	bool found;
+};
+
+static bool previous_visit(void *ctx, const struct past_run *run)
+{
+	struct previous_look *l = ctx;
+	char differs[64];
+	if (!run->has_identity || !(run->id.t_start < l->now->t_start) ||
+	    identity_match(l->now, &run->id, differs, sizeof(differs)) == IDENTITY_OTHER)
+		return true;
+	*l->out = *run;
+	l->found = true;
+	return false;
+}
+
+bool history_find_previous(const char *root, uid_t uid, const struct identity *now,
+			   struct past_run *out)
+{
+	struct history h = { 0 };
+	struct previous_look look = { .now = now, .out = out };
+	char err[64];
+	history_walk(root, uid, HISTORY_PREVIOUS_READ, &h, previous_visit, &look, err, sizeof(err));
+	return look.found;
+}
+
 void history_free(struct history *h)
 {
 	free(h->runs);
@@ -189,14 +221,14 @@ void history_free(struct history *h)
 
 /* ---- the list ----------------------------------------------------------- */
 
-static bool history_shown(const struct history_run *run, const char *filter)
+static bool history_shown(const struct past_run *run, const char *filter)
 {
 	return !filter || !filter[0] || strstr(run->name, filter) || strstr(run->dir, filter);
 }
 
 /* When the run started: its identity's t_start, else its directory's
  * name ("2026-11-29_12-30-00_..."). */
-static const char *history_when(char out[20], const struct history_run *run)
+static const char *history_when(char out[20], const struct past_run *run)
 {
 	time_t t = (time_t)run->id.t_start;
 	struct tm tm;
@@ -211,7 +243,7 @@ static const char *history_when(char out[20], const struct history_run *run)
 	return out;
 }
 
-static void history_line(struct strbuf *o, const struct history_run *run)
+static void history_line(struct strbuf *o, const struct past_run *run)
 {
 	char when[20], ev[FMT_LEN], rate[FMT_LEN], el[FMT_LEN], wk[FMT_LEN], name[25];
 	strutil_copy(name, sizeof(name), run->name[0] ? run->name : "n/a");
@@ -235,7 +267,7 @@ void history_write_text(struct strbuf *o, const struct history *h, const char *f
 			history_line(o, &h->runs[i]);
 }
 
-static void history_json_run(struct jsonw *w, const struct history_run *run)
+static void history_json_run(struct jsonw *w, const struct past_run *run)
 {
 	char key[17];
 	jsonw_object(w, NULL);

@@ -8,6 +8,7 @@
 
 #include "roastop/common.h"
 #include "roastop/counters.h"
+#include "roastop/previous.h"
 #include "roastop/metrics_tasks.h"
 
 struct counter {
@@ -133,6 +134,8 @@ void metrics_extra_write(struct jsonw *w, const struct metrics_extra_input *in,
 		source_block(w, in->recorded_names[i], st->state_key, st->state, st->figures,
 			     st->n_figures, st->counters, st->n_counters);
 	}
+	if (r && in->previous)
+		previous_json(w, in->previous, r, m);
 	if (r && in->tasks)
 		metrics_tasks_json(w, &r->tasks, &m->tasks, in->tasks_fed ? &in->tasks_feed : NULL);
 }

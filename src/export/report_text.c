@@ -9,6 +9,7 @@
 
 #include "roastop/diagnosis.h"
 #include "roastop/format.h"
+#include "roastop/previous.h"
 #include "roastop/identity.h"
 #include "roastop/metrics_tasks.h"
 #include "roastop/strutil.h"
@@ -374,6 +375,8 @@ void text_run_summary(const struct metrics *m, const struct run *r,
 		      const struct metrics_extra_input *extra, struct strbuf *out)
 {
 	text_summary(m, r, out);
+	if (r && extra && extra->previous)
+		previous_text(out, extra->previous, r, m);
 	if (r && extra && extra->tasks)
 		metrics_tasks_text(&r->tasks, &m->tasks, extra->tasks_fed ? &extra->tasks_feed : NULL,
 				   out);

@@ -31,7 +31,7 @@ static void check(const struct history *h)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct history_run run;
+	static struct past_run run;
 	char *text = malloc(size + 1);
 	if (!text)
 		return 0;

@@ -105,7 +105,7 @@ static void runs_newest_first_the_rest_counted(void **state)
 	history_free(&h);
 }
 
-static bool stop_at_first(void *ctx, const struct history_run *run)
+static bool stop_at_first(void *ctx, const struct past_run *run)
 {
 	(void)run;
 	++*(int *)ctx;
@@ -125,6 +125,64 @@ static void a_walk_stops_when_told(void **state)
 	assert_int_equal(h.corrupt, 1); /* the newest, broken, then the second */
 	assert_int_equal(h.not_read, 1); /* the first, not opened */
 	remove_root();
+}
+
+/* The last comparable run: same processor, started before; a run of
+ * another processor, or of no known start, is passed over. */
+static void the_previous_run_is_found(void **state)
+{
+	(void)state;
+	make_root();
+	struct past_run prev;
+	struct identity now = { .processor = "P", .t_start = 1767261601 };
+	assert_true(history_find_previous(root, getuid(), &now, &prev));
+	assert_string_equal(prev.name, "first");
+	assert_int_equal(prev.n_ids, 1);
+	assert_string_equal(prev.ids[0], "slow_file");
+	now.t_start = 1767261600; /* itself: not before */
+	assert_false(history_find_previous(root, getuid(), &now, &prev));
+	now.t_start = 1767261601;
+	strcpy(now.processor, "Q");
+	assert_false(history_find_previous(root, getuid(), &now, &prev));
+	remove_root();
+	assert_false(history_find_previous(root, getuid(), &now, &prev));
+}
+
+/* roastop.previous and summary.txt's Previous Run: which run, how it
+ * stands, the change of rate. */
+static void the_previous_run_is_written(void **state)
+{
+	(void)state;
+	make_root();
+	struct past_run prev;
+	struct identity now = { .processor = "P", .t_start = 1767261601 };
+	assert_true(history_find_previous(root, getuid(), &now, &prev));
+	remove_root();
+	struct run *r = calloc(1, sizeof(*r));
+	assert_non_null(r);
+	strcpy(r->processor, "P");
+	struct metrics m = { 0 };
+	m.event_rate_elapsed_khz = optnum_of(1.25);
+	struct strbuf o;
+	strbuf_init(&o);
+	previous_text(&o, &prev, r, &m);
+	assert_non_null(strstr(o.data, "2026-01-01_10-00-00_first (comparable analysis; differ: files, "
+				       "chunk size)"));
+	assert_non_null(strstr(o.data, "-50.0 %"));
+	strbuf_free(&o);
+	strbuf_init(&o);
+	struct jsonw w;
+	jsonw_init(&w, &o);
+	jsonw_object(&w, NULL);
+	previous_json(&w, &prev, r, &m);
+	jsonw_end(&w, '}');
+	cJSON *doc = cJSON_Parse(o.data);
+	const cJSON *p = cJSON_GetObjectItem(doc, "previous");
+	assert_near(cJSON_GetObjectItem(p, "rate_change_percent")->valuedouble, -50, 1e-9);
+	assert_string_equal(cJSON_GetObjectItem(p, "analysis")->valuestring, "comparable");
+	cJSON_Delete(doc);
+	strbuf_free(&o);
+	free(r);
 }
 
 static void identities_match(void **state)
@@ -168,6 +226,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(runs_newest_first_the_rest_counted),
 		cmocka_unit_test(a_walk_stops_when_told),
+		cmocka_unit_test(the_previous_run_is_found),
+		cmocka_unit_test(the_previous_run_is_written),
 		cmocka_unit_test(identities_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

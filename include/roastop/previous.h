@@ -1,0 +1,34 @@
+/* A past run as a measurement holds it (history.h reads them), and the
+ * last comparable run against the run at hand: metrics.json's
+ * roastop.previous, summary.txt's Previous Run (docs/metrics.md,
+ * "Identity"). */
+#ifndef ROASTOP_PREVIOUS_H
+#define ROASTOP_PREVIOUS_H
+
+#include "roastop/identity.h"
+#include "roastop/jsonw.h"
+#include "roastop/strbuf.h"
+
+#define PAST_IDS 8u /* finding ids kept per run, most severe first */
+
+/* One measurement, as history shows it. */
+struct past_run {
+	char dir[256]; /* its directory's name under the root */
+	char name[96], status[16]; /* "" absent */
+	optnum events, rate_khz, elapsed, workers; /* workers: time-averaged */
+	char finding[64], severity[16]; /* the most severe, "" none */
+	size_t findings;
+	char ids[PAST_IDS][32]; /* its findings' ids, most severe first */
+	size_t n_ids;
+	bool has_identity;
+	struct identity id;
+};
+
+/* The last comparable run prev against run r (measured as m): which it was,
+ * whether the same analysis, and the change of rate, duration, workers. */
+void previous_json(struct jsonw *w, const struct past_run *prev, const struct run *r,
+		   const struct metrics *m);
+void previous_text(struct strbuf *o, const struct past_run *prev, const struct run *r,
+		   const struct metrics *m);
+
+#endif

@@ -1,0 +1,67 @@
+/* The last comparable run against the run at hand; see previous.h. */
+#include "roastop/previous.h"
+
+#include <stdio.h>
+
+#include "roastop/format.h"
+
+static const char *previous_match(const struct past_run *prev, const struct run *r,
+				  const struct metrics *m, char *differs, size_t size)
+{
+	struct identity now;
+	identity_of_run(r, m, &now);
+	enum identity_match how = identity_match(&now, &prev->id, differs, size);
+	return how == IDENTITY_SAME ? "same" : how == IDENTITY_COMPARABLE ? "comparable" : "other";
+}
+
+void previous_json(struct jsonw *w, const struct past_run *prev,
+			   const struct run *r, const struct metrics *m)
+{
+	char differs[64];
+	optnum delta, pct;
+	jsonw_object(w, "previous");
+	jsonw_str(w, "dir", prev->dir);
+	jsonw_str(w, "run_name", prev->name[0] ? prev->name : NULL);
+	jsonw_str(w, "analysis", previous_match(prev, r, m, differs, sizeof(differs)));
+	jsonw_str(w, "differs", differs[0] ? differs : NULL);
+	jsonw_opt(w, "event_rate_elapsed_khz", prev->rate_khz);
+	metrics_change(prev->rate_khz, m->event_rate_elapsed_khz, &delta, &pct);
+	jsonw_opt(w, "rate_change_percent", pct);
+	jsonw_opt(w, "elapsed_time_seconds", prev->elapsed);
+	jsonw_opt(w, "avg_workers", prev->workers);
+	jsonw_array(w, "findings");
+	for (size_t i = 0; i < prev->n_ids; i++)
+		jsonw_str(w, NULL, prev->ids[i]);
+	jsonw_end(w, ']');
+	jsonw_end(w, '}');
+}
+
+static void previous_row(struct strbuf *o, const char *label, const char *now,
+			 const char *then, optnum pct)
+{
+	char p[FMT_LEN];
+	strbuf_appendf(o, "%-18s %12s, was %12s  %s\n", label, now, then,
+		       pct.valid ? format_num(p, pct, "%+.1f %%") : "");
+}
+
+void previous_text(struct strbuf *o, const struct past_run *prev,
+			   const struct run *r, const struct metrics *m)
+{
+	char differs[64], a[FMT_LEN], b[FMT_LEN];
+	optnum delta, pct;
+	const char *how = previous_match(prev, r, m, differs, sizeof(differs));
+	strbuf_appendf(o, "\nPrevious Run\n------------\n%s (%s analysis%s%s)\n", prev->dir, how,
+		       differs[0] ? "; differ: " : "", differs);
+	metrics_change(prev->rate_khz, m->event_rate_elapsed_khz, &delta, &pct);
+	previous_row(o, "Event rate", format_rate(a, m->event_rate_elapsed_khz, 1e3, "Hz"),
+		     format_rate(b, prev->rate_khz, 1e3, "Hz"), pct);
+	metrics_change(prev->elapsed, m->elapsed_time_seconds, &delta, &pct);
+	previous_row(o, "Duration", format_duration(a, m->elapsed_time_seconds),
+		     format_duration(b, prev->elapsed), pct);
+	metrics_change(prev->workers, m->avg_workers, &delta, &pct);
+	previous_row(o, "Workers", format_num(a, m->avg_workers, "%.1f"),
+		     format_num(b, prev->workers, "%.1f"), pct);
+	strbuf_appendf(o, "%-18s %s\n", "Its findings", prev->n_ids ? "" : "none");
+	for (size_t i = 0; i < prev->n_ids; i++)
+		strbuf_appendf(o, "  %s\n", prev->ids[i]);
+}
