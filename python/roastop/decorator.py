@@ -377,8 +377,7 @@ class _Chunk:
             self.bytes_before = source_bytes(self.source)
         else:
             self.facts = self.file_meta = self.source = self.bytes_before = None
-        self.pid = pid = current_pid()           # read once: the readings take it
-        self.mem_before = process_memory_mb(pid)
+        self.pid = current_pid()                 # read once: the readings take it
 
     def begin(self):
         """Counted in flight, its chunk_start pending for the heartbeat's
@@ -392,6 +391,8 @@ class _Chunk:
             self.start = emitter.chunk_begin(*args)
         except Exception:  # noqa: BLE001
             self.start = _begin_old(emitter, *args)
+        # the /proc reads side by side: the second finds the kernel's path warm
+        self.mem_before = process_memory_mb(self.pid)
         self.cpu_start, self.wait_start = time.thread_time(), cpu_wait_seconds(self.pid)
 
     def end(self):
@@ -399,6 +400,7 @@ class _Chunk:
         its start_seq when its start was sent (a pending one never will be:
         chunk_end comes first)."""
         cpu_end, wait_end, t_end = time.thread_time(), cpu_wait_seconds(self.pid), time.time()
+        mem_after = process_memory_mb(self.pid)
         rec, emitter, start = self.rec, self.emitter, self.start
         try:
             seq = emitter.chunk_end(start)
@@ -412,7 +414,7 @@ class _Chunk:
             if wait_end is not None and self.wait_start is not None:
                 rec["cpu_wait"] = max(wait_end - self.wait_start, 0.0)
             measured = (self.t_start, t_end, time.time(), max(cpu_end - self.cpu_start, 0.0),
-                        self.mem_before, process_memory_mb(self.pid))     # wire.MEASURED
+                        self.mem_before, mem_after)     # wire.MEASURED
             fields, static = self.fields()
             try:
                 emitter.send_chunk(measured, fields, static)     # never raises itself
