@@ -4,6 +4,8 @@
  * lacks it and the source's own answer from one that has it. */
 #include "test_util.h"
 
+#include <string.h>
+
 #include "roastop/source.h"
 
 static int calls;
@@ -147,12 +149,43 @@ static void with_a_capability_its_slots_answer(void **state)
 	assert_int_equal(calls, 10);
 }
 
+/* Each registry source's counters come back by field, as its table names
+ * them (the same name in another group is not the field); a name the
+ * registry lacks is read as nothing. */
+static void counters_read_by_field(void **state)
+{
+	(void)state;
+	for (const struct source_ops *const *ops = source_registry; *ops; ops++) {
+		struct source_counter c[2 * SOURCE_COUNTERS_MAX];
+		size_t n = 0;
+		for (const struct source_field *f = (*ops)->fields; f && f->name; f++, n += 2) {
+			c[n] = (struct source_counter){ "elsewhere", f->name, 7 };
+			c[n + 1] = (struct source_counter){ f->group, f->name, 100 + n };
+		}
+		struct ev_counters ev = { .source = (*ops)->name, .counters = c, .n_counters = n };
+		struct source_typed t;
+		source_typed_of(&ev, &t);
+		assert_int_equal(t.role, (*ops)->role);
+		n = 0;
+		for (const struct source_field *f = (*ops)->fields; f && f->name; f++, n += 2) {
+			uint64_t v;
+			memcpy(&v, (const char *)&t + f->off, sizeof(v));
+			assert_int_equal(v, 100 + n);
+		}
+		ev.source = "nobody";
+		source_typed_of(&ev, &t);
+		assert_int_equal(t.role, SOURCE_PLAIN);
+		assert_int_equal(t.datagrams + t.tasks + t.connects, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(registry_fills_the_core_and_its_capabilities),
 		cmocka_unit_test(without_a_capability_the_loop_goes_without),
 		cmocka_unit_test(with_a_capability_its_slots_answer),
+		cmocka_unit_test(counters_read_by_field),
 	};
 	return cmocka_run_group_tests_name("source", tests, NULL, NULL);
 }
