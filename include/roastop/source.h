@@ -244,6 +244,9 @@ void source_stats_read(const struct source_ops *ops, const void *src, struct sou
 /* c's counters by field, as the registry's source of c's name (c's
  * source) names them; role SOURCE_PLAIN and zeros for a name it lacks. */
 void source_typed_of(const struct ev_counters *c, struct source_typed *out);
+/* The name of the registry's source of that role (the one a source's
+ * status events speak of), or "" when there is none. */
+const char *source_role_name(enum source_role role);
 
 /* Every source roastop has, NULL-terminated (src/source/source.c). */
 extern const struct source_ops *const source_registry[];

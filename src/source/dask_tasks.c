@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TASKS_STATUS_SOURCE "task_stream"
-
 /* A version-5 route or later: its body begins with its version (route.py
  * writes it first, before any other member). */
 bool dask_tasks_offered(const char *body, size_t len)
@@ -40,7 +38,7 @@ void dask_tasks_tell(struct dask *d, bool routed)
 	ev->type = EV_STATUS;
 	ev->t = d->now;
 	ev->u.status = (struct ev_status){
-		.source = TASKS_STATUS_SOURCE,
+		.source = source_role_name(SOURCE_TASK_STREAM),
 		.state = routed ? SRC_CONNECTED : SRC_LOST,
 		.reason = routed ? "records from the scheduler's TaskStreamPlugin through the "
 				   "roastop route; /eventstream not used"

@@ -63,6 +63,14 @@ void source_typed_of(const struct ev_counters *c, struct source_typed *out)
 				memcpy((char *)out + f->off, &c->counters[i].value, sizeof(uint64_t));
 }
 
+const char *source_role_name(enum source_role role)
+{
+	for (const struct source_ops *const *ops = source_registry; *ops; ops++)
+		if ((*ops)->role == role)
+			return (*ops)->name;
+	return "";
+}
+
 void source_stats_type(const char *name, struct source_stats *st)
 {
 	struct ev_counters c;

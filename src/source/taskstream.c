@@ -617,7 +617,7 @@ static void tss_on_event(void *src, const struct event *ev)
 	s->now = ev->t;
 	if (ev->type != EV_STATUS || !ev->u.status.source)
 		return;
-	bool poller = !strcmp(ev->u.status.source, "scheduler");
+	bool poller = !strcmp(ev->u.status.source, source_role_name(SOURCE_TASK_ROUTE));
 	bool route = !strcmp(ev->u.status.source, "task_stream");
 	if (!poller && !route)
 		return;

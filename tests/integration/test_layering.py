@@ -180,13 +180,10 @@ def test_model_and_metrics_name_no_source():
 # naming a source (or its counters) instead of reading its typed statistics
 # (source.h, struct source_typed). Known uses, per file: the options
 # --scheduler and --replay, named as the sources are; a recorded status event
-# older than gaps_timelines (only the scheduler's loss made a gap then); the
-# task stream hears the poller's status and the route's, by their names.
+# older than gaps_timelines (only the scheduler's loss made a gap then).
 KNOWN_NAMED = {
     ("src/cli.c", "scheduler"), ("src/cli.c", "replay"),
     ("src/event/event_field.c", "scheduler"),
-    ("src/source/taskstream.c", "scheduler"),
-    ("src/source/dask_tasks.c", "task_stream"),
 }
 
 
