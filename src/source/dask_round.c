@@ -102,7 +102,9 @@ static enum route after_prom(const struct dask *d, enum answer a)
 
 /* ---- the table ---------------------------------------------------------- */
 
-/* The sitemap known, the round begins again as it should have begun. */
+/* A row per scheduler route: where it is, what it is asked with, who reads
+ * its answer, and what comes next (pick's choice, else then: after the
+ * sitemap the round begins again as it should have begun). */
 static const struct round_row {
 	const char *path; /* after the dashboard's prefix */
 	bool (*query)(const struct dask *d, char *url, size_t size); /* NULL: none */
