@@ -162,7 +162,7 @@ static void tail_live(const struct metrics *m, double threads, struct findings *
 		 run.value, diag_s(run.value), s.value, format_duration(a, m->straggler_after),
 		 format_duration(b, m->inflight_oldest_age));
 	snprintf(f->suggestion, sizeof(f->suggestion),
-		 "view 9 names their files and workers; smaller chunks shorten the tail");
+		 "smaller chunks shorten the tail: fewer events wait on the last ones");
 }
 
 void diag_rule_tail(const struct run *r, const struct metrics *m, struct findings *out)

@@ -224,7 +224,7 @@ static void idle_waiting(const struct run *r, double threads, struct findings *o
 		 "wait queued behind others' (%.0f on %s)",
 		 s.idle, threads, s.waiting, s.most, s.busiest);
 	snprintf(f->suggestion, sizeof(f->suggestion),
-		 "Dask's work stealing lags: smaller chunks spread better; check that worker (view 2)");
+		 "Dask's work stealing lags: smaller chunks spread better; check that worker's load");
 }
 
 void diag_rule_idle_cluster(const struct run *r, const struct metrics *m, struct findings *out)

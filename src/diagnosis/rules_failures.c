@@ -104,8 +104,8 @@ static void fail_write(struct finding *f, const struct run *r, enum fail_dim dim
 	snprintf(f->suggestion, sizeof(f->suggestion), "%s",
 		 dim == DIM_FILE	 ? "check this file (damaged, or its replica unreachable); skipbadfiles skips it"
 		 : dim == DIM_HOST	 ? "read these files from another site"
-		 : dim == DIM_WORKER ? "look at this worker's node (view 2); retire it"
-				     : "view 7 and the failed chunks in metrics.json name the messages");
+		 : dim == DIM_WORKER ? "look at this worker's node; retire it"
+				     : "the failed chunks' messages (in metrics.json) say why they failed");
 }
 
 void diag_rule_failures(const struct run *r, struct findings *out)

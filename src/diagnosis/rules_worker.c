@@ -235,7 +235,7 @@ static void worker_write(const struct paces *s, const struct wjudge *j, const un
 		 j->files, diag_s((double)j->files), j->elsewhere,
 		 format_duration(d, optnum_of(j->beyond)), s->cpu ? "CPU" : "chunk", 100 * j->cost);
 	snprintf(f->suggestion, sizeof(f->suggestion),
-		 "look at this worker's node (view 2, Enter: its CPU and memory); retire it");
+		 "look at this worker's node (its CPU and memory); retire it");
 }
 
 uint32_t diag_worker_judge(struct paces *s, struct findings *out)
