@@ -94,7 +94,7 @@ int main(void)
 	char err[256];
 	double start = clock_mono();
 	metrics_compute(r, t, NULL, m);
-	int rc = measurement_write(dir, m, r, NULL, err, sizeof(err));
+	int rc = measurement_write(dir, m, r, NULL, NULL, err, sizeof(err));
 	double ms = (clock_mono() - start) * 1e3;
 	snprintf(file, sizeof(file), "%s/metrics.json", dir);
 	struct stat st;

@@ -278,14 +278,15 @@ static void app_end_after_flush(struct app *a)
 }
 
 /* Once a second of the events' clock (app_tick_due) and at the input's end:
- * the newest run's metric warnings into its log, then every open run
- * measured once (app_metrics), the rows' figures, the shown run's metrics
- * for the frames, the quiet alert (app_refresh). What it writes depends on
- * the events only, never on when frames are drawn, so a replay headless and
- * one drawn in a terminal write the same files. */
+ * the newest run's metric warnings into its log, then a snapshot of every
+ * open run (app_snap_take), the rows' figures, the quiet alert
+ * (app_refresh). What it writes depends on the events only, never on when
+ * frames are drawn, so a replay headless and one drawn in a terminal write
+ * the same files. */
 void app_tick(struct app *a)
 {
-	struct metrics m = *app_metrics(a, session_newest(&a->ses)); /* the notes may measure */
+	a->n_ticks++;
+	struct metrics m = app_snap_take(a, session_newest(&a->ses))->m; /* the notes may measure */
 	app_note_warnings(a, &m);
 	app_refresh(a);
 }
@@ -330,7 +331,7 @@ static void app_ready(struct app *a, const struct pollfd *pfd)
 	}
 	if (pfd[FD_FRAME].revents & POLLIN) {
 		timer_drain(a->fds[FD_FRAME]);
-		if (a->t_latest != a->refreshed_at)
+		if (a->recorded && a->t_latest != a->refreshed_at)
 			app_refresh(a);
 		app_ui_draw(a);
 	}
@@ -405,9 +406,17 @@ static bool datagram_cb(void *ctx, const char *buf, size_t len, int port, double
 	return app_sources_take(ctx, buf, len, port, now);
 }
 
-static void app_measure_cb(void *ctx, const struct run *r, struct metrics *m)
+/* /metrics: run r's snapshot, and the app's own counts. */
+static void app_measure_cb(void *ctx, const struct run *r, struct openmetrics_input *in)
 {
-	*m = *app_metrics(ctx, r);
+	struct app *a = ctx;
+	in->ticks = &a->n_ticks;
+	in->diagnoses = &a->n_diagnoses;
+	if (!r)
+		return;
+	const struct app_snap *s = app_snap(a, r, true);
+	in->m = &s->m;
+	in->findings = &s->record;
 }
 
 /* Where to serve: --serve's address, else the listener's (TCP on the UDP
@@ -545,10 +554,10 @@ static int app_finish(struct app *a)
 {
 	a->finishing = true;
 	session_close_all(&a->ses);
-	struct metrics m = *app_metrics(a, session_newest(&a->ses)); /* the notes may measure */
+	struct metrics m = app_snap(a, session_newest(&a->ses), false)->m; /* the notes may measure */
 	app_note_warnings(a, &m);
 	int rc = a->finish_failed ? 1 : 0;
-	if (app_print_summary(a, &m) != 0)
+	if (app_print_summary(a) != 0)
 		rc = 1;
 	return app_finish_recording(a) != 0 ? 1 : rc;
 }

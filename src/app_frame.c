@@ -1,6 +1,6 @@
-/* The runs' metrics as the tick measures them (app_metrics: once for each
- * run's state and "now"), the run list's figures (EV_ROW_FIGURES), and the
- * dashboard: the frame assembled from what the tick measured, its keys.
+/* The runs' snapshots (app_snap: taken by the tick and at a run's close,
+ * read by every consumer), the run list's figures (EV_ROW_FIGURES), and
+ * the dashboard: the frame assembled from the snapshots, its keys.
  * Drawing changes nothing of the session. */
 #include "apppriv.h"
 
@@ -15,9 +15,9 @@
 #include "roastop/strbuf.h"
 #include "roastop/timer.h"
 
-/* The session's runs are those the frame's metrics were measured among:
- * no run opened, summarised or dropped since (a run's pointer is then
- * still its own). */
+/* The session's runs are those a snapshot was taken among: no run
+ * opened, summarised or dropped since (a run's pointer is then still its
+ * own). */
 static void app_frame_key(const struct app *a, uint64_t key[3])
 {
 	key[0] = a->ses.runs_total;
@@ -25,50 +25,81 @@ static void app_frame_key(const struct app *a, uint64_t key[3])
 	key[2] = a->ses.rows_dropped;
 }
 
-static bool app_kept_is(const struct app_kept *k, const struct run *r, double now,
-			const uint64_t key[3])
+/* Run r's snapshot of any time, while the session's runs are those it was
+ * taken among; NULL: none. */
+static struct app_snap *app_snap_find(struct app *a, const struct run *r)
 {
-	return k->used && k->run == r && k->changes == (r ? r->changes : 0) && k->now == now &&
-	       memcmp(k->key, key, sizeof(k->key)) == 0;
+	uint64_t key[3];
+	app_frame_key(a, key);
+	for (size_t i = 0; i < APP_SNAPS_KEPT; i++) {
+		struct app_snap *s = &a->snaps[i];
+		if (s->used && s->run == r && memcmp(s->key, key, sizeof(key)) == 0)
+			return s;
+	}
+	return NULL;
 }
 
-/* Where run r's metrics go: its old ones', else the least used lately. */
-static struct app_kept *app_kept_slot(struct app *a, const struct run *r)
+/* Where run r's snapshot goes: its old one's, else the least used lately. */
+static struct app_snap *app_snap_slot(struct app *a, const struct run *r)
 {
-	struct app_kept *slot = &a->kept[0];
-	for (size_t i = 0; i < APP_METRICS_KEPT; i++) {
-		if (a->kept[i].run == r && a->kept[i].used)
-			return &a->kept[i];
-		if (a->kept[i].used < slot->used)
-			slot = &a->kept[i];
+	struct app_snap *slot = &a->snaps[0];
+	for (size_t i = 0; i < APP_SNAPS_KEPT; i++) {
+		if (a->snaps[i].run == r && a->snaps[i].used)
+			return &a->snaps[i];
+		if (a->snaps[i].used < slot->used)
+			slot = &a->snaps[i];
 	}
 	return slot;
 }
 
-/* Run r's metrics at the session's "now": measured once, and again only
- * when the run has changed (run.changes), "now" has moved or the session's
- * runs are others; the tick, the frame, the run list, checkpoints, the
- * writes and the server all read them here. Valid until the next call. */
-const struct metrics *app_metrics(struct app *a, const struct run *r)
+/* Run r's snapshot at the session's "now", taken by the tick and at the
+ * run's close: its metrics measured again only when the run has changed
+ * (run.changes) or "now" has moved; its findings evaluated at their first
+ * read (app_snap), so once per snapshot at most. */
+struct app_snap *app_snap_take(struct app *a, const struct run *r)
 {
-	uint64_t key[3];
-	app_frame_key(a, key);
 	double now = app_now(a);
-	for (size_t i = 0; i < APP_METRICS_KEPT; i++) {
-		if (app_kept_is(&a->kept[i], r, now, key)) {
-			a->kept[i].used = ++a->kept_uses;
-			return &a->kept[i].m;
-		}
+	struct app_snap *s = app_snap_find(a, r);
+	if (s && s->changes == (r ? r->changes : 0) && s->now == now) {
+		s->used = ++a->snap_uses;
+		return s;
 	}
-	struct app_kept *k = app_kept_slot(a, r);
+	s = s ? s : app_snap_slot(a, r);
 	struct metrics_options opt = { .processor_prefix = a->cfg->processor_prefix };
-	metrics_compute(r, now, &opt, &k->m);
-	k->run = r;
-	k->changes = r ? r->changes : 0;
-	k->now = now;
-	memcpy(k->key, key, sizeof(key));
-	k->used = ++a->kept_uses;
-	return &k->m;
+	metrics_compute(r, now, &opt, &s->m);
+	s->run = r;
+	s->changes = r ? r->changes : 0;
+	s->now = now;
+	app_frame_key(a, s->key);
+	s->used = ++a->snap_uses;
+	s->diagnosed = false;
+	return s;
+}
+
+/* The findings of snapshot s, evaluated once (docs/diagnosis.md). */
+static void app_diagnose(struct app *a, struct app_snap *s)
+{
+	struct diagnosis_context ctx = { .now = s->now, .listening = app_hint(a) != NULL,
+					 .key_alert = app_alert(a) != NULL };
+	s->all.n = 0;
+	if (s->run)
+		diagnosis_evaluate(s->run, &s->m, &ctx, &s->all);
+	diagnosis_of_record(&s->all, &s->record);
+	s->diagnosed = true;
+	a->n_diagnoses++;
+}
+
+/* Run r's latest snapshot, as the tick or its close took it (one is taken
+ * when there is none: a run opened since); with its findings when
+ * diagnosed. The frame, the writes and /metrics read here. */
+const struct app_snap *app_snap(struct app *a, const struct run *r, bool diagnosed)
+{
+	struct app_snap *s = app_snap_find(a, r);
+	if (!s)
+		s = app_snap_take(a, r);
+	if (diagnosed && !s->diagnosed)
+		app_diagnose(a, s);
+	return s;
 }
 
 /* The run list's figures of run r, from its metrics (session.h), as an
@@ -100,79 +131,40 @@ static const struct run *app_shown(const struct app *a)
 	return session_newest(&a->ses);
 }
 
-/* ---- findings (docs/diagnosis.md): the frame's, evaluated by the first
- * frame after each tick (app_refresh marks them stale) or after another
- * run is picked. Only a frame reads them, so a headless replay evaluates
- * none: the files evaluate their own at the write. ---- */
-
-static void app_diagnose_run(struct app *a, const struct run *r, const struct metrics *m)
-{
-	struct diagnosis_context ctx = { .now = app_now(a), .listening = app_hint(a) != NULL,
-					 .key_alert = app_alert(a) != NULL };
-	a->findings.n = 0;
-	if (r)
-		diagnosis_evaluate(r, m, &ctx, &a->findings);
-	a->findings_run = r;
-	a->findings_stale = false;
-}
-
-static const struct findings *app_frame_findings(struct app *a, const struct run *shown,
-						 const struct metrics *m)
-{
-	if (a->findings_stale || shown != a->findings_run)
-		app_diagnose_run(a, shown, m);
-	return &a->findings;
-}
-
-/* The view's figures: the rows' going on, the shown run's metrics, the
- * quiet alert. At each tick, and before a frame when events came since
- * the last (a replay waiting for input shows what it has read): what no
- * file reads, so its times do not matter. */
+/* The snapshots of the tick: every run not closed (or changed since its
+ * close) and the shown run, the rows' figures, the quiet alert. Also
+ * before a frame of a replay when events came since (a replay waiting for
+ * input shows what it has read): what no file reads, so its times do not
+ * matter. */
 void app_refresh(struct app *a)
 {
 	a->refreshed_at = a->t_latest;
-	for (size_t i = 0; i < a->ses.n_rows; i++) {
-		const struct run *r = a->ses.rows[i].run;
-		if (r && !a->ses.rows[i].closed)
-			app_figures(a, r, app_metrics(a, r));
-	}
 	const struct run *shown = app_shown(a);
-	a->frame_m = *app_metrics(a, shown);
-	a->frame_run = shown;
-	app_frame_key(a, a->frame_key);
+	bool settled = false; /* the shown run is closed: its snapshot is its close's */
+	for (size_t i = 0; i < a->ses.n_rows; i++) {
+		const struct session_run *row = &a->ses.rows[i];
+		if (row->run && (!row->closed || row->dirty))
+			app_figures(a, row->run, &app_snap_take(a, row->run)->m);
+		else if (row->run == shown)
+			settled = true;
+	}
+	const struct app_snap *s = settled ? app_snap(a, shown, false) : app_snap_take(a, shown);
 	bool was = a->quiet_alert[0][0] != '\0';
-	app_note_quiet(a, a->frame_run, &a->frame_m);
+	app_note_quiet(a, shown, &s->m);
 	if (a->headless && !was && a->quiet_alert[0][0])
 		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
-	a->findings_stale = true; /* the next frame evaluates the live findings */
 }
 
-/* A frame between ticks may show another run than the tick measured (a
- * run picked, a run opened): that one's metrics. No state of the session
- * changes. */
-static const struct metrics *app_frame_metrics(struct app *a)
-{
-	uint64_t key[3];
-	app_frame_key(a, key);
-	const struct run *shown = app_shown(a);
-	if (shown != a->frame_run || memcmp(key, a->frame_key, sizeof(key)) != 0) {
-		a->frame_m = *app_metrics(a, shown);
-		a->frame_run = shown;
-		memcpy(a->frame_key, key, sizeof(key));
-	}
-	return &a->frame_m;
-}
-
-/* Draws what the tick computed; changes nothing of the session. */
+/* Draws what the tick took; changes nothing of the session. */
 void app_ui_draw(struct app *a)
 {
-	const struct metrics *m = app_frame_metrics(a);
-	const struct run *shown = a->frame_run;
+	const struct run *shown = app_shown(a);
+	const struct app_snap *s = app_snap(a, shown, true);
 	struct app_stats *st = app_stats(a);
 	struct ui_frame f = {
 		.run = shown,
 		.session = &a->ses,
-		.m = m,
+		.m = &s->m,
 		.sources = st ? st->ui : NULL,
 		.n_sources = st ? st->n : 0,
 		.out_dir = a->out_dir,
@@ -181,7 +173,7 @@ void app_ui_draw(struct app *a)
 		.quiet_alert = { a->quiet_alert[0][0] ? a->quiet_alert[0] : NULL, a->quiet_alert[1] },
 		.emitter_hint = app_hint(a),
 		.now = app_now(a),
-		.findings = app_frame_findings(a, shown, m),
+		.findings = &s->all,
 	};
 	struct source_typed feed;
 	bool fed;

@@ -122,12 +122,17 @@ static void app_written(struct app *a, const struct run *r, const char *dir, int
 	session_apply(&a->ses, &ev);
 }
 
-/* Writes one run's measurement: -1 with the cause in errno and a line in
- * err when it fails. */
-static int app_write_run(struct app *a, const struct session_run *row, char *err, size_t errsz)
+/* Writes one run's measurement from its snapshot (closing: one taken now,
+ * else the tick's): -1 with the cause in errno and a line in err when it
+ * fails. */
+static int app_write_run(struct app *a, const struct session_run *row, bool closing, char *err,
+			 size_t errsz)
 {
 	const struct run *r = row->run;
-	const struct metrics *m = app_metrics(a, r);
+	if (closing)
+		app_snap_take(a, r);
+	const struct app_snap *s = app_snap(a, r, true);
+	const struct metrics *m = &s->m;
 	app_figures(a, r, m);
 	char dir[SESSION_DIR_LEN];
 	bool fresh = !row->dir[0];
@@ -138,7 +143,7 @@ static int app_write_run(struct app *a, const struct session_run *row, char *err
 	char path[PATH_MAX + SESSION_DIR_LEN + 2];
 	snprintf(path, sizeof(path), "%s/%s", a->out_dir, dir);
 	struct metrics_extra_input *extra = app_extra(a, r);
-	int rc = measurement_write(path, m, r, extra, err, errsz);
+	int rc = measurement_write(path, m, r, &s->record, extra, err, errsz);
 	int saved = errno, write_errno = rc ? saved : 0;
 	free(extra);
 	if (rc == 0 && fresh)
@@ -161,7 +166,7 @@ int app_write_open(struct app *a, char *err, size_t errsz)
 		const struct session_run *row = &a->ses.rows[i];
 		if (!row->run || (row->closed && !row->dirty))
 			continue;
-		if (app_write_run(a, row, err, errsz) != 0) {
+		if (app_write_run(a, row, false, err, errsz) != 0) {
 			rc = -1;
 			e = errno;
 		}
@@ -185,7 +190,7 @@ void app_checkpoint(struct app *a)
 {
 	char err[512] = "";
 	if (a->headless)
-		app_progress(app_metrics(a, session_newest(&a->ses)));
+		app_progress(&app_snap(a, session_newest(&a->ses), false)->m);
 	int rc = app_write_open(a, err, sizeof(err));
 	app_write_outcome(a, rc, errno, err);
 }
@@ -196,7 +201,7 @@ void app_run_closed(void *ctx, struct session_run *row)
 {
 	struct app *a = ctx;
 	char err[512] = "";
-	int rc = app_write_run(a, row, err, sizeof(err));
+	int rc = app_write_run(a, row, true, err, sizeof(err));
 	int e = errno;
 	if (rc != 0 && a->finishing) {
 		a->finish_failed = true;
@@ -208,15 +213,16 @@ void app_run_closed(void *ctx, struct session_run *row)
 /* The runs, the newest in full, and the last line, in one write to
  * standard output, whose failure (a full disk, a closed pipe) is an error
  * like any other. */
-int app_print_summary(const struct app *a, const struct metrics *m)
+int app_print_summary(struct app *a)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
 	text_runs(&a->ses, &sb);
 	strbuf_puts(&sb, "\n");
 	const struct run *newest = session_newest(&a->ses);
+	const struct app_snap *s = app_snap(a, newest, true);
 	struct metrics_extra_input *extra = app_extra(a, newest); /* its summary.txt, tasks too */
-	text_run_summary(m, newest, extra, &sb);
+	text_run_summary(&s->m, newest, &s->record, extra, &sb);
 	free(extra);
 	const struct session_run *last = a->ses.n_rows ? &a->ses.rows[a->ses.n_rows - 1] : NULL;
 	if (a->n_written)

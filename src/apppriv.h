@@ -31,9 +31,9 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_GRACE, FD_FRAME, FD_FLUSH, FD_I
        FD__COUNT };
 
 #define APP_SOURCES_MAX 16 /* sources open at once (source.h's registry) */
-/* Runs whose metrics are kept (app_metrics): every run in detail, the
+/* Runs whose snapshots are kept (app_snap): every run in detail, the
  * watch and one more. */
-#define APP_METRICS_KEPT (SESSION_DETAIL_RUNS + 2)
+#define APP_SNAPS_KEPT (SESSION_DETAIL_RUNS + 2)
 
 /* A source open from the registry. */
 struct app_source {
@@ -42,14 +42,18 @@ struct app_source {
 	double counters_at; /* clock_mono() when its statistics were last looked at */
 };
 
-/* A run's metrics as app_metrics measured them, and what they were
- * measured of: the run, its changes (run.changes), "now" and the
- * session's runs (app_frame_key). */
-struct app_kept {
+/* A run's snapshot (collect once, draw many): its metrics and findings as
+ * the tick, or its close, took them, and what of: the run, its changes
+ * (run.changes), "now" and the session's runs (app_frame_key). The frame,
+ * the writes and /metrics read it; none computes. */
+struct app_snap {
 	const struct run *run;
 	uint64_t changes, key[3], used;
 	double now;
+	bool diagnosed; /* the findings are evaluated at their first read, once */
 	struct metrics m;
+	struct findings all; /* the screen's: the silent run too */
+	struct findings record; /* the files' and /metrics' (diagnosis_of_record) */
 };
 
 struct app {
@@ -101,18 +105,10 @@ struct app {
 	double tick_next;
 	bool end_ticked;
 	double refreshed_at; /* t_latest at the view's last refresh (app_refresh) */
-	/* what the frame draws: the shown run's metrics as the tick measured
-	 * them, valid while the session's runs are those of frame_key */
-	struct metrics frame_m;
-	const struct run *frame_run;
-	uint64_t frame_key[3];
-	/* the shown run's findings (app_diagnose_run), of findings_run */
-	struct findings findings;
-	const struct run *findings_run;
-	bool findings_stale; /* a tick came since they were evaluated */
-	/* the runs' metrics, measured once for each state and "now" */
-	struct app_kept kept[APP_METRICS_KEPT];
-	uint64_t kept_uses;
+	/* the runs' snapshots, and how many ticks and evaluations of the
+	 * diagnosis there were (/metrics: roastop_ticks, roastop_diagnoses) */
+	struct app_snap snaps[APP_SNAPS_KEPT];
+	uint64_t snap_uses, n_ticks, n_diagnoses;
 };
 
 /* How a line goes into the event log (app_note; docs/recording.md, "log"). */
@@ -164,7 +160,7 @@ bool app_tasks_fed(const struct app *a, const struct run *r, struct source_typed
 int app_write_open(struct app *a, char *err, size_t errsz);
 void app_checkpoint(struct app *a);
 void app_run_closed(void *ctx, struct session_run *row);
-int app_print_summary(const struct app *a, const struct metrics *m);
+int app_print_summary(struct app *a);
 
 /* app_alerts.c: the event log's notes, the header's alerts */
 void app_note(struct app *a, double t, enum log_kind kind, const char *text,
@@ -176,8 +172,9 @@ void app_note_warnings(struct app *a, const struct metrics *m);
 void app_note_quiet(struct app *a, const struct run *r, const struct metrics *m);
 void app_note_clock_step(struct app *a);
 
-/* app_frame.c: the tick's metrics, the run list's figures, the frame */
-const struct metrics *app_metrics(struct app *a, const struct run *r);
+/* app_frame.c: the runs' snapshots, the run list's figures, the frame */
+struct app_snap *app_snap_take(struct app *a, const struct run *r);
+const struct app_snap *app_snap(struct app *a, const struct run *r, bool diagnosed);
 void app_figures(struct app *a, const struct run *r, const struct metrics *m);
 void app_refresh(struct app *a);
 void app_ui_draw(struct app *a);

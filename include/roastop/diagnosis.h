@@ -68,10 +68,9 @@ struct diagnosis_context {
 /* Fills out with every rule that holds for r (measured as m). */
 void diagnosis_evaluate(const struct run *r, const struct metrics *m,
 			const struct diagnosis_context *ctx, struct findings *out);
-/* The findings the files and /metrics carry: those of r alone, with no
- * listener (the silent run is the screen's), now the end of m's window
- * (m->inflight_at: the run's end, else the caller's now). */
-void diagnosis_of_record(const struct run *r, const struct metrics *m, struct findings *out);
+/* The findings the files and /metrics carry, of those evaluated: all but
+ * the silent run, which is about the listener (the screen's). */
+void diagnosis_of_record(const struct findings *all, struct findings *out);
 /* The most severe finding, or NULL: a healthy run. */
 const struct finding *diagnosis_top(const struct findings *fs);
 /* "tail", "slow_file", ...: metrics.json's id, the OpenMetrics label. */

@@ -4,10 +4,10 @@
 #define ROASTOP_FINDINGS_JSON_H
 
 #include "roastop/jsonw.h"
-#include "roastop/metrics.h"
+#include "roastop/diagnosis.h"
 
-/* Evaluates r's findings (diagnosis_of_record) and writes them under key
- * "findings" of the object w is in. */
-void findings_json(struct jsonw *w, const struct metrics *m, const struct run *r);
+/* Writes fs (the run's, as the snapshot evaluated them) under key
+ * "findings" of the object w is in; t0: the run's start (epoch seconds). */
+void findings_json(struct jsonw *w, const struct findings *fs, double t0);
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef ROASTOP_MEASUREMENT_H
 #define ROASTOP_MEASUREMENT_H
 
+#include "roastop/diagnosis.h"
 #include "roastop/metrics.h"
 #include "roastop/metrics_extra.h"
 
@@ -15,11 +16,13 @@
  * start_end_time.txt and metadata.json is m->t_start..m->t_end, the one
  * elapsed_time_seconds measures ("nan,nan" when that is unknown).
  * extra: what metrics.json's "roastop" object and summary.txt's task
- * section add from the session (metrics_extra.h; may be NULL). 0 on
+ * section add from the session (metrics_extra.h; may be NULL); fs: the
+ * run's findings as its snapshot has them (NULL: none written). 0 on
  * success; -1 with one line naming the file in err and the cause in errno
  * (ELOOP: dir is a symbolic link). */
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
-		      const struct metrics_extra_input *extra, char *err, size_t errsz);
+		      const struct findings *fs, const struct metrics_extra_input *extra, char *err,
+		      size_t errsz);
 /* Before a run: -1 with a line in err (errno ELOOP) when dir is a symbolic
  * link, so that the refusal comes at once rather than at the first write;
  * 0 otherwise, missing dir included. */

@@ -3,6 +3,7 @@
 #ifndef ROASTOP_METRICS_JSON_H
 #define ROASTOP_METRICS_JSON_H
 
+#include "roastop/diagnosis.h"
 #include "roastop/metrics.h"
 #include "roastop/metrics_extra.h"
 #include "roastop/strbuf.h"
@@ -10,8 +11,10 @@
 /* Appends the whole metrics.json text (two-space indented): roastcoffea's
  * keys, then roastop's. Unmeasured values are null where roastcoffea always
  * writes the key and left out elsewhere (docs/metrics.md). extra's blocks
- * (may be NULL) go into the "roastop" object. 0, or -1 when out of memory. */
-int metrics_write_json(const struct metrics *m, const struct run *r,
+ * (may be NULL) go into the "roastop" object, and fs (the run's findings,
+ * as its snapshot has them; NULL: no "findings" key). 0, or -1 when out of
+ * memory. */
+int metrics_write_json(const struct metrics *m, const struct run *r, const struct findings *fs,
 		       const struct metrics_extra_input *extra, struct strbuf *out);
 
 /* The other way: the run numbers of a measurement's metrics.json (roastop's

@@ -9,6 +9,7 @@
 #ifndef ROASTOP_REPORT_HTML_H
 #define ROASTOP_REPORT_HTML_H
 
+#include "roastop/diagnosis.h"
 #include "roastop/metrics.h"
 #include "roastop/strbuf.h"
 
@@ -17,7 +18,9 @@
  * (RUN_TIMELINE_POINTS) this bounds the page (docs/metrics.md). */
 #define REPORT_HTML_MAX_ROWS 50
 
-/* Appends the whole page. */
-void report_html_write(const struct metrics *m, const struct run *r, struct strbuf *out);
+/* Appends the whole page; fs: the run's findings as its snapshot has them
+ * (NULL: no Findings section). */
+void report_html_write(const struct metrics *m, const struct run *r, const struct findings *fs,
+		       struct strbuf *out);
 
 #endif

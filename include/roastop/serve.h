@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "roastop/metrics.h"
+#include "roastop/openmetrics.h"
 #include "roastop/serve_route.h"
 #include "roastop/source.h"
 
@@ -40,8 +41,9 @@ struct serve_config {
 	/* the listener's name and counters for /metrics; false: none (may
 	 * be NULL) */
 	bool (*listener_stats)(void *ctx, const char **name, struct source_stats *out);
-	/* the metrics of run r, now (the app's measure) */
-	void (*measure)(void *ctx, const struct run *r, struct metrics *m);
+	/* /metrics' figures the app holds: run r's snapshot (its metrics and
+	 * findings; r NULL: none) and the app's own counts, into in */
+	void (*measure)(void *ctx, const struct run *r, struct openmetrics_input *in);
 	void *ctx;
 };
 

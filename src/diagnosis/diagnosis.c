@@ -180,10 +180,12 @@ void diagnosis_evaluate(const struct run *r, const struct metrics *m,
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_finding);
 }
 
-void diagnosis_of_record(const struct run *r, const struct metrics *m, struct findings *out)
+void diagnosis_of_record(const struct findings *all, struct findings *out)
 {
-	struct diagnosis_context ctx = { .now = m->inflight_at };
-	diagnosis_evaluate(r, m, &ctx, out);
+	out->n = 0;
+	for (size_t i = 0; i < all->n; i++)
+		if (all->f[i].id != FIND_SILENT_RUN)
+			out->f[out->n++] = all->f[i];
 }
 
 const struct finding *diagnosis_top(const struct findings *fs)

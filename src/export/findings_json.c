@@ -6,7 +6,6 @@
 
 #include <math.h>
 
-#include "roastop/diagnosis.h"
 
 static void finding_json(struct jsonw *w, const struct finding *f, double t0)
 {
@@ -22,12 +21,10 @@ static void finding_json(struct jsonw *w, const struct finding *f, double t0)
 	jsonw_end(w, '}');
 }
 
-void findings_json(struct jsonw *w, const struct metrics *m, const struct run *r)
+void findings_json(struct jsonw *w, const struct findings *fs, double t0)
 {
-	struct findings fs;
-	diagnosis_of_record(r, m, &fs);
 	jsonw_array(w, "findings");
-	for (size_t i = 0; i < fs.n; i++)
-		finding_json(w, &fs.f[i], m->t_start);
+	for (size_t i = 0; i < fs->n; i++)
+		finding_json(w, &fs->f[i], t0);
 	jsonw_end(w, ']');
 }

@@ -160,11 +160,11 @@ static int write_buf(const struct outdir *o, const char *name, const struct strb
 }
 
 static int write_metrics(const struct outdir *o, const struct metrics *m, const struct run *r,
-			 const struct metrics_extra_input *extra)
+			 const struct findings *fs, const struct metrics_extra_input *extra)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	metrics_write_json(m, r, extra, &sb);
+	metrics_write_json(m, r, fs, extra, &sb);
 	int rc = write_buf(o, "metrics.json", &sb);
 	strbuf_free(&sb);
 	return rc;
@@ -214,43 +214,45 @@ static int write_times(const struct outdir *o, const struct metrics *m)
 }
 
 static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r,
-			 const struct metrics_extra_input *extra)
+			 const struct findings *fs, const struct metrics_extra_input *extra)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	text_run_summary(m, r, extra, &sb);
+	text_run_summary(m, r, fs, extra, &sb);
 	int rc = write_buf(o, "summary.txt", &sb);
 	strbuf_free(&sb);
 	return rc;
 }
 
-static int write_report(const struct outdir *o, const struct metrics *m, const struct run *r)
+static int write_report(const struct outdir *o, const struct metrics *m, const struct run *r,
+			const struct findings *fs)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	report_html_write(m, r, &sb);
+	report_html_write(m, r, fs, &sb);
 	int rc = write_buf(o, "report.html", &sb);
 	strbuf_free(&sb);
 	return rc;
 }
 
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
-		      const struct metrics_extra_input *extra, char *err, size_t errsz)
+		      const struct findings *fs, const struct metrics_extra_input *extra, char *err,
+		      size_t errsz)
 {
 	struct outdir o = { .fd = -1, .dir = dir, .err = err, .errsz = errsz };
 	if (make_dirs(dir) != 0 || (o.fd = dir_open(dir)) < 0) {
 		fail(&o, "create the directory for", "metrics.json", errno);
 		return -1;
 	}
-	int rc = write_metrics(&o, m, r, extra);
+	int rc = write_metrics(&o, m, r, fs, extra);
 	if (rc == 0)
 		rc = write_metadata(&o, m);
 	if (rc == 0)
 		rc = write_times(&o, m);
 	if (rc == 0)
-		rc = write_summary(&o, m, r, extra);
+		rc = write_summary(&o, m, r, fs, extra);
 	if (rc == 0)
-		rc = write_report(&o, m, r);
+		rc = write_report(&o, m, r, fs);
 	if (rc == 0)
 		rc = dir_sync(&o);
 	int saved = errno;

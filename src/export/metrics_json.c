@@ -430,7 +430,7 @@ static void add_log(struct jsonw *w, const struct run *r)
 }
 
 static void add_roastop(struct jsonw *w, const struct metrics *m, const struct run *r,
-			const struct metrics_extra_input *extra)
+			const struct findings *fs, const struct metrics_extra_input *extra)
 {
 	jsonw_object(w, "roastop");
 	jsonw_str(w, "version", ROASTOP_VERSION);
@@ -449,7 +449,8 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	add_counts(w, r);
 	add_inflight(w, m, r);
 	add_failed(w, r);
-	findings_json(w, m, r);
+	if (fs)
+		findings_json(w, fs, m->t_start);
 	add_retries(w, m, r);
 	add_log(w, r);
 	metrics_raw_roastop(w, r);
@@ -458,7 +459,7 @@ static void add_roastop(struct jsonw *w, const struct metrics *m, const struct r
 	jsonw_end(w, '}');
 }
 
-int metrics_write_json(const struct metrics *m, const struct run *r,
+int metrics_write_json(const struct metrics *m, const struct run *r, const struct findings *fs,
 		       const struct metrics_extra_input *extra, struct strbuf *out)
 {
 	struct jsonw w;
@@ -482,7 +483,7 @@ int metrics_write_json(const struct metrics *m, const struct run *r,
 	add_section_summary(&w, r);
 	add_metric_sources(&w, m);
 	add_run_status(&w, r);
-	add_roastop(&w, m, r, extra);
+	add_roastop(&w, m, r, fs, extra);
 	jsonw_end(&w, '}');
 	return out->failed ? -1 : 0;
 }

@@ -231,16 +231,15 @@ static void om_task_records(struct strbuf *o, const struct session *ses)
 
 /* A gauge per finding id (docs/diagnosis.md): 1 while it holds for the
  * newest run, else 0; every id has its sample, so an alert can wait on one. */
-static void om_findings(struct strbuf *o, const struct session_run *row, const struct metrics *m)
+static void om_findings(struct strbuf *o, const struct session_run *row,
+			const struct findings *fs)
 {
-	struct findings fs;
-	diagnosis_of_record(row->run, m, &fs);
 	const char *n = "roastop_finding";
 	om_head(o, n, false, "1 while the finding holds for the newest run, else 0.");
 	for (int id = 0; id < FIND__COUNT; id++) {
 		bool holds = false;
-		for (size_t i = 0; i < fs.n; i++)
-			holds |= fs.f[i].id == (enum finding_id)id;
+		for (size_t i = 0; i < fs->n; i++)
+			holds |= fs->f[i].id == (enum finding_id)id;
 		om_sample(o, n, false, "run_id", row->run_id, "finding",
 			  diagnosis_id_name((enum finding_id)id), holds);
 	}
@@ -250,12 +249,19 @@ void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
 {
 	if (in->m)
 		om_run(out, in->row, in->m);
-	if (in->m && in->row && in->row->run)
-		om_findings(out, in->row, in->m);
+	if (in->findings && in->row && in->row->run)
+		om_findings(out, in->row, in->findings);
 	if (in->ses) {
 		om_counter(out, "roastop_runs", "Runs seen by this roastop.", in->ses->runs_total);
 		om_task_records(out, in->ses);
 	}
+	if (in->ticks)
+		om_counter(out, "roastop_ticks", "Ticks: the snapshots of the open runs taken.",
+			   *in->ticks);
+	if (in->diagnoses)
+		om_counter(out, "roastop_diagnoses",
+			   "Evaluations of the diagnosis: one per tick per open run at most.",
+			   *in->diagnoses);
 	if (in->listener)
 		om_listener(out, in->listener_name, in->listener);
 	if (in->server)

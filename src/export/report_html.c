@@ -291,11 +291,12 @@ static void headline(struct strbuf *o, const struct metrics *m)
 }
 
 /* summary.txt itself, for every number the page has no room for. */
-static void summary(struct strbuf *o, const struct metrics *m, const struct run *r)
+static void summary(struct strbuf *o, const struct metrics *m, const struct run *r,
+		    const struct findings *fs)
 {
 	struct strbuf text;
 	strbuf_init(&text);
-	text_summary(m, r, &text);
+	text_summary(m, r, fs, &text);
 	strbuf_puts(o, "<section id=\"summary\"><h2>summary.txt</h2><details><summary>All the "
 		       "numbers of summary.txt</summary><pre>");
 	if (text.data && !text.failed)
@@ -306,12 +307,14 @@ static void summary(struct strbuf *o, const struct metrics *m, const struct run 
 	strbuf_free(&text);
 }
 
-void report_html_write(const struct metrics *m, const struct run *r, struct strbuf *out)
+void report_html_write(const struct metrics *m, const struct run *r, const struct findings *fs,
+		       struct strbuf *out)
 {
 	page_head(out, r);
 	title_block(out, m, r);
 	headline(out, m);
-	report_html_findings(out, m, r);
+	if (fs)
+		report_html_findings(out, fs);
 	report_html_timelines(out, m, r);
 	report_html_histogram(out, m, r);
 	report_html_fine(out, m);
@@ -320,7 +323,7 @@ void report_html_write(const struct metrics *m, const struct run *r, struct strb
 	report_html_slowest(out, r);
 	report_html_failed(out, m, r);
 	report_html_sections(out, r);
-	summary(out, m, r);
+	summary(out, m, r, fs);
 	strbuf_puts(out, "<footer class=\"note\"><p>Sizes in KiB, MiB, GiB (powers of 1024); rates "
 			 "in decimal units. n/a: not measured. Made by roastop from the run's "
 			 "metrics, as metrics.json and summary.txt.</p></footer>\n</body></html>\n");

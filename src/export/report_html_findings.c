@@ -17,17 +17,15 @@ static void finding_html(struct strbuf *o, const struct finding *f)
 	strbuf_puts(o, "</span></li>\n");
 }
 
-void report_html_findings(struct strbuf *o, const struct metrics *m, const struct run *r)
+void report_html_findings(struct strbuf *o, const struct findings *fs)
 {
-	struct findings fs;
-	diagnosis_of_record(r, m, &fs);
 	strbuf_puts(o, "<section id=\"findings\"><h2>Findings</h2>\n");
-	if (fs.n == 0)
+	if (fs->n == 0)
 		strbuf_puts(o, "<p class=\"note\">No finding: no rule of docs/diagnosis.md holds for "
 			       "this run.</p>\n");
 	else
 		strbuf_puts(o, "<ul>\n");
-	for (size_t i = 0; i < fs.n; i++)
-		finding_html(o, &fs.f[i]);
-	strbuf_puts(o, fs.n ? "</ul></section>\n" : "</section>\n");
+	for (size_t i = 0; i < fs->n; i++)
+		finding_html(o, &fs->f[i]);
+	strbuf_puts(o, fs->n ? "</ul></section>\n" : "</section>\n");
 }

@@ -5,6 +5,7 @@
 #ifndef ROASTOP_REPORT_HTMLPRIV_H
 #define ROASTOP_REPORT_HTMLPRIV_H
 
+#include "roastop/diagnosis.h"
 #include "roastop/metrics.h"
 #include "roastop/run.h"
 #include "roastop/strbuf.h"
@@ -13,7 +14,7 @@
  * and control characters (which HTML forbids) shown as '?'. */
 void html_esc(struct strbuf *o, const char *s);
 /* report_html_findings.c: the Findings section (docs/diagnosis.md) */
-void report_html_findings(struct strbuf *o, const struct metrics *m, const struct run *r);
+void report_html_findings(struct strbuf *o, const struct findings *fs);
 /* ` name="v"`: the number as metrics.json has it, "null" when not measured. */
 void html_attr_num(struct strbuf *o, const char *name, optnum v);
 void html_attr_count(struct strbuf *o, const char *name, uint64_t n);

@@ -325,16 +325,16 @@ static void header(struct strbuf *o, const struct run *r)
 
 /* What the numbers mean for this run (docs/diagnosis.md): each finding's
  * title, evidence and suggestion; "No finding" when none holds. */
-static void findings(struct strbuf *o, const struct metrics *m, const struct run *r)
+static void findings(struct strbuf *o, const struct findings *fs)
 {
-	struct findings fs;
-	diagnosis_of_record(r, m, &fs);
+	if (!fs)
+		return;
 	title(o, "Findings");
-	if (fs.n == 0)
+	if (fs->n == 0)
 		strbuf_puts(o, "No finding: no rule of docs/diagnosis.md holds for this run.\n");
 	char t[DIAG_TITLE_LEN], e[DIAG_EVIDENCE_LEN], s[DIAG_SUGGESTION_LEN];
-	for (size_t i = 0; i < fs.n; i++) {
-		const struct finding *f = &fs.f[i];
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct finding *f = &fs->f[i];
 		strbuf_appendf(o, "[%s] %s (%s)\n", diagnosis_severity_name(f->severity),
 			       clean(t, sizeof(t), f->title), diagnosis_id_name(f->id));
 		strbuf_appendf(o, "    %s\n", clean(e, sizeof(e), f->evidence));
@@ -355,11 +355,12 @@ static void analysis(struct strbuf *o, const struct metrics *m, const struct run
 							    : optnum_none()));
 }
 
-void text_summary(const struct metrics *m, const struct run *r, struct strbuf *out)
+void text_summary(const struct metrics *m, const struct run *r, const struct findings *fs,
+		  struct strbuf *out)
 {
 	header(out, r);
 	analysis(out, m, r);
-	findings(out, m, r);
+	findings(out, fs);
 	throughput(out, m);
 	events(out, m);
 	resources(out, m);
@@ -371,10 +372,10 @@ void text_summary(const struct metrics *m, const struct run *r, struct strbuf *o
 			 " 1 Gbps = 10^9 bits/s).\n");
 }
 
-void text_run_summary(const struct metrics *m, const struct run *r,
+void text_run_summary(const struct metrics *m, const struct run *r, const struct findings *fs,
 		      const struct metrics_extra_input *extra, struct strbuf *out)
 {
-	text_summary(m, r, out);
+	text_summary(m, r, fs, out);
 	if (r && extra && extra->previous)
 		previous_text(out, extra->previous, r, m);
 	if (r && extra && extra->tasks)

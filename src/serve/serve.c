@@ -48,19 +48,17 @@ static int serve_metrics_text(void *ctx, struct strbuf *out)
 	const struct session *ses = s->cfg.ses;
 	const struct session_run *row = ses->n_rows ? &ses->rows[ses->n_rows - 1] : NULL;
 	const struct run *r = session_newest(ses);
-	struct metrics m;
-	bool have = r && (!row || row->run);
-	if (have)
-		s->cfg.measure(s->cfg.ctx, r, &m);
+	struct openmetrics_input in = { .ses = ses, .row = row };
+	s->cfg.measure(s->cfg.ctx, r && (!row || row->run) ? r : NULL, &in);
 	struct source_stats *ls = s->cfg.listener_stats ? calloc(1, sizeof(*ls)) : NULL;
 	const char *name = NULL;
 	bool listening = ls && s->cfg.listener_stats(s->cfg.ctx, &name, ls);
 	struct source_stats *ss = calloc(1, sizeof(*ss));
 	if (ss)
 		serve_stats_counters(&s->stats, ss);
-	struct openmetrics_input in = { .ses = ses, .row = row, .m = have ? &m : NULL,
-					.listener = listening ? ls : NULL, .listener_name = name,
-					.server = ss };
+	in.listener = listening ? ls : NULL;
+	in.listener_name = name;
+	in.server = ss;
 	openmetrics_write(&in, out);
 	free(ls);
 	free(ss);

@@ -369,3 +369,39 @@ def test_a_replay_serves_only_when_asked(tmp_path, small_run):
         assert "roastop_udp_datagrams" not in fams  # no listener in a replay
     finally:
         assert sigterm_seconds(proc) < 10
+
+
+def test_the_diagnosis_runs_once_per_tick_not_per_reader(tmp_path):
+    """A live run written at every second's checkpoint (metrics.json,
+    summary.txt, report.html: each with the findings) while /metrics is
+    scraped many times a second: the diagnosis is evaluated once per tick
+    for the one open run (roastop_diagnoses against roastop_ticks, its own
+    counts), however many read the findings."""
+    lst = Listener(tmp_path, "--checkpoint", "1")
+    try:
+        serve_port(lst)
+        start_run(lst, 50)
+        checkpointed(lst, 50)
+        scrapes = 0
+
+        def counts():
+            body = lst.served("/metrics")
+            assert body is not None
+            fams = families(body)
+            return (value(fams, "roastop_ticks", "roastop_ticks_total"),
+                    value(fams, "roastop_diagnoses", "roastop_diagnoses_total"))
+        ticks0, _ = counts()
+        while True:
+            ticks, diagnoses = counts()
+            scrapes += 1
+            if ticks >= ticks0 + 4:
+                break
+            time.sleep(0.02)
+        first = load_metrics(lst.out)["roastop"]["findings"]
+        assert first == []  # a healthy run: the findings are written, none holds
+        assert scrapes >= 2 * (ticks - ticks0)  # readers outnumber ticks
+        # the watch's snapshot before the run, the run's opened between two
+        # ticks, then the run's at each tick: never one per reader
+        assert 1 <= diagnoses <= ticks + 1, (ticks, diagnoses, scrapes)
+    finally:
+        lst.stop()

@@ -759,6 +759,10 @@ static void silent_run_after_15_seconds_of_tasks(void **state)
 	assert_int_equal(f->severity, SEV_CRITICAL);
 	assert_true(fabs(f->since - (T0 + 1)) < 1e-9);
 	assert_string_equal(f->title, "2 tasks run, no chunk came");
+	struct findings rec; /* the files' and /metrics': the silent run is the screen's */
+	diagnosis_of_record(&fs, &rec);
+	assert_int_equal(rec.n, fs.n - 1);
+	assert_null(find(&rec, FIND_SILENT_RUN));
 }
 
 static void silent_scheduler(void **state)
@@ -785,9 +789,13 @@ static void written_with_the_measurement(void **state)
 	end(t);
 	struct metrics m;
 	metrics_compute(&R, t, NULL, &m);
+	struct findings all, rec;
+	struct diagnosis_context ctx = { .now = t };
+	diagnosis_evaluate(&R, &m, &ctx, &all);
+	diagnosis_of_record(&all, &rec);
 	struct strbuf sb;
 	strbuf_init(&sb);
-	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	assert_int_equal(metrics_write_json(&m, &R, &rec, NULL, &sb), 0);
 	cJSON *j = cJSON_Parse(sb.data);
 	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "findings");
 	assert_true(cJSON_IsArray(fs));
@@ -801,7 +809,7 @@ static void written_with_the_measurement(void **state)
 	cJSON_Delete(j);
 	strbuf_free(&sb);
 	strbuf_init(&sb);
-	text_summary(&m, &R, &sb);
+	text_summary(&m, &R, &rec, &sb);
 	assert_non_null(strstr(sb.data, "\nFindings\n--------\n[warning] slow file: f3.root (slow_file)\n"));
 	strbuf_free(&sb);
 }
@@ -814,16 +822,20 @@ static void healthy_writes_no_finding(void **state)
 	end(t);
 	struct metrics m;
 	metrics_compute(&R, t, NULL, &m);
+	struct findings all, rec;
+	struct diagnosis_context ctx = { .now = t };
+	diagnosis_evaluate(&R, &m, &ctx, &all);
+	diagnosis_of_record(&all, &rec);
 	struct strbuf sb;
 	strbuf_init(&sb);
-	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	assert_int_equal(metrics_write_json(&m, &R, &rec, NULL, &sb), 0);
 	cJSON *j = cJSON_Parse(sb.data);
 	const cJSON *fs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "roastop"), "findings");
 	assert_true(cJSON_IsArray(fs) && cJSON_GetArraySize(fs) == 0); /* [], not absent */
 	cJSON_Delete(j);
 	strbuf_free(&sb);
 	strbuf_init(&sb);
-	text_summary(&m, &R, &sb);
+	text_summary(&m, &R, &rec, &sb);
 	assert_non_null(strstr(sb.data, "\nFindings\n--------\nNo finding"));
 	strbuf_free(&sb);
 }

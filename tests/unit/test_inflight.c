@@ -286,7 +286,7 @@ static void summary_lists_what_is_running(void **state)
 	metrics_compute(&r, 500, NULL, &m);
 	struct strbuf sb;
 	strbuf_init(&sb);
-	text_summary(&m, &r, &sb);
+	text_summary(&m, &r, NULL, &sb);
 	assert_non_null(strstr(sb.data, "Chunks Running at the End"));
 	assert_non_null(strstr(sb.data, "30.0s root://eos/store/nano_7.root on w?\n"));
 	assert_non_null(strstr(sb.data, "Chunk records"));

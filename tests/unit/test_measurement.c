@@ -82,7 +82,7 @@ static int write_now(const char *where, double now, char *err, size_t errsz)
 {
 	struct metrics m;
 	metrics_compute(&R, now, NULL, &m);
-	return measurement_write(where, &m, &R, NULL, err, errsz);
+	return measurement_write(where, &m, &R, NULL, NULL, err, errsz);
 }
 
 /* Nothing but the four files: no temporaries left behind. */
@@ -113,7 +113,7 @@ static void writes_roastcoffea_layout(void **state)
 	struct metrics_extra_input extra = { .ses = &ses };
 	char err[256] = "", sub[128];
 	snprintf(sub, sizeof(sub), "%s/a/b", dir); /* parents created */
-	assert_int_equal(measurement_write(sub, &m, &R, &extra, err, sizeof(err)), 0);
+	assert_int_equal(measurement_write(sub, &m, &R, NULL, &extra, err, sizeof(err)), 0);
 
 	cJSON *metrics = read_json(sub, "metrics.json");
 	assert_non_null(metrics);

@@ -130,7 +130,7 @@ static cJSON *to_json(const struct metrics *m)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	assert_int_equal(metrics_write_json(m, &R, NULL, &sb), 0);
+	assert_int_equal(metrics_write_json(m, &R, NULL, NULL, &sb), 0);
 	cJSON *j = cJSON_Parse(sb.data);
 	assert_non_null(j);
 	strbuf_free(&sb);
@@ -1006,7 +1006,7 @@ static void json_never_has_nan_or_inf(void **state)
 	compute(&m, 2);
 	struct strbuf sb;
 	strbuf_init(&sb);
-	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, NULL, &sb), 0);
 	assert_false(has_token(sb.data, "nan"));
 	assert_false(has_token(sb.data, "inf")); /* "chunk_info" is a key, not a number */
 	cJSON *j = cJSON_Parse(sb.data);
@@ -1033,7 +1033,7 @@ static void roastop_block_and_extra(void **state)
 	ses.runs_total = 7;
 	struct metrics_extra_input extra = { .ses = &ses, .serve_error = "address in use",
 					     .serve_failures = 1 };
-	assert_int_equal(metrics_write_json(&m, &R, &extra, &sb), 0);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, &extra, &sb), 0);
 	cJSON *j = cJSON_Parse(sb.data);
 	const cJSON *ro = cJSON_GetObjectItem(j, "roastop");
 	assert_string_equal(jstr(ro, "version"), ROASTOP_VERSION);
@@ -1081,7 +1081,7 @@ static void raw_data_in_roastcoffeas_form(void **state)
 	compute(&m, 12);
 	struct strbuf sb;
 	strbuf_init(&sb);
-	assert_int_equal(metrics_write_json(&m, &R, NULL, &sb), 0);
+	assert_int_equal(metrics_write_json(&m, &R, NULL, NULL, &sb), 0);
 	cJSON *j = cJSON_Parse(sb.data);
 	const cJSON *td = cJSON_GetObjectItem(j, "tracking_data");
 	const cJSON *counts = cJSON_GetObjectItem(td, "worker_counts");
@@ -1135,8 +1135,8 @@ static void compute_is_pure(void **state)
 	struct strbuf sa, sb;
 	strbuf_init(&sa);
 	strbuf_init(&sb);
-	metrics_write_json(&a, &R, NULL, &sa);
-	metrics_write_json(&b, &R, NULL, &sb);
+	metrics_write_json(&a, &R, NULL, NULL, &sa);
+	metrics_write_json(&b, &R, NULL, NULL, &sb);
 	assert_string_equal(sa.data, sb.data);
 	assert_int_equal(R.applied[EV_CHUNK], applied);
 	assert_near(R.chunk_duration.sum, 2, 0);

@@ -335,7 +335,7 @@ static void check_json(const struct run *r, const struct metrics *m)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	CHECK(metrics_write_json(m, r, NULL, &sb) == 0);
+	CHECK(metrics_write_json(m, r, NULL, NULL, &sb) == 0);
 	CHECK(!has_token(sb.data, "nan") && !has_token(sb.data, "inf"));
 	cJSON *j = cJSON_Parse(sb.data);
 	CHECK(j != NULL);

@@ -161,8 +161,12 @@ static void a_gauge_per_finding(void **state)
 		static struct metrics m;
 		files_run(&r, slow ? 10 : 1);
 		metrics_compute(&r, 200, NULL, &m);
+		static struct findings all, rec;
+		struct diagnosis_context ctx = { .now = 200 };
+		diagnosis_evaluate(&r, &m, &ctx, &all);
+		diagnosis_of_record(&all, &rec);
 		struct session_run row = { .run_id = "r-2", .run = &r };
-		struct openmetrics_input in = { .row = &row, .m = &m };
+		struct openmetrics_input in = { .row = &row, .m = &m, .findings = &rec };
 		struct strbuf o;
 		strbuf_init(&o);
 		openmetrics_write(&in, &o);

@@ -46,7 +46,7 @@ static void summarise(double now)
 	struct metrics m;
 	metrics_compute(&R, now, NULL, &m);
 	strbuf_reset(&out);
-	text_summary(&m, &R, &out);
+	text_summary(&m, &R, NULL, &out);
 	assert_false(out.failed);
 }
 
