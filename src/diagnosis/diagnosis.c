@@ -1,5 +1,6 @@
-/* The findings of a run: each rule in turn, then most severe first; the
- * helpers the rules share; and the silent run (docs/diagnosis.md). */
+/* The findings of a run: the rules' table, each rule after the one it
+ * depends on, then most severe first; the helpers the rules share; and the
+ * silent run (docs/diagnosis.md). */
 #include "diagnosispriv.h"
 
 #include <math.h>
@@ -7,15 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const id_names[FIND__COUNT] = {
-	"silent_run",  "silent_scheduler", "tail",	    "slow_file",      "slow_site",
-	"bad_worker",  "small_chunks",	   "memory_growth", "memory_pressure", "io_bound",
-	"idle_cluster", "failures",	   "cpu_starved",
+#define NONE FIND__COUNT
+
+/* The rules: a row per finding id, its name (metrics.json's id, the
+ * OpenMetrics label), its severity (the rule may raise or lower it: docs/
+ * diagnosis.md), how it is evaluated, and the rule whose result it reads
+ * (evaluated first; NONE: none). */
+static const struct diag_rule {
+	const char *name;
+	enum finding_severity severity;
+	diag_rule_fn *evaluate;
+	enum finding_id depends_on;
+} rules[FIND__COUNT] = {
+	[FIND_SILENT_RUN] = { "silent_run", SEV_CRITICAL, diag_rule_silent_run, NONE },
+	[FIND_SILENT_SCHEDULER] = { "silent_scheduler", SEV_WARNING, diag_rule_silent_scheduler,
+				    NONE },
+	[FIND_TAIL] = { "tail", SEV_WARNING, diag_rule_tail, NONE },
+	[FIND_SLOW_FILE] = { "slow_file", SEV_WARNING, diag_rule_slow_file, FIND_BAD_WORKER },
+	[FIND_SLOW_SITE] = { "slow_site", SEV_WARNING, diag_rule_slow_site, FIND_BAD_WORKER },
+	[FIND_BAD_WORKER] = { "bad_worker", SEV_WARNING, diag_rule_bad_worker, NONE },
+	[FIND_SMALL_CHUNKS] = { "small_chunks", SEV_WARNING, diag_rule_small_chunks, NONE },
+	[FIND_MEMORY_GROWTH] = { "memory_growth", SEV_WARNING, diag_rule_memory_growth, NONE },
+	[FIND_MEMORY_PRESSURE] = { "memory_pressure", SEV_WARNING, diag_rule_memory_pressure,
+				   NONE },
+	[FIND_IO_BOUND] = { "io_bound", SEV_WARNING, diag_rule_io_bound, NONE },
+	[FIND_IDLE_CLUSTER] = { "idle_cluster", SEV_WARNING, diag_rule_idle_cluster, NONE },
+	[FIND_FAILURES] = { "failures", SEV_WARNING, diag_rule_failures, NONE },
+	[FIND_CPU_STARVED] = { "cpu_starved", SEV_WARNING, diag_rule_cpu_starved, NONE },
 };
 
 const char *diagnosis_id_name(enum finding_id id)
 {
-	return (unsigned)id < FIND__COUNT ? id_names[id] : "unknown";
+	return (unsigned)id < FIND__COUNT ? rules[id].name : "unknown";
 }
 
 const char *diagnosis_severity_name(enum finding_severity s)
@@ -23,15 +47,14 @@ const char *diagnosis_severity_name(enum finding_severity s)
 	return s == SEV_CRITICAL ? "critical" : s == SEV_WARNING ? "warning" : "info";
 }
 
-struct finding *diag_new(struct findings *out, enum finding_id id, enum finding_severity sev,
-			 double since, double cost)
+struct finding *diag_new(struct findings *out, enum finding_id id, double since, double cost)
 {
 	if (out->n >= FIND__COUNT)
 		return NULL;
 	struct finding *f = &out->f[out->n++];
 	memset(f, 0, sizeof(*f));
 	f->id = id;
-	f->severity = sev;
+	f->severity = rules[id].severity;
 	f->since = since;
 	f->cost = cost;
 	return f;
@@ -75,17 +98,17 @@ bool diag_same_file(const char *key, const char *rc_file)
 	       (k == c || c >= RAWCHUNKS_FILE_LEN - 1);
 }
 
-const struct rawchunk **diag_chunks(const struct run *r, size_t *n)
+const struct rawchunk *const *diag_chunks(struct diag_eval *e, size_t *n)
 {
-	*n = 0;
-	if (r->raw.n == 0)
-		return NULL;
-	const struct rawchunk **o = malloc(r->raw.n * sizeof(*o));
-	if (!o)
-		return NULL;
-	rawchunks_ordered(&r->raw, o);
-	*n = r->raw.n;
-	return o;
+	if (!e->chunked && e->r->raw.n) {
+		e->chunks = malloc(e->r->raw.n * sizeof(*e->chunks));
+		if (e->chunks)
+			rawchunks_ordered(&e->r->raw, e->chunks);
+		e->n_chunks = e->chunks ? e->r->raw.n : 0;
+	}
+	e->chunked = true;
+	*n = e->n_chunks;
+	return e->chunks;
 }
 
 /* When the run's tasks began to execute: its start, or the first scheduler
@@ -105,10 +128,11 @@ static double silent_since(const struct run *r)
  * them and no key alert explains it), for DIAG_SILENT_AFTER seconds. */
 #define DIAG_SILENT_AFTER 15.0
 #define DIAG_SILENT_FRESH 10.0
-static void rule_silent_run(const struct run *r, const struct metrics *m,
-			    const struct diagnosis_context *ctx, struct findings *out)
+void diag_rule_silent_run(struct diag_eval *e)
 {
-	optnum busy = m->tasks_executing_now;
+	const struct run *r = e->r;
+	const struct diagnosis_context *ctx = e->ctx;
+	optnum busy = e->m->tasks_executing_now;
 	bool fresh = r->tl_executing.has_last && ctx->now - r->tl_executing.t_last < DIAG_SILENT_FRESH;
 	if (!ctx->listening || ctx->key_alert || r->ended || r->n_chunks > 0 || !fresh ||
 	    !busy.valid || busy.value < 1)
@@ -116,7 +140,7 @@ static void rule_silent_run(const struct run *r, const struct metrics *m,
 	double since = silent_since(r);
 	if (!(ctx->now - since >= DIAG_SILENT_AFTER))
 		return;
-	struct finding *f = diag_new(out, FIND_SILENT_RUN, SEV_CRITICAL, since, 0);
+	struct finding *f = diag_new(e->out, FIND_SILENT_RUN, since, 0);
 	char d[FMT_LEN];
 	snprintf(f->title, sizeof(f->title), "%.0f task%s run, no chunk came", busy.value,
 		 diag_s(busy.value));
@@ -130,28 +154,21 @@ static void rule_silent_run(const struct run *r, const struct metrics *m,
 /* Chunks come, and the scheduler's samples never showed a task executing
  * nor any task done: roastop polls another cluster than the one running. */
 #define DIAG_SILENT_SAMPLES 3
-static void rule_silent_scheduler(const struct run *r, const struct metrics *m,
-				  struct findings *out)
+void diag_rule_silent_scheduler(struct diag_eval *e)
 {
+	const struct run *r = e->r;
 	const struct timeline *ex = &r->tl_executing;
-	bool done = m->tasks_done_now.valid && m->tasks_done_now.value > 0;
+	bool done = e->m->tasks_done_now.valid && e->m->tasks_done_now.value > 0;
 	if (r->n_chunks < DIAG_MIN_CHUNKS || ex->n_samples < DIAG_SILENT_SAMPLES || ex->max >= 1 ||
 	    done)
 		return;
-	struct finding *f = diag_new(out, FIND_SILENT_SCHEDULER, SEV_WARNING, NAN, 0);
+	struct finding *f = diag_new(e->out, FIND_SILENT_SCHEDULER, NAN, 0);
 	snprintf(f->title, sizeof(f->title), "chunks arrive, the scheduler shows no task");
 	snprintf(f->evidence, sizeof(f->evidence),
 		 "%llu chunks received; %llu scheduler samples, none with a task executing",
 		 (unsigned long long)r->n_chunks, (unsigned long long)ex->n_samples);
 	snprintf(f->suggestion, sizeof(f->suggestion),
 		 "point roastop at the scheduler that runs the analysis (--dask)");
-}
-
-void diag_rule_silent(const struct run *r, const struct metrics *m,
-		      const struct diagnosis_context *ctx, struct findings *out)
-{
-	rule_silent_run(r, m, ctx, out);
-	rule_silent_scheduler(r, m, out);
 }
 
 static int cmp_finding(const void *a, const void *b)
@@ -164,19 +181,27 @@ static int cmp_finding(const void *a, const void *b)
 	return (int)x->id - (int)y->id;
 }
 
+/* Rule id, after the rule it depends on. */
+static void diag_run(struct diag_eval *e, enum finding_id id, bool *done)
+{
+	if (done[id])
+		return;
+	done[id] = true;
+	if (rules[id].depends_on != NONE)
+		diag_run(e, rules[id].depends_on, done);
+	rules[id].evaluate(e);
+}
+
 void diagnosis_evaluate(const struct run *r, const struct metrics *m,
 			const struct diagnosis_context *ctx, struct findings *out)
 {
+	struct diag_eval e = { .r = r, .m = m, .ctx = ctx, .out = out };
+	bool done[FIND__COUNT] = { false };
 	out->n = 0;
-	diag_rule_silent(r, m, ctx, out);
-	diag_rule_tail(r, m, out);
-	diag_rule_small_chunks(r, m, out);
-	diag_rule_places(r, out);
-	diag_rule_memory_growth(r, out);
-	diag_rule_memory_pressure(r, out);
-	diag_rule_cpu_use(r, m, out);
-	diag_rule_idle_cluster(r, m, out);
-	diag_rule_failures(r, out);
+	for (int id = 0; id < FIND__COUNT; id++)
+		diag_run(&e, (enum finding_id)id, done);
+	diag_places_free(&e);
+	free(e.chunks);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_finding);
 }
 

@@ -12,9 +12,30 @@
  * left out of the comparison (counted nowhere: a finding, not a metric). */
 #define DIAG_MAX_PLACES 256
 
-/* A new finding in out (NULL when out is full: never, one per rule). */
-struct finding *diag_new(struct findings *out, enum finding_id id, enum finding_severity sev,
-			 double since, double cost);
+/* One evaluation (diagnosis_evaluate): what its rules read, the findings
+ * so far, and what is worked out once for all its rules. */
+struct paces;
+struct diag_eval {
+	const struct run *r;
+	const struct metrics *m;
+	const struct diagnosis_context *ctx;
+	struct findings *out;
+	/* the run's successful chunk records in arrival order, copied at the
+	 * first rule that asks (diag_chunks) */
+	const struct rawchunk **chunks;
+	size_t n_chunks;
+	bool chunked;
+	/* bad_worker's judgment, which slow_file and slow_site depend on: the
+	 * chunks' paces without the worker it named; NULL: nothing to judge */
+	struct paces *places;
+};
+
+/* A rule: a row of diagnosis.c's table. */
+typedef void diag_rule_fn(struct diag_eval *e);
+
+/* A new finding in out, of its rule's severity (the table's; the rule may
+ * change it); NULL when out is full: never, one per rule. */
+struct finding *diag_new(struct findings *out, enum finding_id id, double since, double cost);
 /* The median of v[0..n) (reordered); NAN when n == 0. */
 double diag_median(double *v, size_t n);
 /* The host of a file's URL ("root://host//path", "https://host/path"),
@@ -27,22 +48,18 @@ static inline const char *diag_s(double n)
 }
 /* Whether a chunk record's file (its end kept when long) is key. */
 bool diag_same_file(const char *key, const char *rc_file);
-/* The run's successful chunk records in arrival order (malloc'd; *n set),
- * NULL when none or out of memory. */
-const struct rawchunk **diag_chunks(const struct run *r, size_t *n);
+/* The run's successful chunk records in arrival order (*n set), copied once
+ * per evaluation; NULL when none or out of memory. */
+const struct rawchunk *const *diag_chunks(struct diag_eval *e, size_t *n);
 
-void diag_rule_silent(const struct run *r, const struct metrics *m,
-		      const struct diagnosis_context *ctx, struct findings *out);
-void diag_rule_tail(const struct run *r, const struct metrics *m, struct findings *out);
-void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct findings *out);
-/* bad_worker, then slow_file and slow_site without the named worker's
- * chunks (src/diagnosis/rules_place.c). */
-void diag_rule_places(const struct run *r, struct findings *out);
-void diag_rule_memory_growth(const struct run *r, struct findings *out);
-void diag_rule_memory_pressure(const struct run *r, struct findings *out);
-/* io_bound and cpu_starved */
-void diag_rule_cpu_use(const struct run *r, const struct metrics *m, struct findings *out);
-void diag_rule_idle_cluster(const struct run *r, const struct metrics *m, struct findings *out);
-void diag_rule_failures(const struct run *r, struct findings *out);
+diag_rule_fn diag_rule_silent_run, diag_rule_silent_scheduler, diag_rule_tail,
+	diag_rule_small_chunks, diag_rule_memory_growth, diag_rule_memory_pressure,
+	diag_rule_idle_cluster, diag_rule_failures;
+/* rules_place.c: bad_worker, then slow_file and slow_site (which depend on
+ * it) without the named worker's chunks */
+diag_rule_fn diag_rule_bad_worker, diag_rule_slow_file, diag_rule_slow_site;
+void diag_places_free(struct diag_eval *e);
+/* rules_cluster.c */
+diag_rule_fn diag_rule_io_bound, diag_rule_cpu_starved;
 
 #endif

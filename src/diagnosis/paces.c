@@ -115,22 +115,21 @@ const char *paces_file_key(const struct paces *s, const char *rc_file)
 	return i ? strmap_key_at(&s->r->files, *i) : rc_file;
 }
 
-bool paces_build(struct paces *s, const struct run *r, bool cpu)
+bool paces_build(struct paces *s, struct diag_eval *e, bool cpu)
 {
 	memset(s, 0, sizeof(*s));
 	s->cpu = cpu;
-	s->r = r;
+	s->r = e->r;
 	for (int by = 0; by < BY__COUNT; by++)
 		strmap_init(&s->names[by], sizeof(uint32_t), 0);
 	paces_tails(s);
 	size_t nc;
-	const struct rawchunk **c = diag_chunks(r, &nc);
+	const struct rawchunk *const *c = diag_chunks(e, &nc);
 	s->c = c ? malloc(nc * sizeof(*s->c)) : NULL;
 	s->mark = c ? calloc(nc + 1, sizeof(uint32_t)) : NULL;
 	for (size_t i = 0; s->c && s->mark && i < nc; i++)
 		if (pace_of(s, c[i], &s->c[s->n]))
 			s->total += s->c[s->n++].dur;
-	free(c);
 	if (!s->c || !s->mark)
 		return false;
 	qsort(s->c, s->n, sizeof(*s->c), cmp_pace);

@@ -52,7 +52,7 @@ struct pace_keep {
 
 /* The run's successful chunk records with events and a duration (cpu:
  * a CPU time). */
-bool paces_build(struct paces *s, const struct run *r, bool cpu);
+bool paces_build(struct paces *s, struct diag_eval *e, bool cpu);
 /* The set without the chunks of worker w (the groups rebuilt). */
 bool paces_drop_worker(struct paces *s, uint32_t w);
 void paces_free(struct paces *s);

@@ -28,7 +28,7 @@ static int cmp_edge(const void *a, const void *b)
 }
 
 /* The chunks' begin and end times, sorted; their count (0: none usable). */
-static size_t tail_edges(const struct rawchunk **c, size_t n, struct edge *e)
+static size_t tail_edges(const struct rawchunk *const *c, size_t n, struct edge *e)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -87,7 +87,8 @@ static bool tail_real(const struct tail *t)
 /* The longest chunk in flight during the tail [from, to]: the one that held
  * it (a straggler can end before the chunk queued behind it, which ends
  * last in a moment). */
-static const struct rawchunk *tail_holder(const struct rawchunk **c, size_t n, const struct tail *t)
+static const struct rawchunk *tail_holder(const struct rawchunk *const *c, size_t n,
+					  const struct tail *t)
 {
 	const struct rawchunk *best = NULL;
 	for (size_t i = 0; i < n; i++)
@@ -98,18 +99,17 @@ static const struct rawchunk *tail_holder(const struct rawchunk **c, size_t n, c
 }
 
 /* The sweep over every chunk record of r (none when they are a sample). */
-static bool chunk_sweep(const struct run *r, double threads, struct tail *t,
+static bool chunk_sweep(struct diag_eval *ev, double threads, struct tail *t,
 			const struct rawchunk **last)
 {
 	size_t n = 0;
-	const struct rawchunk **c = rawchunks_sampled(&r->raw) ? NULL : diag_chunks(r, &n);
+	const struct rawchunk *const *c = rawchunks_sampled(&ev->r->raw) ? NULL : diag_chunks(ev, &n);
 	struct edge *e = c ? malloc(2 * n * sizeof(*e)) : NULL;
 	size_t k = e ? tail_edges(c, n, e) : 0;
 	*t = tail_sweep(e, k, threads);
 	if (last)
 		*last = k && tail_real(t) ? tail_holder(c, n, t) : NULL;
 	free(e);
-	free(c);
 	return k > 0;
 }
 
@@ -131,17 +131,16 @@ static void tail_write(struct finding *f, const struct tail *t, double threads,
 }
 
 /* Judged on a run that has ended, from every chunk record (not a sample). */
-static void tail_final(const struct run *r, const struct metrics *m, double threads,
-		       struct findings *out)
+static void tail_final(struct diag_eval *e, const struct metrics *m, double threads)
 {
 	struct tail t;
 	const struct rawchunk *last;
 	double elapsed = m->elapsed_time_seconds.valid ? m->elapsed_time_seconds.value : NAN;
-	if (!chunk_sweep(r, threads, &t, &last) || !last)
+	if (!chunk_sweep(e, threads, &t, &last) || !last)
 		return;
 	double share = t.idle / threads / elapsed;
 	if (share >= DIAG_TAIL_SHARE && t.to - t.from >= DIAG_TAIL_MEDIANS * m->chunk_duration_p50.value)
-		tail_write(diag_new(out, FIND_TAIL, SEV_WARNING, t.from, share), &t, threads, last, share);
+		tail_write(diag_new(e->out, FIND_TAIL, t.from, share), &t, threads, last, share);
 }
 
 /* While the run goes: chunks past the straggler limit run while threads
@@ -153,7 +152,7 @@ static void tail_live(const struct metrics *m, double threads, struct findings *
 	    !m->inflight_oldest_age.valid || !m->straggler_after.valid)
 		return;
 	double since = m->inflight_at - m->inflight_oldest_age.value + m->straggler_after.value;
-	struct finding *f = diag_new(out, FIND_TAIL, SEV_WARNING, since, 0);
+	struct finding *f = diag_new(out, FIND_TAIL, since, 0);
 	char a[FMT_LEN], b[FMT_LEN];
 	snprintf(f->title, sizeof(f->title), "the tail: %.0f straggling chunk%s, %.0f of %.0f threads idle",
 		 s.value, diag_s(s.value), threads - run.value, threads);
@@ -165,17 +164,19 @@ static void tail_live(const struct metrics *m, double threads, struct findings *
 		 "smaller chunks shorten the tail: fewer events wait on the last ones");
 }
 
-void diag_rule_tail(const struct run *r, const struct metrics *m, struct findings *out)
+void diag_rule_tail(struct diag_eval *e)
 {
+	const struct run *r = e->r;
+	const struct metrics *m = e->m;
 	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
 	if (!th.valid || th.value < 1)
 		return;
 	double threads = round(th.value);
 	if (!r->ended)
-		tail_live(m, threads, out);
+		tail_live(m, threads, e->out);
 	else if (r->raw.n >= DIAG_MIN_CHUNKS && !rawchunks_sampled(&r->raw) &&
 		 m->chunk_duration_p50.valid)
-		tail_final(r, m, threads, out);
+		tail_final(e, m, threads);
 }
 
 /* Chunks too small: the threads outside process() between chunks (before
@@ -207,11 +208,12 @@ static void small_write(struct finding *f, const struct metrics *m, double body,
 /* The threads' time outside process() and the span it is judged over: from
  * the sweep, before the tail; past RAWCHUNKS_MAX chunks (the records a
  * sample), the window's share the core efficiency leaves. since: from when. */
-static bool small_outside(const struct run *r, const struct metrics *m, double threads,
-			  double *idle, double *body, double *since)
+static bool small_outside(struct diag_eval *e, double threads, double *idle, double *body,
+			  double *since)
 {
+	const struct metrics *m = e->m;
 	struct tail t;
-	if (rawchunks_sampled(&r->raw)) {
+	if (rawchunks_sampled(&e->r->raw)) {
 		optnum eff = m->core_efficiency, w = m->rate_window_seconds;
 		if (!eff.valid || !w.valid)
 			return false;
@@ -220,7 +222,7 @@ static bool small_outside(const struct run *r, const struct metrics *m, double t
 		*since = m->t_window_start;
 		return true;
 	}
-	if (!chunk_sweep(r, threads, &t, NULL))
+	if (!chunk_sweep(e, threads, &t, NULL))
 		return false;
 	bool tail = tail_real(&t);
 	*body = (tail ? t.from : t.to) - t.first;
@@ -263,14 +265,15 @@ static bool small_busy(const struct run *r, double threads, double from, double 
 	return busy.valid && busy.value >= DIAG_BUSY_TASKS * threads;
 }
 
-void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct findings *out)
+void diag_rule_small_chunks(struct diag_eval *e)
 {
+	const struct metrics *m = e->m;
 	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
 	optnum n = m->num_successful_chunks, ev = m->total_events_from_chunks;
 	double idle, body, since, threads = th.valid ? round(th.value) : 0;
 	if (threads < 1 || !n.valid || n.value < DIAG_MIN_CHUNKS || !ev.valid || ev.value <= 0 ||
-	    !m->chunk_duration_mean.valid || !small_outside(r, m, threads, &idle, &body, &since) ||
-	    !small_busy(r, threads, since, since + body))
+	    !m->chunk_duration_mean.valid || !small_outside(e, threads, &idle, &body, &since) ||
+	    !small_busy(e->r, threads, since, since + body))
 		return;
 	double share = idle / (threads * body);
 	if (!(share >= DIAG_OUTSIDE_SHARE))
@@ -278,6 +281,6 @@ void diag_rule_small_chunks(const struct run *r, const struct metrics *m, struct
 	/* per chunk outside, per event inside: o / (o + p x size) <= target */
 	double per_chunk = idle / n.value, per_event = m->chunk_duration_mean.value * n.value / ev.value;
 	double s = DIAG_OUTSIDE_TARGET, size = ceil(per_chunk * (1 - s) / (s * per_event));
-	struct finding *f = diag_new(out, FIND_SMALL_CHUNKS, SEV_WARNING, since, share);
+	struct finding *f = diag_new(e->out, FIND_SMALL_CHUNKS, since, share);
 	small_write(f, m, body, threads, per_chunk, share, size);
 }

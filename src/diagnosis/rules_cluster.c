@@ -49,14 +49,13 @@ static void cpu_add(struct cpu_sums *s, const struct rawchunk *c)
 }
 
 /* The chunk records with both a CPU time and a duration. */
-static struct cpu_sums cpu_collect(const struct run *r)
+static struct cpu_sums cpu_collect(struct diag_eval *e)
 {
 	struct cpu_sums s = { .since = NAN };
 	size_t nc;
-	const struct rawchunk **c = diag_chunks(r, &nc);
+	const struct rawchunk *const *c = diag_chunks(e, &nc);
 	for (size_t i = 0; i < nc; i++)
 		cpu_add(&s, c[i]);
-	free(c);
 	return s;
 }
 
@@ -109,7 +108,7 @@ static void io_bound(const struct cpu_sums *s, const struct metrics *m, struct f
 	double judged = w < 1 ? noncpu / (1 - w) : 0; /* of the time not queued for a CPU */
 	if (!(judged >= DIAG_IO_NONCPU_SHARE) || !(per_process <= DIAG_IO_PROCESS_CPU))
 		return;
-	struct finding *f = diag_new(out, FIND_IO_BOUND, SEV_WARNING, s->since, noncpu);
+	struct finding *f = diag_new(out, FIND_IO_BOUND, s->since, noncpu);
 	io_write(f, m, s, judged, per_process, round(k.value));
 }
 
@@ -118,7 +117,7 @@ static void cpu_starved(const struct cpu_sums *s, struct findings *out)
 	double wait = cpu_wait_share(s);
 	if (s->n_wait < DIAG_MIN_CHUNKS || !(wait >= DIAG_STARVED_SHARE))
 		return;
-	struct finding *f = diag_new(out, FIND_CPU_STARVED, SEV_WARNING, s->since, wait);
+	struct finding *f = diag_new(out, FIND_CPU_STARVED, s->since, wait);
 	char a[FMT_LEN], b[FMT_LEN];
 	double on = s->cpu / s->seconds;
 	snprintf(f->title, sizeof(f->title),
@@ -134,7 +133,6 @@ static void cpu_starved(const struct cpu_sums *s, struct findings *out)
 		 "per node), ask for more cores, or move what else runs there");
 }
 
-/* io_bound and cpu_starved, from one pass over the chunk records. */
 /* Whether seconds of process() held the threads long enough to judge;
  * true when the threads or the elapsed time are not known. */
 static bool cpu_inside_enough(double seconds, const struct metrics *m)
@@ -146,13 +144,18 @@ static bool cpu_inside_enough(double seconds, const struct metrics *m)
 	return seconds >= DIAG_INSIDE_SHARE * th.value * el.value;
 }
 
-void diag_rule_cpu_use(const struct run *r, const struct metrics *m, struct findings *out)
+void diag_rule_io_bound(struct diag_eval *e)
 {
-	struct cpu_sums s = cpu_collect(r);
-	if (cpu_inside_enough(s.seconds, m))
-		io_bound(&s, m, out);
-	if (cpu_inside_enough(s.wait_seconds, m))
-		cpu_starved(&s, out);
+	struct cpu_sums s = cpu_collect(e);
+	if (cpu_inside_enough(s.seconds, e->m))
+		io_bound(&s, e->m, e->out);
+}
+
+void diag_rule_cpu_starved(struct diag_eval *e)
+{
+	struct cpu_sums s = cpu_collect(e);
+	if (cpu_inside_enough(s.wait_seconds, e->m))
+		cpu_starved(&s, e->out);
 }
 
 /* An idle cluster: the run ended with at most DIAG_IDLE_CHUNK_SHARE as many
@@ -169,7 +172,7 @@ static void idle_few_chunks(const struct run *r, const struct metrics *m, double
 	if (!r->ended || n < 1 || n > DIAG_IDLE_CHUNK_SHARE * threads)
 		return;
 	double idle = 1 - n / threads;
-	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, SEV_WARNING, NAN, idle);
+	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, NAN, idle);
 	char a[FMT_LEN], b[FMT_LEN];
 	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f chunk%s for %.0f threads", n,
 		 diag_s(n), threads);
@@ -216,7 +219,7 @@ static void idle_waiting(const struct run *r, double threads, struct findings *o
 	if (r->ended || s.idle < 1 || s.waiting < DIAG_IDLE_WAITING || !s.busiest)
 		return;
 	double t = r->tl_executing.has_last ? r->tl_executing.t_last : NAN;
-	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, SEV_WARNING, t, s.idle / threads);
+	struct finding *f = diag_new(out, FIND_IDLE_CLUSTER, t, s.idle / threads);
 	snprintf(f->title, sizeof(f->title), "idle cluster: %.0f thread%s without a task, %.0f tasks wait",
 		 s.idle, diag_s(s.idle), s.waiting);
 	snprintf(f->evidence, sizeof(f->evidence),
@@ -227,8 +230,11 @@ static void idle_waiting(const struct run *r, double threads, struct findings *o
 		 "Dask's work stealing lags: smaller chunks spread better; check that worker's load");
 }
 
-void diag_rule_idle_cluster(const struct run *r, const struct metrics *m, struct findings *out)
+void diag_rule_idle_cluster(struct diag_eval *e)
 {
+	const struct run *r = e->r;
+	const struct metrics *m = e->m;
+	struct findings *out = e->out;
 	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
 	if (!th.valid || round(th.value) < 2)
 		return;

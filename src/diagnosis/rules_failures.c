@@ -108,8 +108,9 @@ static void fail_write(struct finding *f, const struct run *r, enum fail_dim dim
 				     : "the failed chunks' messages (in metrics.json) say why they failed");
 }
 
-void diag_rule_failures(const struct run *r, struct findings *out)
+void diag_rule_failures(struct diag_eval *e)
 {
+	const struct run *r = e->r;
 	if (r->n_failed == 0 && r->failed.n < DIAG_FAIL_MIN_ATTEMPTS)
 		return;
 	struct conc c = { .kept = 0 };
@@ -120,7 +121,8 @@ void diag_rule_failures(const struct run *r, struct findings *out)
 		dim = DIM_TYPE, c = fail_count(&r->failed, DIM_TYPE);
 	const struct failed_chunk *first = failed_get(&r->failed, c.kept ? c.kept - 1 : 0);
 	double cost = r->n_chunks ? (double)r->n_failed / (double)r->n_chunks : 0;
-	struct finding *f = diag_new(out, FIND_FAILURES, r->n_failed ? SEV_WARNING : SEV_INFO,
-				     first ? first->t : NAN, cost);
+	struct finding *f = diag_new(e->out, FIND_FAILURES, first ? first->t : NAN, cost);
+	if (r->n_failed == 0) /* every failed attempt retried: worth knowing, not a warning */
+		f->severity = SEV_INFO;
 	fail_write(f, r, dim, &c);
 }

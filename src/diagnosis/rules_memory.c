@@ -25,7 +25,7 @@ struct growth {
 	uint64_t n, up;
 };
 
-static size_t growth_collect(const struct rawchunk **c, size_t nc, struct growth *g)
+static size_t growth_collect(const struct rawchunk *const *c, size_t nc, struct growth *g)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < nc; i++) {
@@ -57,10 +57,10 @@ static bool growth_holds(const struct growth *g)
 	       (double)g->up >= DIAG_LEAK_RISING * (double)(g->n - 1);
 }
 
-void diag_rule_memory_growth(const struct run *r, struct findings *out)
+void diag_rule_memory_growth(struct diag_eval *e)
 {
 	size_t nc;
-	const struct rawchunk **c = diag_chunks(r, &nc);
+	const struct rawchunk *const *c = diag_chunks(e, &nc);
 	struct growth *g = c ? malloc(DIAG_MAX_PLACES * sizeof(*g)) : NULL;
 	size_t n = g ? growth_collect(c, nc, g) : 0;
 	const struct growth *w = NULL;
@@ -69,7 +69,7 @@ void diag_rule_memory_growth(const struct run *r, struct findings *out)
 			w = &g[i];
 	if (w) {
 		double grew = w->last - w->first;
-		struct finding *f = diag_new(out, FIND_MEMORY_GROWTH, SEV_WARNING, w->since, 0);
+		struct finding *f = diag_new(e->out, FIND_MEMORY_GROWTH, w->since, 0);
 		char a[FMT_LEN], b[FMT_LEN], d[FMT_LEN];
 		snprintf(f->title, sizeof(f->title), "memory grows chunk after chunk on %s", w->worker);
 		snprintf(f->evidence, sizeof(f->evidence),
@@ -83,7 +83,6 @@ void diag_rule_memory_growth(const struct run *r, struct findings *out)
 			 "the output instead");
 	}
 	free(g);
-	free(c);
 }
 
 /* When the worker's memory first reached the near-limit share, from its
@@ -121,8 +120,9 @@ static void pressure_write(struct finding *f, const char *name, const struct wor
 		 "more memory per worker (fewer threads per worker), or smaller chunks");
 }
 
-void diag_rule_memory_pressure(const struct run *r, struct findings *out)
+void diag_rule_memory_pressure(struct diag_eval *e)
 {
+	const struct run *r = e->r;
 	const struct worker_agg *w = NULL;
 	const char *name = NULL;
 	double best = -1, pct = NAN;
@@ -134,8 +134,8 @@ void diag_rule_memory_pressure(const struct run *r, struct findings *out)
 	}
 	if (!w)
 		return;
-	bool paused = strcmp(w->status, "paused") == 0;
-	struct finding *f = diag_new(out, FIND_MEMORY_PRESSURE, paused ? SEV_CRITICAL : SEV_WARNING,
-				     pressure_since(w), 0);
+	struct finding *f = diag_new(e->out, FIND_MEMORY_PRESSURE, pressure_since(w), 0);
+	if (strcmp(w->status, "paused") == 0)
+		f->severity = SEV_CRITICAL;
 	pressure_write(f, w->name[0] ? w->name : name, w, pct);
 }

@@ -131,7 +131,7 @@ static void place_rule(struct paces *s, enum pace_by by, struct findings *out)
 		return;
 	const char *name = paces_name(s, by, j.id);
 	struct finding *f = diag_new(out, by == BY_FILE ? FIND_SLOW_FILE : FIND_SLOW_SITE,
-				     SEV_WARNING, by == BY_FILE ? j.since : NAN, j.cost);
+				     by == BY_FILE ? j.since : NAN, j.cost);
 	group_write(s, by, by == BY_FILE ? paces_file_key(s, name) : name, &j, f);
 	const char *fix = "read these files from another site (a closer replica, a redirector)";
 	if (by == BY_FILE)
@@ -142,14 +142,14 @@ static void place_rule(struct paces *s, enum pace_by by, struct findings *out)
 /* The worker judged on the chunks' duration, else on their CPU time when
  * every chunk carries one (a worker slow on the CPU shows there whatever
  * the load of the machine does to the durations); its id in s. */
-static uint32_t places_worker(const struct run *r, struct paces *s, struct findings *out)
+static uint32_t places_worker(struct diag_eval *e, struct paces *s)
 {
-	uint32_t w = diag_worker_judge(s, out);
+	uint32_t w = diag_worker_judge(s, e->out);
 	if (w != PACE_ANY)
 		return w;
 	struct paces cpu;
-	if (paces_build(&cpu, r, true) && cpu.n == s->n) {
-		uint32_t c = diag_worker_judge(&cpu, out);
+	if (paces_build(&cpu, e, true) && cpu.n == s->n) {
+		uint32_t c = diag_worker_judge(&cpu, e->out);
 		const uint32_t *id = c != PACE_ANY ? strmap_get(&s->names[BY_WORKER],
 								paces_name(&cpu, BY_WORKER, c))
 						   : NULL;
@@ -159,15 +159,38 @@ static uint32_t places_worker(const struct run *r, struct paces *s, struct findi
 	return w;
 }
 
-void diag_rule_places(const struct run *r, struct findings *out)
+/* bad_worker: the worker judged first; the chunks' paces without its
+ * chunks are left in e for slow_file and slow_site (none: nothing to
+ * judge). */
+void diag_rule_bad_worker(struct diag_eval *e)
 {
-	struct paces s;
-	if (paces_build(&s, r, false) && s.n >= DIAG_MIN_CHUNKS) {
-		uint32_t w = places_worker(r, &s, out);
-		if (w == PACE_ANY || paces_drop_worker(&s, w)) {
-			place_rule(&s, BY_FILE, out);
-			place_rule(&s, BY_HOST, out);
-		}
+	struct paces *s = malloc(sizeof(*s));
+	bool ok = s && paces_build(s, e, false) && s->n >= DIAG_MIN_CHUNKS;
+	uint32_t w = ok ? places_worker(e, s) : PACE_ANY;
+	if (ok && (w == PACE_ANY || paces_drop_worker(s, w))) {
+		e->places = s;
+		return;
 	}
-	paces_free(&s);
+	if (s)
+		paces_free(s);
+	free(s);
+}
+
+void diag_rule_slow_file(struct diag_eval *e)
+{
+	if (e->places)
+		place_rule(e->places, BY_FILE, e->out);
+}
+
+void diag_rule_slow_site(struct diag_eval *e)
+{
+	if (e->places)
+		place_rule(e->places, BY_HOST, e->out);
+}
+
+void diag_places_free(struct diag_eval *e)
+{
+	if (e->places)
+		paces_free(e->places);
+	free(e->places);
 }

@@ -247,7 +247,7 @@ uint32_t diag_worker_judge(struct paces *s, struct findings *out)
 		if (worker_judge(s, w, &wf, &j) && (best.w == PACE_ANY || j.cost > best.cost))
 			best = j;
 	if (best.w != PACE_ANY && worker_judge(s, best.w, &wf, &j)) { /* its files' flags */
-		struct finding *f = diag_new(out, FIND_BAD_WORKER, SEV_WARNING, j.since, j.cost);
+		struct finding *f = diag_new(out, FIND_BAD_WORKER, j.since, j.cost);
 		worker_write(s, &j, wf.flag, f);
 	}
 	wfiles_free(&wf);
