@@ -285,9 +285,9 @@ MAN_FINDING_REFS = [  # in roastop.1's text, ids have no backticks but an unders
 
 def finding_ids():
     src = (ROOT / "src" / "diagnosis" / "diagnosis.c").read_text()
-    table = re.search(r"id_names\[[^\]]*\]\s*=\s*\{(.*?)\};", src, re.S)
-    assert table, "src/diagnosis/diagnosis.c: no id_names table"
-    ids = re.findall(r'"([^"]+)"', table.group(1))
+    table = re.search(r"rules\[FIND__COUNT\]\s*=\s*\{(.*?)\n\};", src, re.S)
+    assert table, "src/diagnosis/diagnosis.c: no rules table"
+    ids = re.findall(r'\]\s*=\s*\{\s*"([^"]+)"', table.group(1))
     assert len(ids) > 5, f"src/diagnosis/diagnosis.c: id names read as {ids}"
     return ids
 
