@@ -357,7 +357,8 @@ static void app_loop(struct app *a)
 			app_ready(a, pfd);
 		app_sources_dispatch(a, pfd + FD__COUNT, n_fds, n >= 0);
 		app_stop_at_end(a);
-		if (a->srv && ((n > 0 && pfd[FD_SERVE].revents) || serve_ms == 0 || n == 0))
+		if (a->srv) /* at each wake: a connection freed at the limit lets a
+			     * waiting one in without the epoll descriptor turning ready */
 			serve_run(a->srv);
 		app_sources_tick(a);
 		app_note_clock_step(a);
