@@ -4,14 +4,12 @@
 
 /* CLOCK_MONOTONIC: intervals, timeouts, pacing. */
 double clock_mono(void);
-/* CLOCK_REALTIME: seconds since the epoch, as the system says now. */
-double clock_real(void);
 /* The time stamped on live events: CLOCK_REALTIME read once, at the first
  * call, plus CLOCK_MONOTONIC time since. It never steps back and a step of
  * the system clock does not move it, so elapsed times and the order of
  * samples survive an NTP step or a `date -s` (docs/metrics.md, "Time"). */
 double clock_session(void);
-/* clock_real() - clock_session(): how far the system clock has been
+/* The system clock (CLOCK_REALTIME) - clock_session(): how far the system clock has been
  * stepped (or has drifted) since the session's clock was anchored. */
 double clock_session_offset(void);
 /* CLOCK_PROCESS_CPUTIME_ID: this process's CPU time, user and system. */

@@ -82,13 +82,6 @@ static inline bool event_field_number_ok(const struct event_field *f, double x)
  * workers only when there are some; enums, counts and rows always. */
 bool event_field_present(const struct event_field *f, const void *base);
 
-/* The checks across a chunk's fields once all are read: the duration from
- * t_start and t_end when not given, entry_start <= entry_stop, a non-empty
- * error. Every chunk decoder ends with it. */
-enum decode_error event_field_check_chunk(struct ev_chunk *c);
-/* A chunk_start's: entry_start <= entry_stop. */
-enum decode_error event_field_check_start(const struct ev_chunk *c);
-
 /* What a decoder saw of the fields whose presence a check needs (their
  * value in the event cannot say: 0 and "lost" are values). */
 struct field_seen {

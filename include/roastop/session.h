@@ -96,7 +96,5 @@ const struct run *session_newest(const struct session *s);
 /* What a row is called in lists: its name, else its run_id (every row has
  * one: the collector's, or roastop's implicit-N). */
 const char *session_run_label(const struct session_run *row);
-/* The row of run r, or NULL (the watch has none). */
-struct session_run *session_row_of(struct session *s, const struct run *r);
 
 #endif

@@ -53,16 +53,15 @@ struct theme {
 	unsigned attr[TH__COUNT];
 };
 
-/* Where theme_find looks, in order after an explicit path. NULL = skip. */
+/* Where theme_load looks, in order after an explicit path. NULL = skip. */
 struct theme_dirs {
 	const char *config; /* $XDG_CONFIG_HOME/roastop/themes or ~/.config/roastop/themes */
 	const char *install; /* $(PREFIX)/share/roastop/themes */
 	const char *source; /* the themes shipped beside the program (datadir.h) */
 };
 
-/* The key of an element in theme files ("graph_start"), and back (-1). */
+/* The key of an element in theme files ("graph_start"). */
 const char *theme_key(enum theme_elem e);
-int theme_elem_of(const char *key, size_t len);
 
 /* The built-in default theme (the same as themes/default.theme). */
 void theme_default(struct theme *t);
@@ -77,12 +76,9 @@ int theme_parse(struct theme *t, const char *text, size_t len, const char *file,
  * "default"). false when it is none of those. */
 bool theme_parse_color(const char *s, size_t len, struct theme_color *out);
 
-/* Resolves NAME or PATH to a file: a value with a '/' or ending in ".theme"
- * is a path; otherwise NAME.theme in dirs->config, ->install, ->source.
- * 0 and the path in out, or -1. */
-int theme_find(const char *name, const struct theme_dirs *dirs, char *out, size_t outsz);
-
-/* theme_find + read + parse. On any failure: -1, err says why, *t is the
+/* Resolves NAME or PATH to a file (a value with a '/' or ending in ".theme"
+ * is a path; otherwise NAME.theme in dirs->config, ->install, ->source),
+ * reads and parses it. On any failure: -1, err says why, *t is the
  * default. name "default" without a file is the built-in theme. */
 int theme_load(const char *name, const struct theme_dirs *dirs, struct theme *t, char *err,
 	       size_t errsz);

@@ -15,8 +15,6 @@
 #include "roastop/tasks.h"
 
 #define UI_DEFAULT_INTERVAL 1.0
-#define UI_MIN_INTERVAL 0.1
-#define UI_MAX_INTERVAL 10.0
 
 enum ui_view {
 	UI_VIEW_MAIN = 0,

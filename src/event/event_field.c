@@ -286,7 +286,8 @@ bool event_field_present(const struct event_field *f, const void *base)
 	}
 }
 
-enum decode_error event_field_check_start(const struct ev_chunk *c)
+/* A chunk_start's: entry_start <= entry_stop. */
+static enum decode_error check_start(const struct ev_chunk *c)
 {
 	if (c->entry_start.valid && c->entry_stop.valid &&
 	    c->entry_stop.value < c->entry_start.value)
@@ -294,9 +295,10 @@ enum decode_error event_field_check_start(const struct ev_chunk *c)
 	return DEC_OK;
 }
 
-/* Without a duration, t_end - t_start is it; bounded like a given one so
- * that the event encodes to a line that decodes again. */
-enum decode_error event_field_check_chunk(struct ev_chunk *c)
+/* A chunk's, once all its fields are read: without a duration, t_end -
+ * t_start is it, bounded like a given one so that the event encodes to a
+ * line that decodes again; entry_start <= entry_stop; a non-empty error. */
+static enum decode_error check_chunk(struct ev_chunk *c)
 {
 	if (!c->duration.valid) {
 		if (!(c->t_start.valid && c->t_end.valid))
@@ -306,7 +308,7 @@ enum decode_error event_field_check_chunk(struct ev_chunk *c)
 			return DEC_OUT_OF_RANGE;
 		c->duration = optnum_of(d);
 	}
-	enum decode_error e = event_field_check_start(c); /* the entry range, as a start's */
+	enum decode_error e = check_start(c); /* the entry range, as a start's */
 	if (e)
 		return e;
 	if (c->error && !c->error[0])
@@ -396,8 +398,8 @@ static enum decode_error check_counters(const struct ev_counters *c)
 enum decode_error event_field_check(struct event *ev, const struct field_seen *seen)
 {
 	switch (ev->type) {
-	case EV_CHUNK: return event_field_check_chunk(&ev->u.chunk);
-	case EV_CHUNK_START: return event_field_check_start(&ev->u.chunk);
+	case EV_CHUNK: return check_chunk(&ev->u.chunk);
+	case EV_CHUNK_START: return check_start(&ev->u.chunk);
 	case EV_SAMPLE: return check_sample(&ev->u.sample, seen->count);
 	case EV_RUN_START: return ev->u.run_start.run_id ? DEC_OK : DEC_MISSING_FIELD;
 	case EV_RUN_END: return check_run_end(&ev->u.run_end);

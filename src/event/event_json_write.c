@@ -32,49 +32,46 @@ static void enc_object(struct jsonw *w, const char *key, const struct field_tabl
 	jsonw_end(w, '}');
 }
 
-/* [group or null, name, value] each. */
+/* [strings..., value]: a counter ([group or null, name, value]), a fine
+ * row ([context, prefix, activity, unit, value]), a running task ([key,
+ * prefix, worker, seconds]). */
+static void enc_tuple(struct jsonw *w, const char *const *parts, int n, double value)
+{
+	jsonw_array(w, NULL);
+	for (int k = 0; k < n; k++)
+		jsonw_str(w, NULL, parts[k]);
+	jsonw_num(w, NULL, value);
+	jsonw_end(w, ']');
+}
+
 static void enc_counters(struct jsonw *w, const char *key, const struct source_counter *c,
 			 size_t n)
 {
 	jsonw_array(w, key);
-	for (size_t i = 0; i < n; i++) {
-		jsonw_array(w, NULL);
-		jsonw_str(w, NULL, c[i].group);
-		jsonw_str(w, NULL, c[i].name);
-		jsonw_num(w, NULL, (double)c[i].value);
-		jsonw_end(w, ']');
-	}
+	for (size_t i = 0; i < n; i++)
+		enc_tuple(w, (const char *const[]){ c[i].group, c[i].name }, 2, (double)c[i].value);
 	jsonw_end(w, ']');
 }
 
-/* [context, prefix, activity, unit, value] each. */
 static void enc_rows(struct jsonw *w, const char *key, const struct fine_row *rows, size_t n)
 {
 	jsonw_array(w, key);
 	for (size_t i = 0; i < n; i++) {
 		const char *parts[4] = { rows[i].context, rows[i].prefix, rows[i].activity,
 					 rows[i].unit };
-		jsonw_array(w, NULL);
 		for (int k = 0; k < 4; k++)
-			jsonw_str(w, NULL, parts[k] ? parts[k] : "");
-		jsonw_num(w, NULL, rows[i].value);
-		jsonw_end(w, ']');
+			parts[k] = parts[k] ? parts[k] : "";
+		enc_tuple(w, parts, 4, rows[i].value);
 	}
 	jsonw_end(w, ']');
 }
 
-/* [key, prefix, worker, seconds] each. */
 static void enc_running(struct jsonw *w, const char *key, const struct task_running *r, size_t n)
 {
 	jsonw_array(w, key);
-	for (size_t i = 0; i < n; i++) {
-		jsonw_array(w, NULL);
-		jsonw_str(w, NULL, r[i].key);
-		jsonw_str(w, NULL, r[i].prefix);
-		jsonw_str(w, NULL, r[i].worker);
-		jsonw_num(w, NULL, r[i].seconds);
-		jsonw_end(w, ']');
-	}
+	for (size_t i = 0; i < n; i++)
+		enc_tuple(w, (const char *const[]){ r[i].key, r[i].prefix, r[i].worker }, 3,
+			  r[i].seconds);
 	jsonw_end(w, ']');
 }
 

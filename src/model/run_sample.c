@@ -116,29 +116,26 @@ struct sample_sums {
 	size_t n_threads, n_mem, n_limit, n_pct, n_cpu, n_exec;
 };
 
+static void sum_in(double *sum, size_t *n, optnum x)
+{
+	if (x.valid) {
+		*sum += x.value;
+		(*n)++;
+	}
+}
+
 static void sums_add(struct sample_sums *a, const struct worker_sample *s)
 {
-	if (s->nthreads.valid) {
-		a->threads += s->nthreads.value;
-		a->n_threads++;
-	}
-	if (s->memory_bytes.valid) {
-		a->mem += s->memory_bytes.value;
-		a->n_mem++;
-	}
-	if (s->memory_limit.valid && s->memory_limit.value > 0) {
-		a->limit += s->memory_limit.value;
-		a->n_limit++;
-	}
+	sum_in(&a->threads, &a->n_threads, s->nthreads);
+	sum_in(&a->mem, &a->n_mem, s->memory_bytes);
+	if (s->memory_limit.value > 0)
+		sum_in(&a->limit, &a->n_limit, s->memory_limit);
 	optnum pct = run_memory_percent(s->memory_bytes, s->memory_limit);
 	if (pct.valid) {
 		a->worst_pct = a->n_pct ? fmax(a->worst_pct, pct.value) : pct.value;
 		a->n_pct++;
 	}
-	if (s->cpu_percent.valid) {
-		a->cpu += s->cpu_percent.value;
-		a->n_cpu++;
-	}
+	sum_in(&a->cpu, &a->n_cpu, s->cpu_percent);
 	/* the scheduler's copy of a worker's running keys (its last heartbeat)
 	 * can hold a task that seceded or was cancelled beside the one that took
 	 * its thread: a worker runs at most nthreads at once */

@@ -80,7 +80,8 @@ const char *session_run_label(const struct session_run *row)
 	return row->name[0] ? row->name : row->run_id;
 }
 
-struct session_run *session_row_of(struct session *s, const struct run *r)
+/* The row of run r, or NULL (the watch has none). */
+static struct session_run *session_row_of(struct session *s, const struct run *r)
 {
 	for (size_t i = s->n_rows; r && i-- > 0;)
 		if (s->rows[i].run == r)

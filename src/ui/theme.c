@@ -80,7 +80,8 @@ const char *theme_key(enum theme_elem e)
 	return (unsigned)e < TH__COUNT ? keys[e] : NULL;
 }
 
-int theme_elem_of(const char *key, size_t len)
+/* The element of a key in theme files, or -1. */
+static int theme_elem_of(const char *key, size_t len)
 {
 	for (int i = 0; i < TH__COUNT; i++)
 		if (strlen(keys[i]) == len && memcmp(keys[i], key, len) == 0)
@@ -325,7 +326,8 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int theme_find(const char *name, const struct theme_dirs *dirs, char *out, size_t outsz)
+/* NAME or PATH to a file (theme_load): 0 and the path in out, or -1. */
+static int theme_find(const char *name, const struct theme_dirs *dirs, char *out, size_t outsz)
 {
 	if (!name || !name[0])
 		return -1;

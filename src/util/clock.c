@@ -15,7 +15,8 @@ double clock_mono(void)
 	return clock_read(CLOCK_MONOTONIC);
 }
 
-double clock_real(void)
+/* CLOCK_REALTIME: seconds since the epoch, as the system says now. */
+static double clock_real(void)
 {
 	return clock_read(CLOCK_REALTIME);
 }
