@@ -247,41 +247,34 @@ static enum decode_error rd_count(struct rd *r, size_t least, size_t *n)
 	return e;
 }
 
-static enum decode_error rd_strlist(struct rd *r, const struct event_field *f, char *base)
+/* A kv's item: a string and a number within EVENT_BIG. */
+static enum decode_error rd_kv_item(struct rd *r, struct kv_num *kv)
 {
-	size_t n;
-	enum decode_error e = rd_count(r, 2, &n);
-	if (e)
-		return e;
-	const char **list = arena_alloc(r->mem, (n ? n : 1) * sizeof(*list));
-	if (!list)
-		return DEC_NO_MEMORY;
-	for (size_t i = 0; i < n; i++)
-		if ((e = rd_str(r, &list[i])))
-			return e;
-	*(const char ***)(base + f->off) = list;
-	*(size_t *)(base + f->off2) = n;
-	return DEC_OK;
+	enum decode_error e = rd_str(r, &kv->key);
+	if (!e)
+		e = rd_num(r, &kv->value);
+	return !e && fabs(kv->value) > EVENT_BIG ? DEC_OUT_OF_RANGE : e;
 }
 
-static enum decode_error rd_kv(struct rd *r, const struct event_field *f, char *base)
+/* A strlist (strings) or a kv (rd_kv_item's): a count, then the items. */
+static enum decode_error rd_list(struct rd *r, const struct event_field *f, char *base)
 {
-	size_t n;
-	enum decode_error e = rd_count(r, 10, &n);
+	bool kv = f->kind == FK_KV;
+	size_t n, size = kv ? sizeof(struct kv_num) : sizeof(const char *);
+	enum decode_error e = rd_count(r, kv ? 10 : 2, &n);
+	if (!e && kv && n > EVENT_MAX_SECTIONS)
+		e = DEC_LIST_TOO_LONG;
 	if (e)
 		return e;
-	if (n > EVENT_MAX_SECTIONS)
-		return DEC_LIST_TOO_LONG;
-	struct kv_num *kv = arena_alloc(r->mem, (n ? n : 1) * sizeof(*kv));
-	if (!kv)
+	char *list = arena_alloc(r->mem, (n ? n : 1) * size);
+	if (!list)
 		return DEC_NO_MEMORY;
-	for (size_t i = 0; i < n; i++) {
-		if ((e = rd_str(r, &kv[i].key)) || (e = rd_num(r, &kv[i].value)))
-			return e;
-		if (fabs(kv[i].value) > EVENT_BIG)
-			return DEC_OUT_OF_RANGE;
-	}
-	*(struct kv_num **)(base + f->off) = kv;
+	for (size_t i = 0; i < n && !e; i++)
+		e = kv ? rd_kv_item(r, (struct kv_num *)(void *)(list + i * size))
+		       : rd_str(r, (const char **)(void *)(list + i * size));
+	if (e)
+		return e;
+	*(void **)(base + f->off) = list;
 	*(size_t *)(base + f->off2) = n;
 	return DEC_OK;
 }
@@ -310,8 +303,8 @@ static enum decode_error rd_value(struct rd *r, const struct event_field *f, cha
 	case FK_NUM:
 	case FK_INT: return rd_number_field(r, f, base);
 	case FK_STR: return rd_str(r, (const char **)(void *)(base + f->off));
-	case FK_STRLIST: return rd_strlist(r, f, base);
-	case FK_KV: return rd_kv(r, f, base);
+	case FK_STRLIST:
+	case FK_KV: return rd_list(r, f, base);
 	case FK_FILEMETA: return rd_meta(r, f, base);
 	default: return DEC_BAD_BINARY; /* no chunk field has another kind */
 	}

@@ -214,25 +214,27 @@ static const struct field_table type_tables[EV__COUNT] = {
 static const struct field_table worker_table = TABLE(worker_fields, 7);
 static const struct field_table filemeta_table = TABLE(filemeta_fields, 8);
 
-static pthread_once_t field_slots_once = PTHREAD_ONCE_INIT;
+/* Every table: the event types' (EV_NONE's is empty), a worker's, file_metadata's. */
+#define N_TABLES (EV__COUNT + 2)
 
-static void field_index(const struct field_table *t)
+static const struct field_table *table_at(size_t t)
 {
-	for (size_t i = 0; i < t->n; i++) {
-		unsigned h = field_hash(t->f[i].name, t->f[i].len);
-		while (t->slots[h])
-			h = (h + 1) & (FIELD_SLOTS - 1);
-		t->slots[h] = (uint8_t)(i + 1);
-	}
+	return t < EV__COUNT ? &type_tables[t] : t == EV__COUNT ? &worker_table : &filemeta_table;
 }
+
+static pthread_once_t field_slots_once = PTHREAD_ONCE_INIT;
 
 static void field_index_all(void)
 {
-	for (int t = 0; t < EV__COUNT; t++)
-		if (type_tables[t].f)
-			field_index(&type_tables[t]);
-	field_index(&worker_table);
-	field_index(&filemeta_table);
+	for (size_t k = 0; k < N_TABLES; k++) {
+		const struct field_table *t = table_at(k);
+		for (size_t i = 0; i < t->n; i++) {
+			unsigned h = field_hash(t->f[i].name, t->f[i].len);
+			while (t->slots[h])
+				h = (h + 1) & (FIELD_SLOTS - 1);
+			t->slots[h] = (uint8_t)(i + 1);
+		}
+	}
 }
 
 void event_field_init(void)
@@ -422,23 +424,15 @@ enum decode_error event_field_check(struct event *ev, const struct field_seen *s
 	}
 }
 
-static const struct field_table *const all_tables[] = {
-	&type_tables[EV_SAMPLE], &type_tables[EV_CHUNK],  &type_tables[EV_RUN_START],
-	&type_tables[EV_RUN_END], &type_tables[EV_REPORT], &type_tables[EV_FINE],
-	&type_tables[EV_STATUS], &type_tables[EV_CHUNK_START], &type_tables[EV_HEARTBEAT],
-	&worker_table, &filemeta_table, &type_tables[EV_TASK], &type_tables[EV_LOG],
-	&type_tables[EV_COUNTERS],
-};
-#define N_TABLES (sizeof(all_tables) / sizeof(all_tables[0]))
-
 bool event_field_tables_sorted(void)
 {
 	for (size_t t = 0; t < N_TABLES; t++) {
-		for (size_t i = 0; i < all_tables[t]->n; i++) {
-			const struct event_field *f = &all_tables[t]->f[i];
+		const struct field_table *tb = table_at(t);
+		for (size_t i = 0; i < tb->n; i++) {
+			const struct event_field *f = &tb->f[i];
 			if (f->len != strlen(f->name) || f->len > 64)
 				return false;
-			if (i > 0 && strcmp(all_tables[t]->f[i - 1].name, f->name) >= 0)
+			if (i > 0 && strcmp(tb->f[i - 1].name, f->name) >= 0)
 				return false;
 		}
 	}
@@ -452,24 +446,25 @@ bool event_field_findable(void)
 {
 	event_field_init();
 	for (size_t t = 0; t < N_TABLES; t++) {
-		for (size_t i = 0; i < all_tables[t]->n; i++) {
-			const struct event_field *f = &all_tables[t]->f[i], *g;
+		const struct field_table *tb = table_at(t);
+		for (size_t i = 0; i < tb->n; i++) {
+			const struct event_field *f = &tb->f[i], *g;
 			char near[80];
-			if (event_field_find(all_tables[t], f->name, f->len) != f)
+			if (event_field_find(tb, f->name, f->len) != f)
 				return false;
 			for (size_t k = 0; k < f->len; k++) {
 				memcpy(near, f->name, f->len);
 				near[k] = (char)(near[k] ^ 0x01);
-				g = event_field_find(all_tables[t], near, f->len);
+				g = event_field_find(tb, near, f->len);
 				if (g && !(g->len == f->len && memcmp(g->name, near, f->len) == 0))
 					return false;
 			}
 			memcpy(near, f->name, f->len);
 			near[f->len] = 'x';
-			g = event_field_find(all_tables[t], near, f->len + 1u);
+			g = event_field_find(tb, near, f->len + 1u);
 			if (g && !(g->len == f->len + 1u && memcmp(g->name, near, g->len) == 0))
 				return false;
-			g = event_field_find(all_tables[t], near, f->len - 1u);
+			g = event_field_find(tb, near, f->len - 1u);
 			if (g && !(g->len == f->len - 1u && memcmp(g->name, near, g->len) == 0))
 				return false;
 		}
