@@ -327,29 +327,28 @@ static enum decode_error list_field(struct dec *d, const struct event_field *f, 
 	return DEC_OK;
 }
 
+/* The i-th name of a field's enum (event.h's order), NULL past its end. */
+static const char *enum_name(enum field_kind k, int i)
+{
+	if (k == FK_SCOPE)
+		return i == FINE_CLUSTER ? "cluster" : i == FINE_SPAN ? "span" : NULL;
+	if (k == FK_STATE)
+		return i < SRC__COUNT ? source_state_name((enum source_state)i) : NULL;
+	return i < LOG__COUNT ? log_kind_name((enum log_kind)i) : NULL;
+}
+
 static enum decode_error enum_field(struct dec *d, const struct event_field *f, const cJSON *v,
 				    char *base)
 {
-	static const char *const scopes[] = { "cluster", "span" };
-	static const char *const states[] = { "connected", "degraded", "lost" };
-	const char *const *names = f->kind == FK_SCOPE ? scopes : states;
-	int count = f->kind == FK_SCOPE ? 2 : 3;
-	const char *s;
+	const char *s, *name;
 	enum decode_error e = str_in(d, v, &s);
-	if (e)
-		return e;
-	if (f->kind == FK_LEVEL) {
-		enum log_kind k = log_kind_from_name(s);
-		*(int *)(base + f->off) = (int)k;
-		return k == LOG__COUNT ? DEC_OUT_OF_RANGE : DEC_OK;
-	}
-	for (int i = 0; i < count; i++) {
-		if (strcmp(s, names[i]) == 0) {
+	for (int i = 0; !e && (name = enum_name(f->kind, i)); i++) {
+		if (strcmp(s, name) == 0) {
 			*(int *)(base + f->off) = i;
 			return DEC_OK;
 		}
 	}
-	return DEC_OUT_OF_RANGE;
+	return e ? e : DEC_OUT_OF_RANGE;
 }
 
 static enum decode_error value_field(struct dec *d, const struct event_field *f, const cJSON *v,
