@@ -10,6 +10,7 @@
 
 #include "roastop/event.h"
 #include "roastop/event_json.h"
+#include "roastop/strutil.h"
 
 #define EVENT_T_MIN 1.0 /* receive times: seconds since the epoch, (1970, 5138) */
 #define EVENT_T_MAX 1e11
@@ -92,33 +93,19 @@ struct field_seen {
  * fields, contradictions, a status's default gap. Both decoders end with it. */
 enum decode_error event_field_check(struct event *ev, const struct field_seen *seen);
 
-/* The lookup is inline: the JSON decoder makes one per member. */
-static inline uint64_t field_load64(const char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint32_t field_load32(const char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-/* Equal n bytes? Keys are short: overlapping word loads, never past n. */
+/* The lookup is inline: the JSON decoder makes one per member. Equal n
+ * bytes? Keys are short: overlapping word loads, never past n. */
 static inline bool field_same(const char *a, const char *b, size_t n)
 {
 	if (n >= 8) {
 		for (size_t i = 0; i + 8 < n; i += 8)
-			if (field_load64(a + i) != field_load64(b + i))
+			if (strutil_load64(a + i) != strutil_load64(b + i))
 				return false;
-		return field_load64(a + n - 8) == field_load64(b + n - 8);
+		return strutil_load64(a + n - 8) == strutil_load64(b + n - 8);
 	}
 	if (n >= 4)
-		return field_load32(a) == field_load32(b) &&
-		       field_load32(a + n - 4) == field_load32(b + n - 4);
+		return strutil_load32(a) == strutil_load32(b) &&
+		       strutil_load32(a + n - 4) == strutil_load32(b + n - 4);
 	for (size_t i = 0; i < n; i++)
 		if (a[i] != b[i])
 			return false;

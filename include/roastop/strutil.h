@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Copies src (NULL = "") into dst of size bytes, truncating on a UTF-8
  * character boundary; always NUL-terminates. */
@@ -24,5 +26,21 @@ const char *strutil_shown(char *buf, size_t max, const char *s, size_t len);
 
 /* The value of one hex digit (either case), -1 for any other byte. */
 int strutil_hexval(char c);
+
+/* 8 and 4 bytes at p, unaligned, in host order (the word loads of
+ * strmap_hash and event_field_find's compare). */
+static inline uint64_t strutil_load64(const char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline uint64_t strutil_load32(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
 
 #endif

@@ -75,18 +75,6 @@ static uint64_t rawchunks_next(struct rawchunks *s)
 	return z ^ (z >> 31);
 }
 
-/* Keeps the end of a long path: the file name is what tells files apart. */
-static void rawchunks_copy_tail(char *dst, size_t size, const char *src)
-{
-	size_t n = src ? strlen(src) : 0;
-	if (n >= size) {
-		src += n - (size - 1);
-		while (((unsigned char)*src & 0xC0) == 0x80)
-			src++; /* do not start inside a UTF-8 sequence */
-	}
-	strutil_copy(dst, size, src ? src : "");
-}
-
 static double rawchunks_num(optnum v)
 {
 	return v.valid && isfinite(v.value) ? v.value : NAN;
@@ -111,10 +99,10 @@ static void rawchunks_fill(struct rawchunk *e, uint64_t seq, const struct ev_chu
 	e->seq = seq;
 	for (size_t i = 0; i < RC__COUNT; i++)
 		e->v[i] = rawchunks_num(in[i]);
-	rawchunks_copy_tail(e->dataset, sizeof(e->dataset), c->dataset);
-	rawchunks_copy_tail(e->worker, sizeof(e->worker), c->worker);
-	rawchunks_copy_tail(e->uuid, sizeof(e->uuid), c->uuid);
-	rawchunks_copy_tail(e->file, sizeof(e->file), c->file);
+	strutil_copy_tail(e->dataset, sizeof(e->dataset), c->dataset);
+	strutil_copy_tail(e->worker, sizeof(e->worker), c->worker);
+	strutil_copy_tail(e->uuid, sizeof(e->uuid), c->uuid);
+	strutil_copy_tail(e->file, sizeof(e->file), c->file);
 }
 
 void rawchunks_add(struct rawchunks *s, const struct ev_chunk *c)

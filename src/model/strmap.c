@@ -7,6 +7,7 @@
  * kept per entry so a probe compares strings only on a 32-bit match, and
  * a lookup allocates nothing. */
 #include "roastop/strmap.h"
+#include "roastop/strutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,20 +20,6 @@
 #define MIX_K2 0xFF51AFD7ED558CCDull
 #define MIX_K3 0xC4CEB9FE1A85EC53ull
 
-static uint64_t load64(const char *p)
-{
-	uint64_t w;
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-static uint64_t load32(const char *p)
-{
-	uint32_t w;
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
 /* The n < 8 bytes at p as one word without a variable-length memcpy:
  * overlapping reads cover every byte, and the length is in the seed, so
  * two keys that read alike have different lengths or equal bytes. */
@@ -40,7 +27,7 @@ static uint64_t load_short(const char *p, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)p;
 	if (n >= 4)
-		return load32(p) << 32 | load32(p + n - 4);
+		return strutil_load32(p) << 32 | strutil_load32(p + n - 4);
 	if (n == 0)
 		return 0;
 	return (uint64_t)u[0] << 16 | (uint64_t)u[n / 2] << 8 | u[n - 1];
@@ -62,15 +49,15 @@ uint64_t strmap_hash(const char *s, size_t len)
 	const char *p = s;
 	size_t n = len;
 	for (; n > 16; p += 16, n -= 16) {
-		a = mix_word(a, load64(p));
-		b = mix_word(b, load64(p + 8));
+		a = mix_word(a, strutil_load64(p));
+		b = mix_word(b, strutil_load64(p + 8));
 	}
 	if (len >= 16) {
-		a = mix_word(a, load64(s + len - 16));
-		b = mix_word(b, load64(s + len - 8));
+		a = mix_word(a, strutil_load64(s + len - 16));
+		b = mix_word(b, strutil_load64(s + len - 8));
 	} else if (n >= 8) {
-		a = mix_word(a, load64(p));
-		b = mix_word(b, load64(p + n - 8));
+		a = mix_word(a, strutil_load64(p));
+		b = mix_word(b, strutil_load64(p + n - 8));
 	} else {
 		b = mix_word(b, load_short(p, n));
 	}
