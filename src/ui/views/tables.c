@@ -198,14 +198,13 @@ static void log_row(struct ui *ui, const struct ui_frame *f, int row, char c[][F
 		    enum theme_elem *elem)
 {
 	(void)ui;
-	static const char *const kinds[3] = { "info", "warn", "error" };
 	const struct log_line *l = run_log_get(f->run, (size_t)row);
 	if (!l)
 		return;
 	char a[FMT_LEN];
 	double t0 = f->m->elapsed_time_seconds.valid ? f->m->t_start : l->t;
 	snprintf(c[0], FMT_CELL, "+%s", format_duration(a, optnum_of(l->t - t0)));
-	snprintf(c[1], FMT_CELL, "%s", kinds[l->kind <= LOG_ERROR ? l->kind : 0]);
+	snprintf(c[1], FMT_CELL, "%s", log_kind_name(l->kind));
 	snprintf(c[2], FMT_CELL, "%s", l->text);
 	*elem = l->kind == LOG_ERROR ? TH_CRITICAL : (l->kind == LOG_WARN ? TH_WARNING : TH_TEXT);
 }
