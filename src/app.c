@@ -413,6 +413,8 @@ static void app_measure_cb(void *ctx, const struct run *r, struct openmetrics_in
 	struct app *a = ctx;
 	in->ticks = &a->n_ticks;
 	in->diagnoses = &a->n_diagnoses;
+	in->listener = a->stats.listener;
+	in->listener_name = a->stats.listener_name;
 	if (!r)
 		return;
 	const struct app_snap *s = app_snap(a, r, true);
@@ -449,7 +451,6 @@ static void app_open_serve(struct app *a)
 	char err[sizeof(a->serve_error) - 64];
 	struct serve_config sc = { .ses = &a->ses, .out_dir = a->out_dir,
 				   .metrics_open = c->serve_metrics_open,
-				   .listener_stats = app_listener_stats,
 				   .measure = app_measure_cb, .ctx = a };
 	if (app_serve_where(a, &sc, err, sizeof(err)) == 0) {
 		sc.key_hex = c->no_auth ? NULL : a->key.hex;

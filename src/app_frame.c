@@ -139,6 +139,7 @@ static const struct run *app_shown(const struct app *a)
 void app_refresh(struct app *a)
 {
 	a->refreshed_at = a->t_latest;
+	app_stats_take(a);
 	const struct run *shown = app_shown(a);
 	bool settled = false; /* the shown run is closed: its snapshot is its close's */
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
@@ -160,13 +161,13 @@ void app_ui_draw(struct app *a)
 {
 	const struct run *shown = app_shown(a);
 	const struct app_snap *s = app_snap(a, shown, true);
-	struct app_stats *st = app_stats(a);
+	const struct app_stats *st = &a->stats;
 	struct ui_frame f = {
 		.run = shown,
 		.session = &a->ses,
 		.m = &s->m,
-		.sources = st ? st->ui : NULL,
-		.n_sources = st ? st->n : 0,
+		.sources = st->ui,
+		.n_sources = st->n,
 		.out_dir = a->out_dir,
 		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
 		.key_alert = app_alert(a),
@@ -182,7 +183,6 @@ void app_ui_draw(struct app *a)
 		f.tasks_state = fed ? metrics_tasks_feed_state(&feed) : NULL;
 	}
 	ui_draw(a->ui, &f);
-	free(st);
 }
 
 /* The emitter line in a file beside the key (KEY.env, 0600) for a shell
@@ -267,6 +267,7 @@ void app_open_ui(struct app *a)
 		ui_message(a->ui, "emitters: ? shows the export line, w writes it to a file");
 	double iv = ui_interval(a->ui);
 	timer_set_periodic(a->fds[FD_FRAME], iv, iv);
+	app_stats_take(a);
 	app_ui_draw(a);
 }
 

@@ -170,24 +170,6 @@ bool app_listen_address(const struct app *a, struct sockaddr_storage *addr, sock
 	return false;
 }
 
-/* The listener's statistics for /metrics: the first source with an
- * address. */
-bool app_listener_stats(void *ctx, const char **name, struct source_stats *out)
-{
-	const struct app *a = ctx;
-	struct sockaddr_storage addr;
-	socklen_t len;
-	for (size_t i = 0; i < a->n_src; i++) {
-		const struct source_ops *ops = a->src[i].ops;
-		if (ops->stats && source_address(ops, a->src[i].s, &addr, &len)) {
-			*name = ops->name;
-			source_stats_read(ops, a->src[i].s, out);
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Every source of the registry this configuration asks for. */
 int app_open_registry(struct app *a, const struct source_env *env)
 {
@@ -220,31 +202,33 @@ void app_sources_close(struct app *a)
 		a->src[i].ops->close(a->src[i].s);
 }
 
-/* NULL when out of memory (the statistics are ~1 KiB a source). */
-struct app_stats *app_stats(const struct app *a)
+/* Every source's statistics into a->stats (the tick's): the header and
+ * /metrics read them there. */
+void app_stats_take(struct app *a)
 {
-	struct app_stats *st = calloc(1, sizeof(*st));
-	for (size_t i = 0; st && i < a->n_src; i++) {
-		if (!a->src[i].ops->stats)
+	struct app_stats *st = &a->stats;
+	struct sockaddr_storage addr;
+	socklen_t len;
+	st->n = 0;
+	st->listener = NULL;
+	for (size_t i = 0; i < a->n_src; i++) {
+		const struct source_ops *ops = a->src[i].ops;
+		if (!ops->stats)
 			continue;
-		st->names[st->n] = a->src[i].ops->name;
-		source_stats_read(a->src[i].ops, a->src[i].s, &st->of[st->n++]);
-	}
-	for (size_t i = 0, k = 0; st && i < a->n_src; i++) {
-		if (!a->src[i].ops->stats)
-			continue;
-		const char *target = a->src[i].ops->target ? a->src[i].ops->target(a->src[i].s) : NULL;
-		st->ui[k] = (struct ui_source){ st->names[k], &st->of[k], target };
-		k++;
+		struct source_stats *of = &st->of[st->n];
+		source_stats_read(ops, a->src[i].s, of);
+		const char *target = ops->target ? ops->target(a->src[i].s) : NULL;
+		st->ui[st->n] = (struct ui_source){ ops->name, of, target };
+		st->names[st->n++] = ops->name;
+		if (!st->listener && source_address(ops, a->src[i].s, &addr, &len))
+			st->listener = of, st->listener_name = ops->name;
 	}
 	/* replayed: the recorded sources' counters, as the live header had them */
-	for (size_t i = 0; st && a->recorded && i < a->ses.counters.n && st->n < APP_SOURCES_MAX;
-	     i++) {
+	for (size_t i = 0; a->recorded && i < a->ses.counters.n && st->n < APP_SOURCES_MAX; i++) {
 		struct ev_counters c;
 		counters_view(&a->ses.counters, i, &c);
 		source_stats_of(&c, &st->of[st->n]);
 		st->ui[st->n] = (struct ui_source){ c.source, &st->of[st->n], NULL };
 		st->names[st->n++] = c.source;
 	}
-	return st;
 }

@@ -56,6 +56,18 @@ struct app_snap {
 	struct findings record; /* the files' and /metrics' (diagnosis_of_record) */
 };
 
+/* Every source's statistics, in the registry's order (the header's), as
+ * the tick took them; the listener's (the first source with an address)
+ * for /metrics. */
+struct app_stats {
+	const char *names[APP_SOURCES_MAX];
+	struct source_stats of[APP_SOURCES_MAX];
+	struct ui_source ui[APP_SOURCES_MAX];
+	size_t n;
+	const struct source_stats *listener; /* NULL: none (a replay) */
+	const char *listener_name;
+};
+
 struct app {
 	const struct app_config *cfg;
 	struct session ses;
@@ -109,6 +121,7 @@ struct app {
 	 * diagnosis there were (/metrics: roastop_ticks, roastop_diagnoses) */
 	struct app_snap snaps[APP_SNAPS_KEPT];
 	uint64_t snap_uses, n_ticks, n_diagnoses;
+	struct app_stats stats;
 };
 
 /* How a line goes into the event log (app_note; docs/recording.md, "log"). */
@@ -141,18 +154,10 @@ bool app_sources_ticked(struct app *a);
 void app_counters(struct app *a, bool all);
 bool app_sources_take(struct app *a, const char *buf, size_t len, int port, double now);
 bool app_listen_address(const struct app *a, struct sockaddr_storage *addr, socklen_t *len);
-bool app_listener_stats(void *ctx, const char **name, struct source_stats *out);
+void app_stats_take(struct app *a);
 int app_open_registry(struct app *a, const struct source_env *env);
 bool app_wants_recorded(const struct app_config *c);
 void app_sources_close(struct app *a);
-/* Every source's statistics, in the registry's order (the header's). */
-struct app_stats {
-	const char *names[APP_SOURCES_MAX];
-	struct source_stats of[APP_SOURCES_MAX];
-	struct ui_source ui[APP_SOURCES_MAX];
-	size_t n;
-};
-struct app_stats *app_stats(const struct app *a);
 
 /* app_output.c: measurements written */
 bool app_tasks_fed(const struct app *a, const struct run *r, struct source_typed *feed,

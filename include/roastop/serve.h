@@ -38,11 +38,9 @@ struct serve_config {
 	const char *out_dir;
 	const char *key_hex; /* NULL: no authentication (--no-auth) */
 	bool metrics_open;
-	/* the listener's name and counters for /metrics; false: none (may
-	 * be NULL) */
-	bool (*listener_stats)(void *ctx, const char **name, struct source_stats *out);
 	/* /metrics' figures the app holds: run r's snapshot (its metrics and
-	 * findings; r NULL: none) and the app's own counts, into in */
+	 * findings; r NULL: none), the listener's counters as the tick took
+	 * them and the app's own counts, into in */
 	void (*measure)(void *ctx, const struct run *r, struct openmetrics_input *in);
 	void *ctx;
 };

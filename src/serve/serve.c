@@ -50,17 +50,11 @@ static int serve_metrics_text(void *ctx, struct strbuf *out)
 	const struct run *r = session_newest(ses);
 	struct openmetrics_input in = { .ses = ses, .row = row };
 	s->cfg.measure(s->cfg.ctx, r && (!row || row->run) ? r : NULL, &in);
-	struct source_stats *ls = s->cfg.listener_stats ? calloc(1, sizeof(*ls)) : NULL;
-	const char *name = NULL;
-	bool listening = ls && s->cfg.listener_stats(s->cfg.ctx, &name, ls);
 	struct source_stats *ss = calloc(1, sizeof(*ss));
 	if (ss)
 		serve_stats_counters(&s->stats, ss);
-	in.listener = listening ? ls : NULL;
-	in.listener_name = name;
 	in.server = ss;
 	openmetrics_write(&in, out);
-	free(ls);
 	free(ss);
 	return out->failed ? -1 : 0;
 }
