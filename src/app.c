@@ -407,10 +407,12 @@ static bool datagram_cb(void *ctx, const char *buf, size_t len, int port, double
 	return app_sources_take(ctx, buf, len, port, now);
 }
 
-/* /metrics: run r's snapshot, and the app's own counts. */
+/* /metrics: run r's snapshot, the listener's counters as they are now (a
+ * client waits on them: conftest's wait_received), the app's own counts. */
 static void app_measure_cb(void *ctx, const struct run *r, struct openmetrics_input *in)
 {
 	struct app *a = ctx;
+	app_stats_take(a);
 	in->ticks = &a->n_ticks;
 	in->diagnoses = &a->n_diagnoses;
 	in->listener = a->stats.listener;

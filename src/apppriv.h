@@ -57,8 +57,8 @@ struct app_snap {
 };
 
 /* Every source's statistics, in the registry's order (the header's), as
- * the tick took them; the listener's (the first source with an address)
- * for /metrics. */
+ * the tick (or a /metrics scrape) took them; the listener's (the first
+ * source with an address) for /metrics. */
 struct app_stats {
 	const char *names[APP_SOURCES_MAX];
 	struct source_stats of[APP_SOURCES_MAX];

@@ -39,8 +39,8 @@ struct serve_config {
 	const char *key_hex; /* NULL: no authentication (--no-auth) */
 	bool metrics_open;
 	/* /metrics' figures the app holds: run r's snapshot (its metrics and
-	 * findings; r NULL: none), the listener's counters as the tick took
-	 * them and the app's own counts, into in */
+	 * findings; r NULL: none), the listener's counters and the app's own
+	 * counts, into in */
 	void (*measure)(void *ctx, const struct run *r, struct openmetrics_input *in);
 	void *ctx;
 };
