@@ -288,6 +288,7 @@ void app_tick(struct app *a)
 	a->n_ticks++;
 	struct metrics m = app_snap_take(a, session_newest(&a->ses))->m; /* the notes may measure */
 	app_note_warnings(a, &m);
+	app_previous_tick(a);
 	app_refresh(a);
 }
 
@@ -603,6 +604,7 @@ int app_main(const struct app_config *cfg)
 		if (end && end->failed)
 			rc = 1;
 	}
+	app_previous_free(a);
 	app_close(a);
 	free(a);
 	return rc;

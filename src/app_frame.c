@@ -12,6 +12,7 @@
 
 #include "roastop/fsutil.h"
 #include "roastop/metrics_tasks.h"
+#include "roastop/previous.h"
 #include "roastop/strbuf.h"
 #include "roastop/timer.h"
 
@@ -176,6 +177,11 @@ void app_ui_draw(struct app *a)
 		.now = app_now(a),
 		.findings = &s->all,
 	};
+	const struct past_run *prev = app_previous_of(a, shown, false);
+	if (prev) {
+		f.previous_rate_khz = prev->rate_khz;
+		f.previous_eta = previous_eta(prev, m);
+	}
 	struct source_typed feed;
 	bool fed;
 	if (app_tasks_fed(a, shown, &feed, &fed)) { /* the task view, with its feed's state */

@@ -72,6 +72,8 @@ static struct metrics_extra_input *app_extra(const struct app *a, const struct r
 		as->ops->stats(as->s, &in->recorded_stats[in->n_recorded++]);
 	}
 	in->tasks = r && app_tasks_fed(a, r, &in->tasks_feed, &in->tasks_fed);
+	/* a run's last write waits for the look at its previous run */
+	in->previous = app_previous_of(a, r, r && (r->ended || a->finishing));
 	return in;
 }
 

@@ -68,6 +68,10 @@ struct app_stats {
 	const char *listener_name;
 };
 
+/* Runs whose last comparable run is looked for at once (app_previous.c). */
+#define APP_PREVIOUS_MAX 8
+struct app_previous;
+
 struct app {
 	const struct app_config *cfg;
 	struct session ses;
@@ -92,6 +96,9 @@ struct app {
 	bool stop;
 	const char *stop_reason;
 	char out_dir[PATH_MAX]; /* the root: each run writes a directory under it */
+	/* each run's last comparable run, looked for in the background */
+	struct app_previous *previous;
+	size_t previous_next;
 	size_t n_written; /* runs with a measurement directory */
 	bool finishing, finish_failed; /* the exit's final writes, and whether one failed */
 	/* the output's health: errno of the failing checkpoints (0 while they
@@ -186,5 +193,12 @@ void app_ui_draw(struct app *a);
 void app_ui_input(struct app *a);
 void app_open_ui(struct app *a);
 void app_close_ui(struct app *a);
+
+/* app_previous.c: each open run's last comparable run (previous.h), looked
+ * for in the background from the tick; of r: NULL while looked for (wait:
+ * until found) or when none */
+void app_previous_tick(struct app *a);
+const struct past_run *app_previous_of(const struct app *a, const struct run *r, bool wait);
+void app_previous_free(struct app *a);
 
 #endif

@@ -31,4 +31,9 @@ void previous_json(struct jsonw *w, const struct past_run *prev, const struct ru
 void previous_text(struct strbuf *o, const struct past_run *prev, const struct run *r,
 		   const struct metrics *m);
 
+/* The ETA from prev's duration (docs/metrics.md, "Progress and ETA"):
+ * its elapsed time x (1 - the run's progress fraction), or less the run's
+ * elapsed time without a fraction; invalid when prev's is unknown. */
+optnum previous_eta(const struct past_run *prev, const struct metrics *m);
+
 #endif

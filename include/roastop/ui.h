@@ -73,6 +73,10 @@ struct ui_frame {
 	const struct tasks *tasks; /* the shown run's task model; NULL: no stream, no task */
 	const char *tasks_state; /* the stream's state ("connected", ...) */
 	const struct findings *findings; /* the shown run's (diagnosis.h); NULL: not evaluated */
+	/* the shown run's last comparable run (previous.h): its event rate, and
+	 * the ETA from its duration shown until the run's own is known;
+	 * invalid: none */
+	optnum previous_rate_khz, previous_eta;
 };
 
 /* What the app must do after input (bits). */

@@ -1,6 +1,7 @@
 /* The last comparable run against the run at hand; see previous.h. */
 #include "roastop/previous.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "roastop/format.h"
@@ -64,4 +65,14 @@ void previous_text(struct strbuf *o, const struct past_run *prev,
 	strbuf_appendf(o, "%-18s %s\n", "Its findings", prev->n_ids ? "" : "none");
 	for (size_t i = 0; i < prev->n_ids; i++)
 		strbuf_appendf(o, "  %s\n", prev->ids[i]);
+}
+
+optnum previous_eta(const struct past_run *prev, const struct metrics *m)
+{
+	if (!prev->elapsed.valid)
+		return optnum_none();
+	if (m->progress_fraction.valid)
+		return optnum_of(prev->elapsed.value * fmax(0, 1 - m->progress_fraction.value));
+	double ran = m->elapsed_time_seconds.valid ? m->elapsed_time_seconds.value : 0;
+	return optnum_of(fmax(0, prev->elapsed.value - ran));
 }

@@ -99,3 +99,19 @@ def test_history_skips_and_counts_what_is_not_a_measurement(three_runs, tmp_path
     assert [r["dir"] for r in doc["runs"]] == [own.name]
     assert doc["skipped"] == {"another_user": 1, "corrupt": 1, "unrelated": 5, "not_read": 0}
     assert "skipped 1 of another user, 1 corrupt, 5 unrelated" in p.stderr
+
+
+def test_each_run_names_the_previous_one(three_runs):
+    """The first run has none before it; the second names the first, the
+    same analysis, and its fall in rate; the third names the second."""
+    root, runs = three_runs
+    assert "previous" not in runs[0]["metrics"]["roastop"]
+    for i in (1, 2):
+        prev = runs[i]["metrics"]["roastop"]["previous"]
+        assert prev["dir"] == runs[i - 1]["dir"].name and prev["analysis"] == "same", prev
+        assert prev["event_rate_elapsed_khz"] == pytest.approx(
+            runs[i - 1]["metrics"]["event_rate_elapsed_khz"])
+        text = (runs[i]["dir"] / "summary.txt").read_text()
+        assert f"Previous Run\n------------\n{prev['dir']} (same analysis)" in text, text
+    assert runs[1]["metrics"]["roastop"]["previous"]["rate_change_percent"] < -25
+    assert runs[2]["metrics"]["roastop"]["previous"]["rate_change_percent"] > 25

@@ -183,6 +183,14 @@ static void the_previous_run_is_written(void **state)
 	cJSON_Delete(doc);
 	strbuf_free(&o);
 	free(r);
+	/* the ETA from its duration (0.4 s): by the progress, else by the time run */
+	m.progress_fraction = optnum_of(0.5);
+	assert_near(previous_eta(&prev, &m).value, 0.2, 1e-12);
+	m.progress_fraction = optnum_none();
+	m.elapsed_time_seconds = optnum_of(0.1);
+	assert_near(previous_eta(&prev, &m).value, 0.3, 1e-12);
+	prev.elapsed = optnum_none();
+	assert_false(previous_eta(&prev, &m).valid);
 }
 
 static void identities_match(void **state)

@@ -157,8 +157,27 @@ static void part_eta(struct parts *ps, const struct ui_frame *f, const char *lea
 		part_seg(p, TH_VALUE, run_status_name(f->run->status));
 		return;
 	}
+	bool own = f->m->eta_seconds.valid || !f->previous_eta.valid;
 	part_seg(p, TH_LABEL, "ETA ");
-	part_seg(p, TH_VALUE, format_duration(part_buf(ps), f->m->eta_seconds));
+	part_seg(p, TH_VALUE, format_duration(part_buf(ps), own ? f->m->eta_seconds
+								 : f->previous_eta));
+	if (!own)
+		part_seg(p, TH_DIM, " (last run's)");
+}
+
+/* "last run 45.6 kHz (-73%)": the last comparable run's rate, and this
+ * run's against it */
+static void part_previous(struct parts *ps, const struct ui *ui, const struct ui_frame *f,
+			  int drop)
+{
+	if (!f->previous_rate_khz.valid)
+		return;
+	part_labelled(ps, ui, drop, "last run ",
+		      format_rate(part_buf(ps), f->previous_rate_khz, 1e3, "Hz"));
+	optnum delta, pct;
+	metrics_change(f->previous_rate_khz, f->m->event_rate_elapsed_khz, &delta, &pct);
+	if (pct.valid)
+		part_seg(part_new(ps, drop), TH_DIM, format_num(part_buf(ps), pct, " (%+.0f%%)"));
 }
 
 /* "events 1,234 of 20,000 [bar] 6.2%  ETA 4m 12s", or the same of the run's
@@ -182,6 +201,7 @@ static void progress_known(struct parts *ps, const struct ui *ui, const struct u
 	if (tasks)
 		part_seg(part_new(ps, 1), TH_DIM, " (from tasks)");
 	part_chunks(ps, ui, m, 4, false);
+	part_previous(ps, ui, f, 5);
 	part_retries(ps, ui, m, 7);
 	if (tasks) {
 		part_labelled(ps, ui, 5, "events ", format_count(part_buf(ps), m->total_events));
@@ -200,6 +220,7 @@ static void progress_unknown(struct parts *ps, const struct ui *ui, const struct
 	part_labelled(ps, ui, 4, "tasks executing ",
 		      format_num(part_buf(ps), m->tasks_executing_now, "%.0f"));
 	part_eta(ps, f, line_dot(ui));
+	part_previous(ps, ui, f, 3);
 	part_seg(part_new(ps, 3), TH_DIM, " (no expected total, no task progress)");
 }
 

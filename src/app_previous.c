@@ -1,0 +1,107 @@
+/* Each run's last comparable run (previous.h), looked for in a thread of
+ * its own once the run has started, so that its start never waits on the
+ * disk: the tick starts the look and collects what it found; the run's
+ * close waits for it. Not when events are replayed: a replay reproduces
+ * what its session saw, and the output root's runs were not part of it. */
+#include "apppriv.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "roastop/history.h"
+
+struct app_previous {
+	char run_id[64];
+	bool started, joined, found;
+	atomic_bool done;
+	pthread_t thread;
+	const char *root;
+	struct identity now;
+	struct past_run run;
+};
+
+static void *app_previous_look(void *arg)
+{
+	struct app_previous *p = arg;
+	p->found = history_find_previous(p->root, getuid(), &p->now, &p->run);
+	atomic_store(&p->done, true);
+	return NULL;
+}
+
+static struct app_previous *app_previous_slot(const struct app *a, const struct run *r)
+{
+	for (size_t i = 0; i < APP_PREVIOUS_MAX; i++)
+		if (a->previous[i].started && strcmp(a->previous[i].run_id, r->run_id) == 0)
+			return &a->previous[i];
+	return NULL;
+}
+
+static void app_previous_join(struct app_previous *p)
+{
+	if (p->started && !p->joined) {
+		pthread_join(p->thread, NULL);
+		p->joined = true;
+	}
+}
+
+/* A slot never used, else the oldest whose look has ended. */
+static struct app_previous *app_previous_free_slot(struct app *a)
+{
+	for (size_t i = 0; i < APP_PREVIOUS_MAX; i++) {
+		struct app_previous *p = &a->previous[(a->previous_next + i) % APP_PREVIOUS_MAX];
+		if (!p->started || atomic_load(&p->done)) {
+			a->previous_next = (a->previous_next + i + 1) % APP_PREVIOUS_MAX;
+			app_previous_join(p);
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static void app_previous_begin(struct app *a, const struct run *r)
+{
+	struct app_previous *p = app_previous_free_slot(a);
+	if (!p)
+		return; /* every slot busy: this run goes without */
+	memset(p, 0, sizeof(*p));
+	snprintf(p->run_id, sizeof(p->run_id), "%s", r->run_id);
+	snprintf(p->now.processor, sizeof(p->now.processor), "%s", r->processor);
+	snprintf(p->now.name, sizeof(p->now.name), "%s", r->name);
+	p->now.t_start = r->t_run_start;
+	p->root = a->out_dir;
+	p->started = pthread_create(&p->thread, NULL, app_previous_look, p) == 0;
+}
+
+void app_previous_tick(struct app *a)
+{
+	if (a->recorded || a->finishing)
+		return;
+	if (!a->previous && !(a->previous = calloc(APP_PREVIOUS_MAX, sizeof(*a->previous))))
+		return;
+	for (size_t i = 0; i < a->ses.n_rows; i++) {
+		const struct run *r = a->ses.rows[i].run;
+		if (r && r->started && !a->ses.rows[i].closed && (r->processor[0] || r->name[0]) &&
+		    !app_previous_slot(a, r))
+			app_previous_begin(a, r);
+	}
+}
+
+const struct past_run *app_previous_of(const struct app *a, const struct run *r, bool wait)
+{
+	struct app_previous *p = r && a->previous ? app_previous_slot(a, r) : NULL;
+	if (!p || (!wait && !atomic_load(&p->done)))
+		return NULL;
+	app_previous_join(p);
+	return p->found ? &p->run : NULL;
+}
+
+void app_previous_free(struct app *a)
+{
+	for (size_t i = 0; a->previous && i < APP_PREVIOUS_MAX; i++)
+		app_previous_join(&a->previous[i]);
+	free(a->previous);
+	a->previous = NULL;
+}
