@@ -82,6 +82,13 @@ static void app_diagnose(struct app *a, struct app_snap *s)
 {
 	struct diagnosis_context ctx = { .now = s->now, .listening = app_hint(a) != NULL,
 					 .key_alert = app_alert(a) != NULL };
+	struct diagnosis_previous before; /* a run's last evaluation waits for its look */
+	const struct past_run *prev =
+		app_previous_of(a, s->run, s->run && (s->run->ended || a->finishing));
+	if (prev) {
+		previous_for_diagnosis(prev, s->run, &s->m, &before);
+		ctx.previous = &before;
+	}
 	s->all.n = 0;
 	if (s->run)
 		diagnosis_evaluate(s->run, &s->m, &ctx, &s->all);

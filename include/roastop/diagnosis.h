@@ -29,6 +29,7 @@ enum finding_id {
 	FIND_IDLE_CLUSTER, /* threads without work: too few chunks, or queued elsewhere */
 	FIND_FAILURES, /* chunks lost or retried, and where they concentrate */
 	FIND_CPU_STARVED, /* process() waits for a CPU: more busy threads than cores */
+	FIND_SLOWER_THAN_BEFORE, /* slower than the last comparable run; reads the others */
 	FIND__COUNT
 };
 
@@ -59,10 +60,21 @@ struct findings {
 /* What the run does not hold and the caller knows: whether a source has
  * senders that should send chunks (a listener), and whether it already
  * explains their silence (a key alert). */
+/* The last comparable run (previous.h finds it): what slower_than_before
+ * compares the run with. */
+struct diagnosis_previous {
+	char dir[256]; /* its measurement directory's name */
+	optnum rate_khz, workers; /* event_rate_elapsed_khz, avg_workers */
+	char differs[64]; /* what of the identity differs; "" the same analysis */
+	size_t n_ids;
+	char ids[8][32]; /* its findings */
+};
+
 struct diagnosis_context {
 	double now; /* the end of a live run, as metrics_compute's */
 	bool listening;
 	bool key_alert;
+	const struct diagnosis_previous *previous; /* NULL: none known */
 };
 
 /* Fills out with every rule that holds for r (measured as m). */

@@ -5,6 +5,7 @@
 #ifndef ROASTOP_PREVIOUS_H
 #define ROASTOP_PREVIOUS_H
 
+#include "roastop/diagnosis.h"
 #include "roastop/identity.h"
 #include "roastop/jsonw.h"
 #include "roastop/strbuf.h"
@@ -31,6 +32,9 @@ void previous_json(struct jsonw *w, const struct past_run *prev, const struct ru
 void previous_text(struct strbuf *o, const struct past_run *prev, const struct run *r,
 		   const struct metrics *m);
 
+/* What slower_than_before reads of prev, against run r (measured as m). */
+void previous_for_diagnosis(const struct past_run *prev, const struct run *r,
+			    const struct metrics *m, struct diagnosis_previous *out);
 /* The ETA from prev's duration (docs/metrics.md, "Progress and ETA"):
  * its elapsed time x (1 - the run's progress fraction), or less the run's
  * elapsed time without a fraction; invalid when prev's is unknown. */

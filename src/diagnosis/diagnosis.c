@@ -35,6 +35,9 @@ static const struct diag_rule {
 	[FIND_IDLE_CLUSTER] = { "idle_cluster", SEV_WARNING, diag_rule_idle_cluster, NONE },
 	[FIND_FAILURES] = { "failures", SEV_WARNING, diag_rule_failures, NONE },
 	[FIND_CPU_STARVED] = { "cpu_starved", SEV_WARNING, diag_rule_cpu_starved, NONE },
+	/* reads every finding before it: the last row, evaluated last */
+	[FIND_SLOWER_THAN_BEFORE] = { "slower_than_before", SEV_WARNING,
+				      diag_rule_slower_than_before, NONE },
 };
 
 const char *diagnosis_id_name(enum finding_id id)

@@ -61,5 +61,7 @@ diag_rule_fn diag_rule_bad_worker, diag_rule_slow_file, diag_rule_slow_site;
 void diag_places_free(struct diag_eval *e);
 /* rules_cluster.c */
 diag_rule_fn diag_rule_io_bound, diag_rule_cpu_starved;
+/* rules_before.c: reads the findings of every rule before it */
+diag_rule_fn diag_rule_slower_than_before;
 
 #endif

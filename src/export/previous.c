@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "roastop/format.h"
 
@@ -13,6 +14,18 @@ static const char *previous_match(const struct past_run *prev, const struct run 
 	identity_of_run(r, m, &now);
 	enum identity_match how = identity_match(&now, &prev->id, differs, size);
 	return how == IDENTITY_SAME ? "same" : how == IDENTITY_COMPARABLE ? "comparable" : "other";
+}
+
+void previous_for_diagnosis(const struct past_run *prev, const struct run *r,
+			    const struct metrics *m, struct diagnosis_previous *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->dir, sizeof(out->dir), "%s", prev->dir);
+	out->rate_khz = prev->rate_khz;
+	out->workers = prev->workers;
+	previous_match(prev, r, m, out->differs, sizeof(out->differs));
+	for (; out->n_ids < prev->n_ids && out->n_ids < 8; out->n_ids++)
+		snprintf(out->ids[out->n_ids], sizeof(out->ids[0]), "%s", prev->ids[out->n_ids]);
 }
 
 void previous_json(struct jsonw *w, const struct past_run *prev,

@@ -7,16 +7,24 @@ one file ten times slower, each measured live by roastop --headless.
   the chunk size, the same key for all three;
 - `roastop history` lists the three newest first with their figures, as
   plain text and as JSON; --name filters;
+- live, in a terminal: the run after the first shows the first's rate and
+  an ETA from its duration before its own is known;
 - another user's measurement, a corrupt metrics.json and a directory of
   unrelated files under the root are skipped and counted."""
 import json
 import os
+import re
+import shutil
+import socket
 import subprocess
+import sys
 
 import pytest
 
-from conftest import CHUNKSIZE, ROASTOP, run_dirs
-from test_findings import SLOW, measured_run
+from conftest import CHUNKSIZE, ROASTOP, load_metrics, run_dirs
+from dask_cluster import EXAMPLES, client_env
+from test_findings import BASE_SLEEP, SLEEPY_CLIENT, SLOW, measured_run
+from test_screen import Screen, until
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +123,49 @@ def test_each_run_names_the_previous_one(three_runs):
         assert f"Previous Run\n------------\n{prev['dir']} (same analysis)" in text, text
     assert runs[1]["metrics"]["roastop"]["previous"]["rate_change_percent"] < -25
     assert runs[2]["metrics"]["roastop"]["previous"]["rate_change_percent"] > 25
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+def test_live_view_shows_the_last_run(three_runs, dask_cluster, dimuon_files, tmp_path):
+    """roastop in a terminal, its output root holding the first run only:
+    from the run's start the main view shows that run's rate and an ETA
+    from its duration, saying whose, while the slow run goes."""
+    root, runs = three_runs
+    files, _ = dimuon_files
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copytree(runs[0]["dir"], out / runs[0]["dir"].name)
+    port = free_port()
+    screen = Screen(tmp_path, ["--listen", f"127.0.0.1:{port}", "--scheduler",
+                               dask_cluster.dashboard_url, "--exit-on-run-end", "--checkpoint",
+                               0], cols=120, rows=30, out=out)
+    try:
+        key = tmp_path / "roastop" / "key"
+        until(key.exists, "the key file")
+        script = tmp_path / "sleepy_client.py"
+        script.write_text(SLEEPY_CLIENT)
+        env = client_env(ROASTOP_ADDR=f"127.0.0.1:{port}", ROASTOP_KEY=key.read_text().strip())
+        client = subprocess.Popen([sys.executable, str(script), str(EXAMPLES),
+                                   dask_cluster.address, str(files), str(CHUNKSIZE), SLOW,
+                                   str(BASE_SLEEP), "spin", "10"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        rate = runs[0]["metrics"]["event_rate_elapsed_khz"]
+        shown = screen.wait_for(["last run ", "(last run's)"], timeout=60)
+        assert "ETA" in shown, shown
+        got = re.search(r"last run ([\d.]+) ([kMG]?)Hz", shown)
+        assert got, shown
+        scale = {"": 1e-3, "k": 1, "M": 1e3, "G": 1e6}[got.group(2)]
+        assert float(got.group(1)) * scale == pytest.approx(rate, rel=0.01), shown
+        text, _ = client.communicate(timeout=300)
+        assert client.returncode == 0, text
+        until(lambda: "roastop-exit=0" in screen.joined(), "roastop's exit", timeout=60)
+    finally:
+        screen.close()
+    prev = load_metrics(out)["roastop"]["previous"]
+    assert prev["dir"] == runs[0]["dir"].name and prev["rate_change_percent"] < -25, prev

@@ -220,6 +220,38 @@ static void slow_file_is_named(void **state)
 	assert_null(find(&fs, FIND_BAD_WORKER)); /* the file's chunks ran on both */
 }
 
+/* slower_than_before: the slow-file run against a healthy one of 8 waves
+ * of 1 s (4,000 events in about 8 s): the fall, the previous run named, the
+ * slow file as what this run has and that one had not; silent within 25 %,
+ * and without a previous run. */
+static void slower_than_before_names_what_is_new(void **state)
+{
+	(void)state;
+	start();
+	double t = waves(8, FILES[3], NULL, 10);
+	end(t);
+	struct metrics m;
+	metrics_compute(&R, t, NULL, &m);
+	struct diagnosis_previous prev = { .dir = "2026-01-01_10-00-00_first", .n_ids = 1,
+					   .ids = { "tail" } };
+	prev.rate_khz = optnum_of(m.event_rate_elapsed_khz.value * 3);
+	prev.workers = m.avg_workers;
+	struct diagnosis_context ctx = { .now = t, .previous = &prev };
+	struct findings fs;
+	diagnosis_evaluate(&R, &m, &ctx, &fs);
+	const struct finding *f = must(&fs, FIND_SLOWER_THAN_BEFORE);
+	assert_non_null(strstr(f->title, "67 % slower than the last run, 2026-01-01_10-00-00_first"));
+	assert_non_null(strstr(f->evidence, "new since: slow_file (slow file: "));
+	assert_near(f->cost, 2.0 / 3, 1e-9);
+	prev.rate_khz = optnum_of(m.event_rate_elapsed_khz.value * 1.2); /* within the spread */
+	diagnosis_evaluate(&R, &m, &ctx, &fs);
+	assert_null(find(&fs, FIND_SLOWER_THAN_BEFORE));
+	ctx.previous = NULL;
+	prev.rate_khz = optnum_of(m.event_rate_elapsed_khz.value * 3);
+	diagnosis_evaluate(&R, &m, &ctx, &fs);
+	assert_null(find(&fs, FIND_SLOWER_THAN_BEFORE));
+}
+
 static void slow_site_is_named(void **state)
 {
 	(void)state;
@@ -1027,6 +1059,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(healthy_run_has_no_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_file_is_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(slower_than_before_names_what_is_new, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(slow_site_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(slow_site_of_long_urls, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_worker_is_named, setup, teardown),
