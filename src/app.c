@@ -288,7 +288,6 @@ void app_tick(struct app *a)
 	a->n_ticks++;
 	struct metrics m = app_snap_take(a, session_newest(&a->ses))->m; /* the notes may measure */
 	app_note_warnings(a, &m);
-	app_previous_tick(a);
 	app_refresh(a);
 }
 
@@ -357,6 +356,7 @@ static void app_loop(struct app *a)
 		if (n > 0)
 			app_ready(a, pfd);
 		app_sources_dispatch(a, pfd + FD__COUNT, n_fds, n >= 0);
+		app_previous_tick(a);
 		app_stop_at_end(a);
 		if (a->srv) /* at each wake: a connection freed at the limit lets a
 			     * waiting one in without the epoll descriptor turning ready */

@@ -81,7 +81,8 @@ void app_previous_tick(struct app *a)
 		return;
 	if (!a->previous && !(a->previous = calloc(APP_PREVIOUS_MAX, sizeof(*a->previous))))
 		return;
-	for (size_t i = 0; i < a->ses.n_rows; i++) {
+	size_t from = a->ses.n_rows > APP_PREVIOUS_MAX ? a->ses.n_rows - APP_PREVIOUS_MAX : 0;
+	for (size_t i = from; i < a->ses.n_rows; i++) { /* the newest runs: cheap at each wake */
 		const struct run *r = a->ses.rows[i].run;
 		if (r && r->started && !a->ses.rows[i].closed && (r->processor[0] || r->name[0]) &&
 		    !app_previous_slot(a, r))

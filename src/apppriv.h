@@ -195,7 +195,7 @@ void app_open_ui(struct app *a);
 void app_close_ui(struct app *a);
 
 /* app_previous.c: each open run's last comparable run (previous.h), looked
- * for in the background from the tick; of r: NULL while looked for (wait:
+ * for in the background from the loop; of r: NULL while looked for (wait:
  * until found) or when none */
 void app_previous_tick(struct app *a);
 const struct past_run *app_previous_of(const struct app *a, const struct run *r, bool wait);

@@ -8,13 +8,14 @@
 
 #include <stdio.h>
 
-#include "roastop/identity.h"
 #include "roastop/metrics.h"
+#include "roastop/previous.h"
 #include "roastop/strbuf.h"
 
 #define COMPARE_MAX_BYTES (64u << 20) /* a larger metrics.json is refused */
 #define COMPARE_MAX_FINDINGS 32u /* listed per side; the others counted */
 #define COMPARE_TEXT 160u
+#define COMPARE_DATASETS PAST_DATASETS /* per_dataset entries kept, in the file's order */
 
 struct compare_finding {
 	char id[64];
@@ -28,6 +29,8 @@ struct compare_side {
 	char writer[64]; /* "roastop 0.4.0", or "roastcoffea" (no roastop block) */
 	char run[COMPARE_TEXT]; /* run name and status, or "" */
 	char name[96], status[16]; /* run_name and run_status, "" absent */
+	size_t n_datasets;
+	struct past_dataset datasets[COMPARE_DATASETS];
 	bool has_identity; /* roastop.identity was there */
 	struct identity id;
 	struct metrics m;

@@ -42,7 +42,7 @@ int history_walk(const char *root, uid_t uid, size_t max_runs, struct history *h
 int history_scan(const char *root, uid_t uid, struct history *h, char *err, size_t errsz);
 void history_free(struct history *h);
 /* The newest run under root owned by uid that is comparable with now
- * (identity_match) and started before it: true, and *out; false when none
+ * (identity_match), started before it and has an event rate: true, and *out; false when none
  * among the newest HISTORY_PREVIOUS_READ. */
 bool history_find_previous(const char *root, uid_t uid, const struct identity *now,
 			   struct past_run *out);

@@ -11,6 +11,13 @@
 #include "roastop/strbuf.h"
 
 #define PAST_IDS 8u /* finding ids kept per run, most severe first */
+#define PAST_DATASETS 16u
+
+/* A dataset's successful chunks as metrics.json's per_dataset has them. */
+struct past_dataset {
+	char name[96];
+	double events, seconds; /* total_events, total_duration */
+};
 
 /* One measurement, as history shows it. */
 struct past_run {
@@ -23,6 +30,8 @@ struct past_run {
 	size_t n_ids;
 	bool has_identity;
 	struct identity id;
+	size_t n_datasets; /* its per_dataset, the first PAST_DATASETS */
+	struct past_dataset datasets[PAST_DATASETS];
 };
 
 /* The last comparable run prev against run r (measured as m): which it was,

@@ -283,6 +283,27 @@ static void compare_load_run(const cJSON *doc, struct compare_side *s)
 	s->has_identity = identity_read(cJSON_GetObjectItemCaseSensitive(rs, "identity"), &s->id);
 }
 
+static void compare_load_datasets(const cJSON *per, struct compare_side *s)
+{
+	const cJSON *d;
+	if (!cJSON_IsObject(per))
+		return;
+	cJSON_ArrayForEach(d, per) {
+		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(d, "total_events");
+		const cJSON *sec = cJSON_GetObjectItemCaseSensitive(d, "total_duration");
+		if (s->n_datasets == COMPARE_DATASETS || !d->string || !cJSON_IsNumber(ev) ||
+		    !cJSON_IsNumber(sec))
+			continue;
+		struct past_dataset *out = &s->datasets[s->n_datasets++];
+		strutil_copy(out->name, sizeof(out->name), d->string);
+		for (char *p = out->name; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		out->events = ev->valuedouble;
+		out->seconds = sec->valuedouble;
+	}
+}
+
 /* DIR/metrics.json, else DIR/latest/metrics.json. */
 static void compare_path(const char *dir, char *path, size_t size)
 {
@@ -304,6 +325,7 @@ int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz)
 	}
 	metrics_read_json(doc, &s->m);
 	compare_load_run(doc, s);
+	compare_load_datasets(cJSON_GetObjectItemCaseSensitive(doc, "per_dataset"), s);
 	cJSON_Delete(doc);
 	return 0;
 }

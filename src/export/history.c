@@ -38,6 +38,8 @@ int history_parse(char *text, struct past_run *run)
 		     run->n_ids++)
 			strutil_copy(run->ids[run->n_ids], sizeof(run->ids[0]),
 				     s->findings[run->n_ids].id);
+		run->n_datasets = s->n_datasets < PAST_DATASETS ? s->n_datasets : PAST_DATASETS;
+		memcpy(run->datasets, s->datasets, run->n_datasets * sizeof(run->datasets[0]));
 		run->has_identity = s->has_identity;
 		run->id = s->id;
 	}
@@ -195,7 +197,7 @@ static bool previous_visit(void *ctx, const struct past_run *run)
 {
 	struct previous_look *l = ctx;
 	char differs[64];
-	if (!run->has_identity || !(run->id.t_start < l->now->t_start) ||
+	if (!run->has_identity || !run->rate_khz.valid || !(run->id.t_start < l->now->t_start) ||
 	    identity_match(l->now, &run->id, differs, sizeof(differs)) == IDENTITY_OTHER)
 		return true;
 	*l->out = *run;
@@ -203,6 +205,8 @@ static bool previous_visit(void *ctx, const struct past_run *run)
 	return false;
 }
 
+/* The newest comparable run with a rate: one that processed nothing says
+ * nothing of this one. */
 bool history_find_previous(const char *root, uid_t uid, const struct identity *now,
 			   struct past_run *out)
 {

@@ -28,6 +28,36 @@ void previous_for_diagnosis(const struct past_run *prev, const struct run *r,
 		snprintf(out->ids[out->n_ids], sizeof(out->ids[0]), "%s", prev->ids[out->n_ids]);
 }
 
+/* Dataset name's rate in prev (kHz of its chunks' time), invalid when absent. */
+static optnum previous_dataset_rate(const struct past_run *prev, const char *name)
+{
+	for (size_t i = 0; i < prev->n_datasets; i++)
+		if (strcmp(prev->datasets[i].name, name) == 0 && prev->datasets[i].seconds > 0)
+			return optnum_of(prev->datasets[i].events / prev->datasets[i].seconds / 1e3);
+	return optnum_none();
+}
+
+/* Each dataset of r that prev had too: its rate now, then, the change. */
+static void previous_datasets_json(struct jsonw *w, const struct past_run *prev,
+				   const struct run *r, const struct metrics *m)
+{
+	struct dataset_metrics d;
+	optnum delta, pct;
+	jsonw_object(w, "per_dataset");
+	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
+		optnum was = previous_dataset_rate(prev, d.name);
+		if (!was.valid)
+			continue;
+		metrics_change(was, d.event_rate_khz, &delta, &pct);
+		jsonw_object(w, d.name);
+		jsonw_opt(w, "event_rate_khz", d.event_rate_khz);
+		jsonw_opt(w, "previous_event_rate_khz", was);
+		jsonw_opt(w, "rate_change_percent", pct);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, '}');
+}
+
 void previous_json(struct jsonw *w, const struct past_run *prev,
 			   const struct run *r, const struct metrics *m)
 {
@@ -43,6 +73,7 @@ void previous_json(struct jsonw *w, const struct past_run *prev,
 	jsonw_opt(w, "rate_change_percent", pct);
 	jsonw_opt(w, "elapsed_time_seconds", prev->elapsed);
 	jsonw_opt(w, "avg_workers", prev->workers);
+	previous_datasets_json(w, prev, r, m);
 	jsonw_array(w, "findings");
 	for (size_t i = 0; i < prev->n_ids; i++)
 		jsonw_str(w, NULL, prev->ids[i]);
@@ -58,10 +89,10 @@ static void previous_row(struct strbuf *o, const char *label, const char *now,
 		       pct.valid ? format_num(p, pct, "%+.1f %%") : "");
 }
 
-void previous_text(struct strbuf *o, const struct past_run *prev,
-			   const struct run *r, const struct metrics *m)
+void previous_text(struct strbuf *o, const struct past_run *prev, const struct run *r,
+		   const struct metrics *m)
 {
-	char differs[64], a[FMT_LEN], b[FMT_LEN];
+	char differs[64], a[FMT_LEN], b[FMT_LEN], name[20];
 	optnum delta, pct;
 	const char *how = previous_match(prev, r, m, differs, sizeof(differs));
 	strbuf_appendf(o, "\nPrevious Run\n------------\n%s (%s analysis%s%s)\n", prev->dir, how,
@@ -75,6 +106,17 @@ void previous_text(struct strbuf *o, const struct past_run *prev,
 	metrics_change(prev->workers, m->avg_workers, &delta, &pct);
 	previous_row(o, "Workers", format_num(a, m->avg_workers, "%.1f"),
 		     format_num(b, prev->workers, "%.1f"), pct);
+	struct dataset_metrics d;
+	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
+		optnum was = previous_dataset_rate(prev, d.name);
+		metrics_change(was, d.event_rate_khz, &delta, &pct);
+		snprintf(name, sizeof(name), "  %s", d.name);
+		for (char *p = name; *p; p++)
+			*p = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+		if (was.valid)
+			previous_row(o, name, format_rate(a, d.event_rate_khz, 1e3, "Hz"),
+				     format_rate(b, was, 1e3, "Hz"), pct);
+	}
 	strbuf_appendf(o, "%-18s %s\n", "Its findings", prev->n_ids ? "" : "none");
 	for (size_t i = 0; i < prev->n_ids; i++)
 		strbuf_appendf(o, "  %s\n", prev->ids[i]);

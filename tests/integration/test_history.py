@@ -32,8 +32,8 @@ def three_runs(tmp_path_factory, dask_cluster, dimuon_files):
     files, _ = dimuon_files
     d = tmp_path_factory.mktemp("history")
     runs = []
-    for slow in ("none", SLOW, "none"):
-        run = measured_run(d, dask_cluster, files, slow)
+    for slow in ("none", SLOW, "none"):  # the slow file's chunks 20 x: well beyond the spread
+        run = measured_run(d, dask_cluster, files, slow, factor=20)
         run["dir"] = run["dir"].resolve()  # latest, now: the run's own directory
         runs.append(run)
     return d / "measurement", runs
@@ -122,6 +122,11 @@ def test_each_run_names_the_previous_one(three_runs):
         text = (runs[i]["dir"] / "summary.txt").read_text()
         assert f"Previous Run\n------------\n{prev['dir']} (same analysis)" in text, text
     assert runs[1]["metrics"]["roastop"]["previous"]["rate_change_percent"] < -25
+    per = runs[1]["metrics"]["roastop"]["previous"]["per_dataset"]
+    slow_ds = [d for d in per if SLOW.startswith(d)]
+    assert len(per) == 2 and len(slow_ds) == 1, per
+    other = next(d for d in per if d != slow_ds[0])
+    assert per[slow_ds[0]]["rate_change_percent"] < per[other]["rate_change_percent"], per
     assert runs[2]["metrics"]["roastop"]["previous"]["rate_change_percent"] > 25
 
 
@@ -153,7 +158,7 @@ def test_live_view_shows_the_last_run(three_runs, dask_cluster, dimuon_files, tm
         env = client_env(ROASTOP_ADDR=f"127.0.0.1:{port}", ROASTOP_KEY=key.read_text().strip())
         client = subprocess.Popen([sys.executable, str(script), str(EXAMPLES),
                                    dask_cluster.address, str(files), str(CHUNKSIZE), SLOW,
-                                   str(BASE_SLEEP), "spin", "10"], env=env,
+                                   str(BASE_SLEEP), "spin", "20"], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         rate = runs[0]["metrics"]["event_rate_elapsed_khz"]
         shown = screen.wait_for(["last run ", "(last run's)"], timeout=60)

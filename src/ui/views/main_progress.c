@@ -31,7 +31,7 @@ static void progress_bar(struct ui *ui, int y, int x, int w, double frac)
  * narrow width the least important go first (highest drop rank), so no
  * word is cut. The bar takes what the kept parts leave. */
 #define PART_SEGS 6
-#define PROGRESS_PARTS 9
+#define PROGRESS_PARTS 10
 #define BAR_MIN 12 /* "[" 10 cells "]": narrower says nothing */
 
 struct part {
@@ -176,8 +176,8 @@ static void part_previous(struct parts *ps, const struct ui *ui, const struct ui
 		      format_rate(part_buf(ps), f->previous_rate_khz, 1e3, "Hz"));
 	optnum delta, pct;
 	metrics_change(f->previous_rate_khz, f->m->event_rate_elapsed_khz, &delta, &pct);
-	if (pct.valid)
-		part_seg(part_new(ps, drop), TH_DIM, format_num(part_buf(ps), pct, " (%+.0f%%)"));
+	if (pct.valid) /* in the same part: at most PROGRESS_PARTS */
+		part_seg(&ps->p[ps->n - 1], TH_DIM, format_num(part_buf(ps), pct, " (%+.0f%%)"));
 }
 
 /* "events 1,234 of 20,000 [bar] 6.2%  ETA 4m 12s", or the same of the run's
@@ -201,7 +201,7 @@ static void progress_known(struct parts *ps, const struct ui *ui, const struct u
 	if (tasks)
 		part_seg(part_new(ps, 1), TH_DIM, " (from tasks)");
 	part_chunks(ps, ui, m, 4, false);
-	part_previous(ps, ui, f, 5);
+	part_previous(ps, ui, f, 2);
 	part_retries(ps, ui, m, 7);
 	if (tasks) {
 		part_labelled(ps, ui, 5, "events ", format_count(part_buf(ps), m->total_events));
@@ -220,7 +220,7 @@ static void progress_unknown(struct parts *ps, const struct ui *ui, const struct
 	part_labelled(ps, ui, 4, "tasks executing ",
 		      format_num(part_buf(ps), m->tasks_executing_now, "%.0f"));
 	part_eta(ps, f, line_dot(ui));
-	part_previous(ps, ui, f, 3);
+	part_previous(ps, ui, f, 1);
 	part_seg(part_new(ps, 3), TH_DIM, " (no expected total, no task progress)");
 }
 
