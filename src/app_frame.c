@@ -187,7 +187,7 @@ void app_ui_draw(struct app *a)
 	const struct past_run *prev = app_previous_of(a, shown, false);
 	if (prev) {
 		f.previous_rate_khz = prev->rate_khz;
-		f.previous_eta = previous_eta(prev, m);
+		f.previous_eta = previous_eta(prev, &s->m);
 	}
 	struct source_typed feed;
 	bool fed;

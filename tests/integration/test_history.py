@@ -174,3 +174,23 @@ def test_live_view_shows_the_last_run(three_runs, dask_cluster, dimuon_files, tm
         screen.close()
     prev = load_metrics(out)["roastop"]["previous"]
     assert prev["dir"] == runs[0]["dir"].name and prev["rate_change_percent"] < -25, prev
+
+
+def test_slower_than_before_names_the_slow_file(three_runs):
+    """The second run against the first: slower_than_before, naming the
+    first run and the slow file (slow_file, new since) as the cause, in
+    metrics.json and summary.txt; the third, as fast as the first, against
+    the second: no such finding."""
+    root, runs = three_runs
+    found = [f for f in runs[1]["metrics"]["roastop"]["findings"]
+             if f["id"] == "slower_than_before"]
+    assert len(found) == 1, runs[1]["metrics"]["roastop"]["findings"]
+    f = found[0]
+    assert f["title"].endswith("slower than the last run, " + runs[0]["dir"].name), f
+    assert "new since: slow_file (slow file: " + SLOW in f["evidence"], f
+    text = (runs[1]["dir"] / "summary.txt").read_text()
+    assert "slower than the last run, " + runs[0]["dir"].name in text, text
+    assert "slow_file (slow file: " + SLOW in text, text
+    for run in (runs[0], runs[2]):
+        assert not [g for g in run["metrics"]["roastop"]["findings"]
+                    if g["id"] == "slower_than_before"], run["metrics"]["roastop"]["findings"]
