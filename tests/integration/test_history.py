@@ -187,7 +187,8 @@ def test_slower_than_before_names_the_slow_file(three_runs):
     assert len(found) == 1, runs[1]["metrics"]["roastop"]["findings"]
     f = found[0]
     assert f["title"].endswith("slower than the last run, " + runs[0]["dir"].name), f
-    assert "new since: slow_file (slow file: " + SLOW in f["evidence"], f
+    assert "new since: " in f["evidence"], f
+    assert "slow_file (slow file: " + SLOW in f["evidence"].split("new since: ")[1], f
     text = (runs[1]["dir"] / "summary.txt").read_text()
     assert "slower than the last run, " + runs[0]["dir"].name in text, text
     assert "slow_file (slow file: " + SLOW in text, text
