@@ -11,6 +11,7 @@
 
 #include "roastop/diagnosis.h"
 #include "roastop/metrics.h"
+#include "roastop/previous.h"
 #include "roastop/strbuf.h"
 
 /* Rows of a table (datasets, files, sections, error types), largest first;
@@ -19,8 +20,9 @@
 #define REPORT_HTML_MAX_ROWS 50
 
 /* Appends the whole page; fs: the run's findings as its snapshot has them
- * (NULL: no Findings section). */
+ * (NULL: no Findings section); prev: the last comparable run (previous.h;
+ * NULL: none, no section). */
 void report_html_write(const struct metrics *m, const struct run *r, const struct findings *fs,
-		       struct strbuf *out);
+		       const struct past_run *prev, struct strbuf *out);
 
 #endif

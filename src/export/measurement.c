@@ -225,11 +225,11 @@ static int write_summary(const struct outdir *o, const struct metrics *m, const 
 }
 
 static int write_report(const struct outdir *o, const struct metrics *m, const struct run *r,
-			const struct findings *fs)
+			const struct findings *fs, const struct past_run *prev)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	report_html_write(m, r, fs, &sb);
+	report_html_write(m, r, fs, prev, &sb);
 	int rc = write_buf(o, "report.html", &sb);
 	strbuf_free(&sb);
 	return rc;
@@ -252,7 +252,7 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
 	if (rc == 0)
 		rc = write_summary(&o, m, r, fs, extra);
 	if (rc == 0)
-		rc = write_report(&o, m, r, fs);
+		rc = write_report(&o, m, r, fs, extra ? extra->previous : NULL);
 	if (rc == 0)
 		rc = dir_sync(&o);
 	int saved = errno;

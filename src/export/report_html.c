@@ -307,14 +307,32 @@ static void summary(struct strbuf *o, const struct metrics *m, const struct run 
 	strbuf_free(&text);
 }
 
+/* The run against the last comparable one: summary.txt's Previous Run. */
+static void previous(struct strbuf *o, const struct metrics *m, const struct run *r,
+		     const struct past_run *prev)
+{
+	struct strbuf text;
+	strbuf_init(&text);
+	previous_text(&text, prev, r, m);
+	strbuf_puts(o, "<section id=\"previous\"><h2>Against the previous run</h2><pre>");
+	if (text.data && !text.failed)
+		html_esc(o, text.data);
+	else
+		o->failed = true;
+	strbuf_puts(o, "</pre></section>\n");
+	strbuf_free(&text);
+}
+
 void report_html_write(const struct metrics *m, const struct run *r, const struct findings *fs,
-		       struct strbuf *out)
+		       const struct past_run *prev, struct strbuf *out)
 {
 	page_head(out, r);
 	title_block(out, m, r);
 	headline(out, m);
 	if (fs)
 		report_html_findings(out, fs);
+	if (prev)
+		previous(out, m, r, prev);
 	report_html_timelines(out, m, r);
 	report_html_histogram(out, m, r);
 	report_html_fine(out, m);

@@ -121,6 +121,8 @@ def test_each_run_names_the_previous_one(three_runs):
             runs[i - 1]["metrics"]["event_rate_elapsed_khz"])
         text = (runs[i]["dir"] / "summary.txt").read_text()
         assert f"Previous Run\n------------\n{prev['dir']} (same analysis)" in text, text
+        html = (runs[i]["dir"] / "report.html").read_text()
+        assert "Against the previous run" in html and prev["dir"] in html
     assert runs[1]["metrics"]["roastop"]["previous"]["rate_change_percent"] < -25
     per = runs[1]["metrics"]["roastop"]["previous"]["per_dataset"]
     slow_ds = [d for d in per if SLOW.startswith(d)]

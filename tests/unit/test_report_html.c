@@ -101,7 +101,7 @@ static void render(double now)
 	struct metrics m;
 	metrics_compute(&R, now, NULL, &m);
 	strbuf_reset(&out);
-	report_html_write(&m, &R, NULL, &out);
+	report_html_write(&m, &R, NULL, NULL, &out);
 	assert_false(out.failed);
 	assert_non_null(out.data);
 }
