@@ -401,3 +401,31 @@ def modules_dot():
 
 if __name__ == "__main__":  # python3 tests/integration/test_layering.py > modules.dot
     print(modules_dot())
+
+
+def c_functions(path):
+    """(first line, body lines) of each function of a C file written in the
+    house style: the opening brace alone on a line at column 0, the closing
+    one too."""
+    lines, start = path.read_text().split("\n"), None
+    for i, line in enumerate(lines):
+        if line == "{" and start is None:
+            start = i
+        elif line == "}" and start is not None:
+            yield lines[start - 1], i - start - 1
+            start = None
+
+
+def test_no_c_function_over_50_lines_nor_file_over_800():
+    """Issue 44's sizes for the C (python/tests/test_function_length.py
+    holds the Python's functions): no function body over 50 lines, no file
+    of src, include or python/roastop over 800."""
+    long = [(str(p.relative_to(ROOT)), head, n) for p in sorted(ROOT.glob("src/**/*.c"))
+            for head, n in c_functions(p) if n > 50]
+    assert not long, long
+    files = [*ROOT.glob("src/**/*.[ch]"), *ROOT.glob("include/**/*.h"),
+             *ROOT.glob("python/roastop/**/*.py")]
+    big = [(str(p.relative_to(ROOT)), n) for p in files
+           if (n := len(p.read_text().split("\n")) - 1) > 800]
+    assert not big, big
+    assert len(files) > 100  # the globs found the tree
