@@ -889,17 +889,24 @@ static void io_bound_when_process_waits(void **state)
 	assert_true(f->since >= T0 + 1 && f->since < t);
 }
 
+/* 8 waves whose process() is on the CPU cpu and waits for one wait of its
+ * time, evaluated once ended. */
+static void cpu_waves(double cpu, double wait, struct findings *fs)
+{
+	start();
+	cpu_share = cpu;
+	wait_share = wait;
+	double t = waves(8, NULL, NULL, 1);
+	end(t);
+	evaluate(t, true, fs);
+}
+
 /* Off the CPU because other threads had it: starved, not I/O bound. */
 static void starved_when_process_waits_for_a_cpu(void **state)
 {
 	(void)state;
-	start();
-	cpu_share = 0.1;
-	wait_share = 0.85;
-	double t = waves(8, NULL, NULL, 1);
-	end(t);
 	struct findings fs;
-	evaluate(t, true, &fs);
+	cpu_waves(0.1, 0.85, &fs);
 	assert_null(find(&fs, FIND_IO_BOUND));
 	const struct finding *f = must(&fs, FIND_CPU_STARVED);
 	assert_string_equal(f->title, "CPU starved: process() waits 85% of its time for a CPU");
@@ -914,13 +921,8 @@ static void starved_when_process_waits_for_a_cpu(void **state)
 static void sleeping_on_a_starved_node_is_both(void **state)
 {
 	(void)state;
-	start();
-	cpu_share = 0.06;
-	wait_share = 0.55;
-	double t = waves(8, NULL, NULL, 1);
-	end(t);
 	struct findings fs;
-	evaluate(t, true, &fs);
+	cpu_waves(0.06, 0.55, &fs);
 	must(&fs, FIND_CPU_STARVED);
 	const struct finding *f = must(&fs, FIND_IO_BOUND);
 	assert_non_null(strstr(f->title, "waits 87% of its time off the CPU"));
@@ -932,13 +934,8 @@ static void sleeping_on_a_starved_node_is_both(void **state)
 static void sleeping_process_is_io_not_starved(void **state)
 {
 	(void)state;
-	start();
-	cpu_share = 0.1;
-	wait_share = 0.02;
-	double t = waves(8, NULL, NULL, 1);
-	end(t);
 	struct findings fs;
-	evaluate(t, true, &fs);
+	cpu_waves(0.1, 0.02, &fs);
 	assert_null(find(&fs, FIND_CPU_STARVED));
 	const struct finding *f = must(&fs, FIND_IO_BOUND);
 	assert_non_null(strstr(f->title, "90% of its time off the CPU"));
