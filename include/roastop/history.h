@@ -1,5 +1,6 @@
-/* The measurements under an output directory (docs/compare.md, "roastop history"): roastop
- * history lists them, and a run finds the last comparable one. Bounded:
+/* The measurements under an output directory (docs/compare.md, "roastop
+ * history"): roastop history lists them, and a run finds the last
+ * comparable one. Bounded:
  * at most HISTORY_MAX_SCANNED entries of the directory are looked at and
  * at most max_runs measurements read, one at a time, newest first (by
  * their directories' names, which begin with the run's start). Another
