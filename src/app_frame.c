@@ -183,6 +183,7 @@ void app_ui_draw(struct app *a)
 		.emitter_hint = app_hint(a),
 		.now = app_now(a),
 		.findings = &s->all,
+		.past = app_past_of(a),
 	};
 	const struct past_run *prev = app_previous_of(a, shown, false);
 	if (prev) {

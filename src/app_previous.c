@@ -1,8 +1,10 @@
 /* Each run's last comparable run (previous.h), looked for in a thread of
  * its own once the run has started, so that its start never waits on the
  * disk: the tick starts the look and collects what it found; the run's
- * close waits for it. Not when events are replayed: a replay reproduces
- * what its session saw, and the output root's runs were not part of it. */
+ * close waits for it. The output root's runs before the session (view 8)
+ * are read once, the same way. Not when events are replayed: a replay
+ * reproduces what its session saw, and the output root's runs were not
+ * part of it. */
 #include "apppriv.h"
 
 #include <pthread.h>
@@ -22,6 +24,53 @@ struct app_previous {
 	struct identity now;
 	struct past_run run;
 };
+
+struct app_past {
+	pthread_t thread;
+	bool started, joined;
+	atomic_bool done;
+	const char *root;
+	struct history h;
+};
+
+static void *app_past_read(void *arg)
+{
+	struct app_past *p = arg;
+	char err[160];
+	if (history_scan(p->root, getuid(), &p->h, err, sizeof(err)) != 0)
+		history_free(&p->h); /* no root yet: no past session */
+	atomic_store(&p->done, true);
+	return NULL;
+}
+
+static void app_past_begin(struct app *a)
+{
+	if (a->past || !a->out_dir[0] || !(a->past = calloc(1, sizeof(*a->past))))
+		return;
+	a->past->root = a->out_dir;
+	a->past->started = pthread_create(&a->past->thread, NULL, app_past_read, a->past) == 0;
+}
+
+const struct history *app_past_of(struct app *a)
+{
+	struct app_past *p = a->past;
+	if (!p || !p->started || !atomic_load(&p->done))
+		return NULL;
+	if (!p->joined)
+		pthread_join(p->thread, NULL), p->joined = true;
+	return &p->h;
+}
+
+static void app_past_free(struct app *a)
+{
+	struct app_past *p = a->past;
+	if (p && p->started && !p->joined)
+		pthread_join(p->thread, NULL);
+	if (p)
+		history_free(&p->h);
+	free(p);
+	a->past = NULL;
+}
 
 static void *app_previous_look(void *arg)
 {
@@ -79,6 +128,7 @@ void app_previous_tick(struct app *a)
 {
 	if (a->recorded || a->finishing)
 		return;
+	app_past_begin(a);
 	if (!a->previous && !(a->previous = calloc(APP_PREVIOUS_MAX, sizeof(*a->previous))))
 		return;
 	size_t from = a->ses.n_rows > APP_PREVIOUS_MAX ? a->ses.n_rows - APP_PREVIOUS_MAX : 0;
@@ -105,4 +155,5 @@ void app_previous_free(struct app *a)
 		app_previous_join(&a->previous[i]);
 	free(a->previous);
 	a->previous = NULL;
+	app_past_free(a);
 }

@@ -71,6 +71,7 @@ struct app_stats {
 /* Runs whose last comparable run is looked for at once (app_previous.c). */
 #define APP_PREVIOUS_MAX 8
 struct app_previous;
+struct app_past;
 
 struct app {
 	const struct app_config *cfg;
@@ -98,6 +99,7 @@ struct app {
 	char out_dir[PATH_MAX]; /* the root: each run writes a directory under it */
 	/* each run's last comparable run, looked for in the background */
 	struct app_previous *previous;
+	struct app_past *past; /* the output root's runs before this session */
 	size_t previous_next;
 	size_t n_written; /* runs with a measurement directory */
 	bool finishing, finish_failed; /* the exit's final writes, and whether one failed */
@@ -200,5 +202,8 @@ void app_close_ui(struct app *a);
 void app_previous_tick(struct app *a);
 const struct past_run *app_previous_of(const struct app *a, const struct run *r, bool wait);
 void app_previous_free(struct app *a);
+/* The output root's measurements as the session began (view 8's past
+ * sessions), read once in a thread of its own; NULL until read. */
+const struct history *app_past_of(struct app *a);
 
 #endif

@@ -23,7 +23,7 @@ struct past_dataset {
 struct past_run {
 	char dir[256]; /* its directory's name under the root */
 	char name[96], status[16]; /* "" absent */
-	optnum events, rate_khz, elapsed, workers; /* workers: time-averaged */
+	optnum chunks, events, rate_khz, elapsed, workers; /* workers: time-averaged */
 	char finding[64], severity[16]; /* the most severe, "" none */
 	size_t findings;
 	char ids[PAST_IDS][32]; /* its findings' ids, most severe first */

@@ -14,6 +14,8 @@
 #include "roastop/source.h"
 #include "roastop/tasks.h"
 
+struct history; /* history.h: the output root's measurements */
+
 #define UI_DEFAULT_INTERVAL 1.0
 
 enum ui_view {
@@ -77,6 +79,9 @@ struct ui_frame {
 	 * the ETA from its duration shown until the run's own is known;
 	 * invalid: none */
 	optnum previous_rate_khz, previous_eta;
+	/* the output root's runs before this session, newest first (view 8);
+	 * NULL: not read (yet, or a replay) */
+	const struct history *past;
 };
 
 /* What the app must do after input (bits). */

@@ -24,6 +24,7 @@ int history_parse(char *text, struct past_run *run)
 	if (rc == 0) {
 		strutil_copy(run->name, sizeof(run->name), s->name);
 		strutil_copy(run->status, sizeof(run->status), s->status);
+		run->chunks = s->m.num_chunks;
 		run->events = s->m.total_events;
 		run->rate_khz = s->m.event_rate_elapsed_khz;
 		run->elapsed = s->m.elapsed_time_seconds;

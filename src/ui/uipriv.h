@@ -54,6 +54,7 @@ struct ui {
 	/* the session's rows_dropped when view 8 was last drawn, and when a run
 	 * was picked: a row dropped since moves the picked one up */
 	uint64_t runs_dropped_drawn, runs_dropped_picked;
+	int runs_session; /* view 8's rows of this session (the past sessions' follow) */
 	bool runs_entered; /* view 8 just opened: select the run shown */
 	/* view 8's m: the run compared with the selected one (its row index +
 	 * 1 then; 0: none), and the session's rows_dropped when it was marked */

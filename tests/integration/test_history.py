@@ -197,3 +197,27 @@ def test_slower_than_before_names_the_slow_file(three_runs):
     for run in (runs[0], runs[2]):
         assert not [g for g in run["metrics"]["roastop"]["findings"]
                     if g["id"] == "slower_than_before"], run["metrics"]["roastop"]["findings"]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+def test_runs_view_lists_past_sessions(three_runs, tmp_path):
+    """roastop started on the output root of the three runs: view 8 lists
+    them below this session's (none), newest first, each with its figures
+    as history gives them; Enter on one says what it is."""
+    root, runs = three_runs
+    listed = json.loads(history(root, "--json").stdout)["runs"]
+    screen = Screen(tmp_path, ["--listen", f"127.0.0.1:{free_port()}"], cols=200, rows=60,
+                    out=root)
+    try:
+        screen.wait_for("roastop")
+        screen.keys("8")
+        names = [r["dir"] for r in listed]
+        shown = screen.wait_for([f"past session: {len(runs)}", *names], timeout=30)
+        rows = [line for line in shown.splitlines() if any(n in line for n in names)]
+        assert [next(n for n in names if n in row) for row in rows] == names, shown
+        for row, r in zip(rows, listed):
+            assert r["run_status"] in row and f"{r['total_events']:,}" in row, (row, r)
+        screen.keys("Enter")
+        screen.wait_for("a past session's run", timeout=30)
+    finally:
+        screen.close()

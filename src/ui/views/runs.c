@@ -1,12 +1,15 @@
 /* View 8: the session's runs, a row each (session.h), newest last; Enter
  * shows the selected one in the other views; m marks one, and the marked
- * run and the selected one are compared under the list. */
+ * run and the selected one are compared under the list. Below them, the
+ * past sessions' runs in the output root (history.h), newest first. */
 #include "../uipriv.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "roastop/format.h"
+#include "roastop/history.h"
 #include "roastop/metrics.h"
 
 /* The comparison's rows: a border, the heading, the figures, a border. */
@@ -63,9 +66,32 @@ static void runs_compare(struct ui *ui, const struct ui_frame *f, struct rect r,
 	runs_compare_row(ui, r, r.y + 6, "event rate", RK_RATE, x->event_rate_hz, y->event_rate_hz);
 }
 
+/* A past session's run: its directory's name (its start and run name) as
+ * NAME, its date (MM-DD) as START. */
+static void runs_past_row(const struct past_run *p, char c[][FMT_CELL], enum theme_elem *elem)
+{
+	char a[FMT_LEN];
+	snprintf(c[0], FMT_CELL, "-");
+	snprintf(c[1], FMT_CELL, "%.*s", FMT_CELL - 1, p->dir);
+	snprintf(c[2], FMT_CELL, "%.5s", p->dir + (strlen(p->dir) > 5 ? 5 : 0));
+	snprintf(c[3], FMT_CELL, "%s", format_duration(a, p->elapsed));
+	snprintf(c[4], FMT_CELL, "%s", p->status[0] ? p->status : "n/a");
+	snprintf(c[5], FMT_CELL, "%s", format_count(a, p->chunks));
+	snprintf(c[6], FMT_CELL, "%s", format_count(a, p->events));
+	snprintf(c[7], FMT_CELL, "%s",
+		 format_rate(a, p->rate_khz.valid ? optnum_of(1e3 * p->rate_khz.value) : p->rate_khz,
+			     1.0, "Hz"));
+	*elem = TH_DIM;
+}
+
 static void runs_row(struct ui *ui, const struct ui_frame *f, int i, char c[][FMT_CELL],
 		     enum theme_elem *elem)
 {
+	size_t n = f->session ? f->session->n_rows : 0;
+	if ((size_t)i >= n) {
+		runs_past_row(&f->past->runs[(size_t)i - n], c, elem);
+		return;
+	}
 	const struct session_run *row = &f->session->rows[i];
 	const struct session_figures *g = &row->fig;
 	char a[FMT_LEN];
@@ -93,20 +119,22 @@ void view_runs(struct ui *ui, const struct ui_frame *f)
 		{ "EVENTS", 11, true, false, false },  { "RATE", 9, true, false, false },
 	};
 	struct rect body = table_body();
-	size_t n = f->session ? f->session->n_rows : 0;
+	size_t n = f->session ? f->session->n_rows : 0, past = f->past ? f->past->n : 0;
 	ui->runs_dropped_drawn = f->session ? f->session->rows_dropped : 0;
+	ui->runs_session = (int)n;
 	for (size_t i = 0; ui->runs_entered && i < n; i++)
 		if (f->session->rows[i].run == f->run)
 			ui->sel[UI_VIEW_RUNS] = (int)i; /* the list opens on the run shown */
 	ui->runs_entered = false;
 	char title[160];
 	snprintf(title, sizeof(title), "runs: %zu (Enter shows one; m compares; * = summary only, "
-		 "over %d kept)", n, SESSION_DETAIL_RUNS);
+		 "over %d kept); - = past session: %zu", n, SESSION_DETAIL_RUNS, past);
 	int marked = runs_marked(ui, f->session);
 	bool compare = marked >= 0 && body.h >= RUNS_COMPARE_ROWS + 4;
 	if (compare)
 		body.h -= RUNS_COMPARE_ROWS;
-	table_draw(ui, f, body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, runs_row);
+	table_draw(ui, f, body, title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)(n + past),
+		   runs_row);
 	int sel = ui->sel[UI_VIEW_RUNS];
 	if (compare && sel >= 0 && (size_t)sel < n)
 		runs_compare(ui, f,
@@ -119,10 +147,15 @@ void view_runs(struct ui *ui, const struct ui_frame *f)
  * to compare with the one then selected (m on it again unmarks it). */
 bool view_runs_key(struct ui *ui, int ch)
 {
-	int sel = ui->sel[UI_VIEW_RUNS], n = ui->n_rows[UI_VIEW_RUNS];
+	int sel = ui->sel[UI_VIEW_RUNS], n = ui->runs_session;
 	bool enter = ch == '\n' || ch == '\r' || ch == KEY_ENTER;
 	if (!enter && ch != 'm')
 		return false;
+	if (sel >= n && sel < ui->n_rows[UI_VIEW_RUNS]) {
+		ui_message(ui, "a past session's run: roastop history lists them, roastop compare "
+			   "puts two side by side");
+		return true;
+	}
 	if (n <= 0)
 		return true;
 	if (enter) {
