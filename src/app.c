@@ -285,7 +285,6 @@ static void app_end_after_flush(struct app *a)
  * the same files. */
 void app_tick(struct app *a)
 {
-	a->n_ticks++;
 	struct metrics m = app_snap_take(a, session_newest(&a->ses))->m; /* the notes may measure */
 	app_note_warnings(a, &m);
 	app_refresh(a);

@@ -142,10 +142,13 @@ static const struct run *app_shown(const struct app *a)
 /* The snapshots of the tick: every run not closed (or changed since its
  * close) and the shown run, the rows' figures, the quiet alert. Also
  * before a frame of a replay when events came since (a replay waiting for
- * input shows what it has read): what no file reads, so its times do not
- * matter. */
+ * input shows what it has read), and before a write finds its run changed
+ * since its snapshot (a chunk after the tick, or a replay whose clock
+ * stopped with its quiet input): a file never holds less than the events
+ * read. Each is counted as a tick (/metrics: roastop_ticks). */
 void app_refresh(struct app *a)
 {
+	a->n_ticks++;
 	a->refreshed_at = a->t_latest;
 	app_stats_take(a);
 	const struct run *shown = app_shown(a);

@@ -133,6 +133,8 @@ static int app_write_run(struct app *a, const struct session_run *row, bool clos
 	const struct run *r = row->run;
 	if (closing)
 		app_snap_take(a, r);
+	else if (app_snap(a, r, false)->changes != r->changes)
+		app_refresh(a); /* a chunk came since the tick: the write holds it */
 	const struct app_snap *s = app_snap(a, r, true);
 	const struct metrics *m = &s->m;
 	app_figures(a, r, m);

@@ -256,7 +256,7 @@ void openmetrics_write(const struct openmetrics_input *in, struct strbuf *out)
 		om_task_records(out, in->ses);
 	}
 	if (in->ticks)
-		om_counter(out, "roastop_ticks", "Ticks: the snapshots of the open runs taken.",
+		om_counter(out, "roastop_ticks", "Ticks: the rounds of snapshots of the open runs taken.",
 			   *in->ticks);
 	if (in->diagnoses)
 		om_counter(out, "roastop_diagnoses",
