@@ -134,6 +134,12 @@ bool metrics_straggler(const struct metrics *m, const struct inflight_chunk *c);
 /* i-th dataset (insertion order), false past the end. */
 bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 		     struct dataset_metrics *out);
+/* events / seconds / 1e3 (kHz of process() time): a dataset's or a file's
+ * event_rate_khz; invalid without seconds. */
+optnum metrics_event_rate_khz(double events, double seconds);
+/* i-th file (insertion order): its name and the event rate of its
+ * successful chunks; false past the end. */
+bool metrics_file(const struct run *r, size_t i, const char **name, optnum *rate_khz);
 /* "coffea_report", "chunks", or NULL for TOTAL_NONE. */
 const char *metrics_source_name(enum total_source s);
 /* "events", "tasks", or NULL for PROGRESS_NONE. */

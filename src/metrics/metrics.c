@@ -591,9 +591,24 @@ bool metrics_dataset(const struct run *r, const struct metrics *m, size_t i,
 		out->mean_events_per_chunk = ratio(optnum_of(d->total_events), count_of(d->n_chunks));
 	if (d->duration_hist)
 		out->p99_duration = hist_quantile(d->duration_hist, 0.99);
-	out->event_rate_khz = scale(ratio(optnum_of(d->total_events), optnum_of(d->total_duration)), 1e-3);
+	out->event_rate_khz = metrics_event_rate_khz(d->total_events, d->total_duration);
 	out->share_of_time_percent =
 		scale(ratio(optnum_of(d->total_duration), optnum_of(r->chunk_duration.sum)), 100);
+	return true;
+}
+
+optnum metrics_event_rate_khz(double events, double seconds)
+{
+	return scale(ratio(optnum_of(events), optnum_of(seconds)), 1e-3);
+}
+
+bool metrics_file(const struct run *r, size_t i, const char **name, optnum *rate_khz)
+{
+	const struct file_agg *f = strmap_val_at(&r->files, i);
+	if (!f)
+		return false;
+	*name = strmap_key_at(&r->files, i);
+	*rate_khz = metrics_event_rate_khz(f->total_events, f->total_duration);
 	return true;
 }
 
