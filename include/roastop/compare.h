@@ -31,6 +31,8 @@ struct compare_side {
 	char name[96], status[16]; /* run_name and run_status, "" absent */
 	size_t n_datasets;
 	struct past_dataset datasets[COMPARE_DATASETS];
+	size_t n_files;
+	struct past_file files[PAST_FILES]; /* of raw_chunk_metrics */
 	bool has_identity; /* roastop.identity was there */
 	struct identity id;
 	struct metrics m;

@@ -68,6 +68,8 @@ struct diagnosis_previous {
 	char differs[64]; /* what of the identity differs; "" the same analysis */
 	size_t n_ids;
 	char ids[8][32]; /* its findings */
+	char fell_file[96]; /* the file whose rate fell most (its end), "" none */
+	optnum fell_percent; /* its change */
 };
 
 struct diagnosis_context {

@@ -12,11 +12,21 @@
 
 #define PAST_IDS 8u /* finding ids kept per run, most severe first */
 #define PAST_DATASETS 16u
+#define PAST_FILES 512u /* files of a past run's chunk records kept */
+#define PREVIOUS_FILES 16u /* per-file changes given, the largest falls */
 
 /* A dataset's successful chunks as metrics.json's per_dataset has them. */
 struct past_dataset {
 	char name[96];
 	double events, seconds; /* total_events, total_duration */
+};
+
+/* A file's successful chunks among a measurement's raw_chunk_metrics (all
+ * of them, or a uniform sample past 4,096): by its name's hash
+ * (previous_file_hash). */
+struct past_file {
+	uint64_t hash;
+	double events, seconds; /* num_events, duration */
 };
 
 /* One measurement, as history shows it. */
@@ -32,7 +42,16 @@ struct past_run {
 	struct identity id;
 	size_t n_datasets; /* its per_dataset, the first PAST_DATASETS */
 	struct past_dataset datasets[PAST_DATASETS];
+	size_t n_files; /* the first PAST_FILES, in order of hash */
+	struct past_file files[PAST_FILES];
 };
+
+/* A file's name as a chunk record keeps it (its end), hashed. */
+uint64_t previous_file_hash(const char *name);
+/* Adds a chunk record's events and seconds to its file in files (n of
+ * them, kept in order of hash); a new file past PAST_FILES is left out. */
+void previous_file_add(struct past_file *files, size_t *n, const char *name, double events,
+		       double seconds);
 
 /* The last comparable run prev against run r (measured as m): which it was,
  * whether the same analysis, and the change of rate, duration, workers. */

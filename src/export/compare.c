@@ -304,6 +304,28 @@ static void compare_load_datasets(const cJSON *per, struct compare_side *s)
 	}
 }
 
+/* Each record's file, num_events and duration (else t_end - t_start), as
+ * the run's own per-file figures add them (run_chunk.c). */
+static void compare_load_files(const cJSON *raw, struct compare_side *s)
+{
+	const cJSON *c;
+	if (!cJSON_IsArray(raw))
+		return;
+	cJSON_ArrayForEach(c, raw) {
+		const cJSON *file = cJSON_GetObjectItemCaseSensitive(c, "file");
+		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(c, "num_events");
+		const cJSON *dur = cJSON_GetObjectItemCaseSensitive(c, "duration");
+		const cJSON *t0 = cJSON_GetObjectItemCaseSensitive(c, "t_start");
+		const cJSON *t1 = cJSON_GetObjectItemCaseSensitive(c, "t_end");
+		double sec = cJSON_IsNumber(dur) ? dur->valuedouble
+			     : cJSON_IsNumber(t0) && cJSON_IsNumber(t1) ? t1->valuedouble - t0->valuedouble
+									: NAN;
+		if (cJSON_IsString(file) && isfinite(sec) && sec >= 0)
+			previous_file_add(s->files, &s->n_files, file->valuestring,
+					  cJSON_IsNumber(ev) ? ev->valuedouble : 0, sec);
+	}
+}
+
 /* DIR/metrics.json, else DIR/latest/metrics.json. */
 static void compare_path(const char *dir, char *path, size_t size)
 {
@@ -326,6 +348,7 @@ int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz)
 	metrics_read_json(doc, &s->m);
 	compare_load_run(doc, s);
 	compare_load_datasets(cJSON_GetObjectItemCaseSensitive(doc, "per_dataset"), s);
+	compare_load_files(cJSON_GetObjectItemCaseSensitive(doc, "raw_chunk_metrics"), s);
 	cJSON_Delete(doc);
 	return 0;
 }

@@ -41,6 +41,8 @@ int history_parse(char *text, struct past_run *run)
 				     s->findings[run->n_ids].id);
 		run->n_datasets = s->n_datasets < PAST_DATASETS ? s->n_datasets : PAST_DATASETS;
 		memcpy(run->datasets, s->datasets, run->n_datasets * sizeof(run->datasets[0]));
+		run->n_files = s->n_files;
+		memcpy(run->files, s->files, s->n_files * sizeof(run->files[0]));
 		run->has_identity = s->has_identity;
 		run->id = s->id;
 	}

@@ -6,6 +6,77 @@
 #include <string.h>
 
 #include "roastop/format.h"
+#include "roastop/rawchunks.h"
+#include "roastop/strmap.h"
+#include "roastop/strutil.h"
+
+uint64_t previous_file_hash(const char *name)
+{
+	char tail[RAWCHUNKS_FILE_LEN];
+	strutil_copy_tail(tail, sizeof(tail), name);
+	return strmap_hash(tail, strlen(tail));
+}
+
+/* The first of files (n, in order of hash) whose hash is not below h. */
+static size_t previous_file_at(const struct past_file *files, size_t n, uint64_t h)
+{
+	size_t lo = 0;
+	while (lo < n) {
+		size_t mid = lo + (n - lo) / 2;
+		if (files[mid].hash < h)
+			lo = mid + 1;
+		else
+			n = mid;
+	}
+	return lo;
+}
+
+void previous_file_add(struct past_file *files, size_t *n, const char *name, double events,
+		       double seconds)
+{
+	uint64_t h = previous_file_hash(name);
+	size_t i = previous_file_at(files, *n, h);
+	if (i == *n || files[i].hash != h) {
+		if (*n == PAST_FILES)
+			return;
+		memmove(&files[i + 1], &files[i], (*n - i) * sizeof(*files));
+		files[i] = (struct past_file){ .hash = h };
+		++*n;
+	}
+	files[i].events += events;
+	files[i].seconds += seconds;
+}
+
+/* A file of the run against prev: its rate now, then, the change. */
+struct file_change {
+	const char *name;
+	optnum now, was, pct;
+};
+
+/* The files of r that prev read too, the largest falls first: at most
+ * PREVIOUS_FILES into out; how many. */
+static size_t previous_files(const struct past_run *prev, const struct run *r,
+			     struct file_change *out)
+{
+	struct file_change c;
+	optnum delta;
+	size_t n = 0;
+	for (size_t i = 0; metrics_file(r, i, &c.name, &c.now); i++) {
+		uint64_t h = previous_file_hash(c.name);
+		size_t at = previous_file_at(prev->files, prev->n_files, h);
+		if (at == prev->n_files || prev->files[at].hash != h)
+			continue;
+		c.was = metrics_event_rate_khz(prev->files[at].events, prev->files[at].seconds);
+		metrics_change(c.was, c.now, &delta, &c.pct);
+		if (!c.pct.valid || (n == PREVIOUS_FILES && out[n - 1].pct.value <= c.pct.value))
+			continue;
+		size_t j = n < PREVIOUS_FILES ? n++ : n - 1;
+		for (; j > 0 && out[j - 1].pct.value > c.pct.value; j--)
+			out[j] = out[j - 1];
+		out[j] = c;
+	}
+	return n;
+}
 
 static const char *previous_match(const struct past_run *prev, const struct run *r,
 				  const struct metrics *m, char *differs, size_t size)
@@ -26,6 +97,11 @@ void previous_for_diagnosis(const struct past_run *prev, const struct run *r,
 	previous_match(prev, r, m, out->differs, sizeof(out->differs));
 	for (; out->n_ids < prev->n_ids && out->n_ids < 8; out->n_ids++)
 		snprintf(out->ids[out->n_ids], sizeof(out->ids[0]), "%s", prev->ids[out->n_ids]);
+	struct file_change fc[PREVIOUS_FILES];
+	if (previous_files(prev, r, fc) && fc[0].pct.value < 0) {
+		strutil_copy_tail(out->fell_file, sizeof(out->fell_file), fc[0].name);
+		out->fell_percent = fc[0].pct;
+	}
 }
 
 /* Dataset name's rate in prev (kHz of its chunks' time), invalid when absent. */
@@ -33,7 +109,8 @@ static optnum previous_dataset_rate(const struct past_run *prev, const char *nam
 {
 	for (size_t i = 0; i < prev->n_datasets; i++)
 		if (strcmp(prev->datasets[i].name, name) == 0 && prev->datasets[i].seconds > 0)
-			return optnum_of(prev->datasets[i].events / prev->datasets[i].seconds / 1e3);
+			return metrics_event_rate_khz(prev->datasets[i].events,
+						      prev->datasets[i].seconds);
 	return optnum_none();
 }
 
@@ -58,6 +135,23 @@ static void previous_datasets_json(struct jsonw *w, const struct past_run *prev,
 	jsonw_end(w, '}');
 }
 
+static void previous_files_json(struct jsonw *w, const struct past_run *prev,
+				const struct run *r)
+{
+	struct file_change fc[PREVIOUS_FILES];
+	size_t n = previous_files(prev, r, fc);
+	jsonw_array(w, "per_file");
+	for (size_t i = 0; i < n; i++) {
+		jsonw_object(w, NULL);
+		jsonw_str(w, "file", fc[i].name);
+		jsonw_opt(w, "event_rate_khz", fc[i].now);
+		jsonw_opt(w, "previous_event_rate_khz", fc[i].was);
+		jsonw_opt(w, "rate_change_percent", fc[i].pct);
+		jsonw_end(w, '}');
+	}
+	jsonw_end(w, ']');
+}
+
 void previous_json(struct jsonw *w, const struct past_run *prev,
 			   const struct run *r, const struct metrics *m)
 {
@@ -74,6 +168,7 @@ void previous_json(struct jsonw *w, const struct past_run *prev,
 	jsonw_opt(w, "elapsed_time_seconds", prev->elapsed);
 	jsonw_opt(w, "avg_workers", prev->workers);
 	previous_datasets_json(w, prev, r, m);
+	previous_files_json(w, prev, r);
 	jsonw_array(w, "findings");
 	for (size_t i = 0; i < prev->n_ids; i++)
 		jsonw_str(w, NULL, prev->ids[i]);
@@ -84,9 +179,29 @@ void previous_json(struct jsonw *w, const struct past_run *prev,
 static void previous_row(struct strbuf *o, const char *label, const char *now,
 			 const char *then, optnum pct)
 {
-	char p[FMT_LEN];
-	strbuf_appendf(o, "%-18s %12s, was %12s  %s\n", label, now, then,
+	char p[FMT_LEN], l[64];
+	strutil_copy(l, sizeof(l), label);
+	for (char *c = l; *c; c++)
+		*c = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c; /* the run's names */
+	strbuf_appendf(o, "%-18s %12s, was %12s  %s\n", l, now, then,
 		       pct.valid ? format_num(p, pct, "%+.1f %%") : "");
+}
+
+/* The files whose rate fell most, as the datasets' rows (a name's end). */
+static void previous_files_text(struct strbuf *o, const struct past_run *prev,
+				const struct run *r)
+{
+	struct file_change fc[PREVIOUS_FILES];
+	char a[FMT_LEN], b[FMT_LEN], tail[56], label[64];
+	size_t n = previous_files(prev, r, fc);
+	if (n)
+		strbuf_puts(o, "Files, largest fall first\n");
+	for (size_t i = 0; i < n; i++) {
+		strutil_copy_tail(tail, sizeof(tail), fc[i].name);
+		snprintf(label, sizeof(label), "  %s", tail);
+		previous_row(o, label, format_rate(a, fc[i].now, 1e3, "Hz"),
+			     format_rate(b, fc[i].was, 1e3, "Hz"), fc[i].pct);
+	}
 }
 
 void previous_text(struct strbuf *o, const struct past_run *prev, const struct run *r,
@@ -111,12 +226,11 @@ void previous_text(struct strbuf *o, const struct past_run *prev, const struct r
 		optnum was = previous_dataset_rate(prev, d.name);
 		metrics_change(was, d.event_rate_khz, &delta, &pct);
 		snprintf(name, sizeof(name), "  %s", d.name);
-		for (char *p = name; *p; p++)
-			*p = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
 		if (was.valid)
 			previous_row(o, name, format_rate(a, d.event_rate_khz, 1e3, "Hz"),
 				     format_rate(b, was, 1e3, "Hz"), pct);
 	}
+	previous_files_text(o, prev, r);
 	strbuf_appendf(o, "%-18s %s\n", "Its findings", prev->n_ids ? "" : "none");
 	for (size_t i = 0; i < prev->n_ids; i++)
 		strbuf_appendf(o, "  %s\n", prev->ids[i]);

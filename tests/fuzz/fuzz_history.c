@@ -1,6 +1,7 @@
 /* One metrics.json of hostile bytes as roastop history reads it (the
  * output directory may hold anyone's): never a crash; either -1, or a run
- * whose list line has no control byte and whose JSON parses. */
+ * whose list line has no control byte and whose JSON parses, and whose
+ * files are at most PAST_FILES, in strict order of hash. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	strcpy(run.dir, "2026-01-01_10-00-00_x");
 	int rc = history_parse(text, &run);
 	free(text);
+	for (size_t i = 1; rc == 0 && i < run.n_files; i++)
+		if (run.n_files > PAST_FILES || run.files[i - 1].hash >= run.files[i].hash)
+			abort();
 	if (rc == 0) {
 		struct history h = { .runs = &run, .n = 1 };
 		check(&h);

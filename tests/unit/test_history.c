@@ -12,6 +12,8 @@
 #include <cjson/cJSON.h>
 
 #include "roastop/history.h"
+#include "roastop/metrics_json.h"
+#include "roastop/run.h"
 
 static const char *const GOOD =
 	"{\"total_events\": 1000, \"event_rate_elapsed_khz\": 2.5, \"elapsed_time_seconds\": 0.4,"
@@ -193,6 +195,126 @@ static void the_previous_run_is_written(void **state)
 	assert_false(previous_eta(&prev, &m).valid);
 }
 
+/* Three files, a chunk of 1,000 events each second; slow's take four. */
+static void run_of_files(struct run *r, double slow)
+{
+	static const char *const files[] = { "/d/a.root", "/d/b.root", "/d/slow.root" };
+	assert_int_equal(run_init(r), 0);
+	for (int i = 0; i < 12; i++) {
+		double dur = i % 3 == 2 ? slow : 1;
+		struct event ev = test_event(EV_CHUNK, 100 + i);
+		ev.u.chunk.dataset = "ds";
+		ev.u.chunk.file = files[i % 3];
+		ev.u.chunk.t_start = optnum_of(100 + i - dur);
+		ev.u.chunk.t_end = optnum_of(100 + i);
+		ev.u.chunk.duration = optnum_of(dur);
+		ev.u.chunk.num_events = optnum_of(1000);
+		assert_int_equal(run_apply(r, &ev), 0);
+	}
+}
+
+static const cJSON *per_file_of(cJSON *doc)
+{
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "previous"), "per_file");
+}
+
+static cJSON *previous_doc(const struct past_run *prev, const struct run *r,
+			   const struct metrics *m)
+{
+	struct strbuf o;
+	struct jsonw w;
+	strbuf_init(&o);
+	jsonw_init(&w, &o);
+	jsonw_object(&w, NULL);
+	previous_json(&w, prev, r, m);
+	jsonw_end(&w, '}');
+	cJSON *doc = cJSON_Parse(o.data);
+	strbuf_free(&o);
+	assert_non_null(per_file_of(doc));
+	return doc;
+}
+
+/* A measurement's per-file figures come back from its raw_chunk_metrics
+ * as the run had them: against itself, no change; against a run whose
+ * one file is four times slower, that file first, -75 %. */
+static void the_files_whose_rate_fell_come_first(void **state)
+{
+	(void)state;
+	struct run *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct past_run *prev = calloc(1, sizeof(*prev));
+	struct metrics ma, mb;
+	struct strbuf o;
+	assert_true(a && b && prev);
+	run_of_files(a, 1);
+	run_of_files(b, 4);
+	metrics_compute(a, 200, NULL, &ma);
+	metrics_compute(b, 200, NULL, &mb);
+	strbuf_init(&o);
+	assert_int_equal(metrics_write_json(&ma, a, NULL, NULL, &o), 0);
+	assert_int_equal(history_parse(o.data, prev), 0);
+	strbuf_free(&o);
+	assert_int_equal(prev->n_files, 3);
+	cJSON *doc = previous_doc(prev, a, &ma);
+	const cJSON *f;
+	assert_int_equal(cJSON_GetArraySize(per_file_of(doc)), 3);
+	cJSON_ArrayForEach(f, per_file_of(doc))
+		assert_near(cJSON_GetObjectItem(f, "rate_change_percent")->valuedouble, 0, 1e-9);
+	cJSON_Delete(doc);
+	doc = previous_doc(prev, b, &mb);
+	f = cJSON_GetArrayItem(per_file_of(doc), 0);
+	assert_string_equal(cJSON_GetObjectItem(f, "file")->valuestring, "/d/slow.root");
+	assert_near(cJSON_GetObjectItem(f, "rate_change_percent")->valuedouble, -75, 1e-9);
+	assert_near(cJSON_GetObjectItem(f, "previous_event_rate_khz")->valuedouble, 1, 1e-9);
+	cJSON_Delete(doc);
+	strbuf_init(&o);
+	previous_text(&o, prev, b, &mb);
+	assert_non_null(strstr(o.data, "Files, largest fall first\n  /d/slow.root "));
+	assert_non_null(strstr(o.data, "-75.0 %"));
+	strbuf_free(&o);
+	struct diagnosis_previous dp;
+	previous_for_diagnosis(prev, b, &mb, &dp);
+	assert_string_equal(dp.fell_file, "/d/slow.root");
+	assert_near(dp.fell_percent.value, -75, 1e-9);
+	previous_for_diagnosis(prev, a, &ma, &dp); /* nothing fell */
+	assert_string_equal(dp.fell_file, "");
+	run_destroy(a);
+	run_destroy(b);
+	free(a);
+	free(b);
+	free(prev);
+}
+
+/* At most PAST_FILES files kept, in order of hash, each file's records
+ * summed; a record without a file or a time is left out. */
+static void a_past_runs_files_are_bounded(void **state)
+{
+	(void)state;
+	struct past_file *files = calloc(PAST_FILES, sizeof(*files));
+	size_t n = 0;
+	char name[32];
+	assert_non_null(files);
+	for (unsigned i = 0; i < PAST_FILES + 10; i++) {
+		snprintf(name, sizeof(name), "f%u.root", i);
+		previous_file_add(files, &n, name, 10, 1);
+		previous_file_add(files, &n, name, 10, 1);
+	}
+	assert_int_equal(n, PAST_FILES);
+	for (size_t i = 1; i < n; i++)
+		assert_true(files[i - 1].hash < files[i].hash);
+	assert_near(files[0].events, 20, 1e-12);
+	free(files);
+	struct past_run *run = calloc(1, sizeof(*run));
+	char text[] = "{\"raw_chunk_metrics\": [{\"file\": \"x\", \"num_events\": 5,"
+		      " \"t_start\": 1, \"t_end\": 3}, {\"num_events\": 5, \"duration\": 1},"
+		      " {\"file\": \"x\", \"duration\": -1}, {\"file\": \"x\", \"duration\": 2}]}";
+	assert_int_equal(history_parse(text, run), 0);
+	assert_int_equal(run->n_files, 1);
+	assert_int_equal(run->files[0].hash, previous_file_hash("x"));
+	assert_near(run->files[0].events, 5, 1e-12);
+	assert_near(run->files[0].seconds, 4, 1e-12);
+	free(run);
+}
+
 static void identities_match(void **state)
 {
 	(void)state;
@@ -236,6 +358,8 @@ int main(void)
 		cmocka_unit_test(a_walk_stops_when_told),
 		cmocka_unit_test(the_previous_run_is_found),
 		cmocka_unit_test(the_previous_run_is_written),
+		cmocka_unit_test(the_files_whose_rate_fell_come_first),
+		cmocka_unit_test(a_past_runs_files_are_bounded),
 		cmocka_unit_test(identities_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
