@@ -49,6 +49,10 @@ static void because(char *ev, size_t size, const struct diag_eval *e)
 		snprintf(ev + len, size - len, "; workers %.1f, were %.1f", w.value,
 			 p->workers.value);
 	len = strlen(ev);
+	if (len < size && p->fell_file[0])
+		snprintf(ev + len, size - len, "; largest fall: %s, %+.0f %%", p->fell_file,
+			 p->fell_percent.value);
+	len = strlen(ev);
 	if (len < size && p->differs[0])
 		snprintf(ev + len, size - len, "; %s differ", p->differs);
 }

@@ -7,6 +7,8 @@ one file ten times slower, each measured live by roastop --headless.
   the chunk size, the same key for all three;
 - `roastop history` lists the three newest first with their figures, as
   plain text and as JSON; --name filters;
+- the second run names the slow file first among the files whose rate
+  fell, and slower_than_before names it;
 - live, in a terminal: the run after the first shows the first's rate and
   an ETA from its duration before its own is known;
 - another user's measurement, a corrupt metrics.json and a directory of
@@ -129,6 +131,12 @@ def test_each_run_names_the_previous_one(three_runs):
     assert len(per) == 2 and len(slow_ds) == 1, per
     other = next(d for d in per if d != slow_ds[0])
     assert per[slow_ds[0]]["rate_change_percent"] < per[other]["rate_change_percent"], per
+    files = runs[1]["metrics"]["roastop"]["previous"]["per_file"]  # largest fall first
+    assert len(files) == 6 and files[0]["file"].endswith(SLOW), files
+    now_over_then = [1 + f["rate_change_percent"] / 100 for f in files[:2]]
+    assert now_over_then[0] < 0.5 and 3 * now_over_then[0] < now_over_then[1], files
+    text = (runs[1]["dir"] / "summary.txt").read_text()
+    assert SLOW in text.split("Files, largest fall first\n")[1].split("\n")[0], text
     assert runs[2]["metrics"]["roastop"]["previous"]["rate_change_percent"] > 25
 
 
@@ -191,6 +199,7 @@ def test_slower_than_before_names_the_slow_file(three_runs):
     assert f["title"].endswith("slower than the last run, " + runs[0]["dir"].name), f
     assert "new since: " in f["evidence"], f
     assert "slow_file (slow file: " + SLOW in f["evidence"].split("new since: ")[1], f
+    assert SLOW + ", -" in f["evidence"].split("largest fall: ")[1], f
     text = (runs[1]["dir"] / "summary.txt").read_text()
     assert "slower than the last run, " + runs[0]["dir"].name in text, text
     assert "slow_file (slow file: " + SLOW in text, text
