@@ -7,6 +7,7 @@
  * A recording's replay is bounded by its reading of the file and its
  * apply, not by this (bench/RESULTS.md, replay_decode_apply_rate). */
 #include "roastop/event_field.h"
+#include "roastop/cjson_lock.h"
 #include "roastop/json_check.h"
 #include "roastop/range.h"
 #include "roastop/strutil.h"
@@ -61,8 +62,8 @@ void reject_count(struct reject_counts *rc, enum decode_error e)
 /* ---- the tree ---------------------------------------------------------
  * cJSON allocates every node and string on its own; parsed into a bump
  * arena instead, a tree costs no malloc per value and is bounded. cJSON's
- * allocator is global: it points at the arena for the one parse only
- * (roastop decodes on one thread, as dask_json.c does). */
+ * allocator is global: it points at the arena for the one parse only,
+ * under cjson_lock (cjson_lock.h), as dask_json.c does. */
 
 static struct arena tree_mem;
 static bool tree_ready;
@@ -85,9 +86,11 @@ static cJSON *tree_parse(const char *text, size_t len, enum decode_error *e)
 	}
 	cJSON_Hooks hooks = { tree_alloc, tree_free };
 	const char *end = NULL;
+	cjson_lock();
 	cJSON_InitHooks(&hooks);
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	cJSON_InitHooks(NULL);
+	cjson_unlock();
 	if (!root) {
 		*e = tree_mem.refused ? DEC_NO_MEMORY : DEC_NOT_JSON;
 		return NULL;

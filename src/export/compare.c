@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "roastop/cjson_lock.h"
 #include "roastop/format.h"
 #include "roastop/metrics_json.h"
 #include "roastop/strutil.h"
@@ -335,21 +336,39 @@ static void compare_path(const char *dir, char *path, size_t size)
 		snprintf(path, size, "%s/latest/metrics.json", dir);
 }
 
+/* cJSON's parse and delete with its default allocator, which the
+ * decoders swap for one parse of theirs (cjson_lock.h): this may run on
+ * the history's threads. */
+static cJSON *compare_tree(const char *text)
+{
+	cjson_lock();
+	cJSON *doc = cJSON_Parse(text);
+	cjson_unlock();
+	return doc;
+}
+
+static void compare_tree_free(cJSON *doc)
+{
+	cjson_lock();
+	cJSON_Delete(doc);
+	cjson_unlock();
+}
+
 int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz)
 {
 	compare_relax(text);
-	cJSON *doc = cJSON_Parse(text);
+	cJSON *doc = compare_tree(text);
 	if (!cJSON_IsObject(doc)) {
 		snprintf(err, errsz, "%s: not a JSON object (a measurement's metrics.json?)",
 			 s->path);
-		cJSON_Delete(doc);
+		compare_tree_free(doc);
 		return -1;
 	}
 	metrics_read_json(doc, &s->m);
 	compare_load_run(doc, s);
 	compare_load_datasets(cJSON_GetObjectItemCaseSensitive(doc, "per_dataset"), s);
 	compare_load_files(cJSON_GetObjectItemCaseSensitive(doc, "raw_chunk_metrics"), s);
-	cJSON_Delete(doc);
+	compare_tree_free(doc);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "roastop/arena.h"
+#include "roastop/cjson_lock.h"
 #include "roastop/range.h"
 #include "roastop/strutil.h"
 
@@ -138,8 +139,8 @@ void *dask_dec_list(struct dec *d, const cJSON *node, bool object, const char *w
  * malloc_consolidate were a third of decoding a 2,000-worker identity.json.
  * So the tree is parsed into a bump arena and freed with it, never with
  * cJSON_Delete. cJSON's allocator is global: it points at the arena only
- * for the one cJSON_ParseWithLength call (roastop decodes on one thread),
- * and reading a tree allocates nothing. */
+ * for the one cJSON_ParseWithLength call, under cjson_lock (the history's
+ * threads parse with malloc), and reading a tree allocates nothing. */
 static struct arena *tree_mem;
 
 static bool b64_char(char c)
@@ -181,11 +182,13 @@ static void tree_free(void *p)
 static cJSON *tree_parse(struct arena *mem, const char *body, size_t len)
 {
 	cJSON_Hooks hooks = { tree_alloc, tree_free };
+	cjson_lock();
 	tree_mem = mem;
 	cJSON_InitHooks(&hooks);
 	cJSON *root = cJSON_ParseWithLength(body, len);
 	cJSON_InitHooks(NULL);
 	tree_mem = NULL;
+	cjson_unlock();
 	return root;
 }
 

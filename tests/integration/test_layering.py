@@ -29,6 +29,7 @@ SOURCE_ALLOWED = {
     "roastop/arena.h", "roastop/clock.h", "roastop/timer.h", "roastop/strbuf.h",
     "roastop/strutil.h", "roastop/format.h", "roastop/jsonw.h", "roastop/range.h",
     "roastop/httpc.h",  # the shared HTTP client: a transport
+    "roastop/cjson_lock.h",  # the lock around cJSON's global allocator
 }
 SOURCE_OWN = {
     # daskpriv.h: the poller's own parts (dask_routes.c, dask_workers.c)
