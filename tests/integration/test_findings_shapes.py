@@ -11,7 +11,7 @@ work stealing), measured live by roastop --headless.
   neither its file nor its worker is slow;
 - the run's last chunk stuck off the CPU (a sleep thirty times the others',
   as a read that hangs): tail, naming that chunk's file;
-- a leak on one of three workers (40 MiB a chunk): memory_growth names it;
+- a leak on one of three workers (60 MiB a chunk): memory_growth names it;
 - 500-event chunks of a process() that returns at once: the time outside
   process() is the run: small_chunks, with a bigger chunk size;
 - one chunk for three threads: idle_cluster, two threads never had one;
@@ -67,12 +67,14 @@ def test_stuck_last_chunk_is_a_tail(tmp_path, three_workers, dimuon_files):  # n
 
 def test_leak_on_one_of_three_is_growth(tmp_path, three_workers, dimuon_files):  # noqa: F811
     files, _ = dimuon_files
-    run = measured_run(tmp_path, three_workers, files, "w1", how="leak", factor=40)
+    # 60 MiB: a loaded machine leaves w1 as few as 7 of the 30 chunks, and
+    # the growth is judged without its largest step (6 x 60 MiB > 256 MiB)
+    run = measured_run(tmp_path, three_workers, files, "w1", how="leak", factor=60)
     growth = findings(run, "memory_growth")
     assert len(growth) == 1, ids(run)
     assert growth[0]["title"] == "memory grows chunk after chunk on w1", growth[0]
     m = re.search(r"\(\+([\d.]+) MiB a chunk\)", growth[0]["evidence"])
-    assert m and 30 <= float(m.group(1)) <= 50, growth[0]
+    assert m and 45 <= float(m.group(1)) <= 75, growth[0]
 
 
 def one_dataset(files, tmp_path, ds, n=None):
