@@ -1,8 +1,9 @@
 /* Each run's last comparable run (previous.h), looked for in a thread of
  * its own once the run has started, so that its start never waits on the
  * disk: the tick starts the look and collects what it found; the run's
- * close waits for it. The output root's runs before the session (view 8)
- * are read once, the same way. Not when events are replayed: a replay
+ * close waits for it. The output root's runs before the session are read
+ * once, the same way, when view 8 is first shown (no session that never
+ * shows it pays for them). Not when events are replayed: a replay
  * reproduces what its session saw, and the output root's runs were not
  * part of it. */
 #include "apppriv.h"
@@ -45,19 +46,39 @@ static void *app_past_read(void *arg)
 
 static void app_past_begin(struct app *a)
 {
-	if (a->past || !a->out_dir[0] || !(a->past = calloc(1, sizeof(*a->past))))
+	if (a->past || a->recorded || !a->out_dir[0] || !ui_showing(a->ui, UI_VIEW_RUNS) ||
+	    !(a->past = calloc(1, sizeof(*a->past))))
 		return;
 	a->past->root = a->out_dir;
 	a->past->started = pthread_create(&a->past->thread, NULL, app_past_read, a->past) == 0;
 }
 
+/* Leaves out of h the runs this session wrote before the scan (its rows
+ * list them already). */
+static void app_past_drop_own(const struct app *a, struct history *h)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		bool own = false;
+		for (size_t j = 0; j < a->ses.n_rows && !own; j++)
+			own = strcmp(a->ses.rows[j].dir, h->runs[i].dir) == 0;
+		if (!own)
+			h->runs[k++] = h->runs[i];
+	}
+	h->n = k;
+}
+
 const struct history *app_past_of(struct app *a)
 {
+	app_past_begin(a);
 	struct app_past *p = a->past;
 	if (!p || !p->started || !atomic_load(&p->done))
 		return NULL;
-	if (!p->joined)
-		pthread_join(p->thread, NULL), p->joined = true;
+	if (!p->joined) {
+		pthread_join(p->thread, NULL);
+		p->joined = true;
+		app_past_drop_own(a, &p->h);
+	}
 	return &p->h;
 }
 
@@ -128,7 +149,6 @@ void app_previous_tick(struct app *a)
 {
 	if (a->recorded || a->finishing)
 		return;
-	app_past_begin(a);
 	if (!a->previous && !(a->previous = calloc(APP_PREVIOUS_MAX, sizeof(*a->previous))))
 		return;
 	size_t from = a->ses.n_rows > APP_PREVIOUS_MAX ? a->ses.n_rows - APP_PREVIOUS_MAX : 0;

@@ -202,8 +202,9 @@ void app_close_ui(struct app *a);
 void app_previous_tick(struct app *a);
 const struct past_run *app_previous_of(const struct app *a, const struct run *r, bool wait);
 void app_previous_free(struct app *a);
-/* The output root's measurements as the session began (view 8's past
- * sessions), read once in a thread of its own; NULL until read. */
+/* The output root's measurements before this session (view 8's past
+ * sessions), read once in a thread of its own from the first frame that
+ * shows view 8; NULL until read. */
 const struct history *app_past_of(struct app *a);
 
 #endif

@@ -107,6 +107,8 @@ double ui_interval(const struct ui *ui);
 /* The run picked in the run list (view 8): its row's index + 1 in s now
  * (rows dropped since move it up), or 0 to follow the newest run. */
 size_t ui_picked_run(const struct ui *ui, const struct session *s);
+/* Whether view v is the one shown (false without a screen). */
+bool ui_showing(const struct ui *ui, enum ui_view v);
 /* A line shown in the footer for a few seconds ("measurement written to ..."). */
 void ui_message(struct ui *ui, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For tests and the benchmark. */

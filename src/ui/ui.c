@@ -50,6 +50,11 @@ size_t ui_picked_run(const struct ui *ui, const struct session *s)
 	return moved < ui->picked ? ui->picked - (size_t)moved : 0; /* its row went: the newest */
 }
 
+bool ui_showing(const struct ui *ui, enum ui_view v)
+{
+	return ui && ui->view == v;
+}
+
 void ui_set_view(struct ui *ui, enum ui_view v)
 {
 	if ((unsigned)v < UI_VIEW__COUNT)
