@@ -7,7 +7,16 @@
 #ifndef ROASTOP_CJSON_LOCK_H
 #define ROASTOP_CJSON_LOCK_H
 
+#include <stddef.h>
+
+struct arena;
+struct cJSON;
+
 void cjson_lock(void);
 void cjson_unlock(void);
+/* Parses text into mem (freed with it, never with cJSON_Delete), under the
+ * lock; end as cJSON_ParseWithLengthOpts's (NULL: not wanted). */
+struct cJSON *cjson_lock_parse(struct arena *mem, const char *text, size_t len,
+			       const char **end);
 
 #endif

@@ -62,21 +62,11 @@ void reject_count(struct reject_counts *rc, enum decode_error e)
 /* ---- the tree ---------------------------------------------------------
  * cJSON allocates every node and string on its own; parsed into a bump
  * arena instead, a tree costs no malloc per value and is bounded. cJSON's
- * allocator is global: it points at the arena for the one parse only,
- * under cjson_lock (cjson_lock.h), as dask_json.c does. */
+ * allocator is global: cjson_lock_parse points it at the arena for the
+ * one parse only. */
 
 static struct arena tree_mem;
 static bool tree_ready;
-
-static void *tree_alloc(size_t n)
-{
-	return arena_alloc(&tree_mem, n);
-}
-
-static void tree_free(void *p)
-{
-	(void)p; /* freed with the arena */
-}
 
 static cJSON *tree_parse(const char *text, size_t len, enum decode_error *e)
 {
@@ -84,13 +74,8 @@ static cJSON *tree_parse(const char *text, size_t len, enum decode_error *e)
 		arena_init(&tree_mem, TREE_MAX);
 		tree_ready = true;
 	}
-	cJSON_Hooks hooks = { tree_alloc, tree_free };
 	const char *end = NULL;
-	cjson_lock();
-	cJSON_InitHooks(&hooks);
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	cJSON_InitHooks(NULL);
-	cjson_unlock();
+	cJSON *root = cjson_lock_parse(&tree_mem, text, len, &end);
 	if (!root) {
 		*e = tree_mem.refused ? DEC_NO_MEMORY : DEC_NOT_JSON;
 		return NULL;

@@ -2,7 +2,8 @@
  * in state.json), then every field is checked before anything is copied
  * into the event's arena. Missing or null fields stay invalid (the screen
  * shows n/a); present fields of the wrong type reject the body. The tree
- * lives in an arena of its own, freed whole (tree_parse), and is built only
+ * lives in an arena of its own, freed whole (cjson_lock_parse: malloc and
+ * free were a third of decoding a 2,000-worker identity.json), built only
  * within a budget (dask_dec_parse): a hostile body amplifies 32-fold. */
 #include "roastop/dask_json.h"
 #include "dask_jsonpriv.h"
@@ -135,14 +136,6 @@ void *dask_dec_list(struct dec *d, const cJSON *node, bool object, const char *w
 	return dask_dec_array(d, n, elem);
 }
 
-/* cJSON allocates every node, key and string on its own: malloc, free and
- * malloc_consolidate were a third of decoding a 2,000-worker identity.json.
- * So the tree is parsed into a bump arena and freed with it, never with
- * cJSON_Delete. cJSON's allocator is global: it points at the arena only
- * for the one cJSON_ParseWithLength call, under cjson_lock (the history's
- * threads parse with malloc), and reading a tree allocates nothing. */
-static struct arena *tree_mem;
-
 static bool b64_char(char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -167,29 +160,6 @@ long dask_base64_decode(const char *text, size_t len, unsigned char *out, size_t
 	unsigned char last[8];
 	int m = EVP_EncodeBlock(last, out + (len / 4 - 1) * 3, (int)(3 - pad));
 	return m == 4 && memcmp(last, text + len - 4, 4) == 0 ? (long)got : -1;
-}
-
-static void *tree_alloc(size_t n)
-{
-	return arena_alloc(tree_mem, n);
-}
-
-static void tree_free(void *p)
-{
-	(void)p; /* freed with the arena */
-}
-
-static cJSON *tree_parse(struct arena *mem, const char *body, size_t len)
-{
-	cJSON_Hooks hooks = { tree_alloc, tree_free };
-	cjson_lock();
-	tree_mem = mem;
-	cJSON_InitHooks(&hooks);
-	cJSON *root = cJSON_ParseWithLength(body, len);
-	cJSON_InitHooks(NULL);
-	tree_mem = NULL;
-	cjson_unlock();
-	return root;
 }
 
 /* What a body would cost as a tree, counted before any is built. */
@@ -283,7 +253,7 @@ cJSON *dask_dec_parse(struct dec *d, struct arena *tree, const char *body, size_
 			      sc.nodes, budget, sc.workers);
 		return NULL;
 	}
-	cJSON *root = tree_parse(tree, body, len);
+	cJSON *root = cjson_lock_parse(tree, body, len, NULL);
 	if (!root && tree->refused)
 		dask_dec_fail(d, DASK_OVER_BUDGET, "tree over %u MiB", DASK_TREE_MAX >> 20);
 	else if (!root)
