@@ -69,87 +69,82 @@ static bool tasks_count_ok(optnum n)
 	return !n.valid || (range_ok(RANGE_TASKS, n.value) && n.value == floor(n.value));
 }
 
-/* The per-prefix totals: as the lists below, compute seconds within
- * range.h's CPU seconds (summed task durations, as CPU time is). */
-static bool event_sample_totals_ok(const struct ev_sample *s)
+/* Every key given, every value within q (whole when q is RANGE_TASKS). */
+static bool kv_ok(const struct kv_num *kv, size_t n, enum range_qty q)
 {
-	if (((s->n_prefix_done || s->n_prefix_compute) && !s->prefixes_left_out.valid) ||
-	    s->n_prefix_done > EVENT_MAX_SECTIONS || s->n_prefix_compute > EVENT_MAX_SECTIONS ||
-	    !tasks_count_ok(s->prefixes_left_out))
-		return false;
-	for (size_t i = 0; i < s->n_prefix_done; i++)
-		if (!s->prefix_done[i].key || !tasks_count_ok(optnum_of(s->prefix_done[i].value)))
-			return false;
-	for (size_t i = 0; i < s->n_prefix_compute; i++)
-		if (!s->prefix_compute[i].key ||
-		    !range_ok(RANGE_CPU_SECONDS, s->prefix_compute[i].value))
+	for (size_t i = 0; i < n; i++)
+		if (!kv[i].key || !range_ok(q, kv[i].value) ||
+		    (q == RANGE_TASKS && kv[i].value != floor(kv[i].value)))
 			return false;
 	return true;
 }
 
-/* Lists given only with their left_out count (a measured source); counts
- * whole, seconds within range.h, every string there. */
+/* Each list only with its left_out count (a measured source), within its
+ * bound; compute seconds are summed task durations, bounded as CPU time. */
 bool event_sample_tasks_ok(const struct ev_sample *s)
 {
 	if ((s->n_erred && !s->erred_left_out.valid) || s->n_erred > EVENT_MAX_SECTIONS ||
 	    s->erred_left_out.valid != s->erred_since.valid ||
 	    (s->erred_since.valid && !range_ok(RANGE_EPOCH, s->erred_since.value)) ||
 	    (s->n_running && !s->running_left_out.valid) || s->n_running > EVENT_MAX_RUNNING ||
-	    !tasks_count_ok(s->erred_left_out) || !tasks_count_ok(s->running_left_out))
+	    ((s->n_prefix_done || s->n_prefix_compute) && !s->prefixes_left_out.valid) ||
+	    s->n_prefix_done > EVENT_MAX_SECTIONS || s->n_prefix_compute > EVENT_MAX_SECTIONS ||
+	    !tasks_count_ok(s->erred_left_out) || !tasks_count_ok(s->running_left_out) ||
+	    !tasks_count_ok(s->prefixes_left_out))
 		return false;
-	for (size_t i = 0; i < s->n_erred; i++)
-		if (!s->erred[i].key || !tasks_count_ok(optnum_of(s->erred[i].value)))
-			return false;
 	for (size_t i = 0; i < s->n_running; i++) {
 		const struct task_running *r = &s->running[i];
 		if (!r->key || !r->prefix || !r->worker || !range_ok(RANGE_TASK_SECONDS, r->seconds))
 			return false;
 	}
-	return event_sample_totals_ok(s);
+	return kv_ok(s->erred, s->n_erred, RANGE_TASKS) &&
+	       kv_ok(s->prefix_done, s->n_prefix_done, RANGE_TASKS) &&
+	       kv_ok(s->prefix_compute, s->n_prefix_compute, RANGE_CPU_SECONDS);
+}
+
+/* names[i], or "unknown" past the table. */
+static const char *name_at(const char *const *names, int n, int i)
+{
+	return i >= 0 && i < n ? names[i] : "unknown";
+}
+
+/* The index in [first, n) of name, or n when it is none. */
+static int name_index(const char *const *names, int first, int n, const char *name)
+{
+	while (first < n && strcmp(names[first], name) != 0)
+		first++;
+	return first;
 }
 
 const char *event_type_name(enum event_type t)
 {
-	return (t >= 0 && t < EV__COUNT) ? type_names[t] : "unknown";
+	return name_at(type_names, EV__COUNT, (int)t);
 }
 
 enum event_type event_type_from_name(const char *name)
 {
-	for (int t = EV_SAMPLE; t < EV__COUNT; t++)
-		if (strcmp(type_names[t], name) == 0)
-			return (enum event_type)t;
-	return EV_NONE;
+	int t = name_index(type_names, EV_SAMPLE, EV__COUNT, name);
+	return t < EV__COUNT ? (enum event_type)t : EV_NONE;
 }
 
 const char *source_state_name(enum source_state s)
 {
-	return (s >= 0 && s < SRC__COUNT) ? state_names[s] : "unknown";
+	return name_at(state_names, SRC__COUNT, (int)s);
 }
 
 const char *log_kind_name(enum log_kind k)
 {
-	return (k >= 0 && k < LOG__COUNT) ? log_kind_names[k] : "unknown";
-}
-
-enum log_kind log_kind_from_name(const char *name)
-{
-	for (int k = 0; k < LOG__COUNT; k++)
-		if (strcmp(log_kind_names[k], name) == 0)
-			return (enum log_kind)k;
-	return LOG__COUNT;
+	return name_at(log_kind_names, LOG__COUNT, (int)k);
 }
 
 const char *run_status_name(enum run_status s)
 {
-	return (s >= 0 && s < RUN_STATUS__COUNT) ? status_names[s] : "unknown";
+	return name_at(status_names, RUN_STATUS__COUNT, (int)s);
 }
 
 enum run_status run_status_from_name(const char *name)
 {
-	for (int s = RUN_COMPLETED; s < RUN_STATUS__COUNT; s++)
-		if (strcmp(status_names[s], name) == 0)
-			return (enum run_status)s;
-	return RUN_STATUS__COUNT;
+	return (enum run_status)name_index(status_names, RUN_COMPLETED, RUN_STATUS__COUNT, name);
 }
 
 bool event_task_times_ok(const struct ev_task *t)
