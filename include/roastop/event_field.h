@@ -1,8 +1,5 @@
-/* The field tables behind the event codecs: one row per field of each
- * event type (name, kind, where it lives in the event, its range, its
- * datagram id). The JSON codec (event_json.c) and the datagram codec
- * (event_datagram.c) both read them, so a field has one name and one range
- * whatever its wire form. */
+/* The field tables both event codecs read (event_json.c, event_datagram.c),
+ * so a field has one name and one range whatever its wire form. */
 #ifndef ROASTOP_EVENT_FIELD_H
 #define ROASTOP_EVENT_FIELD_H
 
@@ -40,10 +37,7 @@ struct event_field {
 	enum field_kind kind;
 	size_t off, off2;
 	double lo, hi;
-	/* the datagram id (docs/protocol.md) in the tables of the types a
-	 * datagram carries and in file_metadata's; 0: none. A name two of them
-	 * share has one id (a chunk_start's are its chunk's). */
-	unsigned char wire;
+	unsigned char wire; /* the datagram id (docs/protocol.md); 0: none */
 };
 
 struct field_table {
@@ -54,47 +48,40 @@ struct field_table {
 
 #define FIELD_SLOTS 128u /* power of two, at least four times the largest table */
 
-/* Builds the name indexes once (pthread_once); call before event_field_find. */
+/* Builds the name indexes once; call before event_field_find. */
 void event_field_init(void);
-/* The table of an event type (NULL for EV_NONE), of a worker in a sample,
- * of a chunk's file_metadata. */
+/* The table of an event type (empty for EV_NONE), of a sample's worker, of
+ * a chunk's file_metadata. Each is sorted by name. */
 const struct field_table *event_field_table(enum event_type t);
 const struct field_table *event_field_workers(void);
 const struct field_table *event_field_filemeta(void);
-/* For the unit test: names unique and sorted (the encoder writes fields in
- * table order), lengths right; every field found by its own name and near
- * misses by no other. */
-bool event_field_tables_sorted(void);
-bool event_field_findable(void);
 
-/* The field's datagram encoding as docs/protocol.md names it ("num",
- * "int", "str", "strlist", "kv", "meta"); NULL for a kind datagrams lack. */
+/* The field's datagram encoding as docs/protocol.md names it; NULL for a
+ * kind datagrams lack. */
 const char *event_field_encoding(const struct event_field *f);
 
-/* Within the field's bounds, and whole for FK_INT? NaN is not. */
+/* Within the field's bounds, and whole for FK_INT? NaN is not. Within the
+ * bounds (all below 2^63) the cast is defined. */
 static inline bool event_field_number_ok(const struct event_field *f, double x)
 {
-	/* within the bounds (all below 2^63) the cast is defined and exact */
 	return x >= f->lo && x <= f->hi && (f->kind != FK_INT || x == (double)(int64_t)x);
 }
 
 /* Is the field given in the event at base? Both encoders write exactly
- * these: a valid number, a string, a list (even empty), sections or
- * workers only when there are some; enums, counts and rows always. */
+ * these: sections and workers only when there are some, enums always. */
 bool event_field_present(const struct event_field *f, const void *base);
 
-/* What a decoder saw of the fields whose presence a check needs (their
- * value in the event cannot say: 0 and "lost" are values). */
+/* Fields whose presence a check needs (0 and "lost" are values too). */
 struct field_seen {
 	bool count, rows, state; /* worker_count, a fine event's rows, a status's state */
 };
 
-/* Every check across an event's fields once all are read: required
- * fields, contradictions, a status's default gap. Both decoders end with it. */
+/* The checks across an event's fields once all are read: required fields,
+ * contradictions, defaults. Both decoders end with it. */
 enum decode_error event_field_check(struct event *ev, const struct field_seen *seen);
 
-/* The lookup is inline: the JSON decoder makes one per member. Equal n
- * bytes? Keys are short: overlapping word loads, never past n. */
+/* Equal n bytes? Keys are short: overlapping word loads, never past n
+ * (inline: the JSON decoder makes a lookup per member). */
 static inline bool field_same(const char *a, const char *b, size_t n)
 {
 	if (n >= 8) {
@@ -112,10 +99,8 @@ static inline bool field_same(const char *a, const char *b, size_t n)
 	return true;
 }
 
-/* Field names are found through a small open-addressing index per table,
- * hashed on the length and three bytes of the name: datagram senders do not
- * write fields in table order, and a linear scan cost a fifth of a decode.
- * The indexes are built once (event_field_init) from the const tables. */
+/* A small open-addressing index per table, hashed on the length and three
+ * bytes of the name: a linear scan cost a fifth of a decode. */
 static inline unsigned field_hash(const char *key, size_t klen)
 {
 	const unsigned char *k = (const unsigned char *)key;

@@ -1,6 +1,5 @@
 /* The field tables of every event type (docs/recording.md has them as
- * prose) and the name index that event_field_find searches. A scheduler
- * quantity's bounds come from range.h, the table the live decoders use. */
+ * prose). A scheduler quantity's bounds come from range.h. */
 #include "roastop/event_field.h"
 
 #include <pthread.h>
@@ -9,9 +8,8 @@
 #include "roastop/range.h"
 
 #define NAME(f) #f, sizeof(#f) - 1
-/* The _W forms take the field's datagram id (docs/protocol.md): the one
- * place it is written; the emitter's copy is checked against
- * build/tools/wire_table by tests/integration/test_wire_table.py. */
+/* The _W forms take the field's datagram id: the one place it is written
+ * (test_wire_table.py checks the emitter's copy). */
 #define NUM_W(w, s, f, l, h) { NAME(f), FK_NUM, offsetof(struct s, f), 0, l, h, w }
 #define INT_W(w, s, f, l, h) { NAME(f), FK_INT, offsetof(struct s, f), 0, l, h, w }
 #define STR_W(w, s, f) { NAME(f), FK_STR, offsetof(struct s, f), 0, 0, 0, w }
@@ -23,8 +21,7 @@
 #define LIST(s, f, n, k) LIST_W(0, s, f, n, k)
 #define OTHER(s, f, k, flag) OTHER_W(0, s, f, k, flag)
 
-/* Each table is sorted by name: the encoder writes fields in this order (a
- * unit test checks it); the decoder finds them through event_field_find's index. */
+/* Each table is sorted by name: the encoder writes fields in this order. */
 static const struct event_field chunk_fields[] = {
 	LIST_W(1, ev_chunk, accessed_branches, n_branches, FK_STRLIST),
 	NUM_W(2, ev_chunk, accessed_bytes, 0, EVENT_BIG),
@@ -62,8 +59,7 @@ static const struct event_field chunk_fields[] = {
 	STR_W(30, ev_chunk, worker),
 };
 
-/* A chunk_start: the chunk's fields known when it begins (its envelope,
- * run, file and entry range), in the same struct as the chunk's. */
+/* A chunk_start: the chunk's fields known when it begins. */
 static const struct event_field chunk_start_fields[] = {
 	STR_W(9, ev_chunk, dataset),
 	INT_W(11, ev_chunk, entry_start, 0, EVENT_BIG),
@@ -422,52 +418,4 @@ enum decode_error event_field_check(struct event *ev, const struct field_seen *s
 	case EV_COUNTERS: return check_counters(&ev->u.counters);
 	default: return DEC_OK;
 	}
-}
-
-bool event_field_tables_sorted(void)
-{
-	for (size_t t = 0; t < N_TABLES; t++) {
-		const struct field_table *tb = table_at(t);
-		for (size_t i = 0; i < tb->n; i++) {
-			const struct event_field *f = &tb->f[i];
-			if (f->len != strlen(f->name) || f->len > 64)
-				return false;
-			if (i > 0 && strcmp(tb->f[i - 1].name, f->name) >= 0)
-				return false;
-		}
-	}
-	return true;
-}
-
-/* Exposed for the unit test: through the index every field is found by its
- * own name, and near misses (one byte changed, one short, one long) find
- * only a field whose name they really are. */
-bool event_field_findable(void)
-{
-	event_field_init();
-	for (size_t t = 0; t < N_TABLES; t++) {
-		const struct field_table *tb = table_at(t);
-		for (size_t i = 0; i < tb->n; i++) {
-			const struct event_field *f = &tb->f[i], *g;
-			char near[80];
-			if (event_field_find(tb, f->name, f->len) != f)
-				return false;
-			for (size_t k = 0; k < f->len; k++) {
-				memcpy(near, f->name, f->len);
-				near[k] = (char)(near[k] ^ 0x01);
-				g = event_field_find(tb, near, f->len);
-				if (g && !(g->len == f->len && memcmp(g->name, near, f->len) == 0))
-					return false;
-			}
-			memcpy(near, f->name, f->len);
-			near[f->len] = 'x';
-			g = event_field_find(tb, near, f->len + 1u);
-			if (g && !(g->len == f->len + 1u && memcmp(g->name, near, g->len) == 0))
-				return false;
-			g = event_field_find(tb, near, f->len - 1u);
-			if (g && !(g->len == f->len - 1u && memcmp(g->name, near, g->len) == 0))
-				return false;
-		}
-	}
-	return true;
 }
