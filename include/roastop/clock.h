@@ -12,7 +12,5 @@ double clock_session(void);
 /* The system clock (CLOCK_REALTIME) - clock_session(): how far the system clock has been
  * stepped (or has drifted) since the session's clock was anchored. */
 double clock_session_offset(void);
-/* CLOCK_PROCESS_CPUTIME_ID: this process's CPU time, user and system. */
-double clock_cpu(void);
 
 #endif

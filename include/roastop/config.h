@@ -1,6 +1,5 @@
-/* The configuration: every option, as cli_parse (cli.h) fills it and the
- * app and the sources read it. A types-only header: no module owns it, so
- * a source can read its options without knowing the app (source.h). */
+/* The configuration: a types-only header, so a source can read its options
+ * without knowing the app (source.h). */
 #ifndef ROASTOP_CONFIG_H
 #define ROASTOP_CONFIG_H
 
@@ -9,10 +8,9 @@
 #define APP_MAX_HOST 253 /* bytes of a --listen or --serve host, brackets excluded */
 #define APP_MAX_HEADERS 16
 
-/* Every option, declared once: cli_parse (cli.h) fills it from argv, each
- * value within its documented range, main adds what the terminal and
- * NO_COLOR say, and the app reads it. Strings point into argv (or the
- * environment); NULL means "not given". */
+/* Every option: cli_parse (cli.h) fills it from argv, each value within
+ * its documented range. Strings point into argv or the environment; NULL
+ * means "not given". */
 struct app_config {
 	const char *compare[2]; /* roastop compare DIR_A DIR_B (CLI_COMPARE), else NULL */
 	/* roastop history [DIR] [--name TEXT] [--json] (CLI_HISTORY) */
@@ -60,11 +58,5 @@ struct app_config {
 	bool no_color; /* --no-color or NO_COLOR */
 	bool ascii; /* --ascii */
 };
-
-/* Shows the dashboard unless cfg->headless (or there is no usable terminal:
- * then it says why and runs headless). Runs until q, a signal, --duration,
- * the end of a headless replay or --exit-on-run-end; writes the measurement
- * and prints the summary.
- * Returns the process exit status. */
 
 #endif

@@ -15,12 +15,6 @@ double clock_mono(void)
 	return clock_read(CLOCK_MONOTONIC);
 }
 
-/* CLOCK_REALTIME: seconds since the epoch, as the system says now. */
-static double clock_real(void)
-{
-	return clock_read(CLOCK_REALTIME);
-}
-
 static bool session_set;
 static double session_wall0, session_mono0;
 
@@ -28,7 +22,7 @@ double clock_session(void)
 {
 	double mono = clock_mono();
 	if (!session_set) {
-		session_wall0 = clock_real();
+		session_wall0 = clock_read(CLOCK_REALTIME);
 		session_mono0 = mono;
 		session_set = true;
 	}
@@ -38,10 +32,5 @@ double clock_session(void)
 double clock_session_offset(void)
 {
 	double session = clock_session();
-	return clock_real() - session;
-}
-
-double clock_cpu(void)
-{
-	return clock_read(CLOCK_PROCESS_CPUTIME_ID);
+	return clock_read(CLOCK_REALTIME) - session;
 }
