@@ -32,39 +32,9 @@ static void indent(struct jsonw *w)
 		strbuf_puts(w->out, "  ");
 }
 
-/* A string in JSONW_CJSON: the control characters with a short escape
- * take it (\b, \f too), the others \u00XX. */
-static void cjson_string(struct strbuf *sb, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	strbuf_puts(sb, "\"");
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char e[7] = { '\\', (char)*p, '\0' };
-		switch (*p) {
-		case '"': case '\\': break;
-		case '\b': e[1] = 'b'; break;
-		case '\f': e[1] = 'f'; break;
-		case '\n': e[1] = 'n'; break;
-		case '\r': e[1] = 'r'; break;
-		case '\t': e[1] = 't'; break;
-		default:
-			if (*p >= 0x20) {
-				strbuf_append(sb, (const char *)p, 1);
-				continue;
-			}
-			snprintf(e + 1, sizeof(e) - 1, "u00%c%c", hex[*p >> 4], hex[*p & 15]);
-		}
-		strbuf_puts(sb, e);
-	}
-	strbuf_puts(sb, "\"");
-}
-
 static void string(struct jsonw *w, const char *s)
 {
-	if (style_of(w) == JSONW_CJSON)
-		cjson_string(w->out, s);
-	else
-		strbuf_json_string(w->out, s);
+	strbuf_json_string_as(w->out, s, style_of(w) == JSONW_CJSON);
 }
 
 /* A number in JSONW_CJSON: 15 significant digits when they read back

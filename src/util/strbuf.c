@@ -101,7 +101,7 @@ static bool word_needs_escape(const char *s)
 }
 
 /* Written in place after reserving the worst case (every byte \u00XX). */
-void strbuf_json_string(struct strbuf *sb, const char *s)
+void strbuf_json_string_as(struct strbuf *sb, const char *s, bool short_bf)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t n = strlen(s);
@@ -129,6 +129,13 @@ void strbuf_json_string(struct strbuf *sb, const char *s)
 		case '\n': *o++ = 'n'; break;
 		case '\t': *o++ = 't'; break;
 		case '\r': *o++ = 'r'; break;
+		case '\b':
+		case '\f':
+			if (short_bf) {
+				*o++ = c == '\b' ? 'b' : 'f';
+				break;
+			}
+			/* fall through */
 		default:
 			memcpy(o, "u00", 3);
 			o[3] = hex[c >> 4];
@@ -139,6 +146,11 @@ void strbuf_json_string(struct strbuf *sb, const char *s)
 	*o++ = '"';
 	*o = '\0';
 	sb->len = (size_t)(o - sb->data);
+}
+
+void strbuf_json_string(struct strbuf *sb, const char *s)
+{
+	strbuf_json_string_as(sb, s, false);
 }
 
 static const char digit_pairs[] =
