@@ -1,11 +1,7 @@
-/* The UDP datagram codec (docs/protocol.md): one binary body for every
- * message an emitter sends and for roastop's ack, `<kind> (<id> <value>)*`,
- * little-endian. A kind names an event type (or hello, ack); an id names a
- * field of that type's table in event_field.c (its wire column: id, kind,
- * bounds, where it lands in the event) or of the envelope table in
- * event_datagram.c (sender, sequence, split report, nonce). Decoding is
- * all-or-nothing like event_json's and works on a byte buffer: the listener
- * (udp.c) owns the framing, the tag, the sequencing and the counters. */
+/* The UDP datagram codec (docs/protocol.md): `<kind> (<id> <value>)*`,
+ * little-endian. A kind names an event type (or hello, ack); an id a field
+ * of its table in event_field.c or of the envelope. Decoding is
+ * all-or-nothing; the listener (udp.c) owns framing, tag and sequencing. */
 #ifndef ROASTOP_EVENT_DATAGRAM_H
 #define ROASTOP_EVENT_DATAGRAM_H
 
@@ -24,7 +20,7 @@ enum event_datagram_kind {
 	EVENT_DATAGRAM_ACK = 0x08, /* roastop's answer: the nonce only */
 };
 
-/* The envelope's ids (every kind's table leaves them free). */
+/* The envelope's ids. */
 #define EVENT_DATAGRAM_HOST 16
 #define EVENT_DATAGRAM_PID 23
 #define EVENT_DATAGRAM_SEQ 24
@@ -45,36 +41,30 @@ struct event_envelope {
 	char host[256];
 	bool has_pid, has_seq;
 	double pid, seq;
-	/* the sending process's random id, so a restart with the same host and
-	 * pid is a new sender; 0 when not given */
-	double instance;
+	double instance; /* the sender's random id (a restart is new); 0: not given */
 	char report_id[64]; /* split reports: "" when whole */
 	int part, parts;
 	char nonce[EVENT_DATAGRAM_NONCE_MAX + 1]; /* hello and ack: "" otherwise */
 };
 
-/* A body into *ev (an event of the kind's type stamped `now`; EV_NONE for a
- * hello or an ack) and *env. DEC_BAD_BINARY for a body that ends inside a
- * value, an unknown kind or id, an id twice, a NaN; the other reasons are
- * the JSON codec's checks on the same fields. */
+/* A body into *ev (stamped `now`; EV_NONE for a hello or an ack) and *env.
+ * DEC_BAD_BINARY for a body that ends inside a value, an unknown kind or
+ * id, an id twice, a NaN; the other reasons are the JSON codec's. */
 enum decode_error event_datagram_decode(const unsigned char *body, size_t len, double now,
 					struct event *ev, struct event_envelope *env);
 
-/* Appends the body of ev (a chunk, chunk_start, heartbeat, run_start,
- * run_end or report: every field it holds except custom_json) and of env's
- * fields that ev does not hold itself (NULL: none; a hello or an ack is
- * env alone, ev NULL). 0, or -1 when there is no such kind or a value the
- * encoding cannot carry (a string over 65,535 bytes). */
+/* Appends the body of ev (every field but custom_json) and of env's fields
+ * ev does not hold (env NULL: none; a hello or an ack: ev NULL). 0, or -1
+ * for no such kind or a string over 65,535 bytes. */
 int event_datagram_encode(const struct event *ev, const struct event_envelope *env,
 			  struct strbuf *out);
 
-/* The row an id names in a kind's body (NULL: none), and in
- * file_metadata's: the table itself, for build/tools/wire_table. */
+/* The row an id names in a kind's body and in file_metadata's (NULL: none),
+ * for build/tools/wire_table. */
 struct event_field;
 const struct event_field *event_datagram_field(enum event_datagram_kind kind, unsigned id);
 const struct event_field *event_datagram_meta_field(unsigned id);
 
-/* Empties an envelope. */
 void event_envelope_clear(struct event_envelope *env);
 
 #endif

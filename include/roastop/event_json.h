@@ -1,9 +1,7 @@
-/* The JSON codec for events: recording lines (docs/recording.md has every
- * field; datagrams are event_datagram.h's). Decoding is strict (types, ranges,
- * UTF-8, sizes, nesting) and all-or-nothing: a rejected event leaves
- * ev->type == EV_NONE and the reason is returned, to be counted by the
- * source. Unknown fields are ignored, except at the top of a chunk, where
- * they are kept in custom_json (forward compatibility both ways). */
+/* The JSON codec for events: recording lines (docs/recording.md). Decoding
+ * is strict and all-or-nothing: a rejected event leaves ev->type == EV_NONE
+ * and the reason is returned. Unknown fields are ignored, except at the top
+ * of a chunk, where they are kept in custom_json. */
 #ifndef ROASTOP_EVENT_JSON_H
 #define ROASTOP_EVENT_JSON_H
 
@@ -13,8 +11,7 @@
 #define EVENT_JSON_MAX (1u << 20) /* bytes in one event text */
 #define EVENT_JSON_MAX_DEPTH 16
 #define EVENT_CUSTOM_MAX 16384 /* bytes of unknown chunk fields kept */
-/* A recording's header line names this format and major version; the
- * recorder writes it, the replay checks it. */
+/* A recording's header line names this format and major version. */
 #define EVENT_JSON_FORMAT "roastop-recording"
 #define EVENT_JSON_VERSION 1
 
@@ -29,13 +26,13 @@ enum decode_error {
 	DEC_NO_TIME, /* "t" missing, not a number or implausible */
 	DEC_MISSING_FIELD, /* a field the type requires */
 	DEC_BAD_TYPE, /* a field of the wrong JSON type */
-	DEC_OUT_OF_RANGE, /* negative duration, absurd size, ... */
+	DEC_OUT_OF_RANGE,
 	DEC_BAD_UTF8,
 	DEC_STRING_TOO_LONG,
 	DEC_LIST_TOO_LONG,
 	DEC_INCONSISTENT, /* fields that contradict each other */
 	DEC_NO_MEMORY,
-	DEC_BAD_BINARY, /* a datagram body: truncated, unknown kind or id, an id twice, NaN */
+	DEC_BAD_BINARY, /* a datagram body that is no body */
 	DEC__COUNT
 };
 
@@ -47,13 +44,11 @@ struct reject_counts {
 const char *decode_error_name(enum decode_error e);
 void reject_count(struct reject_counts *rc, enum decode_error e);
 
-/* Parses one JSON object text into *ev (event_init'ed by the caller; reset
- * here, and every string and array goes into ev->mem). */
+/* Parses one JSON object text into *ev (event_init'ed by the caller). */
 enum decode_error event_decode_json(const char *text, size_t len, struct event *ev);
 
 /* Appends one compact JSON object (no newline): "type", "t", then the given
- * fields in alphabetical order; invalid optnums and NULL strings are left
- * out. 0, or -1 when out of memory or ev has no type. */
+ * fields in table order. 0, or -1 when out of memory or ev has no type. */
 int event_encode_json(const struct event *ev, struct strbuf *out);
 
 #endif

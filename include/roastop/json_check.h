@@ -1,8 +1,7 @@
-/* What cJSON does not check in a recording's line before it parses it:
- * RFC 8259's lexical rules (cJSON takes "01", "1.", raw control bytes in
- * strings, any byte <= 0x20 as whitespace, a byte-order mark), roastop's
- * nesting bound (cJSON's own is 1,000 levels), escapes that make bad UTF-8,
- * and numbers too long to read. One pass, no allocation. */
+/* What cJSON does not check in a line: RFC 8259's lexical rules (cJSON
+ * takes "01", "1.", raw control bytes in strings, any byte <= 0x20 as
+ * whitespace), roastop's nesting bound, escapes that make bad UTF-8, and
+ * numbers too long to read. One pass, no allocation. */
 #ifndef ROASTOP_JSON_CHECK_H
 #define ROASTOP_JSON_CHECK_H
 
@@ -13,16 +12,13 @@
 
 #define JSON_NUMBER_MAX 63 /* characters of a number cJSON reads whole */
 
-/* DEC_OK, or the first of DEC_NOT_JSON (a token no JSON text has),
- * DEC_TOO_DEEP (over max_depth arrays and objects open), DEC_BAD_UTF8 (a
- * lone surrogate or \u0000 escape) or DEC_OUT_OF_RANGE (a number over
- * JSON_NUMBER_MAX characters) in text order. The grammar between tokens
- * (commas, colons, one value) is cJSON's to check. */
+/* DEC_OK, or the first of DEC_NOT_JSON, DEC_TOO_DEEP, DEC_BAD_UTF8 (a lone
+ * surrogate or \u0000) or DEC_OUT_OF_RANGE (a number over JSON_NUMBER_MAX
+ * characters). The grammar between tokens is cJSON's to check. */
 enum decode_error json_check(const char *text, size_t len, int max_depth);
 
-/* The members of the top-level object of a text both json_check and cJSON
- * accepted, in order: where each value's text is (a chunk keeps its unknown
- * fields as they were written). */
+/* The value texts of the top-level object's members, in order, of a text
+ * json_check and cJSON accepted (a chunk keeps unknown fields as written). */
 struct json_members {
 	const char *p, *end;
 };

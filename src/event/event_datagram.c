@@ -1,9 +1,6 @@
-/* The datagram codec (docs/protocol.md): `<kind> (<id> <value>)*`,
- * little-endian. What a kind may hold is a table: its event type's rows in
- * event_field.c (id, kind, bounds, where the value lands) and the rows of
- * the envelope below that the kind takes. A field's kind decides how its
- * value is encoded; its bounds are checked exactly as the JSON decoder
- * checks a recording's. */
+/* The datagram codec (docs/protocol.md). What a kind may hold is its event
+ * type's rows in event_field.c and the envelope rows below that it takes;
+ * bounds are checked exactly as the JSON decoder checks a recording's. */
 #include "roastop/event_datagram.h"
 
 #include <endian.h>
@@ -150,8 +147,6 @@ const struct event_field *event_datagram_meta_field(unsigned id)
 	return id < META_IDS ? meta_by_id[id] : NULL;
 }
 
-/* ---- decoding ------------------------------------------------------------ */
-
 struct rd {
 	const unsigned char *p, *end;
 	struct arena *mem;
@@ -211,8 +206,7 @@ static bool copy_scan(char *dst, const unsigned char *src, size_t n, bool *ascii
 	return !(zero & highs);
 }
 
-/* A string into the arena: at most EVENT_MAX_STRING bytes of UTF-8, no NUL
- * (the JSON decoder refuses \u0000 too). */
+/* At most EVENT_MAX_STRING bytes of UTF-8, no NUL (as the JSON decoder). */
 static enum decode_error rd_str(struct rd *r, const char **out)
 {
 	size_t n;
@@ -247,7 +241,6 @@ static enum decode_error rd_count(struct rd *r, size_t least, size_t *n)
 	return e;
 }
 
-/* A kv's item: a string and a number within EVENT_BIG. */
 static enum decode_error rd_kv_item(struct rd *r, struct kv_num *kv)
 {
 	enum decode_error e = rd_str(r, &kv->key);
@@ -256,7 +249,7 @@ static enum decode_error rd_kv_item(struct rd *r, struct kv_num *kv)
 	return !e && fabs(kv->value) > EVENT_BIG ? DEC_OUT_OF_RANGE : e;
 }
 
-/* A strlist (strings) or a kv (rd_kv_item's): a count, then the items. */
+/* A strlist or a kv: a count, then the items. */
 static enum decode_error rd_list(struct rd *r, const struct event_field *f, char *base)
 {
 	bool kv = f->kind == FK_KV;
@@ -450,8 +443,6 @@ void event_envelope_clear(struct event_envelope *env)
 	env->pid = env->seq = env->instance = 0;
 	env->part = env->parts = 0;
 }
-
-/* ---- encoding ------------------------------------------------------------ */
 
 static void put_u16(struct strbuf *sb, size_t n)
 {

@@ -1,11 +1,6 @@
-/* Event <-> JSON. One field table per event type drives both directions, so
- * a field cannot be decoded under one name and encoded under another.
- *
- * Decoding: json_check for what cJSON lets through (strict tokens, the
- * nesting bound, escapes that make bad UTF-8), cJSON for the tree, then one
- * walk of the tree against event_field's tables into the event's arena.
- * A recording's replay is bounded by its reading of the file and its
- * apply, not by this (bench/RESULTS.md, replay_decode_apply_rate). */
+/* JSON -> event: json_check for what cJSON lets through, cJSON for the
+ * tree, then one walk of the tree against event_field's tables into the
+ * event's arena. */
 #include "roastop/event_field.h"
 #include "roastop/cjson_lock.h"
 #include "roastop/json_check.h"
@@ -96,8 +91,6 @@ static void tree_release(void)
 		arena_reset(&tree_mem);
 }
 
-/* ---- decoding into the event ------------------------------------------ */
-
 struct dec {
 	struct event *ev;
 	struct strbuf custom; /* unknown chunk fields, compact JSON members */
@@ -110,8 +103,7 @@ struct dec {
 };
 
 /* At most EVENT_MAX_STRING bytes of UTF-8 (json_check refused \u0000, so
- * the first NUL ends it); *len is its length. ASCII, nearly every string,
- * needs no closer look. */
+ * the first NUL ends it); *len is its length. */
 static enum decode_error text_ok(const char *s, size_t *len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -124,7 +116,6 @@ static enum decode_error text_ok(const char *s, size_t *len)
 	return acc < 0x80 || strutil_utf8_ok((const unsigned char *)s) ? DEC_OK : DEC_BAD_UTF8;
 }
 
-/* A string value into the event's arena. */
 static enum decode_error str_in(struct dec *d, const cJSON *v, const char **out)
 {
 	if (!cJSON_IsString(v))
@@ -158,7 +149,7 @@ static enum decode_error number_in(const cJSON *v, const struct event_field *f, 
 	return DEC_OK;
 }
 
-/* Every key, at any depth, is a string a field name could be. */
+/* Every key, at any depth, is a string text_ok takes. */
 static enum decode_error keys_ok(const cJSON *node)
 {
 	for (const cJSON *c = node->child; c; c = c->next) {
@@ -277,7 +268,6 @@ static enum decode_error running_el(struct dec *d, const cJSON *el, void *slot)
 	return tuple_in(d, el, &t);
 }
 
-/* A list-valued field: fills the pointer at off and the count at off2. */
 static enum decode_error list_field(struct dec *d, const struct event_field *f, const cJSON *v,
 				    char *base)
 {
@@ -389,7 +379,7 @@ static enum decode_error object_into(struct dec *d, const struct field_table *t,
 	return DEC_OK;
 }
 
-/* Valid JSON text without the whitespace between tokens. */
+/* JSON text without the whitespace between tokens. */
 static void compact_append(struct strbuf *sb, const char *s, size_t len)
 {
 	bool in_string = false;
@@ -423,8 +413,7 @@ static void member_text(struct dec *d, size_t index, const char **val, size_t *l
 		d->member_at++;
 }
 
-/* An unknown chunk field is kept as compact JSON, as written, within a
- * budget. */
+/* An unknown chunk field, kept as compact JSON as written, within a budget. */
 static enum decode_error custom_keep(struct dec *d, const char *key, size_t index)
 {
 	const char *val;
@@ -495,6 +484,7 @@ static enum decode_error head_time(const cJSON *root, struct event *ev)
 	ev->t = t;
 	return DEC_OK;
 }
+
 /* Unknown chunk fields, kept as one JSON object. */
 static enum decode_error custom_finish(struct dec *d)
 {
@@ -508,8 +498,8 @@ static enum decode_error custom_finish(struct dec *d)
 }
 
 /* The header, then every member against the type's table, then the checks
- * across fields. As before the tree: a line whose "type" comes first has its
- * fields read before its "t", any other its "t" first. */
+ * across fields. A line whose "type" comes first has its fields read before
+ * its "t" (which error wins), any other its "t" first. */
 static enum decode_error decode_tree(struct dec *d, const cJSON *root)
 {
 	struct event *ev = d->ev;

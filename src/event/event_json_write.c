@@ -1,7 +1,5 @@
-/* Event -> JSON: a recording's lines (docs/recording.md), written compact
- * with jsonw. Fields are written in their table's order, the order
- * event_field_tables_sorted checks, so two encodings of one event are the
- * same bytes. */
+/* Event -> JSON, written compact with jsonw in table order, so two
+ * encodings of one event are the same bytes. */
 #include "roastop/event_field.h"
 #include "roastop/event_json.h"
 #include "roastop/jsonw.h"
@@ -83,7 +81,6 @@ static void enc_workers(struct jsonw *w, const char *key, const struct worker_sa
 	jsonw_end(w, ']');
 }
 
-/* Writes one field if it holds a value. */
 static void enc_value(struct jsonw *w, const struct event_field *f, const char *base)
 {
 	if (!event_field_present(f, base))

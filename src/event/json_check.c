@@ -2,6 +2,7 @@
  * A token is checked where it stands; which token may follow which is left
  * to cJSON, which refuses every misplaced one. */
 #include "roastop/json_check.h"
+#include "roastop/strutil.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -29,9 +30,7 @@ static int hex4(const char *p, const char *end, uint32_t *out)
 		return -1;
 	uint32_t v = 0;
 	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		int h = c >= '0' && c <= '9' ? c - '0'
-			: (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+		int h = strutil_hexval(p[i]);
 		if (h < 0)
 			return -1;
 		v = v << 4 | (uint32_t)h;
@@ -162,8 +161,6 @@ enum decode_error json_check(const char *text, size_t len, int max_depth)
 	}
 	return DEC_OK;
 }
-
-/* ---- the top-level members' text ------------------------------------- */
 
 static void skip_ws(struct json_members *m)
 {
