@@ -7,7 +7,6 @@
 
 #include "roastop/event.h"
 #include "roastop/event_json.h"
-#include "roastop/strutil.h"
 
 #define EVENT_T_MIN 1.0 /* receive times: seconds since the epoch, (1970, 5138) */
 #define EVENT_T_MAX 1e11
@@ -56,6 +55,18 @@ const struct field_table *event_field_table(enum event_type t);
 const struct field_table *event_field_workers(void);
 const struct field_table *event_field_filemeta(void);
 
+/* A list element written as [strings..., number]: a fine row, a counter
+ * ([group or null, name, value]), a running task. */
+struct field_tuple {
+	size_t size; /* of the element */
+	int n_str;
+	size_t str[4]; /* the strings' offsets in the element */
+	size_t num; /* the number's: a double, a uint64_t in a counter */
+};
+
+/* The tuple of FK_ROWS, FK_COUNTERS and FK_RUNNING elements, else NULL. */
+const struct field_tuple *event_field_tuple(enum field_kind k);
+
 /* The field's datagram encoding as docs/protocol.md names it; NULL for a
  * kind datagrams lack. */
 const char *event_field_encoding(const struct event_field *f);
@@ -80,25 +91,6 @@ struct field_seen {
  * contradictions, defaults. Both decoders end with it. */
 enum decode_error event_field_check(struct event *ev, const struct field_seen *seen);
 
-/* Equal n bytes? Keys are short: overlapping word loads, never past n
- * (inline: the JSON decoder makes a lookup per member). */
-static inline bool field_same(const char *a, const char *b, size_t n)
-{
-	if (n >= 8) {
-		for (size_t i = 0; i + 8 < n; i += 8)
-			if (strutil_load64(a + i) != strutil_load64(b + i))
-				return false;
-		return strutil_load64(a + n - 8) == strutil_load64(b + n - 8);
-	}
-	if (n >= 4)
-		return strutil_load32(a) == strutil_load32(b) &&
-		       strutil_load32(a + n - 4) == strutil_load32(b + n - 4);
-	for (size_t i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return false;
-	return true;
-}
-
 /* A small open-addressing index per table, hashed on the length and three
  * bytes of the name: a linear scan cost a fifth of a decode. */
 static inline unsigned field_hash(const char *key, size_t klen)
@@ -118,7 +110,7 @@ static inline const struct event_field *event_field_find(const struct field_tabl
 		if (!i)
 			return NULL;
 		const struct event_field *f = &t->f[i - 1];
-		if (f->len == klen && field_same(f->name, key, klen))
+		if (f->len == klen && memcmp(f->name, key, klen) == 0)
 			return f;
 	}
 }

@@ -27,8 +27,7 @@ const char *strutil_shown(char *buf, size_t max, const char *s, size_t len);
 /* The value of one hex digit (either case), -1 for any other byte. */
 int strutil_hexval(char c);
 
-/* 8 and 4 bytes at p, unaligned, in host order (the word loads of
- * strmap_hash and event_field_find's compare). */
+/* 8 and 4 bytes at p, unaligned, in host order (strmap_hash's word loads). */
 static inline uint64_t strutil_load64(const char *p)
 {
 	uint64_t v;

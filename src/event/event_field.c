@@ -253,6 +253,26 @@ const struct field_table *event_field_filemeta(void)
 	return &filemeta_table;
 }
 
+#define AT(s, f) offsetof(struct s, f)
+
+static const struct field_tuple tuples[] = {
+	[FK_ROWS] = { sizeof(struct fine_row), 4,
+		      { AT(fine_row, context), AT(fine_row, prefix), AT(fine_row, activity),
+			AT(fine_row, unit) },
+		      AT(fine_row, value) },
+	[FK_COUNTERS] = { sizeof(struct source_counter), 2,
+			  { AT(source_counter, group), AT(source_counter, name) },
+			  AT(source_counter, value) },
+	[FK_RUNNING] = { sizeof(struct task_running), 3,
+			 { AT(task_running, key), AT(task_running, prefix), AT(task_running, worker) },
+			 AT(task_running, seconds) },
+};
+
+const struct field_tuple *event_field_tuple(enum field_kind k)
+{
+	return k == FK_ROWS || k == FK_COUNTERS || k == FK_RUNNING ? &tuples[k] : NULL;
+}
+
 const char *event_field_encoding(const struct event_field *f)
 {
 	switch (f->kind) {

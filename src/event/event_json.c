@@ -52,8 +52,6 @@ void reject_count(struct reject_counts *rc, enum decode_error e)
 	rc->total++;
 }
 
-#define KEY_IS(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), lit, sizeof(lit) - 1) == 0)
-
 /* ---- the tree ---------------------------------------------------------
  * cJSON allocates every node and string on its own; parsed into a bump
  * arena instead, a tree costs no malloc per value and is bounded. cJSON's
@@ -192,80 +190,44 @@ static enum decode_error worker_el(struct dec *d, const cJSON *el, void *slot)
 	return e ? e : (w->id ? DEC_OK : DEC_MISSING_FIELD);
 }
 
-/* An array of strings then one number: a fine row, a counter, a running
- * task. A counter's group (its first string) may be null. */
-struct tuple {
-	const char **str[4];
-	int n_str;
-	bool null_first;
-	bool (*ok)(double x);
-	double *num;
-};
-
-static enum decode_error tuple_in(struct dec *d, const cJSON *el, const struct tuple *t)
+/* Is x a tuple's number in range? A counter's is a whole count. */
+static bool tuple_num_ok(enum field_kind k, double x)
 {
+	if (k == FK_ROWS)
+		return range_ok(RANGE_FINE, x);
+	if (k == FK_RUNNING)
+		return range_ok(RANGE_TASK_SECONDS, x);
+	return x >= 0 && x <= EVENT_COUNTER_VALUE_MAX && x == (double)(int64_t)x;
+}
+
+/* [strings..., number] (event_field_tuple); a counter's group may be null. */
+static enum decode_error tuple_el(struct dec *d, const cJSON *el, char *slot, enum field_kind k)
+{
+	const struct field_tuple *t = event_field_tuple(k);
+	double x = 0;
+	int i = 0;
 	if (!cJSON_IsArray(el))
 		return DEC_BAD_TYPE;
-	int i = 0;
 	for (const cJSON *v = el->child; v; v = v->next, i++) {
 		enum decode_error e = DEC_OK;
-		if (i == 0 && t->null_first && cJSON_IsNull(v))
+		if (i == 0 && k == FK_COUNTERS && cJSON_IsNull(v))
 			continue;
 		if (i < t->n_str)
-			e = str_in(d, v, t->str[i]);
+			e = str_in(d, v, (const char **)(void *)(slot + t->str[i]));
 		else if (i > t->n_str)
 			e = DEC_BAD_TYPE;
-		else if (!(e = num_in(v, t->num)) && !t->ok(*t->num))
+		else if (!(e = num_in(v, &x)) && !tuple_num_ok(k, x))
 			e = DEC_OUT_OF_RANGE;
 		if (e)
 			return e;
 	}
-	return i == t->n_str + 1 ? DEC_OK : DEC_BAD_TYPE;
-}
-
-static bool fine_ok(double x)
-{
-	return range_ok(RANGE_FINE, x);
-}
-
-static bool seconds_ok(double x)
-{
-	return range_ok(RANGE_TASK_SECONDS, x);
-}
-
-static bool counter_ok(double x)
-{
-	return x >= 0 && x <= EVENT_COUNTER_VALUE_MAX && x == (double)(int64_t)x;
-}
-
-/* [context, prefix, activity, unit, value] */
-static enum decode_error row_el(struct dec *d, const cJSON *el, void *slot)
-{
-	struct fine_row *r = slot;
-	const struct tuple t = { { &r->context, &r->prefix, &r->activity, &r->unit }, 4, false,
-				 fine_ok, &r->value };
-	return tuple_in(d, el, &t);
-}
-
-/* [group or null, name, value]: one counter of a source's statistics. */
-static enum decode_error counter_el(struct dec *d, const cJSON *el, void *slot)
-{
-	struct source_counter *c = slot;
-	double x = 0;
-	const struct tuple t = { { &c->group, &c->name }, 2, true, counter_ok, &x };
-	enum decode_error e = tuple_in(d, el, &t);
-	if (!e) /* x is a whole count in range only then (counter_ok) */
-		c->value = (uint64_t)x;
-	return e;
-}
-
-/* [key, prefix, worker, seconds]: a task executing now (a sample's). */
-static enum decode_error running_el(struct dec *d, const cJSON *el, void *slot)
-{
-	struct task_running *r = slot;
-	const struct tuple t = { { &r->key, &r->prefix, &r->worker }, 3, false, seconds_ok,
-				 &r->seconds };
-	return tuple_in(d, el, &t);
+	if (i != t->n_str + 1)
+		return DEC_BAD_TYPE;
+	if (k == FK_COUNTERS) /* a whole count in range (tuple_num_ok) */
+		*(uint64_t *)(void *)(slot + t->num) = (uint64_t)x;
+	else
+		*(double *)(void *)(slot + t->num) = x;
+	return DEC_OK;
 }
 
 static enum decode_error list_field(struct dec *d, const struct event_field *f, const cJSON *v,
@@ -280,9 +242,9 @@ static enum decode_error list_field(struct dec *d, const struct event_field *f, 
 		[FK_STRLIST] = { sizeof(const char *), strlist_el, false, EVENT_MAX_LIST },
 		[FK_KV] = { sizeof(struct kv_num), kv_el, true, EVENT_MAX_SECTIONS },
 		[FK_WORKERS] = { sizeof(struct worker_sample), worker_el, false, EVENT_MAX_LIST },
-		[FK_ROWS] = { sizeof(struct fine_row), row_el, false, EVENT_MAX_LIST },
-		[FK_COUNTERS] = { sizeof(struct source_counter), counter_el, false, EVENT_COUNTERS_MAX },
-		[FK_RUNNING] = { sizeof(struct task_running), running_el, false, EVENT_MAX_RUNNING },
+		[FK_ROWS] = { sizeof(struct fine_row), NULL, false, EVENT_MAX_LIST },
+		[FK_COUNTERS] = { sizeof(struct source_counter), NULL, false, EVENT_COUNTERS_MAX },
+		[FK_RUNNING] = { sizeof(struct task_running), NULL, false, EVENT_MAX_RUNNING },
 	};
 	if (kinds[f->kind].object ? !cJSON_IsObject(v) : !cJSON_IsArray(v))
 		return DEC_BAD_TYPE;
@@ -296,7 +258,9 @@ static enum decode_error list_field(struct dec *d, const struct event_field *f, 
 	memset(data, 0, (n ? n : 1) * size);
 	size_t i = 0;
 	for (const cJSON *el = v->child; el; el = el->next, i++) {
-		enum decode_error e = kinds[f->kind].fn(d, el, data + i * size);
+		char *slot = data + i * size;
+		enum decode_error e = kinds[f->kind].fn ? kinds[f->kind].fn(d, el, slot)
+						    : tuple_el(d, el, slot, f->kind);
 		if (e)
 			return e;
 	}
@@ -436,11 +400,10 @@ static enum decode_error custom_keep(struct dec *d, const char *key, size_t inde
 
 static enum decode_error top_member(struct dec *d, const cJSON *m, size_t index)
 {
-	size_t klen = strlen(m->string);
-	if (KEY_IS(m->string, klen, "t") || KEY_IS(m->string, klen, "type"))
+	if (strcmp(m->string, "t") == 0 || strcmp(m->string, "type") == 0)
 		return DEC_OK; /* read by the header */
 	const struct event_field *f =
-		event_field_find(event_field_table(d->ev->type), m->string, klen);
+		event_field_find(event_field_table(d->ev->type), m->string, strlen(m->string));
 	if (!f)
 		return d->ev->type == EV_CHUNK ? custom_keep(d, m->string, index) : DEC_OK;
 	if (cJSON_IsNull(m))

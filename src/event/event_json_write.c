@@ -30,46 +30,23 @@ static void enc_object(struct jsonw *w, const char *key, const struct field_tabl
 	jsonw_end(w, '}');
 }
 
-/* [strings..., value]: a counter ([group or null, name, value]), a fine
- * row ([context, prefix, activity, unit, value]), a running task ([key,
- * prefix, worker, seconds]). */
-static void enc_tuple(struct jsonw *w, const char *const *parts, int n, double value)
+/* [strings..., value] (event_field_tuple); a fine row's missing strings
+ * are "". */
+static void enc_tuples(struct jsonw *w, const struct event_field *f, const char *list, size_t n)
 {
-	jsonw_array(w, NULL);
-	for (int k = 0; k < n; k++)
-		jsonw_str(w, NULL, parts[k]);
-	jsonw_num(w, NULL, value);
-	jsonw_end(w, ']');
-}
-
-static void enc_counters(struct jsonw *w, const char *key, const struct source_counter *c,
-			 size_t n)
-{
-	jsonw_array(w, key);
-	for (size_t i = 0; i < n; i++)
-		enc_tuple(w, (const char *const[]){ c[i].group, c[i].name }, 2, (double)c[i].value);
-	jsonw_end(w, ']');
-}
-
-static void enc_rows(struct jsonw *w, const char *key, const struct fine_row *rows, size_t n)
-{
-	jsonw_array(w, key);
-	for (size_t i = 0; i < n; i++) {
-		const char *parts[4] = { rows[i].context, rows[i].prefix, rows[i].activity,
-					 rows[i].unit };
-		for (int k = 0; k < 4; k++)
-			parts[k] = parts[k] ? parts[k] : "";
-		enc_tuple(w, parts, 4, rows[i].value);
+	const struct field_tuple *t = event_field_tuple(f->kind);
+	jsonw_array(w, f->name);
+	for (const char *el = list; el < list + n * t->size; el += t->size) {
+		jsonw_array(w, NULL);
+		for (int k = 0; k < t->n_str; k++) {
+			const char *s = *(const char *const *)(const void *)(el + t->str[k]);
+			jsonw_str(w, NULL, s || f->kind != FK_ROWS ? s : "");
+		}
+		const void *num = el + t->num;
+		jsonw_num(w, NULL,
+			  f->kind == FK_COUNTERS ? (double)*(const uint64_t *)num : *(const double *)num);
+		jsonw_end(w, ']');
 	}
-	jsonw_end(w, ']');
-}
-
-static void enc_running(struct jsonw *w, const char *key, const struct task_running *r, size_t n)
-{
-	jsonw_array(w, key);
-	for (size_t i = 0; i < n; i++)
-		enc_tuple(w, (const char *const[]){ r[i].key, r[i].prefix, r[i].worker }, 3,
-			  r[i].seconds);
 	jsonw_end(w, ']');
 }
 
@@ -98,13 +75,11 @@ static void enc_value(struct jsonw *w, const struct event_field *f, const char *
 		return;
 	case FK_STATE: jsonw_str(w, k, source_state_name(*(const enum source_state *)p)); return;
 	case FK_LEVEL: jsonw_str(w, k, log_kind_name(*(const enum log_kind *)p)); return;
-	case FK_COUNTERS: enc_counters(w, k, *(const struct source_counter *const *)p, n); return;
 	case FK_FILEMETA: enc_object(w, k, event_field_filemeta(), p); return;
-	case FK_ROWS: enc_rows(w, k, *(const struct fine_row *const *)p, n); return;
 	case FK_STRLIST: enc_strlist(w, k, *(const char *const *const *)p, n); return;
 	case FK_KV: enc_kv(w, k, *(const struct kv_num *const *)p, n); return;
-	case FK_RUNNING: enc_running(w, k, *(const struct task_running *const *)p, n); return;
 	case FK_WORKERS: enc_workers(w, k, *(const struct worker_sample *const *)p, n); return;
+	default: enc_tuples(w, f, *(const char *const *)p, n); return;
 	}
 }
 
