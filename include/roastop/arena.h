@@ -1,6 +1,4 @@
-/* A bump allocator in linked blocks: pointers stay valid until arena_reset.
- * Events decode into one so that the hot path reuses memory instead of
- * calling malloc per string. */
+/* A bump allocator in linked blocks: pointers stay valid until arena_reset. */
 #ifndef ROASTOP_ARENA_H
 #define ROASTOP_ARENA_H
 

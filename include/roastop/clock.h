@@ -4,13 +4,12 @@
 
 /* CLOCK_MONOTONIC: intervals, timeouts, pacing. */
 double clock_mono(void);
-/* The time stamped on live events: CLOCK_REALTIME read once, at the first
- * call, plus CLOCK_MONOTONIC time since. It never steps back and a step of
- * the system clock does not move it, so elapsed times and the order of
- * samples survive an NTP step or a `date -s` (docs/metrics.md, "Time"). */
+/* The time stamped on live events: CLOCK_REALTIME at the first call plus
+ * CLOCK_MONOTONIC time since, so a step of the system clock does not move
+ * it (docs/metrics.md, "Time"). */
 double clock_session(void);
-/* The system clock (CLOCK_REALTIME) - clock_session(): how far the system clock has been
- * stepped (or has drifted) since the session's clock was anchored. */
+/* CLOCK_REALTIME - clock_session(): how far the system clock has stepped
+ * or drifted since the session began. */
 double clock_session_offset(void);
 
 #endif

@@ -1,14 +1,6 @@
-/* A streaming JSON writer into a strbuf, the product's one JSON writer: no
- * tree, so a metrics.json with 100,000 files costs its text and nothing
- * more. Keys in the order written; null for a value not measured. Each
- * container is written in a style, which the containers inside it keep:
- * JSONW_INDENT, the top level's, a line per item indented two spaces a
- * level; JSONW_LINE, on one line as {"k": 1, "l": [2, 3]}; JSONW_COMPACT,
- * on one line without spaces; JSONW_CJSON, compact with 15 significant
- * digits when they read back within a relative DBL_EPSILON (17 otherwise)
- * and \b \f escaped short: the text cJSON's compact printer gives, which
- * metrics.json's roastop blocks have always had. The others write numbers
- * as strbuf_json_number (exact). */
+/* A streaming JSON writer into a strbuf: no tree, so a large metrics.json
+ * costs its text and nothing more. Each container is written in a style,
+ * which the containers inside it keep. */
 #ifndef ROASTOP_JSONW_H
 #define ROASTOP_JSONW_H
 
@@ -16,7 +8,12 @@
 
 #define JSONW_MAX_DEPTH 32
 
-enum jsonw_style { JSONW_INDENT, JSONW_LINE, JSONW_COMPACT, JSONW_CJSON };
+enum jsonw_style {
+	JSONW_INDENT, /* a line per item, two spaces a level */
+	JSONW_LINE, /* one line: {"k": 1, "l": [2, 3]} */
+	JSONW_COMPACT, /* one line without spaces */
+	JSONW_CJSON, /* the text cJSON's compact printer gives (metrics.json's roastop blocks) */
+};
 
 struct jsonw {
 	struct strbuf *out;
@@ -26,8 +23,7 @@ struct jsonw {
 	bool end_line; /* the top level's end writes a newline (jsonw_init: true) */
 };
 
-/* The top level in style (JSONW_INDENT: jsonw_init). A container ending
- * the top level ends its line. */
+/* The top level in style (jsonw_init: JSONW_INDENT). */
 void jsonw_init(struct jsonw *w, struct strbuf *out);
 void jsonw_init_as(struct jsonw *w, struct strbuf *out, enum jsonw_style style);
 /* key is NULL at the top level and inside arrays. */

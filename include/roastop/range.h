@@ -1,10 +1,7 @@
-/* The range of every scheduler quantity roastop takes in: one table, read
- * by the live decoders (dask_json.c, for state.json, identity.json and
- * /metrics) and by the recording and datagram decoder (event_field.c), so
- * that whatever a live session accepts its recording replays, and the other
- * way round. Every minimum is 0. docs/recording.md ("Ranges") has the table
- * with the reason each maximum is physically plausible; a unit test checks
- * that the field tables use these and no other bounds. */
+/* The range of every scheduler quantity, read by the live decoders
+ * (dask_json.c) and the recording decoder (event_field.c) alike, so that
+ * what a live session accepts its recording replays (docs/recording.md,
+ * "Ranges"). Every minimum is 0. */
 #ifndef ROASTOP_RANGE_H
 #define ROASTOP_RANGE_H
 

@@ -18,10 +18,9 @@ void strutil_copy_tail(char *dst, size_t size, const char *src);
  * nothing above U+10FFFF. */
 bool strutil_utf8_ok(const unsigned char *s);
 
-/* Untrusted text echoed in a one-line message: at most max bytes of s
- * (len bytes, or up to a NUL), control bytes and DEL as '?', and "..."
- * when cut, the cut on a UTF-8 character boundary. buf holds max + 4
- * bytes. Returns buf. */
+/* Untrusted text for a one-line message: at most max bytes of s (len, or
+ * up to a NUL), control bytes as '?', "..." when cut on a UTF-8 boundary.
+ * buf holds max + 4 bytes. */
 const char *strutil_shown(char *buf, size_t max, const char *s, size_t len);
 
 /* The value of one hex digit (either case), -1 for any other byte. */

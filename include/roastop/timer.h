@@ -1,5 +1,4 @@
-/* timerfd helpers shared by the loop and the sources: a monotonic timerfd,
- * non-blocking, armed in seconds. */
+/* Monotonic, non-blocking timerfds armed in seconds. */
 #ifndef ROASTOP_TIMER_H
 #define ROASTOP_TIMER_H
 
@@ -8,8 +7,7 @@
 int timer_open(double first, double period);
 /* Arms fd to fire once after `seconds` (0 fires at once); < 0 disarms. */
 void timer_set(int fd, double seconds);
-/* Arms fd to fire after `first` seconds (0 fires at once), then every
- * `period` seconds (0: once). */
+/* Arms fd to fire after `first` seconds, then every `period` (0: once). */
 void timer_set_periodic(int fd, double first, double period);
 /* Reads what has expired, so the descriptor stops being readable. */
 void timer_drain(int fd);

@@ -1,6 +1,3 @@
-/* The scheduler quantities' ranges (include/roastop/range.h). It sits with
- * the event model, not with either codec: the bounds belong to what a
- * worker or a cluster can physically be, whatever wire form it came in. */
 #include "roastop/range.h"
 
 #include <math.h>
