@@ -31,6 +31,9 @@ void graph_line(const double *vals, size_t n, double vmax, int w, int h, bool as
 
 /* A "nice" axis maximum >= v: 1, 2, 2.5 or 5 x 10^k (v <= 0: 1). */
 double graph_nice_max(double v);
+/* Finer: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 x 10^k, at most 1.25 x v,
+ * steps a scale label prints short. */
+double graph_nice_fine(double v);
 
 /* Resamples a timeline over [t0, t1] into n columns: each column is the
  * highest bucket max that starts inside it, else the value carried from the

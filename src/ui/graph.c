@@ -97,16 +97,28 @@ void graph_line(const double *vals, size_t n, double vmax, int w, int h, bool as
 	}
 }
 
-double graph_nice_max(double v)
+/* The first of steps (ascending, within one decade) x 10^k that is >= v. */
+static double nice_of(double v, const double *steps, size_t n)
 {
 	if (!(v > 0) || !isfinite(v))
 		return 1;
 	double p = pow(10, floor(log10(v)));
-	static const double steps[] = { 1, 2, 2.5, 5, 10 };
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if (steps[i] * p >= v * (1 - 1e-12))
 			return steps[i] * p;
 	return 10 * p;
+}
+
+double graph_nice_max(double v)
+{
+	static const double steps[] = { 1, 2, 2.5, 5, 10 };
+	return nice_of(v, steps, ROASTOP_ARRAY_LEN(steps));
+}
+
+double graph_nice_fine(double v)
+{
+	static const double steps[] = { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
+	return nice_of(v, steps, ROASTOP_ARRAY_LEN(steps));
 }
 
 static size_t col_of(double t, double t0, double t1, size_t n)

@@ -6,6 +6,7 @@
 #include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "roastop/datadir.h"
+#include "roastop/format.h"
 #include "roastop/graph.h"
 
 #ifndef ROASTOP_THEMEDIR
@@ -435,6 +437,26 @@ void scr_box(struct ui *ui, struct rect r, const char *title)
 	}
 	if (title && title[0] && r.w > 6)
 		scr_printf(ui, r.y, r.x + 2, r.w - 4, TH_TITLE, " %s ", title);
+}
+
+void scr_scale(struct ui *ui, int y, int x, enum theme_elem e, double v, const char *unit)
+{
+	char t[FMT_LEN], lab[UI_SCALE_W + 1];
+	format_axis(t, v, unit);
+	snprintf(lab, sizeof(lab), "%*.*s", UI_SCALE_W - 1, UI_SCALE_W - 1, t);
+	scr_text(ui, y, x, UI_SCALE_W, e, lab);
+}
+
+void scr_mark(struct ui *ui, uint32_t *cells, int w, int h, double v, double vmax)
+{
+	if (!(v > 0) || !(v <= vmax))
+		return;
+	int row = h - 1 - (int)floor(v / vmax * h - 1e-9);
+	if (row < 0)
+		row = 0;
+	for (int x = 0; x < w; x += 2)
+		if (cells[row * w + x] == ' ')
+			cells[row * w + x] = ui->ascii ? '-' : 0x2504;
 }
 
 void scr_graph(struct ui *ui, int y, int x, int w, int h, const uint32_t *cells)

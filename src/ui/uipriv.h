@@ -116,6 +116,11 @@ void scr_cells(struct ui *ui, int y, int x, const uint32_t *cp, int w, attr_t a)
 /* a graph area: row 0 at the top, coloured along the gradient from the bottom */
 void scr_graph(struct ui *ui, int y, int x, int w, int h, const uint32_t *cells);
 size_t text_width(const char *s); /* code points */
+#define UI_SCALE_W 8 /* a graph's scale labels at its left, with a space */
+/* v (format_axis with unit) right-aligned in the UI_SCALE_W - 1 columns at (y, x) */
+void scr_scale(struct ui *ui, int y, int x, enum theme_elem e, double v, const char *unit);
+/* a dashed line through the empty cells of a w x h graph at v of vmax */
+void scr_mark(struct ui *ui, uint32_t *cells, int w, int h, double v, double vmax);
 void ui_apply_theme(struct ui *ui);
 
 /* views */

@@ -10,8 +10,6 @@
 #include "roastop/format.h"
 #include "roastop/graph.h"
 
-#define SCALE_W 8 /* the scale labels at a graph's left, with a space */
-
 enum hist_kind { HK_MEM, HK_CPU, HK_EXEC };
 
 static double point_value(const struct worker_point *p, enum hist_kind k)
@@ -45,45 +43,21 @@ struct hist_panel {
 	double vmax, mark; /* mark: a dashed line at this value (NaN: none) */
 };
 
-static void panel_scale(struct ui *ui, int y, int x, double v, const char *unit)
-{
-	char t[FMT_LEN], lab[SCALE_W + 1];
-	format_axis(t, v, unit);
-	snprintf(lab, sizeof(lab), "%*.*s", SCALE_W - 1, SCALE_W - 1, t);
-	scr_text(ui, y, x, SCALE_W, TH_DIM, lab);
-}
-
 static void panel_draw(struct ui *ui, const struct worker_hist *h, double span, struct rect r,
 		       const struct hist_panel *p)
 {
 	scr_box(ui, r, p->title);
-	int gx = r.x + 1 + SCALE_W, gy = r.y + 1, gw = r.w - 2 - SCALE_W, gh = r.h - 2;
+	int gx = r.x + 1 + UI_SCALE_W, gy = r.y + 1, gw = r.w - 2 - UI_SCALE_W, gh = r.h - 2;
 	size_t n = (size_t)(gw > 0 ? gw : 0) * (size_t)graph_xres(ui->ascii);
 	if (gw < 4 || gh < 1 || ui_scratch(ui, n > (size_t)(gw * gh) ? n : (size_t)(gw * gh)) != 0)
 		return;
 	hist_resample(h, p->kind, span, ui->vals, n);
 	graph_area(ui->vals, n, p->vmax, gw, gh, ui->ascii, ui->cells);
-	if (p->mark > 0 && p->mark <= p->vmax) {
-		int row = gh - 1 - (int)floor(p->mark / p->vmax * gh - 1e-9);
-		for (int x = 0; x < gw; x += 2)
-			if (ui->cells[(row < 0 ? 0 : row) * gw + x] == ' ')
-				ui->cells[(row < 0 ? 0 : row) * gw + x] = ui->ascii ? '-' : 0x2504;
-	}
+	scr_mark(ui, ui->cells, gw, gh, p->mark, p->vmax);
 	scr_graph(ui, gy, gx, gw, gh, ui->cells);
-	panel_scale(ui, gy, r.x + 1, p->vmax, p->unit);
+	scr_scale(ui, gy, r.x + 1, TH_DIM, p->vmax, p->unit);
 	if (gh > 1)
-		panel_scale(ui, gy + gh - 1, r.x + 1, 0, p->unit);
-}
-
-/* A scale top at most 1.25 x v, in steps a scale label prints short. */
-static double nice_top(double v)
-{
-	static const double steps[] = { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
-	double p = pow(10, floor(log10(v)));
-	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(steps); i++)
-		if (steps[i] * p >= v * (1 - 1e-12))
-			return steps[i] * p;
-	return 10 * p;
+		scr_scale(ui, gy + gh - 1, r.x + 1, TH_DIM, 0, p->unit);
 }
 
 /* The scale reaches the worker's memory limit when it is within 1.5 x the
@@ -96,7 +70,7 @@ static void memory_panel(struct hist_panel *p, const struct worker_agg *w, doubl
 	bool near = limit > 0 && limit <= 1.5 * peak;
 	double v = near ? limit : fmax(peak * 1.1, 1), u = format_bytes_step(v, NULL);
 	/* nice in the IEC unit the scale prints, so that "2 GiB" fits it */
-	*p = (struct hist_panel){ HK_MEM, title, "B", nice_top(v / u) * u, near ? limit : NAN };
+	*p = (struct hist_panel){ HK_MEM, title, "B", graph_nice_fine(v / u) * u, near ? limit : NAN };
 	snprintf(title, 160, "memory %s  peak %s  limit %s%s", format_bytes(a, w->memory_bytes),
 		 format_bytes(b, optnum_of(peak)), format_bytes(c, w->memory_limit),
 		 near ? " (dashed)" : "");
@@ -154,11 +128,11 @@ void view_worker_history(struct ui *ui, const struct ui_frame *f)
 	memory_panel(&p[0], w, peak_mem, tm);
 	snprintf(tc, sizeof(tc), "CPU %s  peak %s", format_num(a, w->cpu_percent, "%.0f%%"),
 		 format_num(b, optnum_of(peak_cpu), "%.0f%%"));
-	p[1] = (struct hist_panel){ HK_CPU, tc, "%", nice_top(fmax(peak_cpu, 100)), NAN };
+	p[1] = (struct hist_panel){ HK_CPU, tc, "%", graph_nice_fine(fmax(peak_cpu, 100)), NAN };
 	snprintf(te, sizeof(te), "executing %s  peak %s  threads %s",
 		 format_num(a, w->executing, "%.0f"), format_num(b, optnum_of(peak_exec), "%.0f"),
 		 format_num(c, w->nthreads, "%.0f"));
-	p[2] = (struct hist_panel){ HK_EXEC, te, "", nice_top(fmax(peak_exec, 1)),
+	p[2] = (struct hist_panel){ HK_EXEC, te, "", graph_nice_fine(fmax(peak_exec, 1)),
 				    w->nthreads.valid ? w->nthreads.value : NAN };
 	int top = body.y + 1, avail = body.h - 1, hm = avail / 2, hc = (avail - hm) / 2;
 	panel_draw(ui, h, span, (struct rect){ 0, top, COLS, hm }, &p[0]);

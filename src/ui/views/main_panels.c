@@ -9,8 +9,6 @@
 #include "roastop/format.h"
 #include "roastop/graph.h"
 
-#define SCALE_W 8 /* the left scale labels of a timeline, with a space */
-
 struct tl_spec {
 	const char *name;
 	const struct timeline *tl;
@@ -25,41 +23,11 @@ struct tl_spec {
 };
 
 /* A nice maximum in the IEC unit the title prints bytes in, so that axis
- * and title agree ("1000 MiB" would not fit the scale: 1 GiB instead); the
- * steps finer than graph_nice_max's keep the axis within 1.25 x the value. */
+ * and title agree ("1000 MiB" would not fit the scale: 1 GiB instead). */
 static double nice_memory(double v)
 {
-	static const double steps[] = { 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
-	double u = format_bytes_step(v, NULL), x = v / u, p = pow(10, floor(log10(x)));
-	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(steps); i++)
-		if (steps[i] * p >= x * (1 - 1e-12))
-			return steps[i] * p > 1000 ? 1024 * u : steps[i] * p * u;
-	return 10 * p * u;
-}
-
-static void scale_label(char *buf, double v, const char *unit)
-{
-	char t[FMT_LEN];
-	format_axis(t, v, unit);
-	size_t len = strlen(t), w = SCALE_W - 1;
-	if (len > w)
-		len = w;
-	memset(buf, ' ', w - len);
-	memcpy(buf + w - len, t, len);
-	buf[w] = '\0';
-}
-
-/* The marker: a dashed line through the empty cells at value v. */
-static void mark_line(struct ui *ui, uint32_t *cells, int w, int h, double v, double vmax)
-{
-	if (!(v > 0) || !(v <= vmax))
-		return;
-	int row = h - 1 - (int)floor(v / vmax * h - 1e-9);
-	if (row < 0)
-		row = 0;
-	for (int x = 0; x < w; x += 2)
-		if (cells[row * w + x] == ' ')
-			cells[row * w + x] = ui->ascii ? '-' : 0x2504;
+	double u = format_bytes_step(v, NULL), top = graph_nice_fine(v / u);
+	return top > 1000 ? 1024 * u : top * u;
 }
 
 /* Run time at the graph's left end, middle (when wide) and right end, in
@@ -69,7 +37,7 @@ static void axis_labels(struct ui *ui, struct rect r, const struct metrics *m)
 	char a[FMT_LEN], b[FMT_LEN];
 	if (!m->elapsed_time_seconds.valid || r.w < 24)
 		return;
-	int y = r.y + r.h - 1, gx = r.x + 1 + SCALE_W, gw = r.w - 2 - SCALE_W;
+	int y = r.y + r.h - 1, gx = r.x + 1 + UI_SCALE_W, gw = r.w - 2 - UI_SCALE_W;
 	scr_printf(ui, y, gx, 12, TH_DIM, " %s ", format_duration(a, optnum_of(0)));
 	format_duration(b, m->elapsed_time_seconds);
 	int bw = (int)strlen(b) + 2;
@@ -87,11 +55,8 @@ static void peak_label(struct ui *ui, const struct tl_spec *s, int x, int gy, in
 	if (!(s->peak > 0) || !(s->peak <= s->vmax) || gh < 3)
 		return;
 	int row = gh - 1 - (int)floor(s->peak / s->vmax * gh - 1e-9);
-	if (row < 0 || row >= gh - 1)
-		return;
-	char lab[SCALE_W + 1];
-	scale_label(lab, s->peak, s->unit);
-	scr_text(ui, gy + row, x, SCALE_W, TH_MARKER, lab);
+	if (row >= 0 && row < gh - 1)
+		scr_scale(ui, gy + row, x, TH_MARKER, s->peak, s->unit);
 }
 
 static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect r,
@@ -100,7 +65,7 @@ static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect 
 	scr_box(ui, r, (int)text_width(s->title) + 6 <= r.w   ? s->title
 		       : (int)text_width(s->brief) + 6 <= r.w ? s->brief
 							       : s->name);
-	int gx = r.x + 1 + SCALE_W, gy = r.y + 1, gw = r.w - 2 - SCALE_W, gh = r.h - 2;
+	int gx = r.x + 1 + UI_SCALE_W, gy = r.y + 1, gw = r.w - 2 - UI_SCALE_W, gh = r.h - 2;
 	if (gw < 4 || gh < 1)
 		return;
 	size_t n = (size_t)gw * (size_t)graph_xres(ui->ascii);
@@ -117,17 +82,13 @@ static void timeline_panel(struct ui *ui, const struct ui_frame *f, struct rect 
 		graph_resample(s->line, t0, t1, ui->vals, n);
 		graph_line(ui->vals, n, s->vmax, gw, gh, ui->ascii, ui->cells);
 	}
-	mark_line(ui, ui->cells, gw, gh, s->mark, s->vmax);
+	scr_mark(ui, ui->cells, gw, gh, s->mark, s->vmax);
 	scr_graph(ui, gy, gx, gw, gh, ui->cells);
 	if (s->over[0] && gh > 1) /* the top left: the run's start, memory still low */
 		scr_text(ui, gy, gx, gw, TH_DIM, s->over);
-	char lab[SCALE_W + 1];
-	scale_label(lab, s->vmax, s->unit);
-	scr_text(ui, gy, r.x + 1, SCALE_W, TH_DIM, lab);
-	if (gh > 1) {
-		scale_label(lab, 0, s->unit);
-		scr_text(ui, gy + gh - 1, r.x + 1, SCALE_W, TH_DIM, lab);
-	}
+	scr_scale(ui, gy, r.x + 1, TH_DIM, s->vmax, s->unit);
+	if (gh > 1)
+		scr_scale(ui, gy + gh - 1, r.x + 1, TH_DIM, 0, s->unit);
 	peak_label(ui, s, r.x + 1, gy, gh);
 	axis_labels(ui, r, m);
 }
@@ -175,7 +136,6 @@ void main_timelines_draw(struct ui *ui, const struct ui_frame *f, const struct m
 		{ "cpu", &r->tl_cpu, 100, "%", NAN, NAN, NULL, "", "", "" },
 		{ "tasks", &r->tl_executing, vmax_of(&r->tl_executing, 1), "", NAN, NAN, NULL, "", "", "" },
 	};
-	s[0].vmax = vmax_of(&r->tl_workers, 1);
 	s[0].mark = m->avg_workers.valid ? m->avg_workers.value : NAN;
 	s[0].peak = m->peak_workers.valid ? m->peak_workers.value : NAN;
 	snprintf(s[0].title, sizeof(s[0].title), "workers %s  peak %s  %s time-average %s",
