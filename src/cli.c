@@ -34,49 +34,88 @@ enum orange {
 };
 
 struct option_def {
-	const char *name; /* long name without "--" */
+	const char *name; /* long name without "--"; NULL: a heading of the help */
 	char short_name;
 	enum okind kind;
 	size_t off;
+	const char *arg; /* the value's name in the help */
+	const char *help; /* lines after the first indented to its column */
 	double lo, hi;
 	enum orange range;
 };
 
 #define OFF(f) offsetof(struct app_config, f)
 
+/* The options in the order of the help, under its headings. */
 static const struct option_def options[] = {
-	{ "scheduler", 0, O_URL, OFF(scheduler_url), 0, 0, R_CLOSED },
-	{ "listen", 0, O_LISTEN, 0, 0, 0, R_CLOSED },
-	{ "key-file", 0, O_STR, OFF(key_file), 0, 0, R_CLOSED },
-	{ "new-key", 0, O_FLAG, OFF(new_key), 0, 0, R_CLOSED },
-	{ "no-auth", 0, O_FLAG, OFF(no_auth), 0, 0, R_CLOSED },
-	{ "task-stream", 0, O_FLAG, OFF(task_stream), 0, 0, R_CLOSED },
-	{ "serve", 0, O_SERVE, 0, 0, 0, R_CLOSED },
-	{ "serve-metrics-open", 0, O_FLAG, OFF(serve_metrics_open), 0, 0, R_CLOSED },
-	{ "interval", 0, O_REAL, OFF(interval), 0.1, 3600, R_CLOSED },
-	{ "output", 0, O_STR, OFF(output_dir), 0, 0, R_CLOSED },
-	{ "headless", 0, O_FLAG, OFF(headless), 0, 0, R_CLOSED },
-	{ "duration", 0, O_REAL, OFF(duration), 0, 1e7, R_OPEN_LO },
-	{ "exit-on-run-end", 0, O_FLAG, OFF(exit_on_run_end), 0, 0, R_CLOSED },
-	{ "run-idle-timeout", 0, O_REAL, OFF(run_idle_timeout), 1, 1e7, R_OR_ZERO },
-	{ "record", 0, O_STR, OFF(record_path), 0, 0, R_CLOSED },
-	{ "replay", 0, O_STR, OFF(replay_path), 0, 0, R_CLOSED },
-	{ "demo", 0, O_FLAG, OFF(demo), 0, 0, R_CLOSED },
+	{ .help = "Scheduler:" },
+	{ "scheduler", 0, O_URL, OFF(scheduler_url), .arg = "URL",
+	  .help = "Dask dashboard URL (default " CLI_DEFAULT_SCHEDULER ",\n"
+		  "or $ROASTOP_SCHEDULER)" },
+	{ "interval", 0, O_REAL, OFF(interval), "SECONDS", "poll interval, 0.1 to 3600 (default 1)",
+	  0.1, 3600, R_CLOSED },
+	{ "dashboard-prefix", 0, O_WORD, OFF(dashboard_prefix), .arg = "PATH",
+	  .help = "the scheduler's --dashboard-prefix" },
+	{ "cacert", 0, O_STR, OFF(cacert), .arg = "FILE",
+	  .help = "CA bundle for an https scheduler" },
+	{ "insecure", 0, O_FLAG, OFF(insecure),
+	  .help = "do not verify the scheduler's certificate" },
+	{ "task-stream", 0, O_FLAG, OFF(task_stream),
+	  .help = "follow the scheduler's /eventstream: per-task\n"
+		  "detail at a cost to the scheduler per task\n(docs/scheduler.md)" },
+	{ "header", 0, O_HEADER, 0, .arg = "'Name: value'",
+	  .help = "extra HTTP header (repeatable, at most 16)" },
+	{ .help = "Chunk events (UDP from the Python emitter):" },
+	{ "listen", 0, O_LISTEN, 0, .arg = "HOST:PORT",
+	  .help = "listen address (default 127.0.0.1:8790, or the port\n"
+		  "last used, or another free one, remembered;\n"
+		  "[IPv6]:PORT; port 0 picks a free port)" },
+	{ "key-file", 0, O_STR, OFF(key_file), .arg = "FILE",
+	  .help = "HMAC key the datagrams are signed with (default\n"
+		  "~/.config/roastop/key, made on first use)" },
+	{ "new-key", 0, O_FLAG, OFF(new_key), .help = "replace the key file with a fresh key" },
+	{ "no-auth", 0, O_FLAG, OFF(no_auth), .help = "accept unsigned datagrams" },
+	{ "rcvbuf", 0, O_INT, OFF(rcvbuf), "BYTES", "socket receive buffer, 4096 to 1073741824",
+	  CLI_MIN_RCVBUF, CLI_MAX_RCVBUF, R_CLOSED },
+	{ .help = "HTTP (runs, metrics.json, OpenMetrics; bearer token = ROASTOP_KEY):" },
+	{ "serve", 0, O_SERVE, 0, .arg = "HOST:PORT|off",
+	  .help = "serve over TCP (default: the --listen address;\nin a replay only when given)" },
+	{ "serve-metrics-open", 0, O_FLAG, OFF(serve_metrics_open),
+	  .help = "/metrics without the token (the rest keeps it)" },
+	{ .help = "Recording and replay:" },
+	{ "record", 0, O_STR, OFF(record_path), .arg = "FILE",
+	  .help = "write every event to FILE (JSON lines)" },
+	{ "replay", 0, O_STR, OFF(replay_path), .arg = "FILE",
+	  .help = "replay a recording instead (- = standard input)" },
 	/* A non-zero speed below 1/1000 would turn one recorded second into
 	 * hours of waiting: a typo, not a wish. */
-	{ "speed", 0, O_REAL, OFF(speed), 1e-3, 1e6, R_OR_ZERO },
-	{ "theme", 0, O_STR, OFF(theme), 0, 0, R_CLOSED },
-	{ "no-color", 0, O_FLAG, OFF(no_color), 0, 0, R_CLOSED },
-	{ "ascii", 0, O_FLAG, OFF(ascii), 0, 0, R_CLOSED },
-	{ "checkpoint", 0, O_REAL, OFF(checkpoint_interval), 1, 3600, R_OR_ZERO },
-	{ "processor-prefix", 0, O_STR, OFF(processor_prefix), 0, 0, R_CLOSED },
-	{ "dashboard-prefix", 0, O_WORD, OFF(dashboard_prefix), 0, 0, R_CLOSED },
-	{ "cacert", 0, O_STR, OFF(cacert), 0, 0, R_CLOSED },
-	{ "insecure", 0, O_FLAG, OFF(insecure), 0, 0, R_CLOSED },
-	{ "header", 0, O_HEADER, 0, 0, 0, R_CLOSED },
-	{ "rcvbuf", 0, O_INT, OFF(rcvbuf), CLI_MIN_RCVBUF, CLI_MAX_RCVBUF, R_CLOSED },
-	{ "help", 'h', O_HELP, 0, 0, 0, R_CLOSED },
-	{ "version", 'V', O_VERSION, 0, 0, 0, R_CLOSED },
+	{ "speed", 0, O_REAL, OFF(speed), "X",
+	  "replay speed factor: 0 = as fast as possible,\n"
+	  "or 0.001 to 1000000 (default 1); needs --replay",
+	  1e-3, 1e6, R_OR_ZERO },
+	{ "demo", 0, O_FLAG, OFF(demo), .help = "replay the demo recording shipped with roastop" },
+	{ .help = "Measurement:" },
+	{ "output", 0, O_STR, OFF(output_dir), .arg = "DIR",
+	  .help = "measurement directory\n(default roastop-measurements; a dir per run)" },
+	{ "checkpoint", 0, O_REAL, OFF(checkpoint_interval), "SECONDS",
+	  "rewrite it every SECONDS: 0 = never, or 1 to 3600\n(default 10)", 1, 3600, R_OR_ZERO },
+	{ "processor-prefix", 0, O_STR, OFF(processor_prefix), .arg = "PATTERN",
+	  .help = "task prefixes counted as processor work" },
+	{ .help = "Running:" },
+	{ "headless", 0, O_FLAG, OFF(headless), .help = "no screen; print progress lines" },
+	{ "duration", 0, O_REAL, OFF(duration), "SECONDS",
+	  "stop after SECONDS (up to 1e7; default: never)", 0, 1e7, R_OPEN_LO },
+	{ "exit-on-run-end", 0, O_FLAG, OFF(exit_on_run_end),
+	  .help = "stop when the analysis reports its end (and the\n"
+		  "collector has fetched it, or 3 s later)\n(or is marked incomplete)" },
+	{ "run-idle-timeout", 0, O_REAL, OFF(run_idle_timeout), "SECONDS",
+	  "a run with no datagram for SECONDS is\nincomplete: 0 = never, or 1 to 1e7 (default 300)",
+	  1, 1e7, R_OR_ZERO },
+	{ "theme", 0, O_STR, OFF(theme), .arg = "NAME|PATH", .help = "colour theme" },
+	{ "no-color", 0, O_FLAG, OFF(no_color), .help = "no colours (also when NO_COLOR is set)" },
+	{ "ascii", 0, O_FLAG, OFF(ascii), .help = "ASCII graphs and borders only" },
+	{ "help", 'h', O_HELP, 0, .help = "print this help and exit" },
+	{ "version", 'V', O_VERSION, 0, .help = "print the version and exit" },
 };
 
 struct parser {
@@ -128,7 +167,8 @@ static enum cli_result fail(struct parser *p, const char *fmt, ...)
 static const struct option_def *find_long(const char *name, size_t len)
 {
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(options); i++)
-		if (strlen(options[i].name) == len && memcmp(options[i].name, name, len) == 0)
+		if (options[i].name && strlen(options[i].name) == len &&
+		    memcmp(options[i].name, name, len) == 0)
 			return &options[i];
 	return NULL;
 }
@@ -150,11 +190,6 @@ static bool is_digit(char c)
 static bool is_alnum(char c)
 {
 	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool is_hex(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
 static bool is_ctl_or_space(unsigned char c)
@@ -318,7 +353,7 @@ static bool ipv6_ok(const char *h, size_t n)
 	for (; i < n && h[i] != '%'; i++) {
 		if (h[i] == ':')
 			colons++;
-		else if (!is_hex(h[i]) && h[i] != '.')
+		else if (strutil_hexval(h[i]) < 0 && h[i] != '.')
 			return false;
 	}
 	if (colons < 2 || i > 45)
@@ -636,9 +671,25 @@ enum cli_result cli_parse(int argc, char *const argv[], const char *env_schedule
 	return check_combination(&p);
 }
 
-/* The help in the order printed: what roastop reads (the scheduler, the
- * emitter's datagrams), what it serves, records and writes, how it runs. */
-static void usage_inputs(FILE *f)
+/* "  --name ARG" in 25 columns (or two spaces after it), then the help. */
+static void usage_option(FILE *f, const struct option_def *d)
+{
+	char left[64], short_name[8] = "";
+	if (d->short_name)
+		snprintf(short_name, sizeof(short_name), "-%c, ", d->short_name);
+	snprintf(left, sizeof(left), "  %s--%s%s%s", short_name, d->name, d->arg ? " " : "",
+		 d->arg ? d->arg : "");
+	fprintf(f, "%-25s  ", left);
+	for (const char *h = d->help; *h;) {
+		size_t n = strcspn(h, "\n");
+		fprintf(f, "%.*s\n", (int)n, h);
+		h += n + (h[n] == '\n');
+		if (*h)
+			fprintf(f, "%27s", "");
+	}
+}
+
+void cli_usage(FILE *f, const char *manual)
 {
 	fputs("Usage: roastop [OPTION]...\n"
 	      "       roastop compare DIR_A DIR_B\n"
@@ -647,83 +698,17 @@ static void usage_inputs(FILE *f)
 	      "measurement when it exits. compare: two measurements (roastop's or\n"
 	      "roastcoffea's) side by side, with the change and the findings of each.\n"
 	      "history: the measurements under DIR (default roastop-measurements),\n"
-	      "newest first.\n"
-	      "\n"
-	      "Scheduler:\n"
-	      "  --scheduler URL          Dask dashboard URL (default " CLI_DEFAULT_SCHEDULER ",\n"
-	      "                           or $ROASTOP_SCHEDULER)\n"
-	      "  --interval SECONDS       poll interval, 0.1 to 3600 (default 1)\n"
-	      "  --dashboard-prefix PATH  the scheduler's --dashboard-prefix\n"
-	      "  --cacert FILE            CA bundle for an https scheduler\n"
-	      "  --insecure               do not verify the scheduler's certificate\n"
-	      "  --task-stream            follow the scheduler's /eventstream: per-task\n"
-	      "                           detail at a cost to the scheduler per task\n"
-	      "                           (docs/scheduler.md)\n"
-	      "  --header 'Name: value'   extra HTTP header (repeatable, at most 16)\n"
-	      "\n"
-	      "Chunk events (UDP from the Python emitter):\n"
-	      "  --listen HOST:PORT       listen address (default 127.0.0.1:8790, or the port\n"
-	      "                           last used, or another free one, remembered;\n"
-	      "                           [IPv6]:PORT; port 0 picks a free port)\n"
-	      "  --key-file FILE          HMAC key the datagrams are signed with (default\n"
-	      "                           ~/.config/roastop/key, made on first use)\n"
-	      "  --new-key                replace the key file with a fresh key\n"
-	      "  --no-auth                accept unsigned datagrams\n"
-	      "  --rcvbuf BYTES           socket receive buffer, 4096 to 1073741824\n"
-	      "\n",
+	      "newest first.\n",
 	      f);
-}
-
-static void usage_outputs(FILE *f)
-{
-	fputs("HTTP (runs, metrics.json, OpenMetrics; bearer token = ROASTOP_KEY):\n"
-	      "  --serve HOST:PORT|off    serve over TCP (default: the --listen address;\n"
-	      "                           in a replay only when given)\n"
-	      "  --serve-metrics-open     /metrics without the token (the rest keeps it)\n"
-	      "\n"
-	      "Recording and replay:\n"
-	      "  --record FILE            write every event to FILE (JSON lines)\n"
-	      "  --replay FILE            replay a recording instead (- = standard input)\n"
-	      "  --speed X                replay speed factor: 0 = as fast as possible,\n"
-	      "                           or 0.001 to 1000000 (default 1); needs --replay\n"
-	      "  --demo                   replay the demo recording shipped with roastop\n"
-	      "\n"
-	      "Measurement:\n"
-	      "  --output DIR             measurement directory\n"
-	      "                           (default roastop-measurements; a dir per run)\n"
-	      "  --checkpoint SECONDS     rewrite it every SECONDS: 0 = never, or 1 to 3600\n"
-	      "                           (default 10)\n"
-	      "  --processor-prefix PATTERN  task prefixes counted as processor work\n"
-	      "\n",
-	      f);
-}
-
-static void usage_running(FILE *f)
-{
-	fputs("Running:\n"
-	      "  --headless               no screen; print progress lines\n"
-	      "  --duration SECONDS       stop after SECONDS (up to 1e7; default: never)\n"
-	      "  --exit-on-run-end        stop when the analysis reports its end (and the\n"
-	      "                           collector has fetched it, or 3 s later)\n"
-	      "                           (or is marked incomplete)\n"
-	      "  --run-idle-timeout SECONDS  a run with no datagram for SECONDS is\n"
-	      "                           incomplete: 0 = never, or 1 to 1e7 (default 300)\n"
-	      "  --theme NAME|PATH        colour theme\n"
-	      "  --no-color               no colours (also when NO_COLOR is set)\n"
-	      "  --ascii                  ASCII graphs and borders only\n"
-	      "  -h, --help               print this help and exit\n"
-	      "  -V, --version            print the version and exit\n"
-	      "\n"
-	      "'--opt value' and '--opt=value' both work; a repeated option keeps its last\n"
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(options); i++) {
+		if (options[i].name)
+			usage_option(f, &options[i]);
+		else
+			fprintf(f, "\n%s\n", options[i].help);
+	}
+	fputs("\n'--opt value' and '--opt=value' both work; a repeated option keeps its last\n"
 	      "value. Exit status: 0 done, 1 runtime error, 2 bad arguments. See roastop(1).\n",
 	      f);
-}
-
-void cli_usage(FILE *f, const char *manual)
-{
-	usage_inputs(f);
-	usage_outputs(f);
-	usage_running(f);
 	if (manual)
 		fprintf(f, "Manual: man %s\n", manual);
 }
