@@ -41,19 +41,13 @@ int ui_scratch(struct ui *ui, size_t cells)
 	return 0;
 }
 
-/* ---- colours ---- */
-
 static attr_t attr_bits(unsigned a)
 {
+	static const attr_t bits[] = { A_BOLD, A_UNDERLINE, A_REVERSE, A_DIM }; /* TA_ bits */
 	attr_t r = 0;
-	if (a & TA_BOLD)
-		r |= A_BOLD;
-	if (a & TA_UNDERLINE)
-		r |= A_UNDERLINE;
-	if (a & TA_REVERSE)
-		r |= A_REVERSE;
-	if (a & TA_DIM)
-		r |= A_DIM;
+	for (unsigned i = 0; i < ROASTOP_ARRAY_LEN(bits); i++)
+		if (a & (1u << i))
+			r |= bits[i];
 	return r;
 }
 
@@ -108,8 +102,6 @@ void ui_apply_theme(struct ui *ui)
 	bkgdset((chtype)(' ' | ui->attr[TH_TEXT]));
 	ui->dirty = true;
 }
-
-/* ---- set-up ---- */
 
 static void dirs_setup(struct ui *ui)
 {
@@ -315,8 +307,6 @@ int ui_fd(const struct ui *ui)
 {
 	return ui ? ui->epfd : -1;
 }
-
-/* ---- drawing ---- */
 
 void scr_fill(struct ui *ui, struct rect r)
 {

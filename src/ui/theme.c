@@ -156,14 +156,10 @@ bool theme_parse_color(const char *s, size_t len, struct theme_color *out)
 
 static unsigned attr_of(const char *s, size_t len)
 {
-	if (word_is(s, len, "bold"))
-		return TA_BOLD;
-	if (word_is(s, len, "underline"))
-		return TA_UNDERLINE;
-	if (word_is(s, len, "reverse"))
-		return TA_REVERSE;
-	if (word_is(s, len, "dim"))
-		return TA_DIM;
+	static const char *const names[] = { "bold", "underline", "reverse", "dim" }; /* TA_ bits */
+	for (unsigned i = 0; i < ROASTOP_ARRAY_LEN(names); i++)
+		if (word_is(s, len, names[i]))
+			return 1u << i;
 	return 0;
 }
 
@@ -182,12 +178,6 @@ static void trim(const char **s, size_t *len)
 		(*len)--;
 }
 
-/* A printable copy of at most 40 bytes of untrusted text, for messages. */
-static const char *shown(char buf[48], const char *s, size_t len)
-{
-	return strutil_shown(buf, 40, s, len);
-}
-
 struct parse_ctx {
 	struct theme *t;
 	const char *file;
@@ -196,16 +186,17 @@ struct parse_ctx {
 	size_t errsz;
 };
 
+/* The untrusted key and value echoed shown: at most 40 bytes each. */
 static int fail(struct parse_ctx *c, const char *key, size_t klen, const char *what,
 		const char *val, size_t vlen)
 {
 	char k[48], v[48];
 	if (key)
 		snprintf(c->err, c->errsz, "%s:%u: key '%s': %s '%s'", c->file, c->line,
-			 shown(k, key, klen), what, shown(v, val, vlen));
+			 strutil_shown(k, 40, key, klen), what, strutil_shown(v, 40, val, vlen));
 	else
 		snprintf(c->err, c->errsz, "%s:%u: %s '%s'", c->file, c->line, what,
-			 shown(v, val, vlen));
+			 strutil_shown(v, 40, val, vlen));
 	return -1;
 }
 

@@ -248,13 +248,10 @@ static void draw_help(struct ui *ui, const struct ui_frame *f)
 
 static void draw_too_small(struct ui *ui)
 {
-	const char *lines[3];
 	char a[96], b[96];
 	snprintf(a, sizeof(a), "Terminal too small: %dx%d", COLS, LINES);
 	snprintf(b, sizeof(b), "roastop needs at least %dx%d", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
-	lines[0] = a;
-	lines[1] = b;
-	lines[2] = "enlarge it, or press q";
+	const char *lines[3] = { a, b, "enlarge it, or press q" };
 	for (int i = 0; i < 3; i++) {
 		int w = (int)strlen(lines[i]), x = (COLS - w) / 2;
 		scr_text(ui, LINES / 2 - 1 + i, x < 0 ? 0 : x, COLS, i ? TH_TEXT : TH_WARNING, lines[i]);

@@ -163,8 +163,6 @@ void main_timelines_draw(struct ui *ui, const struct ui_frame *f, const struct m
 		timeline_panel(ui, f, L->timeline[i], &s[i]);
 }
 
-/* ---- fine metrics ---- */
-
 /* A stacked bar: CPU share then non-CPU, distinct glyphs so it reads without colour. */
 static void stacked_bar(struct ui *ui, int y, int x, int w, optnum cpu_pct)
 {

@@ -127,16 +127,23 @@ static void part_chunks(struct parts *ps, const struct ui *ui, const struct metr
 	part_seg(p, TH_TEXT, " failed");
 }
 
-/* "· 4 retried": failed attempts a later attempt of the same chunk followed
- * (docs/metrics.md, "Retries"), only when there were some */
-static void part_retries(struct parts *ps, const struct ui *ui, const struct metrics *m, int drop)
+/* "· 4 retried", "· 1 straggler" (alert: in the alert colour), only when
+ * there are some */
+static void part_count(struct parts *ps, const struct ui *ui, int drop, optnum n, bool alert,
+		       const char *one, const char *many)
 {
-	if (!m->chunk_retries.valid || m->chunk_retries.value == 0)
+	if (!n.valid || n.value <= 0)
 		return;
 	struct part *p = part_new(ps, drop);
 	part_seg(p, TH_DIM, line_dot(ui));
-	part_seg(p, TH_VALUE, format_count(part_buf(ps), m->chunk_retries));
-	part_seg(p, TH_TEXT, " retried");
+	part_seg(p, alert ? TH_CRITICAL : TH_VALUE, format_count(part_buf(ps), n));
+	part_seg(p, alert ? TH_CRITICAL : TH_TEXT, n.value == 1 ? one : many);
+}
+
+/* failed attempts a later attempt of the same chunk followed (docs/metrics.md, "Retries") */
+static void part_retries(struct parts *ps, const struct ui *ui, const struct metrics *m, int drop)
+{
+	part_count(ps, ui, drop, m->chunk_retries, false, " retried", " retried");
 }
 
 static void part_labelled(struct parts *ps, const struct ui *ui, int drop, const char *label,
@@ -287,17 +294,6 @@ static const char *inflight_where(char *buf, size_t size, const struct inflight_
 	return buf;
 }
 
-static void part_count_alert(struct parts *ps, const struct ui *ui, int drop, optnum n,
-			     const char *one, const char *many)
-{
-	if (!n.valid || n.value <= 0)
-		return;
-	struct part *p = part_new(ps, drop);
-	part_seg(p, TH_DIM, line_dot(ui));
-	part_seg(p, TH_CRITICAL, format_count(part_buf(ps), n));
-	part_seg(p, TH_CRITICAL, n.value == 1 ? one : many);
-}
-
 /* "running 12 · oldest 45.2s (w3, nano_7.root 0-100000) · 1 straggler ·
  * 1 lost" (docs/metrics.md, "Chunks in flight"); the oldest's age in the
  * alert colour when it is a straggler. */
@@ -325,8 +321,8 @@ static void progress_line3(struct ui *ui, const struct ui_frame *f, struct rect 
 		part_seg(p, metrics_straggler(m, oldest) ? TH_CRITICAL : TH_VALUE,
 			 format_duration(part_buf(&ps), optnum_of(metrics_inflight_age(m, oldest))));
 	}
-	part_count_alert(&ps, ui, 1, m->inflight_stragglers, " straggler", " stragglers");
-	part_count_alert(&ps, ui, 2, m->inflight_lost, " lost", " lost");
+	part_count(&ps, ui, 1, m->inflight_stragglers, true, " straggler", " stragglers");
+	part_count(&ps, ui, 2, m->inflight_lost, true, " lost", " lost");
 	if (oldest) { /* where it runs: in the room the rest leaves */
 		int used = 0;
 		for (size_t i = 0; i < ps.n; i++)

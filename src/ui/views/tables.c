@@ -7,8 +7,6 @@
 
 #include "roastop/format.h"
 
-/* ---- datasets ---- */
-
 /* format_rate keeps three significant digits and moves the prefix, so any
  * rate fits the column whole: a cut number would read as another number */
 #define DATASET_RATE_WIDTH 12
@@ -54,8 +52,6 @@ void view_datasets(struct ui *ui, const struct ui_frame *f)
 		   (int)f->run->datasets.count, dataset_row);
 }
 
-/* ---- slowest chunks ---- */
-
 static void slow_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
 		     enum theme_elem *elem)
 {
@@ -87,8 +83,6 @@ void view_slowest(struct ui *ui, const struct ui_frame *f)
 	snprintf(title, sizeof(title), "the %zu slowest chunks", n);
 	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, slow_row);
 }
-
-/* ---- sections: track_time, track_memory, track_bytes ---- */
 
 static const struct strmap *section_map(const struct run *r, int row, size_t *i,
 				       enum format_section *kind)
@@ -144,8 +138,6 @@ void view_sections(struct ui *ui, const struct ui_frame *f)
 		   (int)ROASTOP_ARRAY_LEN(cols), (int)n, section_row);
 }
 
-/* ---- files ---- */
-
 static void file_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
 		     enum theme_elem *elem)
 {
@@ -191,8 +183,6 @@ void view_files(struct ui *ui, const struct ui_frame *f)
 		 map->count, flt[0] ? ", filter '" : "", flt, flt[0] ? "'" : "");
 	table_draw(ui, f, table_body(), title, cols, (int)ROASTOP_ARRAY_LEN(cols), (int)n, file_row);
 }
-
-/* ---- event log, newest first ---- */
 
 static void log_row(struct ui *ui, const struct ui_frame *f, int row, char c[][FMT_CELL],
 		    enum theme_elem *elem)
