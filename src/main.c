@@ -10,13 +10,6 @@
 #include "roastop/history.h"
 #include "roastop/datadir.h"
 
-/* NO_COLOR (no-color.org): set and not empty. */
-static bool env_no_color(void)
-{
-	const char *v = getenv("NO_COLOR");
-	return v && v[0];
-}
-
 /* The help, naming where the manual is when it is installed beside us. */
 static int main_help(void)
 {
@@ -60,8 +53,10 @@ int main(int argc, char **argv)
 	}
 	if (o.demo && main_demo(&o, demo, sizeof(demo)) != 0)
 		return 1;
-	/* the options as parsed, and what a terminal and NO_COLOR add */
+	/* the options as parsed, and what a terminal and NO_COLOR (no-color.org:
+	 * set and not empty) add */
+	const char *no_color = getenv("NO_COLOR");
 	o.headless = o.headless || !isatty(STDOUT_FILENO);
-	o.no_color = o.no_color || env_no_color();
+	o.no_color = o.no_color || (no_color && no_color[0]);
 	return app_main(&o);
 }

@@ -45,12 +45,8 @@ struct ui_config {
 	int cols, rows; /* with out given: the screen size to assume */
 };
 
-/* A source's statistics as the header shows them, by their typed fields
- * (source.h): a listener gets its address (its state) and counts (datagrams
- * received; lost: missing + kernel drops; senders by path; new senders
- * refused); recorded events replayed make the header what the recording
- * says of each source, then its name and target, with the end said when
- * its state is "ended". */
+/* A source as the header shows it (main_header.c): its statistics, by
+ * their typed fields (source.h), and what it reads. */
 struct ui_source {
 	const char *name;
 	const struct source_stats *st;

@@ -211,10 +211,7 @@ void graph_hbar(double frac, int w, bool ascii, uint32_t *out)
 {
 	if (w <= 0)
 		return;
-	if (!(frac > 0))
-		frac = 0;
-	if (frac > 1)
-		frac = 1;
+	frac = frac > 0 ? fmin(frac, 1) : 0; /* NaN: 0 */
 	int eighths = (int)lround(frac * w * 8);
 	for (int i = 0; i < w; i++) {
 		int e = eighths - i * 8;

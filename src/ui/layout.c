@@ -34,9 +34,9 @@ static struct rect rect_of(int x, int y, int w, int h)
 	return (struct rect){ .x = x, .y = y, .w = w, .h = h };
 }
 
-/* Timelines get 55 % of the rows under a 2-row header (rounded), less the
- * findings row, at least 6 so
- * each panel keeps one graph row; the rest goes to histogram and breakdown. */
+/* Timelines get 55 % of the rows under the header (rounded), less the
+ * header's findings row, at least 6 so each panel keeps one graph row; the
+ * histogram and the breakdown get the rest (as many as without that row). */
 int layout_main(int cols, int rows, struct main_layout *l)
 {
 	if (layout_too_small(cols, rows))
@@ -47,8 +47,6 @@ int layout_main(int cols, int rows, struct main_layout *l)
 	l->footer = rect_of(0, rows - 1, cols, 1);
 	int top = 1 + LAYOUT_HEADER_ROWS + LAYOUT_PROGRESS_ROWS;
 	int avail = rows - 1 - top;
-	/* the header's findings row comes out of the timelines: the histogram
-	 * and the breakdown keep the rows they had before it */
 	int tl_h = ((avail + 1) * 55 + 50) / 100 - 1;
 	if (tl_h < 6)
 		tl_h = 6;

@@ -52,22 +52,10 @@ static attr_t attr_bits(unsigned a)
 }
 
 /* Without colour, structure survives as attributes. */
-static attr_t mono_fallback(enum theme_elem e)
-{
-	switch (e) {
-	case TH_SELECTION:
-	case TH_SELECTION_TEXT:
-	case TH_TAB_ACTIVE:
-		return A_REVERSE;
-	case TH_TITLE:
-	case TH_WARNING:
-		return A_BOLD;
-	case TH_CRITICAL:
-		return A_BOLD | A_UNDERLINE;
-	default:
-		return 0;
-	}
-}
+static const attr_t mono_fallback[TH__COUNT] = {
+	[TH_SELECTION] = A_REVERSE, [TH_SELECTION_TEXT] = A_REVERSE, [TH_TAB_ACTIVE] = A_REVERSE,
+	[TH_TITLE] = A_BOLD, [TH_WARNING] = A_BOLD, [TH_CRITICAL] = A_BOLD | A_UNDERLINE,
+};
 
 static void pair_set(struct ui *ui, int pair, struct theme_color fg, struct theme_color bg)
 {
@@ -81,7 +69,7 @@ void ui_apply_theme(struct ui *ui)
 	for (int e = 0; e < TH__COUNT; e++) {
 		attr_t a = attr_bits(t->attr[e]);
 		if (!ui->color) {
-			ui->attr[e] = a | mono_fallback(e);
+			ui->attr[e] = a | mono_fallback[e];
 			continue;
 		}
 		bool sel = e == TH_SELECTION || e == TH_SELECTION_TEXT;

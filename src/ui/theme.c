@@ -515,10 +515,7 @@ static struct theme_color blend(struct theme_color a, struct theme_color b, doub
 
 struct theme_color theme_gradient(const struct theme *t, double frac)
 {
-	if (!(frac > 0))
-		frac = 0;
-	if (frac > 1)
-		frac = 1;
+	frac = frac > 0 ? fmin(frac, 1) : 0; /* NaN: 0 */
 	if (frac <= 0.5)
 		return blend(t->color[TH_GRAPH_START], t->color[TH_GRAPH_MID], frac * 2);
 	return blend(t->color[TH_GRAPH_MID], t->color[TH_GRAPH_END], (frac - 0.5) * 2);
