@@ -85,27 +85,24 @@ static bool wire_row(struct wire_slot *s, const struct event_field *f, bool env)
 	return true;
 }
 
-/* Where the kind's event holds an envelope row, the envelope reads it. */
-static void wire_held(int k)
-{
-	for (size_t i = 0; i < N_ENV; i++) {
-		const struct wire_slot *s = &slots[k][envelope_fields[i].wire];
-		if ((kinds[k].env >> i & 1) && s->f && !s->env) {
-			held[k].env[held[k].n] = &envelope_fields[i];
-			held[k].ev[held[k].n++] = s->f;
-		}
-	}
-}
-
+/* The kind's rows by id; where its event holds an envelope row itself (a
+ * chunk's host, pid, seq), the envelope reads it from there (held). */
 static bool wire_kind(int k)
 {
 	bool ok = true;
 	const struct field_table *t = event_field_table(kinds[k].type);
 	for (size_t i = 0; kinds[k].type != EV_NONE && i < t->n; i++)
 		ok = ok && (!t->f[i].wire || wire_row(slots[k], &t->f[i], false));
-	for (size_t i = 0; i < N_ENV; i++)
-		if (kinds[k].env >> i & 1)
-			ok = ok && wire_row(slots[k], &envelope_fields[i], true);
+	for (size_t i = 0; i < N_ENV; i++) {
+		const struct wire_slot *s = &slots[k][envelope_fields[i].wire];
+		if (!(kinds[k].env >> i & 1))
+			continue;
+		ok = ok && wire_row(slots[k], &envelope_fields[i], true);
+		if (ok && !s->env) {
+			held[k].env[held[k].n] = &envelope_fields[i];
+			held[k].ev[held[k].n++] = s->f;
+		}
+	}
 	return ok;
 }
 
@@ -113,10 +110,8 @@ static void wire_init(void)
 {
 	event_field_init();
 	bool ok = true;
-	for (int k = EVENT_DATAGRAM_CHUNK; k < KINDS; k++) {
+	for (int k = EVENT_DATAGRAM_CHUNK; k < KINDS; k++)
 		ok = wire_kind(k) && ok;
-		wire_held(k);
-	}
 	const struct field_table *m = event_field_filemeta();
 	for (size_t i = 0; i < m->n; i++) {
 		unsigned id = m->f[i].wire;

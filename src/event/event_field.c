@@ -193,37 +193,31 @@ static const struct event_field filemeta_fields[] = {
 	NUM_W(4, file_meta, total_tree_bytes, 0, EVENT_BIG),
 };
 
-static uint8_t field_slots[14][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
-
-#define TABLE(a, i) { a, sizeof(a) / sizeof(a[0]), field_slots[i] }
-
-static const struct field_table type_tables[EV__COUNT] = {
-	[EV_SAMPLE] = TABLE(sample_fields, 0),	     [EV_CHUNK] = TABLE(chunk_fields, 1),
-	[EV_RUN_START] = TABLE(run_start_fields, 2), [EV_RUN_END] = TABLE(run_end_fields, 3),
-	[EV_REPORT] = TABLE(report_fields, 4),	     [EV_FINE] = TABLE(fine_fields, 5),
-	[EV_STATUS] = TABLE(status_fields, 6),	     [EV_CHUNK_START] = TABLE(chunk_start_fields, 9),
-	[EV_HEARTBEAT] = TABLE(heartbeat_fields, 10),
-	[EV_TASK] = TABLE(task_fields, 11),
-	[EV_LOG] = TABLE(log_fields, 12),	     [EV_COUNTERS] = TABLE(counters_fields, 13),
-};
-
-static const struct field_table worker_table = TABLE(worker_fields, 7);
-static const struct field_table filemeta_table = TABLE(filemeta_fields, 8);
-
 /* Every table: the event types' (EV_NONE's is empty), a worker's, file_metadata's. */
+#define T_WORKERS EV__COUNT
+#define T_FILEMETA (EV__COUNT + 1)
 #define N_TABLES (EV__COUNT + 2)
 
-static const struct field_table *table_at(size_t t)
-{
-	return t < EV__COUNT ? &type_tables[t] : t == EV__COUNT ? &worker_table : &filemeta_table;
-}
+static uint8_t field_slots[N_TABLES][FIELD_SLOTS]; /* entry index + 1; 0 = empty */
+
+#define TABLE(i, a) [i] = { a, ROASTOP_ARRAY_LEN(a), field_slots[i] }
+
+static const struct field_table tables[N_TABLES] = {
+	TABLE(EV_SAMPLE, sample_fields),	       TABLE(EV_CHUNK, chunk_fields),
+	TABLE(EV_RUN_START, run_start_fields),     TABLE(EV_RUN_END, run_end_fields),
+	TABLE(EV_REPORT, report_fields),	       TABLE(EV_FINE, fine_fields),
+	TABLE(EV_STATUS, status_fields),	       TABLE(EV_CHUNK_START, chunk_start_fields),
+	TABLE(EV_HEARTBEAT, heartbeat_fields),     TABLE(EV_TASK, task_fields),
+	TABLE(EV_LOG, log_fields),		       TABLE(EV_COUNTERS, counters_fields),
+	TABLE(T_WORKERS, worker_fields),	       TABLE(T_FILEMETA, filemeta_fields),
+};
 
 static pthread_once_t field_slots_once = PTHREAD_ONCE_INIT;
 
 static void field_index_all(void)
 {
 	for (size_t k = 0; k < N_TABLES; k++) {
-		const struct field_table *t = table_at(k);
+		const struct field_table *t = &tables[k];
 		for (size_t i = 0; i < t->n; i++) {
 			unsigned h = field_hash(t->f[i].name, t->f[i].len);
 			while (t->slots[h])
@@ -240,17 +234,17 @@ void event_field_init(void)
 
 const struct field_table *event_field_table(enum event_type t)
 {
-	return (unsigned)t < EV__COUNT ? &type_tables[t] : NULL;
+	return (unsigned)t < EV__COUNT ? &tables[t] : NULL;
 }
 
 const struct field_table *event_field_workers(void)
 {
-	return &worker_table;
+	return &tables[T_WORKERS];
 }
 
 const struct field_table *event_field_filemeta(void)
 {
-	return &filemeta_table;
+	return &tables[T_FILEMETA];
 }
 
 #define AT(s, f) offsetof(struct s, f)

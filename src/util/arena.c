@@ -20,22 +20,14 @@ static struct arena_block *block_new(size_t cap)
 	if (cap > SIZE_MAX - sizeof(struct arena_block))
 		return NULL; /* the header would wrap the size to a tiny block */
 	struct arena_block *b = malloc(sizeof(*b) + cap);
-	if (!b)
-		return NULL;
-	b->next = NULL;
-	b->cap = cap;
-	b->used = 0;
+	if (b)
+		*b = (struct arena_block){ .cap = cap };
 	return b;
 }
 
 void arena_init(struct arena *a, size_t limit)
 {
-	a->head = NULL;
-	a->first = NULL;
-	a->large = NULL;
-	a->total = 0;
-	a->limit = limit;
-	a->refused = false;
+	*a = (struct arena){ .limit = limit };
 }
 
 static void blocks_free(struct arena_block *b)
@@ -104,8 +96,7 @@ void *arena_alloc(struct arena *a, size_t size)
 	if (b && b->cap - b->used < need && b->next)
 		b = b->next;
 	if (!b || b->cap - b->used < need) {
-		size_t cap = ARENA_BLOCK_MIN;
-		struct arena_block *nb = block_new(cap);
+		struct arena_block *nb = block_new(ARENA_BLOCK_MIN);
 		if (!nb)
 			return NULL;
 		if (b) {
@@ -114,7 +105,6 @@ void *arena_alloc(struct arena *a, size_t size)
 		} else {
 			a->first = nb;
 		}
-		a->head = nb;
 		b = nb;
 	}
 	a->head = b;
