@@ -24,6 +24,7 @@ struct app_previous {
 	const char *root;
 	struct identity now;
 	struct past_run run;
+	struct past_file files[PAST_FILES];
 };
 
 struct app_past {
@@ -96,7 +97,7 @@ static void app_past_free(struct app *a)
 static void *app_previous_look(void *arg)
 {
 	struct app_previous *p = arg;
-	p->found = history_find_previous(p->root, getuid(), &p->now, &p->run);
+	p->found = history_find_previous(p->root, getuid(), &p->now, &p->run, p->files);
 	atomic_store(&p->done, true);
 	return NULL;
 }

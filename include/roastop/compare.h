@@ -31,8 +31,8 @@ struct compare_side {
 	char name[96], status[16]; /* run_name and run_status, "" absent */
 	size_t n_datasets;
 	struct past_dataset datasets[COMPARE_DATASETS];
+	struct past_file *files; /* NULL, or PAST_FILES to fill from raw_chunk_metrics */
 	size_t n_files;
-	struct past_file files[PAST_FILES]; /* of raw_chunk_metrics */
 	bool has_identity; /* roastop.identity was there */
 	struct identity id;
 	struct metrics m;
@@ -45,8 +45,14 @@ struct compare_side {
 /* Reads DIR/metrics.json, or DIR/latest/metrics.json (an output root). 0,
  * or -1 with one line in err. */
 int compare_load(const char *dir, struct compare_side *s, char *err, size_t errsz);
+/* path (under the directory dfd, or AT_FDCWD; open(2) flags added) whole,
+ * NUL-terminated, at most COMPARE_MAX_BYTES. NULL with one line in err, and
+ * *absent when it could not be opened or is no regular file. */
+char *compare_read_at(int dfd, const char *path, int flags, bool *absent, char *err,
+		      size_t errsz);
 /* The measurement in text (a metrics.json, NUL-terminated; changed in
- * place) into s, whose path names it in err. 0, or -1 with one line in err. */
+ * place) into s, whose path names it in err; its per-file figures only when
+ * s->files is set. 0, or -1 with one line in err. */
 int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz);
 /* The comparison as text, A then B, lines of at most 80 columns. */
 void compare_write(struct strbuf *o, const struct compare_side *a, const struct compare_side *b);

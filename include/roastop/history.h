@@ -5,7 +5,8 @@
  * at most max_runs measurements read, one at a time, newest first (by
  * their directories' names, which begin with the run's start). Another
  * user's directories, symbolic links, entries without a metrics.json and
- * a metrics.json that is no measurement are skipped and counted. */
+ * a metrics.json that is no measurement (or over COMPARE_MAX_BYTES) are
+ * skipped and counted. */
 #ifndef ROASTOP_HISTORY_H
 #define ROASTOP_HISTORY_H
 
@@ -17,7 +18,6 @@
 
 #define HISTORY_MAX_SCANNED 4096u
 #define HISTORY_MAX_RUNS 256u
-#define HISTORY_MAX_BYTES (64u << 20) /* a larger metrics.json counts as corrupt */
 /* A run's last comparable run is looked for among the newest this many. */
 #define HISTORY_PREVIOUS_READ 32u
 
@@ -29,10 +29,12 @@ struct history {
 	size_t corrupt; /* a metrics.json that is no measurement, or too large */
 	size_t unrelated; /* files, links, directories without a metrics.json */
 	size_t not_read; /* past HISTORY_MAX_SCANNED or max_runs */
+	struct past_file *files; /* NULL, or where each run read puts its per-file figures */
 };
 
-/* text: a metrics.json (NUL-terminated, changed in place). 0, or -1. */
-int history_parse(char *text, struct past_run *run);
+/* text: a metrics.json (NUL-terminated, changed in place). files: NULL, or
+ * PAST_FILES for its per-file figures (run->files then points there). 0, or -1. */
+int history_parse(char *text, struct past_run *run, struct past_file *files);
 /* Calls visit for each measurement under root owned by uid, newest first,
  * until it returns false or max_runs were read; h gets the counts (its
  * runs untouched). 0, or -1 with one line in err (root unreadable). */
@@ -43,10 +45,11 @@ int history_walk(const char *root, uid_t uid, size_t max_runs, struct history *h
 int history_scan(const char *root, uid_t uid, struct history *h, char *err, size_t errsz);
 void history_free(struct history *h);
 /* The newest run under root owned by uid that is comparable with now
- * (identity_match), started before it and has an event rate: true, and *out; false when none
+ * (identity_match), started before it and has an event rate: true, and *out
+ * with its per-file figures in files (PAST_FILES, or NULL); false when none
  * among the newest HISTORY_PREVIOUS_READ. */
 bool history_find_previous(const char *root, uid_t uid, const struct identity *now,
-			   struct past_run *out);
+			   struct past_run *out, struct past_file *files);
 /* The list as text (a header line, a line per run whose name holds filter)
  * or as JSON. */
 void history_write_text(struct strbuf *o, const struct history *h, const char *filter);

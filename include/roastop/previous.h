@@ -42,8 +42,10 @@ struct past_run {
 	struct identity id;
 	size_t n_datasets; /* its per_dataset, the first PAST_DATASETS */
 	struct past_dataset datasets[PAST_DATASETS];
-	size_t n_files; /* the first PAST_FILES, in order of hash */
-	struct past_file files[PAST_FILES];
+	/* Its per-file figures, read only when asked (history_parse): at
+	 * most PAST_FILES, in order of hash; NULL when not read. */
+	struct past_file *files;
+	size_t n_files;
 };
 
 /* A file's name as a chunk record keeps it (its end), hashed. */

@@ -213,24 +213,26 @@ static void compare_relax(char *s)
 	}
 }
 
-static char *compare_read(const char *path, char *err, size_t errsz)
+char *compare_read_at(int dfd, const char *path, int flags, bool *absent, char *err,
+		      size_t errsz)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | flags);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	*absent = fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode);
+	if (*absent) {
 		snprintf(err, errsz, "%s: %s", path, fd < 0 ? strerror(errno) : "not a file");
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
-	char *text = (size_t)st.st_size <= COMPARE_MAX_BYTES ? malloc((size_t)st.st_size + 1) : NULL;
-	size_t got = 0;
+	size_t size = (size_t)st.st_size, got = 0;
+	char *text = size <= COMPARE_MAX_BYTES ? malloc(size + 1) : NULL;
 	ssize_t n = 1;
-	while (text && got < (size_t)st.st_size && n > 0)
-		if ((n = read(fd, text + got, (size_t)st.st_size - got)) > 0)
+	while (text && got < size && n > 0)
+		if ((n = read(fd, text + got, size - got)) > 0)
 			got += (size_t)n;
 	close(fd);
-	if (!text || got != (size_t)st.st_size) {
+	if (!text || got != size) {
 		snprintf(err, errsz, "%s: %s", path, !text ? "larger than 64 MiB, or out of memory"
 						    : "could not be read whole");
 		free(text);
@@ -310,7 +312,7 @@ static void compare_load_datasets(const cJSON *per, struct compare_side *s)
 static void compare_load_files(const cJSON *raw, struct compare_side *s)
 {
 	const cJSON *c;
-	if (!cJSON_IsArray(raw))
+	if (!cJSON_IsArray(raw) || !s->files)
 		return;
 	cJSON_ArrayForEach(c, raw) {
 		const cJSON *file = cJSON_GetObjectItemCaseSensitive(c, "file");
@@ -378,7 +380,8 @@ int compare_load(const char *dir, struct compare_side *s, char *err, size_t errs
 	char path[4096 + 32];
 	compare_path(dir, path, sizeof(path));
 	strutil_copy_tail(s->path, sizeof(s->path), path);
-	char *text = compare_read(path, err, errsz);
+	bool absent;
+	char *text = compare_read_at(AT_FDCWD, path, 0, &absent, err, errsz);
 	if (!text)
 		return -1;
 	int rc = compare_parse(text, s, err, errsz);

@@ -16,11 +16,15 @@
 #include "roastop/jsonw.h"
 #include "roastop/strutil.h"
 
-int history_parse(char *text, struct past_run *run)
+int history_parse(char *text, struct past_run *run, struct past_file *files)
 {
 	struct compare_side *s = calloc(1, sizeof(*s));
 	char err[64];
-	int rc = s ? compare_parse(text, s, err, sizeof(err)) : -1;
+	int rc = -1;
+	if (s) {
+		s->files = files;
+		rc = compare_parse(text, s, err, sizeof(err));
+	}
 	if (rc == 0) {
 		strutil_copy(run->name, sizeof(run->name), s->name);
 		strutil_copy(run->status, sizeof(run->status), s->status);
@@ -41,8 +45,8 @@ int history_parse(char *text, struct past_run *run)
 				     s->findings[run->n_ids].id);
 		run->n_datasets = s->n_datasets < PAST_DATASETS ? s->n_datasets : PAST_DATASETS;
 		memcpy(run->datasets, s->datasets, run->n_datasets * sizeof(run->datasets[0]));
+		run->files = files;
 		run->n_files = s->n_files;
-		memcpy(run->files, s->files, s->n_files * sizeof(run->files[0]));
 		run->has_identity = s->has_identity;
 		run->id = s->id;
 	}
@@ -91,34 +95,19 @@ static int names_list(DIR *d, uid_t uid, struct names *out, struct history *h)
 	return 0;
 }
 
-/* name/metrics.json whole, never through a link; NULL and *corrupt when
+/* name/metrics.json whole, never through a link; NULL, and *corrupt when
  * it is there but cannot be read whole or is too large. */
 static char *read_metrics(int dfd, const char *name, bool *corrupt)
 {
-	*corrupt = false;
 	int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int fd = sub < 0 ? -1 : openat(sub, "metrics.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool absent = true;
+	char err[64];
+	char *text = sub < 0 ? NULL
+			     : compare_read_at(sub, "metrics.json", O_NOFOLLOW, &absent, err,
+					       sizeof(err));
 	if (sub >= 0)
 		close(sub);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	size_t size = (size_t)st.st_size, got = 0;
-	char *text = size <= HISTORY_MAX_BYTES ? malloc(size + 1) : NULL;
-	ssize_t n = 1;
-	while (text && got < size && n > 0)
-		if ((n = read(fd, text + got, size - got)) > 0)
-			got += (size_t)n;
-	close(fd);
-	if (!text || got != size) {
-		*corrupt = true;
-		free(text);
-		return NULL;
-	}
-	text[got] = '\0';
+	*corrupt = !text && !absent;
 	return text;
 }
 
@@ -140,7 +129,7 @@ static void walk_read(int dfd, const struct names *nm, size_t max_runs, struct h
 		strutil_copy(run.dir, sizeof(run.dir), nm->v[i]);
 		if (!text)
 			*(corrupt ? &h->corrupt : &h->unrelated) += 1;
-		else if (history_parse(text, &run) != 0)
+		else if (history_parse(text, &run, h->files) != 0)
 			h->corrupt++;
 		else {
 			read_n++;
@@ -211,9 +200,9 @@ static bool previous_visit(void *ctx, const struct past_run *run)
 /* The newest comparable run with a rate: one that processed nothing says
  * nothing of this one. */
 bool history_find_previous(const char *root, uid_t uid, const struct identity *now,
-			   struct past_run *out)
+			   struct past_run *out, struct past_file *files)
 {
-	struct history h = { 0 };
+	struct history h = { .files = files };
 	struct previous_look look = { .now = now, .out = out };
 	char err[64];
 	history_walk(root, uid, HISTORY_PREVIOUS_READ, &h, previous_visit, &look, err, sizeof(err));

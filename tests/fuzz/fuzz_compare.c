@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "roastop/compare.h"
 #include "roastop/format.h"
 
@@ -27,11 +28,9 @@ static void check_text(const char *t)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct compare_side s;
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	memset(&s, 0, sizeof(s));
 	strcpy(s.path, "fuzz/metrics.json");
 	char err[256] = "";

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fuzz_text.h"
 #include "roastop/history.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -33,14 +34,13 @@ static void check(const struct history *h)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct past_run run;
-	char *text = malloc(size + 1);
+	static struct past_file files[PAST_FILES];
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	memset(&run, 0, sizeof(run));
 	strcpy(run.dir, "2026-01-01_10-00-00_x");
-	int rc = history_parse(text, &run);
+	int rc = history_parse(text, &run, files);
 	free(text);
 	for (size_t i = 1; rc == 0 && i < run.n_files; i++)
 		if (run.n_files > PAST_FILES || run.files[i - 1].hash >= run.files[i].hash)

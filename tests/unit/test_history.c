@@ -137,17 +137,17 @@ static void the_previous_run_is_found(void **state)
 	make_root();
 	struct past_run prev;
 	struct identity now = { .processor = "P", .t_start = 1767261601 };
-	assert_true(history_find_previous(root, getuid(), &now, &prev));
+	assert_true(history_find_previous(root, getuid(), &now, &prev, NULL));
 	assert_string_equal(prev.name, "first");
 	assert_int_equal(prev.n_ids, 1);
 	assert_string_equal(prev.ids[0], "slow_file");
 	now.t_start = 1767261600; /* itself: not before */
-	assert_false(history_find_previous(root, getuid(), &now, &prev));
+	assert_false(history_find_previous(root, getuid(), &now, &prev, NULL));
 	now.t_start = 1767261601;
 	strcpy(now.processor, "Q");
-	assert_false(history_find_previous(root, getuid(), &now, &prev));
+	assert_false(history_find_previous(root, getuid(), &now, &prev, NULL));
 	remove_root();
-	assert_false(history_find_previous(root, getuid(), &now, &prev));
+	assert_false(history_find_previous(root, getuid(), &now, &prev, NULL));
 }
 
 /* roastop.previous and summary.txt's Previous Run: which run, how it
@@ -158,7 +158,7 @@ static void the_previous_run_is_written(void **state)
 	make_root();
 	struct past_run prev;
 	struct identity now = { .processor = "P", .t_start = 1767261601 };
-	assert_true(history_find_previous(root, getuid(), &now, &prev));
+	assert_true(history_find_previous(root, getuid(), &now, &prev, NULL));
 	remove_root();
 	struct run *r = calloc(1, sizeof(*r));
 	assert_non_null(r);
@@ -242,6 +242,7 @@ static void the_files_whose_rate_fell_come_first(void **state)
 	(void)state;
 	struct run *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	struct past_run *prev = calloc(1, sizeof(*prev));
+	static struct past_file files[PAST_FILES];
 	struct metrics ma, mb;
 	struct strbuf o;
 	assert_true(a && b && prev);
@@ -251,7 +252,7 @@ static void the_files_whose_rate_fell_come_first(void **state)
 	metrics_compute(b, 200, NULL, &mb);
 	strbuf_init(&o);
 	assert_int_equal(metrics_write_json(&ma, a, NULL, NULL, &o), 0);
-	assert_int_equal(history_parse(o.data, prev), 0);
+	assert_int_equal(history_parse(o.data, prev, files), 0);
 	strbuf_free(&o);
 	assert_int_equal(prev->n_files, 3);
 	cJSON *doc = previous_doc(prev, a, &ma);
@@ -302,17 +303,19 @@ static void a_past_runs_files_are_bounded(void **state)
 	for (size_t i = 1; i < n; i++)
 		assert_true(files[i - 1].hash < files[i].hash);
 	assert_near(files[0].events, 20, 1e-12);
-	free(files);
 	struct past_run *run = calloc(1, sizeof(*run));
 	char text[] = "{\"raw_chunk_metrics\": [{\"file\": \"x\", \"num_events\": 5,"
 		      " \"t_start\": 1, \"t_end\": 3}, {\"num_events\": 5, \"duration\": 1},"
 		      " {\"file\": \"x\", \"duration\": -1}, {\"file\": \"x\", \"duration\": 2}]}";
-	assert_int_equal(history_parse(text, run), 0);
+	assert_int_equal(history_parse(text, run, NULL), 0);
+	assert_int_equal(run->n_files, 0); /* not asked for */
+	assert_int_equal(history_parse(text, run, files), 0);
 	assert_int_equal(run->n_files, 1);
 	assert_int_equal(run->files[0].hash, previous_file_hash("x"));
 	assert_near(run->files[0].events, 5, 1e-12);
 	assert_near(run->files[0].seconds, 4, 1e-12);
 	free(run);
+	free(files);
 }
 
 static void identities_match(void **state)
