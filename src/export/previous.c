@@ -47,8 +47,9 @@ void previous_file_add(struct past_file *files, size_t *n, const char *name, dou
 	files[i].seconds += seconds;
 }
 
-/* A file of the run against prev: its rate now, then, the change. */
-struct file_change {
+/* A dataset or file of the run that prev had too: its rate now, then, the
+ * change. */
+struct change {
 	const char *name;
 	optnum now, was, pct;
 };
@@ -56,9 +57,9 @@ struct file_change {
 /* The files of r that prev read too, the largest falls first: at most
  * PREVIOUS_FILES into out; how many. */
 static size_t previous_files(const struct past_run *prev, const struct run *r,
-			     struct file_change *out)
+			     struct change *out)
 {
-	struct file_change c;
+	struct change c;
 	optnum delta;
 	size_t n = 0;
 	for (size_t i = 0; metrics_file(r, i, &c.name, &c.now); i++) {
@@ -74,6 +75,28 @@ static size_t previous_files(const struct past_run *prev, const struct run *r,
 		for (; j > 0 && out[j - 1].pct.value > c.pct.value; j--)
 			out[j] = out[j - 1];
 		out[j] = c;
+	}
+	return n;
+}
+
+/* The datasets of r that prev had too (their rate by their chunks' time),
+ * in r's order: at most PAST_DATASETS into out; how many. */
+static size_t previous_datasets(const struct past_run *prev, const struct run *r,
+				const struct metrics *m, struct change *out)
+{
+	struct dataset_metrics d;
+	optnum delta;
+	size_t n = 0;
+	for (size_t i = 0; n < PAST_DATASETS && metrics_dataset(r, m, i, &d); i++) {
+		const struct past_dataset *p = prev->datasets, *end = p + prev->n_datasets;
+		while (p < end && (strcmp(p->name, d.name) != 0 || !(p->seconds > 0)))
+			p++;
+		if (p == end)
+			continue;
+		struct change *c = &out[n++];
+		*c = (struct change){ .name = d.name, .now = d.event_rate_khz,
+				      .was = metrics_event_rate_khz(p->events, p->seconds) };
+		metrics_change(c->was, c->now, &delta, &c->pct);
 	}
 	return n;
 }
@@ -97,59 +120,31 @@ void previous_for_diagnosis(const struct past_run *prev, const struct run *r,
 	previous_match(prev, r, m, out->differs, sizeof(out->differs));
 	for (; out->n_ids < prev->n_ids && out->n_ids < 8; out->n_ids++)
 		snprintf(out->ids[out->n_ids], sizeof(out->ids[0]), "%s", prev->ids[out->n_ids]);
-	struct file_change fc[PREVIOUS_FILES];
+	struct change fc[PREVIOUS_FILES];
 	if (previous_files(prev, r, fc) && fc[0].pct.value < 0) {
 		strutil_copy_tail(out->fell_file, sizeof(out->fell_file), fc[0].name);
 		out->fell_percent = fc[0].pct;
 	}
 }
 
-/* Dataset name's rate in prev (kHz of its chunks' time), invalid when absent. */
-static optnum previous_dataset_rate(const struct past_run *prev, const char *name)
+/* The changes as roastop.previous has them: per_dataset, an object by
+ * name, or per_file, an array. */
+static void changes_json(struct jsonw *w, const struct change *c, size_t n, bool files)
 {
-	for (size_t i = 0; i < prev->n_datasets; i++)
-		if (strcmp(prev->datasets[i].name, name) == 0 && prev->datasets[i].seconds > 0)
-			return metrics_event_rate_khz(prev->datasets[i].events,
-						      prev->datasets[i].seconds);
-	return optnum_none();
-}
-
-/* Each dataset of r that prev had too: its rate now, then, the change. */
-static void previous_datasets_json(struct jsonw *w, const struct past_run *prev,
-				   const struct run *r, const struct metrics *m)
-{
-	struct dataset_metrics d;
-	optnum delta, pct;
-	jsonw_object(w, "per_dataset");
-	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
-		optnum was = previous_dataset_rate(prev, d.name);
-		if (!was.valid)
-			continue;
-		metrics_change(was, d.event_rate_khz, &delta, &pct);
-		jsonw_object(w, d.name);
-		jsonw_opt(w, "event_rate_khz", d.event_rate_khz);
-		jsonw_opt(w, "previous_event_rate_khz", was);
-		jsonw_opt(w, "rate_change_percent", pct);
-		jsonw_end(w, '}');
-	}
-	jsonw_end(w, '}');
-}
-
-static void previous_files_json(struct jsonw *w, const struct past_run *prev,
-				const struct run *r)
-{
-	struct file_change fc[PREVIOUS_FILES];
-	size_t n = previous_files(prev, r, fc);
-	jsonw_array(w, "per_file");
+	if (files)
+		jsonw_array(w, "per_file");
+	else
+		jsonw_object(w, "per_dataset");
 	for (size_t i = 0; i < n; i++) {
-		jsonw_object(w, NULL);
-		jsonw_str(w, "file", fc[i].name);
-		jsonw_opt(w, "event_rate_khz", fc[i].now);
-		jsonw_opt(w, "previous_event_rate_khz", fc[i].was);
-		jsonw_opt(w, "rate_change_percent", fc[i].pct);
+		jsonw_object(w, files ? NULL : c[i].name);
+		if (files)
+			jsonw_str(w, "file", c[i].name);
+		jsonw_opt(w, "event_rate_khz", c[i].now);
+		jsonw_opt(w, "previous_event_rate_khz", c[i].was);
+		jsonw_opt(w, "rate_change_percent", c[i].pct);
 		jsonw_end(w, '}');
 	}
-	jsonw_end(w, ']');
+	jsonw_end(w, files ? ']' : '}');
 }
 
 void previous_json(struct jsonw *w, const struct past_run *prev,
@@ -157,6 +152,7 @@ void previous_json(struct jsonw *w, const struct past_run *prev,
 {
 	char differs[64];
 	optnum delta, pct;
+	struct change ds[PAST_DATASETS], fc[PREVIOUS_FILES];
 	jsonw_object(w, "previous");
 	jsonw_str(w, "dir", prev->dir);
 	jsonw_str(w, "run_name", prev->name[0] ? prev->name : NULL);
@@ -167,8 +163,8 @@ void previous_json(struct jsonw *w, const struct past_run *prev,
 	jsonw_opt(w, "rate_change_percent", pct);
 	jsonw_opt(w, "elapsed_time_seconds", prev->elapsed);
 	jsonw_opt(w, "avg_workers", prev->workers);
-	previous_datasets_json(w, prev, r, m);
-	previous_files_json(w, prev, r);
+	changes_json(w, ds, previous_datasets(prev, r, m, ds), false);
+	changes_json(w, fc, previous_files(prev, r, fc), true);
 	jsonw_array(w, "findings");
 	for (size_t i = 0; i < prev->n_ids; i++)
 		jsonw_str(w, NULL, prev->ids[i]);
@@ -187,27 +183,25 @@ static void previous_row(struct strbuf *o, const char *label, const char *now,
 		       pct.valid ? format_num(p, pct, "%+.1f %%") : "");
 }
 
-/* The files whose rate fell most, as the datasets' rows (a name's end). */
-static void previous_files_text(struct strbuf *o, const struct past_run *prev,
-				const struct run *r)
+/* The changes' rows: a dataset's name cut to 17 bytes, a file's to its
+ * end, under a heading of their own. */
+static void changes_text(struct strbuf *o, const struct change *c, size_t n, bool files)
 {
-	struct file_change fc[PREVIOUS_FILES];
 	char a[FMT_LEN], b[FMT_LEN], tail[56], label[64];
-	size_t n = previous_files(prev, r, fc);
-	if (n)
+	if (n && files)
 		strbuf_puts(o, "Files, largest fall first\n");
 	for (size_t i = 0; i < n; i++) {
-		strutil_copy_tail(tail, sizeof(tail), fc[i].name);
-		snprintf(label, sizeof(label), "  %s", tail);
-		previous_row(o, label, format_rate(a, fc[i].now, 1e3, "Hz"),
-			     format_rate(b, fc[i].was, 1e3, "Hz"), fc[i].pct);
+		strutil_copy_tail(tail, sizeof(tail), c[i].name);
+		snprintf(label, files ? sizeof(label) : 20, "  %s", files ? tail : c[i].name);
+		previous_row(o, label, format_rate(a, c[i].now, 1e3, "Hz"),
+			     format_rate(b, c[i].was, 1e3, "Hz"), c[i].pct);
 	}
 }
 
 void previous_text(struct strbuf *o, const struct past_run *prev, const struct run *r,
 		   const struct metrics *m)
 {
-	char differs[64], a[FMT_LEN], b[FMT_LEN], name[20];
+	char differs[64], a[FMT_LEN], b[FMT_LEN];
 	optnum delta, pct;
 	const char *how = previous_match(prev, r, m, differs, sizeof(differs));
 	strbuf_appendf(o, "\nPrevious Run\n------------\n%s (%s analysis%s%s)\n", prev->dir, how,
@@ -221,16 +215,9 @@ void previous_text(struct strbuf *o, const struct past_run *prev, const struct r
 	metrics_change(prev->workers, m->avg_workers, &delta, &pct);
 	previous_row(o, "Workers", format_num(a, m->avg_workers, "%.1f"),
 		     format_num(b, prev->workers, "%.1f"), pct);
-	struct dataset_metrics d;
-	for (size_t i = 0; metrics_dataset(r, m, i, &d); i++) {
-		optnum was = previous_dataset_rate(prev, d.name);
-		metrics_change(was, d.event_rate_khz, &delta, &pct);
-		snprintf(name, sizeof(name), "  %s", d.name);
-		if (was.valid)
-			previous_row(o, name, format_rate(a, d.event_rate_khz, 1e3, "Hz"),
-				     format_rate(b, was, 1e3, "Hz"), pct);
-	}
-	previous_files_text(o, prev, r);
+	struct change ds[PAST_DATASETS], fc[PREVIOUS_FILES];
+	changes_text(o, ds, previous_datasets(prev, r, m, ds), false);
+	changes_text(o, fc, previous_files(prev, r, fc), true);
 	strbuf_appendf(o, "%-18s %s\n", "Its findings", prev->n_ids ? "" : "none");
 	for (size_t i = 0; i < prev->n_ids; i++)
 		strbuf_appendf(o, "  %s\n", prev->ids[i]);
