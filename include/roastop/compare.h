@@ -17,6 +17,21 @@
 #define COMPARE_TEXT 160u
 #define COMPARE_DATASETS PAST_DATASETS /* per_dataset entries kept, in the file's order */
 
+/* How a headline number prints: the formatter the report uses for it. */
+enum compare_kind { CK_DURATION, CK_COUNT, CK_KHZ, CK_GBPS, CK_BYTES, CK_FIXED, CK_FRACTION,
+		    CK_PERCENT };
+
+/* A headline number (report.html's cards, compare's rows): its label, its
+ * key in metrics.json, and how it prints. */
+struct compare_row {
+	const char *label, *key;
+	size_t off; /* of an optnum in struct metrics */
+	enum compare_kind kind;
+	const char *fmt; /* CK_FIXED's printf format */
+};
+
+#define COMPARE_ROW(label, f, kind, fmt) { label, #f, offsetof(struct metrics, f), kind, fmt }
+
 struct compare_finding {
 	char id[64];
 	char severity[16];
@@ -54,6 +69,8 @@ char *compare_read_at(int dfd, const char *path, int flags, bool *absent, char *
  * place) into s, whose path names it in err; its per-file figures only when
  * s->files is set. 0, or -1 with one line in err. */
 int compare_parse(char *text, struct compare_side *s, char *err, size_t errsz);
+/* The row's value v as it prints (buf, FMT_LEN bytes). */
+const char *compare_format(char *buf, const struct compare_row *row, optnum v);
 /* The comparison as text, A then B, lines of at most 80 columns. */
 void compare_write(struct strbuf *o, const struct compare_side *a, const struct compare_side *b);
 /* The command: the comparison on out, or a line on errs. Exit status: 0,

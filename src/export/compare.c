@@ -16,18 +16,7 @@
 #include "roastop/metrics_json.h"
 #include "roastop/strutil.h"
 
-/* How a headline number prints: the formatter the report uses for it. */
-enum compare_kind { CK_DURATION, CK_COUNT, CK_KHZ, CK_GBPS, CK_BYTES, CK_FIXED, CK_FRACTION,
-		    CK_PERCENT };
-
-struct compare_row {
-	const char *label;
-	size_t off; /* of an optnum in struct metrics */
-	enum compare_kind kind;
-	const char *fmt; /* CK_FIXED's printf format */
-};
-
-#define R(label, f, kind, fmt) { label, offsetof(struct metrics, f), kind, fmt }
+#define R COMPARE_ROW
 
 /* report.html's headline numbers, and the chunk figures a chunk size moves. */
 static const struct compare_row compare_rows[] = {
@@ -54,7 +43,7 @@ static const struct compare_row compare_rows[] = {
 #define LABEL_W 25
 #define VALUE_W 13
 
-static const char *compare_format(char buf[FMT_LEN], const struct compare_row *row, optnum v)
+const char *compare_format(char *buf, const struct compare_row *row, optnum v)
 {
 	switch (row->kind) {
 	case CK_DURATION: return format_duration(buf, v);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "roastop/compare.h"
 #include "roastop/format.h"
 #include "roastop/report_text.h"
 
@@ -86,6 +87,16 @@ void html_para_na(struct strbuf *o, const char *text)
 	strbuf_puts(o, "<p class=\"na\">");
 	html_esc(o, text);
 	strbuf_puts(o, "</p>\n");
+}
+
+bool html_section(struct strbuf *o, const char *id, const char *title, const char *na)
+{
+	strbuf_appendf(o, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+	if (!na)
+		return true;
+	html_para_na(o, na);
+	strbuf_puts(o, "</section>\n");
+	return false;
 }
 
 /* num: bit i set when column i holds numbers (right-aligned). */
@@ -223,64 +234,43 @@ static void title_block(struct strbuf *o, const struct metrics *m, const struct 
 
 /* ---- headline numbers ---------------------------------------------- */
 
-static void card(struct strbuf *o, const char *key, const char *label, optnum v, const char *text)
+#define R COMPARE_ROW
+
+static const struct compare_row cards[] = {
+	R("Elapsed", elapsed_time_seconds, CK_DURATION, NULL),
+	R("Events", total_events, CK_COUNT, NULL),
+	R("Event rate (elapsed)", event_rate_elapsed_khz, CK_KHZ, NULL),
+	R("Data rate", data_rate_gbps, CK_GBPS, NULL),
+	R("Bytes read", total_bytes_read, CK_BYTES, NULL),
+	R("Chunks", num_chunks, CK_COUNT, NULL),
+	R("Failed chunks", num_failed_chunks, CK_COUNT, NULL),
+	R("Workers (time-averaged)", avg_workers, CK_FIXED, "%.2f"),
+	R("Peak workers", peak_workers, CK_FIXED, "%.0f"),
+	R("Cores (time-averaged)", total_cores, CK_FIXED, "%.1f"),
+	R("Core efficiency", core_efficiency, CK_FRACTION, NULL),
+	R("Peak memory (per worker)", peak_memory_bytes, CK_BYTES, NULL),
+	R("CPU utilization (mean)", cpu_utilization_mean_percent, CK_PERCENT, NULL),
+	R("Chunk time p50", chunk_duration_p50, CK_DURATION, NULL),
+	R("Chunk time p90", chunk_duration_p90, CK_DURATION, NULL),
+	R("Chunk time p99", chunk_duration_p99, CK_DURATION, NULL),
+};
+
+static void card(struct strbuf *o, const struct compare_row *c, const struct metrics *m)
 {
-	strbuf_appendf(o, "<div class=\"card\" data-key=\"%s\"", key);
+	char a[FMT_LEN];
+	optnum v = *(const optnum *)((const char *)m + c->off);
+	strbuf_appendf(o, "<div class=\"card\" data-key=\"%s\"", c->key);
 	html_attr_num(o, "data-value", v);
-	strbuf_appendf(o, "><div class=\"l\">%s</div><div class=\"v\">", label);
-	html_esc(o, text);
+	strbuf_appendf(o, "><div class=\"l\">%s</div><div class=\"v\">", c->label);
+	html_esc(o, compare_format(a, c, v));
 	strbuf_puts(o, "</div></div>\n");
-}
-
-static optnum times100(optnum v)
-{
-	return v.valid ? optnum_of(v.value * 100) : v;
-}
-
-static void headline_rates(struct strbuf *o, const struct metrics *m)
-{
-	char a[FMT_LEN];
-	card(o, "elapsed_time_seconds", "Elapsed", m->elapsed_time_seconds,
-	     format_duration(a, m->elapsed_time_seconds));
-	card(o, "total_events", "Events", m->total_events, format_count(a, m->total_events));
-	card(o, "event_rate_elapsed_khz", "Event rate (elapsed)", m->event_rate_elapsed_khz,
-	     format_rate(a, m->event_rate_elapsed_khz, 1e3, "Hz"));
-	card(o, "data_rate_gbps", "Data rate", m->data_rate_gbps,
-	     format_rate(a, m->data_rate_gbps, 1e9, "bps"));
-	card(o, "total_bytes_read", "Bytes read", m->total_bytes_read,
-	     format_bytes(a, m->total_bytes_read));
-	card(o, "num_chunks", "Chunks", m->num_chunks, format_count(a, m->num_chunks));
-	card(o, "num_failed_chunks", "Failed chunks", m->num_failed_chunks,
-	     format_count(a, m->num_failed_chunks));
-}
-
-static void headline_resources(struct strbuf *o, const struct metrics *m)
-{
-	char a[FMT_LEN];
-	card(o, "avg_workers", "Workers (time-averaged)", m->avg_workers,
-	     format_num(a, m->avg_workers, "%.2f"));
-	card(o, "peak_workers", "Peak workers", m->peak_workers, format_num(a, m->peak_workers, "%.0f"));
-	card(o, "total_cores", "Cores (time-averaged)", m->total_cores,
-	     format_num(a, m->total_cores, "%.1f"));
-	card(o, "core_efficiency", "Core efficiency", m->core_efficiency,
-	     format_num(a, times100(m->core_efficiency), "%.1f %%"));
-	card(o, "peak_memory_bytes", "Peak memory (per worker)", m->peak_memory_bytes,
-	     format_bytes(a, m->peak_memory_bytes));
-	card(o, "cpu_utilization_mean_percent", "CPU utilization (mean)",
-	     m->cpu_utilization_mean_percent, format_num(a, m->cpu_utilization_mean_percent, "%.1f %%"));
-	card(o, "chunk_duration_p50", "Chunk time p50", m->chunk_duration_p50,
-	     format_duration(a, m->chunk_duration_p50));
-	card(o, "chunk_duration_p90", "Chunk time p90", m->chunk_duration_p90,
-	     format_duration(a, m->chunk_duration_p90));
-	card(o, "chunk_duration_p99", "Chunk time p99", m->chunk_duration_p99,
-	     format_duration(a, m->chunk_duration_p99));
 }
 
 static void headline(struct strbuf *o, const struct metrics *m)
 {
 	strbuf_puts(o, "<section id=\"headline\"><h2>Headline</h2><div class=\"cards\">\n");
-	headline_rates(o, m);
-	headline_resources(o, m);
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(cards); i++)
+		card(o, &cards[i], m);
 	strbuf_puts(o, "</div>\n");
 	for (size_t i = 0; i < m->n_warnings; i++) {
 		strbuf_appendf(o, "<p class=\"warn\">%s is null: ", m->warnings[i].key);
@@ -290,36 +280,26 @@ static void headline(struct strbuf *o, const struct metrics *m)
 	strbuf_puts(o, "</section>\n");
 }
 
-/* summary.txt itself, for every number the page has no room for. */
-static void summary(struct strbuf *o, const struct metrics *m, const struct run *r,
-		    const struct findings *fs)
+/* A text of summary.txt's, escaped, in a section of its own: summary.txt
+ * itself (for every number the page has no room for), or its Previous Run. */
+static void text_section(struct strbuf *o, const struct metrics *m, const struct run *r,
+			 const struct findings *fs, const struct past_run *prev)
 {
 	struct strbuf text;
 	strbuf_init(&text);
-	text_summary(m, r, fs, &text);
-	strbuf_puts(o, "<section id=\"summary\"><h2>summary.txt</h2><details><summary>All the "
-		       "numbers of summary.txt</summary><pre>");
+	if (prev) {
+		previous_text(&text, prev, r, m);
+		strbuf_puts(o, "<section id=\"previous\"><h2>Against the previous run</h2><pre>");
+	} else {
+		text_summary(m, r, fs, &text);
+		strbuf_puts(o, "<section id=\"summary\"><h2>summary.txt</h2><details><summary>All "
+			       "the numbers of summary.txt</summary><pre>");
+	}
 	if (text.data && !text.failed)
 		html_esc(o, text.data);
 	else
 		o->failed = true;
-	strbuf_puts(o, "</pre></details></section>\n");
-	strbuf_free(&text);
-}
-
-/* The run against the last comparable one: summary.txt's Previous Run. */
-static void previous(struct strbuf *o, const struct metrics *m, const struct run *r,
-		     const struct past_run *prev)
-{
-	struct strbuf text;
-	strbuf_init(&text);
-	previous_text(&text, prev, r, m);
-	strbuf_puts(o, "<section id=\"previous\"><h2>Against the previous run</h2><pre>");
-	if (text.data && !text.failed)
-		html_esc(o, text.data);
-	else
-		o->failed = true;
-	strbuf_puts(o, "</pre></section>\n");
+	strbuf_puts(o, prev ? "</pre></section>\n" : "</pre></details></section>\n");
 	strbuf_free(&text);
 }
 
@@ -332,7 +312,7 @@ void report_html_write(const struct metrics *m, const struct run *r, const struc
 	if (fs)
 		report_html_findings(out, fs);
 	if (prev)
-		previous(out, m, r, prev);
+		text_section(out, m, r, fs, prev);
 	report_html_timelines(out, m, r);
 	report_html_histogram(out, m, r);
 	report_html_fine(out, m);
@@ -341,7 +321,7 @@ void report_html_write(const struct metrics *m, const struct run *r, const struc
 	report_html_slowest(out, r);
 	report_html_failed(out, m, r);
 	report_html_sections(out, r);
-	summary(out, m, r, fs);
+	text_section(out, m, r, fs, NULL);
 	strbuf_puts(out, "<footer class=\"note\"><p>Sizes in KiB, MiB, GiB (powers of 1024); rates "
 			 "in decimal units. n/a: not measured. Made by roastop from the run's "
 			 "metrics, as metrics.json and summary.txt.</p></footer>\n</body></html>\n");

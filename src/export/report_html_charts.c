@@ -177,13 +177,11 @@ void report_html_timelines(struct strbuf *o, const struct metrics *m, const stru
 		{ "executing", "Tasks executing", "", { &r->tl_executing, NULL }, { "executing", NULL },
 		  optnum_none(), NULL },
 	};
-	strbuf_puts(o, "<section id=\"timelines\"><h2>Timelines</h2>\n");
-	if (r->n_samples == 0) {
-		html_para_na(o,
-			     "n/a: no scheduler samples (roastop did not see the Dask scheduler)");
-		strbuf_puts(o, "</section>\n");
+	if (!html_section(o, "timelines", "Timelines",
+			  r->n_samples ? NULL
+				       : "n/a: no scheduler samples (roastop did not see the Dask "
+					 "scheduler)"))
 		return;
-	}
 	struct tl_frame f = tl_frame_of(m, charts, ROASTOP_ARRAY_LEN(charts));
 	strbuf_appendf(o, "<p class=\"note\">Time since the run's start. Each point is the mean of "
 		       "the samples it covers (at most %d points per line); shaded: the scheduler "
@@ -280,12 +278,9 @@ static void hist_axes(struct strbuf *o, const struct hist_frame *f)
 void report_html_histogram(struct strbuf *o, const struct metrics *m, const struct run *r)
 {
 	const struct hist *h = &r->duration_hist;
-	strbuf_puts(o, "<section id=\"histogram\"><h2>Chunk runtime</h2>\n");
-	if (h->count == 0) {
-		html_para_na(o, "n/a: no successful chunks");
-		strbuf_puts(o, "</section>\n");
+	if (!html_section(o, "histogram", "Chunk runtime",
+			  h->count == 0 ? "n/a: no successful chunks" : NULL))
 		return;
-	}
 	uint64_t counts[HIST_BINS];
 	struct hist_frame f;
 	hist_frame_of(h, &f, counts);
@@ -374,12 +369,9 @@ static void fine_table(struct strbuf *o, const struct metrics *m)
 
 void report_html_fine(struct strbuf *o, const struct metrics *m)
 {
-	strbuf_puts(o, "<section id=\"fine\"><h2>Fine metrics (Dask)</h2>\n");
-	if (!m->has_fine) {
-		html_para_na(o, "n/a: no Dask fine metrics received");
-		strbuf_puts(o, "</section>\n");
+	if (!html_section(o, "fine", "Fine metrics (Dask)",
+			  !m->has_fine ? "n/a: no Dask fine metrics received" : NULL))
 		return;
-	}
 	const struct fine_part parts[] = {
 		{ "processor_cpu_time_seconds", "processor CPU", m->processor_cpu_time_seconds },
 		{ "processor_io_wait_time_seconds", "processor I/O &amp; wait",

@@ -19,7 +19,7 @@ static void finding_html(struct strbuf *o, const struct finding *f)
 
 void report_html_findings(struct strbuf *o, const struct findings *fs)
 {
-	strbuf_puts(o, "<section id=\"findings\"><h2>Findings</h2>\n");
+	html_section(o, "findings", "Findings", NULL);
 	if (fs->n == 0)
 		strbuf_puts(o, "<p class=\"note\">No finding: no rule of docs/diagnosis.md holds for "
 			       "this run.</p>\n");

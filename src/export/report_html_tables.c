@@ -44,12 +44,9 @@ void report_html_datasets(struct strbuf *o, const struct metrics *m, const struc
 	static const char *const cols[] = { "dataset", "chunks", "failed", "events", "mean chunk",
 					    "p99 chunk", "event rate (chunk time)", "share of time" };
 	size_t idx[REPORT_HTML_MAX_ROWS];
-	strbuf_puts(o, "<section id=\"datasets\"><h2>Datasets</h2>\n");
-	if (r->datasets.count == 0) {
-		html_para_na(o, "n/a: no chunk named a dataset");
-		strbuf_puts(o, "</section>\n");
+	if (!html_section(o, "datasets", "Datasets",
+			  r->datasets.count == 0 ? "n/a: no chunk named a dataset" : NULL))
 		return;
-	}
 	size_t n = html_top_rows(&r->datasets, dataset_time, idx, REPORT_HTML_MAX_ROWS);
 	html_table_head(o, "datasets", cols, ROASTOP_ARRAY_LEN(cols), 0xFEu);
 	struct dataset_metrics d;
@@ -91,12 +88,9 @@ void report_html_files(struct strbuf *o, const struct run *r)
 	static const char *const cols[] = { "file", "dataset", "chunks", "events", "chunk time",
 					    "bytes read", "branches read", "compression" };
 	size_t idx[REPORT_HTML_MAX_ROWS];
-	strbuf_puts(o, "<section id=\"files\"><h2>Files</h2>\n");
-	if (r->files.count == 0) {
-		html_para_na(o, "n/a: no chunk named a file");
-		strbuf_puts(o, "</section>\n");
+	if (!html_section(o, "files", "Files",
+			  r->files.count == 0 ? "n/a: no chunk named a file" : NULL))
 		return;
-	}
 	size_t n = html_top_rows(&r->files, file_time, idx, REPORT_HTML_MAX_ROWS);
 	html_table_head(o, "files", cols, ROASTOP_ARRAY_LEN(cols), 0xFCu);
 	for (size_t k = 0; k < n; k++)
@@ -119,12 +113,9 @@ void report_html_slowest(struct strbuf *o, const struct run *r)
 	static const char *const cols[] = { "time", "file", "entries", "events", "dataset", "worker" };
 	struct topk_item items[TOPK_CAP];
 	size_t n = topk_sorted(&r->slowest, items, TOPK_CAP);
-	strbuf_puts(o, "<section id=\"slowest\"><h2>Slowest chunks</h2>\n");
-	if (n == 0) {
-		html_para_na(o, "n/a: no successful chunks");
-		strbuf_puts(o, "</section>\n");
+	if (!html_section(o, "slowest", "Slowest chunks",
+			  n == 0 ? "n/a: no successful chunks" : NULL))
 		return;
-	}
 	html_table_head(o, "slowest", cols, ROASTOP_ARRAY_LEN(cols), 0x0Du);
 	char a[FMT_LEN], e[2 * FMT_LEN];
 	for (size_t i = 0; i < n; i++) {
@@ -219,7 +210,7 @@ static void inflight_table(struct strbuf *o, const struct metrics *m, const stru
 void report_html_failed(struct strbuf *o, const struct metrics *m, const struct run *r)
 {
 	char a[FMT_LEN], b[FMT_LEN];
-	strbuf_puts(o, "<section id=\"failed\"><h2>Failed chunks</h2>\n");
+	html_section(o, "failed", "Failed chunks", NULL);
 	if (r->n_chunks == 0)
 		html_para_na(o, "n/a: no chunk records received");
 	else
@@ -286,7 +277,7 @@ static void section_table(struct strbuf *o, const struct strmap *map, const char
 
 void report_html_sections(struct strbuf *o, const struct run *r)
 {
-	strbuf_puts(o, "<section id=\"sections\"><h2>Sections</h2>\n");
+	html_section(o, "sections", "Sections", NULL);
 	if (r->sec_time.count + r->sec_mem.count + r->sec_bytes.count == 0)
 		html_para_na(o,
 			     "n/a: no instrumented sections (track_time, track_memory, track_bytes)");

@@ -22,6 +22,9 @@ void html_attr_str(struct strbuf *o, const char *name, const char *v);
 void html_cell(struct strbuf *o, const char *text);
 void html_cell_num(struct strbuf *o, const char *text);
 void html_para_na(struct strbuf *o, const char *text);
+/* Opens the section id headed title; with na, says it (n/a: why) and
+ * closes it at once: false, nothing more to write. */
+bool html_section(struct strbuf *o, const char *id, const char *title, const char *na);
 /* num: bit i set when column i holds numbers (right-aligned). */
 void html_table_head(struct strbuf *o, const char *cls, const char *const *cols, size_t n,
 		     unsigned num);
