@@ -150,13 +150,16 @@ static int dir_sync(const struct outdir *o)
 	return -1;
 }
 
-static int write_buf(const struct outdir *o, const char *name, const struct strbuf *sb)
+/* Writes what sb holds as name, and frees sb. */
+static int write_buf(const struct outdir *o, const char *name, struct strbuf *sb)
 {
-	if (sb->failed || !sb->data) {
+	int rc = -1;
+	if (sb->failed || !sb->data)
 		fail(o, "write", name, ENOMEM);
-		return -1;
-	}
-	return file_replace(o, name, sb->data, sb->len);
+	else
+		rc = file_replace(o, name, sb->data, sb->len);
+	strbuf_free(sb);
+	return rc;
 }
 
 static int write_metrics(const struct outdir *o, const struct metrics *m, const struct run *r,
@@ -165,9 +168,7 @@ static int write_metrics(const struct outdir *o, const struct metrics *m, const 
 	struct strbuf sb;
 	strbuf_init(&sb);
 	metrics_write_json(m, r, fs, extra, &sb);
-	int rc = write_buf(o, "metrics.json", &sb);
-	strbuf_free(&sb);
-	return rc;
+	return write_buf(o, "metrics.json", &sb);
 }
 
 /* Python's datetime.now().isoformat(): local time, microseconds, no zone. */
@@ -195,9 +196,7 @@ static int write_metadata(const struct outdir *o, const struct metrics *m)
 	jsonw_opt(&w, "elapsed_time_seconds", m->elapsed_time_seconds);
 	jsonw_str(&w, "format", "roastcoffea_measurement_v1");
 	jsonw_end(&w, '}');
-	int rc = write_buf(o, "metadata.json", &sb);
-	strbuf_free(&sb);
-	return rc;
+	return write_buf(o, "metadata.json", &sb);
 }
 
 /* "t0,t1" as roastcoffea's load_measurement parses it (two Python floats);
@@ -219,9 +218,7 @@ static int write_summary(const struct outdir *o, const struct metrics *m, const 
 	struct strbuf sb;
 	strbuf_init(&sb);
 	text_run_summary(m, r, fs, extra, &sb);
-	int rc = write_buf(o, "summary.txt", &sb);
-	strbuf_free(&sb);
-	return rc;
+	return write_buf(o, "summary.txt", &sb);
 }
 
 static int write_report(const struct outdir *o, const struct metrics *m, const struct run *r,
@@ -230,9 +227,7 @@ static int write_report(const struct outdir *o, const struct metrics *m, const s
 	struct strbuf sb;
 	strbuf_init(&sb);
 	report_html_write(m, r, fs, prev, &sb);
-	int rc = write_buf(o, "report.html", &sb);
-	strbuf_free(&sb);
-	return rc;
+	return write_buf(o, "report.html", &sb);
 }
 
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,

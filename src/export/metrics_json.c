@@ -112,18 +112,28 @@ static double or_zero(optnum v)
 	return v.valid && isfinite(v.value) ? v.value : 0.0;
 }
 
-static void add_file_metadata(struct jsonw *w, const struct run *r)
+/* file_metadata, or (reads) file_read_metrics: an object per file with
+ * metadata, in file order. */
+static void add_file_objects(struct jsonw *w, const struct run *r, bool reads)
 {
-	jsonw_object(w, "file_metadata");
+	jsonw_object(w, reads ? "file_read_metrics" : "file_metadata");
 	for (size_t i = 0; i < r->files.count; i++) {
 		const struct file_agg *f = strmap_val_at(&r->files, i);
 		if (!f->has_meta)
 			continue;
 		jsonw_object(w, strmap_key_at(&r->files, i));
-		jsonw_str(w, "filename", strmap_key_at(&r->files, i));
-		jsonw_opt(w, "compression_ratio", f->compression_ratio);
-		jsonw_opt(w, "total_branches", f->total_branches);
-		jsonw_opt(w, "total_tree_bytes", f->total_tree_bytes);
+		if (reads) {
+			jsonw_num(w, "total_branches", or_zero(f->total_branches));
+			jsonw_num(w, "branches_read_percent", or_zero(f->branches_read_percent));
+			jsonw_num(w, "total_tree_bytes", or_zero(f->total_tree_bytes));
+			jsonw_num(w, "bytes_read", or_zero(f->accessed_bytes));
+			jsonw_num(w, "bytes_read_percent", or_zero(f->bytes_read_percent));
+		} else {
+			jsonw_str(w, "filename", strmap_key_at(&r->files, i));
+			jsonw_opt(w, "compression_ratio", f->compression_ratio);
+			jsonw_opt(w, "total_branches", f->total_branches);
+			jsonw_opt(w, "total_tree_bytes", f->total_tree_bytes);
+		}
 		jsonw_end(w, '}');
 	}
 	jsonw_end(w, '}');
@@ -142,30 +152,12 @@ static void add_file_list(struct jsonw *w, const struct run *r, const char *key,
 	jsonw_end(w, ']');
 }
 
-static void add_file_reads(struct jsonw *w, const struct run *r)
-{
-	jsonw_object(w, "file_read_metrics");
-	for (size_t i = 0; i < r->files.count; i++) {
-		const struct file_agg *f = strmap_val_at(&r->files, i);
-		if (!f->has_meta)
-			continue;
-		jsonw_object(w, strmap_key_at(&r->files, i));
-		jsonw_num(w, "total_branches", or_zero(f->total_branches));
-		jsonw_num(w, "branches_read_percent", or_zero(f->branches_read_percent));
-		jsonw_num(w, "total_tree_bytes", or_zero(f->total_tree_bytes));
-		jsonw_num(w, "bytes_read", or_zero(f->accessed_bytes));
-		jsonw_num(w, "bytes_read_percent", or_zero(f->bytes_read_percent));
-		jsonw_end(w, '}');
-	}
-	jsonw_end(w, '}');
-}
-
 /* branch_coverage.py's keys, in its order. */
 static void add_branch_coverage(struct jsonw *w, const struct run *r, const struct metrics *m)
 {
-	add_file_metadata(w, r);
+	add_file_objects(w, r, false);
 	add_file_list(w, r, "compression_ratios", true);
-	add_file_reads(w, r);
+	add_file_objects(w, r, true);
 	add_keys(w, m, branch_avg_keys, N(branch_avg_keys), AS_NULL);
 	add_file_list(w, r, "bytes_read_percent_per_file", false);
 	add_keys(w, m, branch_total_keys, N(branch_total_keys), AS_NULL);

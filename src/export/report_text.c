@@ -212,27 +212,18 @@ static void section_table(struct strbuf *o, const struct strmap *map, const char
 		strbuf_appendf(o, "    (%zu more in metrics.json)\n", map->count - TOP_SECTIONS);
 }
 
-static void failures(struct strbuf *o, const struct run *r)
+/* A count per name (the chunks failed by exception type, the retried
+ * attempts by type: retries.h), each under its label; a name whose count is
+ * 0 (failed chunks that all recovered on a retry) is left out. */
+static void counts(struct strbuf *o, const struct strmap *map)
 {
-	for (size_t i = 0; i < r->errors.count; i++) {
-		if (*(const uint64_t *)strmap_val_at(&r->errors, i) == 0)
-			continue; /* its chunks all recovered on a retry */
+	for (size_t i = 0; i < map->count; i++) {
+		uint64_t n = *(const uint64_t *)strmap_val_at(map, i);
 		char name[LABEL_W - 3];
-		clean(name, sizeof(name), strmap_key_at(&r->errors, i));
-		strbuf_appendf(o, "      %-*s %llu\n", LABEL_W - 4, name,
-			       (unsigned long long)*(const uint64_t *)strmap_val_at(&r->errors, i));
-	}
-}
-
-/* The retried attempts by exception type (retries.h). */
-static void retries(struct strbuf *o, const struct run *r)
-{
-	const struct strmap *t = &r->retries.by_type;
-	for (size_t i = 0; i < t->count; i++) {
-		char name[LABEL_W - 3];
-		clean(name, sizeof(name), strmap_key_at(t, i));
-		strbuf_appendf(o, "      %-*s %llu\n", LABEL_W - 4, name,
-			       (unsigned long long)*(const uint64_t *)strmap_val_at(t, i));
+		if (n)
+			strbuf_appendf(o, "      %-*s %llu\n", LABEL_W - 4,
+				       clean(name, sizeof(name), strmap_key_at(map, i)),
+				       (unsigned long long)n);
 	}
 }
 
@@ -291,9 +282,9 @@ static void chunks(struct strbuf *o, const struct metrics *m, const struct run *
 	row(o, "Total Chunks", format_count(a, m->num_chunks));
 	row(o, "  Successful", format_count(a, m->num_successful_chunks));
 	row(o, "  Failed", format_count(a, m->num_failed_chunks));
-	failures(o, r);
+	counts(o, &r->errors);
 	row(o, "Retries", format_count(a, m->chunk_retries));
-	retries(o, r);
+	counts(o, &r->retries.by_type);
 	chunk_stats(o, m);
 	datasets(o, m, r);
 	section_table(o, &r->sec_time, "Section Timing (track_time)", FORMAT_SECTION_TIME);
