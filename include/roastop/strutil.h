@@ -10,7 +10,10 @@
 /* Copies src (NULL = "") into dst of size bytes, truncating on a UTF-8
  * character boundary; always NUL-terminates. */
 void strutil_copy(char *dst, size_t size, const char *src);
-/* Likewise, but a src too long keeps its end (of a path: the file name,
+/* strutil_copy, control bytes and DEL shown as '?': text from a file or
+ * the wire fit for one line of a table or terminal. Returns dst. */
+char *strutil_copy_line(char *dst, size_t size, const char *src);
+/* Like strutil_copy, but a src too long keeps its end (of a path: the file name,
  * what tells files apart), starting on a UTF-8 character boundary. */
 void strutil_copy_tail(char *dst, size_t size, const char *src);
 

@@ -163,13 +163,10 @@ void compare_write(struct strbuf *o, const struct compare_side *a, const struct 
 
 /* ---- loading ---------------------------------------------------------- */
 
-/* A string of the file as one line for a terminal: control bytes become '?'. */
+/* A string of the file as one line for a terminal. */
 static void compare_copy(char *dst, size_t size, const cJSON *v)
 {
-	strutil_copy(dst, size, cJSON_IsString(v) ? v->valuestring : "?");
-	for (char *p = dst; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
+	strutil_copy_line(dst, size, cJSON_IsString(v) ? v->valuestring : "?");
 }
 
 /* Python's json writes NaN, Infinity and -Infinity, which are no JSON:
@@ -287,10 +284,7 @@ static void compare_load_datasets(const cJSON *per, struct compare_side *s)
 		    !cJSON_IsNumber(sec))
 			continue;
 		struct past_dataset *out = &s->datasets[s->n_datasets++];
-		strutil_copy(out->name, sizeof(out->name), d->string);
-		for (char *p = out->name; *p; p++)
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '?';
+		strutil_copy_line(out->name, sizeof(out->name), d->string);
 		out->events = ev->valuedouble;
 		out->seconds = sec->valuedouble;
 	}

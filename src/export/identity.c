@@ -100,10 +100,7 @@ static uint32_t read_count(const cJSON *obj, const char *key)
 static void read_str(const cJSON *obj, const char *key, char *out, size_t size)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	strutil_copy(out, size, cJSON_IsString(v) ? v->valuestring : "");
-	for (char *p = out; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?'; /* one line for a terminal */
+	strutil_copy_line(out, size, cJSON_IsString(v) ? v->valuestring : "");
 }
 
 bool identity_read(const struct cJSON *obj, struct identity *id)

@@ -176,11 +176,8 @@ static void previous_row(struct strbuf *o, const char *label, const char *now,
 			 const char *then, optnum pct)
 {
 	char p[FMT_LEN], l[64];
-	strutil_copy(l, sizeof(l), label);
-	for (char *c = l; *c; c++)
-		*c = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c; /* the run's names */
-	strbuf_appendf(o, "%-18s %12s, was %12s  %s\n", l, now, then,
-		       pct.valid ? format_num(p, pct, "%+.1f %%") : "");
+	strbuf_appendf(o, "%-18s %12s, was %12s  %s\n", strutil_copy_line(l, sizeof(l), label),
+		       now, then, pct.valid ? format_num(p, pct, "%+.1f %%") : "");
 }
 
 /* The changes' rows: a dataset's name cut to 17 bytes, a file's to its

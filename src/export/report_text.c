@@ -137,21 +137,10 @@ static void fine(struct strbuf *o, const struct metrics *m)
 	row(o, "  Deserialize", format_duration(a, m->deserialization_time_seconds));
 }
 
-/* A name from the wire, fit for one table line: cut on a UTF-8 boundary,
- * control characters (a newline would break the table) shown as '?'. */
-static const char *clean(char *dst, size_t size, const char *src)
-{
-	strutil_copy(dst, size, src);
-	for (char *p = dst; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return dst;
-}
-
 static void name_cell(struct strbuf *o, const char *name)
 {
 	char cut[NAME_W + 1];
-	strbuf_appendf(o, "    %-*s", NAME_W, clean(cut, sizeof(cut), name));
+	strbuf_appendf(o, "    %-*s", NAME_W, strutil_copy_line(cut, sizeof(cut), name));
 }
 
 static void datasets(struct strbuf *o, const struct metrics *m, const struct run *r)
@@ -222,7 +211,7 @@ static void counts(struct strbuf *o, const struct strmap *map)
 		char name[LABEL_W - 3];
 		if (n)
 			strbuf_appendf(o, "      %-*s %llu\n", LABEL_W - 4,
-				       clean(name, sizeof(name), strmap_key_at(map, i)),
+				       strutil_copy_line(name, sizeof(name), strmap_key_at(map, i)),
 				       (unsigned long long)n);
 	}
 }
@@ -261,12 +250,13 @@ static void inflight(struct strbuf *o, const struct metrics *m, const struct run
 	    format_count(a, m->inflight_running));
 	const struct inflight_chunk *c[TEXT_INFLIGHT_LISTED];
 	size_t n = inflight_oldest(&r->inflight, c, TEXT_INFLIGHT_LISTED);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		strutil_copy_line(name, sizeof(name), c[i]->file[0] ? c[i]->file : "n/a");
+		strutil_copy_line(worker, sizeof(worker), c[i]->worker[0] ? c[i]->worker : "n/a");
 		strbuf_appendf(o, "      %s%s %s on %s\n",
 			       format_duration(a, optnum_of(metrics_inflight_age(m, c[i]))),
-			       metrics_straggler(m, c[i]) ? " (straggler)" : "",
-			       clean(name, sizeof(name), c[i]->file[0] ? c[i]->file : "n/a"),
-			       clean(worker, sizeof(worker), c[i]->worker[0] ? c[i]->worker : "n/a"));
+			       metrics_straggler(m, c[i]) ? " (straggler)" : "", name, worker);
+	}
 	row(o, "Lost with Their Worker", format_count(a, m->inflight_lost));
 }
 
@@ -297,15 +287,16 @@ static void header(struct strbuf *o, const struct run *r)
 	char name[RUN_NAME_LEN];
 	strbuf_appendf(o, "roastop %s summary", ROASTOP_VERSION);
 	if (r->name[0] || r->run_id[0])
-		strbuf_appendf(o, " - run %s", clean(name, sizeof(name), r->name[0] ? r->name : r->run_id));
+		strbuf_appendf(o, " - run %s",
+			       strutil_copy_line(name, sizeof(name), r->name[0] ? r->name : r->run_id));
 	if (r->processor[0])
-		strbuf_appendf(o, " (%s)", clean(name, sizeof(name), r->processor));
+		strbuf_appendf(o, " (%s)", strutil_copy_line(name, sizeof(name), r->processor));
 	strbuf_puts(o, "\n");
 	char reason[RUN_REASON_LEN];
 	if (r->ended)
 		strbuf_appendf(o, "run ended: %s%s%s\n", run_status_name(r->status),
 			       r->status_reason[0] ? " - " : "",
-			       clean(reason, sizeof(reason), r->status_reason));
+			       strutil_copy_line(reason, sizeof(reason), r->status_reason));
 	else if (r->started)
 		strbuf_puts(o, "run still in progress (no run-end received)\n");
 	else
@@ -327,9 +318,9 @@ static void findings(struct strbuf *o, const struct findings *fs)
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->f[i];
 		strbuf_appendf(o, "[%s] %s (%s)\n", diagnosis_severity_name(f->severity),
-			       clean(t, sizeof(t), f->title), diagnosis_id_name(f->id));
-		strbuf_appendf(o, "    %s\n", clean(e, sizeof(e), f->evidence));
-		strbuf_appendf(o, "    -> %s\n", clean(s, sizeof(s), f->suggestion));
+			       strutil_copy_line(t, sizeof(t), f->title), diagnosis_id_name(f->id));
+		strbuf_appendf(o, "    %s\n", strutil_copy_line(e, sizeof(e), f->evidence));
+		strbuf_appendf(o, "    -> %s\n", strutil_copy_line(s, sizeof(s), f->suggestion));
 	}
 }
 
@@ -379,7 +370,7 @@ static void run_line(struct strbuf *o, size_t i, const struct session_run *row)
 	char name[RUN_NAME_LEN], start[FMT_LEN], el[FMT_LEN], ch[FMT_LEN], ev[FMT_LEN], rate[FMT_LEN];
 	const char *label = session_run_label(row);
 	strbuf_appendf(o, "  %3zu  %-20.20s  %8s  %9s  %-10s  %7s  %11s  %10s%s\n", i + 1,
-		       clean(name, sizeof(name), label),
+		       strutil_copy_line(name, sizeof(name), label),
 		       format_clock(start, row->fig.t_start),
 		       format_duration(el, row->fig.elapsed), run_status_name(row->status),
 		       format_count(ch, row->fig.chunks), format_count(ev, row->fig.events),

@@ -30,6 +30,15 @@ void strutil_copy_tail(char *dst, size_t size, const char *src)
 	strutil_copy(dst, size, src);
 }
 
+char *strutil_copy_line(char *dst, size_t size, const char *src)
+{
+	strutil_copy(dst, size, src);
+	for (char *p = dst; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return dst;
+}
+
 /* Well-formed UTF-8: no overlong forms, no surrogates, <= U+10FFFF. */
 bool strutil_utf8_ok(const unsigned char *s)
 {
