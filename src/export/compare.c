@@ -251,7 +251,7 @@ static void compare_load_findings(const cJSON *list, struct compare_side *s)
 static void compare_load_run(const cJSON *doc, struct compare_side *s)
 {
 	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(doc, "roastop");
-	char version[32], *name = s->name, *status = s->status;
+	char version[32];
 	compare_copy(version, sizeof(version), cJSON_GetObjectItemCaseSensitive(rs, "version"));
 	if (cJSON_IsObject(rs))
 		snprintf(s->writer, sizeof(s->writer), "roastop %s", version);
@@ -259,15 +259,11 @@ static void compare_load_run(const cJSON *doc, struct compare_side *s)
 		strutil_copy(s->writer, sizeof(s->writer), "roastcoffea");
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(doc, "run_name");
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(doc, "run_status");
-	compare_copy(name, sizeof(s->name), n);
-	compare_copy(status, sizeof(s->status), st);
-	if (!cJSON_IsString(n))
-		name[0] = '\0';
-	if (!cJSON_IsString(st))
-		status[0] = '\0';
+	strutil_copy_line(s->name, sizeof(s->name), cJSON_GetStringValue(n));
+	strutil_copy_line(s->status, sizeof(s->status), cJSON_GetStringValue(st));
 	if (cJSON_IsString(n) || cJSON_IsString(st))
-		snprintf(s->run, sizeof(s->run), "run %s, %s", cJSON_IsString(n) ? name : "n/a",
-			 cJSON_IsString(st) ? status : "status n/a");
+		snprintf(s->run, sizeof(s->run), "run %s, %s", cJSON_IsString(n) ? s->name : "n/a",
+			 cJSON_IsString(st) ? s->status : "status n/a");
 	compare_load_findings(cJSON_GetObjectItemCaseSensitive(rs, "findings"), s);
 	s->has_identity = identity_read(cJSON_GetObjectItemCaseSensitive(rs, "identity"), &s->id);
 }

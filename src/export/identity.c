@@ -99,8 +99,7 @@ static uint32_t read_count(const cJSON *obj, const char *key)
 
 static void read_str(const cJSON *obj, const char *key, char *out, size_t size)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	strutil_copy_line(out, size, cJSON_IsString(v) ? v->valuestring : "");
+	strutil_copy_line(out, size, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key)));
 }
 
 bool identity_read(const struct cJSON *obj, struct identity *id)
