@@ -1,10 +1,10 @@
 /* The measurement directory, in roastcoffea's layout so that its
  * load_measurement() reads it: metrics.json, metadata.json,
  * start_end_time.txt, plus summary.txt and report.html (report_html.h).
- * Every file is replaced atomically (a temporary with an unpredictable
- * name + rename), so a checkpoint is
- * never torn and a symlink planted at a final name is replaced, never
- * followed. The directory itself must not be a symbolic link (refused). */
+ * Every file is replaced atomically (a temporary with an unpredictable name
+ * + rename): a checkpoint is never torn, and a symlink planted at a final
+ * name is replaced, never followed. The directory itself must not be a
+ * symbolic link (refused). */
 #ifndef ROASTOP_MEASUREMENT_H
 #define ROASTOP_MEASUREMENT_H
 

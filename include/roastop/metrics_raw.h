@@ -15,7 +15,8 @@ void metrics_raw_tracking(struct jsonw *w, const struct run *r);
 void metrics_raw_chunks(struct jsonw *w, const struct run *r);
 void metrics_raw_span(struct jsonw *w, const struct run *r, const struct metrics *m);
 void metrics_raw_roastop(struct jsonw *w, const struct run *r);
-/* What one kept record stands for: total / kept (1 when all are kept). */
-double metrics_raw_weight(const struct rawchunks *s);
+/* Wall seconds t as roastcoffea's timestamps: ISO 8601, local time,
+ * microseconds, no offset (Python's datetime.isoformat()). */
+void metrics_raw_iso(char *buf, size_t size, double t);
 
 #endif

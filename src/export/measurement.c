@@ -1,6 +1,5 @@
-/* The measurement directory. Each file is built in memory first, then
- * written to a fresh temporary beside its final name and renamed over it:
- * a reader (or a crash) sees the old complete file or the new complete one. */
+/* The measurement directory; see measurement.h. Each file is built in
+ * memory first: a reader (or a crash) sees the old file or the new one. */
 #include "roastop/measurement.h"
 
 #include <errno.h>
@@ -18,6 +17,7 @@
 #include "roastop/fsutil.h"
 #include "roastop/jsonw.h"
 #include "roastop/metrics_json.h"
+#include "roastop/metrics_raw.h"
 #include "roastop/report_html.h"
 #include "roastop/report_text.h"
 #include "roastop/strbuf.h"
@@ -171,22 +171,12 @@ static int write_metrics(const struct outdir *o, const struct metrics *m, const 
 	return write_buf(o, "metrics.json", &sb);
 }
 
-/* Python's datetime.now().isoformat(): local time, microseconds, no zone. */
-static void iso_now(char *buf, size_t size)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	struct tm tm;
-	localtime_r(&ts.tv_sec, &tm);
-	char base[32];
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, size, "%s.%06ld", base, ts.tv_nsec / 1000);
-}
-
 static int write_metadata(const struct outdir *o, const struct metrics *m)
 {
 	char stamp[64];
-	iso_now(stamp, sizeof(stamp));
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	metrics_raw_iso(stamp, sizeof(stamp), (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
 	struct strbuf sb;
 	strbuf_init(&sb);
 	struct jsonw w;

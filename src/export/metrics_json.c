@@ -1,11 +1,8 @@
-/* metrics.json: roastcoffea 0.1.2's keys in its order (workflow, workers,
- * efficiency, fine, chunks, branch coverage, tracking_data, chunk_info,
- * raw_chunk_metrics, raw_span_metrics), then roastop's
- * additions. Which keys appear follows roastcoffea: a key it always writes
- * is null when roastop could not measure it; a group it writes only when its
- * source exists (fine metrics, chunk records) appears only then; roastop's
- * own keys are left out when not measured. NaN and infinity never appear.
- * Written as a stream (no JSON tree): the per-file maps can be large. */
+/* metrics.json (metrics_json.h): roastcoffea 0.1.2's keys in its order
+ * (workflow, workers, efficiency, fine, chunks, branch coverage, raw data),
+ * then roastop's. A group roastcoffea writes only when its source exists
+ * (fine metrics, chunk records) appears only then. NaN and infinity never
+ * appear. Written as a stream (no JSON tree): the per-file maps can be large. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,11 +1,9 @@
-/* metrics.json's raw data in roastcoffea 0.1.2's form (docs/metrics.md,
- * "Raw data"): tracking_data from the bounded timelines, raw_chunk_metrics
- * and chunk_info from the run's chunk records, raw_span_metrics from the
- * fine-metrics rows. Its timestamps are roastcoffea's: ISO 8601 in the
- * writer's local time without an offset (datetime.now().isoformat()), so
- * its plots line them up with chunk_info's times (datetime.fromtimestamp).
- * The innermost items (a [time, value] pair, a chunk record) are written
- * each on one line: at the caps, indentation would double the file. */
+/* metrics.json's raw data in roastcoffea 0.1.2's form; see metrics_raw.h.
+ * Its timestamps are roastcoffea's: ISO 8601 in the writer's local time
+ * without an offset (datetime.now().isoformat()), so its plots line them up
+ * with chunk_info's times (datetime.fromtimestamp). The innermost items (a
+ * [time, value] pair, a chunk record) are written each on one line: at the
+ * caps, indentation would double the file. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +19,7 @@
  * left out (counted in roastop.tracking_data). */
 #define TRACKING_WORKERS 64
 
-static void raw_iso(char *buf, size_t size, double t)
+void metrics_raw_iso(char *buf, size_t size, double t)
 {
 	double secs = floor(t);
 	long us = lround((t - secs) * 1e6);
@@ -43,7 +41,7 @@ static void raw_iso(char *buf, size_t size, double t)
 static void raw_pair(struct jsonw *w, double t, double v)
 {
 	char iso[40];
-	raw_iso(iso, sizeof(iso), t);
+	metrics_raw_iso(iso, sizeof(iso), t);
 	jsonw_array_as(w, NULL, JSONW_LINE);
 	jsonw_str(w, NULL, iso);
 	jsonw_num(w, NULL, v);
@@ -56,7 +54,7 @@ static void raw_worker_counts(struct jsonw *w, const struct run *r)
 	char iso[40];
 	jsonw_object(w, "worker_counts");
 	for (size_t i = 0; i < tl->len; i++) {
-		raw_iso(iso, sizeof(iso), tl->pts[i].t);
+		metrics_raw_iso(iso, sizeof(iso), tl->pts[i].t);
 		jsonw_num(w, iso, tl->pts[i].mean);
 	}
 	jsonw_end(w, '}');
@@ -183,6 +181,12 @@ static bool raw_py_str(struct strbuf *line, const char *s)
 	return true;
 }
 
+/* What one kept record stands for: total / kept (1 when all are kept). */
+static double metrics_raw_weight(const struct rawchunks *s)
+{
+	return s->n ? (double)s->total / (double)s->n : 1.0;
+}
+
 /* roastcoffea's chunk_info, as its save_measurement writes it: the key is
  * str((file, entry_start, entry_stop)), the value [t_start, t_end,
  * bytes_read]. A sample's bytes are weighted by total/kept so that the
@@ -212,11 +216,6 @@ static void raw_chunk_info(struct jsonw *w, struct strbuf *line, const struct ra
 		jsonw_end(w, ']');
 	}
 	jsonw_end(w, '}');
-}
-
-double metrics_raw_weight(const struct rawchunks *s)
-{
-	return s->n ? (double)s->total / (double)s->n : 1.0;
 }
 
 void metrics_raw_chunks(struct jsonw *w, const struct run *r)

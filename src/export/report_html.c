@@ -1,9 +1,7 @@
-/* report.html. Values are printed by format.c as on the screen and in
- * summary.txt; the data-* attributes carry the raw numbers (%.17g, which
- * reads back to the same double as metrics.json's) so that a test can
- * check each chart against metrics.json. Here the page, its headline
- * numbers and the HTML helpers every part uses (report_htmlpriv.h); the SVG
- * charts are report_html_charts.c's, the tables report_html_tables.c's. */
+/* report.html (report_html.h): the page, its headline numbers and the HTML
+ * helpers every part uses (report_htmlpriv.h). Values print by format.c as
+ * on the screen; data-* attributes carry the raw numbers (%.17g, which
+ * reads back to metrics.json's double). */
 #include "roastop/report_html.h"
 
 #include <math.h>
@@ -18,8 +16,6 @@
 
 /* ---- text ---------------------------------------------------------- */
 
-/* HTML text and attribute values alike: the five characters that matter,
- * and control characters (which HTML forbids) shown as '?'. */
 void html_esc(struct strbuf *o, const char *s)
 {
 	const char *run = s;
@@ -47,7 +43,6 @@ void html_esc(struct strbuf *o, const char *s)
 	strbuf_append(o, run, (size_t)(s - run));
 }
 
-/* ` name="v"`: the number as metrics.json has it, "null" when not measured. */
 void html_attr_num(struct strbuf *o, const char *name, optnum v)
 {
 	if (v.valid && isfinite(v.value))
@@ -99,7 +94,6 @@ bool html_section(struct strbuf *o, const char *id, const char *title, const cha
 	return false;
 }
 
-/* num: bit i set when column i holds numbers (right-aligned). */
 void html_table_head(struct strbuf *o, const char *cls, const char *const *cols, size_t n,
 		     unsigned num)
 {
@@ -109,7 +103,6 @@ void html_table_head(struct strbuf *o, const char *cls, const char *const *cols,
 	strbuf_puts(o, "</tr></thead><tbody>\n");
 }
 
-/* The table's end, and how many rows it left out. */
 void html_table_end(struct strbuf *o, size_t shown, size_t total, const char *where)
 {
 	strbuf_puts(o, "</tbody></table>\n");
