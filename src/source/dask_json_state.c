@@ -63,11 +63,17 @@ static void state_workers_v1(struct dec *d, const cJSON *arr, struct ev_sample *
 #define STATE_B64 64u
 #define STATE_RAW 48u
 
-static double le_double(const unsigned char *b)
+static uint64_t le_u64(const unsigned char *b)
 {
 	uint64_t u = 0;
 	for (int i = 7; i >= 0; i--)
 		u = u << 8 | b[i];
+	return u;
+}
+
+static double le_double(const unsigned char *b)
+{
+	uint64_t u = le_u64(b);
 	double x;
 	memcpy(&x, &u, sizeof(x));
 	return x;
@@ -76,9 +82,7 @@ static double le_double(const unsigned char *b)
 /* A version-3 count: int64, negative for null (NaN here). */
 static double le_count(const unsigned char *b)
 {
-	uint64_t u = 0;
-	for (int i = 7; i >= 0; i--)
-		u = u << 8 | b[i];
+	uint64_t u = le_u64(b);
 	return u >> 63 ? NAN : (double)u;
 }
 
@@ -100,23 +104,30 @@ static const struct {
 };
 #define STATE_N (sizeof(STATE_NUMS) / sizeof(STATE_NUMS[0]))
 
-/* "worker_state" of n workers, decoded whole (free it); NULL on error. */
-static unsigned char *state_raw(struct dec *d, const cJSON *nums, size_t n)
+/* n workers' base64 field of `chars` characters, `bytes` decoded, whole
+ * (free it); NULL on error. */
+static unsigned char *state_b64(struct dec *d, const cJSON *v, const char *what, size_t n,
+				size_t chars, size_t bytes)
 {
-	if (!cJSON_IsString(nums) || strlen(nums->valuestring) != n * STATE_B64) {
-		dask_dec_fail(d, DASK_BAD_SHAPE, "worker_state: not %zu workers", n);
+	if (!cJSON_IsString(v) || strlen(v->valuestring) != chars) {
+		dask_dec_fail(d, DASK_BAD_SHAPE, "%s: not %zu workers", what, n);
 		return NULL;
 	}
-	unsigned char *raw = malloc(n * STATE_RAW + 1);
+	unsigned char *raw = malloc(chars / 4 * 3 + 1);
 	if (!raw)
 		dask_dec_fail(d, DASK_NO_MEMORY, "out of memory");
-	else if (n && dask_base64_decode(nums->valuestring, n * STATE_B64, raw, n * STATE_RAW) !=
-			      (long)(n * STATE_RAW)) {
-		dask_dec_fail(d, DASK_BAD_FIELD, "worker_state: not base64");
+	else if (n && dask_base64_decode(v->valuestring, chars, raw, chars / 4 * 3) != (long)bytes) {
+		dask_dec_fail(d, DASK_BAD_FIELD, "%s: not base64", what);
 		free(raw);
 		raw = NULL;
 	}
 	return raw;
+}
+
+/* "worker_state" of n workers. */
+static unsigned char *state_raw(struct dec *d, const cJSON *nums, size_t n)
+{
+	return state_b64(d, nums, "worker_state", n, n * STATE_B64, n * STATE_RAW);
 }
 
 /* Worker i of n's numbers (columns: version 3); one not finite (NaN is
@@ -348,18 +359,10 @@ static void state_workers_v3(struct dec *d, const cJSON *root, struct state_ctx 
 static void state_occupancy(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "worker_occupancy");
-	size_t n = s->n_workers, chars = (8 * n + 2) / 3 * 4;
+	size_t n = s->n_workers;
 	if (!o || d->error != DASK_OK)
 		return;
-	if (!cJSON_IsString(o) || strlen(o->valuestring) != chars) {
-		dask_dec_fail(d, DASK_BAD_SHAPE, "worker_occupancy: not %zu workers", n);
-		return;
-	}
-	unsigned char *raw = malloc(chars / 4 * 3 + 1);
-	if (!raw)
-		dask_dec_fail(d, DASK_NO_MEMORY, "out of memory");
-	else if (n && dask_base64_decode(o->valuestring, chars, raw, chars / 4 * 3) != (long)(8 * n))
-		dask_dec_fail(d, DASK_BAD_FIELD, "worker_occupancy: not base64");
+	unsigned char *raw = state_b64(d, o, "worker_occupancy", n, (8 * n + 2) / 3 * 4, 8 * n);
 	for (size_t i = 0; raw && i < n && d->error == DASK_OK; i++) {
 		double x = le_double(raw + 8 * i);
 		s->workers[i].occupancy = isfinite(x) ? dask_dec_ranged(d, x, "worker_occupancy",

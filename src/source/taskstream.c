@@ -1,5 +1,15 @@
+/* The Dask scheduler's task stream: its /eventstream WebSocket
+ * (distributed/http/scheduler/info.py, EventstreamHandler, fed by
+ * distributed/diagnostics/websocket.py's WebsocketPlugin), one JSON message
+ * per startstop of every finished task: key, worker, action ("compute",
+ * "transfer", "disk-read", "disk-write"), start, stop, status. libwebsockets
+ * does the protocol; its sockets are driven from roastop's own poll() loop
+ * (the external-poll callbacks), never blocking. A lost or refused stream is
+ * retried with exponential backoff. Messages over TASKSTREAM_MAX_MESSAGE or
+ * not of the expected shape are refused whole and counted. */
 #include "roastop/taskstream.h"
 
+#include "roastop/clock.h"
 #include "roastop/source.h"
 #include "roastop/strutil.h"
 #include "roastop/taskcheck.h"
@@ -10,10 +20,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
+
+#define TASKSTREAM_MAX_FDS 8
+/* A transition message is ~500 bytes; a task with many transfers a few KiB. */
+#define TASKSTREAM_MAX_MESSAGE (64u << 10)
+#define TASKSTREAM_BACKOFF_MAX 30.0
+
+struct taskstream_config {
+	const char *url; /* http(s)://host:port[/prefix] of the dashboard */
+	const char *prefix; /* --dashboard-prefix, or NULL */
+};
+
+struct taskstream_stats {
+	uint64_t connects, disconnects; /* streams opened; lost or refused */
+	uint64_t messages, bytes; /* whole messages received */
+	uint64_t tasks; /* transitions delivered as events */
+	uint64_t too_large; /* messages over TASKSTREAM_MAX_MESSAGE, dropped */
+	uint64_t rejected_by[TSP__COUNT]; /* refused by the parser, by reason */
+	uint64_t checks; /* checks against the scheduler's count (taskcheck.h) */
+	uint64_t behind; /* checks that found the stream behind: each reconnects */
+	uint64_t missed; /* finished tasks it did not bring, at least: the counts' shortfall */
+	uint64_t unchecked; /* /metrics fetches that gave nothing to check against */
+	const char *state; /* "connecting", "connected", "lost" */
+};
 
 struct taskstream {
 	struct lws_context *ctx;
@@ -45,16 +77,9 @@ static const char *const result_names[TSP__COUNT] = {
 	[TSP_ERR_SHAPE] = "shape", [TSP_ERR_RANGE] = "range",	[TSP_ERR_TEXT] = "text",
 };
 
-const char *taskstream_result_name(enum taskstream_result r)
+static const char *taskstream_result_name(enum taskstream_result r)
 {
 	return (unsigned)r < TSP__COUNT ? result_names[r] : "?";
-}
-
-static double ts_mono(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* ---- the parser ---------------------------------------------------------- */
@@ -282,7 +307,7 @@ static void ts_lost(struct taskstream *ts)
 	ts->wsi = NULL;
 	ts->failures++;
 	unsigned n = ts->failures > ts->behind_streak ? ts->failures : ts->behind_streak;
-	ts->retry_at = ts_mono() + timer_backoff(n, TASKSTREAM_BACKOFF_MAX);
+	ts->retry_at = clock_mono() + timer_backoff(n, TASKSTREAM_BACKOFF_MAX);
 	ts->st.state = "lost";
 }
 
@@ -394,7 +419,19 @@ static bool ts_parse_url(struct taskstream *ts, const struct taskstream_config *
 	return true;
 }
 
-struct taskstream *taskstream_open(const struct taskstream_config *cfg, event_deliver_fn fn,
+static void taskstream_close(struct taskstream *ts)
+{
+	if (!ts)
+		return;
+	if (ts->ctx)
+		lws_context_destroy(ts->ctx);
+	if (ts->buf)
+		event_free(&ts->ev);
+	free(ts->buf);
+	free(ts);
+}
+
+static struct taskstream *taskstream_open(const struct taskstream_config *cfg, event_deliver_fn fn,
 				   void *ctx, char *err, size_t errsz)
 {
 	struct taskstream *ts = calloc(1, sizeof(*ts));
@@ -419,24 +456,12 @@ struct taskstream *taskstream_open(const struct taskstream_config *cfg, event_de
 		taskstream_close(ts);
 		return NULL;
 	}
-	ts->retry_at = ts_mono(); /* the first connect, from the loop */
+	ts->retry_at = clock_mono(); /* the first connect, from the loop */
 	ts->st.state = "connecting";
 	return ts;
 }
 
-void taskstream_close(struct taskstream *ts)
-{
-	if (!ts)
-		return;
-	if (ts->ctx)
-		lws_context_destroy(ts->ctx);
-	if (ts->buf)
-		event_free(&ts->ev);
-	free(ts->buf);
-	free(ts);
-}
-
-size_t taskstream_pollfds(const struct taskstream *ts, struct pollfd *out, size_t max)
+static size_t taskstream_pollfds(const struct taskstream *ts, struct pollfd *out, size_t max)
 {
 	/* a libwebsockets built without external poll (Debian's) never tells
 	 * its descriptors: the connection's own, else the stream waits for the
@@ -469,7 +494,7 @@ static bool ts_pump(struct taskstream *ts, int passes)
  * the socket in a buffer poll does not see, and hands 4 KiB a service. */
 #define TASKSTREAM_DISPATCH_PASSES 64
 
-void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t n, double now)
+static void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t n, double now)
 {
 	ts->now = now;
 	bool ready = false;
@@ -485,22 +510,25 @@ void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t
 	if (!ready || lws_service_adjust_timeout(ts->ctx, 1, 0) == 0)
 		lws_service(ts->ctx, -1);
 	ts->behind = ts_pump(ts, TASKSTREAM_DISPATCH_PASSES);
-	if (!ts->wsi && ts->retry_at > 0 && ts_mono() >= ts->retry_at)
+	if (!ts->wsi && ts->retry_at > 0 && clock_mono() >= ts->retry_at)
 		ts_connect(ts);
 }
 
-void taskstream_drain(struct taskstream *ts, double now)
+static void taskstream_drain(struct taskstream *ts, double now)
 {
 	ts->now = now;
 	ts_pump(ts, 256); /* up to 1 MiB */
 }
 
-bool taskstream_connected(const struct taskstream *ts)
+static bool taskstream_connected(const struct taskstream *ts)
 {
 	return ts->connected && ts->wsi;
 }
 
-uint64_t taskstream_check(struct taskstream *ts, double total)
+/* The scheduler's count (taskcheck_total) against the stream: the tasks it
+ * missed; when some, it is dropped and reconnects after a backoff that grows
+ * while it keeps falling behind. */
+static uint64_t taskstream_check(struct taskstream *ts, double total)
 {
 	if (!taskstream_connected(ts))
 		return 0;
@@ -520,11 +548,11 @@ uint64_t taskstream_check(struct taskstream *ts, double total)
 	return missed;
 }
 
-int taskstream_timeout_ms(struct taskstream *ts)
+static int taskstream_timeout_ms(struct taskstream *ts)
 {
 	int ms = ts->behind ? 0 : lws_service_adjust_timeout(ts->ctx, 1000, 0);
 	if (!ts->wsi && ts->retry_at > 0) {
-		double wait = (ts->retry_at - ts_mono()) * 1e3;
+		double wait = (ts->retry_at - clock_mono()) * 1e3;
 		int w = wait <= 0 ? 0 : (int)wait + 1;
 		ms = w < ms ? w : ms;
 	}
@@ -586,7 +614,7 @@ static void *tss_open(const struct source_env *env, char *err, size_t errsz)
 	s->check = taskcheck_fetch_open(env->cfg);
 	s->headless = env->cfg->headless;
 	s->due_at = -1;
-	s->check_at = ts_mono();
+	s->check_at = clock_mono();
 	s->interval = env->cfg->interval;
 	s->note = env->note;
 	return s;
@@ -600,7 +628,7 @@ static void tss_want(struct taskstream_source *s)
 	if (want && !s->ts) {
 		char err[200];
 		s->ts = taskstream_open(&s->tc, s->deliver, s->ctx, err, sizeof(err));
-		s->due_at = s->check_at = ts_mono(); /* the first connect */
+		s->due_at = s->check_at = clock_mono(); /* the first connect */
 	} else if (!want && s->ts) {
 		/* what the scheduler wrote before the route's cursor was taken */
 		taskstream_drain(s->ts, s->now);
@@ -674,7 +702,7 @@ static void tss_check(struct taskstream_source *s, const struct pollfd *pfd, siz
 		s->note(s->ctx, "task stream unchecked: the scheduler's /metrics gave no "
 				"dask_scheduler_prefix_state_totals (prometheus_client missing?)");
 	}
-	double t = ts_mono();
+	double t = clock_mono();
 	if (taskstream_connected(s->ts) && t >= s->check_at) {
 		taskcheck_fetch_start(s->check);
 		s->check_at = t + s->interval;
@@ -694,7 +722,7 @@ static void tss_dispatch(void *src, const struct pollfd *pfd, size_t n, double n
 	if (!s->ts)
 		return;
 	taskstream_dispatch(s->ts, pfd + nc, n - nc, now);
-	s->due_at = ts_mono() + taskstream_timeout_ms(s->ts) / 1e3;
+	s->due_at = clock_mono() + taskstream_timeout_ms(s->ts) / 1e3;
 	const char *state = s->ts->st.state;
 	if (!strcmp(state, "connecting") || state == s->told)
 		return;
@@ -715,7 +743,7 @@ static double tss_timeout(const void *src)
 	double at = s->due_at;
 	if (s->check && taskstream_connected(s->ts) && s->check_at < at)
 		at = s->check_at;
-	double left = at - ts_mono();
+	double left = at - clock_mono();
 	return left > 0 ? left : 0;
 }
 
