@@ -1,13 +1,8 @@
-/* The Dask scheduler poller: libcurl's multi interface driven from roastop's
- * one poll() loop, so a slow or huge response never stalls UDP ingest or
- * the screen. Each round (every interval) asks the routes of its table
- * (src/source/dask_round.c), richest source first: the collector's route,
- * identity.json, the scheduler's /metrics, counts.json, each worker's
- * /metrics; and delivers EV_SAMPLE, EV_FINE and EV_STATUS ("scheduler": connected,
- * degraded and why, lost) events. Redirects are followed by hand and only
- * within the origin (scheme, host, port) of --scheduler: --header values
- * never reach another host, and https is never downgraded. An unreachable scheduler is retried with
- * exponential backoff; the LOST status makes the run model leave a gap. */
+/* The Dask scheduler poller (docs/scheduler.md), driven from roastop's poll()
+ * loop. Each round asks the routes of its table (dask_round.c), richest
+ * first, and delivers EV_SAMPLE, EV_FINE and EV_STATUS events. Redirects
+ * are followed only within --scheduler's origin: --header values never
+ * reach another host, and https is never downgraded. */
 #ifndef ROASTOP_DASK_H
 #define ROASTOP_DASK_H
 
@@ -30,23 +25,18 @@ struct dask_config {
 	bool insecure; /* no TLS verification (off by default) */
 	const char *const *headers; /* "Name: value", sent with every request */
 	size_t n_headers;
-	/* without the route, read the scheduler's per-prefix totals off its
-	 * /metrics each round (off with --task-stream, whose tasks they are) */
-	bool prefix_totals;
+	bool prefix_totals; /* without the route, the per-prefix totals of /metrics */
 };
 
 struct dask;
 
-/* NULL (err set) when curl or the timers cannot be set up. The first round
- * starts at once. */
+/* NULL (err set) when curl or the timers cannot be set up. */
 struct dask *dask_open(const struct dask_config *cfg, event_deliver_fn fn, void *ctx, char *err,
 		       size_t errsz);
 void dask_close(struct dask *d);
 
-/* The descriptors to watch, written to out (at most max); returns how many. */
 size_t dask_pollfds(const struct dask *d, struct pollfd *out, size_t max);
-/* Handles poll()'s answer for the descriptors dask_pollfds gave. now is the
- * wall clock (seconds since the epoch) that stamps events. */
+/* now: the wall clock that stamps events. */
 void dask_dispatch(struct dask *d, const struct pollfd *pfd, size_t n, double now);
 
 

@@ -1,15 +1,11 @@
 /* Decoders for what a Dask scheduler's HTTP server answers: roastop's own
- * route (/roastop/v1/state.json, installed by the Python collector),
- * /json/identity.json, /json/counts.json, and the Prometheus text of the
- * scheduler's and the workers' /metrics. Pure functions of the body, so they are unit-tested
- * on captured responses and fuzzed.
- *
- * Bodies are hostile: a body is accepted whole or rejected whole, with a
- * reason and a one-line message naming the offending field. Limits: strings
- * EVENT_MAX_STRING bytes of valid UTF-8, lists EVENT_MAX_LIST entries,
- * numbers finite and within range.h's table (the one the recording decoder
- * uses), the JSON tree within the budget below (DASK_OVER_BUDGET otherwise).
- * Unknown fields are ignored (newer Dask). */
+ * route (/roastop/v1/state.json), identity.json, counts.json, and the
+ * scheduler's and workers' /metrics. Pure functions of the body, tested on
+ * captured responses and fuzzed. A body is accepted or rejected whole, with
+ * a reason and a message naming the offending field: strings
+ * EVENT_MAX_STRING bytes of UTF-8, lists EVENT_MAX_LIST entries, numbers
+ * within range.h's table, the JSON tree within the budget below. Unknown
+ * fields are ignored (newer Dask). */
 #ifndef ROASTOP_DASK_JSON_H
 #define ROASTOP_DASK_JSON_H
 
@@ -18,9 +14,8 @@
 #include "roastop/prom.h"
 
 #define DASK_MAX_BODY (64u << 20) /* bytes the poller accepts from one response */
-/* The JSON routes build a cJSON tree of 4-6 bytes per body byte when legit
- * and up to 32 when hostile ("0,0,..."), so their bodies and trees have
- * budgets of their own (docs/scheduler.md, "Memory and time"): */
+/* A cJSON tree is 4-6 bytes a body byte, up to 32 when hostile ("0,0,..."):
+ * budgets of their own (docs/scheduler.md, "Memory and time") */
 #define DASK_MAX_JSON_BODY (16u << 20) /* more than the largest tree under DASK_TREE_MAX */
 #define DASK_TREE_MAX (48u << 20) /* arena bytes the tree may take, a hard cap */
 #define DASK_NODES_BASE 120000u /* values besides workers: 2 x 8,192 fine rows x 6, slack */
@@ -41,16 +36,15 @@ enum dask_error {
 
 const char *dask_error_name(enum dask_error e);
 
-/* state.json -> an EV_SAMPLE (workers), an EV_FINE cluster snapshot and,
- * when the route knows the run's span, an EV_FINE span snapshot (span->type
- * stays EV_NONE otherwise). Every event is reset first and stamped t. */
+/* state.json -> an EV_SAMPLE, an EV_FINE cluster snapshot and, when the
+ * route knows the run's span, an EV_FINE span snapshot (else EV_NONE).
+ * Every event is reset first and stamped t. */
 enum dask_error dask_parse_state(const char *body, size_t len, double t, struct event *sample,
 				 struct event *fine, struct event *span, char *err, size_t errsz);
 
-/* The workers' facts (address, name, host, threads, memory limit, pid) and
- * statuses of the last full version-3 route body, with its token and
- * scheduler id: a body asked with ?have=<token> leaves them out while the
- * token holds (docs/scheduler.md, "The route"). Owned by the poller. */
+/* The workers' facts and statuses of the last full version-3 route body,
+ * with its token and scheduler id: a body asked with ?have=<token> leaves
+ * them out while the token holds (docs/scheduler.md, "The route"). */
 #define DASK_TOKEN_MAX 64u /* a facts token's characters, [A-Za-z0-9._-] */
 struct dask_facts {
 	struct arena mem;
@@ -61,7 +55,6 @@ struct dask_facts {
 };
 
 void dask_facts_init(struct dask_facts *f);
-/* Forgets what is kept (the next request goes without the token). */
 void dask_facts_drop(struct dask_facts *f);
 void dask_facts_free(struct dask_facts *f);
 
@@ -73,12 +66,10 @@ enum dask_error dask_parse_state_facts(const char *body, size_t len, double t,
 				       struct event *span, struct dask_facts *facts, char *err,
 				       size_t errsz);
 
-/* /sitemap.json -> whether its "paths" list identity.json, /metrics and
- * counts.json: 1 yes, 0 no, -1 unknown (not a usable sitemap). Budgeted
- * like the rest. */
+/* /sitemap.json -> whether it lists identity.json, /metrics and
+ * counts.json: 1 yes, 0 no, -1 unknown (not a usable sitemap). */
 void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom, int *counts);
 
-/* A worker's dashboard, from identity.json's services. */
 typedef void (*dask_endpoint_fn)(void *ctx, const char *worker, const char *host, int port);
 
 /* identity.json -> an EV_SAMPLE; fn (may be NULL) is called for every
@@ -91,20 +82,18 @@ enum dask_error dask_parse_identity(const char *body, size_t len, double t, stru
 enum dask_error dask_parse_counts(const char *body, size_t len, double t, struct event *sample,
 				  char *err, size_t errsz);
 
-/* The scheduler's /metrics -> an EV_SAMPLE without per-worker rows (worker
- * count, threads and tasks processing). DASK_BAD_SHAPE when the text has no
- * dask_scheduler_workers family, DASK_OUT_OF_RANGE when a worker or task
- * count (or the workers' sum over states) is outside range.h's table.
- * Rejected lines are counted in st. */
+/* The scheduler's /metrics -> an EV_SAMPLE without per-worker rows.
+ * DASK_BAD_SHAPE without the dask_scheduler_workers family,
+ * DASK_OUT_OF_RANGE for a count (or the workers' sum) outside range.h's
+ * table. Rejected lines are counted in st. */
 enum dask_error dask_parse_scheduler_prom(const char *body, size_t len, double t,
 					  struct event *sample, struct prom_stats *st);
 
-/* The scheduler's own per-prefix totals on its /metrics (docs/scheduler.md,
- * "Task figures without the route"): each prefix's tasks gone into
- * "memory" (dask_scheduler_prefix_state_totals_total) and their compute
- * seconds (dask_scheduler_tasks_compute_seconds_total), since the scheduler
- * started. Prefixes past EVENT_MAX_SECTIONS, or with a name of
- * DASK_PREFIX_LEN bytes or more, or not UTF-8, are counted in left_out. */
+/* The scheduler's per-prefix totals on its /metrics (docs/scheduler.md,
+ * "Task figures without the route"): tasks gone into "memory" and compute
+ * seconds, since the scheduler started. Prefixes past EVENT_MAX_SECTIONS,
+ * with a name of DASK_PREFIX_LEN bytes or more, or not UTF-8, are counted
+ * in left_out. */
 #define DASK_PREFIX_LEN 128u
 #define DASK_PREFIX_FAMILY "dask_scheduler_prefix_state_totals_total"
 #define DASK_COMPUTE_FAMILY "dask_scheduler_tasks_compute_seconds_total"
@@ -119,14 +108,12 @@ struct dask_prefix_totals {
 	struct dask_prefix_total p[EVENT_MAX_SECTIONS];
 };
 
-/* out->measured false and DASK_BAD_SHAPE without the family (no
- * prometheus_client, an older Dask); DASK_OUT_OF_RANGE (and nothing
- * measured) for a count that is not a whole number in range.h's table or
- * seconds outside it. */
+/* DASK_BAD_SHAPE (not measured) without the family; DASK_OUT_OF_RANGE
+ * (nor measured) for a count or seconds outside range.h's table. */
 enum dask_error dask_parse_prefix_prom(const char *body, size_t len,
 				       struct dask_prefix_totals *out, struct prom_stats *st);
-/* The totals as s's lists, in ev's arena; false when out of memory (s
- * then carries none: not measured). */
+/* The totals as the sample's lists; false (none: not measured) when out of
+ * memory. */
 bool dask_prefix_attach(const struct dask_prefix_totals *pt, struct event *ev);
 
 /* What one worker's /metrics says about it. */
@@ -137,15 +124,14 @@ struct dask_worker_prom {
 	optnum cpu_seconds; /* process_cpu_seconds_total, for a CPU rate */
 };
 
-/* DASK_BAD_SHAPE when the text has no dask_worker_memory_bytes family,
- * DASK_OUT_OF_RANGE when a value read (or managed + unmanaged) is outside
- * range.h's table; out is then all invalid. */
+/* DASK_BAD_SHAPE without the dask_worker_memory_bytes family,
+ * DASK_OUT_OF_RANGE for a value (or managed + unmanaged) outside range.h's
+ * table; out is then all invalid. */
 enum dask_error dask_parse_worker_prom(const char *body, size_t len, struct dask_worker_prom *out,
 				       struct prom_stats *st);
 
-/* The head of an answer the collector's route gives with a cursor
- * (tasks.json, datagrams.json; dask_json_tasks.c reads both): the cursor
- * to ask from next, what the scheduler's buffer dropped before this reader
+/* The head of a route answer read with a cursor (tasks.json,
+ * datagrams.json): what the scheduler's buffer dropped before this reader
  * read it, and whether the answer was cut at its cap. */
 struct dask_cursor {
 	char since[96]; /* "<stream>.<next index>"; "" before the first answer */
@@ -153,31 +139,26 @@ struct dask_cursor {
 	bool more;
 };
 
-/* A tasks.json answer: its cursor and the rows. */
 struct dask_tasks_answer {
 	struct dask_cursor at;
 	uint64_t tasks, rejected; /* startstops delivered, rows refused */
 };
 
 /* Each startstop as an EV_TASK event in ev, handed to deliver, stamped
- * with now less how long before the answer it stopped. False (out's cursor
- * empty) when the body is not the route's shape; rows refused one by one
- * are counted in out->rejected. */
+ * with now less how long before the answer it stopped. False when the
+ * body is not the route's shape; refused rows count in out->rejected. */
 bool dask_parse_tasks(const char *body, size_t len, double now, struct event *ev,
 		      event_deliver_fn deliver, void *ctx, struct dask_tasks_answer *out);
 
-/* Strict base64 (docs/protocol.md, "The Dask path"; state.json's
- * worker_state): len bytes (a multiple of 4, '=' only as the last one or
- * two, no other character outside the alphabet) decoded into out (cap bytes
- * at least len / 4 * 3). Its length, or -1. */
+/* Strict base64 (docs/protocol.md, "The Dask path"): len a multiple of 4,
+ * '=' only as the last one or two, into out (cap >= len / 4 * 3). Its
+ * length, or -1. */
 long dask_base64_decode(const char *text, size_t len, unsigned char *out, size_t cap);
 
-/* A datagrams.json payload, [port, base64]: the port its sender addressed
- * (1 to 65535) and the text; text NULL when the payload is not that shape. */
+/* A datagrams.json payload [port, base64]; text NULL when not that shape. */
 typedef void (*dask_payload_fn)(void *ctx, int port, const char *text);
 
-/* Each payload of a datagrams.json answer to each. False (out's cursor
- * empty, no payload handed) when the body is not the route's shape. */
+/* Each payload to each. False when the body is not the route's shape. */
 bool dask_parse_datagrams(const char *body, size_t len, struct dask_cursor *out,
 			  dask_payload_fn each, void *ctx);
 

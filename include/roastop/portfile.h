@@ -9,17 +9,14 @@
 
 #define PORTFILE_SUFFIX ".port"
 
-/* A port file's text: "PORT" with an optional newline, PORT in 1..65535
- * without sign, spaces or leading zeros. The port, or 0 when the text is
- * anything else. */
+/* "PORT" and an optional newline, 1..65535 without sign, spaces or leading
+ * zeros: the port, else 0. */
 int portfile_parse(const char *text, size_t len);
 
-/* The port remembered beside the key at key_path, or 0 (none, unreadable,
- * malformed). */
+/* The port remembered beside the key at key_path, or 0. */
 int portfile_read(const char *key_path);
 
-/* Remembers port beside the key: written to a temporary and renamed, so a
- * reader sees the old line or the new one. 0, or -1 with errno. */
+/* Written to a temporary and renamed: 0, or -1 with errno. */
 int portfile_write(const char *key_path, int port);
 
 #endif

@@ -1,9 +1,7 @@
 /* Reads a recording (docs/recording.md): one JSON event per line after a
- * header line. Bad lines are skipped and counted by reason, with the first
- * few kept (and reported) as "file:line: reason"; they never stop the
- * replay. Plain text only: a .gz recording goes through `zcat f | ... -`.
- * Nothing blocks: a pipe, FIFO or terminal that has nothing to say yet makes
- * replay_next return REPLAY_WAIT, and the caller polls replay_fd. */
+ * header line. Bad lines are skipped and counted by reason, the first few
+ * reported as "file:line: reason". Nothing blocks: an input with nothing
+ * to say yet makes replay_next return REPLAY_WAIT. */
 #ifndef ROASTOP_REPLAY_H
 #define ROASTOP_REPLAY_H
 
@@ -21,7 +19,6 @@ struct replay_reject {
 	enum decode_error reason;
 };
 
-/* What replay_next returns. */
 enum {
 	REPLAY_ERROR = -1, /* see replay_error; every later call returns it too */
 	REPLAY_END = 0, /* end of the recording (end of file) */
@@ -29,30 +26,22 @@ enum {
 	REPLAY_WAIT = 2, /* no whole line yet: poll replay_fd for POLLIN, then call again */
 };
 
-/* path "-" reads standard input. Opens without blocking (a FIFO without a
- * writer included); a directory is refused. A regular file's header is
- * checked here, reading up to its first non-blank line: NULL with err
- * filled when it cannot be opened, is gzip-compressed, or its header names
- * another format or a newer major version. The header of a pipe, FIFO or
- * terminal is checked by replay_next when it comes, with the same errors.
+/* path "-" reads standard input. A regular file's header is checked here:
+ * NULL with err when it cannot be opened, is gzip-compressed, or its header
+ * names another format or a newer major version (a pipe's: by replay_next).
  * A missing header is accepted with a warning. */
 struct replay *replay_open(const char *path, char *err, size_t errsz);
-/* REPLAY_EVENT, REPLAY_END, REPLAY_WAIT or REPLAY_ERROR. Reads at most about
- * 17 MiB per call (then REPLAY_WAIT, with replay_fd readable at once), so
- * that no input holds the caller's loop. */
+/* Reads at most about 17 MiB per call (then REPLAY_WAIT), so that no input
+ * holds the caller's loop. */
 int replay_next(struct replay *rd, struct event *ev);
-/* The descriptor to poll after REPLAY_WAIT. */
 int replay_fd(const struct replay *rd);
-/* Why replay_next returned REPLAY_ERROR: "cannot read recording F: ..." or
- * the header's fault, as replay_open words it. */
+/* Why replay_next returned REPLAY_ERROR. */
 const char *replay_error(const struct replay *rd);
-/* Where replay_next prints warnings and the first REPLAY_REPORT_MAX
- * rejections as they happen ("roastop: file:line: skipped: reason"); stderr
- * by default, NULL for silence (a full-screen UI shows replay_first_rejects
- * instead). */
+/* Where replay_next prints warnings and the first rejections; stderr by
+ * default, NULL for silence. */
 void replay_set_report(struct replay *rd, FILE *f);
 const struct reject_counts *replay_rejects(const struct replay *rd);
-/* The first rejected lines, in file order; returns how many (<= REPLAY_REPORT_MAX). */
+/* The first rejected lines, in file order; returns how many. */
 size_t replay_first_rejects(const struct replay *rd, const struct replay_reject **out);
 uint64_t replay_lines(const struct replay *rd); /* lines read so far, blank ones too */
 void replay_close(struct replay *rd);

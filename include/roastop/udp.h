@@ -13,32 +13,24 @@
 
 #define UDP_MAX_DATAGRAM 65507
 #define UDP_WINDOW 1024 /* sequence numbers remembered per sender */
-/* Senders (host, pid, instance) tracked; a datagram from another sender
- * past this many is rejected (senders_full): applying it without a window
- * would let its replay through, and evicting a sender would forget what it
- * sent. Each costs ~250 bytes with its map entry (25 MiB at the cap). */
+/* Senders (host, pid, instance) tracked, ~250 bytes each; a new sender
+ * past this many is rejected (senders_full): without a window its replay
+ * would pass, and evicting a sender would forget what it sent. */
 #define UDP_MAX_SENDERS 100000
-/* A sender's sequence number more than this far above its highest is
- * rejected (seq_jump) rather than moving the window and counting the gap as
- * missing; a second one within UDP_WINDOW above the first confirms the jump
- * (docs/protocol.md). */
+/* A sequence number this far above the sender's highest is rejected
+ * (seq_jump) until a second within UDP_WINDOW confirms it (docs/protocol.md). */
 #define UDP_SEQ_JUMP_MAX (1ull << 20)
 #define UDP_MAX_PENDING_REPORTS 8
 #define UDP_DRAIN_MAX 2048 /* datagrams one udp_drain reads at most */
-/* A drain that read fewer than UDP_NAP_BELOW datagrams is followed by a nap:
- * the loop leaves the socket unpolled for udp_drain_nap() seconds, so a
- * trickle of chunks wakes roastop at most 100 times a second instead of once
- * per datagram (a wake-up costs more than a datagram). The nap is UDP_NAP,
- * or shorter when the receive buffer the kernel granted would not hold a
- * burst of UDP_NAP_BURST datagrams a second (2 KiB each in the kernel's
- * accounting) for that long: an unprivileged user's buffer is capped by
- * net.core.rmem_max. */
+/* After a drain of fewer than UDP_NAP_BELOW datagrams the socket is left
+ * unpolled for UDP_NAP (a wake-up costs more than a datagram), or less when
+ * the granted receive buffer (capped by net.core.rmem_max) would not hold
+ * UDP_NAP_BURST datagrams a second of 2 KiB each for that long. */
 #define UDP_NAP_BELOW 64
 #define UDP_NAP 0.01
 #define UDP_NAP_BURST 100000.0
-/* Acknowledgements of hellos (docs/protocol.md, "Hello and acknowledgement"):
- * a token bucket of UDP_ACK_BURST refilled at UDP_ACK_RATE a second; a hello
- * beyond it is counted (acks_refused) and not answered. */
+/* Hellos' acks (docs/protocol.md): a token bucket of UDP_ACK_BURST refilled
+ * at UDP_ACK_RATE a second; a hello beyond it is not answered. */
 #define UDP_ACK_RATE 100.0
 #define UDP_ACK_BURST 100.0
 
@@ -56,9 +48,7 @@ enum udp_reason {
 	UDP__COUNT
 };
 
-/* The path a datagram came by: the listener's socket, or a worker's Dask
- * connection through the scheduler (the collector's route, datagrams.json).
- * Either way it goes through the same checks and one sender's sequence. */
+/* The listener's socket, or a worker's Dask connection (datagrams.json). */
 enum udp_path { UDP_PATH_UDP = 0, UDP_PATH_DASK, UDP_PATH__COUNT };
 
 struct udp_stats {
@@ -72,64 +62,48 @@ struct udp_stats {
 	uint64_t kernel_drops; /* dropped by the kernel, buffer full (SO_MEMINFO) */
 	uint64_t senders;
 	uint64_t reports_incomplete; /* evicted before every part arrived */
-	/* hellos that passed framing, tag and sequence (not events: applied
-	 * leaves them out); their acks sent, refused by the rate limit or the
-	 * size bound, and failed (sendto, or no source address to answer) */
+	/* hellos that passed framing and tag; their acks sent, refused (rate
+	 * or size) and failed (sendto, or no address to answer) */
 	uint64_t hellos, acks_sent, acks_refused, acks_failed;
-	/* senders by the path of their latest accepted datagram (a process
-	 * that switched counts once, under its new path), and datagrams by the
-	 * path they came by */
+	/* senders by the path of their latest accepted datagram */
 	uint64_t senders_by_path[UDP_PATH__COUNT];
 	uint64_t datagrams_by_path[UDP_PATH__COUNT];
 };
 
 struct udp;
-/* A listener bound to host:port (port 0 = any free port). key NULL accepts
- * untagged datagrams (--no-auth). rcvbuf 0 = 8 MiB. NULL with
- * err and errno (EADDRINUSE: the port is taken) when it cannot. */
+/* A listener bound to host:port (0: any). key NULL accepts untagged
+ * datagrams. rcvbuf 0 = 8 MiB. NULL with err and errno when it cannot. */
 struct udp *udp_open(const char *host, int port, const struct auth_key *key, int rcvbuf,
 		     char *err, size_t errsz);
 /* The same state without a socket: for udp_process in tests and fuzzing. */
 struct udp *udp_new(const struct auth_key *key);
 int udp_fd(const struct udp *u);
-/* Seconds to leave the socket unpolled after a drain that read `drained`
- * datagrams (see UDP_NAP_BELOW): 0 after a large one, and for a listener
- * without a socket. */
+/* Seconds to leave the socket unpolled after a drain (UDP_NAP_BELOW). */
 double udp_drain_nap(const struct udp *u, int drained);
 /* "HOST:PORT" actually bound, for ROASTOP_ADDR. */
 const char *udp_address(const struct udp *u);
-/* Reads what is queued, at most UDP_DRAIN_MAX; returns datagrams read (fewer
- * than UDP_DRAIN_MAX: the socket was found empty, or a read was interrupted),
- * -1 on error. */
+/* Reads what is queued, at most UDP_DRAIN_MAX: datagrams read, -1 on error. */
 int udp_drain(struct udp *u, double now, event_deliver_fn fn, void *ctx);
-/* One datagram's bytes through framing, auth, decoding and sequencing. A
- * hello is answered to src from the listener's socket; with src NULL (or no
- * socket) its ack is counted failed. now: seconds, for the ack rate limit. */
+/* One datagram through framing, auth, decoding and sequencing. A hello is
+ * answered to src; with src NULL (or no socket) its ack is counted failed. */
 void udp_process_from(struct udp *u, const char *buf, size_t len, double now,
 		      const struct sockaddr *src, socklen_t srclen, event_deliver_fn fn, void *ctx);
-/* udp_process_from for a datagram that came by another path (a hello's
- * ack has no address to go to: it is counted failed). */
+/* udp_process_from for a datagram that came by another path. */
 void udp_process_path(struct udp *u, const char *buf, size_t len, double now,
 		      enum udp_path path, event_deliver_fn fn, void *ctx);
 /* udp_process_from without a source address. */
 void udp_process(struct udp *u, const char *buf, size_t len, double now, event_deliver_fn fn,
 		 void *ctx);
 void udp_get_stats(const struct udp *u, struct udp_stats *out);
-/* The same as a source's statistics (source.h): "listen" and the address,
- * the counters, rejections by reason in the group "rejected": the
- * datagrams' reasons (udp_reason_name), then the decoder's, one per decode
- * error in their order (openmetrics.c tells them apart so), then "total". */
+/* The same as a source's statistics: "listen" and the address, the
+ * counters, and in "rejected" the datagrams' reasons, then the decoder's
+ * in their order (openmetrics.c tells them apart so), then "total". */
 void udp_source_stats(const struct udp *u, struct source_stats *out);
-/* The counters of those statistics others read by field (source.h). */
 extern const struct source_field udp_source_fields[];
-/* The same from counters and an address (for a test). */
 void udp_stats_to_source(const struct udp_stats *st, const char *address,
 			 struct source_stats *out);
-/* Datagrams rejected, for any reason. */
 uint64_t udp_rejected_total(const struct udp_stats *st);
 const char *udp_reason_name(enum udp_reason r);
-/* "udp", "dask". */
-const char *udp_path_name(enum udp_path p);
 void udp_close(struct udp *u);
 
 #endif

@@ -1,7 +1,5 @@
-/* Shared by the files of the Dask body decoders only (dask_json.c and its
- * per-route parts: dask_json_state.c, dask_json_identity.c,
- * dask_json_prom.c): the decoding context and the checked reads every route
- * makes. Not a public header: the poller sees dask_json.h alone. */
+/* Shared by the Dask body decoders only (dask_json*.c): the decoding
+ * context and the checked reads every route makes. */
 #ifndef ROASTOP_DASK_JSONPRIV_H
 #define ROASTOP_DASK_JSONPRIV_H
 
@@ -10,7 +8,7 @@
 #include "roastop/dask_json.h"
 #include "roastop/range.h"
 
-/* Decoding context: the event being filled, the first error. */
+/* The arena being filled, the first error. */
 struct dec {
 	struct arena *mem;
 	enum dask_error error;

@@ -1,10 +1,7 @@
-/* Shared by the files of the scheduler poller only: dask.c (its transfers,
- * redirects and status: the registry source), dask_round.c (the polling
- * round as a table: each route, its query, its answer's handler and the
- * route that comes next), the handlers (dask_routes.c, dask_tasks.c,
- * dask_datagrams.c) and dask_workers.c (the per-worker fallback). Not a
- * public header: the app sees the poller through source.h, tests through
- * dask.h. */
+/* Shared by the scheduler poller's files only: dask.c (transfers,
+ * redirects, status), dask_round.c (the round's table), the handlers
+ * (dask_routes.c, dask_tasks.c, dask_datagrams.c) and dask_workers.c (the
+ * per-worker fallback). */
 #ifndef ROASTOP_DASKPRIV_H
 #define ROASTOP_DASKPRIV_H
 
@@ -19,16 +16,14 @@
 #define URL_MAX 2304
 #define WK_URL 160 /* http://[v6 host]:port/metrics */
 
-/* The scheduler's routes, then the workers' /metrics (the per-worker
- * fallback), then what may follow an answer besides a route: the round's
- * end, or its beginning again (after the sitemap). */
+/* The scheduler's routes, the workers' /metrics, then what may follow an
+ * answer besides a route: the round's end, or its beginning again. */
 enum route {
 	R_SITEMAP, R_STATE, R_TASKS, R_DATAGRAMS, R_IDENTITY, R_PROM, R_COUNTS,
 	R_WORKER, R_END, R_BEGIN
 };
 
-/* How a route's answer did: the handler's word, the round's table picks
- * the next route from it. */
+/* How a route's answer did: the round's table picks the next route from it. */
 enum answer {
 	ANS_DID,
 	ANS_MORE, /* did, and offers more (the route's task records) */
@@ -49,14 +44,10 @@ struct dask_stats {
 	uint64_t bytes; /* body bytes received */
 	uint64_t facts_refetched; /* route bodies asked again whole: kept facts not theirs */
 	/* the route's task records (docs/scheduler.md, "Task records"):
-	 * startstops delivered; records the scheduler's buffer dropped before
-	 * they were read; answers cut at the route's cap (the rest read at
-	 * once after); rows or answers refused; answers read (the feed
-	 * measured from the first: its count is then a number, not n/a) */
+	 * delivered, dropped unread by the scheduler, answers cut at the cap,
+	 * refused, answers read (the feed measured from the first) */
 	uint64_t tasks, tasks_lost, tasks_capped, tasks_rejected, task_answers;
-	/* samples delivered with the scheduler's per-prefix totals (the feed
-	 * measured without the route: docs/scheduler.md) */
-	uint64_t prefix_answers;
+	uint64_t prefix_answers; /* samples with the per-prefix totals */
 	const char *mode; /* "state", "identity", "prometheus", "counts", "lost", "-" */
 };
 
@@ -87,17 +78,14 @@ struct endpoint {
 	char url[WK_URL];
 };
 
-/* The route's datagrams (dask_datagrams.c): the cursor, when a route
- * without them is asked again, the counts, and one payload decoded. */
+/* The route's datagrams (dask_datagrams.c). */
 struct dask_dg {
 	struct dask_cursor at;
-	double retry_at;
+	double retry_at; /* when a route without them is asked again */
 	double opened; /* monotonic: when the poller opened */
-	/* payloads addressed to another port (another roastop's: those taken
-	 * are the listener's to count); dropped by the scheduler before they
-	 * were read; answers cut at the route's cap; payloads refused (not
-	 * [port, base64], too large, no source to take them); answers read and
-	 * refused */
+	/* payloads for another port (those taken are the listener's to
+	 * count), dropped unread, answers cut at the cap, payloads refused,
+	 * answers read and refused */
 	uint64_t elsewhere, lost, capped, rejected, answers, answers_rejected;
 	unsigned char buf[65508]; /* a UDP datagram's largest, rounded up to 3 */
 };
@@ -113,22 +101,18 @@ struct dask {
 	struct xfer workers[DASK_WORKER_CONCURRENCY];
 	struct event ev, ev_fine, ev_span, ev_status;
 	struct dask_facts facts; /* the route's workers' facts, named by ?have= */
-	/* the route's task records (dask_tasks.c): its cursor, and whether
-	 * task_stream was told they come from here */
-	struct dask_cursor tasks_at;
-	bool tasks_told;
+	struct dask_cursor tasks_at; /* the route's task records (dask_tasks.c) */
+	bool tasks_told; /* task_stream was told they come from here */
 	struct event ev_task;
-	/* where a datagram read from the route goes (source_env.datagram), or
-	 * NULL: datagrams.json is not asked */
+	/* source_env.datagram, or NULL: datagrams.json is not asked */
 	bool (*datagram)(void *ctx, const char *buf, size_t len, int port, double now);
 	struct dask_dg dg;
 	/* dashboards named by the identity.json being decoded */
 	struct endpoint *ep;
 	size_t n_ep, cap_ep;
-	/* the scheme of the workers' dashboards: the scheduler URL's at first
-	 * (distributed serves every dashboard from one configuration, TLS or
-	 * not); turned over when a worker fails as a wrong scheme does, until
-	 * one answers in HTTP at all (a proxy's https says nothing of them) */
+	/* the workers' dashboards' scheme: the scheduler URL's at first
+	 * (distributed configures every dashboard alike); turned over when a
+	 * worker fails as a wrong scheme does, until one answers in HTTP */
 	bool wk_https, wk_scheme_known;
 	double round_t0; /* monotonic start of the round */
 	/* the round */
@@ -139,8 +123,7 @@ struct dask {
 	double state_retry_at;
 	bool fallback; /* identity answered 500: prom + workers this round */
 	optnum prom_workers, prom_tasks;
-	/* this round's per-prefix totals (dask_json.h), read with /metrics
-	 * before identity.json when there is no route */
+	/* this round's per-prefix totals, read with /metrics */
 	bool totals_read;
 	struct dask_prefix_totals totals;
 	long prom_code; /* HTTP status of this round's /metrics */
@@ -162,40 +145,32 @@ struct dask {
 	struct dask_stats st;
 };
 
-/* dask.c: the transfers and the status */
 void dask_status_set(struct dask *d, enum source_state state, const char *reason);
 void dask_xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url);
 void dask_deliver(struct dask *d, struct event *ev);
 
-/* dask_round.c: the round */
 void dask_round_begin(struct dask *d);
 void dask_round_end(struct dask *d, bool reached);
 /* A scheduler route's answer (code: its HTTP status), or a worker's. */
 void dask_round_answer(struct dask *d, long code, const struct xfer *x);
 void dask_round_worker(struct dask *d, struct xfer *x, CURLcode rc, long code);
-/* Each scheduler route's path, after the dashboard's prefix. */
 const char *dask_route_path(enum route r);
 
-/* dask_routes.c: a scheduler route's answer */
 enum answer dask_on_sitemap(struct dask *d, long code, const struct xfer *x);
 enum answer dask_on_state(struct dask *d, long code, const struct xfer *x);
 enum answer dask_on_identity(struct dask *d, long code, const struct xfer *x);
 enum answer dask_on_prom(struct dask *d, long code, const struct xfer *x);
 enum answer dask_on_counts(struct dask *d, long code, const struct xfer *x);
-/* The round's per-prefix totals onto the sample about to be delivered. */
 void dask_totals_attach(struct dask *d);
 
-/* dask_tasks.c: the route's task records */
 bool dask_tasks_offered(const char *body, size_t len);
 enum answer dask_on_tasks(struct dask *d, long code, const struct xfer *x);
 void dask_tasks_gone(struct dask *d);
 void dask_tasks_tell(struct dask *d, bool routed);
 
-/* dask_datagrams.c: the route's datagrams (a worker's Dask connection) */
 enum answer dask_on_datagrams(struct dask *d, long code, const struct xfer *x);
 void dask_datagrams_stats(const struct dask *d, struct source_stats *out);
 
-/* dask_workers.c: the per-worker fallback */
 void dask_wk_cache(struct dask *d, const struct ev_sample *s);
 /* Starts what it can of the workers' requests; true once all have answered. */
 bool dask_workers_next(struct dask *d);

@@ -80,7 +80,7 @@ struct udp {
 	double nap; /* after a small drain, from the buffer the kernel granted */
 };
 
-const char *udp_path_name(enum udp_path p)
+static const char *udp_path_name(enum udp_path p)
 {
 	return p == UDP_PATH_DASK ? "dask" : "udp";
 }
