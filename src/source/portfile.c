@@ -1,11 +1,11 @@
 /* The remembered listening port (portfile.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "roastop/fsutil.h"
 #include "roastop/portfile.h"
 
 #define PORTFILE_MAX 8 /* "65535\n" and a byte to tell a longer text */
@@ -25,9 +25,9 @@ int portfile_parse(const char *text, size_t len)
 	return port <= 65535 ? port : 0;
 }
 
-static int portfile_path(char *out, size_t size, const char *key_path, const char *tail)
+static int portfile_path(char *out, size_t size, const char *key_path)
 {
-	int n = snprintf(out, size, "%s%s%s", key_path, PORTFILE_SUFFIX, tail);
+	int n = snprintf(out, size, "%s%s", key_path, PORTFILE_SUFFIX);
 	if (n < 0 || (size_t)n >= size) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -38,7 +38,7 @@ static int portfile_path(char *out, size_t size, const char *key_path, const cha
 int portfile_read(const char *key_path)
 {
 	char path[4096], text[PORTFILE_MAX];
-	if (portfile_path(path, sizeof(path), key_path, "") != 0)
+	if (portfile_path(path, sizeof(path), key_path) != 0)
 		return 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -50,21 +50,9 @@ int portfile_read(const char *key_path)
 
 int portfile_write(const char *key_path, int port)
 {
-	char path[4096], tmp[4096], line[16];
-	if (portfile_path(path, sizeof(path), key_path, "") != 0 ||
-	    portfile_path(tmp, sizeof(tmp), key_path, ".tmp") != 0)
+	char path[4096], line[16];
+	if (portfile_path(path, sizeof(path), key_path) != 0)
 		return -1;
-	int len = snprintf(line, sizeof(line), "%d\n", port);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	bool ok = write(fd, line, (size_t)len) == len;
-	ok = close(fd) == 0 && ok;
-	ok = ok && rename(tmp, path) == 0;
-	if (!ok) {
-		int saved = errno;
-		unlink(tmp);
-		errno = saved;
-	}
-	return ok ? 0 : -1;
+	snprintf(line, sizeof(line), "%d\n", port);
+	return fsutil_write_private(path, line);
 }

@@ -1,10 +1,9 @@
 /* Recording reader: a bounded line splitter over read(2), the JSON codec,
  * and counted rejections. A line longer than EVENT_JSON_MAX is skipped up to
- * its newline without ever being held whole, so memory stays bounded by
- * BUF_SIZE whatever the input. Nothing here blocks: a pipe, FIFO or terminal
- * is read only when poll(2) says it is readable (a FIFO without a writer
- * reads as end-of-file, so reading it unasked would end the replay before
- * the writer came), and lines are assembled from whatever each read gave. */
+ * its newline without being held whole. A pipe, FIFO or terminal is read
+ * only when poll(2) says it is readable (a FIFO without a writer reads as
+ * end-of-file, so reading it unasked would end the replay before the writer
+ * came). */
 #include "roastop/replay.h"
 #include "roastop/clock.h"
 #include "roastop/source.h"
@@ -21,9 +20,8 @@
 
 /* One maximal line plus its newline always fits after compaction. */
 #define BUF_SIZE (EVENT_JSON_MAX + 65536)
-/* Reads per replay_next before it yields (REPLAY_WAIT), so that an endless
- * line (/dev/zero) or a file of blank lines cannot hold the caller's loop:
- * about 17 MiB. */
+/* Reads per replay_next before it yields (REPLAY_WAIT): an endless line
+ * (/dev/zero) cannot hold the caller's loop. */
 #define FILLS_PER_CALL 16
 
 struct replay {
@@ -34,7 +32,7 @@ struct replay {
 	int fills_left; /* in this replay_next */
 	bool gzip_checked;
 	bool header_done; /* the header (or its absence) has been looked at */
-	char error[640]; /* why the last replay_next returned REPLAY_ERROR */
+	char error[640];
 	char *buf;
 	size_t start, end; /* unread bytes are buf[start, end) */
 	bool eof;
@@ -51,17 +49,15 @@ struct replay {
 	size_t n_first, n_told; /* kept; printed to report */
 };
 
-/* Is there something to read (data, end of file or an error)? Always for
- * a regular file. */
+/* Is there something to read (data, end of file or an error)? */
 static bool readable(const struct replay *rd)
 {
 	struct pollfd p = { .fd = rd->fd, .events = POLLIN };
 	return !rd->polled || (poll(&p, 1, 0) == 1 && p.revents);
 }
 
-/* Reads more input after the unread bytes: REPLAY_EVENT when it read
- * something or the end, REPLAY_WAIT when nothing is there yet or this
- * call's reads are used up, REPLAY_ERROR with errno. */
+/* More input after the unread bytes: REPLAY_EVENT when it read something
+ * or the end, REPLAY_WAIT, or REPLAY_ERROR with errno. */
 static int fill(struct replay *rd)
 {
 	if (rd->start > 0) {
@@ -94,8 +90,8 @@ static void reject(struct replay *rd, uint64_t line, enum decode_error e)
 		rd->first[rd->n_first++] = (struct replay_reject){ line, e };
 }
 
-/* Prints what happened since the last call; replay_open prints nothing, so
- * that replay_set_report decides where even the header warning goes. */
+/* Prints what happened since the last call (replay_open prints nothing:
+ * replay_set_report decides where even the header warning goes). */
 static void tell(struct replay *rd)
 {
 	if (rd->warn_header && rd->report)
@@ -109,9 +105,8 @@ static void tell(struct replay *rd)
 				decode_error_name(rd->first[rd->n_told].reason));
 }
 
-/* The next line in [*line, *line + *len), without its newline; valid until
- * the next call. REPLAY_EVENT (a line), REPLAY_END, REPLAY_WAIT (no whole
- * line yet) or REPLAY_ERROR. */
+/* The next line without its newline, valid until the next call:
+ * REPLAY_EVENT, REPLAY_END, REPLAY_WAIT (no whole line yet) or REPLAY_ERROR. */
 static int next_line(struct replay *rd, const char **line, size_t *len)
 {
 	for (;;) {
@@ -189,9 +184,7 @@ static enum header header_parse(const struct replay *rd, const char *line, size_
 	return h;
 }
 
-/* Looks at the start of the input: gzip, the header, or a first event.
- * REPLAY_EVENT once done, REPLAY_WAIT for more input, REPLAY_ERROR with
- * rd->error filled. */
+/* Looks at the start of the input: gzip, the header, or a first event. */
 static int header_read(struct replay *rd)
 {
 	int rc = REPLAY_EVENT;
@@ -230,10 +223,8 @@ not_yet:
 	return rc;
 }
 
-/* Standard input as a pipe or socket is made non-blocking (as an opened
- * path is from the start) and given back as it was at replay_close. A
- * terminal is left alone: its flags are shared with the shell, and reading
- * it only when poll says so is enough. */
+/* Standard input as a pipe or socket is made non-blocking until
+ * replay_close; a terminal's flags are the shell's too: left alone. */
 static void stdin_nonblock(struct replay *rd)
 {
 	int fl = fcntl(rd->fd, F_GETFL);
@@ -291,7 +282,7 @@ fail:
 	return NULL;
 }
 
-/* One line to an event: 1 when it decoded, else counted (0). */
+/* 1 when the line decoded, else counted (0). */
 static int take_line(struct replay *rd, const char *line, size_t len, struct event *ev)
 {
 	enum decode_error e = event_decode_json(line, len, ev);
@@ -383,17 +374,12 @@ void replay_close(struct replay *rd)
 
 #define REPLAY_BATCH 8192 /* events per dispatch: the loop's signals, keys and screen get their turn */
 /* A paced replay delivers every event due within this many wall seconds in
- * one wake-up: a run of 300 chunks/s then wakes roastop at most 50 times a
- * second instead of 300, each wake-up costing more than the events
- * (process CPU 2.4-2.8 % -> 0.9 % at 1,000 workers). Events keep their
- * recorded times; the dashboard redraws at most every 0.1 s anyway. */
+ * one wake-up (a wake-up costs more than the events; process CPU 2.5 % ->
+ * 0.9 % at 1,000 workers). Events keep their recorded times. */
 #define REPLAY_SLACK 0.02
-/* A jump in recorded time between two events, either way (a clock step,
- * one far-future time), of more than this many seconds times the speed (at
- * least 1) is not waited for: the pacing clock is re-based at the event and
- * the jump counted (docs/recording.md). So no event waits more than a
- * minute at --speed 1 or faster, and slow motion still slows every gap of
- * up to a recorded minute. */
+/* A jump in recorded time between two events, either way, of more than
+ * this many seconds times the speed (at least 1) is not waited for: the
+ * pacing clock is re-based at the event (docs/recording.md). */
 #define REPLAY_JUMP_MAX 60.0
 #define REPLAY_JUMPS_TOLD 5 /* jumps noted in the log; the rest only counted */
 
@@ -444,8 +430,7 @@ static void *replay_source_open(const struct source_env *env, char *err, size_t 
 	return rs;
 }
 
-/* In the log, and on stderr (held while the dashboard is up), as the
- * reader's rejections are. */
+/* In the log, and on stderr, as the reader's rejections are. */
 static void replay_note_jump(struct replay_source *rs, double jump)
 {
 	if (++rs->jumps > REPLAY_JUMPS_TOLD)
@@ -458,8 +443,7 @@ static void replay_note_jump(struct replay_source *rs, double jump)
 	fprintf(stderr, "roastop: %s\n", text);
 }
 
-/* A new event to pace: the pacing clock starts at the first event and is
- * re-based at a jump (REPLAY_JUMP_MAX), which bounds every wait. */
+/* The pacing clock starts at the first event, re-based at a jump. */
 static void replay_anchor(struct replay_source *rs)
 {
 	double jump = rs->ev.t - rs->prev_t;
@@ -474,8 +458,7 @@ static void replay_anchor(struct replay_source *rs)
 	rs->prev_t = rs->ev.t;
 }
 
-/* Wall seconds until the pending event is due, 0 when it is (within
- * REPLAY_SLACK, or unpaced). */
+/* Wall seconds until the pending event is due (0 within REPLAY_SLACK). */
 static double replay_wait(const struct replay_source *rs)
 {
 	if (rs->speed <= 0)
@@ -484,8 +467,7 @@ static double replay_wait(const struct replay_source *rs)
 	return wait > REPLAY_SLACK ? wait : 0;
 }
 
-/* The next event into rs->ev: false when there is none now (waiting for
- * input) or any more (the end, a read error: said on stderr). */
+/* The next event into rs->ev: false when there is none now or any more. */
 static bool replay_take(struct replay_source *rs)
 {
 	int rc = replay_next(rs->rd, &rs->ev);
@@ -513,7 +495,6 @@ static size_t replay_source_pollfds(const void *p, struct pollfd *out, size_t ma
 	return 1;
 }
 
-/* Delivers the due events, at most a batch. */
 static void replay_source_dispatch(void *p, const struct pollfd *pfd, size_t n, double now)
 {
 	(void)now; /* the events carry their recorded times */
@@ -530,8 +511,7 @@ static void replay_source_dispatch(void *p, const struct pollfd *pfd, size_t n, 
 	}
 }
 
-/* More to read now: at once; a paced event: when it is due; waiting for
- * input or ended: never (the descriptor is polled, or nothing is left). */
+/* Waiting for input (the descriptor is polled) or ended: never. */
 static double replay_source_timeout(const void *p)
 {
 	const struct replay_source *rs = p;
@@ -550,8 +530,7 @@ static const struct source_end *replay_source_ended(const void *p)
 	return rs->end == REPLAY_END ? &whole : rs->end == REPLAY_ERROR ? &unreadable : NULL;
 }
 
-/* Lines and rejected lines by reason (docs/recording.md); the pacing's
- * speed and its time jumps, counted only when paced (null at --speed 0). */
+/* Time jumps are counted only when paced (null at --speed 0). */
 static void replay_source_stats(const void *p, struct source_stats *out)
 {
 	const struct replay_source *rs = p;

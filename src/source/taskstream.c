@@ -92,20 +92,10 @@ static bool ts_is_alpha_word(const char *w, size_t n)
 	return n > 0;
 }
 
-static bool ts_is_hex8(const char *w, size_t n)
+/* w[0..n) is want lower-case hex digits. */
+static bool ts_is_hex(const char *w, size_t n, size_t want)
 {
-	if (n != 8)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)w[i]) || isupper((unsigned char)w[i]))
-			return false;
-	return true;
-}
-
-static bool ts_is_hex32(const char *s)
-{
-	size_t n = strlen(s);
-	return n == 32 && strspn(s, "0123456789abcdef") == 32;
+	return n == want && strspn(w, "0123456789abcdef") >= n;
 }
 
 /* A "<module.Class object at 0x...>" prefix: the class name. */
@@ -157,7 +147,7 @@ void taskstream_key_split(const char *key, char *out, size_t outsz)
 	while (w[n] == '-') {
 		w += n + 1;
 		n = strcspn(w, "-");
-		if (!ts_is_alpha_word(w, n) || ts_is_hex8(w, n))
+		if (!ts_is_alpha_word(w, n) || ts_is_hex(w, n, 8))
 			break;
 		if (len + 1 + n >= outsz)
 			break;
@@ -166,7 +156,7 @@ void taskstream_key_split(const char *key, char *out, size_t outsz)
 		len += n;
 		out[len] = '\0';
 	}
-	if (ts_is_hex32(out))
+	if (ts_is_hex(out, strlen(out), 32))
 		snprintf(out, outsz, "data");
 	else if (out[0] == '<')
 		ts_object_name(out);

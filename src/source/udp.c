@@ -1,5 +1,5 @@
-/* UDP listener. One non-blocking socket in the app's poll loop, read with
- * recvmmsg in batches; the kernel's drop counter is read after each drain. */
+/* The datagram engine: one non-blocking socket read with recvmmsg in
+ * batches, and every datagram's framing, tag, decoding and sequence. */
 #include "roastop/udp.h"
 
 #include <errno.h>
@@ -34,8 +34,8 @@ static const char *const reason_names[UDP__COUNT] = {
 };
 
 /* Missing is counted from base: 0, or where the sender's numbers started
- * when roastop first heard it far from 0 (it listened late) or after a
- * confirmed jump; missing_before keeps what was missing before such a jump. */
+ * (heard first far from 0, or after a confirmed jump); missing_before keeps
+ * what was missing before a jump. */
 struct sender {
 	uint64_t max_seq;
 	uint64_t received; /* distinct sequence numbers since base */
@@ -66,8 +66,8 @@ struct udp {
 	double ack_tokens, ack_at; /* the ack rate limit's bucket, and when it was filled */
 	char address[300];
 	struct strmap senders;
-	/* the sender of the last datagram: a batch mostly comes from one, and
-	 * its map key costs a formatted print to build */
+	/* the last datagram's sender: a batch mostly comes from one, and its
+	 * map key costs a formatted print */
 	bool last_valid;
 	char last_host[sizeof(((struct event_envelope *)0)->host)];
 	double last_pid, last_instance;
@@ -140,8 +140,6 @@ double udp_drain_nap(const struct udp *u, int drained)
 	return drained < UDP_NAP_BELOW ? u->nap : 0;
 }
 
-/* UDP_NAP, or as long as the granted buffer holds UDP_NAP_BURST datagrams a
- * second of 2 KiB each. */
 static double nap_for(int fd)
 {
 	int granted = 0;
@@ -178,8 +176,7 @@ static uint64_t sender_missing(const struct sender *s)
 }
 
 /* A fresh window at seq: the sender's first datagram, or a confirmed jump.
- * Numbers below seq count as missing only from 0 and only when seq is near
- * it: far from 0, they were sent before roastop listened or jumped over. */
+ * Numbers below seq count as missing only when seq is near 0. */
 static void seq_restart(struct sender *s, uint64_t seq, bool first)
 {
 	s->missing_before = first ? 0 : sender_missing(s);
@@ -189,9 +186,8 @@ static void seq_restart(struct sender *s, uint64_t seq, bool first)
 	memset(s->window, 0, sizeof(s->window));
 }
 
-/* A jump is applied when it is the second within UDP_WINDOW above the
- * first: one stray number never moves the window, a sender's own numbers
- * that truly jumped are followed within a window. */
+/* One stray number never moves the window: a true jump is followed
+ * within UDP_WINDOW. */
 static bool jump_confirmed(struct sender *s, uint64_t seq)
 {
 	bool ok = s->jump && seq >= s->jump && seq - s->jump < UDP_WINDOW;
@@ -237,7 +233,7 @@ static enum seq_outcome seq_check(struct sender *s, uint64_t seq, bool first)
 }
 
 /* The sender's window: the last one again without a lookup, else through
- * the map (insertion-ordered, so an index stays valid). */
+ * the map (insertion-ordered: an index stays valid). */
 static struct sender *sender_of(struct udp *u, const struct event_envelope *env, bool *added)
 {
 	*added = false;
@@ -332,7 +328,7 @@ static void pending_add(struct pending_report *p, const struct event_envelope *e
 	}
 }
 
-/* Every part arrived: one report event, columns rebuilt in its arena. */
+/* Every part arrived: one report event. */
 static void pending_deliver(struct udp *u, struct pending_report *p, double now,
 			    event_deliver_fn fn, void *ctx)
 {
@@ -402,8 +398,7 @@ static const char *frame_open(struct udp *u, const char *buf, size_t len, size_t
 
 /* ---- hello and acknowledgement ----------------------------------------- */
 
-/* A token, when the bucket has one: UDP_ACK_RATE a second, UDP_ACK_BURST
- * at most. A clock going back refills nothing. */
+/* A token, when the bucket has one; a clock going back refills nothing. */
 static bool ack_token(struct udp *u, double now)
 {
 	if (isfinite(u->ack_at) && now > u->ack_at)
@@ -416,8 +411,7 @@ static bool ack_token(struct udp *u, double now)
 	return true;
 }
 
-/* "RTP2" <flags> [<tag>] and an ack body (kind and nonce) under the
- * listener's key (untagged with --no-auth): its length, 0 when it cannot
+/* An ack's frame under the listener's key: its length, 0 when it cannot
  * be made. */
 static size_t ack_frame(const struct udp *u, const char *nonce, char *out, size_t size)
 {
@@ -441,8 +435,7 @@ static size_t ack_frame(const struct udp *u, const char *nonce, char *out, size_
 }
 
 /* The ack goes to the hello's source, never larger than the hello (no
- * amplification), within the rate limit; a failed send is counted, the
- * socket being non-blocking it never waits. */
+ * amplification), within the rate limit, never waiting. */
 static void hello_answer(struct udp *u, const char *nonce, size_t hello_len, double now,
 			 const struct sockaddr *src, socklen_t srclen)
 {
@@ -461,12 +454,10 @@ static void hello_answer(struct udp *u, const char *nonce, size_t hello_len, dou
 	u->st.acks_sent++;
 }
 
-/* ---- one datagram, continued ---------------------------------------------- */
-
 enum datagram_kind { DG_REJECTED, DG_EVENT, DG_HELLO };
 
-/* The event (or a hello's nonce) and envelope of one datagram;
- * DG_REJECTED is counted. An ack (roastop's own answer) is no message. */
+/* The event (or a hello's nonce) and envelope of one datagram; DG_REJECTED
+ * is counted. An ack (roastop's own answer) is no message. */
 static enum datagram_kind datagram_decode(struct udp *u, const char *buf, size_t len, double now,
 					  struct event_envelope *env)
 {
@@ -633,10 +624,9 @@ struct udp *udp_open(const char *host, int port, const struct auth_key *key, int
 	return u;
 }
 
-/* The kernel's count of datagrams this socket dropped (sk_drops, the counter
- * SO_RXQ_OVFL stamps on each datagram), read once per drain with SO_MEMINFO:
- * one call instead of a control message per datagram, and it includes drops
- * after the last datagram that arrived. */
+/* The kernel's drops (sk_drops) read once per drain with SO_MEMINFO: one
+ * call instead of SO_RXQ_OVFL's control message per datagram, and it
+ * includes drops after the last datagram that arrived. */
 static void drops_read(struct udp *u)
 {
 	uint32_t mem[SK_MEMINFO_VARS];
