@@ -1,11 +1,6 @@
-/* The scheduler poller (see dask.h for the sources and their order).
- *
- * The transfers go through the shared HTTP client (httpc.h: libcurl multi
- * in the app's poll loop); a timerfd of its own paces the rounds and the
- * backoff. It is a source (source.h): dask_source at the end. Here the
- * transfers, redirects and status; the round is dask_round.c's table, each
- * route's answer dask_routes.c's, the per-worker fallback dask_workers.c's
- * (daskpriv.h, their private header). */
+/* The scheduler poller (dask.h): its transfers through the shared HTTP
+ * client, redirects and status, and the source (dask_source); a timerfd of
+ * its own paces the rounds and the backoff. */
 #include "roastop/clock.h"
 #include "roastop/dask.h"
 #include "roastop/source.h"
@@ -232,8 +227,6 @@ static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
 		xfer_shrink(x);
 }
 
-/* ---- public ------------------------------------------------------------- */
-
 static bool dask_setup(struct dask *d, char *err, size_t errsz)
 {
 	for (size_t i = 0; i < d->cfg.n_headers; i++) {
@@ -378,10 +371,9 @@ static void dask_source_dispatch(void *d, const struct pollfd *pfd, size_t n, do
 }
 
 /* A run started: its collector has just installed the roastop route, so
- * look for it now rather than at the next retry, and poll at once (a lost
- * scheduler keeps its backoff). A run ended: one more round, begun from
- * now, so the measurement holds the scheduler's last word (the workers'
- * final heartbeats); busy until that round has ended, reached or not. */
+ * poll now (a lost scheduler keeps its backoff). A run ended: one more
+ * round, so the measurement holds the scheduler's last word; busy until
+ * that round has ended. */
 static void dask_on_event(void *src, const struct event *ev)
 {
 	struct dask *d = src;
@@ -402,7 +394,6 @@ static bool dask_busy(const void *src)
 	return d->flush == FLUSH_WANTED || d->flush == FLUSH_RUNNING;
 }
 
-/* The scheduler's address as given, for the header. */
 static const char *dask_source_target(const void *d)
 {
 	return ((const struct dask *)d)->cfg.url;

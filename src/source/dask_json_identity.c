@@ -11,8 +11,6 @@
 #include "roastop/range.h"
 #include "roastop/strutil.h"
 
-/* ---- identity.json ----------------------------------------------------- */
-
 /* metrics.spilled_bytes is {"memory": m, "disk": d}: what went to disk. */
 static optnum identity_spilled(struct dec *d, const cJSON *metrics)
 {

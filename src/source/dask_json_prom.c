@@ -10,8 +10,6 @@
 #include "roastop/range.h"
 #include "roastop/strutil.h"
 
-/* ---- Prometheus ---------------------------------------------------------- */
-
 /* Only the families read here are checked, against the same range table as
  * the JSON routes; a value out of range rejects the whole body, and a sum
  * is checked again before it is narrowed. */

@@ -14,8 +14,6 @@
 #include "roastop/arena.h"
 #include "roastop/range.h"
 
-/* ---- state.json -------------------------------------------------------- */
-
 static void state_worker(struct dec *d, const cJSON *o, struct worker_sample *w)
 {
 	if (!cJSON_IsObject(o)) {
@@ -51,15 +49,12 @@ static void state_workers_v1(struct dec *d, const cJSON *arr, struct ev_sample *
 	}
 }
 
-/* Versions 2 and 3: "workers" holds [address, name, host, nthreads,
- * memory_limit, pid] rows, "worker_status" the status names and
- * "worker_state" six little-endian numbers a worker in base64 (STATE_NUMS
- * below), all in the same order. Version 2: float64, worker after worker.
- * Version 3: column after column (the scheduler builds each column in one C
- * call), int64 but for cpu (a negative count is null), and the managed
- * column is WorkerState.nbytes, which roastop caps at the process memory as
- * WorkerState.memory does. 48 bytes a worker are exactly 64 base64
- * characters. */
+/* Versions 2 and 3 (docs/scheduler.md, "The route"): "workers" holds
+ * [address, name, host, nthreads, memory_limit, pid] rows, "worker_status"
+ * the statuses and "worker_state" STATE_NUMS in base64, little-endian.
+ * Version 2: float64, worker after worker. Version 3: column after column,
+ * int64 but for cpu (negative: null), and managed is WorkerState.nbytes,
+ * capped at the process memory as WorkerState.memory does. */
 #define STATE_B64 64u
 #define STATE_RAW 48u
 

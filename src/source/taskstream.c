@@ -1,12 +1,8 @@
-/* The Dask scheduler's task stream: its /eventstream WebSocket
- * (distributed/http/scheduler/info.py, EventstreamHandler, fed by
- * distributed/diagnostics/websocket.py's WebsocketPlugin), one JSON message
- * per startstop of every finished task: key, worker, action ("compute",
- * "transfer", "disk-read", "disk-write"), start, stop, status. libwebsockets
- * does the protocol; its sockets are driven from roastop's own poll() loop
- * (the external-poll callbacks), never blocking. A lost or refused stream is
- * retried with exponential backoff. Messages over TASKSTREAM_MAX_MESSAGE or
- * not of the expected shape are refused whole and counted. */
+/* The Dask scheduler's task stream: its /eventstream WebSocket (fed by
+ * distributed's WebsocketPlugin), one JSON message per startstop of every
+ * finished task. libwebsockets does the protocol, driven from roastop's
+ * poll() loop, never blocking; a lost stream is retried with backoff.
+ * Messages too large or not of the expected shape are refused and counted. */
 #include "roastop/taskstream.h"
 
 #include "roastop/clock.h"
@@ -36,11 +32,9 @@ struct taskstream_config {
 
 struct taskstream_stats {
 	uint64_t connects, disconnects; /* streams opened; lost or refused */
-	uint64_t messages, bytes; /* whole messages received */
-	uint64_t tasks; /* transitions delivered as events */
-	uint64_t too_large; /* messages over TASKSTREAM_MAX_MESSAGE, dropped */
-	uint64_t rejected_by[TSP__COUNT]; /* refused by the parser, by reason */
-	uint64_t checks; /* checks against the scheduler's count (taskcheck.h) */
+	uint64_t messages, bytes, tasks, too_large;
+	uint64_t rejected_by[TSP__COUNT];
+	uint64_t checks; /* against the scheduler's count (taskcheck.h) */
 	uint64_t behind; /* checks that found the stream behind: each reconnects */
 	uint64_t missed; /* finished tasks it did not bring, at least: the counts' shortfall */
 	uint64_t unchecked; /* /metrics fetches that gave nothing to check against */
@@ -551,12 +545,10 @@ static int taskstream_timeout_ms(struct taskstream *ts)
 
 /* ---- the source (source.h) ---- */
 
-/* /eventstream is opened only once the scheduler poller has answered
- * without the collector's route (its first status), and closed while the
- * route brings the task records (a "task_stream" status from the poller,
- * dask_tasks.c): the route reads the scheduler's TaskStreamPlugin buffer,
- * which costs the scheduler nothing per task that it does not pay anyway,
- * and a second reader takes nothing from the first. */
+/* /eventstream is opened once the poller has answered without the
+ * collector's route, and closed while the route brings the task records
+ * (dask_tasks.c): the route reads the scheduler's TaskStreamPlugin buffer,
+ * which costs the scheduler nothing more, and no reader takes from another. */
 struct taskstream_source {
 	struct taskstream *ts; /* NULL while the stream is not wanted */
 	struct taskstream_config tc;
@@ -565,9 +557,8 @@ struct taskstream_source {
 	bool headless;
 	bool routed, heard; /* the route brings the tasks; the poller has answered */
 	double now; /* the latest event's time: stamps what a closing stream drains */
-	/* times the route took the tasks over: counted with the stream's
-	 * connects, as the task feed reached the scheduler each time (a feed
-	 * never connected measured nothing: its counts are null) */
+	/* times the route took the tasks over: counted with the connects (a
+	 * feed never connected measured nothing: its counts are null) */
 	uint64_t handovers;
 	const char *told; /* the state last said on stderr */
 	double due_at; /* monotonic: libwebsockets' next service (its timers, a retry) */
@@ -722,9 +713,8 @@ static void tss_dispatch(void *src, const struct pollfd *pfd, size_t n, double n
 	s->told = state;
 }
 
-/* libwebsockets says how long until it wants service, counted from the
- * last dispatch: the loop asks again after it slept; a connected stream's
- * next check too. */
+/* libwebsockets' wait is counted from the last dispatch; a connected
+ * stream's next check too. */
 static double tss_timeout(const void *src)
 {
 	const struct taskstream_source *s = src;
