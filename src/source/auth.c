@@ -1,11 +1,9 @@
 #include "roastop/auth.h"
 #include "roastop/strutil.h"
 
-/* auth_mac keeps SHA-256 states it copies per datagram: with the low-level
- * SHA256_CTX that is a struct copy, where OpenSSL 3's EVP_MD_CTX_copy_ex
- * frees and allocates the provider's context each time (a third of the
- * HMAC's cost on a 700-byte datagram). The block function is the same
- * (SHA-NI where present); only the declarations are marked deprecated. */
+/* auth_mac copies SHA-256 states per datagram: a struct copy with the
+ * deprecated SHA256_CTX, where OpenSSL 3's EVP_MD_CTX_copy_ex allocates
+ * each time (a third of the HMAC's cost on a 700-byte datagram). */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <errno.h>
 #include <fcntl.h>
@@ -201,10 +199,8 @@ static int key_read(struct auth_key *k, int fd, const char *path, char *err, siz
 	return 0;
 }
 
-/* An existing key file: looked at with lstat before it is opened (opening
- * a device can do things), then opened without following a symbolic link
- * and without blocking, and looked at again (fstat) in key_read. 1 when
- * there is no file (make one), else key_read's result. */
+/* An existing key file: lstat before it is opened (opening a device can do
+ * things), then fstat in key_read. 1 when there is no file (make one). */
 static int key_open(struct auth_key *k, const char *path, char *err, size_t errsz)
 {
 	struct stat st;
@@ -228,9 +224,8 @@ static int key_open(struct auth_key *k, const char *path, char *err, size_t errs
 	return key_read(k, fd, path, err, errsz);
 }
 
-/* path's key, or a new one written there when there is none; another
- * roastop may write one first, then theirs is read. -2 when a new key
- * cannot be written (err says why), -1 when the file there is refused. */
+/* path's key, or a new one written there (or another roastop's, made
+ * first). -2 when a new key cannot be written, -1 when the file is refused. */
 static int key_load_or_make(struct auth_key *k, const char *path, char *err, size_t errsz)
 {
 	int rc = key_open(k, path, err, errsz);
@@ -248,9 +243,8 @@ static int key_load_or_make(struct auth_key *k, const char *path, char *err, siz
 	return rc == 0 ? 0 : -1;
 }
 
-/* --new-key: a fresh key renamed over path. What is there must be a
- * regular file of ours (not a link, FIFO or directory); its mode does not
- * matter, a key others could read is what a rotation replaces. */
+/* --new-key: a fresh key renamed over a regular file of ours, whatever its
+ * mode (a key others could read is what a rotation replaces). */
 static int key_renew(struct auth_key *k, const char *path, char *err, size_t errsz)
 {
 	struct stat st;
@@ -282,9 +276,8 @@ static int key_dir_ok(const char *dir, bool private)
 	return 0;
 }
 
-/* The per-user key file: $XDG_CONFIG_HOME/roastop/key (an absolute path,
- * as the XDG spec asks), else ~/.config/roastop/key. -2 with why in err
- * when there is no such place: no HOME, or one we cannot write. */
+/* $XDG_CONFIG_HOME/roastop/key (absolute only, as the XDG spec asks), else
+ * ~/.config/roastop/key. -2 with why in err when there is no such place. */
 static int key_config_file(char *file, size_t size, char *err, size_t errsz)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");

@@ -1,10 +1,9 @@
-/* Dask HTTP bodies -> events. cJSON builds the tree (~350 bytes a worker
- * in state.json), then every field is checked before anything is copied
- * into the event's arena. Missing or null fields stay invalid (the screen
- * shows n/a); present fields of the wrong type reject the body. The tree
- * lives in an arena of its own, freed whole (cjson_lock_parse: malloc and
- * free were a third of decoding a 2,000-worker identity.json), built only
- * within a budget (dask_dec_parse): a hostile body amplifies 32-fold. */
+/* Dask HTTP bodies -> events: the checked reads every route makes, and the
+ * budgeted parse. Missing or null fields stay invalid (n/a); present fields
+ * of the wrong type reject the body. The tree lives in an arena of its own,
+ * freed whole (malloc and free were a third of decoding a 2,000-worker
+ * identity.json), built only within a budget: a hostile body amplifies
+ * 32-fold. */
 #include "roastop/dask_json.h"
 #include "dask_jsonpriv.h"
 
@@ -51,8 +50,7 @@ void dask_dec_fail(struct dec *d, enum dask_error e, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A number within q's range (range.h, the table the recording decoder
- * uses too): valid. Else an error. */
+/* A number within q's range (range.h): valid. Else an error. */
 optnum dask_dec_ranged(struct dec *d, double x, const char *what, enum range_qty q)
 {
 	if (!range_ok(q, x)) {
@@ -199,9 +197,8 @@ static void scan_close(struct scan *sc)
 }
 
 /* One pass, no allocation: outside strings every value but the first
- * follows a comma or opens a container. The members of "workers" are
- * counted to size the budget, so a malformed body merely counts oddly
- * (cJSON rejects it next). */
+ * follows a comma or opens a container. A malformed body merely counts
+ * oddly (cJSON rejects it next). */
 static void dec_scan(const char *p, size_t len, struct scan *sc)
 {
 	*sc = (struct scan){ .nodes = 1, .empty = true };
@@ -279,8 +276,6 @@ static enum dask_error events_end(struct dec *d, struct event *const evs[], size
 	return d->error;
 }
 
-/* One JSON body into events: its tree built within the parse budget and
- * freed whole; on any failure every event is reset (never half an answer). */
 enum dask_error dask_dec_document(const char *body, size_t len, double t,
 				  struct event *const evs[], size_t n, doc_read_fn read,
 				  void *ctx, char *err, size_t errsz)
@@ -331,10 +326,8 @@ void dask_parse_sitemap(const char *body, size_t len, int *identity, int *prom, 
 }
 
 
-/* ---- counts.json --------------------------------------------------------- */
-
-/* Dask serves /json/counts.json without prometheus_client and while
- * identity.json answers 500: the cluster's counts, no worker rows. */
+/* ---- counts.json: served without prometheus_client and while
+ * identity.json answers 500; no worker rows ---- */
 static void counts_read(struct dec *d, const cJSON *root, struct event *const evs[], void *ctx)
 {
 	(void)ctx;

@@ -1,11 +1,7 @@
 /* The scheduler poller's round as a table (docs/scheduler.md): a row per
- * scheduler route with its path, the query it is asked with, the handler
- * of its answer, and the route that comes next from what the handler said.
- * A round asks the sitemap when the routes are unknown; then the roastop
- * route (state.json, its task records, its datagrams); without it /metrics
- * and identity.json; when identity.json fails, counts.json and each
- * worker's own /metrics. The handlers (dask_routes.c, dask_tasks.c,
- * dask_datagrams.c) read answers and never pick a route. */
+ * route with its path, its query, the handler of its answer, and the route
+ * that comes next from what the handler said. The handlers read answers
+ * and never pick a route. */
 #include "daskpriv.h"
 
 #include <stdio.h>
@@ -30,8 +26,7 @@ static bool query_state(const struct dask *d, char *url, size_t size)
 	return !d->facts.token || url_query(url, size, "have", d->facts.token);
 }
 
-/* ?since=<cursor>: the stream and index the route last answered (a
- * URL-safe token: hex, '-', '.', digits); none before the first answer. */
+/* ?since=<cursor> (URL-safe: hex, '-', '.', digits) after the first answer. */
 static bool query_tasks(const struct dask *d, char *url, size_t size)
 {
 	return !d->tasks_at.since[0] || url_query(url, size, "since", d->tasks_at.since);
@@ -102,9 +97,8 @@ static enum route after_prom(const struct dask *d, enum answer a)
 
 /* ---- the table ---------------------------------------------------------- */
 
-/* A row per scheduler route: where it is, what it is asked with, who reads
- * its answer, and what comes next (pick's choice, else then: after the
- * sitemap the round begins again as it should have begun). */
+/* What comes next: pick's choice, else then (after the sitemap the round
+ * begins again as it should have begun). */
 static const struct round_row {
 	const char *path; /* after the dashboard's prefix */
 	bool (*query)(const struct dask *d, char *url, size_t size); /* NULL: none */

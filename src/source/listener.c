@@ -1,7 +1,6 @@
-/* The UDP listener as a source (source.h): the datagram engine is udp.c;
- * this file opens it, paces its socket (udp.h's nap), says what the
- * emitters must export, and watches its losses and key rejections for the
- * log and the header. Its block in metrics.json is "udp". */
+/* The UDP listener as a source: it opens udp.c's engine, paces its socket
+ * (udp.h's nap), says what the emitters must export, and watches its
+ * losses and key rejections for the log and the header. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -15,22 +14,18 @@
 #include "roastop/source.h"
 #include "roastop/udp.h"
 
-/* Datagrams rejected for their tag are the usual reason nothing arrives: a
- * previous session's key (bad_tag) or none (no_tag). The alert stays while
- * no datagram was accepted ("all N" when every one failed its tag, else "N of
- * M"), and once some were, while tag rejections keep coming: one within the
- * last KEY_ALERT_RECENT seconds. The cause named is the reason that grew
- * last. Short enough for 80 columns. */
+/* Datagrams rejected for their tag are the usual reason nothing arrives (a
+ * previous session's key, or none). The alert stays while no datagram was
+ * accepted, and then while tag rejections keep coming: one within the last
+ * KEY_ALERT_RECENT seconds. It names the reason that grew last. */
 #define KEY_ALERT_RECENT 10.0
-/* udp_get_stats walks every sender: looked at this often, not at each
- * wake-up of a loop that may wake thousands of times a second */
+/* udp_get_stats walks every sender: not at each wake-up of the loop */
 #define KEY_ALERT_CHECK 0.2
 #define LOSS_NOTE_EVERY 1.0 /* seconds between two loss lines at most */
 #define HINT_MAX 4200 /* "export ROASTOP_ADDR=... ROASTOP_KEY=$(cat PATH)" */
-/* Without --listen, a taken default port gives way to one of PORT_TRIES in
- * a range of the user's own, starting at PORT_BASE + a hash of the uid
- * modulo PORT_SPREAD (below Linux's ephemeral ports, 32768 on), so that two
- * users rarely try the same; then to one the kernel picks. */
+/* Without --listen, a taken default port gives way to one of PORT_TRIES
+ * from PORT_BASE + a hash of the uid modulo PORT_SPREAD (below Linux's
+ * ephemeral ports), so that two users rarely try the same. */
 #define PORT_BASE 10000
 #define PORT_SPREAD 20000
 #define PORT_TRIES 16
@@ -47,8 +42,7 @@ struct listener {
 	uint64_t lost_noted, rejected_noted, unanswered_noted;
 	bool old_emitter_noted; /* the one line about version-1 datagrams */
 	double loss_noted_at; /* monotonic */
-	/* tag rejections: the counts last seen, the reason that grew last,
-	 * when, and the alert */
+	/* tag rejections: the counts last seen, the reason that grew last */
 	uint64_t key_bad_seen, key_none_seen;
 	enum udp_reason key_cause, key_cause_shown;
 	double key_rejected_at, key_checked_at; /* monotonic */
@@ -60,8 +54,8 @@ static bool listener_wanted(const struct app_config *c)
 	return !c->replay_path;
 }
 
-/* The ports to try without --listen, in order (PORT_TRIES above): the one
- * remembered beside the key, the default, the user's own, the kernel's. */
+/* Without --listen: the one remembered beside the key, the default, the
+ * user's own, the kernel's. */
 static size_t listener_ports(const struct source_env *env, int remembered, int *out)
 {
 	size_t n = 0;
@@ -93,7 +87,6 @@ static bool listener_tcp_free(const struct udp *u)
 	return free_;
 }
 
-/* The port bound, off the socket's address ("host:port"). */
 static int listener_port(const struct udp *u)
 {
 	const char *colon = strrchr(udp_address(u), ':');
@@ -121,8 +114,7 @@ static struct udp *listener_try(const struct source_env *env, int port, char *er
 	return NULL;
 }
 
-/* The port got is remembered (when it changed), and said in one line when
- * the first choice was taken. */
+/* The port got is remembered, and said when the first choice was taken. */
 static void listener_settle(const struct source_env *env, const struct udp *u, int remembered,
 			    int first, bool moved)
 {
@@ -135,8 +127,7 @@ static void listener_settle(const struct source_env *env, const struct udp *u, i
 			kept ? env->key->path : "", kept ? PORTFILE_SUFFIX ")" : "");
 }
 
-/* --listen's address, or a loud failure; without it, the first free port
- * of listener_ports. */
+/* --listen's address, or a loud failure; else the first free of listener_ports. */
 static struct udp *listener_bind(const struct source_env *env, char *err, size_t errsz)
 {
 	const struct app_config *c = env->cfg;
@@ -196,7 +187,7 @@ static size_t listener_pollfds(const void *src, struct pollfd *out, size_t max)
 	return 1;
 }
 
-/* Drains the socket; after a small drain, leaves it a while (udp.h). */
+/* After a small drain, the socket is left a while (udp.h). */
 static int listener_drain(struct listener *l, double now)
 {
 	int n = udp_drain(l->u, now, l->deliver, l->ctx);
@@ -221,8 +212,8 @@ static double listener_timeout(const void *src)
 	return left > 0 ? left : -1;
 }
 
-/* Loss never passes silently: when the lost or rejected counts have
- * grown, a line in the log, at most once a second. */
+/* Loss never passes silently: a line in the log when a count grew, at
+ * most once a second. */
 static void listener_note_loss(struct listener *l, const struct udp_stats *st, double now)
 {
 	typedef unsigned long long ull;
@@ -329,8 +320,7 @@ static bool listener_address(const void *src, struct sockaddr_storage *addr, soc
 			   len) == 0;
 }
 
-/* What is queued already is applied (the loop may have been napping), in
- * a few drains at most, so that a flood cannot hold the exit. */
+/* What is queued is applied, in a few drains: a flood cannot hold the exit. */
 static void listener_finish(void *src, double now)
 {
 	for (int i = 0; i < 8; i++)
@@ -350,10 +340,9 @@ static void listener_close(void *src)
 	free(l);
 }
 
-/* A datagram a worker sent through its Dask connection (the poller's
- * datagrams.json) to this listener's port: the same engine, so one
- * sender's numbers are one sequence whichever path each datagram took.
- * Another port's is another roastop's (the scheduler keeps every one). */
+/* A datagram a worker sent through its Dask connection: the same engine,
+ * so one sender's numbers are one sequence whichever path each took.
+ * Another port's is another roastop's. */
 static bool listener_take(void *src, const char *buf, size_t len, int port, double now)
 {
 	struct listener *l = src;

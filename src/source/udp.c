@@ -50,9 +50,8 @@ struct pending_report {
 	char key[352]; /* sender + report_id */
 	uint64_t parts_seen;
 	int parts;
-	optnum bytesread, entries, processtime, chunks;
-	bool has_run_id;
-	char run_id[EVENT_MAX_STRING + 1]; /* part 0's, as the numbers */
+	struct ev_report head; /* part 0's numbers; run_id points into run_id */
+	char run_id[EVENT_MAX_STRING + 1];
 	struct strbuf columns; /* NUL-separated */
 	size_t n_columns;
 	uint64_t age;
@@ -311,13 +310,12 @@ static void pending_add(struct pending_report *p, const struct event_envelope *e
 	p->parts = env->parts;
 	p->parts_seen |= 1ull << env->part;
 	if (env->part == 0) {
-		p->bytesread = r->bytesread;
-		p->entries = r->entries;
-		p->processtime = r->processtime;
-		p->chunks = r->chunks;
-		p->has_run_id = r->run_id != NULL;
-		if (r->run_id)
+		p->head = (struct ev_report){ .bytesread = r->bytesread, .entries = r->entries,
+					      .processtime = r->processtime, .chunks = r->chunks };
+		if (r->run_id) {
 			snprintf(p->run_id, sizeof(p->run_id), "%s", r->run_id);
+			p->head.run_id = p->run_id;
+		}
 	}
 	for (size_t i = 0; i < r->n_columns; i++) {
 		size_t len = strlen(r->columns[i]);
@@ -336,9 +334,7 @@ static void pending_deliver(struct udp *u, struct pending_report *p, double now,
 	event_reset(ev);
 	ev->type = EV_REPORT;
 	ev->t = now;
-	ev->u.report = (struct ev_report){ .bytesread = p->bytesread, .entries = p->entries,
-					   .processtime = p->processtime, .chunks = p->chunks };
-	ev->u.report.run_id = p->has_run_id ? p->run_id : NULL; /* like columns: p outlives fn */
+	ev->u.report = p->head; /* its run_id, like the columns, in p: p outlives fn */
 	const char **cols = arena_alloc(&ev->mem, (p->n_columns + 1) * sizeof(*cols));
 	const char *c = p->columns.data;
 	for (size_t i = 0; cols && i < p->n_columns; i++, c += strlen(c) + 1)
