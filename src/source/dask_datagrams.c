@@ -1,21 +1,15 @@
 /* The collector's route's datagrams (docs/protocol.md, "The Dask path"):
- * GET roastop/v1/datagrams.json?since=<cursor> after each tasks.json. A
- * worker process that cannot reach roastop by UDP hands its datagrams,
- * byte for byte, to its own Dask connection (Worker.log_event); the
- * route's scheduler plugin keeps them in a bounded buffer, and each
- * roastop reads them with a cursor of its own, as tasks.json's records.
- * Each one goes to the source with senders (source_env.datagram): the
- * listener's engine checks its tag, its sender and its sequence number as
- * it checks its own datagrams, so a gap is a loss on either path and a
- * datagram is never applied twice. */
+ * datagrams.json?since=<cursor> after each tasks.json, the datagrams
+ * workers that cannot reach roastop by UDP handed to their Dask
+ * connection. Each goes to the source with senders, whose engine checks it
+ * as its own: a gap is a loss on either path, and nothing applies twice. */
 #include "daskpriv.h"
 
 #include <string.h>
 
 #define DATAGRAMS_RETRY 5.0 /* seconds before asking again a route without them */
 
-/* One payload (dask_parse_datagrams): to the source with senders, which
- * counts it (its datagrams by path); here only what none takes. */
+/* One payload: counted here only when no source takes it. */
 static void datagrams_one(void *ctx, int port, const char *text)
 {
 	struct dask *d = ctx;

@@ -348,4 +348,3 @@ enum dask_error dask_parse_counts(const char *body, size_t len, double t, struct
 	struct event *const evs[] = { sample };
 	return dask_dec_document(body, len, t, evs, 1, counts_read, NULL, err, errsz);
 }
-

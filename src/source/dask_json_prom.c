@@ -10,9 +10,8 @@
 #include "roastop/range.h"
 #include "roastop/strutil.h"
 
-/* Only the families read here are checked, against the same range table as
- * the JSON routes; a value out of range rejects the whole body, and a sum
- * is checked again before it is narrowed. */
+/* Only the families read here are checked; a value out of range rejects
+ * the whole body, and a sum is checked again before it is narrowed. */
 struct sched_prom {
 	bool has_workers, has_processing, out_of_range;
 	double workers, processing;
@@ -124,10 +123,8 @@ struct prefix_acc {
 	bool bad;
 };
 
-/* The prefix's entry, new when it has none (Dask writes the compute
- * family first). NULL: left out (past the cap, too long, not UTF-8: a
- * recording could not hold it), counted at its "memory" line (one a
- * prefix), so such a prefix is counted once. */
+/* The prefix's entry, new when it has none. NULL: left out (past the cap,
+ * too long, not UTF-8), counted at its "memory" line: once a prefix. */
 static struct dask_prefix_total *prefix_entry(struct prefix_acc *a, const char *name, bool done)
 {
 	struct dask_prefix_totals *o = a->out;

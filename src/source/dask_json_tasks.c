@@ -1,9 +1,6 @@
-/* The collector's route's answers read with a cursor: the task records,
- * tasks.json (docs/scheduler.md, "Task records"), each startstop as the
- * EV_TASK event /eventstream's message would have made (taskstream_task
- * builds both), and the datagrams, datagrams.json (docs/protocol.md, "The
- * Dask path"); one reading of the cursor and counts for both. Fuzzed with
- * the other Dask decoders (fuzz_dask_json). */
+/* The route's answers read with a cursor: tasks.json (each startstop as
+ * the EV_TASK event /eventstream's message would have made) and
+ * datagrams.json; one reading of the cursor and counts for both. */
 #include "roastop/dask_json.h"
 
 #include <stdio.h>
@@ -21,10 +18,9 @@ struct tasks_ctx {
 	struct dask_tasks_answer *out;
 };
 
-/* One startstop of a row ([key, worker, status, action, start, stop, ...]
- * from its 4th item, three a startstop). How long before the answer the
- * scheduler's clock says it stopped is taken from now: the event's time is
- * as if the stream had brought it then. */
+/* One startstop of a row ([key, worker, status, action, start, stop, ...]:
+ * three items a startstop). Stamped now less how long before the answer
+ * the scheduler's clock says it stopped. */
 static void tasks_one(struct tasks_ctx *c, const cJSON *row, const cJSON *ss)
 {
 	struct event *ev = c->ev;

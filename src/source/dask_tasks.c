@@ -1,20 +1,14 @@
 /* The collector's route's task records (docs/scheduler.md, "Task records"):
- * GET roastop/v1/tasks.json?since=<cursor> after each state.json of a
- * version-5 route. The route reads them out of distributed's
- * TaskStreamPlugin buffer, which the scheduler fills once per finished task
- * whoever reads it; each roastop holds its own cursor, so any number of
- * them (and the Bokeh dashboard) read one buffer and none takes anything
- * from another. Each startstop becomes the EV_TASK event /eventstream's
- * message would have made (dask_parse_tasks, dask_json_tasks.c); while the route
- * answers, the task stream source keeps /eventstream closed (it is told by
- * a "task_stream" status). */
+ * tasks.json?since=<cursor> after each state.json of a version-5 route,
+ * read off distributed's TaskStreamPlugin buffer with a cursor of
+ * roastop's own. While the route answers, the task stream source keeps
+ * /eventstream closed (told by a "task_stream" status). */
 #include "daskpriv.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* A version-5 route or later: its body begins with its version (route.py
- * writes it first, before any other member). */
+/* A version-5 route or later: route.py writes the version first. */
 bool dask_tasks_offered(const char *body, size_t len)
 {
 	static const char head[] = "{\"roastop_route\":";
@@ -26,8 +20,8 @@ bool dask_tasks_offered(const char *body, size_t len)
 	       (c >= '1' && c <= '9' && after >= '0' && after <= '9');
 }
 
-/* Tells the task stream source where task records come from (its
- * on_event): connected, the route; lost, /eventstream again. */
+/* Tells the task stream source where task records come from: connected,
+ * the route; lost, /eventstream again. */
 void dask_tasks_tell(struct dask *d, bool routed)
 {
 	if (d->tasks_told == routed)

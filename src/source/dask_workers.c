@@ -1,6 +1,6 @@
-/* The scheduler poller's per-worker fallback (dask_round.c runs the round): while
- * identity.json answers 500, each worker's /metrics, from the dashboards
- * the last good identity.json named, make the round's sample. */
+/* The poller's per-worker fallback: while identity.json answers 500, each
+ * worker's /metrics, as the last good identity.json named them, make the
+ * round's sample. */
 #include "daskpriv.h"
 
 #include <curl/curl.h>
@@ -61,10 +61,8 @@ static void worker_url(const struct dask *d, const char *url, char *buf, size_t 
 }
 
 /* Did this request fail as one in the wrong scheme does? TLS to a plain
- * server: connected, and no handshake (tornado waits for a request line
- * that never comes: a timeout); plain HTTP to a TLS server: connected, then
- * reset or nothing. A refused connection, or a timeout before connecting,
- * says nothing of the scheme. */
+ * server: connected, no handshake (a timeout); plain HTTP to a TLS server:
+ * reset or nothing. A refused connection says nothing of the scheme. */
 static bool scheme_mismatch(const struct xfer *x, CURLcode rc)
 {
 	if (!x->https)
@@ -144,8 +142,7 @@ void dask_worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
 	}
 }
 
-/* Where this round's fallback numbers came from, for the status line:
- * the scheduler's /metrics, counts.json, or the workers' rows. */
+/* Where this round's fallback numbers came from, for the status line. */
 static void fallback_why(const struct dask *d, const struct ev_sample *s, char *buf, size_t size)
 {
 	char metrics[48] = "";
@@ -159,8 +156,8 @@ static void fallback_why(const struct dask *d, const struct ev_sample *s, char *
 		 d->state_why[0] ? "; " : "", d->state_why);
 }
 
-/* identity.json answered 500: a sample from the scheduler's counts
- * (/metrics, else counts.json) and what each known worker's /metrics said. */
+/* A sample from the scheduler's counts (/metrics, else counts.json) and
+ * what each known worker's /metrics said. */
 void dask_fallback_finish(struct dask *d)
 {
 	event_reset(&d->ev);
@@ -203,5 +200,3 @@ void dask_fallback_finish(struct dask *d)
 	dask_totals_attach(d);
 	dask_deliver(d, &d->ev);
 }
-
-/* A transfer finished (httpc.h). */
