@@ -1,7 +1,5 @@
 /* libcurl multi in the poll loop: curl says which sockets to watch
- * (socket_cb) and when to call it back (timer_cb -> a timerfd); the loop
- * polls them (httpc_pollfds) and hands poll()'s answer back
- * (httpc_dispatch). */
+ * (socket_cb) and when to call it back (timer_cb, a timerfd). */
 #include "roastop/httpc.h"
 
 #include <stdbool.h>

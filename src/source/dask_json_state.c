@@ -348,9 +348,7 @@ static void state_workers_v3(struct dec *d, const cJSON *root, struct state_ctx 
 		state_workers_kept(d, root, c->token, c->facts, s);
 }
 
-/* "worker_occupancy" (optional): base64, padded, of n little-endian float64,
- * WorkerState.occupancy of each worker in the workers' order (NaN: null).
- * Absent (an earlier route): every occupancy is null. */
+/* "worker_occupancy": n little-endian float64 (NaN: null); absent: all null. */
 static void state_occupancy(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "worker_occupancy");
@@ -400,9 +398,8 @@ static double state_needed(struct dec *d, const cJSON *v, const char *what, enum
 	return x.value;
 }
 
-/* Version 4: "erred", [prefix, tasks gone into erred since "erred_since"]
- * of the prefixes with some, and "erred_left_out", the prefixes not
- * listed. */
+/* Version 4: "erred", [prefix, tasks erred since "erred_since"], and
+ * "erred_left_out", the prefixes not listed. */
 static void state_erred(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	s->erred_left_out = dask_dec_num(d, root, "erred_left_out", RANGE_TASKS);
@@ -426,8 +423,7 @@ static void state_erred(struct dec *d, const cJSON *root, struct ev_sample *s)
 	}
 }
 
-/* Version 4: "running", [key, prefix, worker, seconds] of the tasks
- * executing longest, and "running_left_out", those not listed. */
+/* Version 4: "running", [key, prefix, worker, seconds], and "running_left_out". */
 static void state_running(struct dec *d, const cJSON *root, struct ev_sample *s)
 {
 	s->running_left_out = dask_dec_num(d, root, "running_left_out", RANGE_TASKS);

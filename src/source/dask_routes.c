@@ -1,7 +1,5 @@
-/* The scheduler poller's answers, route by route: the roastop route,
- * identity.json, the scheduler's /metrics, counts.json and the sitemap,
- * each saying how its answer did; which route comes next is the round's
- * table's (dask_round.c). */
+/* The scheduler poller's answers, route by route, each saying how it did
+ * (the round's table picks the next route: dask_round.c). */
 #include "daskpriv.h"
 
 #include <math.h>

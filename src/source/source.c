@@ -1,8 +1,6 @@
-/* The source interface (source.h): the registry of the sources roastop
- * has, one line each in SOURCES (docs/architecture.md, "Adding a source"),
- * and the helpers a source fills its statistics with. The registry's order
- * is the order the sources are opened, polled and written in metrics.json;
- * then what the app asks of a capability a source may lack (source.h). */
+/* The registry of the sources, one line each in SOURCES, in the order they
+ * are opened, polled and written in metrics.json (docs/architecture.md,
+ * "Adding a source"); the statistics' helpers; the capabilities asked. */
 #include "roastop/source.h"
 
 #include <stdio.h>

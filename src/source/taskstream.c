@@ -25,11 +25,6 @@
 #define TASKSTREAM_MAX_MESSAGE (64u << 10)
 #define TASKSTREAM_BACKOFF_MAX 30.0
 
-struct taskstream_config {
-	const char *url; /* http(s)://host:port[/prefix] of the dashboard */
-	const char *prefix; /* --dashboard-prefix, or NULL */
-};
-
 struct taskstream_stats {
 	uint64_t connects, disconnects; /* streams opened; lost or refused */
 	uint64_t messages, bytes, tasks, too_large;
@@ -366,9 +361,9 @@ static void ts_connect(struct taskstream *ts)
 }
 
 /* http(s)://host[:port][/base] + prefix + /eventstream */
-static bool ts_parse_url(struct taskstream *ts, const struct taskstream_config *cfg)
+static bool ts_parse_url(struct taskstream *ts, const char *url, const char *prefix)
 {
-	const char *u = cfg->url;
+	const char *u = url;
 	if (!strncmp(u, "https://", 8)) {
 		ts->tls = true;
 		u += 8;
@@ -391,7 +386,7 @@ static bool ts_parse_url(struct taskstream *ts, const struct taskstream_config *
 		ts->port = (int)p;
 		u = end;
 	}
-	const char *pre = cfg->prefix ? cfg->prefix : "";
+	const char *pre = prefix ? prefix : "";
 	int n = snprintf(ts->path, sizeof(ts->path), "/%s/%s/eventstream", u, pre);
 	if (n < 0 || (size_t)n >= sizeof(ts->path))
 		return false;
@@ -415,12 +410,12 @@ static void taskstream_close(struct taskstream *ts)
 	free(ts);
 }
 
-static struct taskstream *taskstream_open(const struct taskstream_config *cfg, event_deliver_fn fn,
-				   void *ctx, char *err, size_t errsz)
+static struct taskstream *taskstream_open(const char *url, const char *prefix,
+					  event_deliver_fn fn, void *ctx, char *err, size_t errsz)
 {
 	struct taskstream *ts = calloc(1, sizeof(*ts));
-	if (!ts || !(ts->buf = malloc(TASKSTREAM_MAX_MESSAGE)) || !ts_parse_url(ts, cfg)) {
-		snprintf(err, errsz, "task stream: cannot use '%s'", cfg->url);
+	if (!ts || !(ts->buf = malloc(TASKSTREAM_MAX_MESSAGE)) || !ts_parse_url(ts, url, prefix)) {
+		snprintf(err, errsz, "task stream: cannot use '%s'", url);
 		taskstream_close(ts);
 		return NULL;
 	}
@@ -478,7 +473,8 @@ static bool ts_pump(struct taskstream *ts, int passes)
  * the socket in a buffer poll does not see, and hands 4 KiB a service. */
 #define TASKSTREAM_DISPATCH_PASSES 64
 
-static void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t n, double now)
+static void taskstream_dispatch(struct taskstream *ts, const struct pollfd *pfd, size_t n,
+				double now)
 {
 	ts->now = now;
 	bool ready = false;
@@ -551,7 +547,7 @@ static int taskstream_timeout_ms(struct taskstream *ts)
  * which costs the scheduler nothing more, and no reader takes from another. */
 struct taskstream_source {
 	struct taskstream *ts; /* NULL while the stream is not wanted */
-	struct taskstream_config tc;
+	const char *url, *prefix; /* the dashboard's, --dashboard-prefix */
 	event_deliver_fn deliver;
 	struct taskcheck_fetch *check; /* NULL: curl could not start, nothing checked */
 	bool headless;
@@ -581,12 +577,12 @@ static void *tss_open(const struct source_env *env, char *err, size_t errsz)
 		snprintf(err, errsz, "task stream: out of memory");
 		return NULL;
 	}
-	s->tc = (struct taskstream_config){ .url = env->cfg->scheduler_url,
-					    .prefix = env->cfg->dashboard_prefix };
+	s->url = env->cfg->scheduler_url;
+	s->prefix = env->cfg->dashboard_prefix;
 	s->deliver = env->deliver;
 	s->ctx = env->ctx;
 	/* the address checked now: a bad one stops roastop at its start */
-	struct taskstream *probe = taskstream_open(&s->tc, s->deliver, s->ctx, err, errsz);
+	struct taskstream *probe = taskstream_open(s->url, s->prefix, s->deliver, s->ctx, err, errsz);
 	if (!probe) {
 		free(s);
 		return NULL;
@@ -608,7 +604,7 @@ static void tss_want(struct taskstream_source *s)
 	bool want = s->heard && !s->routed;
 	if (want && !s->ts) {
 		char err[200];
-		s->ts = taskstream_open(&s->tc, s->deliver, s->ctx, err, sizeof(err));
+		s->ts = taskstream_open(s->url, s->prefix, s->deliver, s->ctx, err, sizeof(err));
 		s->due_at = s->check_at = clock_mono(); /* the first connect */
 	} else if (!want && s->ts) {
 		/* what the scheduler wrote before the route's cursor was taken */
