@@ -152,9 +152,7 @@ static const char *shown(const char *s, size_t n, char buf[SHOWN_SZ])
 	return strutil_shown(buf, SHOWN_MAX, s, n);
 }
 
-static enum cli_result fail(struct parser *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
+__attribute__((format(printf, 2, 3)))
 static enum cli_result fail(struct parser *p, const char *fmt, ...)
 {
 	va_list ap;

@@ -10,9 +10,7 @@
 
 #define MSG_SECONDS 5.0
 
-/* The views, one row each, in the order of their tabs (docs/dashboard.md,
- * "Views"): name, key, how it draws, the keys of its own, whether / filters
- * it, and whether it needs the task stream to be offered. */
+/* The views in the order of their tabs (docs/dashboard.md, "Views"). */
 const struct ui_view_def ui_views[UI_VIEW__COUNT] = {
 	[UI_VIEW_MAIN] = { "Main", '1', view_main, NULL, false, false },
 	[UI_VIEW_WORKERS] = { "Workers", '2', view_workers, view_workers_key, true, false },

@@ -169,8 +169,7 @@ static void hist_draw(struct ui *ui, struct rect in, const struct hist *h, const
 		ui->vals[i] = (double)counts[i * nb / ncols];
 		top = fmax(top, ui->vals[i]);
 	}
-	nb = ncols;
-	graph_area(ui->vals, nb, top, gw, gh, ui->ascii, ui->cells);
+	graph_area(ui->vals, ncols, top, gw, gh, ui->ascii, ui->cells);
 	scr_graph(ui, in.y, in.x, gw, gh, ui->cells);
 	hist_marks(ui, in.y + gh, in.x, gw, xres, marks, labels, n_marks, lo, hi);
 	struct hist_axis ax = { lo, hi, fmt, h->underflow > 0, h->overflow > 0 };
