@@ -63,20 +63,6 @@ struct finding *diag_new(struct findings *out, enum finding_id id, double since,
 	return f;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-double diag_median(double *v, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 bool diag_host_of(const char *url, char *host, size_t size)
 {
 	const char *p = strstr(url, "://");
@@ -92,13 +78,6 @@ bool diag_host_of(const char *url, char *host, size_t size)
 	memcpy(host, p, len);
 	host[len] = '\0';
 	return true;
-}
-
-bool diag_same_file(const char *key, const char *rc_file)
-{
-	size_t k = strlen(key), c = strlen(rc_file);
-	return c > 0 && k >= c && strcmp(key + k - c, rc_file) == 0 &&
-	       (k == c || c >= RAWCHUNKS_FILE_LEN - 1);
 }
 
 const struct rawchunk *const *diag_chunks(struct diag_eval *e, size_t *n)

@@ -36,8 +36,6 @@ typedef void diag_rule_fn(struct diag_eval *e);
 /* A new finding in out, of its rule's severity (the table's; the rule may
  * change it); NULL when out is full: never, one per rule. */
 struct finding *diag_new(struct findings *out, enum finding_id id, double since, double cost);
-/* The median of v[0..n) (reordered); NAN when n == 0. */
-double diag_median(double *v, size_t n);
 /* The host of a file's URL ("root://host//path", "https://host/path"),
  * without the port's user part; false for a local path. */
 bool diag_host_of(const char *url, char *host, size_t size);
@@ -46,8 +44,6 @@ static inline const char *diag_s(double n)
 {
 	return n == 1 ? "" : "s";
 }
-/* Whether a chunk record's file (its end kept when long) is key. */
-bool diag_same_file(const char *key, const char *rc_file);
 /* The run's successful chunk records in arrival order (*n set), copied once
  * per evaluation; NULL when none or out of memory. */
 const struct rawchunk *const *diag_chunks(struct diag_eval *e, size_t *n);
