@@ -63,6 +63,8 @@ void run_overflow(struct run *r, double t, uint64_t *count, const char *what, si
 			"roastop.overflow.%s", what, cap, what);
 }
 
+/* The chunks' timelines, then the scheduler samples' [SAMPLE_TL_FIRST,
+ * SAMPLE_TL_END), then the tasks done. */
 static const size_t timeline_offsets[] = {
 	offsetof(struct run, tl_events),	offsetof(struct run, tl_bytes),
 	offsetof(struct run, tl_workers),	offsetof(struct run, tl_threads),
@@ -70,6 +72,8 @@ static const size_t timeline_offsets[] = {
 	offsetof(struct run, tl_mem_worst_pct), offsetof(struct run, tl_cpu),
 	offsetof(struct run, tl_executing),	offsetof(struct run, tl_tasks_done),
 };
+#define SAMPLE_TL_FIRST 2
+#define SAMPLE_TL_END 9
 
 static struct timeline *timeline_at(struct run *r, size_t i)
 {
@@ -79,14 +83,11 @@ static struct timeline *timeline_at(struct run *r, size_t i)
 int run_init(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
-	stats_init(&r->chunk_duration);
-	stats_init(&r->chunk_events);
-	stats_init(&r->chunk_mem_delta);
-	stats_init(&r->chunk_cpu_time);
-	stats_init(&r->chunk_bytes_read);
-	stats_init(&r->worker_mem_bytes);
-	stats_init(&r->worker_mem_pct);
-	stats_init(&r->worker_cpu_pct);
+	struct stats *st[] = { &r->chunk_duration,   &r->chunk_events,	 &r->chunk_mem_delta,
+			       &r->chunk_cpu_time,   &r->chunk_bytes_read, &r->worker_mem_bytes,
+			       &r->worker_mem_pct,   &r->worker_cpu_pct };
+	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(st); i++)
+		stats_init(st[i]);
 	hist_init(&r->duration_hist);
 	hist_init(&r->events_hist);
 	topk_init(&r->slowest);
@@ -148,18 +149,6 @@ void run_destroy(struct run *r)
 
 /* ---- run markers, report, status -------------------------------------- */
 
-#define N_SAMPLE_TIMELINES 7
-
-/* The timelines fed by scheduler samples. */
-static void sample_timeline_list(struct run *r, struct timeline *out[N_SAMPLE_TIMELINES])
-{
-	struct timeline *all[N_SAMPLE_TIMELINES] = { &r->tl_workers, &r->tl_threads,
-						     &r->tl_mem_used, &r->tl_mem_limit,
-						     &r->tl_mem_worst_pct, &r->tl_cpu,
-						     &r->tl_executing };
-	memcpy(out, all, sizeof(all));
-}
-
 /* roastcoffea samples the cluster from the collector's start to its end:
  * worker totals cover the run, not the time roastop waited before it. The
  * trapezoids are cut at the start (and at the end, sample_totals_freeze),
@@ -168,10 +157,8 @@ static void sample_timeline_list(struct run *r, struct timeline *out[N_SAMPLE_TI
  * avg_workers 2.025 where the run's own window gives 2.117. */
 static void sample_totals_restart(struct run *r, double from)
 {
-	struct timeline *tls[N_SAMPLE_TIMELINES];
-	sample_timeline_list(r, tls);
-	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
-		timeline_restart_totals(tls[i], from);
+	for (size_t i = SAMPLE_TL_FIRST; i < SAMPLE_TL_END; i++)
+		timeline_restart_totals(timeline_at(r, i), from);
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
 		w->mem_samples = 0;
@@ -186,13 +173,11 @@ static void sample_totals_restart(struct run *r, double from)
 
 static void sample_totals_freeze(struct run *r, bool frozen)
 {
-	struct timeline *tls[N_SAMPLE_TIMELINES];
-	sample_timeline_list(r, tls);
-	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
+	for (size_t i = SAMPLE_TL_FIRST; i < SAMPLE_TL_END; i++)
 		if (frozen)
-			timeline_freeze(tls[i], r->t_run_end);
+			timeline_freeze(timeline_at(r, i), r->t_run_end);
 		else
-			timeline_thaw(tls[i]);
+			timeline_thaw(timeline_at(r, i));
 }
 
 /* A late start (run_apply) restarts no totals: the samples before it in
@@ -306,12 +291,10 @@ static void run_client_seen(struct run *r, double t)
 	run_log(r, t, LOG_WARN, "the run sends again after it was marked incomplete: running");
 }
 
-/* A chunk begun after its run ended is not the run's to wait for (one
- * marked incomplete is running again: run_client_seen). */
-/* A start after the run's end is refused (nothing runs in an ended run),
- * unless the chunk began before the end: it came late, by a slower path
- * (the scheduler's, polled after the client's run_end came by UDP), and
- * its chunk follows it. */
+/* A start after the run's end is refused (nothing runs in an ended run;
+ * one marked incomplete runs again: run_client_seen), unless the chunk
+ * began before the end: it came late, by a slower path (the scheduler's,
+ * polled after the client's run_end came by UDP), and its chunk follows. */
 static int apply_chunk_start(struct run *r, double t, const struct ev_chunk *c)
 {
 	bool began_before = c->t_start.valid && c->t_start.value <= r->t_run_end;
@@ -360,11 +343,8 @@ static struct source_info *source_find(struct run *r, const char *name)
 static void scheduler_gap(struct run *r)
 {
 	r->scheduler_gaps++;
-	struct timeline *tls[N_SAMPLE_TIMELINES];
-	sample_timeline_list(r, tls);
-	for (size_t i = 0; i < N_SAMPLE_TIMELINES; i++)
-		timeline_gap(tls[i]);
-	timeline_gap(&r->tl_tasks_done);
+	for (size_t i = SAMPLE_TL_FIRST; i <= SAMPLE_TL_END; i++) /* and the tasks done */
+		timeline_gap(timeline_at(r, i));
 	tasks_route_lost(&r->tasks); /* the tasks in flight are no longer known */
 	for (size_t i = 0; i < r->workers.count; i++) {
 		struct worker_agg *w = strmap_val_at(&r->workers, i);
