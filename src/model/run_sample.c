@@ -26,23 +26,19 @@ static void worker_mem_add(struct worker_agg *w, double t, double v)
 		w->mem_peak = v;
 }
 
-static uint16_t worker_hist_count(double v)
-{
-	return isfinite(v) && v >= 0 ? (uint16_t)fmin(v, WORKER_NA - 1) : WORKER_NA;
-}
-
 static uint16_t worker_hist_max16(uint16_t a, uint16_t b)
 {
 	return a == WORKER_NA ? b : (b == WORKER_NA ? a : (a > b ? a : b));
 }
 
+/* fmaxf takes the other value over a NaN (not measured) */
 static void worker_hist_merge(struct worker_point *into, const struct worker_point *p)
 {
-	into->mem = isnan(into->mem) ? p->mem : (isnan(p->mem) ? into->mem : fmaxf(into->mem, p->mem));
+	into->mem = fmaxf(into->mem, p->mem);
 	into->cpu = worker_hist_max16(into->cpu, p->cpu);
 	into->exec = worker_hist_max16(into->exec, p->exec);
 	into->proc = worker_hist_max16(into->proc, p->proc);
-	into->occ = isnan(into->occ) ? p->occ : (isnan(p->occ) ? into->occ : fmaxf(into->occ, p->occ));
+	into->occ = fmaxf(into->occ, p->occ);
 }
 
 /* Full: neighbours merge in pairs, halving the points in use. */
@@ -65,7 +61,8 @@ static float worker_hist_real(optnum v)
 
 static uint16_t worker_hist_opt16(optnum v)
 {
-	return worker_hist_count(v.valid ? v.value : NAN);
+	bool ok = v.valid && isfinite(v.value) && v.value >= 0;
+	return ok ? (uint16_t)fmin(v.value, WORKER_NA - 1) : WORKER_NA;
 }
 
 void run_worker_hist_add(struct worker_hist *h, double t, const struct worker_sample *s)
@@ -260,20 +257,24 @@ optnum run_memory_percent(optnum bytes, optnum limit)
 	return ok ? optnum_of(100.0 * bytes.value / limit.value) : optnum_none();
 }
 
-optnum run_cores_per_worker(const struct run *r)
+/* The departed workers' shares with every live worker's added. */
+static struct departed_agg workers_ever(const struct run *r)
 {
 	struct departed_agg a = r->departed;
-	a.mem_avg_sum = 0;
 	for (size_t i = 0; i < r->workers.count; i++)
 		departed_add(&a, strmap_val_at(&r->workers, i));
+	return a;
+}
+
+optnum run_cores_per_worker(const struct run *r)
+{
+	struct departed_agg a = workers_ever(r);
 	return a.n_nthreads ? optnum_of(a.nthreads_sum / (double)a.n_nthreads) : optnum_none();
 }
 
 optnum run_avg_memory_per_worker(const struct run *r)
 {
-	struct departed_agg a = r->departed;
-	for (size_t i = 0; i < r->workers.count; i++)
-		departed_add(&a, strmap_val_at(&r->workers, i));
+	struct departed_agg a = workers_ever(r);
 	return a.n_mem ? optnum_of(a.mem_avg_sum / (double)a.n_mem) : optnum_none();
 }
 
@@ -315,6 +316,9 @@ static void workers_log_departures(struct run *r, double t)
 	}
 }
 
+/* A new scheduler counts from 0: what the old one counted is carried, and
+ * the new counters are not mistaken for a baseline (the decreasing-value
+ * check alone misses a counter that is already past its old value). */
 static void fine_carry(struct strmap *m)
 {
 	for (size_t i = 0; i < m->count; i++) {
@@ -322,15 +326,6 @@ static void fine_carry(struct strmap *m)
 		f->carried += f->last - f->base;
 		f->base = f->last = 0.0;
 	}
-}
-
-/* A new scheduler counts from 0: what the old one counted is carried, and
- * the new counters are not mistaken for a baseline (the decreasing-value
- * check alone misses a counter that is already past its old value). */
-static void fine_restart(struct run *r)
-{
-	fine_carry(&r->fine_cluster);
-	fine_carry(&r->fine_span);
 }
 
 /* The counters' base: their value when the run began (or, first seen
@@ -384,7 +379,8 @@ static void scheduler_identity(struct run *r, double t, const struct ev_sample *
 		return;
 	if (r->scheduler_id[0] && strcmp(r->scheduler_id, s->scheduler_id) != 0) {
 		r->scheduler_restarts++;
-		fine_restart(r);
+		fine_carry(&r->fine_cluster);
+		fine_carry(&r->fine_span);
 		run_log(r, t, LOG_WARN, "scheduler restarted (new id %s)", s->scheduler_id);
 	}
 	strutil_copy(r->scheduler_id, sizeof(r->scheduler_id), s->scheduler_id);
