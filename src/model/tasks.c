@@ -207,17 +207,11 @@ bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now)
 		return false;
 	struct tasks_prefix *p = tasks_prefix(ts, t->prefix ? t->prefix : "Other");
 	double sec = t->stop.value - t->start.value;
-	if (!strcmp(t->action, "transfer")) {
+	bool transfer = !strcmp(t->action, "transfer");
+	if (transfer || !strcmp(t->action, "disk-read")) {
 		if (p) {
-			p->transfer_s += sec;
-			p->transfers++;
-		}
-		return p != NULL;
-	}
-	if (!strcmp(t->action, "disk-read")) {
-		if (p) {
-			p->disk_read_s += sec;
-			p->disk_reads++;
+			*(transfer ? &p->transfer_s : &p->disk_read_s) += sec;
+			(*(transfer ? &p->transfers : &p->disk_reads))++;
 		}
 		return p != NULL;
 	}
@@ -355,15 +349,12 @@ static void tasks_totals_take(struct tasks *ts, const struct ev_sample *s)
 	for (size_t i = 0; i < s->n_prefix_compute; i++)
 		tasks_total_grow(ts, &s->prefix_compute[i], false);
 	r->n_totals = 0; /* the sample's list becomes the one the next is measured against */
-	for (size_t i = 0; i < s->n_prefix_done; i++) {
-		struct tasks_total_seen *e = tasks_total_slot(r, s->prefix_done[i].key);
+	for (size_t i = 0; i < s->n_prefix_done + s->n_prefix_compute; i++) {
+		bool done = i < s->n_prefix_done;
+		const struct kv_num *kv = done ? &s->prefix_done[i] : &s->prefix_compute[i - s->n_prefix_done];
+		struct tasks_total_seen *e = tasks_total_slot(r, kv->key);
 		if (e)
-			e->done = s->prefix_done[i].value;
-	}
-	for (size_t i = 0; i < s->n_prefix_compute; i++) {
-		struct tasks_total_seen *e = tasks_total_slot(r, s->prefix_compute[i].key);
-		if (e)
-			e->compute = s->prefix_compute[i].value;
+			*(done ? &e->done : &e->compute) = kv->value;
 	}
 	r->totals_based = true;
 }
