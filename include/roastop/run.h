@@ -22,9 +22,7 @@
  * has the bytes per entry and the sum). A table that reaches its cap counts
  * what it could not take under roastop.overflow and says so in the log. */
 #define RUN_TIMELINE_POINTS 2048
-/* Points of one worker's history (the workers view's Enter, metrics.json's
- * tracking_data): 32 x 16 bytes inside struct worker_agg, no allocation of
- * its own. */
+/* Points of one worker's history, inside struct worker_agg (32 x 16 bytes). */
 #define RUN_WORKER_HISTORY 32
 /* Live workers. Past it, workers absent from the latest sample are evicted
  * (their history stays in the totals) before a new one is refused. */
@@ -42,8 +40,7 @@
 #define RUN_LOG_LINES 256
 #define RUN_LOG_TEXT 160
 #define RUN_NAME_LEN 128
-/* Bytes of a run's status reason: an exception's type and message (the
- * collector sends at most 200 + 1,000 characters; a longer one is cut). */
+/* An exception's type and message: the collector sends at most 200 + 1,000 characters. */
 #define RUN_REASON_LEN 1024
 
 /* A point of a worker's history: the highest of the samples it covers
@@ -86,9 +83,7 @@ struct worker_agg {
 	struct worker_hist hist; /* for views */
 };
 
-/* Adds a worker's sample at time t to the history (memory bytes, CPU
- * percent, tasks executing and processing, occupancy; a value not measured
- * stays so). Samples come in time order. */
+/* Adds a worker's sample at time t (in time order) to the history. */
 void run_worker_hist_add(struct worker_hist *h, double t, const struct worker_sample *s);
 
 /* What the per-worker metrics need from workers evicted from the table. */
@@ -161,7 +156,6 @@ struct run {
 	char run_id[64];
 	char name[RUN_NAME_LEN];
 	char processor[RUN_NAME_LEN];
-	uint32_t n_datasets_declared;
 	optnum expected_events;
 	bool started, ended;
 	double t_run_start, t_run_end;
@@ -185,7 +179,6 @@ struct run {
 	 * "Time going back") */
 	uint64_t time_regressions;
 
-	/* chunks */
 	/* chunks, not attempts: a chunk's retries (retries.h) count once,
 	 * failed while its latest attempt is */
 	uint64_t n_chunks; /* every chunk, failed included */
@@ -194,7 +187,6 @@ struct run {
 	struct stats chunk_duration; /* successful chunks, seconds */
 	struct stats chunk_events; /* successful chunks with num_events */
 	struct stats chunk_mem_delta; /* successful chunks with mem_delta_mb, MB */
-	struct stats chunk_cpu_time; /* chunks with cpu_time, seconds */
 	struct stats chunk_bytes_read; /* chunks with bytes_read */
 	struct hist duration_hist;
 	struct hist events_hist; /* events per chunk */
@@ -215,12 +207,9 @@ struct run {
 	/* strmap_upsert_hint's hints: the last dataset, and the sections by
 	 * their place in a chunk's list (time, memory, bytes) */
 	size_t hint_dataset, hint_sections[3][RUN_SECTION_HINTS];
-	/* The run window's share of the successful chunks (docs/metrics.md,
-	 * "Invariants"). A chunk runs over [receive time - duration, receive
-	 * time]. One received before the run-start marker or after the run-end
-	 * marker (a straggler of a failed run) is outside: its events and bytes
-	 * are left out of the rates. Chunk time before the window's start or
-	 * after its end is left out of the time the efficiencies divide. */
+	/* The successful chunks outside the run window (docs/metrics.md,
+	 * "Invariants"): received before the run-start or after the run-end
+	 * marker, and chunk time outside [start, end]. */
 	uint64_t n_outside;
 	double outside_events, outside_bytes, outside_time;
 	double t_chunk_first, t_chunk_last; /* the chunks' span: an unmarked run's window */
@@ -263,10 +252,9 @@ struct run {
 	struct stats worker_mem_pct; /* every worker sample with a limit */
 	struct stats worker_cpu_pct; /* every worker sample */
 
-	/* fine metrics */
-	/* "context\x1fprefix\x1factivity\x1funit" -> struct fine_agg. Metrics use
-	 * the span rows when there are any (scoped to the run), else the cluster
-	 * rows' growth since roastop first saw them. */
+	/* fine metrics: "context\x1fprefix\x1factivity\x1funit" -> struct
+	 * fine_agg. Metrics use the span rows when there are any (scoped to the
+	 * run), else the cluster rows' growth since roastop first saw them. */
 	struct strmap fine_cluster;
 	struct strmap fine_span;
 	uint64_t n_fine_cluster, n_fine_span; /* snapshots applied */
@@ -310,9 +298,8 @@ double run_fine_value(const struct fine_agg *f);
  * and of their time-weighted memory averages; invalid with none. */
 optnum run_cores_per_worker(const struct run *r);
 optnum run_avg_memory_per_worker(const struct run *r);
-/* A worker's memory as a percentage of its limit: 100 x bytes / limit;
- * invalid unless both are known and the limit is positive. The one
- * formula for the run's totals and the workers table. */
+/* 100 x bytes / limit; invalid unless both are known and the limit is
+ * positive. The one formula for the run's totals and the workers table. */
 optnum run_memory_percent(optnum bytes, optnum limit);
 /* The i-th newest log line (0 = newest), or NULL. */
 const struct log_line *run_log_get(const struct run *r, size_t i);

@@ -1,18 +1,9 @@
-/* Dask tasks from the task stream (EV_TASK): per task prefix the count of
- * finished tasks, erred ones, a compute-time histogram and the time spent
- * in transfers and disk reads; stragglers among the finished tasks.
- *
- * Each run has its own (run.h). Memory is bounded by the caps: at most
- * TASKS_MAX_PREFIXES prefixes (a further prefix is counted in
- * prefix_overflow, its tasks in the totals only), each ~12.4 KiB (its
- * histogram), the table doubling as prefixes appear, so <= 3.2 MiB however
- * many tasks a second arrive; both the table and the lanes are charged to
- * the session's pool (tasks_set_pool), whose refusal is counted in
- * pool_refused, never a crash; the straggler list is a ring of
- * TASKS_STRAGGLERS_KEPT.
- * /eventstream speaks only when a task has finished, so tasks in flight are
- * not known from it (docs/metrics.md, "Dask tasks"). The figures reported
- * from this state are computed in task_figures.h. */
+/* A run's Dask tasks from the task stream (EV_TASK): per task prefix the
+ * count of finished and erred tasks, a compute-time histogram, the time in
+ * transfers and disk reads; stragglers among the finished tasks. Bounded
+ * by the caps (a prefix past TASKS_MAX_PREFIXES counts in the totals only)
+ * and charged to the session's pool; docs/metrics.md, "Dask tasks". The
+ * figures reported are computed in task_figures.h. */
 #ifndef ROASTOP_TASKS_H
 #define ROASTOP_TASKS_H
 
@@ -98,10 +89,8 @@ struct tasks_route {
 	size_t n_running;
 	struct tasks_running running[TASKS_RUNNING_KEPT]; /* the oldest first */
 	/* The scheduler's per-prefix totals (a watch without the route or the
-	 * stream): measured once a sample carried them; the latest list, each
-	 * sample's growth measured against it, kept when the model is cleared
-	 * and inherited by the next run (based: a list was taken; the first is
-	 * a base only, its tasks finished before the watch) */
+	 * stream), kept like seen (based: a list was taken; the first is a
+	 * base only, its tasks finished before the watch) */
 	bool totals_measured, totals_based;
 	uint64_t totals_left_out; /* prefixes past the list's cap */
 	size_t n_totals;
@@ -113,7 +102,6 @@ struct tasks {
 	size_t n, cap;
 	struct tasks_lane *lanes; /* n_lanes of TASKS_LANES, allocated on the first task */
 	size_t n_lanes;
-	uint64_t lane_overflow; /* tasks of workers past TASKS_LANES: not drawn */
 	struct hist all; /* compute seconds of every task */
 	uint64_t count, erred, prefix_overflow;
 	uint64_t from_totals; /* of count, from the scheduler's per-prefix totals */
@@ -132,8 +120,7 @@ void tasks_free(struct tasks *ts);
 /* Charges the model's memory, present and future, to pool (NULL: none). */
 void tasks_set_pool(struct tasks *ts, struct strmap_pool *pool);
 /* Forgets every task (a run's start), keeping the pool and the route's
- * latest failed-task counts, against which the next sample's growth is
- * the run's. */
+ * latest lists, against which the next sample's growth is the run's. */
 void tasks_clear(struct tasks *ts);
 /* Takes from's latest failed-task counts (the route's), against which ts
  * measures the next sample's growth. */
@@ -143,11 +130,9 @@ void tasks_route_inherit(struct tasks *ts, const struct tasks *from);
 bool tasks_route_own(const struct tasks *ts, const struct ev_sample *s);
 /* One EV_TASK. False when it could not be held (out of memory). */
 bool tasks_apply(struct tasks *ts, const struct ev_task *t, double now);
-/* A scheduler sample: the route's failed tasks per prefix (each one's
- * growth since the list before) and the tasks executing now; a sample
- * without them (another source) leaves in flight unmeasured. The
- * scheduler's per-prefix totals count each prefix's growth as finished
- * tasks and compute seconds. */
+/* A scheduler sample: each prefix's growth in failed tasks, finished
+ * tasks and compute seconds since the list before, and the tasks
+ * executing now (unmeasured without the route). */
 void tasks_apply_sample(struct tasks *ts, const struct ev_sample *s);
 /* The scheduler is lost: the tasks in flight are not measured until the
  * route's next sample (the failed tasks stay: a count that grew did). */
@@ -155,10 +140,8 @@ void tasks_route_lost(struct tasks *ts);
 /* Straggler threshold for prefix p (NULL: all): max(3 x p90, p99), invalid
  * until TASKS_STRAGGLER_MIN have finished. */
 optnum tasks_straggler_after(const struct tasks *ts, const struct tasks_prefix *p);
-/* The threshold a task of p (NULL: none) is judged against: its prefix's
- * when known, else that of all tasks. */
+/* p's threshold when known, else that of all tasks. */
 optnum tasks_judged_after(const struct tasks *ts, const struct tasks_prefix *p);
-/* The prefix named name, or NULL. */
 const struct tasks_prefix *tasks_prefix_find(const struct tasks *ts, const char *name);
 const struct tasks_straggler *tasks_straggler_at(const struct tasks *ts, size_t i);
 size_t tasks_straggler_count(const struct tasks *ts);

@@ -83,9 +83,9 @@ static struct timeline *timeline_at(struct run *r, size_t i)
 int run_init(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
-	struct stats *st[] = { &r->chunk_duration,   &r->chunk_events,	 &r->chunk_mem_delta,
-			       &r->chunk_cpu_time,   &r->chunk_bytes_read, &r->worker_mem_bytes,
-			       &r->worker_mem_pct,   &r->worker_cpu_pct };
+	struct stats *st[] = { &r->chunk_duration, &r->chunk_events,	 &r->chunk_mem_delta,
+			       &r->chunk_bytes_read, &r->worker_mem_bytes, &r->worker_mem_pct,
+			       &r->worker_cpu_pct };
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(st); i++)
 		stats_init(st[i]);
 	hist_init(&r->duration_hist);
@@ -212,7 +212,6 @@ static void apply_run_start(struct run *r, double t, const struct ev_run_start *
 		strutil_copy(r->name, sizeof(r->name), s->name);
 	if (s->processor)
 		strutil_copy(r->processor, sizeof(r->processor), s->processor);
-	r->n_datasets_declared = (uint32_t)s->n_datasets;
 	r->expected_events = s->expected_events;
 	run_log(r, t, LOG_INFO, "run started: %s (%s)", r->name[0] ? r->name : r->run_id,
 		r->processor[0] ? r->processor : "processor unknown");

@@ -274,8 +274,6 @@ static void chunk_succeeded(struct run *r, double t, const struct ev_chunk *c, b
 	optnum md = chunk_mem_delta(c);
 	if (md.valid)
 		stats_add(&r->chunk_mem_delta, md.value);
-	if (c->cpu_time.valid)
-		stats_add(&r->chunk_cpu_time, c->cpu_time.value);
 	if (c->bytes_read.valid)
 		stats_add(&r->chunk_bytes_read, c->bytes_read.value);
 	topk_offer(&r->slowest, dur, c->file, c->dataset, c->worker, c->entry_start, c->entry_stop,

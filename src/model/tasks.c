@@ -180,10 +180,8 @@ static void tasks_lane_add(struct tasks *ts, const struct ev_task *t, const stru
 			l = &ts->lanes[i];
 	if (!l && !ts->lanes && !tasks_lanes_alloc(ts))
 		return;
-	if (!l && ts->n_lanes == TASKS_LANES) {
-		ts->lane_overflow++;
-		return;
-	}
+	if (!l && ts->n_lanes == TASKS_LANES)
+		return; /* not drawn */
 	if (!l) {
 		l = &ts->lanes[ts->n_lanes++];
 		snprintf(l->worker, sizeof(l->worker), "%s", w);
