@@ -27,9 +27,16 @@ static optnum count_of(uint64_t n)
 	return optnum_of((double)n);
 }
 
+/* The latest sample's value, unknown after the scheduler was lost. */
+static optnum last_of(const struct timeline *tl)
+{
+	return tl->has_last ? optnum_of(tl->v_last) : optnum_none();
+}
+
 /* elapsed = t_end - t_start, where t_start = run-start marker, else (an
- * implicit run) its earliest chunk's start, else the first event; t_end = run-end marker, else now (never before the latest event, so
- * a caller's stale clock cannot shrink it). Negative: invalid. */
+ * implicit run) its earliest chunk's start, else the first event; t_end =
+ * run-end marker, else now (never before the latest event, so a caller's
+ * stale clock cannot shrink it). Negative: invalid. */
 static void compute_elapsed(const struct run *r, double now, struct metrics *m)
 {
 	m->elapsed_time_seconds = optnum_none();
@@ -204,19 +211,12 @@ static void compute_workers(const struct run *r, struct metrics *m)
 	m->memory_utilization_max_percent = stats_max(&r->worker_mem_pct);
 	m->cpu_utilization_mean_percent = stats_mean(&r->worker_cpu_pct);
 	m->workers_now = count_of(r->workers_now);
-	/* "now" values: the latest sample, unknown after the scheduler was lost */
-	if (r->tl_threads.has_last)
-		m->total_threads_now = optnum_of(r->tl_threads.v_last);
-	if (r->tl_mem_used.has_last)
-		m->memory_used_now_bytes = optnum_of(r->tl_mem_used.v_last);
-	if (r->tl_mem_limit.has_last)
-		m->memory_limit_now_bytes = optnum_of(r->tl_mem_limit.v_last);
-	if (r->tl_mem_worst_pct.has_last)
-		m->memory_worst_percent_now = optnum_of(r->tl_mem_worst_pct.v_last);
-	if (r->tl_cpu.has_last)
-		m->cpu_percent_now = optnum_of(r->tl_cpu.v_last);
-	if (r->tl_executing.has_last)
-		m->tasks_executing_now = optnum_of(r->tl_executing.v_last);
+	m->total_threads_now = last_of(&r->tl_threads);
+	m->memory_used_now_bytes = last_of(&r->tl_mem_used);
+	m->memory_limit_now_bytes = last_of(&r->tl_mem_limit);
+	m->memory_worst_percent_now = last_of(&r->tl_mem_worst_pct);
+	m->cpu_percent_now = last_of(&r->tl_cpu);
+	m->tasks_executing_now = last_of(&r->tl_executing);
 	m->tasks_executing_peak = timeline_max(&r->tl_executing);
 	m->tasks_done_now = r->tasks_done;
 	m->tasks_total_now = r->tasks_total;
