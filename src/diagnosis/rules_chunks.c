@@ -168,7 +168,7 @@ void diag_rule_tail(struct diag_eval *e)
 {
 	const struct run *r = e->r;
 	const struct metrics *m = e->m;
-	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	optnum th = m->total_cores; /* total_threads_avg is the same figure */
 	if (!th.valid || th.value < 1)
 		return;
 	double threads = round(th.value);
@@ -268,7 +268,7 @@ static bool small_busy(const struct run *r, double threads, double from, double 
 void diag_rule_small_chunks(struct diag_eval *e)
 {
 	const struct metrics *m = e->m;
-	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	optnum th = m->total_cores;
 	optnum n = m->num_successful_chunks, ev = m->total_events_from_chunks;
 	double idle, body, since, threads = th.valid ? round(th.value) : 0;
 	if (threads < 1 || !n.valid || n.value < DIAG_MIN_CHUNKS || !ev.valid || ev.value <= 0 ||

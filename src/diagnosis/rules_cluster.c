@@ -137,7 +137,7 @@ static void cpu_starved(const struct cpu_sums *s, struct findings *out)
  * true when the threads or the elapsed time are not known. */
 static bool cpu_inside_enough(double seconds, const struct metrics *m)
 {
-	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	optnum th = m->total_cores;
 	optnum el = m->elapsed_time_seconds;
 	if (!th.valid || !el.valid || th.value <= 0 || el.value <= 0)
 		return true;
@@ -235,7 +235,7 @@ void diag_rule_idle_cluster(struct diag_eval *e)
 	const struct run *r = e->r;
 	const struct metrics *m = e->m;
 	struct findings *out = e->out;
-	optnum th = m->total_threads_avg.valid ? m->total_threads_avg : m->total_cores;
+	optnum th = m->total_cores;
 	if (!th.valid || round(th.value) < 2)
 		return;
 	double threads = round(th.value);
