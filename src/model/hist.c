@@ -1,8 +1,6 @@
-/* Log-bucket histogram: bucket i holds (gamma^(i-1), gamma^i] x HIST_MIN,
- * so bucket 0 holds HIST_MIN itself. The representative 2 gamma^i /
- * (gamma + 1) x HIST_MIN is within (gamma - 1) / (gamma + 1) = 0.99 % of
- * every value in the bucket, and nearest-rank quantiles pick the bucket
- * of the exact quantile, so they carry the same bound. */
+/* Buckets as hist.h has them (bucket 0 holds HIST_MIN itself). Nearest-rank
+ * quantiles pick the bucket of the exact quantile, so they carry its
+ * representative's 0.99 % bound. */
 #include "roastop/hist.h"
 
 #include <float.h>

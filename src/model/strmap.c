@@ -1,11 +1,7 @@
-/* Insertion-ordered string map: dense key/value arrays plus an open-
- * addressing index (linear probing, load <= 1/2) of entry numbers.
- *
- * The map sits on the chunk hot path (dataset, file, worker, section and
- * branch names, several lookups per event at > 1 M events/s), so keys are
- * hashed eight bytes at a time rather than byte by byte, the full hash is
- * kept per entry so a probe compares strings only on a 32-bit match, and
- * a lookup allocates nothing. */
+/* The index's load is at most 1/2. The map sits on the chunk hot path
+ * (several lookups per event at > 1 M events/s), so keys are hashed eight
+ * bytes at a time, the hash is kept per entry so a probe compares strings
+ * only on a 32-bit match, and a lookup allocates nothing. */
 #include "roastop/strmap.h"
 #include "roastop/strutil.h"
 

@@ -1,15 +1,8 @@
-/* Bounded time series; see timeline.h for the contract.
- *
- * Points fill up to per_bucket raw samples each; when a new point is due
- * and the array is full, neighbours merge in pairs and per_bucket doubles,
- * so a compaction (O(cap)) happens once per cap/2 new points: amortised
- * O(1) per sample. A merged pair is flagged gap_before when either half
- * was, so a gap inside the pair is drawn at most one bucket early instead
- * of vanishing.
- *
- * The totals (integral, covered, n_samples, sum, min, max) are separate
- * from the points: a restart or a freeze changes which samples they count,
- * never what is drawn. */
+/* A compaction (O(cap)) happens once per cap/2 new points: amortised O(1)
+ * per sample. A merged pair is flagged gap_before when either half was, so
+ * a gap inside the pair is drawn at most one bucket early instead of
+ * vanishing. The totals are separate from the points: a restart or a
+ * freeze changes which samples they count, never what is drawn. */
 #include "roastop/timeline.h"
 
 #include <float.h>
