@@ -57,9 +57,6 @@ struct findings {
 	struct finding f[FIND__COUNT]; /* most severe first, then by cost */
 };
 
-/* What the run does not hold and the caller knows: whether a source has
- * senders that should send chunks (a listener), and whether it already
- * explains their silence (a key alert). */
 /* The last comparable run (previous.h finds it): what slower_than_before
  * compares the run with. */
 struct diagnosis_previous {
@@ -72,10 +69,11 @@ struct diagnosis_previous {
 	optnum fell_percent; /* its change */
 };
 
+/* What the caller knows and the run does not hold. */
 struct diagnosis_context {
 	double now; /* the end of a live run, as metrics_compute's */
-	bool listening;
-	bool key_alert;
+	bool listening; /* a source has senders that should send chunks */
+	bool key_alert; /* it already explains their silence */
 	const struct diagnosis_previous *previous; /* NULL: none known */
 };
 

@@ -10,10 +10,8 @@
 #include "roastop/event.h"
 #include "roastop/strmap.h"
 
-/* Starts held at once; a start past it is counted (overflow), not kept.
- * 16,384 covers a thousand workers of sixteen threads; each entry is
- * ~400 bytes, allocated as the set grows (6.4 MiB at the cap), and charged
- * to the session's pool of table bytes like a table's rows. */
+/* Starts held at once (a thousand workers of sixteen threads); a start past
+ * it is counted (overflow). Allocated as the set grows, charged to the pool. */
 #define INFLIGHT_MAX 16384u
 #define INFLIGHT_LOST_KEPT 64u /* the latest lost chunks, shown and written */
 #define INFLIGHT_FILE_LEN 160u /* a longer path keeps its end (the file name) */

@@ -1,10 +1,6 @@
-/* A run's chunk records in roastcoffea's form (raw_chunk_metrics), in
- * bounded memory (docs/metrics.md, "Chunk records"). Every successful chunk
- * is kept up to RAWCHUNKS_MAX; past it the set is a uniform sample of all of
- * them (reservoir sampling, algorithm R, with a fixed seed: the same input
- * keeps the same records), so roastcoffea's distribution plots keep their
- * shape. The exact aggregates stay in the run's stats; the full records are
- * in the recording. */
+/* A run's chunk records in roastcoffea's form (raw_chunk_metrics): every
+ * successful chunk up to RAWCHUNKS_MAX, past it a uniform sample with a
+ * fixed seed (docs/metrics.md, "Chunk records"). */
 #ifndef ROASTOP_RAWCHUNKS_H
 #define ROASTOP_RAWCHUNKS_H
 
@@ -12,8 +8,7 @@
 #include "roastop/event.h"
 #include "roastop/strmap.h"
 
-/* Records kept per run: 4,096 x 480 bytes, 1.9 MiB at the cap, allocated
- * as the set grows and charged to the session's pool of table bytes. */
+/* Records kept per run, allocated as the set grows, charged to the pool. */
 #define RAWCHUNKS_MAX 4096u
 #define RAWCHUNKS_FILE_LEN 160u /* a longer path keeps its end (the file name) */
 #define RAWCHUNKS_NAME_LEN 64u

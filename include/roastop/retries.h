@@ -1,11 +1,7 @@
-/* Retries told apart from failures (docs/metrics.md, "Retries"). A chunk
- * is identified across its attempts by its file and entry range within the
- * run (the table is the run's own): a failed attempt followed by another
- * attempt of the same chunk is a retry, and the chunk is failed only while
- * its latest attempt is. Only chunks that failed at least once are kept,
- * at most RETRIES_MAX_CHUNKS, charged to the session's pool; a failure
- * past it (or without a file and an entry range) stays a plain failure and
- * is counted. */
+/* Retries told apart from failures (docs/metrics.md, "Retries"): a chunk
+ * is its file and entry range within the run. Only chunks that failed at
+ * least once are kept, at most RETRIES_MAX_CHUNKS; a failure past it (or
+ * without a file and an entry range) stays a plain failure, counted. */
 #ifndef ROASTOP_RETRIES_H
 #define ROASTOP_RETRIES_H
 

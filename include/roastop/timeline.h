@@ -61,10 +61,11 @@ void timeline_restart_totals(struct timeline *tl, double from);
 void timeline_freeze(struct timeline *tl, double at);
 /* Totals count again, from the last sample on. */
 void timeline_thaw(struct timeline *tl);
-/* integral / covered; with one sample, that sample; invalid when empty.
- * With samples out of order, the mean of all samples: trapezoids over the
- * in-order ones alone could span most of the run with two samples, where
- * the mean of evenly spaced polls is within a sample's worth of the truth. */
+/* integral / covered; invalid when empty. Without a trapezoid (one sample,
+ * samples at one instant or isolated by gaps) or with samples out of order,
+ * the mean of the samples: trapezoids over the in-order ones alone could
+ * span most of the run with two samples, where the mean of evenly spaced
+ * polls is within a sample's worth of the truth. */
 optnum timeline_time_avg(const struct timeline *tl);
 optnum timeline_max(const struct timeline *tl);
 
