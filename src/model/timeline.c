@@ -173,9 +173,6 @@ void timeline_thaw(struct timeline *tl)
 	tl->count_to = INFINITY;
 }
 
-/* The time-weighted average; with no trapezoid yet (one sample, or only
- * samples at one instant or isolated by gaps), or with samples out of
- * order (timeline.h), the plain mean stands in. */
 optnum timeline_time_avg(const struct timeline *tl)
 {
 	if (tl->n_samples == 0)
