@@ -33,8 +33,6 @@ const struct log_line *run_log_get(const struct run *r, size_t i)
 	return &r->log[(r->log_count - 1 - i) % RUN_LOG_LINES];
 }
 
-/* ---- bounded tables ------------------------------------------------- */
-
 #define KEY_HASH_LEN 17 /* "~" and 16 hex digits */
 
 /* name as a table key of at most max bytes: a longer one becomes its first
@@ -146,8 +144,6 @@ void run_destroy(struct run *r)
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(timeline_offsets); i++)
 		timeline_free(timeline_at(r, i));
 }
-
-/* ---- run markers, report, status -------------------------------------- */
 
 /* roastcoffea samples the cluster from the collector's start to its end:
  * worker totals cover the run, not the time roastop waited before it. The
@@ -371,8 +367,6 @@ static int apply_status(struct run *r, double t, const struct ev_status *st)
 			s->reason);
 	return 0;
 }
-
-/* ---- the one entry point ---------------------------------------------- */
 
 #define RUN_REGRESSIONS_TOLD 5 /* in the log; the rest only counted */
 
