@@ -74,11 +74,10 @@ static bool paces_group(struct paces *s, enum pace_by by)
 		if (k < ids)
 			s->idx[by][s->start[by][k] + s->count[by][k]++] = (uint32_t)i;
 	}
-	for (size_t k = 0; k < ids; k++)
-		s->mid[by][k] = s->count[by][k] ? s->c[s->idx[by][s->start[by][k] +
-								  (s->count[by][k] + 1) / 2 - 1]]
-							  .pace
-						: NAN;
+	for (size_t k = 0; k < ids; k++) {
+		size_t n = s->count[by][k], median = s->start[by][k] + (n + 1) / 2 - 1;
+		s->mid[by][k] = n ? s->c[s->idx[by][median]].pace : NAN;
+	}
 	return true;
 }
 
