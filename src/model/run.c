@@ -81,7 +81,7 @@ static struct timeline *timeline_at(struct run *r, size_t i)
 int run_init(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
-	struct stats *st[] = { &r->chunk_duration, &r->chunk_events,	 &r->chunk_mem_delta,
+	struct stats *st[] = { &r->chunk_duration, &r->chunk_events, &r->chunk_mem_delta,
 			       &r->chunk_bytes_read, &r->worker_mem_bytes, &r->worker_mem_pct,
 			       &r->worker_cpu_pct };
 	for (size_t i = 0; i < ROASTOP_ARRAY_LEN(st); i++)

@@ -349,7 +349,8 @@ static void tasks_totals_take(struct tasks *ts, const struct ev_sample *s)
 	r->n_totals = 0; /* the sample's list becomes the one the next is measured against */
 	for (size_t i = 0; i < s->n_prefix_done + s->n_prefix_compute; i++) {
 		bool done = i < s->n_prefix_done;
-		const struct kv_num *kv = done ? &s->prefix_done[i] : &s->prefix_compute[i - s->n_prefix_done];
+		const struct kv_num *kv =
+			done ? &s->prefix_done[i] : &s->prefix_compute[i - s->n_prefix_done];
 		struct tasks_total_seen *e = tasks_total_slot(r, kv->key);
 		if (e)
 			*(done ? &e->done : &e->compute) = kv->value;
