@@ -17,13 +17,10 @@ MB = 1024 * 1024            # roastcoffea's "MB": rss / 1024**2
 
 
 def process_memory_mb(pid=None):
-    """Resident set size in MB from /proc/self/statm (standard library only),
-    or None where it cannot be read: a missing value is left out, never sent
-    as 0. The file stays open and is re-read with pread (each read at offset
-    0 is a fresh one): opening it per chunk cost more than everything else
-    the decorator does. Where pread fails (no os.pread, or a descriptor
-    someone closed), the file is opened and read as before, and opened
-    afresh for the next read. pid: the process's, when the caller has it."""
+    """Resident set size in MB from /proc/self/statm, or None where it cannot
+    be read (left out, never sent as 0). The file stays open and is re-read
+    with pread: opening it per chunk cost more than everything else the
+    decorator does. Where pread fails it is opened and read once more."""
     statm = shared("statm", lambda: [None, None])   # (pid, fd): reopened after a fork
     try:
         pid = pid or current_pid()
@@ -144,77 +141,65 @@ def requested_bytes(events):
     return source_bytes(file_source(factory))
 
 
-_requested_bytes = requested_bytes  # the name used before
+class _Tracked:
+    """A section: after - before of the reading, under chunk[kind][name],
+    left out when either reading is None or no chunk is tracked."""
+
+    __slots__ = ("_chunk", "_name", "_before")
+    kind = None
+
+    def __init__(self, processor, name):
+        self._chunk = _chunk(processor)
+        self._name = name
+        self._before = None
+
+    def __enter__(self):
+        if self._chunk is not None:
+            self._before = self._read()
+        return None
+
+    def __exit__(self, *exc):
+        if self._before is not None:
+            after = self._read()
+            if after is not None:
+                _section(self._chunk, self.kind)[self._name] = after - self._before
+        return False
 
 
-class track_time:
+class track_time(_Tracked):
     """Wall seconds spent in the block, under timing[name]::
 
         with track_time(self, "jet_selection"):
             ...
     """
 
-    __slots__ = ("_chunk", "_name", "_start")
+    __slots__ = ()
+    kind = "timing"
 
-    def __init__(self, processor, name):
-        self._chunk = _chunk(processor)
-        self._name = name
-
-    def __enter__(self):
-        if self._chunk is not None:
-            self._start = time.time()
-        return None
-
-    def __exit__(self, *exc):
-        if self._chunk is not None:
-            _section(self._chunk, "timing")[self._name] = time.time() - self._start
-        return False
+    def _read(self):
+        return time.time()
 
 
-class track_memory:
-    """Change of the process's RSS over the block in MB, under memory[name]
-    (left out where RSS cannot be read)."""
+class track_memory(_Tracked):
+    """Change of the process's RSS over the block in MB, under memory[name]."""
 
-    __slots__ = ("_chunk", "_name", "_before")
+    __slots__ = ()
+    kind = "memory"
 
-    def __init__(self, processor, name):
-        self._chunk = _chunk(processor)
-        self._name = name
-        self._before = None
-
-    def __enter__(self):
-        if self._chunk is not None:
-            self._before = process_memory_mb()
-        return None
-
-    def __exit__(self, *exc):
-        if self._before is not None:
-            after = process_memory_mb()
-            if after is not None:
-                _section(self._chunk, "memory")[self._name] = after - self._before
-        return False
+    def _read(self):
+        return process_memory_mb()
 
 
-class track_bytes:
+class track_bytes(_Tracked):
     """Bytes the chunk's file source was asked for during the block, under
     bytes[name] (left out when the events carry no file source)."""
 
-    __slots__ = ("_chunk", "_events", "_name", "_before")
+    __slots__ = ("_events",)
+    kind = "bytes"
 
     def __init__(self, processor, events, name):
-        self._chunk = _chunk(processor)
         self._events = events
-        self._name = name
-        self._before = None
+        super().__init__(processor, name)
 
-    def __enter__(self):
-        if self._chunk is not None:
-            self._before = requested_bytes(self._events)
-        return None
-
-    def __exit__(self, *exc):
-        if self._before is not None:
-            after = requested_bytes(self._events)
-            if after is not None:
-                _section(self._chunk, "bytes")[self._name] = after - self._before
-        return False
+    def _read(self):
+        return requested_bytes(self._events)
