@@ -10,23 +10,49 @@ from roastop.instrumentation import MB, process_memory_mb
 HEARTBEAT_INTERVAL = 1.0   # seconds between a process's heartbeats
 
 
-class Heartbeat:
-    """One process's heartbeat (docs/protocol.md, "heartbeat"): a daemon
-    thread that sends its RSS, CPU time, chunks in flight (and the Dask
-    worker's name) every ``interval`` s. A forked child makes its own
-    (Emitter.chunk_began). Stopped at exit; never raises."""
+class Ticker:
+    """A daemon thread that calls tick() now and every ``step`` s until
+    stop(), at interpreter exit at the latest. Its pid is the process that
+    made it; RuntimeError when no thread can be had."""
+
+    def __init__(self, step, name):
+        self.pid = os.getpid()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(step,), daemon=True, name=name)
+        self._thread.start()
+        atexit.register(self.stop)
+
+    def _run(self, step):
+        while True:
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 - never worth a traceback
+                pass
+            if self._stop.wait(step):
+                return
+
+    def alive(self):
+        return self._thread.is_alive()
+
+    def stop(self, timeout=2.0):
+        """Ends the thread (at most ``timeout`` seconds' wait); idempotent."""
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+
+class Heartbeat(Ticker):
+    """One process's heartbeat: its RSS, CPU time, chunks in flight (and
+    the Dask worker's name) every ``interval`` s. A forked child makes its
+    own (Emitter.chunk_began)."""
 
     def __init__(self, emitter, interval=HEARTBEAT_INTERVAL, worker=None):
-        self.pid = os.getpid()
         self.emitter, self.interval, self.worker = emitter, interval, worker
         self.in_flight = 0
         self.pending = {}             # id(start) -> Emitter.chunk_begin's handle
         self.beats = 0
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="roastop-heartbeat")
-        self._thread.start()          # RuntimeError (no thread to be had): the caller's
-        atexit.register(self.stop)
+        super().__init__(interval, "roastop-heartbeat")
 
     def add(self, n):
         with self._lock:
@@ -69,22 +95,7 @@ class Heartbeat:
             msg["worker"] = self.worker
         return msg
 
-    def _run(self):
-        while True:
-            try:
-                self.announce()
-                if self.emitter.send(self.message()):
-                    self.beats += 1
-            except Exception:  # noqa: BLE001 - a heartbeat is never worth a traceback
-                pass
-            if self._stop.wait(self.interval):
-                return
-
-    def alive(self):
-        return self._thread.is_alive()
-
-    def stop(self, timeout=2.0):
-        """Ends the thread (at most ``timeout`` seconds' wait); idempotent."""
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+    def tick(self):
+        self.announce()
+        if self.emitter.send(self.message()):
+            self.beats += 1

@@ -9,7 +9,6 @@ the address once, resolve; an Emitter given a host name looks it up in a
 background thread and drops its datagrams until that answers) nor on the
 choice of path (its hello waits in a thread of its own, the datagrams
 meanwhile in the batch). distributed is never imported here."""
-import atexit
 import itertools
 import os
 import select
@@ -19,6 +18,7 @@ import threading
 import time
 
 from roastop._state import current_pid, shared
+from roastop.heartbeat import Ticker
 from roastop.wire import MAX_DATAGRAM, ack_ok, encode, frame, new_instance
 
 RESOLVE_TIMEOUT = 1.0      # seconds MetricsCollector waits for its one name lookup
@@ -157,29 +157,21 @@ def _parts(batch, count, size):
         yield part
 
 
-class _DaskFlusher:
+class _DaskFlusher(Ticker):
     """A worker process's thread that sends its emitter's Dask-path batch
     once it is ``interval`` s old at most (it looks ``checks`` times an
     interval); at interpreter exit it stops and sends what is left."""
 
     def __init__(self, emitter, interval, checks=1):
-        self.pid = os.getpid()
         self.emitter, self.interval = emitter, interval
         self.step = interval / max(1, checks)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="roastop-dask-flush")
-        self._thread.start()          # RuntimeError (no thread to be had): the caller's
-        atexit.register(self.stop)
+        super().__init__(self.step, "roastop-dask-flush")
 
-    def _run(self):
-        while not self._stop.wait(self.step):
-            self.emitter.flush_dask_due(self.interval - self.step)
+    def tick(self):
+        self.emitter.flush_dask_due(self.interval - self.step)
 
     def stop(self, timeout=2.0):
-        """Ends the thread and sends the rest; idempotent."""
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        super().stop(timeout)
         if self.pid == os.getpid():
             self.emitter.flush_dask()
 
