@@ -89,12 +89,8 @@ class Emitter(UdpPath, DaskPath):
         self._worker = None       # the Dask worker whose connection the dask path takes
         self.sent_dask = 0        # of sent: through the worker's Dask connection
         self.batches_dask = 0     # the events (log_event calls) they went in
-        self._batch, self._batch_bytes = [], 0   # the Dask path's datagrams not sent yet
-        self._batch_since = 0.0   # time.monotonic() when the batch's first one came
-        self._batch_lock = threading.Lock()      # held to append or take them, never to send
-        self._send_lock = threading.Lock()       # held by the one thread sending a batch
+        self._new_batch()
         self._flusher = None      # this process's _DaskFlusher, on the dask path
-        self.path_chosen = threading.Event()     # set once choose_path's choice is made
         # ROASTOP_HELLO=0 switches hellos off: auto cannot check, and stays on UDP
         self._check = os.environ.get("ROASTOP_HELLO", "").strip() != "0"
         self.key = parse_key(key)

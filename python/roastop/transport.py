@@ -1,14 +1,11 @@
 """How a process's datagrams reach roastop: by UDP, or through its Dask
-worker's connection to the scheduler (docs/protocol.md, "The Dask path":
-the choice per process, the batches and when they go).
+worker's connection to the scheduler (docs/protocol.md, "The Dask path").
 
-Sending never blocks and never raises into the analysis: a full socket
-buffer, an absent roastop or an unresolvable address costs only the message,
-counted in ``lost``. No chunk waits on a resolver (MetricsCollector resolves
-the address once, resolve; an Emitter given a host name looks it up in a
-background thread and drops its datagrams until that answers) nor on the
-choice of path (its hello waits in a thread of its own, the datagrams
-meanwhile in the batch). distributed is never imported here."""
+Sending never blocks and never raises into the analysis: a failure costs
+only the message, counted in ``lost``. No chunk waits on a resolver (a host
+name is looked up in a background thread, its datagrams lost until it
+answers) nor on the hello that chooses the path. distributed is never
+imported here."""
 import itertools
 import os
 import select
@@ -50,23 +47,26 @@ def parse_addr(addr):
     return host, int(port)
 
 
-def _numeric(host, port):
-    """(family, type, proto, sockaddr) when host is a numeric address, read
-    without a lookup (AI_NUMERICHOST: the resolver is never asked); None for
-    a host name."""
-    try:
-        family, kind, proto, _, target = socket.getaddrinfo(
-            host, port, 0, socket.SOCK_DGRAM, 0, socket.AI_NUMERICHOST | socket.AI_NUMERICSERV)[0]
-    except (OSError, IndexError, UnicodeError):
-        return None
+def _addrinfo(host, port, flags=0):
+    """(family, type, proto, sockaddr) of host's first UDP address."""
+    family, kind, proto, _, target = socket.getaddrinfo(host, port, 0, socket.SOCK_DGRAM, 0,
+                                                        flags)[0]
     return family, kind, proto, target
 
 
+def _numeric(host, port):
+    """_addrinfo when host is a numeric address (the resolver is never
+    asked); None for a host name."""
+    try:
+        return _addrinfo(host, port, socket.AI_NUMERICHOST | socket.AI_NUMERICSERV)
+    except (OSError, IndexError, UnicodeError):
+        return None
+
+
 class _Lookup:
-    """One name lookup in a daemon thread, so that nobody waits on a resolver
-    that may never answer (glibc's own limit is 5 s per server and attempt).
-    ``result`` is set as _numeric's when it answers, ``error`` and ``failed``
-    (a monotonic time) when it fails; ``done`` is set either way."""
+    """One name lookup in a daemon thread: nobody waits on a resolver that
+    may never answer (glibc's own limit is 5 s per server and attempt).
+    Sets ``result``, or ``error`` and ``failed`` (monotonic), then ``done``."""
 
     def __init__(self, host, port):
         self.pid = os.getpid()
@@ -81,9 +81,7 @@ class _Lookup:
 
     def _run(self, host, port):
         try:
-            family, kind, proto, _, target = socket.getaddrinfo(host, port, 0,
-                                                                socket.SOCK_DGRAM)[0]
-            self.result = (family, kind, proto, target)
+            self.result = _addrinfo(host, port)
         except Exception as exc:  # noqa: BLE001 - gaierror mostly; the reason is kept
             self._fail(exc)
         finally:
@@ -102,9 +100,8 @@ class _Lookup:
 
 def resolve(addr, timeout=RESOLVE_TIMEOUT):
     """addr with its host name replaced by the numeric address it resolves
-    to ("10.0.0.5:8790", "[fd00::5]:8790"), looked up once, waiting at most
-    ``timeout`` s (the lookup's thread is left to finish, or hang). ValueError
-    when addr is not HOST:PORT; OSError when it does not resolve in time."""
+    to ("[fd00::5]:8790"), waiting at most ``timeout`` s. ValueError when
+    addr is not HOST:PORT; OSError when it does not resolve in time."""
     host, port = parse_addr(addr)
     found = _numeric(host, port)
     if found is None:
@@ -119,6 +116,7 @@ def resolve(addr, timeout=RESOLVE_TIMEOUT):
         return f"[{target[0]}]:{target[1]}"
     return f"{target[0]}:{target[1]}"
 
+
 def parse_transport(transport=None):
     """"auto", "udp" or "dask": transport when given, else ROASTOP_TRANSPORT;
     anything else (unset, a typo) is auto."""
@@ -129,8 +127,7 @@ def parse_transport(transport=None):
 
 
 def dask_worker():
-    """The Dask worker running this thread's task, or None: distributed not
-    imported (not a worker), or no task of a worker on this thread."""
+    """The Dask worker running this thread's task, or None."""
     distributed = sys.modules.get("distributed")
     if distributed is None:
         return None
@@ -145,7 +142,7 @@ def dask_worker():
 
 def _parts(batch, count, size):
     """batch's datagrams in order, as lists of at most count datagrams and
-    size bytes each (a datagram larger than size alone)."""
+    size bytes each (a larger datagram alone)."""
     part, n = [], 0
     for data in batch:
         if part and (len(part) == count or n + len(data) > size):
@@ -178,9 +175,8 @@ class _DaskFlusher(Ticker):
 
 def flush_dask_all(age=None):
     """Sends the Dask-path batch of every emitter of this process now (a
-    run's end: MetricsCollector runs it on each worker before run_end; a
-    worker's close), or, given ``age``, each batch that old, unless another
-    thread is sending it. How many datagrams went. Never raises."""
+    run's end, a worker's close), or, given ``age``, each batch that old
+    unless another thread is sending it. How many datagrams went."""
     sent, pid = 0, current_pid()
     for e in {id(e): e for e in list(shared("emitter_cache", dict).values())}.values():
         if e.path == "dask" and e._path_pid == pid:
@@ -189,10 +185,10 @@ def flush_dask_all(age=None):
 
 
 class _WorkerFlush:
-    """An entry in a Dask worker's plugins. A task's end (transition out of
-    "executing") sends each batch DASK_CHUNK_FLUSH old, in the same turn of
-    the worker's loop as its task-finished message, so inside that message;
-    Worker.close calls teardown before it closes the stream."""
+    """An entry in a Dask worker's plugins. A task's end sends each batch
+    DASK_CHUNK_FLUSH old in the same turn of the worker's loop as its
+    task-finished message, so inside that message; Worker.close calls
+    teardown before it closes the stream."""
 
     def transition(self, key, start, finish, **kwargs):
         if start == "executing":
@@ -203,10 +199,8 @@ class _WorkerFlush:
 
 
 def close_flush(worker):
-    """Adds _WorkerFlush to the worker's plugins, once: on the worker's
-    event loop, where its plugins are read. A process that exits without
-    closing its worker sends its batches at interpreter exit
-    (_DaskFlusher.stop) or not at all. Never raises."""
+    """Adds _WorkerFlush to the worker's plugins, once, on the worker's
+    event loop (where they are read). Never raises."""
     def add():
         worker.plugins.setdefault(DASK_FLUSH_PLUGIN, _WorkerFlush())
     try:
@@ -258,10 +252,8 @@ class UdpPath:
         return self._sock
 
     def _resolve(self):
-        """(family, type, proto, sockaddr) to send to, or None while unknown;
-        never waits on a resolver (this runs on the thread that processes
-        chunks): a numeric address at once, a host name through a _Lookup in
-        the background (made again RESOLVE_RETRY seconds after one fails)."""
+        """(family, type, proto, sockaddr) to send to, or None while a host
+        name's _Lookup has not answered: never waits (this is a chunk's thread)."""
         host, port = parse_addr(self.addr)
         found = _numeric(host, port)
         if found is None:
@@ -273,10 +265,9 @@ class UdpPath:
         return found
 
     def hello(self, timeout=HELLO_TIMEOUT):
-        """Sends a hello with a fresh nonce and waits at most ``timeout`` s for
-        roastop's ack of it from the address it went to (ack_ok): True when
-        one came. Outside the sequence: ``sent``, ``lost`` and the numbers
-        are left alone. Never raises."""
+        """Sends a hello with a fresh nonce: True when roastop's ack of it came
+        from that address within ``timeout`` s. Outside the sequence and the
+        counters. Never raises."""
         try:
             deadline = time.monotonic() + timeout
             sock = self._socket()
@@ -305,8 +296,7 @@ class UdpPath:
 
     def _put(self, sock, data):
         """Hands data to the kernel on sock, or to the batch on the Dask path
-        (and while the hello waits): True when taken, else counted in
-        ``lost``. Never raises."""
+        (and while the hello waits): True when taken, else counted in ``lost``."""
         try:
             if len(data) > MAX_DATAGRAM:
                 self.lost += 1
@@ -318,10 +308,8 @@ class UdpPath:
             try:
                 sock.send(data)
             except ConnectionRefusedError:
-                # an ICMP "port unreachable" of an earlier datagram (nobody
-                # listening then), reported by a connected socket on this
-                # send and cleared by it: this datagram was not sent, so
-                # once more, as an unconnected socket would have sent it
+                # an earlier datagram's ICMP "port unreachable", reported on
+                # this send by a connected socket: this one was not sent
                 sock.send(data)
             self.sent += 1
             return True
@@ -334,19 +322,17 @@ class DaskPath:
     """The Emitter's path per process, and its Dask-path batch."""
 
     def choose_path(self):
-        """This process's path, chosen on its first chunk (the task's thread,
-        where get_worker answers): "dask" when a Dask worker's and
-        ROASTOP_TRANSPORT says dask, or auto and no ack answers a hello
-        (waited for in a thread, _check_path: meanwhile the path is
-        CHECKING and the datagrams wait in the batch); else "udp"."""
+        """This process's path, chosen on its first chunk (on the task's
+        thread, where get_worker answers): "dask" on a Dask worker when
+        ROASTOP_TRANSPORT says so, or says auto and no ack answers a hello
+        (waited for in a thread: meanwhile CHECKING, the datagrams batched);
+        else "udp"."""
         pid = current_pid()
         if self._path_pid == pid:
             return self.path
         with shared("transport_locks", dict).setdefault(pid, threading.Lock()):
             if self._path_pid != pid:
-                self._batch, self._batch_bytes = [], 0   # a forked child's own
-                self._batch_lock, self._send_lock = threading.Lock(), threading.Lock()
-                self.path_chosen = threading.Event()
+                self._new_batch()    # a forked child's own
                 worker = dask_worker() if self.transport != "udp" else None
                 if worker is not None and self.transport == "auto" and self._check:
                     self.path = CHECKING
@@ -360,14 +346,20 @@ class DaskPath:
                 self._path_pid = pid
         return self.path
 
+    def _new_batch(self):
+        """An empty Dask-path batch; _batch_lock is held to append or take
+        its datagrams, never to send, _send_lock by the one thread sending."""
+        self._batch, self._batch_bytes, self._batch_since = [], 0, 0.0
+        self._batch_lock, self._send_lock = threading.Lock(), threading.Lock()
+        self.path_chosen = threading.Event()
+
     def _check_path(self, worker):
         self._take_path(None if self.hello() else worker)
 
     def _take_path(self, worker):
-        """The path chosen: "dask" through worker, its batch sent by a
-        thread of its own every DASK_FLUSH_INTERVAL (without a thread, each
-        datagram goes at once) and what is left at the worker's close
-        (close_flush); else "udp", and what waited in the batch goes now."""
+        """The path chosen: "dask" through worker, its batch sent every
+        DASK_FLUSH_INTERVAL by a thread (without one, each datagram at once)
+        and at the worker's close; else "udp", and the batch goes now."""
         if worker is not None:
             self._worker = worker
             try:
@@ -389,8 +381,7 @@ class DaskPath:
     def _queue_dask(self, data):
         """Adds data to the batch: True when taken, False (counted in ``lost``)
         past DASK_PENDING batches' worth, None when the path became "udp"
-        meanwhile. On the Dask path a batch at a bound is sent now unless
-        another thread is sending one (the lock is held to append only)."""
+        meanwhile. On the Dask path a batch at a bound is sent now."""
         n = len(data)
         with self._batch_lock:
             if self.path == "udp":
@@ -413,18 +404,15 @@ class DaskPath:
         return True
 
     def flush_dask_due(self, age, wait=True):
-        """flush_dask when the batch's first datagram came ``age`` seconds
-        ago or more; else 0."""
+        """flush_dask when the batch is ``age`` seconds old or more; else 0."""
         if self._batch and time.monotonic() - self._batch_since >= age:
             return self.flush_dask(wait)
         return 0
 
     def flush_dask(self, wait=True):
-        """Sends the Dask-path batch through the worker's connection, as events
-        ``[port, [datagram, ...]]`` (the port: which roastop they are for) of
-        at most DASK_BATCH_COUNT datagrams and DASK_BATCH_BYTES bytes, in
-        order. ``wait=False``: nothing when another thread is sending. How
-        many went (the rest counted in ``lost``); never raises."""
+        """Sends the batch through the worker's connection as events ``[port,
+        [datagram, ...]]`` (docs/protocol.md). ``wait=False``: nothing when
+        another thread is sending. How many went; never raises."""
         if not self._send_lock.acquire(wait):
             return 0
         sent = 0
@@ -439,8 +427,7 @@ class DaskPath:
 
     def _log_batch(self, part):
         """One event of datagrams to the scheduler: len(part) when the worker
-        took it, else 0 and they are counted in ``lost`` (a worker closed or
-        failed would never send it)."""
+        took it, else 0 (a closed or failed worker would never send it)."""
         try:
             worker = self._worker
             if getattr(getattr(worker, "status", None), "name", "") in ("closed", "failed"):
