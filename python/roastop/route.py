@@ -1,13 +1,9 @@
 """The scheduler routes roastop polls (docs/scheduler.md, "The route"):
-state.json, tasks.json and datagrams.json under <dashboard>/roastop/v1/.
-
-Dask serves its fine performance metrics over no HTTP route, and
-/json/identity.json answers 500 while tasks run (dask/distributed#8370), so
-MetricsCollector adds small read-only tornado handlers to the running
-scheduler's HTTP application through client.run_on_scheduler. install() and
-Route travel by value (the scheduler has no roastop installed): this module
-uses only what a scheduler has. The routes stay after the run (tornado
-cannot remove a handler); installing again replaces the run's span."""
+state.json, tasks.json and datagrams.json under <dashboard>/roastop/v1/,
+read-only tornado handlers added through client.run_on_scheduler. This
+module travels by value and uses only what a scheduler has. The routes stay
+after the run (tornado cannot remove a handler); installing again replaces
+the run's span."""
 import base64
 import binascii
 import itertools
@@ -46,9 +42,8 @@ heartbeat_of, disk_of = itemgetter("memory", "cpu", "spilled_bytes"), itemgetter
 
 
 def install(dask_scheduler=None, span_id=None):
-    """Runs ON the scheduler (client.run_on_scheduler). Returns the routes now
-    served, for the client to log. A route of this version installed before
-    (sched._roastop_route) is kept, its span replaced: a run begins."""
+    """Runs ON the scheduler: the routes now served. A Route of this version
+    installed before is kept, its span replaced: a run begins."""
     sched = dask_scheduler
     old = getattr(sched, "_roastop_route", None)
     if getattr(old, "version", None) == ROUTE_VERSION:
@@ -63,9 +58,8 @@ def install(dask_scheduler=None, span_id=None):
 
 
 def task_plugin(sched):
-    """distributed's TaskStreamPlugin ("task-stream"): the one the
-    dashboard added when it is there, else one added now (idempotent,
-    so never a second: every reader shares its buffer)."""
+    """distributed's TaskStreamPlugin: the dashboard's when it is there,
+    else one added now (never a second: every reader shares its buffer)."""
     from distributed.diagnostics.task_stream import TaskStreamPlugin
     name = TaskStreamPlugin.name
     if name not in sched.plugins:
@@ -74,8 +68,8 @@ def task_plugin(sched):
 
 
 def json_handler(answer):
-    """A tornado handler whose GET writes answer(the query's arguments), JSON
-    bytes, not to be cached."""
+    """A tornado handler whose GET writes answer(the query's arguments),
+    JSON bytes, not to be cached."""
     from tornado import web
 
     class Handler(web.RequestHandler):
@@ -93,9 +87,8 @@ def last(args, name):
 
 
 def serve(app, suffix, handler):
-    """handler at suffix (and under the dashboard's prefix): an earlier
-    collector's handler there is replaced, else the route is added. The
-    paths, as first added."""
+    """handler at suffix (and under the dashboard's prefix), replacing an
+    earlier collector's. The paths, as first added."""
     rules = list(handler_rules(app.default_router, suffix))
     for rule in rules:
         rule.target = handler
@@ -113,8 +106,7 @@ def num(v):
 
 
 def count(v):
-    """An integer column's value: a whole number in [0, 2^63), else -1
-    (null: not measured)."""
+    """An integer column's value: a whole number in [0, 2^63), else -1 (null)."""
     v = num(v)
     return int(v) if v is not None and 0 <= v < 2 ** 63 and v == int(v) else -1
 
@@ -137,11 +129,10 @@ def fine_head(key):
 
 
 def worker_columns(wss):
-    """Each worker's numbers as six columns (memory, nbytes, spilled_bytes,
-    cpu, executing, processing), read off the heartbeat as WorkerState.memory
-    reads them (memory: metrics["memory"] or 0; spilled: its disk part; cpu:
-    metrics.get("cpu")), the occupancies and the statuses: five C calls a
-    worker (map over getters, zip to transpose), not a Python loop."""
+    """The workers' six columns (memory, nbytes, spilled_bytes, cpu,
+    executing, processing) read off the heartbeat as WorkerState.memory reads
+    them, the processing counts, statuses, executing dicts and occupancies:
+    a few C calls a worker (map over getters, zip to transpose)."""
     if not wss:
         return [], [], [], (), ()
     ms, nbytes, executing, processing, statuses, occupancy = zip(*map(worker_of, wss))
@@ -159,9 +150,8 @@ def worker_columns(wss):
 
 
 def pack_occupancy(occupancy):
-    """WorkerState.occupancy (seconds of work the scheduler expects each
-    worker to hold) as base64 (bytes) of little-endian float64, NaN for
-    null: one float a worker, in one C call."""
+    """The workers' occupancy (seconds of work the scheduler expects each to
+    hold) as base64 (bytes) of little-endian float64, NaN for null."""
     n = len(occupancy)
     try:
         raw = struct.pack("<%dd" % n, *occupancy)
@@ -171,10 +161,8 @@ def pack_occupancy(occupancy):
 
 
 def task_progress(span):
-    """(done, total) over the run's span, (None, None) when there is
-    none: done is every task no longer waiting, queued or running. The
-    task groups the scheduler holds mix every run's tasks (a reused
-    scheduler showed an earlier run's "324 of 324")."""
+    """(done, total) over the run's span, (None, None) without one: the
+    scheduler's task groups mix every run's tasks."""
     if span is None:
         return None, None
     states = dict(span.states)
@@ -195,9 +183,8 @@ def erred_counts(sched):
 
 def task_rows(records):
     """Each finished task's record as a row: [key, worker, status, then
-    action, start, stop of each of its startstops]. A task that raised
-    is left out, as /eventstream leaves it: the state body counts the
-    failures by prefix."""
+    action, start, stop of each of its startstops]. A task that raised is
+    left out, as /eventstream leaves it (state.json counts them)."""
     rows = []
     for rec in records:
         if rec.get("status") == "error":
@@ -210,10 +197,9 @@ def task_rows(records):
 
 
 class FineRows:
-    """cumulative_worker_metrics (the cluster's or a span's) as the JSON of
-    its rows [context, prefix, activity, unit, value], built again only
-    where a value is another object than at the last poll (found in C) and
-    a key's head once until the keys change: ~800 keys on a busy scheduler.
+    """cumulative_worker_metrics (~800 keys on a busy scheduler) as the
+    JSON of its rows [context, prefix, activity, unit, value], a row built
+    again only where its value is another object than at the last poll.
     String keys (heartbeat digests) and non-finite values are left out."""
 
     def __init__(self):
@@ -235,8 +221,8 @@ class FineRows:
 
 class Route:
     """The state.json and tasks.json handlers' state on one scheduler
-    (sched._roastop_route): the run's span, the failures counted from its
-    start, and what is kept encoded from poll to poll."""
+    (sched._roastop_route): the run's span and failures, and what is kept
+    encoded from poll to poll."""
     version = ROUTE_VERSION
 
     def __init__(self, sched, span_id, routes=None):
@@ -245,8 +231,7 @@ class Route:
         self.fine_cluster, self.fine_span = FineRows(), FineRows()
         self.facts = self.statuses = self.layout = self.progress = self.running = None
         self.heads = {}
-        # the facts token: a random prefix a handler (two installs never share
-        # one) and a count of the facts' and statuses' encodings
+        # the facts token: a prefix of its own and a count of the encodings
         self.token_prefix, self.generation = os.urandom(6).hex(), 0
         self.renew_token()
         # what stays for the scheduler's life, encoded once: b'{"roastop_route":5,...,'
@@ -262,8 +247,7 @@ class Route:
         self.routes = routes or paths
 
     def begin_run(self, span_id):
-        """A run begins: its failures are counted from here (the generation
-        invalidates the encoded members)."""
+        """A run begins: its failures are counted from here."""
         self.span_id, self.erred_base = span_id, erred_counts(self.sched)
         self.erred_since = time.time()
         self.erred_gen += 1
@@ -273,31 +257,31 @@ class Route:
         self.token = "%s.%d" % (self.token_prefix, self.generation)
         self.token_bytes = self.token.encode("ascii")
 
-    def facts_json(self, wss):
-        """The facts fixed for each WorkerState's life ([address, name, host,
-        nthreads, memory_limit, pid]) as JSON (bytes), encoded again only
-        when the WorkerState objects change (a join, a leave, a
-        re-registration: a list compares its members by identity first)."""
-        if self.facts is None or self.facts[0] != wss:
-            self.facts = (wss, dumps([[ws.address, str(ws.name), ws.host, ws.nthreads,
-                                       num(ws.memory_limit), num(getattr(ws, "pid", None))]
-                                      for ws in wss]).encode())
+    def encoded(self, name, key, make):
+        """make()'s JSON (bytes), kept as self.<name> until key changes (a
+        list compares its members by identity first); a new one renews the
+        facts token."""
+        held = getattr(self, name)
+        if held is None or held[0] != key:
+            held = (key, dumps(make()).encode())
+            setattr(self, name, held)
             self.renew_token()
-        return self.facts[1]
+        return held[1]
+
+    def facts_json(self, wss):
+        """[address, name, host, nthreads, memory_limit, pid] a worker,
+        encoded again only when the WorkerState objects change."""
+        return self.encoded("facts", wss, lambda: [
+            [ws.address, str(ws.name), ws.host, ws.nthreads, num(ws.memory_limit),
+             num(getattr(ws, "pid", None))] for ws in wss])
 
     def statuses_json(self, statuses):
-        """The workers' status names as JSON (bytes), encoded again only
-        when one changes (Status members are singletons: the compare is by
-        identity)."""
-        if self.statuses is None or self.statuses[0] != statuses:
-            self.statuses = (statuses, dumps([st.name for st in statuses]).encode())
-            self.renew_token()
-        return self.statuses[1]
+        """The workers' status names (Status members are singletons)."""
+        return self.encoded("statuses", statuses, lambda: [st.name for st in statuses])
 
     def pack(self, vals):
         """The six columns as base64 (bytes) of little-endian int64 (the counts,
-        -1 for null) and float64 (cpu, NaN for null): out of the JSON encoder,
-        and no float object made of each int."""
+        -1 for null) and float64 (cpu, NaN for null)."""
         n = len(vals) // 6
         if self.layout is None or self.layout.size != 48 * n:  # the last poll's size
             self.layout = struct.Struct("<%dq%dd%dq" % (3 * n, n, 2 * n))
@@ -323,9 +307,8 @@ class Route:
 
     def task_counters(self):
         """(done, total) since the scheduler started, never decreasing
-        (TaskPrefix.state_counts counts transitions: a task enters "waiting"
-        once a computation, "memory" or "erred" at its end), and [prefix,
-        erred] of the prefixes with tasks failed since the run began."""
+        (TaskPrefix.state_counts counts transitions), and [prefix, erred] of
+        the prefixes with tasks failed since the run began."""
         c = {"waiting": 0, "memory": 0, "erred": 0}
         erred, base = [], self.erred_base
         for name, pf in list(self.sched.task_prefixes.items()):
@@ -340,9 +323,7 @@ class Route:
 
     def progress_json(self, span):
         """task_progress and task_counters as the body's members (bytes),
-        summed and encoded again only after a task changed state: both walk
-        every task group or prefix, and neither changes without a transition
-        (Scheduler.transition_counter)."""
+        walked and encoded again only after a transition."""
         key = (self.sched.transition_counter, self.span_id, self.erred_gen)
         if self.progress is None or self.progress[0] != key:
             (done, total), (done_all, total_all, erred) = task_progress(span), self.task_counters()
@@ -357,8 +338,7 @@ class Route:
     def running_oldest(self, wss, executing):
         """The RUNNING_MAX tasks executing longest, oldest first: [(seconds at
         the heartbeat - its time, the row's JSON up to its seconds)], chosen
-        again only when a heartbeat replaced an executing dict or a task
-        changed state; a row encoded once while its task stays listed."""
+        again only after a heartbeat or a transition."""
         cached, counter = self.running, self.sched.transition_counter
         if (cached is not None and cached[0] == counter and len(cached[1]) == len(executing)
                 and all(map(is_, cached[1], executing))):
@@ -381,9 +361,8 @@ class Route:
         return rows
 
     def running_json(self, wss, executing, now):
-        """The running tasks with their age now, and how many executing
-        tasks are not listed (bytes): seconds running at the last heartbeat
-        plus the time since it."""
+        """The running tasks with their age now, and how many executing tasks
+        are not listed (bytes)."""
         total = sum(map(len, executing))
         if not total:  # an idle cluster: nothing to choose or encode
             return b'"running":[],"running_left_out":0'
@@ -393,9 +372,8 @@ class Route:
             max(0, total - len(rows)))
 
     def body(self, have):
-        """state.json's body. have: the facts token the client holds
-        (bytes), or None. When it is the current one, "workers" and
-        "worker_status" are left out."""
+        """state.json's body; "workers" and "worker_status" left out when have
+        is the current facts token."""
         sched = self.sched
         # Scheduler.workers is a SortedDict, whose values() iterates in Python;
         # as the dict it also is, in the order the workers registered, in C
@@ -418,10 +396,8 @@ class Route:
         return b"".join(parts)
 
     def tasks_body(self, since):
-        """The records since the reader's cursor "<stream>.<index>" (bytes),
-        TASKS_MAX at most, nothing taken out of the plugin's buffer. Without
-        a cursor none, and the cursor of now (as /eventstream); with another
-        plugin's, from its oldest. What the buffer dropped meanwhile is lost."""
+        """tasks.json's body: the records since the reader's cursor, TASKS_MAX at
+        most. Without a cursor none, and the cursor of now (as /eventstream)."""
         plugin = task_plugin(self.sched)
         buf, index = plugin.buffer, plugin.index
         stream = "%s-%x" % (self.token_prefix, id(plugin))
@@ -438,15 +414,13 @@ class Route:
 # ---- the Dask path: datagrams a worker logged -------------------------------
 
 def install_datagrams(sched):
-    """Runs ON the scheduler (from install): the plugin that keeps the
-    datagrams workers log under DATAGRAM_TOPIC, and the route that serves
-    them, each added once (an earlier install's plugin and its buffer
-    stay). Travels by value with install."""
+    """The plugin that keeps the datagrams workers log under DATAGRAM_TOPIC
+    and the route that serves them, each added once (an earlier install's
+    buffer stays)."""
     from distributed.diagnostics.plugin import SchedulerPlugin
 
     class DatagramPlugin(DatagramBuffer, SchedulerPlugin):
-        """DatagramBuffer as the scheduler's plugin: its log_event hook
-        sees every event logged."""
+        pass    # log_event sees every event logged
 
     def plugin():
         old = sched.plugins.get(DATAGRAMS_PLUGIN)
@@ -475,9 +449,8 @@ def install_datagrams(sched):
 class DatagramBuffer:
     """The payloads [port, datagram] in arrival order, at most held_max and
     bytes_max bytes (past either the oldest go, counted in dropped); index
-    counts every payload kept (a reader's cursor). An event is [port,
-    [datagram, ...]] or [port, datagram]; one without a port, and each
-    datagram empty, too large or not bytes, is counted in refused."""
+    counts every payload kept. An event is [port, [datagram, ...]] or [port,
+    datagram]; what is not a payload is counted in refused."""
     name = DATAGRAMS_PLUGIN
     batches = True  # an earlier install's plugin without this takes single datagrams only
 
@@ -512,19 +485,16 @@ class DatagramBuffer:
             self.dropped += 1
 
     def adopt(self, old):
-        """Carries on an earlier install's buffer, counts and bounds: its
-        payloads stay for their readers (whose cursors name the old stream:
-        they read on from the oldest held, duplicates that roastop drops)."""
+        """Carries on an earlier install's buffer, counts and bounds (its
+        readers read on from the oldest held; roastop drops the duplicates)."""
         for name in ("buffer", "index", "held", "dropped", "refused", "held_max", "bytes_max"):
             if hasattr(old, name):
                 setattr(self, name, getattr(old, name))
 
     def answer(self, since, now, within=None):
         """datagrams.json's body (a dict): the payloads ([port, base64]) since
-        the reader's cursor "<stream>.<index>", DATAGRAMS_ANSWER at most,
-        nothing taken out. Without a cursor, those logged within the last
-        ``within`` s (the reader's age), or all held; with another buffer's,
-        from the oldest held. What the buffer dropped meanwhile is lost."""
+        the reader's cursor, DATAGRAMS_ANSWER at most. Without a cursor, those
+        logged within the last ``within`` s, or all held."""
         buf, index = self.buffer, self.index
         stream = "%x" % id(self)
 
@@ -547,9 +517,9 @@ class DatagramBuffer:
 def cursor_window(since, stream, index, held, most, first):
     """(start, n, lost): where a reader resumes, how many it takes (at most
     ``most``) and how many the buffer dropped before it came back. The
-    buffer kept index items and holds the last ``held``; since, the cursor
+    buffer kept index items and holds the last ``held``. The cursor since,
     "<stream>.<index>", is followed when it is this stream's and not past
-    index, else the reader starts at first()."""
+    index (else from first()); nothing is taken out of the buffer."""
     head, _, at = (since or "").partition(".")
     start = int(at) if head == stream and at.isdigit() and int(at) <= index else first()
     lost = max(0, index - held - start)
@@ -567,20 +537,17 @@ def handler_rules(router, suffix):
         yield from handler_rules(rule.target, suffix)
 
 
-def dashboard_prefix(app):
+def dashboard_prefix(app, identity="/json/identity.json"):
     """The scheduler's --dashboard-prefix, read off its own identity route
     (the scheduler does not keep it): "" when there is none."""
-    router = getattr(app, "wildcard_router", None)
-    for rule in getattr(router, "rules", ()):
-        path = getattr(rule.matcher, "_path", None)
-        if isinstance(path, str) and path.endswith("/json/identity.json"):
-            return path[: -len("/json/identity.json")].rstrip("/")
+    for rule in handler_rules(getattr(app, "wildcard_router", None), identity):
+        return rule.matcher._path[:-len(identity)].rstrip("/")
     return ""
 
 
 def install_on(client, span_id=None):
-    """Client side: installs (or updates) the route. Returns the routes, or
-    None with the reason when it could not (the run goes on without it)."""
+    """Client side: (the routes, None), or (None, the reason) when they
+    could not be installed (the run goes on without them)."""
     if not ship_by_value():
         return None, "cloudpickle is not importable"
     try:
