@@ -32,11 +32,6 @@ def _switch(value, variable):
     return bool(value)
 
 
-def parse_chunk_start(chunk_start=None):
-    """Whether an Emitter sends chunk_start (ROASTOP_CHUNK_START, see _switch)."""
-    return _switch(chunk_start, "ROASTOP_CHUNK_START")
-
-
 def parse_heartbeat(heartbeat=None):
     """Whether an Emitter sends heartbeats (ROASTOP_HEARTBEAT, see _switch)."""
     return _switch(heartbeat, "ROASTOP_HEARTBEAT")
@@ -52,9 +47,8 @@ def _cut(text, limit):
 
 def run_end_message(run_id, exc_type=None, exc=None):
     """run_end for a run that completed (exc_type None) or failed with the
-    exception exc_type(exc): its qualified type name and its message, each
-    cut to ERROR_TYPE_MAX / ERROR_MESSAGE_MAX characters. Never raises: an
-    exception whose str() fails is sent with its type only."""
+    exception exc_type(exc): its qualified type name and its message, cut
+    to ERROR_TYPE_MAX / ERROR_MESSAGE_MAX characters. Never raises."""
     msg = {"type": "run_end", "run_id": run_id, "status": "completed"}
     if exc_type is None:
         return msg
@@ -75,11 +69,9 @@ def run_end_message(run_id, exc_type=None, exc=None):
 
 
 class Emitter(UdpPath, DaskPath):
-    """A non-blocking UDP socket and a sequence counter, one of each per process.
-
-    ``send`` adds the envelope (host, pid, instance, seq, sent); ``sent`` and ``lost``
-    count datagrams handed to the kernel and datagrams that were not;
-    ``dropped`` the fields left out of messages (see encode)."""
+    """One sender per process and (addr, key): its path, sequence numbers and
+    heartbeat. ``sent`` and ``lost`` count the datagrams that went and those
+    that did not; ``dropped`` the fields left out of messages (see encode)."""
 
     def __init__(self, addr, key=None, chunk_start=None, heartbeat=None, transport=None):
         self.addr = addr
@@ -94,18 +86,13 @@ class Emitter(UdpPath, DaskPath):
         # ROASTOP_HELLO=0 switches hellos off: auto cannot check, and stays on UDP
         self._check = os.environ.get("ROASTOP_HELLO", "").strip() != "0"
         self.key = parse_key(key)
-        self.chunk_start = parse_chunk_start(chunk_start)
+        self.chunk_start = _switch(chunk_start, "ROASTOP_CHUNK_START")
         self.heartbeat = parse_heartbeat(heartbeat)
         self._beat = None         # this process's Heartbeat, made on its first chunk
-        self.sent = 0
-        self.lost = 0
-        self.dropped = 0
+        self.sent = self.lost = self.dropped = 0
         self._host = socket.gethostname()
-        self._pid = None
-        self._instance = None
-        self._seq = None
-        self._sock = None
-        self._target = None
+        # this process's (UdpPath._socket_made): a fork makes them anew
+        self._pid = self._instance = self._seq = self._sock = self._target = None
         self.unresolved = 0       # of lost: sent before a host name's lookup answered
         self._found = self._lookup = None
         try:
@@ -117,15 +104,9 @@ class Emitter(UdpPath, DaskPath):
         self._start_prefix = {}   # Static (or None) -> kind, host and its fields, encoded
 
     def envelope(self, msg):
-        """msg plus host, pid, instance, seq (the next number of this process)
-        and sent."""
-        msg = dict(msg)
-        msg["host"] = self._host
-        msg["pid"] = self._pid
-        msg["instance"] = self._instance
-        msg["seq"] = next(self._seq)
-        msg["sent"] = time.time()
-        return msg
+        """msg plus host, pid, instance, seq (this process's next) and sent."""
+        return dict(msg, host=self._host, pid=self._pid, instance=self._instance,
+                    seq=next(self._seq), sent=time.time())
 
     def datagram(self, msg):
         """The framed bytes for one message (envelope included)."""
@@ -135,9 +116,8 @@ class Emitter(UdpPath, DaskPath):
 
     def chunk_datagram(self, measured, fields, static=()):
         """The framed bytes of chunk_message(measured, fields + static's), as
-        datagram() would make them, without that dict: the numbers and the
-        envelope in one pack, the host's and static's fields encoded once;
-        through datagram() when a field is one the table cannot carry."""
+        datagram() would make them but without that dict: the numbers and the
+        envelope in one pack, the host's and static's fields encoded once."""
         if _OWN_FIELDS.isdisjoint(fields):
             out = list(map(_V2_OF, static))      # a None (not v2): join raises TypeError
             try:
@@ -155,10 +135,9 @@ class Emitter(UdpPath, DaskPath):
 
     def chunk_start_datagram(self, t_start, static=None, entry_start=None, entry_stop=None,
                              worker=None):
-        """(framed bytes, seq) of a chunk_start (kind 0x02), with static's
-        (a chunk's Static of run_id, dataset, file, uuid) bytes as they
-        are; field by field (encode) when a value is one the table cannot
-        carry."""
+        """(framed bytes, seq) of a chunk_start, with static's (the chunk's
+        Static) bytes as they are; through encode when the table cannot carry
+        a value."""
         try:
             prefix = self._start_prefix.get(static) or self._start_prefix_of(static)
             rest = _start_rest(entry_start, entry_stop, worker)
@@ -185,9 +164,7 @@ class Emitter(UdpPath, DaskPath):
 
     def _start_prefix_of(self, static):
         """The kind byte, host and static's fields of a chunk_start, encoded
-        once per Static (a file's chunks share one): its v2 bytes as they are
-        when it holds only fields a kind-2 body allows. Raises as
-        _append_fields when the table cannot carry them."""
+        once per Static (a file's chunks share one). Raises as _append_fields."""
         if static is not None and static.v2 is not None and _START_STATIC.issuperset(
                 static.fields):
             fields = static.v2
@@ -201,8 +178,7 @@ class Emitter(UdpPath, DaskPath):
     def send_chunk_start(self, t_start, static=None, entry_start=None, entry_stop=None,
                          worker=None):
         """Sends a chunk_start unless switched off: the seq it went with (the
-        chunk's ``start_seq``), or None when none went (then counted in
-        ``lost`` unless switched off). Never raises, never blocks."""
+        chunk's ``start_seq``), or None when none went. Never raises."""
         if not self.chunk_start:
             return None
         try:
@@ -215,9 +191,8 @@ class Emitter(UdpPath, DaskPath):
         return seq if self._put(sock, data) else None
 
     def chunk_began(self, worker=None):
-        """A chunk starts in this process: its heartbeat (started now when
-        this is the process's first chunk, unless switched off) counts it in
-        flight until ``add(-1)``. The Heartbeat, or None. Never raises."""
+        """A chunk starts in this process: its Heartbeat (or None) counts it in
+        flight until ``add(-1)``. Never raises."""
         self.choose_path()
         beat = self._heartbeat(worker)
         if beat is not None:
@@ -227,9 +202,8 @@ class Emitter(UdpPath, DaskPath):
     def chunk_begin(self, t_start, static=None, entry_start=None, entry_stop=None,
                     worker=None):
         """A chunk begins at t_start: the handle chunk_end takes. With a
-        heartbeat, it is counted in flight and its chunk_start left pending
-        for the next beat (a chunk shorter than a beat sends none); without
-        one, the start is sent now."""
+        heartbeat its chunk_start waits for the next beat (a chunk shorter than
+        a beat sends none); without one it is sent now."""
         pid = current_pid()
         if self._path_pid != pid:
             self.choose_path()
@@ -244,10 +218,9 @@ class Emitter(UdpPath, DaskPath):
         return start
 
     def chunk_end(self, start):
-        """The chunk of chunk_begin's handle start ended: no longer in
-        flight, its start no longer pending. The seq its chunk_start went
-        with (the chunk's start_seq), or None when none was sent. Called
-        before the chunk is sent, so that a start is never sent after it."""
+        """The chunk of chunk_begin's handle ended, before it is sent (so that
+        its start never goes after it): the seq its chunk_start went with, or
+        None."""
         beat = start[0]
         if beat is not None:
             beat.end(start)
@@ -255,7 +228,7 @@ class Emitter(UdpPath, DaskPath):
 
     def _heartbeat(self, worker):
         """This process's Heartbeat, started on its first chunk; None when
-        switched off or when no thread can be had. Never raises."""
+        switched off or no thread can be had."""
         if not self.heartbeat:
             return None
         beat = self._beat
@@ -273,10 +246,15 @@ class Emitter(UdpPath, DaskPath):
             return None
         return beat
 
-
     def send(self, msg):
-        """Sends one message; True when the kernel took it. Never raises."""
-        return self._deliver(self.datagram, msg)
+        """Sends one message; True when it went. Never raises."""
+        try:
+            sock = self._socket()
+            data = self.datagram(msg)
+        except Exception:  # noqa: BLE001 - never raise into the analysis
+            self.lost += 1
+            return False
+        return self._put(sock, data)
 
     def send_chunk(self, measured, fields, static=()):
         """Sends the decorator's chunk (see chunk_datagram); as send."""
@@ -291,21 +269,10 @@ class Emitter(UdpPath, DaskPath):
             return False
         return self._put(sock, data)
 
-    def _deliver(self, make, *args):
-        try:
-            sock = self._socket()
-            data = make(*args)
-        except Exception:  # noqa: BLE001 - never raise into the analysis
-            self.lost += 1
-            return False
-        return self._put(sock, data)
-
     def send_report(self, report, run_id):
-        """coffea's report (bytesread, entries, processtime, chunks, columns).
-        When it does not fit one datagram of SOFT_LIMIT bytes, ``columns`` is
-        split over parts carrying report_id, part and parts (at most
-        MAX_REPORT_PARTS; columns beyond those are left out, the scalars
-        still go in part 0). True when every part was sent."""
+        """coffea's report; when it does not fit SOFT_LIMIT bytes, ``columns``
+        split over at most MAX_REPORT_PARTS parts (docs/protocol.md, the rest
+        left out), the scalars in part 0. True when every part was sent."""
         try:
             report = report or {}
             scalars = {k: report[k] for k in ("bytesread", "entries", "processtime", "chunks")
@@ -350,15 +317,14 @@ class Emitter(UdpPath, DaskPath):
         return self.send(msg)
 
     def _size(self, msg):
-        """Bytes of msg framed, with its envelope (whose fields' sizes do not
-        depend on their values)."""
+        """Bytes of msg framed, with its envelope (whose size does not depend
+        on its values)."""
         body, _ = encode(dict(msg, host=self._host, pid=os.getpid(), instance=INSTANCE_MAX,
                               seq=0, sent=time.time()))
         return len(body) + _FRAME_TAGGED
 
     def _fits(self, msg):
         return self._size(msg) <= SOFT_LIMIT
-
 
 
 def _split(columns, room0, room, max_parts):
@@ -389,8 +355,8 @@ def emitter_from_env():
 
 def emitter_for(addr, key):
     """One Emitter per process for (addr, key), shared by the collector and
-    the decorator: one sender, one sequence of numbers. ``key``: bytes, hex
-    text or None (parse_key); one key in any of its spellings is one Emitter."""
+    the decorator. ``key``: bytes, hex text or None (parse_key); one key in
+    any of its spellings is one Emitter."""
     cache = shared("emitter_cache", dict)
     try:
         return cache[(addr, key)]        # as spelt before: no parsing per chunk
