@@ -35,8 +35,8 @@ MAX_EVENTS = 10**15  # roastop's bound on expected_events (docs/recording.md)
 
 
 def _events_count(n):
-    """expected_events as given, or ValueError on the client: a wrong total
-    would make every ETA wrong without a word."""
+    """expected_events as given, or ValueError: a wrong total would make
+    every ETA wrong without a word."""
     if n is None:
         return None
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_EVENTS:
@@ -45,9 +45,8 @@ def _events_count(n):
 
 
 def _chunk_entries(item):
-    """The entries of a coffea WorkItem (or anything with its dataset and
-    integer entry range; numpy integers from cluster-aligned chunking
-    included), None for anything else."""
+    """The entries of a coffea WorkItem (anything with a dataset and an
+    integer entry range, numpy's included), None for anything else."""
     try:
         start, stop = operator.index(item.entrystart), operator.index(item.entrystop)
         return stop - start if stop >= start and item.dataset is not None else None
@@ -59,12 +58,10 @@ STREAM_WAIT = 0.5   # seconds a worker waits at most for its stream to take the 
 
 
 async def _run_end_on_worker(dask_worker, heartbeat=True):
-    """Runs on each worker's event loop (shipped by value with the package)
-    before run_end: the Dask-path batches of its process go now
-    (flush_dask_all), and are written to the scheduler before this answers
-    (the worker's batched stream holds them at most STREAM_WAIT s), so
-    roastop's last poll finds them; then its heartbeat, with the fine
-    metrics of the run's last second."""
+    """Runs on each worker's event loop before run_end: its process's
+    Dask-path batches go now and reach the scheduler before this answers
+    (waiting at most STREAM_WAIT s), so roastop's last poll finds them;
+    then its heartbeat, with the fine metrics of the run's last second."""
     import asyncio
     if flush_dask_all():
         stream = getattr(dask_worker, "batched_stream", None)
@@ -82,46 +79,27 @@ class MetricsCollector:
             output, report = runner(fileset, processor_instance=proc)
             collector.set_coffea_report(report)
 
-    ``addr`` ("host:port" or "[v6]:port") and ``key`` (hex text or bytes)
-    default to ROASTOP_ADDR and ROASTOP_KEY. A malformed address or key
-    (a key is exactly 64 hex digits, optionally followed by one newline)
-    raises ValueError here. A host name is looked up once, here, waiting at
-    most RESOLVE_TIMEOUT (1 s), and the workers get the numeric address, so
-    none of them ever waits on a resolver. Without an address, or when it
-    does not resolve in time, the collector warns once and does nothing.
-    ``backend`` is accepted for roastcoffea compatibility and ignored.
+    ``addr`` ("host:port" or "[v6]:port") and ``key`` (64 hex digits, or
+    bytes) default to ROASTOP_ADDR and ROASTOP_KEY; a malformed one raises
+    ValueError here. A host name is looked up once, here (at most
+    RESOLVE_TIMEOUT), and the workers get the numeric address. Without an
+    address, or when it does not resolve, the collector warns once and does
+    nothing. ``backend`` is accepted for roastcoffea and ignored.
 
-    ``__enter__`` checks the path first: it sends roastop a hello and waits
-    at most HELLO_TIMEOUT (0.5 s) for its acknowledgement, signed with the
-    same key (docs/protocol.md, "Hello and acknowledgement"). Without one it
-    warns once (not running, firewalled, or another key) and sends the run
-    anyway; ``roastop_answered`` is then False (True with an answer, None
-    when not checked). With a host name the client waits at most 1 s + 0.5 s
-    in all. ``hello=False``, or ROASTOP_HELLO=0 in the environment when
-    ``hello`` is not given, skips the check. ROASTOP_HELLO=0 also switches
-    off the hello of every worker process that inherits it, and with it the
-    Dask path (docs/protocol.md, "The Dask path"): such a worker sends by
-    UDP only, and loses its chunks where UDP is dropped; ``hello=False``
-    skips the client's check alone.
+    ``__enter__`` sends roastop a hello and waits at most HELLO_TIMEOUT for
+    its ack (docs/protocol.md, "Hello and acknowledgement"): without one it
+    warns once and sends the run anyway. ``roastop_answered`` is True,
+    False, or None when not checked (``hello=False``, or ROASTOP_HELLO=0).
 
-    ``expected_events`` (an int >= 0) is the number of events the run will
-    process; roastop shows progress and an ETA from it. Without it, the
-    collector knows the total only when ``set_fileset`` is given the
-    Runner's preprocessed chunks (``list(runner.preprocess(fileset, ...))``,
-    then ``runner.run(chunks, ...)``): their entry ranges add up to it
-    exactly, and nothing is opened. A plain fileset carries no entry counts
-    (the Runner opens the files to learn them, after ``__enter__``), so with
-    it pass ``expected_events``; roastop otherwise shows the run's task
-    progress.
+    ``expected_events`` is the number of events the run will process, for
+    progress and an ETA; ``set_fileset`` given the Runner's preprocessed
+    chunks adds it up (docs/emitter.md, "Progress in events").
 
     After the with-block, ``get_metrics()``, ``metrics``,
-    ``save_measurement(output_dir, measurement_name=None)`` and
-    ``print_summary()`` mean what they mean in roastcoffea, with roastop's
-    measurement of the run: they fetch it from roastop over TCP at the port
-    of ROASTOP_ADDR, authenticated with the key (docs/serve.md), once roastop
-    has closed the run, waiting at most ``fetch_timeout`` seconds (30).
-    When roastop cannot give it they raise ``MetricsUnavailable``, a
-    RuntimeError saying why (``metrics`` warns and is None)."""
+    ``save_measurement()`` and ``print_summary()`` mean what they mean in
+    roastcoffea, with roastop's measurement of the run, fetched over TCP
+    (docs/serve.md) within ``fetch_timeout`` s; when roastop cannot give it
+    they raise ``MetricsUnavailable`` (``metrics`` warns and is None)."""
 
     def __init__(self, client=None, backend="dask", track_workers=True,
                  worker_tracking_interval=1.0, processor_instance=None, addr=None, key=None,
@@ -175,10 +153,9 @@ class MetricsCollector:
         return self.emitter.lost if self.emitter is not None else 0
 
     def _install_scheduler_route(self):
-        """Opens a Dask span for the run (so fine metrics are scoped to it) and
-        installs roastop's read-only route on the scheduler (roastop.route).
-        Failure is not fatal: roastop then falls back to identity.json and
-        /metrics, without fine metrics. The reason is kept in route_error."""
+        """Opens a Dask span for the run (its fine metrics) and installs
+        roastop.route on the scheduler. Failure is not fatal (roastop then has
+        no fine metrics); the reason is kept in route_error."""
         self.span_id = None
         self.route_error = None
         if self.client is None or self.backend != "dask":
@@ -198,12 +175,8 @@ class MetricsCollector:
                        "roastop will show no fine metrics")
 
     def _flush_workers(self):
-        """Each worker sends its process's Dask-path datagrams and, with a
-        span, its heartbeat now (_run_end_on_worker): the last chunks and
-        the fine metrics of the run's last second reach the scheduler before
-        run_end tells roastop to take its last poll (Dask would send the
-        heartbeat within a second anyway, the batches within
-        DASK_FLUSH_INTERVAL)."""
+        """Each worker sends its Dask-path datagrams and, with a span, its
+        heartbeat now (_run_end_on_worker), before run_end."""
         if self.client is None or self.backend != "dask":
             return
         try:
@@ -221,10 +194,9 @@ class MetricsCollector:
 
     def set_fileset(self, fileset):
         """Records the fileset's dataset names for run_start (call before
-        entering); sends nothing. Given a list of the Runner's WorkItems
-        (its preprocessed chunks), also the events they cover, as
-        expected_events unless the constructor was given it. A generator is
-        left alone: reading it would use up the Runner's chunks."""
+        entering). Given a list of the Runner's WorkItems, also the events they
+        cover, as expected_events unless given. A generator is left alone:
+        reading it would use up the Runner's chunks."""
         entries = ([_chunk_entries(c) for c in fileset]
                    if isinstance(fileset, (list, tuple)) and fileset else [None])
         if None not in entries:
@@ -296,9 +268,8 @@ class MetricsCollector:
             self.emitter.send_report(report, self.run_id)
 
     def __exit__(self, exc_type, exc, tb):
-        """Sends run_end: completed, or failed with the exception's type and
-        message when the with-block raised. Returns False, so that exception
-        goes on to the caller; telemetry never raises one of its own."""
+        """Sends run_end, completed or failed (the exception's type and
+        message). The exception goes on; telemetry never raises its own."""
         self.t_end = time.time()
         if self.emitter is None or not self._active:
             return False
@@ -324,9 +295,6 @@ class MetricsCollector:
         except (AttributeError, TypeError):
             pass
 
-    # The measurement itself is roastop's: after the with-block, these fetch
-    # the run's files from roastop over its HTTP channel (roastop.fetch).
-
     def _channel(self):
         if self.emitter is None:
             raise MetricsUnavailable("roastop: no metrics were sent (no ROASTOP_ADDR, or "
@@ -335,32 +303,22 @@ class MetricsCollector:
             raise RuntimeError("Cannot get metrics before the context manager completes")
         return Channel(self.emitter.addr, self._key_hex)
 
-    def _fetch(self, names, timeout):
-        """{name: bytes} for the closed run's files, waiting at most
-        ``timeout`` seconds in all for the run to close and the files."""
-        channel = self._channel()
-        deadline = time.monotonic() + (self.fetch_timeout if timeout is None else timeout)
-        channel.wait_closed(self.run_id, deadline)
-        return {name: channel.run_file(self.run_id, name, deadline) for name in names}
-
     def get_metrics(self, timeout=None):
-        """The run's metrics.json, as roastop wrote it, as a dict: the same
-        keys and values as roastcoffea's get_metrics(), plus roastop's own.
-        Waits at most ``timeout`` seconds (default ``fetch_timeout``, 30 s)
-        for roastop to close the run (1-2 s after the with-block).
-        Raises MetricsUnavailable (a RuntimeError) when roastop cannot give
-        it, and RuntimeError before the with-block has ended."""
+        """The run's metrics.json as a dict (roastcoffea's keys, plus roastop's
+        own), waiting at most ``timeout`` s (``fetch_timeout``) for roastop to
+        close the run. RuntimeError before the with-block has ended."""
         if self._metrics is None:
             self._fetch_measurement(timeout)
         return self._metrics
 
     def _fetch_measurement(self, timeout):
-        """The run's summary.txt and metrics.json, both at once and the
-        measurement last: roastop --exit-on-run-end waits for that one
-        before it exits (docs/serve.md)."""
-        files = self._fetch(["summary.txt", "metrics.json"], timeout)
-        self._summary_bytes = files["summary.txt"]
-        self._metrics_bytes = files["metrics.json"]
+        """The closed run's summary.txt, then metrics.json: roastop
+        --exit-on-run-end waits for that one before it exits (docs/serve.md)."""
+        channel = self._channel()
+        deadline = time.monotonic() + (self.fetch_timeout if timeout is None else timeout)
+        channel.wait_closed(self.run_id, deadline)
+        self._summary_bytes = channel.run_file(self.run_id, "summary.txt", deadline)
+        self._metrics_bytes = channel.run_file(self.run_id, "metrics.json", deadline)
         self._metrics = json.loads(self._metrics_bytes)
 
     @property
@@ -379,11 +337,10 @@ class MetricsCollector:
         self._metrics = value
 
     def save_measurement(self, output_dir, measurement_name=None, timeout=None):
-        """roastcoffea's layout, readable by its load_measurement():
-        OUTPUT_DIR/NAME/ with roastop's metrics.json (byte for byte),
-        start_end_time.txt (this client's wall clock around the with-block),
-        metadata.json and roastop's summary.txt. NAME defaults to the local
-        time, as roastcoffea's. Returns the directory's Path."""
+        """roastcoffea's layout (its load_measurement() reads it):
+        OUTPUT_DIR/NAME/ with roastop's metrics.json and summary.txt,
+        start_end_time.txt (this client's clock around the with-block) and
+        metadata.json. NAME defaults to the local time. The directory's Path."""
         if self._metrics_bytes is None:
             self._fetch_measurement(timeout)
         summary = self._summary_bytes
@@ -402,8 +359,7 @@ class MetricsCollector:
         return path
 
     def print_summary(self, timeout=None):
-        """Prints roastop's summary.txt of the run (what roastop printed at
-        its close); raises as get_metrics() does."""
+        """Prints roastop's summary.txt of the run; raises as get_metrics()."""
         if self._summary_bytes is None:
             self._fetch_measurement(timeout)
         sys.stdout.write(self._summary_bytes.decode("utf-8", "replace"))
