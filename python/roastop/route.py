@@ -149,15 +149,24 @@ def worker_columns(wss):
     return vals, processing, list(statuses), executing, occupancy
 
 
+def nan_for_null(vals):
+    return [math.nan if num(v) is None else v for v in vals]
+
+
+def packed(layout, vals, nulls):
+    """base64 (bytes) of layout.pack(*vals), or of nulls(vals) when a value
+    is one struct refuses (None, a fraction, not a number)."""
+    try:
+        raw = layout.pack(*vals)
+    except struct.error:
+        raw = layout.pack(*nulls(vals))
+    return binascii.b2a_base64(raw, newline=False)
+
+
 def pack_occupancy(occupancy):
     """The workers' occupancy (seconds of work the scheduler expects each to
-    hold) as base64 (bytes) of little-endian float64, NaN for null."""
-    n = len(occupancy)
-    try:
-        raw = struct.pack("<%dd" % n, *occupancy)
-    except struct.error:  # not a number: null
-        raw = struct.pack("<%dd" % n, *(math.nan if num(v) is None else v for v in occupancy))
-    return binascii.b2a_base64(raw, newline=False)
+    hold) as little-endian float64, NaN for null."""
+    return packed(struct.Struct("<%dd" % len(occupancy)), occupancy, nan_for_null)
 
 
 def task_progress(span):
@@ -173,12 +182,9 @@ def task_progress(span):
 def erred_counts(sched):
     """{prefix: its tasks gone into erred since the scheduler started}
     (TaskPrefix.state_counts counts transitions, so it never decreases)."""
-    counts = {}
-    for name, pf in list(sched.task_prefixes.items()):
-        n = (getattr(pf, "state_counts", None) or {}).get("erred", 0)
-        if n:
-            counts[name] = n
-    return counts
+    counts = ((name, (getattr(pf, "state_counts", None) or {}).get("erred", 0))
+              for name, pf in list(sched.task_prefixes.items()))
+    return {name: n for name, n in counts if n}
 
 
 def task_rows(records):
@@ -280,18 +286,13 @@ class Route:
         return self.encoded("statuses", statuses, lambda: [st.name for st in statuses])
 
     def pack(self, vals):
-        """The six columns as base64 (bytes) of little-endian int64 (the counts,
-        -1 for null) and float64 (cpu, NaN for null)."""
+        """The six columns as little-endian int64 (the counts, -1 for null)
+        and float64 (cpu, NaN for null)."""
         n = len(vals) // 6
         if self.layout is None or self.layout.size != 48 * n:  # the last poll's size
             self.layout = struct.Struct("<%dq%dd%dq" % (3 * n, n, 2 * n))
-        try:
-            raw = self.layout.pack(*vals)
-        except struct.error:  # None, a fraction or a non-number in a heartbeat: null
-            raw = self.layout.pack(*map(count, vals[:3 * n]),
-                                   *(math.nan if num(v) is None else v for v in vals[3 * n:4 * n]),
-                                   *map(count, vals[4 * n:]))
-        return binascii.b2a_base64(raw, newline=False)
+        return packed(self.layout, vals, lambda v: [
+            *map(count, v[:3 * n]), *nan_for_null(v[3 * n:4 * n]), *map(count, v[4 * n:])])
 
     def span(self):
         ext = self.sched.extensions.get("spans")
