@@ -22,18 +22,12 @@ class MetricsUnavailable(RuntimeError):
     RuntimeError, as roastcoffea's get_metrics() raises when it has none."""
 
 
-class _Answer:
-    __slots__ = ("status", "body")
-
-    def __init__(self, status, body):
-        self.status, self.body = status, body
-
-
-def _error_text(answer):
+def _error_text(status, body):
     try:
-        return json.loads(answer.body)["error"]
+        why = json.loads(body)["error"]
     except (ValueError, KeyError, TypeError):
-        return answer.body[:200].decode("utf-8", "replace")
+        why = body[:200].decode("utf-8", "replace")
+    return f"HTTP {status}: {why}"
 
 
 class Channel:
@@ -56,7 +50,7 @@ class Channel:
             if len(body) > MAX_BODY:
                 raise MetricsUnavailable(f"roastop at {self.addr} sent more than "
                                          f"{MAX_BODY >> 20} MiB for {path}")
-            return _Answer(resp.status, body)
+            return resp.status, body
         finally:
             conn.close()
 
@@ -69,7 +63,7 @@ class Channel:
         last = "no answer"
         while True:
             try:
-                answer = self.get(f"/runs/{run_id}", deadline)
+                status, body = self.get(f"/runs/{run_id}", deadline)
             except TimeoutError:
                 raise self._fail(f"run {run_id} not closed in time", last) from None
             except OSError as exc:
@@ -77,17 +71,17 @@ class Channel:
                                  "not serving (--serve), or gone: with --exit-on-run-end "
                                  "it waits 3 s after the run for this call; the "
                                  "measurement is in its --output directory)") from None
-            if answer.status == 401:
+            if status == 401:
                 raise self._fail("refused", "another session key (ROASTOP_KEY)")
-            if answer.status == 200:
-                row = json.loads(answer.body)
+            if status == 200:
+                row = json.loads(body)
                 if row.get("closed"):
                     return row
                 last = f"still {row.get('status')}"
-            elif answer.status == 404:
+            elif status == 404:
                 last = "roastop has no run of this id (yet)"
             else:
-                raise self._fail(f"run {run_id}", f"HTTP {answer.status}: {_error_text(answer)}")
+                raise self._fail(f"run {run_id}", _error_text(status, body))
             if time.monotonic() + POLL_EVERY >= deadline:
                 raise self._fail(f"run {run_id} not closed in time", last)
             time.sleep(POLL_EVERY)
@@ -95,11 +89,11 @@ class Channel:
     def run_file(self, run_id, name, deadline):
         """One file of a closed run's measurement, as bytes."""
         try:
-            answer = self.get(f"/runs/{run_id}/{name}", deadline)
+            status, body = self.get(f"/runs/{run_id}/{name}", deadline)
         except TimeoutError:
             raise self._fail(name, "timed out") from None
         except OSError as exc:
             raise self._fail("not reachable", str(exc)) from None
-        if answer.status != 200:
-            raise self._fail(name, f"HTTP {answer.status}: {_error_text(answer)}")
-        return answer.body
+        if status != 200:
+            raise self._fail(name, _error_text(status, body))
+        return body

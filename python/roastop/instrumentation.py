@@ -107,13 +107,6 @@ def _chunk(processor):
     return chunk if isinstance(chunk, dict) else None
 
 
-def _section(chunk, kind):
-    sections = chunk.get(kind)
-    if not isinstance(sections, dict):
-        sections = chunk[kind] = {}
-    return sections
-
-
 def file_source(factory):
     """uproot's source of the file a coffea events factory reads, or None."""
     try:
@@ -162,7 +155,10 @@ class _Tracked:
         if self._before is not None:
             after = self._read()
             if after is not None:
-                _section(self._chunk, self.kind)[self._name] = after - self._before
+                sections = self._chunk.get(self.kind)
+                if not isinstance(sections, dict):
+                    sections = self._chunk[self.kind] = {}
+                sections[self._name] = after - self._before
         return False
 
 
