@@ -114,10 +114,8 @@ class MetricsCollector:
                                if processor_instance is not None else None)
         self.run_name = run_name
         self.expected_events = _events_count(expected_events)
-        self.run_id = None
+        self.run_id = self.coffea_report = self.custom_metrics = None
         self.datasets = []
-        self.coffea_report = None
-        self.custom_metrics = None
         self._metrics = self._metrics_bytes = self._summary_bytes = None
         self.fetch_timeout = float(fetch_timeout)
         self.t_start = self.t_end = None
@@ -204,13 +202,12 @@ class MetricsCollector:
             if self.expected_events is None and sum(entries) <= MAX_EVENTS:
                 self.expected_events = sum(entries)
             return
-        if isinstance(fileset, Iterator):
-            self.datasets = []
-            return
-        try:
-            self.datasets = [str(d) for d in fileset]
-        except TypeError:
-            self.datasets = []
+        self.datasets = []
+        if not isinstance(fileset, Iterator):
+            try:
+                self.datasets = [str(d) for d in fileset]
+            except TypeError:
+                pass
 
     def __enter__(self):
         # before anything else: a processor decorated with track_metrics must

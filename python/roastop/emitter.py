@@ -291,14 +291,10 @@ class Emitter(UdpPath, DaskPath):
         except Exception:  # noqa: BLE001
             self.lost += 1
             return False
-        ok = True
-        for i, cols in enumerate(parts):
-            msg = dict(base, report_id=report_id, part=i, parts=len(parts))
-            if i == 0:
-                msg.update(scalars)
-            msg["columns"] = cols
-            ok = self.send(msg) and ok
-        return ok
+        sent = [self.send(dict(base, report_id=report_id, part=i, parts=len(parts),
+                               **(scalars if i == 0 else {}), columns=cols))
+                for i, cols in enumerate(parts)]
+        return all(sent)
 
     def send_run_end(self, run_id, exc_type=None, exc=None):
         """Sends run_end_message(run_id, exc_type, exc), its error message cut
