@@ -59,8 +59,7 @@ class Heartbeat(Ticker):
             self.in_flight += n
 
     def begin(self, start):
-        """A chunk in flight; start (Emitter.chunk_begin's handle), unless
-        None, pending: announce sends its chunk_start."""
+        """A chunk in flight, its start (chunk_begin's handle) pending unless None."""
         with self._lock:
             self.in_flight += 1
             if start is not None:
@@ -76,10 +75,8 @@ class Heartbeat(Ticker):
                 self.pending.pop(id(start), None)
 
     def announce(self):
-        """Sends the chunk_start of each chunk pending and not yet
-        announced, with its own t_start, and keeps the seq it went with for
-        the chunk's start_seq. A start that could not be sent (counted in
-        the emitter's lost) is tried again at the next beat."""
+        """Sends the chunk_start of each chunk pending and not yet announced,
+        keeping the seq it went with; one not sent is tried at the next beat."""
         with self._lock:
             for start in self.pending.values():
                 if start[6] is None:

@@ -25,11 +25,9 @@ def process_memory_mb(pid=None):
     try:
         pid = pid or current_pid()
         if statm[0] != pid:
-            old = statm[1]
-            statm[:] = [None, None]
-            if old is not None:
+            if statm[1] is not None:
                 try:
-                    os.close(old)     # the parent's descriptor, inherited by a fork
+                    os.close(statm[1])    # the parent's descriptor, inherited by a fork
                 except OSError:
                     pass
             statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)]
@@ -64,9 +62,8 @@ class _Schedstat:
 
 def cpu_wait_seconds(pid=None):
     """The seconds this thread has been runnable and not running (waiting
-    for a CPU: Linux schedstat's run delay), or None where the kernel does
-    not say. A process() that waits for a CPU is starved; one that waits for
-    anything else (I/O, a sleep, a lock) is not runnable meanwhile."""
+    for a CPU: schedstat's run delay, not I/O, a sleep or a lock), or None
+    where the kernel does not say."""
     local = shared("schedstat_local", threading.local)
     try:
         st = getattr(local, "schedstat", None)
@@ -78,10 +75,9 @@ def cpu_wait_seconds(pid=None):
 
 
 def current_chunks():
-    """This thread's {id(processor): sections} of the chunks being tracked: a
-    Dask worker with several threads may run chunks of one processor
-    instance at once, and the instance attribute (roastcoffea's) alone
-    would mix their sections. In shared(): a thread-local cannot be pickled."""
+    """This thread's {id(processor): sections} of the chunks being tracked
+    (a worker's threads may run chunks of one processor instance at once).
+    In shared(): a thread-local cannot be pickled."""
     local = shared("chunks_local", threading.local)
     try:
         return local.chunks
