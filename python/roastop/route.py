@@ -81,9 +81,9 @@ def json_handler(answer):
 
 
 def last(args, name):
-    """The last value of a query argument (bytes), or None."""
+    """The last value of a query argument (text), or None."""
     values = args.get(name)
-    return values[-1] if values else None
+    return values[-1].decode("ascii", "replace") if values else None
 
 
 def serve(app, suffix, handler):
@@ -248,8 +248,7 @@ class Route:
         self.begin_run(span_id)
         app = sched.http_application
         paths = serve(app, ROUTE, json_handler(lambda a: self.body(last(a, "have"))))
-        serve(app, TASKS_ROUTE, json_handler(
-            lambda a: self.tasks_body((last(a, "since") or b"").decode("ascii", "replace"))))
+        serve(app, TASKS_ROUTE, json_handler(lambda a: self.tasks_body(last(a, "since") or "")))
         self.routes = routes or paths
 
     def begin_run(self, span_id):
@@ -392,7 +391,7 @@ class Route:
         parts = [self.ident, head, b",", self.running_json(wss, executing, now),
                  b',"worker_state":"', self.pack(vals), b'","worker_occupancy":"',
                  pack_occupancy(occupancy), b'"', b"}"]
-        if have != self.token_bytes:
+        if have != self.token:
             parts[-1:] = [b',"worker_status":', names, b',"workers":', facts, b"}"]
         return b"".join(parts)
 
@@ -439,7 +438,6 @@ def install_datagrams(sched):
             within = float(within) if within else None
         except ValueError:
             within = None
-        since = since.decode("ascii", "replace") if since else None
         return json.dumps(plugin().answer(since, time.time(), within)).encode()
 
     plugin()
