@@ -1,10 +1,8 @@
-"""Process-wide state that survives the package travelling by value.
-
-On a worker without roastop installed, process() and what it calls arrive
-pickled by value, once per chunk, each copy with its own copy of the module
-globals it names: state kept there would be reset every chunk (a new socket,
-sequence numbers from 0) or could not be pickled (sockets, thread-locals).
-So it lives in a module object in sys.modules under a fixed name."""
+"""Process-wide state that survives the package travelling by value: on a
+worker without roastop installed, process() arrives pickled once per chunk
+with its own copy of the module globals it names, so state kept there would
+be reset every chunk or could not be pickled (sockets, thread-locals). It
+lives in a module object in sys.modules under a fixed name."""
 import os
 import sys
 import types
@@ -46,9 +44,8 @@ def current_pid():
 def ship_by_value():
     """Makes cloudpickle carry roastop's code (every loaded submodule, by its
     own name: distributed checks a function's module by exact name) inside
-    the pickles of the processor and of run_on_scheduler's functions, so
-    Dask workers and the scheduler need no roastop installed. False when
-    cloudpickle is not importable (then there is no Dask to ship to)."""
+    its pickles, so Dask workers and the scheduler need no roastop
+    installed. False when cloudpickle is not importable."""
     try:
         import cloudpickle
     except ImportError:

@@ -1,10 +1,6 @@
 """The client's side of roastop's HTTP channel (docs/serve.md): a run's
-measurement, fetched once the run has closed in roastop. roastop serves it
-on TCP at the port of ROASTOP_ADDR, and every request carries the session
-key as a bearer token, so the export line stays two variables.
-
-Standard library only: this runs in the analysis script, which may not have
-anything else."""
+measurement, fetched once the run has closed in roastop, over TCP at the
+port of ROASTOP_ADDR with the session key as a bearer token."""
 import http.client
 import json
 import time

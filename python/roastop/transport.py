@@ -382,22 +382,17 @@ class DaskPath:
         """Adds data to the batch: True when taken, False (counted in ``lost``)
         past DASK_PENDING batches' worth, None when the path became "udp"
         meanwhile. On the Dask path a batch at a bound is sent now."""
-        n = len(data)
         with self._batch_lock:
             if self.path == "udp":
                 return None
-            count, size = len(self._batch) + 1, self._batch_bytes + n
-            if count <= DASK_BATCH_COUNT * DASK_PENDING and \
-                    size <= DASK_BATCH_BYTES * DASK_PENDING:
-                if count == 1:
-                    self._batch_since = time.monotonic()
-                self._batch.append(data)
-                self._batch_bytes = size
-            else:
-                count = 0
-        if not count:
-            self.lost += 1
-            return False
+            count, size = len(self._batch) + 1, self._batch_bytes + len(data)
+            if count > DASK_BATCH_COUNT * DASK_PENDING or size > DASK_BATCH_BYTES * DASK_PENDING:
+                self.lost += 1
+                return False
+            if count == 1:
+                self._batch_since = time.monotonic()
+            self._batch.append(data)
+            self._batch_bytes = size
         if self.path == "dask" and (count >= DASK_BATCH_COUNT or size >= DASK_BATCH_BYTES
                                     or self._flusher is None):
             self.flush_dask(wait=False)
