@@ -11,6 +11,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Iterator
+from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
 
@@ -177,18 +178,14 @@ class MetricsCollector:
         heartbeat now (_run_end_on_worker), before run_end."""
         if self.client is None or self.backend != "dask":
             return
-        try:
+        with suppress(Exception):  # a closed client, a worker gone: the metrics wait
             self.client.run(_run_end_on_worker, heartbeat=self.span_id is not None)
-        except Exception:  # a closed client, a worker gone: the metrics wait
-            pass
 
     def _close_span(self, exc_type, exc, tb):
         span_cm, self._span = getattr(self, "_span", None), None
         if span_cm is not None:
-            try:
+            with suppress(Exception):
                 span_cm.__exit__(exc_type, exc, tb)
-            except Exception:
-                pass
 
     def set_fileset(self, fileset):
         """Records the fileset's dataset names for run_start (call before
@@ -204,10 +201,8 @@ class MetricsCollector:
             return
         self.datasets = []
         if not isinstance(fileset, Iterator):
-            try:
+            with suppress(TypeError):
                 self.datasets = [str(d) for d in fileset]
-            except TypeError:
-                pass
 
     def __enter__(self):
         # before anything else: a processor decorated with track_metrics must
@@ -231,10 +226,8 @@ class MetricsCollector:
         proc = self.processor_instance
         if proc is not None:
             setattr(proc, FLAG, True)
-            try:
+            with suppress(AttributeError, TypeError):
                 setattr(type(proc), FLAG, True)  # survives pickling, as in roastcoffea
-            except (AttributeError, TypeError):
-                pass
             proc._roastop_addr = self.emitter.addr
             proc._roastop_key = self._key_hex
             proc._roastop_run_id = self.run_id
@@ -287,10 +280,8 @@ class MetricsCollector:
     def extract_metrics_from_output(self, output):
         """roastcoffea compatibility: removes roastcoffea's key if present;
         roastop's chunk records never travel in the output."""
-        try:
+        with suppress(AttributeError, TypeError):
             output.pop("__roastcoffea_metrics__", None)
-        except (AttributeError, TypeError):
-            pass
 
     def _channel(self):
         if self.emitter is None:

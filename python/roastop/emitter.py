@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 import uuid
+from contextlib import suppress
 
 from roastop._state import current_pid, shared
 from roastop.heartbeat import Heartbeat
@@ -61,10 +62,8 @@ def run_end_message(run_id, exc_type=None, exc=None):
         msg["error_type"] = _cut(str(name), ERROR_TYPE_MAX)
     except Exception:  # noqa: BLE001 - telemetry never raises
         msg["error_type"] = "?"
-    try:
+    with suppress(Exception):  # a __str__ that raises
         msg["error_message"] = _cut(str(exc), ERROR_MESSAGE_MAX)
-    except Exception:  # noqa: BLE001 - a __str__ that raises
-        pass
     return msg
 
 
@@ -95,10 +94,8 @@ class Emitter(UdpPath, DaskPath):
         self._pid = self._instance = self._seq = self._sock = self._target = None
         self.unresolved = 0       # of lost: sent before a host name's lookup answered
         self._found = self._lookup = None
-        try:
+        with suppress(ValueError):  # not HOST:PORT: every message is lost
             self._resolve()       # a host name's lookup starts now, in the background
-        except ValueError:        # not HOST:PORT: every message is lost
-            pass
         self._mac = keyed_mac(self.key)
         self._host_v2 = _fields_v2({"host": self._host})   # a host name is <= 255 bytes
         self._start_prefix = {}   # Static (or None) -> kind, host and its fields, encoded
@@ -363,8 +360,6 @@ def emitter_for(addr, key):
     e = cache.get(k)
     if e is None:
         e = cache.setdefault(k, Emitter(addr, parsed))
-    try:
+    with suppress(TypeError):  # a bytearray key: parsed each time
         cache.setdefault((addr, key), e)
-    except TypeError:                    # a bytearray key: parsed each time
-        pass
     return e

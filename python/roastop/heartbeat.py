@@ -4,6 +4,7 @@ import atexit
 import os
 import threading
 import time
+from contextlib import suppress
 
 from roastop.instrumentation import MB, process_memory_mb
 
@@ -24,10 +25,8 @@ class Ticker:
 
     def _run(self, step):
         while True:
-            try:
+            with suppress(Exception):  # never worth a traceback
                 self.tick()
-            except Exception:  # noqa: BLE001 - never worth a traceback
-                pass
             if self._stop.wait(step):
                 return
 

@@ -5,6 +5,7 @@ measure nothing and write nothing."""
 import os
 import threading
 import time
+from contextlib import suppress
 
 from roastop._state import current_pid, shared
 
@@ -26,10 +27,8 @@ def process_memory_mb(pid=None):
         pid = pid or current_pid()
         if statm[0] != pid:
             if statm[1] is not None:
-                try:
+                with suppress(OSError):
                     os.close(statm[1])    # the parent's descriptor, inherited by a fork
-                except OSError:
-                    pass
             statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)]
         data = os.pread(statm[1], 128, 0)
     except (OSError, AttributeError, TypeError):
@@ -56,7 +55,7 @@ class _Schedstat:
     def __del__(self):
         try:
             os.close(self.fd)
-        except (OSError, AttributeError):
+        except (OSError, AttributeError):   # no fd, or os gone at interpreter exit
             pass
 
 

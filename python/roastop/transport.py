@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 import time
+from contextlib import suppress
 
 from roastop._state import current_pid, shared
 from roastop.heartbeat import Ticker
@@ -203,11 +204,9 @@ def close_flush(worker):
     event loop (where they are read). Never raises."""
     def add():
         worker.plugins.setdefault(DASK_FLUSH_PLUGIN, _WorkerFlush())
-    try:
+    with suppress(Exception):  # no loop to ask: exit and run ends still send
         if isinstance(getattr(worker, "plugins", None), dict):
             worker.loop.add_callback(add)
-    except Exception:  # noqa: BLE001 - no loop to ask: exit and run ends still send
-        pass
 
 
 class UdpPath:
@@ -227,10 +226,8 @@ class UdpPath:
         if self._pid != pid:
             # a new process (first use, or a forked child): its own sender, socket and numbers
             if self._sock is not None and self._pid is not None:
-                try:
+                with suppress(OSError):
                     self._sock.close()
-                except OSError:
-                    pass
             self._pid, self._seq, self._sock = pid, itertools.count(), None
             self._instance = new_instance()   # drawn in this process, not inherited
         if self._sock is None:
