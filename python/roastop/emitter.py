@@ -357,9 +357,7 @@ def emitter_for(addr, key):
         pass
     parsed = parse_key(key)
     k = (addr, parsed.hex() if parsed else None)
-    e = cache.get(k)
-    if e is None:
-        e = cache.setdefault(k, Emitter(addr, parsed))
+    e = cache.get(k) or cache.setdefault(k, Emitter(addr, parsed))
     with suppress(TypeError):  # a bytearray key: parsed each time
         cache.setdefault((addr, key), e)
     return e
