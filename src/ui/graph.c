@@ -181,30 +181,16 @@ size_t graph_log_bin(double v, double lo, double hi, size_t n)
 
 size_t graph_utf8(uint32_t cp, char *buf)
 {
-	if (cp < 0x80) {
-		buf[0] = (char)cp;
+	static const uint8_t lead[5] = { 0, 0, 0xC0, 0xE0, 0xF0 };
+	size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+	if (n == 1 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+		buf[0] = n == 1 ? (char)cp : '?';
 		return 1;
 	}
-	if (cp < 0x800) {
-		buf[0] = (char)(0xC0 | (cp >> 6));
-		buf[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000 && !(cp >= 0xD800 && cp <= 0xDFFF)) {
-		buf[0] = (char)(0xE0 | (cp >> 12));
-		buf[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		buf[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	if (cp >= 0x10000 && cp <= 0x10FFFF) {
-		buf[0] = (char)(0xF0 | (cp >> 18));
-		buf[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		buf[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		buf[3] = (char)(0x80 | (cp & 0x3F));
-		return 4;
-	}
-	buf[0] = '?';
-	return 1;
+	for (size_t i = n - 1; i > 0; i--, cp >>= 6)
+		buf[i] = (char)(0x80 | (cp & 0x3F));
+	buf[0] = (char)(lead[n] | cp);
+	return n;
 }
 
 void graph_hbar(double frac, int w, bool ascii, uint32_t *out)
