@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "roastop/strbuf.h"
+
 #define HTTPC_MAX_SOCKS 62 /* sockets curl may ask to watch at once */
 
 struct httpc;
@@ -17,12 +19,22 @@ struct httpc;
 /* A transfer finished (removed already); code the HTTP status or 0. */
 typedef void (*httpc_done_fn)(void *ctx, CURL *easy, CURLcode result, long code);
 
+/* A response body, the transfer aborted past max bytes (too_large). */
+struct httpc_body {
+	struct strbuf buf;
+	size_t max;
+	bool too_large;
+};
+
 /* The options every request to a scheduler shares (docs/scheduler.md).
  * curl follows no redirect: it would carry --header values to any host and
  * follow https -> http. Without a CA file, libcurl's own bundle, or where
  * this system has none there (the wheel's libcurl is Debian's, run on
  * AlmaLinux), the system's. */
-void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure);
+void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure,
+			 struct httpc_body *body);
+/* Appends the "Name: value" headers to *list; false when out of memory. */
+bool httpc_headers(struct curl_slist **list, const char *const *headers, size_t n);
 
 /* NULL when builtin is readable, else the first readable candidate. */
 const char *httpc_cainfo_pick(const char *builtin, const char *const *candidates, size_t n);

@@ -116,7 +116,20 @@ static const char *httpc_cainfo(void)
 	return found;
 }
 
-void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure)
+static size_t httpc_body_write(char *ptr, size_t size, size_t nmemb, void *userp)
+{
+	struct httpc_body *b = userp;
+	size_t n = size * nmemb;
+	if (b->buf.len + n > b->max) {
+		b->too_large = true;
+		return 0; /* aborts the transfer */
+	}
+	strbuf_append(&b->buf, ptr, n);
+	return b->buf.failed ? 0 : n;
+}
+
+void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool insecure,
+			 struct httpc_body *body)
 {
 	double timeout = interval * 2 < 10 ? 10 : interval * 2;
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -126,6 +139,8 @@ void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool inse
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "roastop/" ROASTOP_VERSION);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, httpc_body_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, body);
 	if (!cacert)
 		cacert = httpc_cainfo();
 	if (cacert)
@@ -134,6 +149,17 @@ void httpc_easy_defaults(CURL *e, double interval, const char *cacert, bool inse
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+}
+
+bool httpc_headers(struct curl_slist **list, const char *const *headers, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct curl_slist *h = curl_slist_append(*list, headers[i]);
+		if (!h)
+			return false;
+		*list = h;
+	}
+	return true;
 }
 
 void httpc_close(struct httpc *h)

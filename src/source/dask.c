@@ -51,18 +51,6 @@ void dask_status_set(struct dask *d, enum source_state state, const char *reason
 
 /* ---- curl plumbing ------------------------------------------------------ */
 
-static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *userp)
-{
-	struct xfer *x = userp;
-	size_t n = size * nmemb;
-	if (x->body.len + n > x->max_body) {
-		x->too_large = true;
-		return 0; /* aborts the transfer */
-	}
-	strbuf_append(&x->body, ptr, n);
-	return x->body.failed ? 0 : n;
-}
-
 /* headers: only for the scheduler; a hub token must not travel in clear to
  * every worker's dashboard. */
 static bool xfer_init(struct dask *d, struct xfer *x, bool headers)
@@ -70,11 +58,9 @@ static bool xfer_init(struct dask *d, struct xfer *x, bool headers)
 	x->easy = curl_easy_init();
 	if (!x->easy)
 		return false;
-	strbuf_init(&x->body);
+	strbuf_init(&x->body.buf);
 	CURL *e = x->easy;
-	httpc_easy_defaults(e, d->cfg.interval, d->cfg.cacert, d->cfg.insecure);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	httpc_easy_defaults(e, d->cfg.interval, d->cfg.cacert, d->cfg.insecure, &x->body);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	if (headers)
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, d->headers);
@@ -96,21 +82,21 @@ static size_t route_max_body(enum route r)
  * (the scheduler's routes run one after another in one buffer). */
 static void xfer_shrink(struct xfer *x)
 {
-	if (x->body.cap > BODY_KEEP)
-		strbuf_free(&x->body);
+	if (x->body.buf.cap > BODY_KEEP)
+		strbuf_free(&x->body.buf);
 	else
-		strbuf_reset(&x->body);
+		strbuf_reset(&x->body.buf);
 }
 
 void dask_xfer_start(struct dask *d, struct xfer *x, enum route r, const char *url)
 {
 	x->route = r;
 	x->busy = true;
-	x->too_large = false;
-	x->max_body = route_max_body(r);
+	x->body.too_large = false;
+	x->body.max = route_max_body(r);
 	xfer_shrink(x);
 	curl_easy_setopt(x->easy, CURLOPT_URL, url);
-	curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->max_body);
+	curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->body.max);
 	d->st.requests++;
 	if (httpc_add(d->http, x->easy) != 0) {
 		x->busy = false;
@@ -191,8 +177,8 @@ static bool sched_redirect(struct dask *d, struct xfer *x)
 static void sched_done(struct dask *d, CURLcode rc, long code)
 {
 	struct xfer *x = &d->sched;
-	x->too_large |= rc == CURLE_FILESIZE_EXCEEDED; /* declared over the cap */
-	if (x->too_large) {
+	x->body.too_large |= rc == CURLE_FILESIZE_EXCEEDED; /* declared over the cap */
+	if (x->body.too_large) {
 		d->st.too_large++;
 		code = HTTP_TOO_LARGE; /* a refused body: the next source may do */
 	} else if (rc != CURLE_OK || code == 0) {
@@ -206,7 +192,7 @@ static void sched_done(struct dask *d, CURLcode rc, long code)
 	} else if (http_redirect(code) && sched_redirect(d, x)) {
 		return;
 	}
-	d->st.bytes += x->body.len;
+	d->st.bytes += x->body.buf.len;
 	if (code != 200)
 		d->st.failures++;
 	dask_round_answer(d, code, x);
@@ -218,7 +204,7 @@ static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
 	struct xfer *x = NULL;
 	curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&x);
 	x->busy = false;
-	strbuf_append(&x->body, "", 0); /* NUL-terminated even when empty */
+	strbuf_append(&x->body.buf, "", 0); /* NUL-terminated even when empty */
 	if (x->route == R_WORKER)
 		dask_round_worker(d, x, rc, code);
 	else
@@ -229,12 +215,8 @@ static void xfer_done(void *ctx, CURL *e, CURLcode rc, long code)
 
 static bool dask_setup(struct dask *d, char *err, size_t errsz)
 {
-	for (size_t i = 0; i < d->cfg.n_headers; i++) {
-		struct curl_slist *h = curl_slist_append(d->headers, d->cfg.headers[i]);
-		if (!h)
-			return false;
-		d->headers = h;
-	}
+	if (!httpc_headers(&d->headers, d->cfg.headers, d->cfg.n_headers))
+		return false;
 	d->http = httpc_open(xfer_done, d);
 	d->tick_tfd = timer_open(0, 0);
 	if (!d->http || d->tick_tfd < 0) {
@@ -288,7 +270,7 @@ static void xfer_free(struct dask *d, struct xfer *x)
 	if (x->busy)
 		httpc_remove(d->http, x->easy);
 	curl_easy_cleanup(x->easy);
-	strbuf_free(&x->body);
+	strbuf_free(&x->body.buf);
 }
 
 void dask_close(struct dask *d)

@@ -23,7 +23,7 @@ static void datagrams_one(void *ctx, int port, const char *text)
 enum answer dask_on_datagrams(struct dask *d, long code, const struct xfer *x)
 {
 	struct dask_cursor at;
-	if (code == 200 && dask_parse_datagrams(x->body.data, x->body.len, &at, datagrams_one, d)) {
+	if (code == 200 && dask_parse_datagrams(x->body.buf.data, x->body.buf.len, &at, datagrams_one, d)) {
 		d->dg.at = at;
 		d->dg.lost += at.lost;
 		d->dg.capped += at.more;

@@ -47,9 +47,9 @@ static void route_why(const struct dask *d, const struct xfer *x, long code, cha
 		      size_t size)
 {
 	const char *name = x->route == R_STATE ? "roastop route" : dask_route_path(x->route);
-	if (x->too_large)
+	if (x->body.too_large)
 		snprintf(buf, size, "%s: response over the size limit (%zu MiB)", name,
-			 x->max_body >> 20);
+			 x->body.max >> 20);
 	else if (d->redirect_why[0])
 		snprintf(buf, size, "%s: %.170s", name, d->redirect_why);
 	else if (code == 500 && x->route == R_IDENTITY)
@@ -62,7 +62,7 @@ enum answer dask_on_state(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
 	if (code == 200) {
-		enum dask_error e = dask_parse_state_facts(x->body.data, x->body.len, d->now,
+		enum dask_error e = dask_parse_state_facts(x->body.buf.data, x->body.buf.len, d->now,
 							   &d->ev, &d->ev_fine, &d->ev_span,
 							   &d->facts, err, sizeof(err));
 		if (e == DASK_STALE_FACTS && d->facts.token) {
@@ -73,7 +73,7 @@ enum answer dask_on_state(struct dask *d, long code, const struct xfer *x)
 			return ANS_AGAIN;
 		}
 		if (e == DASK_OK) {
-			bool tasks = dask_tasks_offered(x->body.data, x->body.len);
+			bool tasks = dask_tasks_offered(x->body.buf.data, x->body.buf.len);
 			/* the poller's first answer: told before its status, the
 			 * stream is never opened; one already open is closed at the
 			 * route's first answer (dask_on_tasks), the cursor then */
@@ -126,7 +126,7 @@ enum answer dask_on_identity(struct dask *d, long code, const struct xfer *x)
 	char err[160];
 	if (code == 200) {
 		d->n_ep = 0;
-		enum dask_error e = dask_parse_identity(x->body.data, x->body.len, d->now, &d->ev,
+		enum dask_error e = dask_parse_identity(x->body.buf.data, x->body.buf.len, d->now, &d->ev,
 							ep_add, d, err, sizeof(err));
 		if (e == DASK_OK) {
 			identity_status(d);
@@ -153,7 +153,7 @@ enum answer dask_on_prom(struct dask *d, long code, const struct xfer *x)
 	struct prom_stats ps = { 0 };
 	d->prom_code = code;
 	enum dask_error e = code != 200 ? DASK_BAD_SHAPE
-		: dask_parse_scheduler_prom(x->body.data, x->body.len, d->now, &d->ev, &ps);
+		: dask_parse_scheduler_prom(x->body.buf.data, x->body.buf.len, d->now, &d->ev, &ps);
 	if (e == DASK_OK) {
 		d->prom_workers = optnum_of(d->ev.u.sample.worker_count);
 		d->prom_tasks = d->ev.u.sample.tasks_processing;
@@ -162,7 +162,7 @@ enum answer dask_on_prom(struct dask *d, long code, const struct xfer *x)
 	}
 	if (d->cfg.prefix_totals && code == 200 && !d->totals_read) {
 		struct prom_stats again = { 0 };
-		enum dask_error te = dask_parse_prefix_prom(x->body.data, x->body.len, &d->totals,
+		enum dask_error te = dask_parse_prefix_prom(x->body.buf.data, x->body.buf.len, &d->totals,
 							    &again);
 		if (te == DASK_OUT_OF_RANGE)
 			reject_count(d, te);
@@ -175,7 +175,7 @@ enum answer dask_on_counts(struct dask *d, long code, const struct xfer *x)
 {
 	char err[160];
 	if (code == 200) {
-		enum dask_error e = dask_parse_counts(x->body.data, x->body.len, d->now, &d->ev,
+		enum dask_error e = dask_parse_counts(x->body.buf.data, x->body.buf.len, d->now, &d->ev,
 						      err, sizeof(err));
 		if (e == DASK_OK) {
 			const struct ev_sample *s = &d->ev.u.sample;
@@ -194,7 +194,7 @@ enum answer dask_on_sitemap(struct dask *d, long code, const struct xfer *x)
 	d->want_sitemap = false;
 	int id = -1, prom = -1, counts = -1;
 	if (code == 200)
-		dask_parse_sitemap(x->body.data, x->body.len, &id, &prom, &counts);
+		dask_parse_sitemap(x->body.buf.data, x->body.buf.len, &id, &prom, &counts);
 	d->has_identity = id != 0; /* unknown: try it */
 	d->has_prom = prom != 0;
 	d->has_counts = counts != 0;

@@ -53,7 +53,7 @@ void dask_tasks_gone(struct dask *d)
 enum answer dask_on_tasks(struct dask *d, long code, const struct xfer *x)
 {
 	struct dask_tasks_answer ans = { 0 };
-	bool ok = code == 200 && dask_parse_tasks(x->body.data, x->body.len, d->now, &d->ev_task,
+	bool ok = code == 200 && dask_parse_tasks(x->body.buf.data, x->body.buf.len, d->now, &d->ev_task,
 						   d->deliver, d->ctx, &ans);
 	d->st.tasks += ans.tasks;
 	d->st.tasks_rejected += ans.rejected;

@@ -120,9 +120,9 @@ void dask_worker_done(struct dask *d, struct xfer *x, CURLcode rc, long code)
 		d->wk_https = !d->wk_https; /* once for the requests of one scheme */
 	struct wk *w = &d->wk[x->worker];
 	struct prom_stats ps = { 0 };
-	d->st.bytes += x->body.len;
+	d->st.bytes += x->body.buf.len;
 	enum dask_error e = rc != CURLE_OK || code != 200
-		? DASK_BAD_SHAPE : dask_parse_worker_prom(x->body.data, x->body.len, &w->now, &ps);
+		? DASK_BAD_SHAPE : dask_parse_worker_prom(x->body.buf.data, x->body.buf.len, &w->now, &ps);
 	if (e == DASK_OUT_OF_RANGE) {
 		d->st.rejected++;
 		d->st.out_of_range++;

@@ -57,9 +57,7 @@ struct xfer {
 	bool busy;
 	size_t worker; /* R_WORKER: index into d->wk */
 	bool https; /* R_WORKER: asked over HTTPS */
-	struct strbuf body;
-	size_t max_body; /* the route's cap */
-	bool too_large;
+	struct httpc_body body; /* capped at the route's */
 	unsigned hops; /* same-origin redirects followed for this request */
 };
 

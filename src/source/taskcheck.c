@@ -92,20 +92,10 @@ struct taskcheck_fetch {
 	struct httpc *http;
 	CURL *easy;
 	struct curl_slist *headers;
-	struct strbuf body;
+	struct httpc_body body;
 	bool busy, done, ok;
 	double total;
 };
-
-static size_t tc_write(char *ptr, size_t size, size_t nmemb, void *userp)
-{
-	struct taskcheck_fetch *f = userp;
-	size_t n = size * nmemb;
-	if (f->body.len + n > TASKCHECK_MAX_BODY)
-		return 0; /* aborts the transfer */
-	strbuf_append(&f->body, ptr, n);
-	return f->body.failed ? 0 : n;
-}
 
 static void tc_done(void *ctx, CURL *easy, CURLcode result, long code)
 {
@@ -114,23 +104,17 @@ static void tc_done(void *ctx, CURL *easy, CURLcode result, long code)
 	struct prom_stats st = { 0 };
 	f->busy = false;
 	f->done = true;
-	f->ok = result == CURLE_OK && code == 200 && f->body.len > 0 &&
-		taskcheck_total(f->body.data, f->body.len, &f->total, &st);
+	f->ok = result == CURLE_OK && code == 200 && f->body.buf.len > 0 &&
+		taskcheck_total(f->body.buf.data, f->body.buf.len, &f->total, &st);
 }
 
 static bool tc_setup(struct taskcheck_fetch *f, const struct app_config *cfg)
 {
 	CURL *e = f->easy;
 	char url[2048];
-	for (size_t i = 0; i < cfg->n_headers; i++) {
-		struct curl_slist *h = curl_slist_append(f->headers, cfg->headers[i]);
-		if (!h)
-			return false;
-		f->headers = h;
-	}
-	httpc_easy_defaults(e, cfg->interval, cfg->cacert, cfg->insecure);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, tc_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, f);
+	if (!httpc_headers(&f->headers, cfg->headers, cfg->n_headers))
+		return false;
+	httpc_easy_defaults(e, cfg->interval, cfg->cacert, cfg->insecure, &f->body);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)TASKCHECK_MAX_BODY);
 	if (f->headers)
 		curl_easy_setopt(e, CURLOPT_HTTPHEADER, f->headers);
@@ -144,7 +128,8 @@ struct taskcheck_fetch *taskcheck_fetch_open(const struct app_config *cfg)
 	struct taskcheck_fetch *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	strbuf_init(&f->body);
+	strbuf_init(&f->body.buf);
+	f->body.max = TASKCHECK_MAX_BODY;
 	f->easy = curl_easy_init();
 	f->http = f->easy ? httpc_open(tc_done, f) : NULL;
 	if (!f->http || !tc_setup(f, cfg)) {
@@ -163,7 +148,7 @@ void taskcheck_fetch_close(struct taskcheck_fetch *f)
 	if (f->easy)
 		curl_easy_cleanup(f->easy);
 	curl_slist_free_all(f->headers);
-	strbuf_free(&f->body);
+	strbuf_free(&f->body.buf);
 	free(f);
 }
 
@@ -171,7 +156,7 @@ void taskcheck_fetch_start(struct taskcheck_fetch *f)
 {
 	if (f->busy)
 		return;
-	strbuf_reset(&f->body);
+	strbuf_reset(&f->body.buf);
 	f->busy = httpc_add(f->http, f->easy) == 0;
 	f->done = !f->busy;
 	f->ok = false;
