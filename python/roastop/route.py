@@ -129,10 +129,9 @@ def fine_head(key):
 
 
 def worker_columns(wss):
-    """The workers' six columns (memory, nbytes, spilled_bytes, cpu,
-    executing, processing) read off the heartbeat as WorkerState.memory reads
-    them, the processing counts, statuses, executing dicts and occupancies:
-    a few C calls a worker (map over getters, zip to transpose)."""
+    """worker_state's six columns (read off the heartbeat as WorkerState.memory
+    reads them), the processing counts, statuses, executing dicts and
+    occupancies: a few C calls a worker (map over getters, zip to transpose)."""
     if not wss:
         return [], [], [], (), ()
     ms, nbytes, executing, processing, statuses, occupancy = zip(*map(worker_of, wss))
@@ -164,8 +163,7 @@ def packed(layout, vals, nulls):
 
 
 def pack_occupancy(occupancy):
-    """The workers' occupancy (seconds of work the scheduler expects each to
-    hold) as little-endian float64, NaN for null."""
+    """worker_occupancy: little-endian float64, NaN for null."""
     return packed(struct.Struct("<%dd" % len(occupancy)), occupancy, nan_for_null)
 
 
@@ -188,9 +186,8 @@ def erred_counts(sched):
 
 
 def task_rows(records):
-    """Each finished task's record as a row: [key, worker, status, then
-    action, start, stop of each of its startstops]. A task that raised is
-    left out, as /eventstream leaves it (state.json counts them)."""
+    """tasks.json's rows (docs/scheduler.md, "Task records"); a task that
+    raised is left out, as /eventstream leaves it."""
     rows = []
     for rec in records:
         if rec.get("status") == "error":
@@ -227,8 +224,7 @@ class FineRows:
 
 class Route:
     """The state.json and tasks.json handlers' state on one scheduler
-    (sched._roastop_route): the run's span and failures, and what is kept
-    encoded from poll to poll."""
+    (sched._roastop_route), and what is kept encoded from poll to poll."""
     version = ROUTE_VERSION
 
     def __init__(self, sched, span_id, routes=None):
@@ -285,8 +281,7 @@ class Route:
         return self.encoded("statuses", statuses, lambda: [st.name for st in statuses])
 
     def pack(self, vals):
-        """The six columns as little-endian int64 (the counts, -1 for null)
-        and float64 (cpu, NaN for null)."""
+        """worker_state (docs/scheduler.md, "The route")."""
         n = len(vals) // 6
         if self.layout is None or self.layout.size != 48 * n:  # the last poll's size
             self.layout = struct.Struct("<%dq%dd%dq" % (3 * n, n, 2 * n))
@@ -336,9 +331,9 @@ class Route:
         return self.progress[1]
 
     def running_oldest(self, wss, executing):
-        """The RUNNING_MAX tasks executing longest, oldest first: [(seconds at
-        the heartbeat - its time, the row's JSON up to its seconds)], chosen
-        again only after a heartbeat or a transition."""
+        """[(seconds at the heartbeat - its time, the row's JSON up to its
+        seconds)] of the RUNNING_MAX tasks executing longest, chosen again only
+        after a heartbeat or a transition."""
         cached, counter = self.running, self.sched.transition_counter
         if (cached is not None and cached[0] == counter and len(cached[1]) == len(executing)
                 and all(map(is_, cached[1], executing))):
@@ -396,8 +391,8 @@ class Route:
         return b"".join(parts)
 
     def tasks_body(self, since):
-        """tasks.json's body: the records since the reader's cursor, TASKS_MAX at
-        most. Without a cursor none, and the cursor of now (as /eventstream)."""
+        """tasks.json's body: the records since the reader's cursor; without
+        one none, and the cursor of now (as /eventstream)."""
         plugin = task_plugin(self.sched)
         buf, index = plugin.buffer, plugin.index
         stream = "%s-%x" % (self.token_prefix, id(plugin))
@@ -414,9 +409,8 @@ class Route:
 # ---- the Dask path: datagrams a worker logged -------------------------------
 
 def install_datagrams(sched):
-    """The plugin that keeps the datagrams workers log under DATAGRAM_TOPIC
-    and the route that serves them, each added once (an earlier install's
-    buffer stays)."""
+    """The datagrams.json plugin and route, each added once (docs/protocol.md,
+    "The Dask path")."""
     from distributed.diagnostics.plugin import SchedulerPlugin
 
     class DatagramPlugin(DatagramBuffer, SchedulerPlugin):
@@ -447,9 +441,8 @@ def install_datagrams(sched):
 
 class DatagramBuffer:
     """The payloads [port, datagram] in arrival order, at most held_max and
-    bytes_max bytes (past either the oldest go, counted in dropped); index
-    counts every payload kept. An event is [port, [datagram, ...]] or [port,
-    datagram]; what is not a payload is counted in refused."""
+    bytes_max bytes; index counts every payload kept. An event is [port,
+    [datagram, ...]] or, from an older emitter, [port, datagram]."""
     name = DATAGRAMS_PLUGIN
     batches = True  # an earlier install's plugin without this takes single datagrams only
 
@@ -491,9 +484,8 @@ class DatagramBuffer:
                 setattr(self, name, getattr(old, name))
 
     def answer(self, since, now, within=None):
-        """datagrams.json's body (a dict): the payloads ([port, base64]) since
-        the reader's cursor, DATAGRAMS_ANSWER at most. Without a cursor, those
-        logged within the last ``within`` s, or all held."""
+        """datagrams.json's body (a dict); without a cursor, the payloads logged
+        within the last ``within`` s, or all held."""
         buf, index = self.buffer, self.index
         stream = "%x" % id(self)
 

@@ -156,9 +156,8 @@ def _parts(batch, count, size):
 
 
 class _DaskFlusher(Ticker):
-    """A worker process's thread that sends its emitter's Dask-path batch
-    once it is ``interval`` s old at most (it looks ``checks`` times an
-    interval); at interpreter exit it stops and sends what is left."""
+    """Sends the emitter's Dask-path batch once it is ``interval`` s old,
+    looking ``checks`` times an interval; at its stop, what is left."""
 
     def __init__(self, emitter, interval, checks=1):
         self.emitter, self.interval = emitter, interval
@@ -186,10 +185,9 @@ def flush_dask_all(age=None):
 
 
 class _WorkerFlush:
-    """An entry in a Dask worker's plugins. A task's end sends each batch
-    DASK_CHUNK_FLUSH old in the same turn of the worker's loop as its
-    task-finished message, so inside that message; Worker.close calls
-    teardown before it closes the stream."""
+    """An entry in a Dask worker's plugins: a task's end sends the batches in
+    the same turn of the worker's loop as its task-finished message, so
+    inside it; Worker.close calls teardown before it closes the stream."""
 
     def transition(self, key, start, finish, **kwargs):
         if start == "executing":
@@ -319,11 +317,9 @@ class DaskPath:
     """The Emitter's path per process, and its Dask-path batch."""
 
     def choose_path(self):
-        """This process's path, chosen on its first chunk (on the task's
-        thread, where get_worker answers): "dask" on a Dask worker when
-        ROASTOP_TRANSPORT says so, or says auto and no ack answers a hello
-        (waited for in a thread: meanwhile CHECKING, the datagrams batched);
-        else "udp"."""
+        """This process's path, chosen on its first chunk, on the task's thread
+        where get_worker answers (docs/protocol.md, "The Dask path"); CHECKING
+        while a hello waits in a thread of its own."""
         pid = current_pid()
         if self._path_pid == pid:
             return self.path
@@ -354,9 +350,8 @@ class DaskPath:
         self._take_path(None if self.hello() else worker)
 
     def _take_path(self, worker):
-        """The path chosen: "dask" through worker, its batch sent every
-        DASK_FLUSH_INTERVAL by a thread (without one, each datagram at once)
-        and at the worker's close; else "udp", and the batch goes now."""
+        """The path chosen: "dask" through worker (without a flusher thread,
+        each datagram goes at once), or "udp" when worker is None."""
         if worker is not None:
             self._worker = worker
             try:
