@@ -148,13 +148,10 @@ class Emitter(UdpPath, DaskPath):
             head = _pack_start_head(_ID_T_START, t, _ID_PID, self._pid, _ID_INSTANCE,
                                     self._instance, _ID_SEQ, seq, _ID_SENT, time.time())
             return frame(b"".join((prefix, head, rest)), self._mac), seq
-        msg = {"type": "chunk_start", **_start_static(static)}
-        for name, value in (("entry_start", entry_start), ("entry_stop", entry_stop),
-                            ("worker", worker)):
-            if value is not None:
-                msg[name] = value
-        msg["t_start"] = t_start
-        msg = self.envelope(msg)
+        given = {"entry_start": entry_start, "entry_stop": entry_stop, "worker": worker}
+        msg = self.envelope({"type": "chunk_start", **_start_static(static),
+                             **{k: v for k, v in given.items() if v is not None},
+                             "t_start": t_start})
         body, dropped = encode(msg)
         self.dropped += dropped
         return frame(body, self._mac), msg["seq"]

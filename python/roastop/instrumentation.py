@@ -144,7 +144,6 @@ class _Tracked:
     def __enter__(self):
         if self._chunk is not None:
             self._before = self._read()
-        return None
 
     def __exit__(self, *exc):
         if self._before is not None:

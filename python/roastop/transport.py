@@ -112,10 +112,8 @@ def resolve(addr, timeout=RESOLVE_TIMEOUT):
         if lookup.result is None:
             raise OSError(f"roastop address {addr!r} does not resolve ({lookup.error})")
         found = lookup.result
-    family, target = found[0], found[3]
-    if family == socket.AF_INET6:
-        return f"[{target[0]}]:{target[1]}"
-    return f"{target[0]}:{target[1]}"
+    host, port = found[3][:2]
+    return f"[{host}]:{port}" if found[0] == socket.AF_INET6 else f"{host}:{port}"
 
 
 def parse_transport(transport=None):
