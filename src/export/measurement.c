@@ -162,31 +162,19 @@ static int write_buf(const struct outdir *o, const char *name, struct strbuf *sb
 	return rc;
 }
 
-static int write_metrics(const struct outdir *o, const struct metrics *m, const struct run *r,
-			 const struct findings *fs, const struct metrics_extra_input *extra)
-{
-	struct strbuf sb;
-	strbuf_init(&sb);
-	metrics_write_json(m, r, fs, extra, &sb);
-	return write_buf(o, "metrics.json", &sb);
-}
-
-static int write_metadata(const struct outdir *o, const struct metrics *m)
+static void metadata_json(struct strbuf *sb, const struct metrics *m)
 {
 	char stamp[64];
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	metrics_raw_iso(stamp, sizeof(stamp), (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
-	struct strbuf sb;
-	strbuf_init(&sb);
 	struct jsonw w;
-	jsonw_init(&w, &sb);
+	jsonw_init(&w, sb);
 	jsonw_object(&w, NULL);
 	jsonw_str(&w, "timestamp", stamp);
 	jsonw_opt(&w, "elapsed_time_seconds", m->elapsed_time_seconds);
 	jsonw_str(&w, "format", "roastcoffea_measurement_v1");
 	jsonw_end(&w, '}');
-	return write_buf(o, "metadata.json", &sb);
 }
 
 /* "t0,t1" as roastcoffea's load_measurement parses it (two Python floats);
@@ -202,22 +190,30 @@ static int write_times(const struct outdir *o, const struct metrics *m)
 	return file_replace(o, "start_end_time.txt", line, (size_t)n);
 }
 
-static int write_summary(const struct outdir *o, const struct metrics *m, const struct run *r,
-			 const struct findings *fs, const struct metrics_extra_input *extra)
+/* Each file in turn, built in sb (which write_buf frees), then the
+ * directory synced; the first failure stops. */
+static int write_files(const struct outdir *o, const struct metrics *m, const struct run *r,
+		       const struct findings *fs, const struct metrics_extra_input *extra)
 {
 	struct strbuf sb;
 	strbuf_init(&sb);
-	text_run_summary(m, r, fs, extra, &sb);
-	return write_buf(o, "summary.txt", &sb);
-}
-
-static int write_report(const struct outdir *o, const struct metrics *m, const struct run *r,
-			const struct findings *fs, const struct past_run *prev)
-{
-	struct strbuf sb;
-	strbuf_init(&sb);
-	report_html_write(m, r, fs, prev, &sb);
-	return write_buf(o, "report.html", &sb);
+	metrics_write_json(m, r, fs, extra, &sb);
+	int rc = write_buf(o, "metrics.json", &sb);
+	if (rc == 0) {
+		metadata_json(&sb, m);
+		rc = write_buf(o, "metadata.json", &sb);
+	}
+	if (rc == 0)
+		rc = write_times(o, m);
+	if (rc == 0) {
+		text_run_summary(m, r, fs, extra, &sb);
+		rc = write_buf(o, "summary.txt", &sb);
+	}
+	if (rc == 0) {
+		report_html_write(m, r, fs, extra ? extra->previous : NULL, &sb);
+		rc = write_buf(o, "report.html", &sb);
+	}
+	return rc == 0 ? dir_sync(o) : rc;
 }
 
 int measurement_write(const char *dir, const struct metrics *m, const struct run *r,
@@ -229,17 +225,7 @@ int measurement_write(const char *dir, const struct metrics *m, const struct run
 		fail(&o, "create the directory for", "metrics.json", errno);
 		return -1;
 	}
-	int rc = write_metrics(&o, m, r, fs, extra);
-	if (rc == 0)
-		rc = write_metadata(&o, m);
-	if (rc == 0)
-		rc = write_times(&o, m);
-	if (rc == 0)
-		rc = write_summary(&o, m, r, fs, extra);
-	if (rc == 0)
-		rc = write_report(&o, m, r, fs, extra ? extra->previous : NULL);
-	if (rc == 0)
-		rc = dir_sync(&o);
+	int rc = write_files(&o, m, r, fs, extra);
 	int saved = errno;
 	close(o.fd);
 	errno = saved;
