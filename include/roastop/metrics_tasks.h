@@ -14,7 +14,7 @@
  * /eventstream's) ever measured: connected, or answered? */
 bool metrics_tasks_feed_measured(const struct source_typed *feed);
 /* The feed's state for the task view: /eventstream's own ("connected",
- * "lost", ...), or "route" for the poller's records. */
+ * "lost", ...), else the poller's source: "route" or "prometheus". */
 const char *metrics_tasks_feed_state(const struct source_typed *feed);
 /* feed: the latest statistics of the source delivering the tasks, typed,
  * NULL when none came. */
