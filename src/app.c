@@ -1,7 +1,7 @@
 /* The loop. Sources hand events to app_deliver(), which records them and
- * applies them to the run; the sources' timeouts pace them, timers drive
- * checkpoints and --duration; a signalfd turns SIGINT/SIGTERM/SIGHUP into
- * a clean stop. Its parts: apppriv.h. */
+ * applies them to the session; the sources' timeouts pace them, timers
+ * drive checkpoints and --duration; a signalfd turns SIGINT/SIGTERM/SIGHUP
+ * into a clean stop. Its parts: apppriv.h. */
 #include "roastop/clock.h"
 #include "apppriv.h"
 
@@ -69,9 +69,59 @@ static void app_note_status(const struct app *a, const struct event *ev)
 }
 
 static void app_tick_due(struct app *a, double t);
+static void app_apply(struct app *a, const struct event *ev);
+static void app_deliver(struct app *a, const struct event *ev);
+
+/* A line into the newest run's log, as an EV_LOG: recorded or not as
+ * `how` says. t: the session's "now" (app_now), or the session's clock
+ * before any event. */
+void app_note(struct app *a, double t, enum log_kind kind, const char *text,
+	      enum app_note_how how)
+{
+	struct event ev = { .type = EV_LOG, .t = t };
+	ev.u.log = (struct ev_log){ .level = kind, .text = text, .own = how == APP_NOTE_OWN };
+	if (how == APP_NOTE_RECORDED)
+		app_deliver(a, &ev);
+	else if (how == APP_NOTE_DERIVED)
+		app_apply(a, &ev);
+	else
+		session_apply(&a->ses, &ev);
+}
+
+/* About roastop's own output, said where a user may be looking: stderr
+ * (held while the dashboard is up) and the event log, not recorded. */
+static void app_tell(struct app *a, enum log_kind kind, const char *text)
+{
+	fprintf(stderr, "roastop: %s\n", text);
+	app_note(a, app_now(a), kind, text, APP_NOTE_OWN);
+}
+
+void app_write_outcome(struct app *a, int rc, int e, const char *err)
+{
+	char text[RUN_LOG_TEXT];
+	enum log_kind kind;
+	if (app_alerts_write_outcome(&a->alerts, rc, e, err, text, &kind))
+		app_tell(a, kind, text);
+}
+
+/* A metric the screen shows as n/a because its inputs contradict each
+ * other: why, once per metric, in the event log; a replay derives it
+ * again from the same events, at the same tick. */
+static void app_note_warnings(struct app *a, const struct metrics *m)
+{
+	for (size_t i = 0; i < m->n_warnings; i++) {
+		const struct metrics_warning *w = &m->warnings[i];
+		if (!app_alerts_warning(&a->alerts, a->ses.runs_total, w))
+			continue;
+		char text[RUN_LOG_TEXT];
+		snprintf(text, sizeof(text), "%s n/a: %s", w->key, w->reason);
+		fprintf(stderr, "roastop: %s\n", text);
+		app_note(a, app_now(a), LOG_WARN, text, APP_NOTE_DERIVED);
+	}
+}
 
 /* An event applied to the session; app_deliver records it first. */
-void app_apply(struct app *a, const struct event *ev)
+static void app_apply(struct app *a, const struct event *ev)
 {
 	if (ev->type == EV_TASK) { /* to the runs that ran it; not the metrics' clock */
 		session_apply(&a->ses, ev);
@@ -80,7 +130,7 @@ void app_apply(struct app *a, const struct event *ev)
 	int rc = session_apply(&a->ses, ev);
 	if (isfinite(ev->t))
 		a->t_latest = fmax(a->t_latest, ev->t);
-	app_tell_sources(a, ev);
+	app_sources_tell(&a->src, ev);
 	if (!a->cfg->exit_on_run_end || ev->type != EV_RUN_END || rc || a->stop || a->ending)
 		return;
 	if (a->recorded) { /* nothing more is in flight: what was recorded is all */
@@ -93,7 +143,18 @@ void app_apply(struct app *a, const struct event *ev)
 	timer_set_periodic(a->fds[FD_GRACE], RUN_END_GRACE, 0);
 }
 
-void app_deliver(struct app *a, const struct event *ev)
+/* The recording ends at its first failure (record.h); the exit status
+ * says so too (app_finish). */
+static void app_record_failed(struct app *a, int e)
+{
+	char text[RUN_LOG_TEXT];
+	recorder_close(a->rec);
+	a->rec = NULL;
+	app_alerts_record_failed(&a->alerts, e, a->cfg->record_path, text);
+	app_tell(a, LOG_ERROR, text);
+}
+
+static void app_deliver(struct app *a, const struct event *ev)
 {
 	/* the tick first, on the state before this event: when it runs depends
 	 * on the events alone (app_tick) */
@@ -103,7 +164,7 @@ void app_deliver(struct app *a, const struct event *ev)
 	 * run is written with the counts of what it applied (and a replay,
 	 * which reads them from the recording, writes the same) */
 	if (ev->type != EV_COUNTERS && isfinite(ev->t) && session_due(&a->ses, ev->t))
-		app_counters(a, true);
+		app_sources_counters(&a->src, &a->ses.counters, true);
 	app_note_status(a, ev);
 	if (a->rec && recorder_write(a->rec, ev) != 0 && errno != EINVAL)
 		app_record_failed(a, errno);
@@ -119,10 +180,10 @@ static void deliver_cb(void *ctx, const struct event *ev)
  * app_deliver brings them before an event that closes a run. */
 static void app_close_settled(struct app *a)
 {
-	double now = app_now(a);
-	if (session_due(&a->ses, now))
-		app_counters(a, true);
-	session_tick(&a->ses, now);
+	struct event ev = { .type = EV_SETTLE, .t = app_now(a) };
+	if (session_due(&a->ses, ev.t))
+		app_sources_counters(&a->src, &a->ses.counters, true);
+	session_apply(&a->ses, &ev);
 }
 
 /* Roastop's own end of the run (incomplete or stopped) goes the way of any
@@ -183,7 +244,7 @@ static void app_idle_check(struct app *a, double now)
 /* An input that ended stops a headless session; one that failed stops any. */
 static void app_stop_at_end(struct app *a)
 {
-	const struct source_end *end = app_sources_ended(a);
+	const struct source_end *end = app_sources_ended(&a->src);
 	if (end && !a->end_ticked) { /* the last figures, for a screen that stays */
 		a->end_ticked = true;
 		app_tick(a);
@@ -199,10 +260,10 @@ static void app_stop_at_end(struct app *a)
 static void app_end_runs_at_exit(struct app *a)
 {
 	double now = app_now(a);
-	const struct source_end *end = app_sources_ended(a);
+	const struct source_end *end = app_sources_ended(&a->src);
 	if (!a->recorded) /* a recording has roastop's decisions in it already */
 		app_idle_check(a, now);
-	session_adopt_watch(&a->ses);
+	session_apply(&a->ses, &(struct event){ .type = EV_ADOPT_WATCH, .t = now });
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
 		const struct session_run *row = &a->ses.rows[i];
 		if (!row->run || row->run->ended)
@@ -222,12 +283,12 @@ static void app_end_runs_at_exit(struct app *a)
  * changes is drawn at once, and headless one line on stderr as it begins. */
 static void app_sources_tick(struct app *a)
 {
-	bool redraw = app_sources_ticked(a);
-	app_counters(a, false);
-	const char *alert = app_alert(a);
+	bool redraw = app_sources_ticked(&a->src);
+	app_sources_counters(&a->src, &a->ses.counters, false);
+	const char *alert = app_sources_alert(&a->src);
 	if (alert && !a->alert_shown && a->headless)
 		fprintf(stderr, "roastop: %s%s\n", alert,
-			app_hint(a) ? " (the line to export is above)" : "");
+			app_sources_hint(&a->src) ? " (the line to export is above)" : "");
 	a->alert_shown = alert != NULL;
 	if (redraw && a->ui)
 		app_ui_draw(a);
@@ -268,7 +329,7 @@ static bool app_linger(struct app *a)
  * collector has had its chance to fetch the run. */
 static void app_end_after_flush(struct app *a)
 {
-	if ((app_sources_busy(a) && clock_mono() < a->ending_deadline) ||
+	if ((app_sources_busy(&a->src) && clock_mono() < a->ending_deadline) ||
 	    (a->srv && app_linger(a))) {
 		timer_set_periodic(a->fds[FD_GRACE], 0.1, 0);
 		return;
@@ -298,6 +359,32 @@ static void app_tick_due(struct app *a, double t)
 		return;
 	a->tick_next = floor(fmax(t, a->t_latest)) + 1.0;
 	app_tick(a);
+}
+
+static void app_record_flush(struct app *a)
+{
+	if (a->rec && recorder_flush(a->rec) != 0)
+		app_record_failed(a, errno);
+}
+
+static void app_checkpoint(struct app *a)
+{
+	char err[512] = "";
+	if (a->headless)
+		app_output_progress(&app_snap(a, session_newest(&a->ses), false)->m);
+	int rc = app_write_open(a, err, sizeof(err));
+	app_write_outcome(a, rc, errno, err);
+}
+
+/* A note about the input: recorded. */
+static void app_note_clock_step(struct app *a)
+{
+	char text[RUN_LOG_TEXT];
+	if (a->recorded || !app_alerts_clock_step(&a->alerts, text))
+		return;
+	app_note(a, app_now(a), LOG_WARN, text, APP_NOTE_RECORDED);
+	if (a->headless)
+		fprintf(stderr, "roastop: %s\n", text);
 }
 
 /* The loop's own descriptors that poll() found ready: the signals, the
@@ -345,17 +432,18 @@ static void app_loop(struct app *a)
 	while (!a->stop) {
 		for (int i = 0; i < FD__COUNT; i++)
 			pfd[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
-		size_t n_src = app_sources_pollfds(a, pfd + FD__COUNT, n_fds);
+		size_t n_src = app_sources_pollfds(&a->src, pfd + FD__COUNT, n_fds);
 		int serve_ms = a->srv ? serve_timeout_ms(a->srv) : -1;
-		int n = poll(pfd, FD__COUNT + n_src, app_sources_timeout(a, serve_ms));
+		int n = poll(pfd, FD__COUNT + n_src, app_sources_timeout(&a->src, serve_ms));
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "roastop: poll: %s\n", strerror(errno));
 			break;
 		}
 		if (n > 0)
 			app_ready(a, pfd);
-		app_sources_dispatch(a, pfd + FD__COUNT, n_fds, n >= 0);
-		app_previous_tick(a);
+		app_sources_dispatch(&a->src, pfd + FD__COUNT, n_fds, n >= 0);
+		if (!a->recorded)
+			app_previous_tick(&a->prev, &a->ses);
 		app_stop_at_end(a);
 		if (a->srv) /* at each wake: a connection freed at the limit lets a
 			     * waiting one in without the epoll descriptor turning ready */
@@ -404,7 +492,7 @@ static bool stopping_cb(void *ctx)
 /* A datagram a source took by another path (source_env.datagram). */
 static bool datagram_cb(void *ctx, const char *buf, size_t len, int port, double now)
 {
-	return app_sources_take(ctx, buf, len, port, now);
+	return app_sources_take(&((struct app *)ctx)->src, buf, len, port, now);
 }
 
 /* /metrics: run r's snapshot, the listener's counters as they are now (a
@@ -412,11 +500,11 @@ static bool datagram_cb(void *ctx, const char *buf, size_t len, int port, double
 static void app_measure_cb(void *ctx, const struct run *r, struct openmetrics_input *in)
 {
 	struct app *a = ctx;
-	app_stats_take(a);
+	app_sources_stats(&a->src, &a->ses.counters);
 	in->ticks = &a->n_ticks;
 	in->diagnoses = &a->n_diagnoses;
-	in->listener = a->stats.listener;
-	in->listener_name = a->stats.listener_name;
+	in->listener = a->src.stats.listener;
+	in->listener_name = a->src.stats.listener_name;
 	if (!r)
 		return;
 	const struct app_snap *s = app_snap(a, r, true);
@@ -434,7 +522,7 @@ static int app_serve_where(struct app *a, struct serve_config *sc, char *err, si
 		return -1;
 	if (c->serve_host[0])
 		return serve_resolve(c->serve_host, c->serve_port, &sc->addr, &sc->addrlen, err, errsz);
-	if (app_listen_address(a, &sc->addr, &sc->addrlen))
+	if (app_sources_address(&a->src, &sc->addr, &sc->addrlen))
 		return 0;
 	snprintf(err, errsz, "no address: %s", strerror(errno));
 	return -1;
@@ -448,10 +536,10 @@ static void app_open_serve(struct app *a)
 	const struct app_config *c = a->cfg;
 	struct sockaddr_storage addr;
 	socklen_t len;
-	if (c->serve_off || (!c->serve_host[0] && !app_listen_address(a, &addr, &len)))
+	if (c->serve_off || (!c->serve_host[0] && !app_sources_address(&a->src, &addr, &len)))
 		return;
 	char err[sizeof(a->serve_error) - 64];
-	struct serve_config sc = { .ses = &a->ses, .out_dir = a->out_dir,
+	struct serve_config sc = { .ses = &a->ses, .out_dir = a->out.root,
 				   .metrics_open = c->serve_metrics_open,
 				   .measure = app_measure_cb, .ctx = a };
 	if (app_serve_where(a, &sc, err, sizeof(err)) == 0) {
@@ -483,13 +571,13 @@ static double app_idle_interval(const struct app_config *c)
 static int app_open_sources(struct app *a)
 {
 	char err[512];
-	a->recorded = app_wants_recorded(a->cfg);
+	a->recorded = app_sources_recorded(a->cfg);
 	if (!a->recorded && app_open_key(a) != 0)
 		return -1;
 	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .note = note_cb,
 				  .stopping = stopping_cb, .datagram = datagram_cb, .ctx = a,
 				  .key = a->cfg->no_auth ? NULL : &a->key };
-	if (app_open_registry(a, &env) != 0)
+	if (app_sources_open(&a->src, &env) != 0)
 		return -1;
 	/* also when the timeout is off: ended runs close on this timer; never
 	 * on recorded events, which have roastop's decisions in them */
@@ -530,7 +618,7 @@ static void app_close(struct app *a)
 {
 	a->fds[FD_SERVE] = -1; /* closed with the server */
 	serve_close(a->srv);
-	app_sources_close(a);
+	app_sources_close(&a->src);
 	if (a->key.session)
 		unlink(a->key.path); /* the per-user key outlives us; a session key does not */
 	for (int i = 0; i < FD__COUNT; i++)
@@ -543,12 +631,12 @@ static void app_close(struct app *a)
 static int app_finish_recording(struct app *a)
 {
 	if (a->rec && recorder_close(a->rec) != 0)
-		a->record_errno = errno;
+		a->alerts.record_errno = errno;
 	a->rec = NULL;
-	if (!a->record_errno)
+	if (!a->alerts.record_errno)
 		return 0;
 	fprintf(stderr, "roastop: the recording %s is incomplete (%s): exit status 1\n",
-		a->cfg->record_path, strerror(a->record_errno));
+		a->cfg->record_path, strerror(a->alerts.record_errno));
 	return 1;
 }
 
@@ -557,7 +645,7 @@ static int app_finish_recording(struct app *a)
 static int app_finish(struct app *a)
 {
 	a->finishing = true;
-	session_close_all(&a->ses);
+	session_apply(&a->ses, &(struct event){ .type = EV_CLOSE_ALL, .t = app_now(a) });
 	struct metrics m = app_snap(a, session_newest(&a->ses), false)->m; /* the notes may measure */
 	app_note_warnings(a, &m);
 	int rc = a->finish_failed ? 1 : 0;
@@ -578,32 +666,29 @@ int app_main(const struct app_config *cfg)
 	clock_session(); /* anchored: live times count from here */
 	for (int i = 0; i < FD__COUNT; i++)
 		a->fds[i] = -1;
-	if (cfg->output_dir && cfg->output_dir[0])
-		snprintf(a->out_dir, sizeof(a->out_dir), "%s", cfg->output_dir);
-	else
-		snprintf(a->out_dir, sizeof(a->out_dir), "roastop-measurements");
+	a->prev.root = a->out.root;
 	char err[512];
 	int rc = 1;
-	if (measurement_check_dir(a->out_dir, err, sizeof(err)) != 0)
+	if (app_output_open(&a->out, cfg->output_dir, err, sizeof(err)) != 0)
 		fprintf(stderr, "roastop: %s\n", err);
 	else if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
-		app_counters(a, true);
+		app_sources_counters(&a->src, &a->ses.counters, true);
 		if (cfg->headless || a->recorded)
 			fprintf(stderr, "roastop: collecting; each run's measurement goes under %s\n",
-				a->out_dir);
+				a->out.root);
 		app_open_serve(a);
 		app_open_ui(a);
 		app_loop(a);
-		app_sources_finish(a);
-		app_counters(a, true);
+		app_sources_finish(&a->src);
+		app_sources_counters(&a->src, &a->ses.counters, true);
 		app_end_runs_at_exit(a);
 		app_close_ui(a);
 		rc = app_finish(a);
-		const struct source_end *end = app_sources_ended(a);
+		const struct source_end *end = app_sources_ended(&a->src);
 		if (end && end->failed)
 			rc = 1;
 	}
-	app_previous_free(a);
+	app_previous_free(&a->prev);
 	app_close(a);
 	free(a);
 	return rc;

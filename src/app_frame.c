@@ -1,7 +1,6 @@
-/* The runs' snapshots (app_snap: taken by the tick and at a run's close,
- * read by every consumer), the run list's figures (EV_ROW_FIGURES), and
- * the dashboard: the frame assembled from the snapshots, its keys.
- * Drawing changes nothing of the session. */
+/* The runs' snapshots (app_snap: taken by the tick and at a run's close)
+ * and their readers: the run list's figures (EV_ROW_FIGURES), the writes,
+ * the summary, the dashboard. Drawing changes nothing of the session. */
 #include "apppriv.h"
 
 #include <errno.h>
@@ -12,7 +11,7 @@
 
 #include "roastop/fsutil.h"
 #include "roastop/metrics_tasks.h"
-#include "roastop/previous.h"
+#include "roastop/serve.h"
 #include "roastop/strbuf.h"
 #include "roastop/timer.h"
 
@@ -80,11 +79,12 @@ struct app_snap *app_snap_take(struct app *a, const struct run *r)
 /* The findings of snapshot s, evaluated once (docs/diagnosis.md). */
 static void app_diagnose(struct app *a, struct app_snap *s)
 {
-	struct diagnosis_context ctx = { .now = s->now, .listening = app_hint(a) != NULL,
-					 .key_alert = app_alert(a) != NULL };
+	struct diagnosis_context ctx = { .now = s->now,
+					 .listening = app_sources_hint(&a->src) != NULL,
+					 .key_alert = app_sources_alert(&a->src) != NULL };
 	struct diagnosis_previous before; /* a run's last evaluation waits for its look */
 	const struct past_run *prev =
-		app_previous_of(a, s->run, s->run && (s->run->ended || a->finishing));
+		app_previous_of(&a->prev, s->run, s->run && (s->run->ended || a->finishing));
 	if (prev) {
 		previous_for_diagnosis(prev, s->run, &s->m, &before);
 		ctx.previous = &before;
@@ -112,7 +112,7 @@ const struct app_snap *app_snap(struct app *a, const struct run *r, bool diagnos
 
 /* The run list's figures of run r, from its metrics (session.h), as an
  * event to its row. */
-void app_figures(struct app *a, const struct run *r, const struct metrics *m)
+static void app_figures(struct app *a, const struct run *r, const struct metrics *m)
 {
 	struct event ev = { .type = EV_ROW_FIGURES, .t = app_now(a) };
 	ev.u.row_figures = (struct ev_row_figures){
@@ -150,7 +150,7 @@ void app_refresh(struct app *a)
 {
 	a->n_ticks++;
 	a->refreshed_at = a->t_latest;
-	app_stats_take(a);
+	app_sources_stats(&a->src, &a->ses.counters);
 	const struct run *shown = app_shown(a);
 	bool settled = false; /* the shown run is closed: its snapshot is its close's */
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
@@ -161,10 +161,102 @@ void app_refresh(struct app *a)
 			settled = true;
 	}
 	const struct app_snap *s = settled ? app_snap(a, shown, false) : app_snap_take(a, shown);
-	bool was = a->quiet_alert[0][0] != '\0';
-	app_note_quiet(a, shown, &s->m);
-	if (a->headless && !was && a->quiet_alert[0][0])
-		fprintf(stderr, "roastop: %s\n", a->quiet_alert[0]);
+	bool was = a->alerts.quiet[0][0] != '\0';
+	app_alerts_quiet(&a->alerts, shown, &s->m, app_now(a),
+			 app_sources_hint(&a->src) && !app_sources_alert(&a->src));
+	if (a->headless && !was && a->alerts.quiet[0][0])
+		fprintf(stderr, "roastop: %s\n", a->alerts.quiet[0]);
+}
+
+/* metrics.json's roastop block of run r (metrics_extra.h): what the
+ * session, the server and the sources of recorded events say; the caller
+ * frees it. NULL when out of memory (no block is written). */
+static struct metrics_extra_input *app_extra(const struct app *a, const struct run *r)
+{
+	struct metrics_extra_input *in = calloc(1, sizeof(*in));
+	if (!in)
+		return NULL;
+	*in = (struct metrics_extra_input){ .ses = &a->ses, .serve_error = a->serve_error,
+					    .serve_failures = a->serve_failures };
+	if (a->srv) {
+		struct serve_stats st;
+		serve_get_stats(a->srv, &st);
+		serve_stats_counters(&st, &in->serve_counters);
+		in->serve_listen = serve_address(a->srv);
+	}
+	in->n_recorded = app_sources_recorded_stats(&a->src, in->recorded_names, in->recorded_stats,
+					      METRICS_EXTRA_RECORDED);
+	in->tasks = r && app_sources_tasks_fed(&a->ses.counters, r, &in->tasks_feed, &in->tasks_fed);
+	/* a run's last write waits for the look at its previous run */
+	in->previous = app_previous_of(&a->prev, r, r && (r->ended || a->finishing));
+	return in;
+}
+
+/* Writes one run's measurement from its snapshot (closing: one taken now,
+ * else the tick's) and tells its row how it went: -1 with the cause in
+ * errno and a line in err when it fails. */
+static int app_write_run(struct app *a, const struct session_run *row, bool closing, char *err,
+			 size_t errsz)
+{
+	const struct run *r = row->run;
+	if (closing)
+		app_snap_take(a, r);
+	else if (app_snap(a, r, false)->changes != r->changes)
+		app_refresh(a); /* a chunk came since the tick: the write holds it */
+	const struct app_snap *s = app_snap(a, r, true);
+	app_figures(a, r, &s->m);
+	struct metrics_extra_input *extra = app_extra(a, r);
+	struct event ev = { .type = EV_ROW_WRITE, .t = app_now(a) };
+	int rc = app_output_write(&a->out, &a->ses, row, &s->m, &s->record, extra, &ev.u.row_write,
+				  err, errsz);
+	int saved = errno;
+	free(extra);
+	session_apply(&a->ses, &ev);
+	errno = saved;
+	return rc;
+}
+
+/* Every run not closed (and one changed since its close): 0, or the
+ * last failure's -1 with errno and err. */
+int app_write_open(struct app *a, char *err, size_t errsz)
+{
+	int rc = 0, e = 0;
+	for (size_t i = 0; i < a->ses.n_rows; i++) {
+		const struct session_run *row = &a->ses.rows[i];
+		if (!row->run || (row->closed && !row->dirty))
+			continue;
+		if (app_write_run(a, row, false, err, errsz) != 0) {
+			rc = -1;
+			e = errno;
+		}
+	}
+	errno = e;
+	return rc;
+}
+
+/* A run closes (session.h): its final measurement; a failed one is tried
+ * again at the next checkpoint and at the exit (the row stays dirty). */
+void app_run_closed(void *ctx, struct session_run *row)
+{
+	struct app *a = ctx;
+	char err[512] = "";
+	int rc = app_write_run(a, row, true, err, sizeof(err));
+	int e = errno;
+	if (rc != 0 && a->finishing) {
+		a->finish_failed = true;
+		fprintf(stderr, "roastop: could not write the measurement: %s\n", err);
+	}
+	app_write_outcome(a, rc, e, err);
+}
+
+int app_print_summary(struct app *a)
+{
+	const struct run *newest = session_newest(&a->ses);
+	const struct app_snap *s = app_snap(a, newest, true);
+	struct metrics_extra_input *extra = app_extra(a, newest); /* its summary.txt, tasks too */
+	int rc = app_output_summary(&a->out, &a->ses, &s->m, &s->record, extra, a->stop_reason);
+	free(extra);
+	return rc;
 }
 
 /* Draws what the tick took; changes nothing of the session. */
@@ -172,30 +264,31 @@ void app_ui_draw(struct app *a)
 {
 	const struct run *shown = app_shown(a);
 	const struct app_snap *s = app_snap(a, shown, true);
-	const struct app_stats *st = &a->stats;
+	const struct app_stats *st = &a->src.stats;
 	struct ui_frame f = {
 		.run = shown,
 		.session = &a->ses,
 		.m = &s->m,
 		.sources = st->ui,
 		.n_sources = st->n,
-		.out_dir = a->out_dir,
-		.out_alert = a->out_alert[0] ? a->out_alert : NULL,
-		.key_alert = app_alert(a),
-		.quiet_alert = { a->quiet_alert[0][0] ? a->quiet_alert[0] : NULL, a->quiet_alert[1] },
-		.emitter_hint = app_hint(a),
+		.out_dir = a->out.root,
+		.out_alert = a->alerts.out[0] ? a->alerts.out : NULL,
+		.key_alert = app_sources_alert(&a->src),
+		.quiet_alert = { a->alerts.quiet[0][0] ? a->alerts.quiet[0] : NULL, a->alerts.quiet[1] },
+		.emitter_hint = app_sources_hint(&a->src),
 		.now = app_now(a),
 		.findings = &s->all,
-		.past = app_past_of(a),
+		.past = app_previous_past(&a->prev, &a->ses,
+					  !a->recorded && ui_showing(a->ui, UI_VIEW_RUNS)),
 	};
-	const struct past_run *prev = app_previous_of(a, shown, false);
+	const struct past_run *prev = app_previous_of(&a->prev, shown, false);
 	if (prev) {
 		f.previous_rate_khz = prev->rate_khz;
 		f.previous_eta = previous_eta(prev, &s->m);
 	}
 	struct source_typed feed;
 	bool fed;
-	if (app_tasks_fed(a, shown, &feed, &fed)) { /* the task view, with its feed's state */
+	if (app_sources_tasks_fed(&a->ses.counters, shown, &feed, &fed)) { /* the task view, with its feed's state */
 		f.tasks = &shown->tasks;
 		f.tasks_state = fed ? metrics_tasks_feed_state(&feed) : NULL;
 	}
@@ -207,13 +300,13 @@ void app_ui_draw(struct app *a)
 static void app_write_emitter(struct app *a)
 {
 	char path[PATH_MAX + 16];
-	const char *hint = app_hint(a);
+	const char *hint = app_sources_hint(&a->src);
 	if (!hint) {
 		ui_message(a->ui, "no listener in a replay: no emitter line to write");
 		return;
 	}
 	if (a->cfg->no_auth)
-		snprintf(path, sizeof(path), "%s/roastop.env", a->out_dir);
+		snprintf(path, sizeof(path), "%s/roastop.env", a->out.root);
 	else
 		snprintf(path, sizeof(path), "%s.env", a->key.path);
 	struct strbuf line;
@@ -238,7 +331,7 @@ static void app_write_now(struct app *a)
 	int rc = app_write_open(a, err, sizeof(err));
 	app_write_outcome(a, rc, errno, err);
 	if (rc == 0)
-		ui_message(a->ui, "measurement written under %s", a->out_dir);
+		ui_message(a->ui, "measurement written under %s", a->out.root);
 	else
 		ui_message(a->ui, "could not write the measurement: %s", err);
 }
@@ -280,11 +373,11 @@ void app_open_ui(struct app *a)
 		return;
 	}
 	a->fds[FD_UI] = ui_fd(a->ui);
-	if (app_hint(a)) /* what was printed before the screen opened, again */
+	if (app_sources_hint(&a->src)) /* what was printed before the screen opened, again */
 		ui_message(a->ui, "emitters: ? shows the export line, w writes it to a file");
 	double iv = ui_interval(a->ui);
 	timer_set_periodic(a->fds[FD_FRAME], iv, iv);
-	app_stats_take(a);
+	app_sources_stats(&a->src, &a->ses.counters);
 	app_ui_draw(a);
 }
 

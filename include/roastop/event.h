@@ -23,10 +23,13 @@ enum event_type {
 	EV_LOG, /* a line for the event log: a source's or roastop's own note */
 	EV_COUNTERS, /* a source's statistics (metrics.json's roastop.<source>) */
 	EV__COUNT,
-	/* Internal: changes to a run's row in the session, applied by
+	/* Internal: roastop's own changes to the session, applied by
 	 * session_apply() alone; never recorded, decoded or counted. */
 	EV_ROW_FIGURES = EV__COUNT, /* the run list's figures of a run (u.row_figures) */
 	EV_ROW_WRITE, /* a run's measurement written, or not (u.row_write) */
+	EV_SETTLE, /* the runs ended at least SESSION_SETTLE before t close */
+	EV_ADOPT_WATCH, /* at the exit, with no run: the watch becomes the one run */
+	EV_CLOSE_ALL, /* at the exit: every run not closed (or changed since) closes */
 };
 
 /* One worker in a scheduler sample; id (its address) is required. */

@@ -51,9 +51,9 @@ struct session_run {
 	uint64_t late_lost; /* its chunks that came after it was summarised */
 };
 
-/* Called as a run closes (ended and settled, or at session_close_all),
- * before anything of it can be dropped: the app writes its measurement and
- * says how it went (EV_ROW_FIGURES, EV_ROW_WRITE through session_apply). */
+/* Called as a run closes (ended and settled, or at EV_CLOSE_ALL), before
+ * anything of it can be dropped: the app writes its measurement and says
+ * how it went (EV_ROW_FIGURES, EV_ROW_WRITE through session_apply). */
 typedef void (*session_close_fn)(void *ctx, struct session_run *row);
 
 struct session {
@@ -74,23 +74,15 @@ int session_init(struct session *s, session_close_fn on_close, void *ctx);
 void session_destroy(struct session *s);
 /* Routes ev to its run(s): 0 when some run applied it, 1 when none did. A
  * log line goes to the newest run's log (session_newest), a source's
- * counters to the session's (s->counters), the app's own changes to a row
- * (EV_ROW_FIGURES, EV_ROW_WRITE) to the row of their run. The only way the
- * session and its runs change after session_init, but for session_tick,
- * session_adopt_watch and session_close_all. */
+ * counters to the session's (s->counters), roastop's own changes (event.h's
+ * internal kinds: a row's figures and write, the settled runs' close, the
+ * exit's) to the session. The only way the session and its runs change
+ * after session_init. */
 int session_apply(struct session *s, const struct event *ev);
-/* Closes the runs ended at least SESSION_SETTLE before now. */
-void session_tick(struct session *s, double now);
-/* Would session_tick(now) close a run? (what the app asks before it hands
- * the session an event of that time, to bring the sources' counters up to
- * date first: a run is written at its close) */
+/* Would an event of time `now` close a run? (what the app asks before it
+ * hands the session one, to bring the sources' counters up to date first:
+ * a run is written at its close) */
 bool session_due(const struct session *s, double now);
-/* At the exit, with no run in the session: the watch becomes its one
- * (implicit) run, so that watching a cluster still gives a measurement. */
-void session_adopt_watch(struct session *s);
-/* At the exit: every run not closed yet closes (the app has ended the
- * ones still going), and one changed since its close closes again. */
-void session_close_all(struct session *s);
 /* The run the dashboard follows: the newest row's, else the watch. */
 const struct run *session_newest(const struct session *s);
 /* What a row is called in lists: its name, else its run_id (every row has

@@ -459,16 +459,28 @@ static int session_row_write(struct session *s, const struct ev_row_write *w)
 	return 0;
 }
 
-/* Roastop's own changes (a row's, its own notes) apply at once: no clock,
- * no settling (they come from the close callback too). Whether ev is one. */
+static void session_tick(struct session *s, double now);
+static void session_adopt_watch(struct session *s);
+static void session_close_all(struct session *s);
+
+/* Roastop's own changes (event.h's internal kinds, its own notes) apply at
+ * once: no clock, no settling (they come from the close callback too).
+ * Whether ev is one. */
 static bool session_own(struct session *s, const struct event *ev, int *rc)
 {
+	*rc = 0;
 	if (ev->type == EV_ROW_FIGURES)
 		*rc = session_row_figures(s, &ev->u.row_figures);
 	else if (ev->type == EV_ROW_WRITE)
 		*rc = session_row_write(s, &ev->u.row_write);
 	else if (ev->type == EV_LOG && ev->u.log.own)
 		*rc = session_log(s, ev);
+	else if (ev->type == EV_SETTLE)
+		session_tick(s, ev->t);
+	else if (ev->type == EV_ADOPT_WATCH)
+		session_adopt_watch(s);
+	else if (ev->type == EV_CLOSE_ALL)
+		session_close_all(s);
 	else
 		return false;
 	return true;
@@ -539,7 +551,7 @@ bool session_due(const struct session *s, double now)
 	return false;
 }
 
-void session_tick(struct session *s, double now)
+static void session_tick(struct session *s, double now)
 {
 	bool closed = false;
 	for (size_t i = 0; i < s->n_rows; i++) {
@@ -555,13 +567,13 @@ void session_tick(struct session *s, double now)
 	}
 }
 
-void session_adopt_watch(struct session *s)
+static void session_adopt_watch(struct session *s)
 {
 	if (s->n_rows == 0 && s->watch)
 		session_open(s, NULL, true);
 }
 
-void session_close_all(struct session *s)
+static void session_close_all(struct session *s)
 {
 	for (size_t i = 0; i < s->n_rows; i++) {
 		struct session_run *row = &s->rows[i];

@@ -237,12 +237,12 @@ static void watch_only_session_has_one_run(void **state)
 	apply(s, sample(1, 3));
 	apply(s, sample(2, 3));
 	assert_int_equal(s->n_rows, 0);
-	session_adopt_watch(s);
+	apply(s, test_event(EV_ADOPT_WATCH, 3));
 	assert_int_equal(s->n_rows, 1);
 	assert_true(s->rows[0].implicit);
 	assert_int_equal(s->rows[0].run->n_samples, 2);
 	apply(s, end(3, NULL, "stopped"));
-	session_close_all(s);
+	apply(s, test_event(EV_CLOSE_ALL, 3));
 	assert_int_equal(f->c.n, 1);
 }
 
@@ -387,7 +387,7 @@ static void an_implicit_run_keeps_its_watchs_tasks(void **state)
 	apply(&solo, task(1, "w", 0.1));
 	apply(&solo, sample(2, 1));
 	apply(&solo, task(3, "w", 0.1));
-	session_adopt_watch(&solo);
+	apply(&solo, test_event(EV_ADOPT_WATCH, 3));
 	assert_int_equal(solo.rows[0].run->tasks.count, 2);
 	session_destroy(&solo);
 }
