@@ -1,7 +1,6 @@
 /* The loop. Sources hand events to app_deliver(), which records them and
- * applies them to the session; the sources' timeouts pace them, timers
- * drive checkpoints and --duration; a signalfd turns SIGINT/SIGTERM/SIGHUP
- * into a clean stop. Its parts: apppriv.h. */
+ * applies them to the session; timers drive checkpoints and --duration; a
+ * signalfd turns SIGINT/SIGTERM/SIGHUP into a clean stop. */
 #include "roastop/clock.h"
 #include "apppriv.h"
 
@@ -23,10 +22,9 @@
 
 #define RUN_END_GRACE 1.0 /* live: seconds to wait for late chunks after run end */
 #define RUN_END_FLUSH_MAX 15.0 /* and at most this long for the scheduler's last round */
-/* --exit-on-run-end with a server: then the run is closed and written, and
- * roastop stays for the collector to fetch it (docs/serve.md) until a
- * measurement has been sent, LINGER_IDLE s pass without a request, or
- * LINGER_MAX s in all. */
+/* --exit-on-run-end with a server: roastop stays for the collector to
+ * fetch the run (docs/serve.md) until a measurement has been sent,
+ * LINGER_IDLE s pass without a request, or LINGER_MAX s in all. */
 #define LINGER_IDLE 3.0
 #define LINGER_MAX 30.0
 /* How often a live run's silence is looked at: a tenth of the timeout, so a
@@ -34,12 +32,11 @@
 #define RUN_IDLE_CHECKS 10.0
 #define RUN_IDLE_CHECK_MAX 1.0
 
-/* "now" for the metrics: the recorded events' clock when they are
- * replayed, else the session's clock (clock.h), the one live events are
- * stamped with. */
+/* "now" for the metrics: the recorded events' clock in a replay, else the
+ * session's clock (clock.h), which stamps live events. */
 double app_now(const struct app *a)
 {
-	if (a->recorded)
+	if (a->src.recorded)
 		return a->t_latest;
 	return clock_session();
 }
@@ -69,13 +66,25 @@ static void app_note_status(const struct app *a, const struct event *ev)
 }
 
 static void app_tick_due(struct app *a, double t);
+void app_stop(struct app *a, const char *reason)
+{
+	a->stop = true;
+	a->stop_reason = reason;
+}
+
 static void app_apply(struct app *a, const struct event *ev);
 static void app_deliver(struct app *a, const struct event *ev);
 
-/* A line into the newest run's log, as an EV_LOG: recorded or not as
- * `how` says. t: the session's "now" (app_now), or the session's clock
- * before any event. */
-void app_note(struct app *a, double t, enum log_kind kind, const char *text,
+/* How a line goes into the event log (docs/recording.md, "log"). */
+enum app_note_how {
+	APP_NOTE_RECORDED, /* about the input: recorded; a replay shows it */
+	APP_NOTE_DERIVED, /* derived from the events: applied, not recorded */
+	APP_NOTE_OWN, /* about roastop's output or the replay: ev_log.own, not counted */
+};
+
+/* A line into the newest run's log, as an EV_LOG. t: app_now, or the
+ * session's clock before any event. */
+static void app_note(struct app *a, double t, enum log_kind kind, const char *text,
 	      enum app_note_how how)
 {
 	struct event ev = { .type = EV_LOG, .t = t };
@@ -88,8 +97,8 @@ void app_note(struct app *a, double t, enum log_kind kind, const char *text,
 		session_apply(&a->ses, &ev);
 }
 
-/* About roastop's own output, said where a user may be looking: stderr
- * (held while the dashboard is up) and the event log, not recorded. */
+/* About roastop's own output: on stderr (held while the dashboard is up)
+ * and in the event log, not recorded. */
 static void app_tell(struct app *a, enum log_kind kind, const char *text)
 {
 	fprintf(stderr, "roastop: %s\n", text);
@@ -104,9 +113,8 @@ void app_write_outcome(struct app *a, int rc, int e, const char *err)
 		app_tell(a, kind, text);
 }
 
-/* A metric the screen shows as n/a because its inputs contradict each
- * other: why, once per metric, in the event log; a replay derives it
- * again from the same events, at the same tick. */
+/* Why a metric is n/a (its inputs contradict each other), once per metric;
+ * a replay derives it again from the same events, at the same tick. */
 static void app_note_warnings(struct app *a, const struct metrics *m)
 {
 	for (size_t i = 0; i < m->n_warnings; i++) {
@@ -118,6 +126,17 @@ static void app_note_warnings(struct app *a, const struct metrics *m)
 		fprintf(stderr, "roastop: %s\n", text);
 		app_note(a, app_now(a), LOG_WARN, text, APP_NOTE_DERIVED);
 	}
+}
+
+/* Once a second of the events' clock (app_tick_due) and at the input's end:
+ * the newest run's metric warnings, then app_refresh. It depends on the
+ * events only, never on frames, so a replay headless and one drawn write
+ * the same files. */
+static void app_tick(struct app *a)
+{
+	struct metrics m = app_snap_take(a, session_newest(&a->ses))->m; /* the notes may measure */
+	app_note_warnings(a, &m);
+	app_refresh(a);
 }
 
 /* An event applied to the session; app_deliver records it first. */
@@ -133,9 +152,8 @@ static void app_apply(struct app *a, const struct event *ev)
 	app_sources_tell(&a->src, ev);
 	if (!a->cfg->exit_on_run_end || ev->type != EV_RUN_END || rc || a->stop || a->ending)
 		return;
-	if (a->recorded) { /* nothing more is in flight: what was recorded is all */
-		a->stop = true;
-		a->stop_reason = "run ended";
+	if (a->src.recorded) { /* nothing more is in flight: what was recorded is all */
+		app_stop(a, "run ended");
 		return;
 	}
 	a->ending = true; /* datagrams of the last chunks may still be in flight */
@@ -143,8 +161,8 @@ static void app_apply(struct app *a, const struct event *ev)
 	timer_set_periodic(a->fds[FD_GRACE], RUN_END_GRACE, 0);
 }
 
-/* The recording ends at its first failure (record.h); the exit status
- * says so too (app_finish). */
+/* The recording ends at its first failure (record.h), and so fails the
+ * exit (app_finish_recording). */
 static void app_record_failed(struct app *a, int e)
 {
 	char text[RUN_LOG_TEXT];
@@ -156,13 +174,11 @@ static void app_record_failed(struct app *a, int e)
 
 static void app_deliver(struct app *a, const struct event *ev)
 {
-	/* the tick first, on the state before this event: when it runs depends
-	 * on the events alone (app_tick) */
+	/* the tick first, on the state before this event (app_tick) */
 	if (ev->type != EV_TASK && isfinite(ev->t))
 		app_tick_due(a, ev->t);
 	/* an event whose time closes a run: the sources' counters first, so the
-	 * run is written with the counts of what it applied (and a replay,
-	 * which reads them from the recording, writes the same) */
+	 * run is written with the counts of what it applied (a replay too) */
 	if (ev->type != EV_COUNTERS && isfinite(ev->t) && session_due(&a->ses, ev->t))
 		app_sources_counters(&a->src, &a->ses.counters, true);
 	app_note_status(a, ev);
@@ -176,8 +192,8 @@ static void deliver_cb(void *ctx, const struct event *ev)
 	app_deliver(ctx, ev);
 }
 
-/* Ended runs close without a next event: the sources' counters first, as
- * app_deliver brings them before an event that closes a run. */
+/* Ended runs close without a next event (the counters first, as in
+ * app_deliver). */
 static void app_close_settled(struct app *a)
 {
 	struct event ev = { .type = EV_SETTLE, .t = app_now(a) };
@@ -186,13 +202,11 @@ static void app_close_settled(struct app *a)
 	session_apply(&a->ses, &ev);
 }
 
-/* Roastop's own end of the run (incomplete or stopped) goes the way of any
- * event: recorded, so that a replay ends the run the same way. */
+/* Roastop's own end of a run: recorded, so a replay ends it the same way. */
 static void app_end_run(struct app *a, const struct session_run *row, double t,
 			enum run_status st, const char *reason)
 {
-	/* never earlier than what the run has seen: roastop's own decision is
-	 * no time regression (a replay's lines may come out of order) */
+	/* never earlier than what the run has seen: no time regression */
 	const struct run *r = row->run;
 	if (r->any_event && t < r->t_last)
 		t = r->t_last;
@@ -220,9 +234,8 @@ static bool app_run_idle(const struct session_run *row, double now, double timeo
 }
 
 /* A run whose client has sent nothing for the idle timeout is incomplete:
- * the client died (a SIGKILL, a lost node) before its run_end; a run with
- * no collector has no run_end and ends so. Live only: a recording has
- * roastop's own decisions in it (a run_end of its own). */
+ * the client died before its run_end, or it has no collector to send one.
+ * Live only: a recording has roastop's own run_end in it. */
 static void app_idle_check(struct app *a, double now)
 {
 	double timeout = a->cfg->run_idle_timeout;
@@ -249,19 +262,17 @@ static void app_stop_at_end(struct app *a)
 		a->end_ticked = true;
 		app_tick(a);
 	}
-	if (end && (end->failed || (a->headless && !a->stop))) {
-		a->stop = true;
-		a->stop_reason = end->reason;
-	}
+	if (end && (end->failed || (a->headless && !a->stop)))
+		app_stop(a, end->reason);
 }
 
-/* At the exit, a run still going is stopped: roastop quit first. Silent for
- * the idle timeout, or when its input has ended, it is incomplete. */
+/* At the exit, a run still going is stopped; silent for the idle timeout,
+ * or when its input has ended, incomplete. */
 static void app_end_runs_at_exit(struct app *a)
 {
 	double now = app_now(a);
 	const struct source_end *end = app_sources_ended(&a->src);
-	if (!a->recorded) /* a recording has roastop's decisions in it already */
+	if (!a->src.recorded) /* a recording has roastop's decisions in it already */
 		app_idle_check(a, now);
 	session_apply(&a->ses, &(struct event){ .type = EV_ADOPT_WATCH, .t = now });
 	for (size_t i = 0; i < a->ses.n_rows; i++) {
@@ -279,8 +290,8 @@ static void app_end_runs_at_exit(struct app *a)
 	}
 }
 
-/* The sources look at what they watch over time; an alert that begins or
- * changes is drawn at once, and headless one line on stderr as it begins. */
+/* An alert that begins or changes is drawn at once; headless, said on
+ * stderr as it begins. */
 static void app_sources_tick(struct app *a)
 {
 	bool redraw = app_sources_ticked(&a->src);
@@ -297,14 +308,12 @@ static void app_sources_tick(struct app *a)
 static void app_signal(struct app *a)
 {
 	struct signalfd_siginfo si;
-	while (read(a->fds[FD_SIGNAL], &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		a->stop = true;
-		a->stop_reason = strsignal((int)si.ssi_signo);
-	}
+	while (read(a->fds[FD_SIGNAL], &si, sizeof(si)) == (ssize_t)sizeof(si))
+		app_stop(a, strsignal((int)si.ssi_signo));
 }
 
-/* Still waiting for the collector to fetch the ended run (LINGER_IDLE)?
- * Closes the runs settled meanwhile, so that there is something to fetch. */
+/* Still waiting for the collector to fetch the ended run? The runs settled
+ * meanwhile close, so that there is something to fetch. */
 static bool app_linger(struct app *a)
 {
 	struct serve_stats st;
@@ -324,9 +333,8 @@ static bool app_linger(struct app *a)
 	       now < a->linger_end;
 }
 
-/* The grace after run end is over: stop, once the scheduler's last round
- * (begun after the run's end) is in, or its deadline has passed, and the
- * collector has had its chance to fetch the run. */
+/* The grace after run end is over: stop once the scheduler's last round is
+ * in (or its deadline passed) and the collector has had its chance. */
 static void app_end_after_flush(struct app *a)
 {
 	if ((app_sources_busy(&a->src) && clock_mono() < a->ending_deadline) ||
@@ -334,25 +342,10 @@ static void app_end_after_flush(struct app *a)
 		timer_set_periodic(a->fds[FD_GRACE], 0.1, 0);
 		return;
 	}
-	a->stop = true;
-	a->stop_reason = "run ended";
+	app_stop(a, "run ended");
 }
 
-/* Once a second of the events' clock (app_tick_due) and at the input's end:
- * the newest run's metric warnings into its log, then a snapshot of every
- * open run (app_snap_take), the rows' figures, the quiet alert
- * (app_refresh). What it writes depends on the events only, never on when
- * frames are drawn, so a replay headless and one drawn in a terminal write
- * the same files. */
-void app_tick(struct app *a)
-{
-	struct metrics m = app_snap_take(a, session_newest(&a->ses))->m; /* the notes may measure */
-	app_note_warnings(a, &m);
-	app_refresh(a);
-}
-
-/* The tick is due at each whole second of the events' clock t: called
- * before an event at or past it is applied, and by the loop with "now". */
+/* Due at each whole second of the events' clock t. */
 static void app_tick_due(struct app *a, double t)
 {
 	if (t < a->tick_next)
@@ -372,31 +365,27 @@ static void app_checkpoint(struct app *a)
 	char err[512] = "";
 	if (a->headless)
 		app_output_progress(&app_snap(a, session_newest(&a->ses), false)->m);
-	int rc = app_write_open(a, err, sizeof(err));
-	app_write_outcome(a, rc, errno, err);
+	app_write_open(a, err, sizeof(err));
 }
 
 /* A note about the input: recorded. */
 static void app_note_clock_step(struct app *a)
 {
 	char text[RUN_LOG_TEXT];
-	if (a->recorded || !app_alerts_clock_step(&a->alerts, text))
+	if (a->src.recorded || !app_alerts_clock_step(&a->alerts, text))
 		return;
 	app_note(a, app_now(a), LOG_WARN, text, APP_NOTE_RECORDED);
 	if (a->headless)
 		fprintf(stderr, "roastop: %s\n", text);
 }
 
-/* The loop's own descriptors that poll() found ready: the signals, the
- * timers, the keys. */
+
 static void app_ready(struct app *a, const struct pollfd *pfd)
 {
 	if (pfd[FD_SIGNAL].revents & POLLIN)
 		app_signal(a);
-	if (pfd[FD_DURATION].revents & POLLIN) {
-		a->stop = true;
-		a->stop_reason = "--duration reached";
-	}
+	if (pfd[FD_DURATION].revents & POLLIN)
+		app_stop(a, "--duration reached");
 	if (pfd[FD_CHECKPOINT].revents & POLLIN) {
 		timer_drain(a->fds[FD_CHECKPOINT]);
 		app_checkpoint(a);
@@ -417,7 +406,7 @@ static void app_ready(struct app *a, const struct pollfd *pfd)
 	}
 	if (pfd[FD_FRAME].revents & POLLIN) {
 		timer_drain(a->fds[FD_FRAME]);
-		if (a->recorded && a->t_latest != a->refreshed_at)
+		if (a->src.recorded && a->t_latest != a->refreshed_at)
 			app_refresh(a);
 		app_ui_draw(a);
 	}
@@ -442,7 +431,7 @@ static void app_loop(struct app *a)
 		if (n > 0)
 			app_ready(a, pfd);
 		app_sources_dispatch(&a->src, pfd + FD__COUNT, n_fds, n >= 0);
-		if (!a->recorded)
+		if (!a->src.recorded)
 			app_previous_tick(&a->prev, &a->ses);
 		app_stop_at_end(a);
 		if (a->srv) /* at each wake: a connection freed at the limit lets a
@@ -454,8 +443,7 @@ static void app_loop(struct app *a)
 	}
 }
 
-/* The session's key (auth.h), unless --no-auth: the listener checks
- * datagrams with it, the HTTP server takes it as its token. */
+/* The session's key (auth.h): datagrams' and the HTTP server's. */
 static int app_open_key(struct app *a)
 {
 	const struct app_config *c = a->cfg;
@@ -475,13 +463,11 @@ static int app_open_key(struct app *a)
 	return 0;
 }
 
-/* A source's note: about the input, recorded, so a replay shows it; a
- * replay's own notes (its time jumps) are about the replay, not the
- * recording's: not recorded, not counted as applied events. */
+/* A source's note is about the input; a replay's, about the replay. */
 static void note_cb(void *ctx, const char *text)
 {
 	struct app *a = ctx;
-	app_note(a, app_now(a), LOG_WARN, text, a->recorded ? APP_NOTE_OWN : APP_NOTE_RECORDED);
+	app_note(a, app_now(a), LOG_WARN, text, a->src.recorded ? APP_NOTE_OWN : APP_NOTE_RECORDED);
 }
 
 static bool stopping_cb(void *ctx)
@@ -489,14 +475,13 @@ static bool stopping_cb(void *ctx)
 	return ((const struct app *)ctx)->stop;
 }
 
-/* A datagram a source took by another path (source_env.datagram). */
 static bool datagram_cb(void *ctx, const char *buf, size_t len, int port, double now)
 {
 	return app_sources_take(&((struct app *)ctx)->src, buf, len, port, now);
 }
 
 /* /metrics: run r's snapshot, the listener's counters as they are now (a
- * client waits on them: conftest's wait_received), the app's own counts. */
+ * client waits on them), the app's own counts. */
 static void app_measure_cb(void *ctx, const struct run *r, struct openmetrics_input *in)
 {
 	struct app *a = ctx;
@@ -512,13 +497,12 @@ static void app_measure_cb(void *ctx, const struct run *r, struct openmetrics_in
 	in->findings = &s->record;
 }
 
-/* Where to serve: --serve's address, else the listener's (TCP on the UDP
- * host and port: ROASTOP_ADDR alone finds it); replaying recorded events
- * the key is read here, as the listener would have. */
+/* Where to serve: --serve's address, else the listener's (ROASTOP_ADDR
+ * alone finds it); in a replay the key is read here. */
 static int app_serve_where(struct app *a, struct serve_config *sc, char *err, size_t errsz)
 {
 	const struct app_config *c = a->cfg;
-	if (a->recorded && !c->no_auth && auth_key_setup(&a->key, c->key_file, false, err, errsz) != 0)
+	if (a->src.recorded && !c->no_auth && auth_key_setup(&a->key, c->key_file, false, err, errsz) != 0)
 		return -1;
 	if (c->serve_host[0])
 		return serve_resolve(c->serve_host, c->serve_port, &sc->addr, &sc->addrlen, err, errsz);
@@ -528,9 +512,8 @@ static int app_serve_where(struct app *a, struct serve_config *sc, char *err, si
 	return -1;
 }
 
-/* The HTTP server (serve.h): live by default, in a replay when --serve is
- * given. Its failure (a port taken) is said and counted, never fatal:
- * the measurement is the main job. */
+/* The HTTP server (serve.h): live by default, in a replay with --serve. Its
+ * failure is said and counted, never fatal. */
 static void app_open_serve(struct app *a)
 {
 	const struct app_config *c = a->cfg;
@@ -571,17 +554,15 @@ static double app_idle_interval(const struct app_config *c)
 static int app_open_sources(struct app *a)
 {
 	char err[512];
-	a->recorded = app_sources_recorded(a->cfg);
-	if (!a->recorded && app_open_key(a) != 0)
+	if (!app_sources_recorded(a->cfg) && app_open_key(a) != 0)
 		return -1;
 	struct source_env env = { .cfg = a->cfg, .deliver = deliver_cb, .note = note_cb,
 				  .stopping = stopping_cb, .datagram = datagram_cb, .ctx = a,
 				  .key = a->cfg->no_auth ? NULL : &a->key };
 	if (app_sources_open(&a->src, &env) != 0)
 		return -1;
-	/* also when the timeout is off: ended runs close on this timer; never
-	 * on recorded events, which have roastop's decisions in them */
-	if (!a->recorded)
+	/* also when the timeout is off: ended runs close on this timer */
+	if (!a->src.recorded)
 		timer_set_periodic(a->fds[FD_IDLE], app_idle_interval(a->cfg),
 				   app_idle_interval(a->cfg));
 	if (a->cfg->record_path) {
@@ -641,7 +622,7 @@ static int app_finish_recording(struct app *a)
 }
 
 /* Every run's final write, then the summary on stdout (also when a write
- * failed, so nothing is lost: the exit status says it). */
+ * failed: the exit status says it). */
 static int app_finish(struct app *a)
 {
 	a->finishing = true;
@@ -673,7 +654,7 @@ int app_main(const struct app_config *cfg)
 		fprintf(stderr, "roastop: %s\n", err);
 	else if (app_open_fds(a) == 0 && app_open_sources(a) == 0) {
 		app_sources_counters(&a->src, &a->ses.counters, true);
-		if (cfg->headless || a->recorded)
+		if (cfg->headless || a->src.recorded)
 			fprintf(stderr, "roastop: collecting; each run's measurement goes under %s\n",
 				a->out.root);
 		app_open_serve(a);

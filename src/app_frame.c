@@ -15,25 +15,19 @@
 #include "roastop/strbuf.h"
 #include "roastop/timer.h"
 
-/* The session's runs are those a snapshot was taken among: no run
- * opened, summarised or dropped since (a run's pointer is then still its
- * own). */
-static void app_frame_key(const struct app *a, uint64_t key[3])
+/* The session's runs as a snapshot was taken among them: a run's pointer
+ * is still its own while none opened, was summarised or dropped since
+ * (three counters that only grow). */
+static uint64_t app_frame_key(const struct app *a)
 {
-	key[0] = a->ses.runs_total;
-	key[1] = a->ses.runs_summarised;
-	key[2] = a->ses.rows_dropped;
+	return a->ses.runs_total + a->ses.runs_summarised + a->ses.rows_dropped;
 }
 
-/* Run r's snapshot of any time, while the session's runs are those it was
- * taken among; NULL: none. */
 static struct app_snap *app_snap_find(struct app *a, const struct run *r)
 {
-	uint64_t key[3];
-	app_frame_key(a, key);
 	for (size_t i = 0; i < APP_SNAPS_KEPT; i++) {
 		struct app_snap *s = &a->snaps[i];
-		if (s->used && s->run == r && memcmp(s->key, key, sizeof(key)) == 0)
+		if (s->used && s->run == r && s->key == app_frame_key(a))
 			return s;
 	}
 	return NULL;
@@ -52,10 +46,8 @@ static struct app_snap *app_snap_slot(struct app *a, const struct run *r)
 	return slot;
 }
 
-/* Run r's snapshot at the session's "now", taken by the tick and at the
- * run's close: its metrics measured again only when the run has changed
- * (run.changes) or "now" has moved; its findings evaluated at their first
- * read (app_snap), so once per snapshot at most. */
+/* Measured again only when the run has changed (run.changes) or "now" has
+ * moved; its findings are evaluated at their first read (app_snap). */
 struct app_snap *app_snap_take(struct app *a, const struct run *r)
 {
 	double now = app_now(a);
@@ -70,13 +62,12 @@ struct app_snap *app_snap_take(struct app *a, const struct run *r)
 	s->run = r;
 	s->changes = r ? r->changes : 0;
 	s->now = now;
-	app_frame_key(a, s->key);
+	s->key = app_frame_key(a);
 	s->used = ++a->snap_uses;
 	s->diagnosed = false;
 	return s;
 }
 
-/* The findings of snapshot s, evaluated once (docs/diagnosis.md). */
 static void app_diagnose(struct app *a, struct app_snap *s)
 {
 	struct diagnosis_context ctx = { .now = s->now,
@@ -97,9 +88,7 @@ static void app_diagnose(struct app *a, struct app_snap *s)
 	a->n_diagnoses++;
 }
 
-/* Run r's latest snapshot, as the tick or its close took it (one is taken
- * when there is none: a run opened since); with its findings when
- * diagnosed. The frame, the writes and /metrics read here. */
+/* One is taken when there is none (a run opened since the tick). */
 const struct app_snap *app_snap(struct app *a, const struct run *r, bool diagnosed)
 {
 	struct app_snap *s = app_snap_find(a, r);
@@ -110,8 +99,7 @@ const struct app_snap *app_snap(struct app *a, const struct run *r, bool diagnos
 	return s;
 }
 
-/* The run list's figures of run r, from its metrics (session.h), as an
- * event to its row. */
+/* The run list's figures of run r (session.h), to its row. */
 static void app_figures(struct app *a, const struct run *r, const struct metrics *m)
 {
 	struct event ev = { .type = EV_ROW_FIGURES, .t = app_now(a) };
@@ -141,11 +129,9 @@ static const struct run *app_shown(const struct app *a)
 
 /* The snapshots of the tick: every run not closed (or changed since its
  * close) and the shown run, the rows' figures, the quiet alert. Also
- * before a frame of a replay when events came since (a replay waiting for
- * input shows what it has read), and before a write finds its run changed
- * since its snapshot (a chunk after the tick, or a replay whose clock
- * stopped with its quiet input): a file never holds less than the events
- * read. Each is counted as a tick (/metrics: roastop_ticks). */
+ * before a frame of a replay when events came since, and before a write
+ * finds its run changed since its snapshot: a file never holds less than
+ * the events read. Each is counted as a tick (roastop_ticks). */
 void app_refresh(struct app *a)
 {
 	a->n_ticks++;
@@ -184,8 +170,8 @@ static struct metrics_extra_input *app_extra(const struct app *a, const struct r
 		serve_stats_counters(&st, &in->serve_counters);
 		in->serve_listen = serve_address(a->srv);
 	}
-	in->n_recorded = app_sources_recorded_stats(&a->src, in->recorded_names, in->recorded_stats,
-					      METRICS_EXTRA_RECORDED);
+	in->n_recorded = app_sources_recorded_stats(&a->src, in->recorded_names,
+						    in->recorded_stats, METRICS_EXTRA_RECORDED);
 	in->tasks = r && app_sources_tasks_fed(&a->ses.counters, r, &in->tasks_feed, &in->tasks_fed);
 	/* a run's last write waits for the look at its previous run */
 	in->previous = app_previous_of(&a->prev, r, r && (r->ended || a->finishing));
@@ -216,8 +202,8 @@ static int app_write_run(struct app *a, const struct session_run *row, bool clos
 	return rc;
 }
 
-/* Every run not closed (and one changed since its close): 0, or the
- * last failure's -1 with errno and err. */
+/* Every run not closed (and one changed since its close), the outcome
+ * told: 0, or the last failure's -1 with errno and err. */
 int app_write_open(struct app *a, char *err, size_t errsz)
 {
 	int rc = 0, e = 0;
@@ -230,6 +216,7 @@ int app_write_open(struct app *a, char *err, size_t errsz)
 			e = errno;
 		}
 	}
+	app_write_outcome(a, rc, e, err);
 	errno = e;
 	return rc;
 }
@@ -279,7 +266,7 @@ void app_ui_draw(struct app *a)
 		.now = app_now(a),
 		.findings = &s->all,
 		.past = app_previous_past(&a->prev, &a->ses,
-					  !a->recorded && ui_showing(a->ui, UI_VIEW_RUNS)),
+					  !a->src.recorded && ui_showing(a->ui, UI_VIEW_RUNS)),
 	};
 	const struct past_run *prev = app_previous_of(&a->prev, shown, false);
 	if (prev) {
@@ -288,7 +275,7 @@ void app_ui_draw(struct app *a)
 	}
 	struct source_typed feed;
 	bool fed;
-	if (app_sources_tasks_fed(&a->ses.counters, shown, &feed, &fed)) { /* the task view, with its feed's state */
+	if (app_sources_tasks_fed(&a->ses.counters, shown, &feed, &fed)) { /* the task view */
 		f.tasks = &shown->tasks;
 		f.tasks_state = fed ? metrics_tasks_feed_state(&feed) : NULL;
 	}
@@ -328,9 +315,7 @@ static void app_write_now(struct app *a)
 		return;
 	}
 	char err[512] = "";
-	int rc = app_write_open(a, err, sizeof(err));
-	app_write_outcome(a, rc, errno, err);
-	if (rc == 0)
+	if (app_write_open(a, err, sizeof(err)) == 0)
 		ui_message(a->ui, "measurement written under %s", a->out.root);
 	else
 		ui_message(a->ui, "could not write the measurement: %s", err);
@@ -340,8 +325,7 @@ void app_ui_input(struct app *a)
 {
 	unsigned act = ui_input(a->ui);
 	if (act & UI_QUIT) {
-		a->stop = true;
-		a->stop_reason = "q pressed";
+		app_stop(a, "q pressed");
 		return;
 	}
 	if (act & UI_WRITE_NOW)

@@ -1,5 +1,4 @@
-/* The runs before (app_previous.h): the tick starts a look and collects
- * what it found; a run's close waits for it. */
+/* The runs before (app_previous.h); a run's close waits for its look. */
 #include "roastop/app_previous.h"
 
 #include <pthread.h>
@@ -30,11 +29,6 @@ struct app_past {
 	const char *root;
 	struct history h;
 };
-
-static void app_thread_start(struct app_thread *t, void *(*fn)(void *), void *arg)
-{
-	t->started = pthread_create(&t->thread, NULL, fn, arg) == 0;
-}
 
 static void app_thread_join(struct app_thread *t)
 {
@@ -73,8 +67,9 @@ const struct history *app_previous_past(struct app_previous *p, const struct ses
 					bool want)
 {
 	if (!p->past && want && p->root[0] && (p->past = calloc(1, sizeof(*p->past)))) {
+		struct app_thread *t = &p->past->t;
 		p->past->root = p->root;
-		app_thread_start(&p->past->t, app_past_read, p->past);
+		t->started = pthread_create(&t->thread, NULL, app_past_read, p->past) == 0;
 	}
 	struct app_past *past = p->past;
 	if (!past || !past->t.started || !atomic_load(&past->t.done))
@@ -127,7 +122,7 @@ static void app_look_begin(struct app_previous *p, const struct run *r)
 	snprintf(l->now.name, sizeof(l->now.name), "%s", r->name);
 	l->now.t_start = r->t_run_start;
 	l->root = p->root;
-	app_thread_start(&l->t, app_look_run, l);
+	l->t.started = pthread_create(&l->t.thread, NULL, app_look_run, l) == 0;
 }
 
 void app_previous_tick(struct app_previous *p, const struct session *ses)

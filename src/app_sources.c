@@ -116,11 +116,13 @@ bool app_sources_ticked(struct app_sources *as)
 void app_sources_counters(struct app_sources *as, const struct counters *had, bool all)
 {
 	double now = clock_mono();
+	if (!all && now < as->counters_at + 1.0)
+		return;
+	as->counters_at = now;
 	for (size_t i = 0; i < as->n; i++) {
-		struct app_source *s = &as->src[i];
-		if (!s->ops->stats || s->ops->recorded || (!all && now < s->counters_at + 1.0))
+		const struct app_source *s = &as->src[i];
+		if (!s->ops->stats || s->ops->recorded)
 			continue;
-		s->counters_at = now;
 		struct source_stats st = { 0 };
 		s->ops->stats(s->s, &st);
 		struct event ev = { .type = EV_COUNTERS, .t = clock_session() }, old;

@@ -1,10 +1,8 @@
-/* The app's loop, shared by app.c (the loop, the events' delivery, the
- * notes) and app_frame.c (the runs' snapshots and their readers: the
- * writes, the frame). Its parts own their state and take it, never
- * struct app: the source registry (app_sources.h), the alerts
- * (app_alerts.h), the output (app_output.h), the runs before
- * (app_previous.h). The app changes the session only through
- * session_apply(). */
+/* The app's loop: app.c (the loop, the events' delivery, the notes) and
+ * app_frame.c (the runs' snapshots and their readers: the writes, the
+ * frame). Its parts own their state and never take struct app: the source
+ * registry, the alerts, the output, the runs before (app_*.h). The app
+ * changes the session only through session_apply(). */
 #ifndef ROASTOP_APPPRIV_H
 #define ROASTOP_APPPRIV_H
 
@@ -30,8 +28,7 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_GRACE, FD_FRAME, FD_FLUSH, FD_I
        FD_SERVE,
        FD__COUNT };
 
-/* Runs whose snapshots are kept: every run in detail, the watch and one
- * more. */
+/* Runs whose snapshots are kept: those in detail, the watch and one more. */
 #define APP_SNAPS_KEPT (SESSION_DETAIL_RUNS + 2)
 
 /* A run's snapshot (collect once, draw many): its metrics and findings as
@@ -40,7 +37,7 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_GRACE, FD_FRAME, FD_FLUSH, FD_I
  * the writes and /metrics read it; none computes. */
 struct app_snap {
 	const struct run *run;
-	uint64_t changes, key[3], used;
+	uint64_t changes, key, used;
 	double now;
 	bool diagnosed; /* the findings are evaluated at their first read, once */
 	struct metrics m;
@@ -52,7 +49,6 @@ struct app {
 	const struct app_config *cfg;
 	struct session ses;
 	double t_latest; /* the latest event time delivered: a recorded session's "now" */
-	bool recorded; /* a source replays recorded events */
 	struct app_sources src;
 	struct app_alerts alerts;
 	struct app_output out;
@@ -85,21 +81,10 @@ struct app {
 	uint64_t snap_uses, n_ticks, n_diagnoses;
 };
 
-/* How a line goes into the event log (app_note; docs/recording.md, "log"). */
-enum app_note_how {
-	APP_NOTE_RECORDED, /* about the input: an event, recorded; a replay shows it */
-	APP_NOTE_DERIVED, /* derived from the events (a metric's warning): applied as an
-			   * event, not recorded; a replay derives it again */
-	APP_NOTE_OWN, /* about roastop's own output or the replay itself: into the
-		       * newest run's log only (ev_log.own), not recorded, not counted */
-};
-
 /* app.c */
 double app_now(const struct app *a);
-void app_note(struct app *a, double t, enum log_kind kind, const char *text,
-	      enum app_note_how how);
+void app_stop(struct app *a, const char *reason);
 void app_write_outcome(struct app *a, int rc, int e, const char *err);
-void app_tick(struct app *a);
 
 /* app_frame.c */
 struct app_snap *app_snap_take(struct app *a, const struct run *r);

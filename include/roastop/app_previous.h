@@ -1,9 +1,8 @@
 /* Each open run's last comparable run (previous.h), looked for in a
  * thread of its own once the run has started, so that its start never
  * waits on the disk; and the output root's runs before this session (view
- * 8's past sessions), read once the same way when first asked for. The app
- * asks for neither when events are replayed: a replay reproduces what its
- * session saw, and the output root's runs were not part of it. */
+ * 8's), read once the same way when first wanted. Not in a replay: it
+ * reproduces what its session saw, and the output root was not part of it. */
 #ifndef ROASTOP_APP_PREVIOUS_H
 #define ROASTOP_APP_PREVIOUS_H
 
@@ -21,15 +20,13 @@ struct app_previous {
 	struct app_past *past;
 };
 
-/* Starts the look of each of the newest open runs that started, and
- * collects what was found: cheap at each wake. */
+/* Starts the look of each of the newest open runs that started: cheap at
+ * each wake. */
 void app_previous_tick(struct app_previous *p, const struct session *ses);
-/* Run r's last comparable run; NULL while looked for (wait: until found)
- * or when none. */
+/* NULL while looked for (wait: until found) or when none. */
 const struct past_run *app_previous_of(const struct app_previous *p, const struct run *r,
 				       bool wait);
-/* The runs before this session, without those of ses; read from the first
- * call that wants them; NULL until read. */
+/* The runs before, without those of ses; NULL until read. */
 const struct history *app_previous_past(struct app_previous *p, const struct session *ses,
 					bool want);
 void app_previous_free(struct app_previous *p);

@@ -12,7 +12,6 @@
 struct app_source {
 	const struct source_ops *ops;
 	void *s;
-	double counters_at; /* clock_mono() when its statistics were last looked at */
 };
 
 /* Every source's statistics, in the registry's order (the header's), as
@@ -32,57 +31,47 @@ struct app_sources {
 	bool recorded; /* a source replays recorded events (source_ops.recorded) */
 	event_deliver_fn deliver; /* the sources' (source_env): their counters go there */
 	void *ctx;
+	double counters_at; /* clock_mono() when their statistics were last looked at */
 	struct app_stats stats;
 };
 
-/* Does the configuration replay recorded events? */
-bool app_sources_recorded(const struct app_config *c);
-/* Every source of the registry the configuration asks for; -1 (said on
- * stderr) when one cannot open. */
+bool app_sources_recorded(const struct app_config *c); /* does c replay recorded events? */
+/* Every source c asks for; -1 (said on stderr) when one cannot open. */
 int app_sources_open(struct app_sources *as, const struct source_env *env);
 void app_sources_close(struct app_sources *as);
 
-/* Every source's descriptors one after another in out, n_fds[i] of the
- * i-th's; the total. */
+/* Every source's descriptors one after another, n_fds[i] of the i-th's;
+ * the total. */
 size_t app_sources_pollfds(const struct app_sources *as, struct pollfd *out, size_t *n_fds);
 /* The loop's wait (ms, -1 = none), shortened to the first source's timeout. */
 int app_sources_timeout(const struct app_sources *as, int wait_ms);
-/* Each source whose descriptor is ready or whose timeout has come. */
 void app_sources_dispatch(struct app_sources *as, const struct pollfd *pfd, const size_t *n_fds,
 			  bool polled);
-/* At the stop: what the sources have queued already is taken in. */
-void app_sources_finish(struct app_sources *as);
+void app_sources_finish(struct app_sources *as); /* takes in what is queued */
 
-/* Each event applied, to the sources that react to events. */
-void app_sources_tell(const struct app_sources *as, const struct event *ev);
-/* Whether a source is still doing what a run's end asked of it. */
-bool app_sources_busy(const struct app_sources *as);
-/* Whether an alert began or changed (source_ops.tick). */
-bool app_sources_ticked(struct app_sources *as);
-/* The first source's: how its input ended, its alert, its senders' line;
- * NULL when none has one. */
+void app_sources_tell(const struct app_sources *as, const struct event *ev); /* one applied */
+bool app_sources_busy(const struct app_sources *as); /* with what a run's end asked */
+bool app_sources_ticked(struct app_sources *as); /* an alert began or changed */
+/* The first source's; NULL when none has one. */
 const struct source_end *app_sources_ended(const struct app_sources *as);
 const char *app_sources_alert(const struct app_sources *as);
 const char *app_sources_hint(const struct app_sources *as);
-/* A datagram that came by another source's path (source_env.datagram). */
 bool app_sources_take(struct app_sources *as, const char *buf, size_t len, int port,
 		      double now);
-/* The first source's listening address (source_senders.address). */
 bool app_sources_address(const struct app_sources *as, struct sockaddr_storage *addr,
 			 socklen_t *len);
 
 /* Each live source's statistics that differ from the session's copy (had),
  * delivered as an EV_COUNTERS; looked at once a second, or now (all). */
 void app_sources_counters(struct app_sources *as, const struct counters *had, bool all);
-/* Every source's statistics into as->stats; replayed, the recorded ones
- * (had) too. */
+/* Every source's statistics into as->stats; replayed, those of had too. */
 void app_sources_stats(struct app_sources *as, const struct counters *had);
-/* The statistics of the sources of recorded events, at most max; how many. */
+/* The sources of recorded events' statistics, at most max; how many. */
 size_t app_sources_recorded_stats(const struct app_sources *as, const char **names,
-			    struct source_stats *of, size_t max);
+				  struct source_stats *of, size_t max);
 /* Run r's task model is shown and written when the registry's source of
- * task events has delivered its counters (had; feed is then the first
- * that measured, fed whether any) or r has tasks. */
+ * task events has delivered its counters (had; feed: the first that
+ * measured, fed: any) or r has tasks. */
 bool app_sources_tasks_fed(const struct counters *had, const struct run *r,
 			   struct source_typed *feed, bool *fed);
 

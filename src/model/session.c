@@ -431,91 +431,6 @@ static int session_log(struct session *s, const struct event *ev)
 	return newest ? run_apply(newest, ev) : 1;
 }
 
-/* The app's figures of a run, for its line in the run list. */
-static int session_row_figures(struct session *s, const struct ev_row_figures *f)
-{
-	struct session_run *row = session_row_of(s, f->run);
-	if (!row)
-		return 1;
-	row->fig = (struct session_figures){ .t_start = f->t_start, .elapsed = f->elapsed,
-					     .chunks = f->chunks, .failed = f->failed,
-					     .events = f->events, .event_rate_hz = f->event_rate_hz };
-	row->status = row->run->status;
-	return 0;
-}
-
-/* How the app's write of a run went: its directory's name, its errno, and
- * whether a closed run is to be written again. */
-static int session_row_write(struct session *s, const struct ev_row_write *w)
-{
-	struct session_run *row = session_row_of(s, w->run);
-	if (!row)
-		return 1;
-	if (w->dir)
-		strutil_copy(row->dir, sizeof(row->dir), w->dir);
-	row->write_errno = w->write_errno;
-	if (row->closed)
-		row->dirty = w->failed;
-	return 0;
-}
-
-static void session_tick(struct session *s, double now);
-static void session_adopt_watch(struct session *s);
-static void session_close_all(struct session *s);
-
-/* Roastop's own changes (event.h's internal kinds, its own notes) apply at
- * once: no clock, no settling (they come from the close callback too).
- * Whether ev is one. */
-static bool session_own(struct session *s, const struct event *ev, int *rc)
-{
-	*rc = 0;
-	if (ev->type == EV_ROW_FIGURES)
-		*rc = session_row_figures(s, &ev->u.row_figures);
-	else if (ev->type == EV_ROW_WRITE)
-		*rc = session_row_write(s, &ev->u.row_write);
-	else if (ev->type == EV_LOG && ev->u.log.own)
-		*rc = session_log(s, ev);
-	else if (ev->type == EV_SETTLE)
-		session_tick(s, ev->t);
-	else if (ev->type == EV_ADOPT_WATCH)
-		session_adopt_watch(s);
-	else if (ev->type == EV_CLOSE_ALL)
-		session_close_all(s);
-	else
-		return false;
-	return true;
-}
-
-int session_apply(struct session *s, const struct event *ev)
-{
-	/* a source's counters are the session's, and precede the event whose
-	 * time closes a run (the app sends them then, session_due): the closed
-	 * run is written with the counts of what it applied */
-	if (ev->type == EV_COUNTERS)
-		return counters_apply(&s->counters, &ev->u.counters);
-	int rc;
-	if (session_own(s, ev, &rc))
-		return rc;
-	/* first: a run that has settled closes before a next run_start, which
-	 * then takes the watch, as live */
-	if (isfinite(ev->t))
-		session_tick(s, ev->t);
-	switch (ev->type) {
-	case EV_CHUNK:
-	case EV_CHUNK_START: rc = session_client_event(s, ev, ev->u.chunk.run_id); break;
-	case EV_REPORT: rc = session_client_event(s, ev, ev->u.report.run_id); break;
-	case EV_RUN_START: rc = session_run_start(s, ev); break;
-	case EV_RUN_END: rc = session_run_end(s, ev); break;
-	case EV_STATUS: rc = session_status_event(s, ev); break;
-	case EV_HEARTBEAT: return session_beats(s, ev);
-	case EV_LOG: return session_log(s, ev);
-	case EV_TASK: return session_task(s, ev);
-	default: rc = session_scheduler_event(s, ev); break;
-	}
-	session_beats(s, ev);
-	return rc;
-}
-
 /* ---- closing ---------------------------------------------------------- */
 
 static void session_close_row(struct session *s, struct session_run *row)
@@ -567,12 +482,6 @@ static void session_tick(struct session *s, double now)
 	}
 }
 
-static void session_adopt_watch(struct session *s)
-{
-	if (s->n_rows == 0 && s->watch)
-		session_open(s, NULL, true);
-}
-
 static void session_close_all(struct session *s)
 {
 	for (size_t i = 0; i < s->n_rows; i++) {
@@ -580,4 +489,85 @@ static void session_close_all(struct session *s)
 		if (row->run && (!row->closed || row->dirty))
 			session_close_row(s, row);
 	}
+}
+
+/* The app's figures of a run, for its line in the run list. */
+static int session_row_figures(struct session *s, const struct ev_row_figures *f)
+{
+	struct session_run *row = session_row_of(s, f->run);
+	if (!row)
+		return 1;
+	row->fig = (struct session_figures){ .t_start = f->t_start, .elapsed = f->elapsed,
+					     .chunks = f->chunks, .failed = f->failed,
+					     .events = f->events, .event_rate_hz = f->event_rate_hz };
+	row->status = row->run->status;
+	return 0;
+}
+
+/* How the app's write of a run went: its directory's name, its errno, and
+ * whether a closed run is to be written again. */
+static int session_row_write(struct session *s, const struct ev_row_write *w)
+{
+	struct session_run *row = session_row_of(s, w->run);
+	if (!row)
+		return 1;
+	if (w->dir)
+		strutil_copy(row->dir, sizeof(row->dir), w->dir);
+	row->write_errno = w->write_errno;
+	if (row->closed)
+		row->dirty = w->failed;
+	return 0;
+}
+
+/* Roastop's own changes (event.h's internal kinds, its own notes) apply at
+ * once: no clock, no settling (they come from the close callback too).
+ * Whether ev is one. */
+static bool session_own(struct session *s, const struct event *ev, int *rc)
+{
+	*rc = 0;
+	if (ev->type == EV_ROW_FIGURES)
+		*rc = session_row_figures(s, &ev->u.row_figures);
+	else if (ev->type == EV_ROW_WRITE)
+		*rc = session_row_write(s, &ev->u.row_write);
+	else if (ev->type == EV_LOG && ev->u.log.own)
+		*rc = session_log(s, ev);
+	else if (ev->type == EV_SETTLE)
+		session_tick(s, ev->t);
+	else if (ev->type == EV_CLOSE_ALL)
+		session_close_all(s);
+	else if (ev->type != EV_ADOPT_WATCH)
+		return false;
+	else if (s->n_rows == 0 && s->watch) /* the watch becomes the one run */
+		session_open(s, NULL, true);
+	return true;
+}
+
+int session_apply(struct session *s, const struct event *ev)
+{
+	/* a source's counters are the session's, and precede the event whose
+	 * time closes a run (the app sends them then, session_due): the closed
+	 * run is written with the counts of what it applied */
+	if (ev->type == EV_COUNTERS)
+		return counters_apply(&s->counters, &ev->u.counters);
+	int rc;
+	if (session_own(s, ev, &rc))
+		return rc;
+	/* first: a run that has settled closes before a next run_start, which
+	 * then takes the watch, as live */
+	if (isfinite(ev->t))
+		session_tick(s, ev->t);
+	switch (ev->type) {
+	case EV_CHUNK:
+	case EV_CHUNK_START: rc = session_client_event(s, ev, ev->u.chunk.run_id); break;
+	case EV_REPORT: rc = session_client_event(s, ev, ev->u.report.run_id); break;
+	case EV_RUN_START: rc = session_run_start(s, ev); break;
+	case EV_RUN_END: rc = session_run_end(s, ev); break;
+	case EV_STATUS: rc = session_status_event(s, ev); break;
+	case EV_HEARTBEAT: return session_beats(s, ev);
+	case EV_LOG: return session_log(s, ev);
+	case EV_TASK: return session_task(s, ev);
+	default: rc = session_scheduler_event(s, ev); break;
+	}
+	session_beats(s, ev);
+	return rc;
 }
