@@ -161,8 +161,7 @@ static void app_apply(struct app *a, const struct event *ev)
 	timer_set_periodic(a->fds[FD_GRACE], RUN_END_GRACE, 0);
 }
 
-/* The recording ends at its first failure (record.h), and so fails the
- * exit (app_finish_recording). */
+/* The recording ends at its first failure (record.h), which fails the exit. */
 static void app_record_failed(struct app *a, int e)
 {
 	char text[RUN_LOG_TEXT];
@@ -234,8 +233,7 @@ static bool app_run_idle(const struct session_run *row, double now, double timeo
 }
 
 /* A run whose client has sent nothing for the idle timeout is incomplete:
- * the client died before its run_end, or it has no collector to send one.
- * Live only: a recording has roastop's own run_end in it. */
+ * its client died, or has no collector to send a run_end. */
 static void app_idle_check(struct app *a, double now)
 {
 	double timeout = a->cfg->run_idle_timeout;
@@ -497,35 +495,26 @@ static void app_measure_cb(void *ctx, const struct run *r, struct openmetrics_in
 	in->findings = &s->record;
 }
 
-/* Where to serve: --serve's address, else the listener's (ROASTOP_ADDR
- * alone finds it); in a replay the key is read here. */
-static int app_serve_where(struct app *a, struct serve_config *sc, char *err, size_t errsz)
-{
-	const struct app_config *c = a->cfg;
-	if (a->src.recorded && !c->no_auth && auth_key_setup(&a->key, c->key_file, false, err, errsz) != 0)
-		return -1;
-	if (c->serve_host[0])
-		return serve_resolve(c->serve_host, c->serve_port, &sc->addr, &sc->addrlen, err, errsz);
-	if (app_sources_address(&a->src, &sc->addr, &sc->addrlen))
-		return 0;
-	snprintf(err, errsz, "no address: %s", strerror(errno));
-	return -1;
-}
-
-/* The HTTP server (serve.h): live by default, in a replay with --serve. Its
- * failure is said and counted, never fatal. */
+/* The HTTP server (serve.h): live by default, in a replay with --serve; on
+ * --serve's address, else the listener's (ROASTOP_ADDR alone finds it).
+ * Its failure is said and counted, never fatal. */
 static void app_open_serve(struct app *a)
 {
 	const struct app_config *c = a->cfg;
-	struct sockaddr_storage addr;
-	socklen_t len;
-	if (c->serve_off || (!c->serve_host[0] && !app_sources_address(&a->src, &addr, &len)))
-		return;
 	char err[sizeof(a->serve_error) - 64];
 	struct serve_config sc = { .ses = &a->ses, .out_dir = a->out.root,
 				   .metrics_open = c->serve_metrics_open,
 				   .measure = app_measure_cb, .ctx = a };
-	if (app_serve_where(a, &sc, err, sizeof(err)) == 0) {
+	if (c->serve_off || (!c->serve_host[0] && !app_sources_address(&a->src, &sc.addr,
+									&sc.addrlen)))
+		return;
+	/* in a replay the key is read here, as the listener would have */
+	bool ok = !a->src.recorded || c->no_auth ||
+		  auth_key_setup(&a->key, c->key_file, false, err, sizeof(err)) == 0;
+	if (ok && c->serve_host[0])
+		ok = serve_resolve(c->serve_host, c->serve_port, &sc.addr, &sc.addrlen, err,
+				   sizeof(err)) == 0;
+	if (ok) {
 		sc.key_hex = c->no_auth ? NULL : a->key.hex;
 		a->srv = serve_open(&sc, err, sizeof(err));
 	}

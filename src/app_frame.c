@@ -23,17 +23,8 @@ static uint64_t app_frame_key(const struct app *a)
 	return a->ses.runs_total + a->ses.runs_summarised + a->ses.rows_dropped;
 }
 
-static struct app_snap *app_snap_find(struct app *a, const struct run *r)
-{
-	for (size_t i = 0; i < APP_SNAPS_KEPT; i++) {
-		struct app_snap *s = &a->snaps[i];
-		if (s->used && s->run == r && s->key == app_frame_key(a))
-			return s;
-	}
-	return NULL;
-}
-
-/* Where run r's snapshot goes: its old one's, else the least used lately. */
+/* Where run r's snapshot is or goes: its old one's (no run has two), else
+ * the least used lately. */
 static struct app_snap *app_snap_slot(struct app *a, const struct run *r)
 {
 	struct app_snap *slot = &a->snaps[0];
@@ -46,24 +37,28 @@ static struct app_snap *app_snap_slot(struct app *a, const struct run *r)
 	return slot;
 }
 
+/* Is s run r's, taken among the session's runs as they are? */
+static bool app_snap_current(const struct app *a, const struct app_snap *s, const struct run *r)
+{
+	return s->used && s->run == r && s->key == app_frame_key(a);
+}
+
 /* Measured again only when the run has changed (run.changes) or "now" has
  * moved; its findings are evaluated at their first read (app_snap). */
 struct app_snap *app_snap_take(struct app *a, const struct run *r)
 {
 	double now = app_now(a);
-	struct app_snap *s = app_snap_find(a, r);
-	if (s && s->changes == (r ? r->changes : 0) && s->now == now) {
-		s->used = ++a->snap_uses;
+	struct app_snap *s = app_snap_slot(a, r);
+	bool same = app_snap_current(a, s, r) && s->changes == (r ? r->changes : 0) && s->now == now;
+	s->used = ++a->snap_uses;
+	if (same)
 		return s;
-	}
-	s = s ? s : app_snap_slot(a, r);
 	struct metrics_options opt = { .processor_prefix = a->cfg->processor_prefix };
 	metrics_compute(r, now, &opt, &s->m);
 	s->run = r;
 	s->changes = r ? r->changes : 0;
 	s->now = now;
 	s->key = app_frame_key(a);
-	s->used = ++a->snap_uses;
 	s->diagnosed = false;
 	return s;
 }
@@ -91,8 +86,8 @@ static void app_diagnose(struct app *a, struct app_snap *s)
 /* One is taken when there is none (a run opened since the tick). */
 const struct app_snap *app_snap(struct app *a, const struct run *r, bool diagnosed)
 {
-	struct app_snap *s = app_snap_find(a, r);
-	if (!s)
+	struct app_snap *s = app_snap_slot(a, r);
+	if (!app_snap_current(a, s, r))
 		s = app_snap_take(a, r);
 	if (diagnosed && !s->diagnosed)
 		app_diagnose(a, s);
@@ -117,8 +112,7 @@ static void app_figures(struct app *a, const struct run *r, const struct metrics
 	session_apply(&a->ses, &ev);
 }
 
-/* The run the dashboard shows: the one picked in the run list while it
- * is kept in detail, else the newest. */
+/* The run picked in the run list while kept in detail, else the newest. */
 static const struct run *app_shown(const struct app *a)
 {
 	size_t k = a->ui ? ui_picked_run(a->ui, &a->ses) : 0;
@@ -154,9 +148,8 @@ void app_refresh(struct app *a)
 		fprintf(stderr, "roastop: %s\n", a->alerts.quiet[0]);
 }
 
-/* metrics.json's roastop block of run r (metrics_extra.h): what the
- * session, the server and the sources of recorded events say; the caller
- * frees it. NULL when out of memory (no block is written). */
+/* metrics.json's roastop block of run r (metrics_extra.h), to free; NULL
+ * when out of memory (no block is written). */
 static struct metrics_extra_input *app_extra(const struct app *a, const struct run *r)
 {
 	struct metrics_extra_input *in = calloc(1, sizeof(*in));
@@ -178,9 +171,8 @@ static struct metrics_extra_input *app_extra(const struct app *a, const struct r
 	return in;
 }
 
-/* Writes one run's measurement from its snapshot (closing: one taken now,
- * else the tick's) and tells its row how it went: -1 with the cause in
- * errno and a line in err when it fails. */
+/* One run's measurement from its snapshot (closing: one taken now, else
+ * the tick's), its row told how it went: -1 with errno and err. */
 static int app_write_run(struct app *a, const struct session_run *row, bool closing, char *err,
 			 size_t errsz)
 {
@@ -282,8 +274,8 @@ void app_ui_draw(struct app *a)
 	ui_draw(a->ui, &f);
 }
 
-/* The emitter line in a file beside the key (KEY.env, 0600) for a shell
- * to source, where a terminal cannot copy it whole. */
+/* The emitter line in a file beside the key (KEY.env, 0600) for a shell to
+ * source, where a terminal cannot copy it whole. */
 static void app_write_emitter(struct app *a)
 {
 	char path[PATH_MAX + 16];
@@ -341,7 +333,7 @@ void app_ui_input(struct app *a)
 }
 
 /* The dashboard, unless headless was asked for or the terminal cannot
- * hold one (then roastop says why and runs headless). */
+ * hold one (said). */
 void app_open_ui(struct app *a)
 {
 	const struct app_config *c = a->cfg;

@@ -153,11 +153,9 @@ void app_previous_free(struct app_previous *p)
 	for (size_t i = 0; p->looks && i < APP_PREVIOUS_MAX; i++)
 		app_thread_join(&p->looks[i].t);
 	free(p->looks);
-	p->looks = NULL;
 	if (p->past) {
 		app_thread_join(&p->past->t);
 		history_free(&p->past->h);
 	}
 	free(p->past);
-	p->past = NULL;
 }

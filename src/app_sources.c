@@ -109,10 +109,9 @@ bool app_sources_ticked(struct app_sources *as)
 	return redraw;
 }
 
-/* As events, so metrics.json's roastop.<source> blocks come from events
- * and a replay writes them as the live session did. (A source of recorded
- * events describes the replay itself: its block is written from its
- * statistics, app_sources_recorded_stats.) */
+/* As events, so that a replay writes metrics.json's roastop.<source> blocks
+ * as the live session did (a source of recorded events describes the
+ * replay itself: app_sources_recorded_stats). */
 void app_sources_counters(struct app_sources *as, const struct counters *had, bool all)
 {
 	double now = clock_mono();

@@ -250,8 +250,7 @@ static int session_client_event(struct session *s, const struct event *ev, const
 	if (!r->started && !r->begun)
 		run_begin(r, from, ordered);
 	int rc = run_apply(r, ev);
-	if (row->closed)
-		row->dirty = true;
+	row->dirty |= row->closed;
 	return rc;
 }
 
@@ -303,8 +302,7 @@ static int session_run_end(struct session *s, const struct event *ev)
 	}
 	int rc = run_apply(row->run, ev);
 	row->status = row->run->status;
-	if (row->closed)
-		row->dirty = true;
+	row->dirty |= row->closed;
 	return rc;
 }
 
