@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "roastop/measurement.h"
 #include "roastop/record.h"
 #include "roastop/serve.h"
 #include "roastop/timer.h"
@@ -380,30 +378,24 @@ static void app_note_clock_step(struct app *a)
 
 static void app_ready(struct app *a, const struct pollfd *pfd)
 {
+	for (int i = FD_CHECKPOINT; i <= FD_IDLE; i++) /* the timers */
+		if (pfd[i].revents & POLLIN)
+			timer_drain(a->fds[i]);
 	if (pfd[FD_SIGNAL].revents & POLLIN)
 		app_signal(a);
 	if (pfd[FD_DURATION].revents & POLLIN)
 		app_stop(a, "--duration reached");
-	if (pfd[FD_CHECKPOINT].revents & POLLIN) {
-		timer_drain(a->fds[FD_CHECKPOINT]);
+	if (pfd[FD_CHECKPOINT].revents & POLLIN)
 		app_checkpoint(a);
-	}
-	if (pfd[FD_GRACE].revents & POLLIN) {
-		timer_drain(a->fds[FD_GRACE]);
-		if (a->ending)
-			app_end_after_flush(a);
-	}
-	if (pfd[FD_FLUSH].revents & POLLIN) {
-		timer_drain(a->fds[FD_FLUSH]);
+	if ((pfd[FD_GRACE].revents & POLLIN) && a->ending)
+		app_end_after_flush(a);
+	if (pfd[FD_FLUSH].revents & POLLIN)
 		app_record_flush(a);
-	}
 	if (pfd[FD_IDLE].revents & POLLIN) {
-		timer_drain(a->fds[FD_IDLE]);
 		app_idle_check(a, app_now(a));
 		app_close_settled(a);
 	}
 	if (pfd[FD_FRAME].revents & POLLIN) {
-		timer_drain(a->fds[FD_FRAME]);
 		if (a->src.recorded && a->t_latest != a->refreshed_at)
 			app_refresh(a);
 		app_ui_draw(a);

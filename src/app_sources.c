@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "roastop/clock.h"
 #include "roastop/metrics_tasks.h"

@@ -6,9 +6,6 @@
 #ifndef ROASTOP_APPPRIV_H
 #define ROASTOP_APPPRIV_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "roastop/app.h"
 #include "roastop/app_alerts.h"
 #include "roastop/app_output.h"
@@ -32,9 +29,8 @@ enum { FD_SIGNAL, FD_CHECKPOINT, FD_DURATION, FD_GRACE, FD_FRAME, FD_FLUSH, FD_I
 #define APP_SNAPS_KEPT (SESSION_DETAIL_RUNS + 2)
 
 /* A run's snapshot (collect once, draw many): its metrics and findings as
- * the tick, or its close, took them, and what of: the run, its changes
- * (run.changes), "now" and the session's runs (app_frame_key). The frame,
- * the writes and /metrics read it; none computes. */
+ * the tick, or its close, took them, and what of: the run, its changes,
+ * "now" and the session's runs (app_frame_key). */
 struct app_snap {
 	const struct run *run;
 	uint64_t changes, key, used;

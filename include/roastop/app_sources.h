@@ -14,9 +14,8 @@ struct app_source {
 	void *s;
 };
 
-/* Every source's statistics, in the registry's order (the header's), as
- * the tick (or a /metrics scrape) took them; the listener's (the first
- * source with an address) for /metrics. */
+/* Every source's statistics, in the registry's order, as the tick (or a
+ * /metrics scrape) took them; the listener's (the first with an address). */
 struct app_stats {
 	struct source_stats of[APP_SOURCES_MAX];
 	struct ui_source ui[APP_SOURCES_MAX];

@@ -79,14 +79,12 @@ void session_destroy(struct session *s);
  * exit's) to the session. The only way the session and its runs change
  * after session_init. */
 int session_apply(struct session *s, const struct event *ev);
-/* Would an event of time `now` close a run? (what the app asks before it
- * hands the session one, to bring the sources' counters up to date first:
- * a run is written at its close) */
+/* Would an event at `now` close a run? (the app then brings the sources'
+ * counters up to date first: a run is written at its close) */
 bool session_due(const struct session *s, double now);
 /* The run the dashboard follows: the newest row's, else the watch. */
 const struct run *session_newest(const struct session *s);
-/* What a row is called in lists: its name, else its run_id (every row has
- * one: the collector's, or roastop's implicit-N). */
+/* A row in lists: its name, else its run_id (every row has one). */
 const char *session_run_label(const struct session_run *row);
 
 #endif
