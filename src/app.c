@@ -64,14 +64,14 @@ static void app_note_status(const struct app *a, const struct event *ev)
 }
 
 static void app_tick_due(struct app *a, double t);
+static void app_apply(struct app *a, const struct event *ev);
+static void app_deliver(struct app *a, const struct event *ev);
+
 void app_stop(struct app *a, const char *reason)
 {
 	a->stop = true;
 	a->stop_reason = reason;
 }
-
-static void app_apply(struct app *a, const struct event *ev);
-static void app_deliver(struct app *a, const struct event *ev);
 
 /* How a line goes into the event log (docs/recording.md, "log"). */
 enum app_note_how {
@@ -83,7 +83,7 @@ enum app_note_how {
 /* A line into the newest run's log, as an EV_LOG. t: app_now, or the
  * session's clock before any event. */
 static void app_note(struct app *a, double t, enum log_kind kind, const char *text,
-	      enum app_note_how how)
+		     enum app_note_how how)
 {
 	struct event ev = { .type = EV_LOG, .t = t };
 	ev.u.log = (struct ev_log){ .level = kind, .text = text, .own = how == APP_NOTE_OWN };
