@@ -391,20 +391,22 @@ _ID_INSTANCE = _fid("instance")
 _ID_MEM_BEFORE, _ID_MEM_AFTER = _fid("mem_before_mb"), _fid("mem_after_mb")
 _ID_MEM_DELTA = _fid("mem_delta_mb")
 _pack_times = _Struct("<" + "Bd" * 9).pack
-_pack_memory = _Struct("<" + "Bd" * 3).pack
+_pack_times_memory = _Struct("<" + "Bd" * 12).pack
 
 
 def _measured_v2(measured, pid, instance, seq, sent):
     """chunk_message's numbers and the envelope's pid, instance, seq and sent
-    as datagram fields, in one or two packs."""
+    as datagram fields, in one pack."""
     t_start, t_end, timestamp, cpu_time, mem_before, mem_after = measured
-    times = _pack_times(_ID_T_START, t_start, _ID_T_END, t_end, _ID_DURATION, t_end - t_start,
-                        _ID_TIMESTAMP, timestamp, _ID_CPU_TIME, cpu_time,
-                        _ID_PID, pid, _ID_INSTANCE, instance, _ID_SEQ, seq, _ID_SENT, sent)
     if mem_before is None or mem_after is None:
-        return times
-    return times + _pack_memory(_ID_MEM_BEFORE, mem_before, _ID_MEM_AFTER, mem_after,
-                                _ID_MEM_DELTA, mem_after - mem_before)
+        return _pack_times(_ID_T_START, t_start, _ID_T_END, t_end, _ID_DURATION, t_end - t_start,
+                           _ID_TIMESTAMP, timestamp, _ID_CPU_TIME, cpu_time, _ID_PID, pid,
+                           _ID_INSTANCE, instance, _ID_SEQ, seq, _ID_SENT, sent)
+    return _pack_times_memory(
+        _ID_T_START, t_start, _ID_T_END, t_end, _ID_DURATION, t_end - t_start,
+        _ID_TIMESTAMP, timestamp, _ID_CPU_TIME, cpu_time, _ID_PID, pid, _ID_INSTANCE, instance,
+        _ID_SEQ, seq, _ID_SENT, sent, _ID_MEM_BEFORE, mem_before, _ID_MEM_AFTER, mem_after,
+        _ID_MEM_DELTA, mem_after - mem_before)
 
 
 def frame(body, mac):
