@@ -16,14 +16,15 @@ from roastop._state import current_pid, ship_by_value, shared
 from roastop.emitter import emitter_for, emitter_from_env
 from roastop.transport import dask_worker, parse_transport
 from roastop.wire import Static, chunk_message
-from roastop.instrumentation import (cpu_wait_seconds, current_chunks, file_source,
-                                     process_memory_mb, source_bytes)
+from roastop.instrumentation import (cpu_wait_seconds, current_chunks, process_memory_mb,
+                                     source_bytes)
 
 FLAG = "_roastcoffea_collect_metrics"
 
 # Per process, in shared() (roastop._state explains why not plain globals): env_emitter
 # (the ROASTOP_ADDR emitter), files_seen ((run_id, filename): file_metadata once per file),
-# file_facts, chunk_static, refused ((addr, key) refused: warned about once).
+# file_facts, chunk_static, chunk_files (_file_parts), refused ((addr, key) refused: warned
+# about once).
 
 
 def _attr(processor, name):
@@ -89,23 +90,18 @@ def _unless_refused(make, *args):
 
 
 def _worker_name():
-    """The Dask worker's name, or None off a worker (emitter.dask_worker:
-    nothing is imported here)."""
-    name = getattr(dask_worker(), "name", None)
+    """The Dask worker's name, or None off a worker (transport.dask_worker:
+    nothing is imported here); its context variable asked directly."""
+    try:
+        worker = sys.modules["distributed"].worker._worker_cvar.get(None)
+    except Exception:  # noqa: BLE001 - not imported, or not as dask_worker knows it
+        worker = dask_worker()
+    name = getattr(worker, "name", None)
     return None if name is None else str(name)
 
 
-def _metadata(events):
-    """events.metadata (coffea's dict for the chunk), or None."""
-    try:
-        meta = events.metadata
-        meta.get
-    except Exception:  # noqa: BLE001
-        return None
-    return meta
-
-
 _META_KEYS = ("entrystart", "entrystop", "dataset", "filename", "uuid")
+_PLAIN_META = frozenset((str, int, float, type(None)))
 
 
 def _meta_values(meta):
@@ -113,6 +109,8 @@ def _meta_values(meta):
     a number, None when missing or unreadable), in one C call."""
     try:
         values = list(map(meta.get, _META_KEYS))
+        if _PLAIN_META.issuperset(map(type, values)):
+            return values
     except Exception:  # noqa: BLE001
         values = []
         for key in _META_KEYS:
@@ -131,23 +129,43 @@ STATIC_MAX = 256           # Static records remembered per process; more: start 
 _STATIC_FIELDS = ("run_id", "dataset", "file", "uuid")
 
 
-def _chunk_fields(events, meta, run_id, rec):
-    """num_events and the chunk's entry range into rec; the fields every
-    chunk of a file repeats (run_id, dataset, file, uuid) as one Static,
-    encoded on the file's first chunk in this process, or None."""
-    try:
-        rec["num_events"] = len(events)
-    except Exception:  # noqa: BLE001
-        pass
+def _file_parts(meta, run_id, factory, rec):
+    """The chunk's entry range into rec; its file's Static (run_id, dataset,
+    file, uuid: encoded on the file's first chunk in this process), _FileFacts
+    and file_metadata (None but on the file's first chunk). A file read
+    through a factory keeps the three in chunk_files after its first chunk:
+    one lookup a chunk, not three."""
     if meta is None:
-        return _static(("run", run_id), {"run_id": run_id}) if run_id is not None else None
+        static = _static(("run", run_id), {"run_id": run_id}) if run_id is not None else None
+        return static, None, None
     entry_start, entry_stop, dataset, filename, uuid = _meta_values(meta)
     if entry_start is not None:
         rec["entry_start"] = entry_start
     if entry_stop is not None:
         rec["entry_stop"] = entry_stop
     key = (run_id, dataset, filename, uuid)
-    try:          # the file's Static, made on its first chunk: its fields not built again
+    if factory is None:
+        return _file_static(key), None, None
+    files = shared("chunk_files", dict)
+    try:
+        whole = (key, meta.get("treename", "Events"), meta.get("fileuuid"))
+        return files[whole]
+    except KeyError:
+        pass
+    except Exception:  # noqa: BLE001 - unhashable or unreadable: not kept
+        whole = None
+    static, facts = _file_static(key), _file_facts(factory, meta)
+    file_meta = _file_metadata(facts, meta, run_id)
+    if whole is not None and facts is not None and (run_id, filename) in shared("files_seen", set):
+        if len(files) >= FILE_FACTS_MAX:
+            files.clear()
+        files[whole] = (static, facts, None)
+    return static, facts, file_meta
+
+
+def _file_static(key):
+    """The Static of the fields every chunk of a file repeats, or None."""
+    try:
         return shared("chunk_static", dict)[key]
     except (KeyError, TypeError):
         pass
@@ -167,14 +185,6 @@ def _static(key, fields):
     if len(cache) >= STATIC_MAX:
         cache.clear()
     return cache.setdefault(key, Static(fields))
-
-
-def _factory(events):
-    """coffea's events factory (NanoEvents read from a file), or None."""
-    try:
-        return events.attrs.get("@events_factory")
-    except Exception:  # noqa: BLE001
-        return None
 
 
 def _tree(factory, meta):
@@ -365,18 +375,29 @@ class _Chunk:
             raise
 
     def measure(self, events, run_id):
-        self.meta = meta = _metadata(events)
-        self.rec = {}
-        self.file_static = _chunk_fields(events, meta, run_id, self.rec)
+        try:
+            meta = events.metadata
+            meta.get
+        except Exception:  # noqa: BLE001
+            meta = None
+        self.meta = meta
+        self.rec = rec = {}
+        try:
+            rec["num_events"] = len(events)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            factory = events.attrs.get("@events_factory")
+        except Exception:  # noqa: BLE001
+            factory = None
+        self.factory = factory
+        self.file_static, self.facts, self.file_meta = _file_parts(meta, run_id, factory, rec)
         self.worker = _worker_name() if "distributed" in sys.modules else None
-        self.factory = factory = _factory(events)
-        if factory is not None:
-            self.facts = _file_facts(factory, meta)
-            self.file_meta = _file_metadata(self.facts, meta, run_id)
-            self.source = file_source(factory)
-            self.bytes_before = source_bytes(self.source)
-        else:
-            self.facts = self.file_meta = self.source = self.bytes_before = None
+        try:
+            self.source = source = factory.file_handle.file.source
+        except Exception:  # noqa: BLE001 - no factory, or no file behind the events
+            self.source = source = None
+        self.bytes_before = source_bytes(source)
         self.pid = current_pid()                 # read once: the readings take it
 
     def begin(self):

@@ -246,7 +246,7 @@ def fresh_process_state():
     from roastop import collector
     from roastop._state import shared
     for name, kind in (("emitter_cache", dict), ("env_emitter", list), ("files_seen", set),
-                       ("file_facts", dict), ("refused", set)):
+                       ("file_facts", dict), ("chunk_files", dict), ("refused", set)):
         shared(name, kind).clear()
     collector._warned.clear()
     yield
