@@ -34,3 +34,8 @@ double clock_session_offset(void)
 	double session = clock_session();
 	return clock_read(CLOCK_REALTIME) - session;
 }
+
+double clock_cpu(void)
+{
+	return clock_read(CLOCK_PROCESS_CPUTIME_ID);
+}
