@@ -36,7 +36,8 @@ static void enc_tuples(struct jsonw *w, const struct event_field *f, const char 
 {
 	const struct field_tuple *t = event_field_tuple(f->kind);
 	jsonw_array(w, f->name);
-	for (const char *el = list; el < list + n * t->size; el += t->size) {
+	for (size_t i = 0; i < n; i++) { /* list is NULL when n is 0 */
+		const char *el = list + i * t->size;
 		jsonw_array(w, NULL);
 		for (int k = 0; k < t->n_str; k++) {
 			const char *s = *(const char *const *)(const void *)(el + t->str[k]);
