@@ -523,21 +523,22 @@ static int session_row_write(struct session *s, const struct ev_row_write *w)
 static bool session_own(struct session *s, const struct event *ev, int *rc)
 {
 	*rc = 0;
-	if (ev->type == EV_ROW_FIGURES)
-		*rc = session_row_figures(s, &ev->u.row_figures);
-	else if (ev->type == EV_ROW_WRITE)
-		*rc = session_row_write(s, &ev->u.row_write);
-	else if (ev->type == EV_LOG && ev->u.log.own)
+	switch (ev->type) {
+	case EV_ROW_FIGURES: *rc = session_row_figures(s, &ev->u.row_figures); return true;
+	case EV_ROW_WRITE: *rc = session_row_write(s, &ev->u.row_write); return true;
+	case EV_SETTLE: session_tick(s, ev->t); return true;
+	case EV_CLOSE_ALL: session_close_all(s); return true;
+	case EV_ADOPT_WATCH:
+		if (s->n_rows == 0 && s->watch) /* the watch becomes the one run */
+			session_open(s, NULL, true);
+		return true;
+	case EV_LOG:
+		if (!ev->u.log.own)
+			return false;
 		*rc = session_log(s, ev);
-	else if (ev->type == EV_SETTLE)
-		session_tick(s, ev->t);
-	else if (ev->type == EV_CLOSE_ALL)
-		session_close_all(s);
-	else if (ev->type != EV_ADOPT_WATCH)
-		return false;
-	else if (s->n_rows == 0 && s->watch) /* the watch becomes the one run */
-		session_open(s, NULL, true);
-	return true;
+		return true;
+	default: return false;
+	}
 }
 
 int session_apply(struct session *s, const struct event *ev)
